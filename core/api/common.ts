@@ -1,0 +1,108 @@
+import { z } from 'zod';
+
+/** The API group of every kind this project defines. */
+export const API_GROUP = 'extendeddeployment.io';
+/** The one served version. */
+export const API_VERSION = `${API_GROUP}/v1beta1`;
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+// Kubernetes label keys: optional DNS-subdomain prefix, then a name of up to 63 characters.
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/** An RFC 1123 DNS label: what Kubernetes requires of names that become label values and pod name parts. */
+export const dnsLabel = z
+  .string()
+  .max(63, { message: 'must be at most 63 characters' })
+  .regex(DNS_LABEL, { message: 'must be a DNS label: lower-case letters, digits and "-", starting and ending with a letter or digit' });
+
+/** A map of Kubernetes labels, keys and values checked as the API server checks them. */
+export const labelMap = z.record(
+  z.string().regex(LABEL_KEY, { message: 'is not a valid label key' }),
+  z.string().max(63, { message: 'label values are at most 63 characters' }).regex(LABEL_VALUE, { message: 'is not a valid label value' }),
+);
+
+/** Free-form string map (annotations, node selectors built from labels). */
+export const stringMap = z.record(z.string(), z.string());
+
+const PERCENT = /^(\d+)%$/;
+
+/** Parses `"N%"` into N, or returns undefined when the string is not of that form. */
+export function parsePercent(value: string): number | undefined {
+  const match = PERCENT.exec(value);
+  return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * An integer or a percentage string `"N%"` with N an integer from 0 to 100.
+ * Rendered in the CRD as `x-kubernetes-int-or-string` with a CEL rule for the percentage.
+ */
+export const intOrPercent = z
+  .union([z.number().int({ message: 'must be an integer' }).min(0, { message: 'must not be negative' }), z.string()])
+  .superRefine((value, ctx) => {
+    if (typeof value === 'number') return;
+    const pct = parsePercent(value);
+    if (pct === undefined) {
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(value)} is neither an integer nor a percentage like "30%"` });
+    } else if (pct > 100) {
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(value)} exceeds 100%` });
+    }
+  })
+  .meta({
+    'x-kubernetes-int-or-string': true,
+    'x-kubernetes-validations': [
+      {
+        rule: "type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",
+        messageExpression: "string(self) + ' must be a non-negative integer or a percentage from 0% to 100%'",
+      },
+    ],
+  });
+
+/** An integer or percentage value as written by the user. */
+export type IntOrPercent = number | string;
+
+/** A Kubernetes toleration (core/v1). */
+export const toleration = z.strictObject({
+  key: z.string().optional().describe('Taint key the toleration applies to; empty with operator Exists matches every key.'),
+  operator: z.enum(['Exists', 'Equal']).optional().describe('Exists or Equal (default Equal).'),
+  value: z.string().optional().describe('Taint value to match with operator Equal.'),
+  effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']).optional().describe('Taint effect to match; empty matches all effects.'),
+  tolerationSeconds: z.number().int().optional().describe('How long a NoExecute taint is tolerated before eviction.'),
+});
+/** A Kubernetes toleration. */
+export type Toleration = z.infer<typeof toleration>;
+
+/** A Kubernetes label selector (meta/v1). */
+export const labelSelector = z.strictObject({
+  matchLabels: labelMap.optional().describe('Labels a pod must carry, all of them.'),
+  matchExpressions: z
+    .array(
+      z.strictObject({
+        key: z.string().describe('Label key.'),
+        operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']).describe('Set operator.'),
+        values: z.array(z.string()).optional().describe('Values for In and NotIn.'),
+      }),
+    )
+    .optional()
+    .describe('Set-based requirements, all of them.'),
+});
+/** A Kubernetes label selector. */
+export type LabelSelector = z.infer<typeof labelSelector>;
+
+/** Standard object metadata, as much of it as rendering uses; other fields pass through. */
+export const objectMeta = z.looseObject({
+  name: z.string().optional(),
+  namespace: z.string().optional(),
+  labels: labelMap.optional(),
+  annotations: stringMap.optional(),
+});
+
+/** A condition in the shape every Kubernetes API uses. */
+export const condition = z.strictObject({
+  type: z.string().describe('Condition type, e.g. Progressing.'),
+  status: z.enum(['True', 'False', 'Unknown']).describe('True, False or Unknown.'),
+  reason: z.string().optional().describe('One CamelCase word for machines.'),
+  message: z.string().optional().describe('A sentence for people.'),
+  lastTransitionTime: z.string().optional().describe('When the status last changed (RFC 3339).'),
+  observedGeneration: z.number().int().optional().describe('The generation the condition was computed from.'),
+});

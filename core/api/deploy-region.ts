@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { API_VERSION, condition, dnsLabel, labelMap, objectMeta, toleration } from './common.js';
+
+/** DeployRegion spec: a named set of nodes. */
+export const deployRegionSpec = z
+  .strictObject({
+    matchLabels: labelMap
+      .refine((labels) => Object.keys(labels).length > 0, { message: 'must name at least one label' })
+      .meta({ minProperties: 1 })
+      .describe('Node labels that define the region: a node belongs to it when it carries all of them.'),
+    tolerations: z
+      .array(toleration)
+      .optional()
+      .describe("Tolerations every pod placed in this region needs, e.g. for a tainted GPU pool's taint."),
+  })
+  .describe('Which nodes form the region.');
+
+/** DeployRegion status, written by the agent. */
+export const deployRegionStatus = z
+  .strictObject({
+    observedGeneration: z.number().int().optional().describe('The spec generation this status describes.'),
+    phase: z.enum(['Healthy', 'Degraded', 'Failed']).optional().describe('Health of the region as a whole.'),
+    nodes: z.number().int().optional().describe('Nodes matching the region.'),
+    readyNodes: z.number().int().optional().describe('Nodes that are Ready, schedulable and not tainted by the node controller.'),
+    conditions: z.array(condition).optional().describe('Observations about the region, e.g. overlapping nodes.'),
+  })
+  .describe('What the agent observed about the region.');
+
+/** A DeployRegion object (cluster-scoped). */
+export const deployRegion = z.strictObject({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal('DeployRegion'),
+  metadata: objectMeta.extend({ name: dnsLabel }),
+  spec: deployRegionSpec,
+  status: deployRegionStatus.optional(),
+});
+
+/** A DeployRegion as written in Git (input form). */
+export type DeployRegionInput = z.input<typeof deployRegion>;
+/** A validated DeployRegion with defaults applied. */
+export type DeployRegion = z.output<typeof deployRegion>;

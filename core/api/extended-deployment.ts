@@ -1,0 +1,309 @@
+import { z } from 'zod';
+import { API_VERSION, condition, dnsLabel, intOrPercent, labelMap, labelSelector, objectMeta, stringMap, toleration } from './common.js';
+
+const nonNegativeInt = z.number().int({ message: 'must be an integer' }).min(0, { message: 'must not be negative' });
+
+/** Resource requests and limits of one container (quantities as Kubernetes writes them). */
+const resourceRequirements = z.strictObject({
+  requests: z.record(z.string(), z.union([z.string(), z.number()])).optional().describe('Minimum resources, e.g. {cpu: 500m}.'),
+  limits: z.record(z.string(), z.union([z.string(), z.number()])).optional().describe('Maximum resources, e.g. {memory: 1Gi}.'),
+});
+
+/** A container of the pod template; fields the renderer does not read pass through untouched. */
+const container = z.looseObject({
+  name: dnsLabel.describe('Container name, unique in the pod.'),
+  image: z.string().optional().describe('Container image.'),
+});
+
+/** The pod template (core/v1 PodTemplateSpec). Only what rendering needs is checked here; the rest is Kubernetes'. */
+export const podTemplate = z
+  .looseObject({
+    metadata: objectMeta.optional(),
+    spec: z.looseObject({
+      containers: z.array(container).min(1, { message: 'needs at least one container' }),
+      initContainers: z.array(container).optional(),
+      restartPolicy: z.string().optional(),
+    }),
+  })
+  .meta({ 'x-kubernetes-preserve-unknown-fields': true })
+  .describe('Pod template every region starts from (core/v1 PodTemplateSpec).');
+
+/** Typed per-region overrides, applied before the raw RFC 6902 `overriders`. */
+export const regionOverrides = z
+  .strictObject({
+    images: z
+      .record(z.string(), z.string().min(1, { message: 'must not be empty' }))
+      .optional()
+      .describe('Image per container name (regular or init container), e.g. {app: "shop/web:1.2-arm64"}.'),
+    env: z
+      .record(z.string(), z.record(z.string(), z.string()))
+      .optional()
+      .describe('Literal environment variables per container name; a variable of the same name is replaced, others are appended in key order.'),
+    resources: z
+      .record(z.string(), resourceRequirements)
+      .optional()
+      .describe("Requests and limits per container name, merged key by key into the container's own."),
+    labels: labelMap.optional().describe('Labels added to (or replaced in) the pod template.'),
+    annotations: stringMap.optional().describe('Annotations added to (or replaced in) the pod template.'),
+    nodeSelector: stringMap.optional().describe("Entries merged into the pod's nodeSelector."),
+    tolerations: z.array(toleration).optional().describe("Tolerations appended to the pod's (after the region's own)."),
+  })
+  .describe('Typed changes to the pod template for this region only.');
+
+/** One region an ExtendedDeployment runs in. */
+export const regionPlacement = z
+  .strictObject({
+    name: dnsLabel.describe('Name of a DeployRegion.'),
+    replicas: intOrPercent
+      .optional()
+      .describe(
+        'Replicas in this region: an integer, or "N%" of spec.replicas. Unset: the region shares what the other regions leave, evenly.',
+      ),
+    minReplicas: nonNegativeInt.optional().describe('Fewest replicas this region gets; minimums are satisfied first, in declared order.'),
+    maxReplicas: nonNegativeInt.optional().describe('Most replicas this region gets; what it cannot take goes to later regions.'),
+    overrides: regionOverrides.optional(),
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      {
+        rule: '!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas',
+        message: 'minReplicas must not exceed maxReplicas',
+      },
+    ],
+  });
+
+/** One RFC 6902 operation of an upstream-style overrider. */
+export const patchOperation = z.strictObject({
+  path: z.string().min(1, { message: 'must not be empty' }).describe('JSON pointer into the pod template, e.g. /spec/containers/0/image.'),
+  op: z.enum(['add', 'remove', 'replace']).describe('add, remove or replace.'),
+  value: z
+    .unknown()
+    .optional()
+    .meta({ 'x-kubernetes-preserve-unknown-fields': true })
+    .describe('The value for add and replace: any JSON.'),
+});
+
+/** Raw RFC 6902 patches of one region's pod template (the upstream operator's `overriders`). */
+export const regionPatches = z.strictObject({
+  name: dnsLabel.describe('Region the patches apply to.'),
+  overriders: z.array(patchOperation).describe('Operations applied in order, after the typed overrides.'),
+});
+
+const rollingUpdate = z
+  .strictObject({
+    maxSurge: intOrPercent.default('25%').describe('Pods over the desired count during an update (percentages round up).'),
+    maxUnavailable: intOrPercent.default('25%').describe('Pods below the desired count during an update (percentages round down).'),
+  })
+  .describe('Budgets for updateStrategy RollingUpdate, with the Deployment controller\'s rounding.');
+
+export const updateStrategyTypes = ['ReCreate', 'RollingUpdate', 'DeleteAllFirst', 'InPlaceIfPossible'] as const;
+
+const updateStrategy = z
+  .strictObject({
+    type: z
+      .enum(updateStrategyTypes)
+      .default('ReCreate')
+      .describe(
+        'ReCreate: replace pods group by group (upgradeMode decides the order). RollingUpdate: replace within maxSurge/maxUnavailable. DeleteAllFirst: remove every old pod, then create the new ones. InPlaceIfPossible: swap images inside running pods when only images changed, replace otherwise.',
+      ),
+    gracePeriodSeconds: nonNegativeInt.default(5).describe('Seconds between taking a pod out of endpoints and swapping its image in place.'),
+    rollingUpdate: rollingUpdate.optional(),
+  })
+  .prefault({});
+
+const autoReschedule = z
+  .strictObject({
+    enable: z.boolean().default(false).describe('Move replicas away from a region whose pods stay unschedulable.'),
+    timeoutSeconds: nonNegativeInt.default(60).describe('How long a pod may stay Unschedulable before it is moved.'),
+    coolDownSeconds: nonNegativeInt
+      .default(300)
+      .describe('How long a region that just lost pods to shortage is not chosen as a target.'),
+  })
+  .prefault({});
+
+const faultMove = z
+  .strictObject({
+    enable: z.boolean().default(false).describe('Move replicas away from a region whose nodes fail.'),
+    failureThreshold: intOrPercent
+      .default('100%')
+      .describe('Failing nodes (count or share of the region) at which the region counts as Failed.'),
+    tolerationSeconds: nonNegativeInt.default(30).describe('How long the threshold must hold before replicas move.'),
+    maxReplicasPerMinute: intOrPercent
+      .default('100%')
+      .describe('Most replicas moved per minute, as a count or a share of spec.replicas.'),
+  })
+  .prefault({});
+
+const moveBack = z
+  .strictObject({
+    enable: z.boolean().default(true).describe('Return moved replicas once their region is healthy with room again.'),
+    stabilizationSeconds: nonNegativeInt.default(300).describe('How long the region must stay healthy with room first.'),
+  })
+  .prefault({});
+
+const approval = z
+  .strictObject({
+    revision: z
+      .string()
+      .min(1, { message: 'must not be empty' })
+      .describe('The rollout revision being approved, as `edctl plan` prints it; an approval of another rollout is ignored.'),
+    throughGroup: nonNegativeInt.describe('Groups up to and including this one may start without further confirmation.'),
+  })
+  .describe('Declarative approval a pull request can bump, instead of `edctl approve`.');
+
+export const rolloutStrategies = ['Beta', 'Group'] as const;
+export const regionOrders = ['Parallel', 'Sequential'] as const;
+export const upgradeModes = ['scaleOutPriority', 'scaleInPriority', 'scaleSimultaneously'] as const;
+
+/** How a rollout proceeds. Every field has a default, also when `strategy` is omitted. */
+export const rolloutStrategy = z
+  .strictObject({
+    batchSize: intOrPercent
+      .default(1)
+      .describe("Pods per region each group adds: an integer, or a percentage of the region's replicas (at least 1)."),
+    minReadySeconds: nonNegativeInt.default(5).describe('Seconds a new pod must be Ready before it counts as available.'),
+    needWaitingForConfirm: z.boolean().default(false).describe('Stop after each group until the rollout is approved.'),
+    needFirstConfirm: z.boolean().default(false).describe('With confirmation on: ask only at the first gate of each rollout.'),
+    syncWaitTimeout: nonNegativeInt
+      .default(0)
+      .describe('Progress deadline per group in seconds; 0 means 300. When exceeded the rollout is Degraded and stops.'),
+    rolloutStrategy: z.enum(rolloutStrategies).default('Beta').describe('Beta: the first group is one pod per region. Group: it is batchSize.'),
+    pause: z.boolean().default(false).describe('Hold the rollout where it is until set back to false.'),
+    regionOrder: z
+      .enum(regionOrders)
+      .default('Parallel')
+      .describe('Parallel: every region takes each group together. Sequential: one region at a time, in declared order.'),
+    upgradeMode: z
+      .enum(upgradeModes)
+      .default('scaleOutPriority')
+      .describe(
+        'For ReCreate. scaleOutPriority: new pods first, never fewer available than desired. scaleInPriority: old pods first, never more pods than desired (scarce GPUs). scaleSimultaneously: both at once.',
+      ),
+    approval: approval.optional(),
+    autoReschedule: autoReschedule.describe('Shortage moves.'),
+    faultMove: faultMove.describe('Fault moves.'),
+    moveBack: moveBack.describe('Returning moved replicas.'),
+    updateStrategy: updateStrategy.describe('How a pod reaches the new revision.'),
+  })
+  .prefault({});
+
+export const subsetTypes = ['ReplicaSet', 'Deployment', 'InplaceSet'] as const;
+
+/** ExtendedDeployment spec: one application over several regions. */
+export const extendedDeploymentSpec = z
+  .strictObject({
+    replicas: nonNegativeInt
+      .optional()
+      .describe('Total replicas over all regions. Omitted: the sum of the regions\' integer replicas (percentages then need it).'),
+    selector: labelSelector.describe("Selects the application's pods; must match the template's labels. Immutable."),
+    template: podTemplate,
+    historyLimit: nonNegativeInt.default(5).describe('Old revisions kept for rollback.'),
+    subsetType: z
+      .enum(subsetTypes)
+      .default('ReplicaSet')
+      .describe('Regional workload kind: ReplicaSet (default), Deployment (compat mode), or InplaceSet (upstream: a ReplicaSet with in-place updates on). Immutable.'),
+    regions: z
+      .array(regionPlacement)
+      .min(1, { message: 'needs at least one region' })
+      .max(64, { message: 'supports at most 64 regions' })
+      .describe('Regions to run in, in priority order.'),
+    overriders: z
+      .array(regionPatches)
+      .max(64, { message: 'supports at most 64 entries' })
+      .optional()
+      .describe('Raw RFC 6902 patches per region, applied after the typed overrides.'),
+    strategy: rolloutStrategy.describe('How rollouts proceed.'),
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      { rule: 'self.regions.all(r, self.regions.exists_one(s, s.name == r.name))', message: 'region names must be unique' },
+      {
+        rule: '!has(self.overriders) || self.overriders.all(o, self.regions.exists(r, r.name == o.name))',
+        message: 'every overriders entry must name a region of spec.regions',
+      },
+      {
+        rule: "has(self.replicas) || self.regions.all(r, !has(r.replicas) || type(r.replicas) == int)",
+        message: 'percentage replicas need spec.replicas',
+      },
+      {
+        rule: "!(self.subsetType == 'Deployment' && self.strategy.updateStrategy.type == 'InPlaceIfPossible')",
+        message: 'in-place updates need subsetType ReplicaSet or InplaceSet',
+      },
+      {
+        rule: "!has(self.template.spec.restartPolicy) || self.template.spec.restartPolicy == 'Always'",
+        message: 'template.spec.restartPolicy must be Always',
+      },
+    ],
+  });
+
+const regionStatus = z.strictObject({
+  name: z.string().describe('Region name.'),
+  desired: z.number().int().optional().describe('Replicas this region should run, moves included.'),
+  current: z.number().int().optional().describe('Pods that exist.'),
+  updated: z.number().int().optional().describe('Pods at the target revision.'),
+  ready: z.number().int().optional().describe('Ready pods.'),
+  available: z.number().int().optional().describe('Pods Ready for minReadySeconds.'),
+  revision: z.string().optional().describe('Target revision of the region.'),
+  movedIn: z.number().int().optional().describe('Replicas moved here from other regions.'),
+  movedOut: z.number().int().optional().describe('Replicas moved away from here.'),
+  swappedInPlace: z.number().int().optional().describe('Pods of this rollout updated in place.'),
+  replaced: z.number().int().optional().describe('Pods of this rollout replaced.'),
+});
+
+const move = z.strictObject({
+  from: z.string().describe('Region the replicas left.'),
+  to: z.string().describe('Region that runs them meanwhile.'),
+  count: z.number().int().describe('Replicas moved.'),
+  reason: z.enum(['Shortage', 'Fault']).describe('Why they moved.'),
+  since: z.string().describe('When they moved (RFC 3339).'),
+});
+
+/** ExtendedDeployment status, written only by the agent. */
+export const extendedDeploymentStatus = z.strictObject({
+  observedGeneration: z.number().int().optional().describe('The spec generation this status describes.'),
+  phase: z
+    .enum(['Progressing', 'Paused', 'WaitingForConfirmation', 'Healthy', 'Degraded'])
+    .optional()
+    .describe('Where the rollout stands.'),
+  replicas: z.number().int().optional().describe('Pods over all regions (scale subresource).'),
+  labelSelector: z.string().optional().describe('The selector in string form (scale subresource).'),
+  revision: z.string().optional().describe('The rollout revision being rolled out.'),
+  currentGroup: z.number().int().optional().describe('The group in progress, from 1.'),
+  totalGroups: z.number().int().optional().describe('Groups this rollout takes.'),
+  groups: z.string().optional().describe('currentGroup/totalGroups, for kubectl.'),
+  overview: z.string().optional().describe('Per-region pods over desired, e.g. "[Normal]amd: 6/6; arm: 2/4".'),
+  lastGroupStartTime: z.string().optional().describe('When the current group started (RFC 3339).'),
+  regions: z.array(regionStatus).optional().describe('Per-region counts, in declared order.'),
+  moves: z.array(move).optional().describe('Replicas currently running away from their region.'),
+  conditions: z.array(condition).optional().describe('Progressing, Available, Moves and others.'),
+});
+
+/** An ExtendedDeployment object (namespaced). */
+export const extendedDeployment = z.strictObject({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal('ExtendedDeployment'),
+  metadata: objectMeta.extend({ name: dnsLabel, namespace: dnsLabel.optional() }),
+  spec: extendedDeploymentSpec,
+  status: extendedDeploymentStatus.optional(),
+});
+
+/** An ExtendedDeployment as written in Git (input form). */
+export type ExtendedDeploymentInput = z.input<typeof extendedDeployment>;
+/** A validated ExtendedDeployment with every default applied. */
+export type ExtendedDeployment = z.output<typeof extendedDeployment>;
+/** The spec with defaults applied. */
+export type ExtendedDeploymentSpec = z.output<typeof extendedDeploymentSpec>;
+/** The spec as written in Git. */
+export type ExtendedDeploymentSpecInput = z.input<typeof extendedDeploymentSpec>;
+/** One region entry with defaults applied. */
+export type RegionPlacement = z.output<typeof regionPlacement>;
+/** Typed per-region overrides. */
+export type RegionOverrides = z.output<typeof regionOverrides>;
+/** Raw per-region patches. */
+export type RegionPatches = z.output<typeof regionPatches>;
+/** Rollout strategy with defaults applied. */
+export type RolloutStrategy = z.output<typeof rolloutStrategy>;
+/** The pod template as the schema sees it. */
+export type PodTemplate = z.output<typeof podTemplate>;
+/** ExtendedDeployment status. */
+export type ExtendedDeploymentStatus = z.output<typeof extendedDeploymentStatus>;

@@ -1,0 +1,3 @@
+export * from './common.js';
+export * from './deploy-region.js';
+export * from './extended-deployment.js';

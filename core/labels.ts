@@ -1,0 +1,19 @@
+import { API_GROUP } from './api/common.js';
+
+/** Label on every regional workload and pod: the ExtendedDeployment's name. */
+export const NAME_LABEL = `${API_GROUP}/name`;
+/** Label on every regional workload and pod: the region's name. */
+export const REGION_LABEL = `${API_GROUP}/region`;
+/** Pod template label: the revision of the regional template (see revision.ts). */
+export const REVISION_LABEL = `${API_GROUP}/revision`;
+/** Annotation on the rendered ExtendedDeployment: JSON map of region name to the revision it should reach. */
+export const REVISIONS_ANNOTATION = `${API_GROUP}/revisions`;
+/** Annotation on the rendered ExtendedDeployment: the rollout revision that approvals refer to. */
+export const ROLLOUT_REVISION_ANNOTATION = `${API_GROUP}/rollout-revision`;
+/** Readiness gate and pod condition the agent flips around an in-place image swap. */
+export const IN_PLACE_READINESS_GATE = 'InPlaceUpdateReady';
+/** Argo CD's apply-order annotation. Flux ignores it. */
+export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
+
+/** Labels the renderer owns in pod templates; overrides may not set them. */
+export const RESERVED_LABELS: readonly string[] = [NAME_LABEL, REGION_LABEL, REVISION_LABEL];

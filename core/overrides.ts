@@ -1,0 +1,152 @@
+import fastJsonPatch from 'fast-json-patch';
+import type { Operation } from 'fast-json-patch';
+import type { Toleration } from './api/common.js';
+import type { RegionOverrides } from './api/extended-deployment.js';
+import { RESERVED_LABELS } from './labels.js';
+import type { FieldPath } from './problems.js';
+
+/** A JSON object as the renderer manipulates it. */
+export type JsonObject = { [key: string]: unknown };
+
+/** A problem found while overriding, with its path inside the ExtendedDeployment. */
+export interface OverrideProblem {
+  readonly path: FieldPath;
+  readonly message: string;
+}
+
+/** The overridden template, or the problems that stopped it. */
+export type OverrideResult = { readonly template: JsonObject; readonly problems: readonly OverrideProblem[] };
+
+interface Container extends JsonObject {
+  name: string;
+  env?: { name: string; value?: string; valueFrom?: unknown }[];
+  resources?: { requests?: JsonObject; limits?: JsonObject };
+}
+
+/** Deep copy of plain JSON. */
+export function cloneJson<T>(value: T): T {
+  return structuredClone(value);
+}
+
+function allContainers(template: JsonObject): Container[] {
+  const spec = template['spec'] as { containers?: Container[]; initContainers?: Container[] } | undefined;
+  return [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])];
+}
+
+function child(parent: JsonObject, key: string): JsonObject {
+  const existing = parent[key];
+  if (existing !== null && typeof existing === 'object' && !Array.isArray(existing)) return existing as JsonObject;
+  const created: JsonObject = {};
+  parent[key] = created;
+  return created;
+}
+
+/**
+ * Applies typed overrides to a copy of `template`. Each container-keyed override must name a container of the
+ * template; reserved labels may not be set. `at` is the overrides' path inside the ExtendedDeployment.
+ */
+export function applyTypedOverrides(template: JsonObject, overrides: RegionOverrides | undefined, at: FieldPath): OverrideResult {
+  const out = cloneJson(template);
+  const problems: OverrideProblem[] = [];
+  if (!overrides) return { template: out, problems };
+
+  const containers = allContainers(out);
+  const names = containers.map((c) => c.name);
+  const forContainer = <V>(field: string, map: Record<string, V> | undefined, apply: (c: Container, value: V) => void) => {
+    for (const [name, value] of Object.entries(map ?? {})) {
+      const target = containers.filter((c) => c.name === name);
+      if (target.length === 0) {
+        problems.push({ path: [...at, field, name], message: `no container named ${JSON.stringify(name)} in the template (containers: ${names.join(', ')})` });
+      }
+      for (const c of target) apply(c, value);
+    }
+  };
+
+  forContainer('images', overrides.images, (c, image) => {
+    c['image'] = image;
+  });
+  forContainer('env', overrides.env, (c, vars) => {
+    const env = (c.env ??= []);
+    for (const key of Object.keys(vars).sort()) {
+      const value = vars[key] ?? '';
+      const existing = env.find((e) => e.name === key);
+      if (existing) {
+        delete existing.valueFrom;
+        existing.value = value;
+      } else env.push({ name: key, value });
+    }
+  });
+  forContainer('resources', overrides.resources, (c, resources) => {
+    const target = (c.resources ??= {});
+    for (const kind of ['requests', 'limits'] as const) {
+      if (resources[kind]) target[kind] = { ...(target[kind] ?? {}), ...resources[kind] };
+    }
+  });
+
+  const metadata = child(out, 'metadata');
+  for (const key of Object.keys(overrides.labels ?? {})) {
+    if (RESERVED_LABELS.includes(key)) problems.push({ path: [...at, 'labels', key], message: 'is set by the renderer and cannot be overridden' });
+  }
+  if (overrides.labels) Object.assign(child(metadata, 'labels'), overrides.labels);
+  if (overrides.annotations) Object.assign(child(metadata, 'annotations'), overrides.annotations);
+  const spec = child(out, 'spec');
+  if (overrides.nodeSelector) Object.assign(child(spec, 'nodeSelector'), overrides.nodeSelector);
+  if (overrides.tolerations) spec['tolerations'] = mergeTolerations(spec['tolerations'] as Toleration[] | undefined, overrides.tolerations);
+  return { template: out, problems };
+}
+
+/** Appends tolerations that are not already present (compared field by field). */
+export function mergeTolerations(existing: readonly Toleration[] | undefined, added: readonly Toleration[]): Toleration[] {
+  const out = [...(existing ?? [])];
+  const same = (a: Toleration, b: Toleration) =>
+    a.key === b.key && a.operator === b.operator && a.value === b.value && a.effect === b.effect && a.tolerationSeconds === b.tolerationSeconds;
+  for (const t of added) if (!out.some((o) => same(o, t))) out.push(t);
+  return out;
+}
+
+/** One RFC 6902 operation as the upstream `overriders` write it. */
+export interface PatchOperation {
+  readonly op: 'add' | 'remove' | 'replace';
+  readonly path: string;
+  readonly value?: unknown;
+}
+
+/**
+ * Applies RFC 6902 operations in order to a copy of `template`. An operation that cannot apply is a problem at its
+ * own path (`at` + index): it is never silently dropped, unlike upstream, which quietly kept the base template.
+ */
+export function applyPatches(template: JsonObject, operations: readonly PatchOperation[], at: FieldPath): OverrideResult {
+  let out = cloneJson(template);
+  const problems: OverrideProblem[] = [];
+  operations.forEach((operation, i) => {
+    const op = { op: operation.op, path: operation.path, value: operation.value } as Operation;
+    if (operation.op !== 'remove' && operation.value === undefined) {
+      problems.push({ path: [...at, i, 'value'], message: `${operation.op} ${operation.path} needs a value` });
+      return;
+    }
+    try {
+      out = fastJsonPatch.applyOperation(out, op, true, true, true, i).newDocument as JsonObject;
+    } catch (error) {
+      problems.push({ path: [...at, i], message: `${operation.op} ${operation.path} does not apply: ${patchErrorText(error)}` });
+    }
+  });
+  return { template: out, problems };
+}
+
+function patchErrorText(error: unknown): string {
+  const name = (error as { name?: string }).name;
+  switch (name) {
+    case 'OPERATION_PATH_UNRESOLVABLE':
+      return 'the path does not exist in the template';
+    case 'OPERATION_PATH_INVALID':
+      return 'the path is not a JSON pointer (it must start with "/")';
+    case 'OPERATION_PATH_ILLEGAL_ARRAY_INDEX':
+      return 'an array index in the path is not a number';
+    case 'OPERATION_VALUE_OUT_OF_BOUNDS':
+      return 'the array index is past the end of the array';
+    case 'OPERATION_VALUE_REQUIRED':
+      return 'the operation needs a value';
+    default:
+      return (error as Error).message.split('\n')[0] ?? String(error);
+  }
+}

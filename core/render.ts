@@ -1,0 +1,232 @@
+import { API_VERSION, type IntOrPercent } from './api/common.js';
+import type { DeployRegion } from './api/deploy-region.js';
+import type { ExtendedDeployment, RolloutStrategy } from './api/extended-deployment.js';
+import { distributeReplicas } from './distribution.js';
+import {
+  IN_PLACE_READINESS_GATE,
+  NAME_LABEL,
+  REGION_LABEL,
+  REVISION_LABEL,
+  REVISIONS_ANNOTATION,
+  ROLLOUT_REVISION_ANNOTATION,
+  SYNC_WAVE_ANNOTATION,
+} from './labels.js';
+import { applyPatches, applyTypedOverrides, cloneJson, type JsonObject } from './overrides.js';
+import { parseDeployRegion, parseExtendedDeployment, refOf } from './parse.js';
+import { placeInRegion } from './placement.js';
+import { failed, ok, ProblemList, type ObjectRef, type Problem, type Result } from './problems.js';
+import { rolloutRevision, templateRevision } from './revision.js';
+import { selectorMatches } from './selector.js';
+import { inPlaceEnabled, validateExtendedDeployment } from './validate.js';
+
+/** One region of a rendered ExtendedDeployment. */
+export interface RenderedRegion {
+  /** Region name. */
+  readonly name: string;
+  /** Target replicas from the distribution (before any move by the agent). */
+  readonly replicas: number;
+  /** Revision of the final regional pod template. */
+  readonly revision: string;
+  /** The regional workload manifest (ReplicaSet, or Deployment in compat mode), without spec.replicas. */
+  readonly workload: JsonObject;
+}
+
+/** An ExtendedDeployment turned into manifests. */
+export interface RenderedExtendedDeployment {
+  /** Which object this is. */
+  readonly ref: ObjectRef;
+  /** The validated object with every default applied. */
+  readonly parsed: ExtendedDeployment;
+  /** The ExtendedDeployment manifest, as written plus the revisions each region should reach. */
+  readonly manifest: JsonObject;
+  /** Regions in declared order. */
+  readonly regions: readonly RenderedRegion[];
+  /** Total replicas over all regions. */
+  readonly replicas: number;
+  /** The rollout revision that approvals name. */
+  readonly rolloutRevision: string;
+  /** Whether pods may be swapped in place. */
+  readonly inPlace: boolean;
+}
+
+/** A rendered DeployRegion. */
+export interface RenderedDeployRegion {
+  readonly parsed: DeployRegion;
+  readonly manifest: JsonObject;
+}
+
+/** Sync wave of DeployRegions: before every workload (CRDs are at -2). */
+export const REGION_SYNC_WAVE = '-1';
+
+/** Renders a DeployRegion: validates it and adds its Argo CD sync wave. */
+export function renderDeployRegion(raw: unknown): Result<RenderedDeployRegion> {
+  const parsed = parseDeployRegion(raw);
+  if (!parsed.ok) return parsed;
+  const manifest = cloneJson(raw) as JsonObject & { metadata: JsonObject };
+  manifest.metadata['annotations'] = { ...(manifest.metadata['annotations'] as object | undefined), [SYNC_WAVE_ANNOTATION]: REGION_SYNC_WAVE };
+  return ok({ parsed: parsed.value, manifest });
+}
+
+/**
+ * Renders one ExtendedDeployment against the DeployRegions of the same render: validates everything (every problem
+ * at once), distributes replicas, builds each region's template (typed overrides, then raw patches, then labels,
+ * placement and readiness gate) and its workload.
+ */
+export function renderExtendedDeployment(raw: unknown, regions: ReadonlyMap<string, DeployRegion>): Result<RenderedExtendedDeployment> {
+  const parsed = parseExtendedDeployment(raw);
+  if (!parsed.ok) return parsed;
+  const ed = parsed.value;
+  const ref = refOf(raw);
+  const problems = new ProblemList(ref);
+  validateExtendedDeployment(ed, regions, problems);
+
+  const distribution = distributeReplicas(ed.spec.replicas, ed.spec.regions);
+  if (!distribution.ok) for (const p of distribution.problems) problems.add(p.path, p.message);
+
+  const inPlace = inPlaceEnabled(ed);
+  const baseTemplate = ed.spec.template as JsonObject;
+  const baseLabels = (ed.spec.template.metadata?.labels ?? {}) as Record<string, string>;
+  const baseMatches = selectorMatches(ed.spec.selector, baseLabels);
+  if (!baseMatches) problems.add(['spec', 'template', 'metadata', 'labels'], 'do not match spec.selector');
+
+  const built: RenderedRegion[] = [];
+  ed.spec.regions.forEach((placement, i) => {
+    const region = regions.get(placement.name);
+    if (!region) return;
+    const typed = applyTypedOverrides(baseTemplate, placement.overrides, ['spec', 'regions', i, 'overrides']);
+    const patchIndex = (ed.spec.overriders ?? []).findIndex((o) => o.name === placement.name);
+    const patched = applyPatches(typed.template, ed.spec.overriders?.[patchIndex]?.overriders ?? [], ['spec', 'overriders', patchIndex, 'overriders']);
+    for (const p of [...typed.problems, ...patched.problems]) problems.add(p.path, p.message);
+
+    const template = patched.template as PodTemplate;
+    const labels = (template.metadata?.labels ?? {}) as Record<string, string>;
+    if (baseMatches && !selectorMatches(ed.spec.selector, labels)) {
+      problems.add(['spec', 'regions', i, 'name'], `the overrides of region ${placement.name} make its pod labels stop matching spec.selector`);
+    }
+    (template.spec?.containers ?? []).forEach((c, k) => {
+      if (typeof c.image !== 'string' || c.image === '') problems.add(['spec', 'template', 'spec', 'containers', k, 'image'], `is empty in region ${placement.name}`);
+    });
+
+    template.metadata = { ...template.metadata, labels: { ...labels, [NAME_LABEL]: ed.metadata.name, [REGION_LABEL]: placement.name } };
+    const placed = placeInRegion(template as JsonObject, { name: placement.name, matchLabels: region.spec.matchLabels, tolerations: region.spec.tolerations });
+    if (placed.conflict) problems.add(['spec', 'regions', i, 'name'], placed.conflict);
+    const final = placed.template as PodTemplate;
+    if (inPlace) addReadinessGate(final);
+    const revision = templateRevision(final);
+    final.metadata = { ...final.metadata, labels: { ...final.metadata?.labels, [REVISION_LABEL]: revision } };
+
+    const replicas = distribution.ok ? (distribution.replicas[i] ?? 0) : 0;
+    built.push({ name: placement.name, replicas, revision, workload: regionalWorkload(ed, placement.name, final) });
+  });
+
+  if (!problems.empty || !distribution.ok) return failed(problems.items);
+
+  const revisions = new Map(built.map((r) => [r.name, r.revision]));
+  const rollout = rolloutRevision(revisions);
+  const manifest = cloneJson(raw) as JsonObject & { metadata: JsonObject };
+  manifest.metadata['annotations'] = {
+    ...(manifest.metadata['annotations'] as object | undefined),
+    [REVISIONS_ANNOTATION]: JSON.stringify(Object.fromEntries(revisions)),
+    [ROLLOUT_REVISION_ANNOTATION]: rollout,
+  };
+  delete manifest['status'];
+  return ok({ ref, parsed: ed, manifest, regions: built, replicas: distribution.total, rolloutRevision: rollout, inPlace });
+}
+
+interface PodTemplate {
+  metadata?: { labels?: Record<string, string>; [key: string]: unknown };
+  spec?: { containers?: { name: string; image?: unknown }[]; readinessGates?: { conditionType: string }[]; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+function addReadinessGate(template: PodTemplate): void {
+  const spec = (template.spec ??= {});
+  const gates = (spec.readinessGates ??= []);
+  if (!gates.some((g) => g.conditionType === IN_PLACE_READINESS_GATE)) gates.push({ conditionType: IN_PLACE_READINESS_GATE });
+}
+
+/** The name of a region's workload: `<ed>-<region>`. */
+export function workloadName(ed: string, region: string): string {
+  return `${ed}-${region}`;
+}
+
+function regionalWorkload(ed: ExtendedDeployment, region: string, template: PodTemplate): JsonObject {
+  const labels = { ...template.metadata?.labels };
+  delete labels[REVISION_LABEL];
+  const metadata: JsonObject = { name: workloadName(ed.metadata.name, region), labels };
+  if (ed.metadata.namespace) metadata['namespace'] = ed.metadata.namespace;
+  const selector = { matchLabels: { [NAME_LABEL]: ed.metadata.name, [REGION_LABEL]: region } };
+  const spec: JsonObject = { minReadySeconds: ed.spec.strategy.minReadySeconds, selector, template };
+  if (ed.spec.subsetType === 'Deployment') {
+    spec['revisionHistoryLimit'] = ed.spec.historyLimit;
+    spec['strategy'] = nativeStrategy(ed.spec.strategy);
+    return { apiVersion: 'apps/v1', kind: 'Deployment', metadata, spec };
+  }
+  return { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata, spec };
+}
+
+/**
+ * In compat mode the Deployment controller rolls inside a region; its budgets follow the ExtendedDeployment's
+ * strategy: RollingUpdate as written, DeleteAllFirst as Recreate, ReCreate by upgrade mode with batchSize as the step.
+ */
+function nativeStrategy(strategy: RolloutStrategy): JsonObject {
+  const update = strategy.updateStrategy;
+  if (update.type === 'DeleteAllFirst') return { type: 'Recreate' };
+  if (update.type === 'RollingUpdate') {
+    const budgets = update.rollingUpdate ?? { maxSurge: '25%', maxUnavailable: '25%' };
+    return { type: 'RollingUpdate', rollingUpdate: { maxSurge: budgets.maxSurge, maxUnavailable: budgets.maxUnavailable } };
+  }
+  const step: IntOrPercent = strategy.batchSize;
+  const budgets: Record<RolloutStrategy['upgradeMode'], [IntOrPercent, IntOrPercent]> = {
+    scaleOutPriority: [step, 0],
+    scaleInPriority: [0, step],
+    scaleSimultaneously: [step, step],
+  };
+  const [maxSurge, maxUnavailable] = budgets[strategy.upgradeMode];
+  return { type: 'RollingUpdate', rollingUpdate: { maxSurge, maxUnavailable } };
+}
+
+/** Everything one render produces, in input order. */
+export interface RenderedSet {
+  readonly deployRegions: readonly RenderedDeployRegion[];
+  readonly extendedDeployments: readonly RenderedExtendedDeployment[];
+}
+
+/**
+ * Renders a set of objects that belong together (DeployRegions and the ExtendedDeployments that use them).
+ * Objects of other kinds are not this function's business: callers pass them through.
+ */
+export function renderSet(objects: readonly unknown[]): Result<RenderedSet> {
+  const problems: Problem[] = [];
+  const deployRegions: RenderedDeployRegion[] = [];
+  const regionsByName = new Map<string, DeployRegion>();
+  const edsRaw: unknown[] = [];
+  const seen = new Set<string>();
+
+  for (const raw of objects) {
+    const ref = refOf(raw);
+    const apiVersion = (raw as { apiVersion?: unknown }).apiVersion;
+    if (apiVersion !== API_VERSION && (ref.kind === 'DeployRegion' || ref.kind === 'ExtendedDeployment')) {
+      problems.push({ object: ref, path: ['apiVersion'], message: `must be ${API_VERSION}, not ${JSON.stringify(apiVersion)}` });
+      continue;
+    }
+    const key = `${ref.kind}/${ref.namespace ?? ''}/${ref.name ?? ''}`;
+    if (seen.has(key)) problems.push({ object: ref, path: ['metadata', 'name'], message: 'is defined twice in this render' });
+    seen.add(key);
+    if (ref.kind === 'DeployRegion') {
+      const region = renderDeployRegion(raw);
+      if (region.ok) {
+        deployRegions.push(region.value);
+        regionsByName.set(region.value.parsed.metadata.name, region.value.parsed);
+      } else problems.push(...region.problems);
+    } else if (ref.kind === 'ExtendedDeployment') edsRaw.push(raw);
+  }
+
+  const extendedDeployments: RenderedExtendedDeployment[] = [];
+  for (const raw of edsRaw) {
+    const rendered = renderExtendedDeployment(raw, regionsByName);
+    if (rendered.ok) extendedDeployments.push(rendered.value);
+    else problems.push(...rendered.problems);
+  }
+  return problems.length > 0 ? failed(problems) : ok({ deployRegions, extendedDeployments });
+}

@@ -1,0 +1,37 @@
+import { createHash } from 'node:crypto';
+import { REVISION_LABEL } from './labels.js';
+
+/** JSON with object keys sorted at every level; arrays keep their order. The same value always gives the same text. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const child = (value as Record<string, unknown>)[key];
+      if (child !== undefined) out[key] = sortKeys(child);
+    }
+    return out;
+  }
+  return value;
+}
+
+/** First 10 hex characters of SHA-256 over the canonical JSON of `value`. */
+export function shortHash(value: unknown): string {
+  return createHash('sha256').update(canonicalJson(value)).digest('hex').slice(0, 10);
+}
+
+/** The revision of a final regional pod template: its hash with the revision label itself left out. */
+export function templateRevision(template: { metadata?: { labels?: Record<string, string> } }): string {
+  const labels = { ...(template.metadata?.labels ?? {}) };
+  delete labels[REVISION_LABEL];
+  return shortHash({ ...template, metadata: { ...template.metadata, labels } });
+}
+
+/** The revision of a whole rollout: one hash over every region's revision, which approvals name. */
+export function rolloutRevision(regionRevisions: ReadonlyMap<string, string>): string {
+  return shortHash([...regionRevisions.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
