@@ -1,0 +1,15 @@
+// vitest globalSetup for the e2e suites: starts the lab once (building the binaries on a cold cache) or reuses a
+// healthy running one, and stops it at the end only if this run started it.
+import { down, up } from '../cluster/lab.js';
+
+export default async function setup(): Promise<() => Promise<void>> {
+  const log = (s: string) => console.error(s);
+  const r = await up(log);
+  if (r.started) log(`e2e: started the lab in ${r.seconds.toFixed(1)} s`);
+  else log('e2e: reusing the running lab (left running afterwards)');
+  return async () => {
+    if (r.started && !process.env.LAB_KEEP) {
+      await down(log);
+    }
+  };
+}

@@ -1,0 +1,182 @@
+// Shared helpers for the end-to-end suites: clients for the lab cluster, per-test namespaces, waiting.
+import { randomBytes } from 'node:crypto';
+import {
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubernetesObject,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import { test as base } from 'vitest';
+import { kubeconfigPath } from '../cluster/lab.js';
+
+export const FIELD_MANAGER = 'extendeddeployment-e2e';
+
+let cached: { kc: KubeConfig; core: CoreV1Api; apps: AppsV1Api; coord: CoordinationV1Api; objects: KubernetesObjectApi } | undefined;
+
+export function clients() {
+  if (!cached) {
+    const kc = new KubeConfig();
+    kc.loadFromFile(kubeconfigPath());
+    cached = {
+      kc,
+      core: kc.makeApiClient(CoreV1Api),
+      apps: kc.makeApiClient(AppsV1Api),
+      coord: kc.makeApiClient(CoordinationV1Api),
+      objects: KubernetesObjectApi.makeApiClient(kc),
+    };
+  }
+  return cached;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs` with the last
+ * observation (what `describe` returns) in the message. Timeouts are generous on purpose: the assertions are about
+ * behaviour, never about speed.
+ */
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false>,
+  { timeoutMs = 60_000, intervalMs = 250, describe }: { timeoutMs?: number; intervalMs?: number; describe?: () => Promise<unknown> } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined && v !== false) return v as T;
+    } catch (e) {
+      lastError = e;
+    }
+    if (Date.now() > deadline) {
+      let observed = '';
+      if (describe) {
+        try {
+          observed = `\nlast observed: ${JSON.stringify(await describe(), null, 1).slice(0, 3000)}`;
+        } catch {
+          /* ignore */
+        }
+      }
+      const err = lastError ? `\nlast error: ${errorMessage(lastError)}` : '';
+      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${err}${observed}`);
+    }
+    await sleep(intervalMs);
+  }
+}
+
+/** Message of an API error (client-node 1.x ApiException carries the Status JSON in `body`). */
+export function errorMessage(e: unknown): string {
+  const anyE = e as { code?: number; body?: unknown; message?: string };
+  if (anyE && typeof anyE.body === 'string') {
+    try {
+      const status = JSON.parse(anyE.body) as { message?: string };
+      if (status.message) return status.message;
+    } catch {
+      return anyE.body;
+    }
+  }
+  return anyE?.message ?? String(e);
+}
+
+export function errorCode(e: unknown): number | undefined {
+  return (e as { code?: number })?.code;
+}
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${randomBytes(3).toString('hex')}`.slice(0, 63);
+}
+
+/** Creates a namespace and waits for its `default` ServiceAccount (ServiceAccount admission needs it for pods). */
+export async function createNamespace(prefix = 'e2e'): Promise<string> {
+  const { core } = clients();
+  const name = uniqueName(prefix.startsWith('e2e') ? prefix : `e2e-${prefix}`);
+  await core.createNamespace({ body: { metadata: { name, labels: { 'extendeddeployment.io/e2e': 'true' } } } });
+  await waitFor(`ServiceAccount ${name}/default`, async () => {
+    await core.readNamespacedServiceAccount({ name: 'default', namespace: name });
+    return true;
+  });
+  return name;
+}
+
+export async function deleteNamespace(name: string): Promise<void> {
+  try {
+    await clients().core.deleteNamespace({ name });
+  } catch (e) {
+    if (errorCode(e) !== 404) throw e;
+  }
+}
+
+/** vitest `test` with a fresh namespace per test (`{ ns }`), deleted afterwards. */
+export const test = base.extend<{ ns: string }>({
+  // eslint-disable-next-line no-empty-pattern
+  ns: async ({}, use) => {
+    const ns = await createNamespace();
+    try {
+      await use(ns);
+    } finally {
+      await deleteNamespace(ns);
+    }
+  },
+});
+
+/** Server-side apply of any object, with our field manager and force (conflicts are taken over). */
+export async function serverSideApply<T extends KubernetesObject>(obj: T): Promise<T> {
+  return clients().objects.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+}
+
+/** JSON merge patch of a pod's status subresource (what a controller does for readiness-gate conditions). */
+export async function patchPodStatus(namespace: string, name: string, patch: object): Promise<V1Pod> {
+  return clients().core.patchNamespacedPodStatus(
+    { name, namespace, body: patch },
+    setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+  );
+}
+
+export async function patchPod(namespace: string, name: string, patch: object): Promise<V1Pod> {
+  return clients().core.patchNamespacedPod(
+    { name, namespace, body: patch },
+    setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+  );
+}
+
+export function condition(obj: { status?: { conditions?: { type: string; status: string; reason?: string }[] } }, type: string) {
+  return obj.status?.conditions?.find((c) => c.type === type);
+}
+
+export function nodeReady(node: V1Node): string {
+  return condition(node as never, 'Ready')?.status ?? 'Unknown';
+}
+
+export function podReady(pod: V1Pod): boolean {
+  return condition(pod as never, 'Ready')?.status === 'True';
+}
+
+export async function readPod(namespace: string, name: string): Promise<V1Pod> {
+  return clients().core.readNamespacedPod({ name, namespace });
+}
+
+/** A minimal pod spec for tests. */
+export function testPod(name: string, extra: Partial<V1Pod['spec']> = {}, labels: Record<string, string> = {}): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels: { app: name, ...labels } },
+    spec: {
+      containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests: { cpu: '100m', memory: '64Mi' } } }],
+      terminationGracePeriodSeconds: 0,
+      ...extra,
+    } as V1Pod['spec'],
+  };
+}
+
+/** Whether a node's labels satisfy every key=value of `matchLabels`. */
+export function labelsMatch(nodeLabels: Record<string, string> | undefined, matchLabels: Record<string, string>): boolean {
+  return Object.entries(matchLabels).every(([k, v]) => nodeLabels?.[k] === v);
+}
