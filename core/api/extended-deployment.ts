@@ -229,10 +229,6 @@ export const extendedDeploymentSpec = z
         rule: "!(self.subsetType == 'Deployment' && self.strategy.updateStrategy.type == 'InPlaceIfPossible')",
         message: 'in-place updates need subsetType ReplicaSet or InplaceSet',
       },
-      {
-        rule: "!has(self.template.spec.restartPolicy) || self.template.spec.restartPolicy == 'Always'",
-        message: 'template.spec.restartPolicy must be Always',
-      },
     ],
   });
 

@@ -1,0 +1,23 @@
+import type { Command } from 'commander';
+import { appFromFiles } from '../render-files.js';
+
+/** `edctl render`: plain YAML specs to per-region workloads, exactly as the constructs render them. */
+export function registerRender(program: Command): void {
+  program
+    .command('render')
+    .description('Render DeployRegions and ExtendedDeployments (upstream v1beta1 YAML) into per-region workloads')
+    .requiredOption('-f, --filename <paths...>', 'files or folders of YAML specs (folders are read recursively)')
+    .option('-o, --output-dir <dir>', 'write one file per input file into this folder (default: print to stdout)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  edctl render -f examples/upstream-sample -o dist/upstream
+  edctl render -f shop/ | kubectl apply --server-side -f -`,
+    )
+    .action((options: { filename: string[]; outputDir?: string }) => {
+      const app = appFromFiles(options.filename, options.outputDir);
+      if (options.outputDir !== undefined) app.synth();
+      else process.stdout.write(app.synthYaml());
+    });
+}

@@ -1,0 +1,25 @@
+import { Command } from 'commander';
+import { registerCrds } from './commands/crds.js';
+import { registerPlan } from './commands/plan.js';
+import { registerRender } from './commands/render.js';
+import { registerValidate } from './commands/validate.js';
+
+/** Builds the `edctl` command tree. */
+export function buildProgram(): Command {
+  const program = new Command('edctl')
+    .description('Partitioned, gated rollouts for Kubernetes: render, validate and plan ExtendedDeployments')
+    .showHelpAfterError()
+    .addHelpText(
+      'after',
+      `
+Exit codes:
+  0  success
+  1  invalid input (a spec, a file) or a failed check
+  2  wrong usage (unknown command or option)`,
+    );
+  registerRender(program);
+  registerValidate(program);
+  registerPlan(program);
+  registerCrds(program);
+  return program;
+}

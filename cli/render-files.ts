@@ -1,0 +1,57 @@
+import { App, Chart, YamlOutputType } from 'cdk8s';
+import { Construct } from 'constructs';
+import { basename, extname } from 'node:path';
+import { renderSet, type RenderedSet } from '../core/render.js';
+import { emitManifest } from '../constructs/manifest.js';
+import { emitRenderedDeployRegion, emitRenderedExtendedDeployment } from '../constructs/emit.js';
+import { refOf } from '../core/parse.js';
+import type { JsonObject } from '../core/overrides.js';
+import { formatProblemsWithFiles, loadObjects, type LoadedObject } from './load.js';
+import { UserError } from './user-error.js';
+
+/** Loads and renders files; invalid input becomes a UserError listing every problem with its file. */
+export function renderFiles(paths: readonly string[]): { objects: LoadedObject[]; rendered: RenderedSet } {
+  const objects = loadObjects(paths);
+  const result = renderSet(objects.map((o) => o.object));
+  if (!result.ok) throw new UserError(formatProblemsWithFiles(result.problems, objects));
+  return { objects, rendered: result.value };
+}
+
+/**
+ * Builds a cdk8s App from plain YAML specs: one chart per input file, named after it, holding the rendered
+ * DeployRegions, ExtendedDeployments with their regional workloads, and every other object as it was. The same
+ * emitters as the constructs write the objects, so both paths give the same output.
+ */
+export function appFromFiles(paths: readonly string[], outdir?: string): App {
+  const { objects, rendered } = renderFiles(paths);
+  const app = new App({ ...(outdir !== undefined && { outdir }), yamlOutputType: YamlOutputType.FILE_PER_CHART });
+  const charts = new Map<string, Chart>();
+  const chartFor = (file: string) => {
+    const id = chartId(file);
+    let chart = charts.get(id);
+    if (!chart) {
+      chart = new Chart(app, id);
+      charts.set(id, chart);
+    }
+    return chart;
+  };
+  let r = 0;
+  let e = 0;
+  objects.forEach((loaded, i) => {
+    const chart = chartFor(loaded.file);
+    const ref = refOf(loaded.object);
+    const id = `${ref.kind}-${ref.namespace ?? ''}-${ref.name ?? i}`;
+    if (ref.kind === 'DeployRegion') emitRenderedDeployRegion(chart, id, rendered.deployRegions[r++]!);
+    else if (ref.kind === 'ExtendedDeployment') emitRenderedExtendedDeployment(new Construct(chart, id), rendered.extendedDeployments[e++]!);
+    else emitManifest(chart, id, loaded.object as JsonObject);
+  });
+  return app;
+}
+
+function chartId(file: string): string {
+  const id = basename(file, extname(file))
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  return id === '' ? 'objects' : id;
+}

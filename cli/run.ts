@@ -1,0 +1,35 @@
+import { CommanderError } from 'commander';
+import { RenderError } from '../constructs/render-error.js';
+import { formatProblem } from '../core/problems.js';
+import { buildProgram } from './program.js';
+import { UserError } from './user-error.js';
+
+/**
+ * Runs edctl with `argv` (without node and script) and returns the exit code. User errors print their lines to
+ * stderr, never a stack trace; set EDCTL_DEBUG=1 to see one for an unexpected failure.
+ */
+export async function run(argv: readonly string[]): Promise<number> {
+  const program = buildProgram();
+  program.exitOverride();
+  program.configureOutput({ writeErr: (text) => process.stderr.write(text) });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.code === 'commander.helpDisplayed' || error.code === 'commander.help' || error.code === 'commander.version' ? 0 : 2;
+    }
+    if (error instanceof UserError) {
+      process.stderr.write(`${error.lines.map((l) => `error: ${l}`).join('\n')}\n`);
+      return error.exitCode;
+    }
+    if (error instanceof RenderError) {
+      process.stderr.write(`${error.problems.map((p) => `error: ${formatProblem(p)}`).join('\n')}\n`);
+      return 1;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`error: ${message}\n`);
+    if (process.env['EDCTL_DEBUG'] && error instanceof Error) process.stderr.write(`${error.stack ?? ''}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,44 @@
+import { Construct } from 'constructs';
+import { API_VERSION, type Toleration } from '../core/api/common.js';
+import type { DeployRegion as DeployRegionObject, DeployRegionInput } from '../core/api/deploy-region.js';
+import { renderDeployRegion } from '../core/render.js';
+import { emitManifest } from './manifest.js';
+import { RenderError } from './render-error.js';
+
+/** Props of a {@link DeployRegion}. */
+export interface DeployRegionProps {
+  /** Region name (cluster-wide, a DNS label). Default: the construct id. */
+  readonly name?: string;
+  /** Node labels that define the region: a node belongs to it when it carries all of them. */
+  readonly matchLabels: Record<string, string>;
+  /** Tolerations every pod placed in this region needs, e.g. for a tainted GPU pool. Default: none. */
+  readonly tolerations?: Toleration[];
+  /** Labels of the DeployRegion object itself. Default: none. */
+  readonly labels?: Record<string, string>;
+}
+
+/**
+ * A named set of nodes: an architecture, a zone, a GPU pool. ExtendedDeployments take references to these
+ * constructs, so a region that does not exist cannot be named.
+ */
+export class DeployRegion extends Construct {
+  /** The region's name. */
+  readonly name: string;
+  /** The validated DeployRegion, as placement reads it. */
+  readonly object: DeployRegionObject;
+
+  constructor(scope: Construct, id: string, props: DeployRegionProps) {
+    super(scope, id);
+    this.name = props.name ?? id;
+    const manifest: DeployRegionInput = {
+      apiVersion: API_VERSION,
+      kind: 'DeployRegion',
+      metadata: { name: this.name, ...(props.labels && { labels: props.labels }) },
+      spec: { matchLabels: props.matchLabels, ...(props.tolerations && { tolerations: props.tolerations }) },
+    };
+    const rendered = renderDeployRegion(manifest);
+    if (!rendered.ok) throw new RenderError(rendered.problems);
+    this.object = rendered.value.parsed;
+    emitManifest(this, 'Resource', rendered.value.manifest, true);
+  }
+}

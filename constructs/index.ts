@@ -1,0 +1,3 @@
+export * from './deploy-region.js';
+export * from './extended-deployment.js';
+export * from './render-error.js';

@@ -1,0 +1,36 @@
+import { Chart } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-28';
+import type { Construct } from 'constructs';
+import { ExtendedDeployment } from '../constructs/index.js';
+import type { Regions } from './regions.js';
+
+/**
+ * A web service on amd64 and arm64 nodes, with a per-architecture image. Four replicas on amd64, two on arm64;
+ * each group updates half of a region's pods, new pods first.
+ */
+export class MultiArchWeb extends Chart {
+  constructor(scope: Construct, id: string, regions: Regions) {
+    super(scope, id, { namespace: 'shop' });
+    new ExtendedDeployment(this, 'web', {
+      replicas: 6,
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: {
+          containers: [
+            {
+              name: 'web',
+              image: 'registry.example.com/shop/web:1.4.2',
+              ports: [{ name: 'http', containerPort: 8080 }],
+              resources: { requests: { cpu: k8s.Quantity.fromString('250m'), memory: k8s.Quantity.fromString('256Mi') } },
+            },
+          ],
+        },
+      },
+      regions: [
+        { region: regions.amd64, replicas: 4 },
+        { region: regions.arm64, replicas: 2, overrides: { images: { web: 'registry.example.com/shop/web:1.4.2-arm64' } } },
+      ],
+      strategy: { rolloutStrategy: 'Group', batchSize: '50%' },
+    });
+  }
+}
