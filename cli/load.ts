@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { extname, join, relative } from 'node:path';
+import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { formatObject, formatProblem, type Problem } from '../core/problems.js';
 import { refOf } from '../core/parse.js';
@@ -47,20 +47,19 @@ export function loadObjects(paths: readonly string[]): LoadedObject[] {
   const objects: LoadedObject[] = [];
   const errors: string[] = [];
   for (const file of expandPaths(paths)) {
-    const shown = relative(process.cwd(), file) || file;
     const text = readFileSync(file, 'utf8');
     for (const doc of parseAllDocuments(text)) {
       if (doc.errors.length > 0) {
-        for (const e of doc.errors) errors.push(`${shown}: line ${(e.linePos?.[0].line ?? 0).toString()}: ${e.message.split('\n')[0] ?? ''}`);
+        for (const e of doc.errors) errors.push(`${file}: line ${(e.linePos?.[0].line ?? 0).toString()}: ${(e.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`);
         continue;
       }
       const value: unknown = doc.toJS();
       if (value === null || value === undefined) continue;
       if (typeof value !== 'object' || Array.isArray(value) || typeof (value as { kind?: unknown }).kind !== 'string') {
-        errors.push(`${shown}: line ${lineOf(text, doc.range[0])}: not a Kubernetes object (no kind)`);
+        errors.push(`${file}: line ${lineOf(text, doc.range[0])}: not a Kubernetes object (no kind)`);
         continue;
       }
-      objects.push({ object: value as Record<string, unknown>, file: shown });
+      objects.push({ object: value as Record<string, unknown>, file });
     }
   }
   if (errors.length > 0) throw new UserError(errors);

@@ -4,11 +4,13 @@ import { registerPlan } from './commands/plan.js';
 import { registerRender } from './commands/render.js';
 import { registerValidate } from './commands/validate.js';
 
-/** Builds the `edctl` command tree. */
+/** Builds the `edctl` command tree. Errors are thrown, not exited on, so that run() decides the exit code. */
 export function buildProgram(): Command {
   const program = new Command('edctl')
     .description('Partitioned, gated rollouts for Kubernetes: render, validate and plan ExtendedDeployments')
     .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => process.stderr.write(text), writeOut: (text) => process.stdout.write(text) })
     .addHelpText(
       'after',
       `

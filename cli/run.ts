@@ -10,8 +10,6 @@ import { UserError } from './user-error.js';
  */
 export async function run(argv: readonly string[]): Promise<number> {
   const program = buildProgram();
-  program.exitOverride();
-  program.configureOutput({ writeErr: (text) => process.stderr.write(text) });
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return 0;

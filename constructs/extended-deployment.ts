@@ -1,3 +1,4 @@
+import { Chart } from 'cdk8s';
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-28';
 import { API_VERSION, type IntOrPercent, type LabelSelector } from '../core/api/common.js';
@@ -67,6 +68,7 @@ export class ExtendedDeployment extends Construct {
   constructor(scope: Construct, id: string, props: ExtendedDeploymentProps) {
     super(scope, id);
     this.name = props.name ?? id;
+    const namespace = props.namespace ?? Chart.of(this).namespace;
     const template = k8s.toJson_PodTemplateSpec(props.template) as ExtendedDeploymentSpecInput['template'];
     const templateLabels = (template.metadata?.labels ?? {}) as Record<string, string>;
     const overriders = props.regions.filter((r) => r.patches && r.patches.length > 0).map((r) => ({ name: r.region.name, overriders: r.patches ?? [] }));
@@ -91,7 +93,7 @@ export class ExtendedDeployment extends Construct {
       kind: 'ExtendedDeployment',
       metadata: {
         name: this.name,
-        ...(props.namespace && { namespace: props.namespace }),
+        ...(namespace && { namespace }),
         ...(props.labels && { labels: props.labels }),
         ...(props.annotations && { annotations: props.annotations }),
       },

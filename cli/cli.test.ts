@@ -1,0 +1,127 @@
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { run } from './run.js';
+
+let out = '';
+let err = '';
+beforeEach(() => {
+  out = '';
+  err = '';
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((out += String(chunk)), true));
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((err += String(chunk)), true));
+});
+afterEach(() => vi.restoreAllMocks());
+
+function fixture(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'edctl-'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+const regions = readFileSync('examples/upstream-sample/deployregions.yaml', 'utf8');
+const sample = readFileSync('examples/upstream-sample/extendeddeployment.yaml', 'utf8');
+
+describe('edctl plan', () => {
+  it('prints the stable JSON shape, regions in declared order', async () => {
+    expect(await run(['plan', '-f', 'examples/upstream-sample', '--output', 'json'])).toBe(0);
+    const plan = JSON.parse(out) as { extendedDeployments: { namespace: string; name: string; regions: { name: string; replicas: number; revision: string }[] }[] };
+    expect(plan.extendedDeployments).toHaveLength(1);
+    const [ed] = plan.extendedDeployments;
+    expect(ed?.namespace).toBe('');
+    expect(ed?.name).toBe('extendeddeployment-sample');
+    expect(ed?.regions.map((r) => [r.name, r.replicas])).toEqual([
+      ['region1', 1],
+      ['region2', 1],
+    ]);
+    for (const r of ed?.regions ?? []) expect(r.revision).toMatch(/^[0-9a-f]{10}$/);
+  });
+
+  it('prints a table for people', async () => {
+    expect(await run(['plan', '-f', 'examples/upstream-sample'])).toBe(0);
+    const lines = out.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ExtendedDeployment extendeddeployment-sample: 2 replicas, rollout revision [0-9a-f]{10}$/);
+    expect(lines[1]).toBe('REGION   REPLICAS  REVISION');
+    expect(lines[2]).toMatch(/^region1  1         [0-9a-f]{10}$/);
+  });
+
+  it('rejects an unknown output format as wrong usage', async () => {
+    expect(await run(['plan', '-f', 'examples/upstream-sample', '--output', 'xml'])).toBe(2);
+    expect(err).toContain("argument 'xml' is invalid");
+  });
+});
+
+describe('edctl validate', () => {
+  it('accepts valid specs', async () => {
+    expect(await run(['validate', '-f', 'examples/upstream-sample'])).toBe(0);
+    expect(out).toBe('3 objects valid (2 DeployRegions, 1 ExtendedDeployments)\n');
+  });
+
+  it('lists every problem with its file, object and path, exits 1, no stack trace', async () => {
+    const dir = fixture({
+      'regions.yaml': regions,
+      'web.yaml': sample.replace('replicas: 1\n    - name: region2', 'replicas: "150%"\n    - name: region2').replace('name: region2\n      replicas: 1', 'name: region3\n      replicas: 1'),
+    });
+    expect(await run(['validate', '-f', dir])).toBe(1);
+    expect(err.trimEnd().split('\n')).toEqual([
+      `error: ${join(dir, 'web.yaml')}: ExtendedDeployment extendeddeployment-sample: spec.regions[0].replicas: "150%" exceeds 100%`,
+    ]);
+    expect(err).not.toMatch(/\n\s+at /);
+  });
+
+  it('reports malformed YAML with file and line', async () => {
+    const dir = fixture({ 'bad.yaml': 'apiVersion: v1\nkind: [unclosed\n' });
+    expect(await run(['validate', '-f', dir])).toBe(1);
+    expect(err).toBe(`error: ${join(dir, 'bad.yaml')}: line 3: Flow sequence in block collection must be sufficiently indented and end with a ]\n`);
+  });
+
+  it('reports a document that is not a Kubernetes object', async () => {
+    const dir = fixture({ 'list.yaml': '- a\n- b\n' });
+    expect(await run(['validate', '-f', dir])).toBe(1);
+    expect(err).toMatch(/list\.yaml: line 1: not a Kubernetes object \(no kind\)\n$/);
+  });
+
+  it('reports a missing file', async () => {
+    expect(await run(['validate', '-f', 'no/such/file.yaml'])).toBe(1);
+    expect(err).toBe('error: no/such/file.yaml: no such file or directory\n');
+  });
+});
+
+describe('edctl render', () => {
+  it('writes one file per input file and passes other kinds through', async () => {
+    const service = 'apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n    - port: 80\n';
+    const dir = fixture({ 'regions.yaml': regions, 'sample.yaml': sample, 'service.yaml': service });
+    const outDir = mkdtempSync(join(tmpdir(), 'edctl-out-'));
+    expect(await run(['render', '-f', dir, '-o', outDir])).toBe(0);
+    expect(readdirSync(outDir).sort()).toEqual(['regions.k8s.yaml', 'sample.k8s.yaml', 'service.k8s.yaml']);
+    expect(readFileSync(join(outDir, 'service.k8s.yaml'), 'utf8')).toBe(service);
+    expect(readFileSync(join(outDir, 'sample.k8s.yaml'), 'utf8')).toContain('kind: ReplicaSet');
+  });
+
+  it('prints to stdout without --output-dir', async () => {
+    expect(await run(['render', '-f', 'examples/upstream-sample'])).toBe(0);
+    expect(out.match(/^kind: /gm)).toHaveLength(5);
+  });
+});
+
+describe('edctl crds', () => {
+  it('matches the committed crds/', async () => {
+    const outDir = mkdtempSync(join(tmpdir(), 'edctl-crds-'));
+    expect(await run(['crds', '-o', outDir])).toBe(0);
+    for (const file of readdirSync('crds')) expect(readFileSync(join(outDir, file), 'utf8')).toBe(readFileSync(join('crds', file), 'utf8'));
+    expect(readdirSync(outDir).sort()).toEqual(readdirSync('crds').sort());
+  });
+});
+
+describe('edctl', () => {
+  it('exits 2 on an unknown command', async () => {
+    expect(await run(['frobnicate'])).toBe(2);
+    expect(err).toContain("unknown command 'frobnicate'");
+  });
+
+  it('exits 0 for --help and documents exit codes', async () => {
+    expect(await run(['--help'])).toBe(0);
+    expect(out).toContain('Exit codes:');
+  });
+});

@@ -1,0 +1,103 @@
+import { App, Chart, Testing } from 'cdk8s';
+import { describe, expect, it } from 'vitest';
+import { DeployRegion, ExtendedDeployment, RenderError } from './index.js';
+
+const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'web:1' }] } };
+
+function setup(namespace?: string) {
+  const app = Testing.app();
+  const regionsChart = new Chart(app, 'regions', namespace !== undefined ? { namespace } : {});
+  const amd = new DeployRegion(regionsChart, 'amd', { matchLabels: { arch: 'amd64' } });
+  const arm = new DeployRegion(regionsChart, 'arm', { matchLabels: { arch: 'arm64' } });
+  const chart = new Chart(app, 'web', { namespace: 'shop' });
+  return { app, regionsChart, chart, amd, arm };
+}
+
+describe('DeployRegion', () => {
+  it('is cluster-scoped even inside a namespaced chart', () => {
+    const { regionsChart } = setup('somewhere');
+    const [region] = Testing.synth(regionsChart);
+    expect(region).toEqual({
+      apiVersion: 'extendeddeployment.io/v1beta1',
+      kind: 'DeployRegion',
+      metadata: { name: 'amd', annotations: { 'argocd.argoproj.io/sync-wave': '-1' } },
+      spec: { matchLabels: { arch: 'amd64' } },
+    });
+  });
+
+  it('rejects invalid props at synth time with the field path', () => {
+    const app = new App();
+    const chart = new Chart(app, 'c');
+    expect(() => new DeployRegion(chart, 'Bad_Name', { matchLabels: {} })).toThrow(
+      /DeployRegion Bad_Name: metadata\.name: must be a DNS label[\s\S]*DeployRegion Bad_Name: spec\.matchLabels: must name at least one label/,
+    );
+  });
+});
+
+describe('ExtendedDeployment', () => {
+  it('renders the ExtendedDeployment and one ReplicaSet per region, in declared order, named <ed>-<region>', () => {
+    const { chart, amd, arm } = setup();
+    const ed = new ExtendedDeployment(chart, 'web', { replicas: 3, template, regions: [{ region: arm }, { region: amd }] });
+    const objects = Testing.synth(chart);
+    expect(objects.map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`)).toEqual([
+      'ExtendedDeployment/shop/web',
+      'ReplicaSet/shop/web-arm',
+      'ReplicaSet/shop/web-amd',
+    ]);
+    expect(ed.rendered.regions.map((r) => [r.name, r.replicas])).toEqual([
+      ['arm', 2],
+      ['amd', 1],
+    ]);
+    expect(objects[0].spec.selector).toEqual({ matchLabels: { app: 'web' } });
+  });
+
+  it('turns per-region patches into upstream overriders and applies typed overrides first', () => {
+    const { chart, amd, arm } = setup();
+    new ExtendedDeployment(chart, 'web', {
+      template,
+      regions: [
+        { region: amd, replicas: 1 },
+        { region: arm, replicas: 1, overrides: { images: { web: 'web:1-arm' } }, patches: [{ op: 'add', path: '/spec/containers/0/args', value: ['--arm'] }] },
+      ],
+    });
+    const [ed, , armRs] = Testing.synth(chart);
+    expect(ed.spec.overriders).toEqual([{ name: 'arm', overriders: [{ op: 'add', path: '/spec/containers/0/args', value: ['--arm'] }] }]);
+    expect(armRs.spec.template.spec.containers[0]).toEqual({ name: 'web', image: 'web:1-arm', args: ['--arm'] });
+  });
+
+  it('fails the synth listing every problem at once', () => {
+    const { chart, amd } = setup();
+    let error: unknown;
+    try {
+      new ExtendedDeployment(chart, 'web', {
+        replicas: 2,
+        template: { ...template, spec: { containers: [{ name: 'web', image: 'web:1' }], restartPolicy: 'Never' } },
+        regions: [{ region: amd, replicas: '150%' }, { region: amd }],
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(RenderError);
+    expect((error as RenderError).message.split('\n').slice(1).map((l) => l.trim())).toEqual([
+      'ExtendedDeployment shop/web: spec.regions[0].replicas: "150%" exceeds 100%',
+    ]);
+  });
+
+  it('reports cross-field problems together', () => {
+    const { chart, amd } = setup();
+    expect(() =>
+      new ExtendedDeployment(chart, 'web', {
+        replicas: 2,
+        template: { ...template, spec: { containers: [{ name: 'web', image: 'web:1' }], restartPolicy: 'Never' } },
+        regions: [{ region: amd, replicas: 5 }, { region: amd }],
+      }),
+    ).toThrow(
+      [
+        'invalid specification:',
+        '  ExtendedDeployment shop/web: spec.regions[1].name: region "amd" is listed twice (first at spec.regions[0])',
+        '  ExtendedDeployment shop/web: spec.template.spec.restartPolicy: must be Always for a long-running workload, not "Never"',
+        '  ExtendedDeployment shop/web: spec.regions: integer replicas add up to 5, more than spec.replicas (2)',
+      ].join('\n'),
+    );
+  });
+});
