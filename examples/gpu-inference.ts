@@ -2,6 +2,7 @@ import { Chart } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { ExtendedDeployment } from '../constructs/index.js';
+import { applicationNamespace } from './namespace.js';
 import type { Regions } from './regions.js';
 
 /**
@@ -11,9 +12,11 @@ import type { Regions } from './regions.js';
  */
 export class GpuInference extends Chart {
   constructor(scope: Construct, id: string, regions: Regions) {
-    super(scope, id, { namespace: 'ml' });
+    super(scope, id);
+    applicationNamespace(this, 'ml');
     const gpu = k8s.Quantity.fromNumber(1);
     new ExtendedDeployment(this, 'llm-server', {
+      namespace: 'ml',
       replicas: 4,
       template: {
         metadata: { labels: { app: 'llm-server' } },

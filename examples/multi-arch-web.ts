@@ -2,6 +2,7 @@ import { Chart } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { ExtendedDeployment } from '../constructs/index.js';
+import { applicationNamespace } from './namespace.js';
 import type { Regions } from './regions.js';
 
 /**
@@ -10,8 +11,10 @@ import type { Regions } from './regions.js';
  */
 export class MultiArchWeb extends Chart {
   constructor(scope: Construct, id: string, regions: Regions) {
-    super(scope, id, { namespace: 'shop' });
+    super(scope, id);
+    applicationNamespace(this, 'shop');
     new ExtendedDeployment(this, 'web', {
+      namespace: 'shop',
       replicas: 6,
       template: {
         metadata: { labels: { app: 'web' } },
