@@ -1,6 +1,6 @@
 import { API_VERSION, type IntOrPercent } from './api/common.js';
 import type { DeployRegion } from './api/deploy-region.js';
-import type { ExtendedDeployment, RolloutStrategy } from './api/extended-deployment.js';
+import { podTemplate, type ExtendedDeployment, type RolloutStrategy } from './api/extended-deployment.js';
 import { distributeReplicas } from './distribution.js';
 import {
   IN_PLACE_READINESS_GATE,
@@ -12,9 +12,9 @@ import {
   SYNC_WAVE_ANNOTATION,
 } from './labels.js';
 import { applyPatches, applyTypedOverrides, cloneJson, type JsonObject } from './overrides.js';
-import { parseDeployRegion, parseExtendedDeployment, refOf } from './parse.js';
+import { issuesToProblems, parseDeployRegion, parseExtendedDeployment, refOf, withoutInvalidFields } from './parse.js';
 import { placeInRegion } from './placement.js';
-import { failed, ok, ProblemList, type ObjectRef, type Problem, type Result } from './problems.js';
+import { failed, formatPath, ok, ProblemList, type FieldPath, type ObjectRef, type Problem, type Result } from './problems.js';
 import { rolloutRevision, templateRevision } from './revision.js';
 import { selectorMatches } from './selector.js';
 import { inPlaceEnabled, validateExtendedDeployment } from './validate.js';
@@ -67,18 +67,28 @@ export function renderDeployRegion(raw: unknown): Result<RenderedDeployRegion> {
   return ok({ parsed: parsed.value, manifest });
 }
 
+/** Options of renderExtendedDeployment. */
+export interface RenderOptions {
+  /** DeployRegions of the render that failed their own validation (reported there, not as missing). */
+  readonly invalidRegions?: ReadonlySet<string>;
+}
+
 /**
  * Renders one ExtendedDeployment against the DeployRegions of the same render: validates everything (every problem
  * at once), distributes replicas, builds each region's template (typed overrides, then raw patches, then labels,
  * placement and readiness gate) and its workload.
  */
-export function renderExtendedDeployment(raw: unknown, regions: ReadonlyMap<string, DeployRegion>): Result<RenderedExtendedDeployment> {
+export function renderExtendedDeployment(
+  raw: unknown,
+  regions: ReadonlyMap<string, DeployRegion>,
+  options: RenderOptions = {},
+): Result<RenderedExtendedDeployment> {
   const parsed = parseExtendedDeployment(raw);
-  if (!parsed.ok) return parsed;
+  if (!parsed.ok) return failed([...parsed.problems, ...problemsBeyondSchema(raw, regions, options)]);
   const ed = parsed.value;
   const ref = refOf(raw);
   const problems = new ProblemList(ref);
-  validateExtendedDeployment(ed, regions, problems);
+  validateExtendedDeployment(ed, regions, problems, options.invalidRegions);
 
   const distribution = distributeReplicas(ed.spec.replicas, ed.spec.regions);
   if (!distribution.ok) for (const p of distribution.problems) problems.add(p.path, p.message);
@@ -95,16 +105,36 @@ export function renderExtendedDeployment(raw: unknown, regions: ReadonlyMap<stri
     if (!region) return;
     const typed = applyTypedOverrides(baseTemplate, placement.overrides, ['spec', 'regions', i, 'overrides']);
     const patchIndex = (ed.spec.overriders ?? []).findIndex((o) => o.name === placement.name);
-    const patched = applyPatches(typed.template, ed.spec.overriders?.[patchIndex]?.overriders ?? [], ['spec', 'overriders', patchIndex, 'overriders']);
+    const patchesAt: FieldPath = ['spec', 'overriders', patchIndex, 'overriders'];
+    const patched = applyPatches(typed.template, ed.spec.overriders?.[patchIndex]?.overriders ?? [], patchesAt);
     for (const p of [...typed.problems, ...patched.problems]) problems.add(p.path, p.message);
+
+    // Raw patches can break what the schema checked in the base template: check the result again.
+    const overridesAt: FieldPath = patchIndex >= 0 ? patchesAt : ['spec', 'regions', i, 'overrides'];
+    const recheck = podTemplate.safeParse(patched.template, { reportInput: true });
+    if (!recheck.success) {
+      for (const p of issuesToProblems(ref, recheck.error.issues)) {
+        problems.add(overridesAt, `leave the pod template of region ${placement.name} invalid: ${formatPath(p.path)}: ${p.message}`);
+      }
+      return;
+    }
 
     const template = patched.template as PodTemplate;
     const labels = (template.metadata?.labels ?? {}) as Record<string, string>;
     if (baseMatches && !selectorMatches(ed.spec.selector, labels)) {
-      problems.add(['spec', 'regions', i, 'name'], `the overrides of region ${placement.name} make its pod labels stop matching spec.selector`);
+      const typedLabels = ((typed.template as PodTemplate).metadata?.labels ?? {}) as Record<string, string>;
+      const culprit: FieldPath = selectorMatches(ed.spec.selector, typedLabels) ? patchesAt : ['spec', 'regions', i, 'overrides', 'labels'];
+      problems.add(culprit, `make the pod labels of region ${placement.name} stop matching spec.selector`);
     }
+    const baseContainers = ed.spec.template.spec.containers;
     (template.spec?.containers ?? []).forEach((c, k) => {
-      if (typeof c.image !== 'string' || c.image === '') problems.add(['spec', 'template', 'spec', 'containers', k, 'image'], `is empty in region ${placement.name}`);
+      if (typeof c.image === 'string' && c.image !== '') return;
+      const base = baseContainers.findIndex((b) => b.name === c.name);
+      if (base >= 0 && baseContainers[base]?.image) {
+        problems.add(overridesAt, `leave container ${JSON.stringify(c.name)} of region ${placement.name} without an image`);
+      } else {
+        problems.add(['spec', 'template', 'spec', 'containers', base >= 0 ? base : k, 'image'], `is not set, and region ${placement.name} sets none in overrides.images`);
+      }
     });
 
     template.metadata = { ...template.metadata, labels: { ...labels, [NAME_LABEL]: ed.metadata.name, [REGION_LABEL]: placement.name } };
@@ -131,6 +161,35 @@ export function renderExtendedDeployment(raw: unknown, regions: ReadonlyMap<stri
   };
   delete manifest['status'];
   return ok({ ref, parsed: ed, manifest, regions: built, replicas: distribution.total, rolloutRevision: rollout, inPlace });
+}
+
+/**
+ * Problems the cross-field rules find once the fields that break the schema are taken out, so that one render reports
+ * every problem of an object, not only its schema problems. A problem about a taken-out field (or a field around it)
+ * is left out: it would only echo the schema problem. Replica sums are left out when a count was taken out.
+ */
+function problemsBeyondSchema(raw: unknown, regions: ReadonlyMap<string, DeployRegion>, options: RenderOptions): Problem[] {
+  const repaired = withoutInvalidFields(raw);
+  if (!repaired) return [];
+  const result = renderExtendedDeployment(repaired.raw, regions, options);
+  if (result.ok) return [];
+  const object = refOf(raw);
+  const countRemoved = repaired.removed.some(isCountPath);
+  const related = (a: FieldPath, b: FieldPath) => {
+    const n = Math.min(a.length, b.length);
+    return a.slice(0, n).every((part, i) => part === b[i]);
+  };
+  return result.problems
+    .filter((p) => !repaired.removed.some((r) => related(r, p.path)) && !(countRemoved && isCountPath(p.path)))
+    .map((p) => ({ ...p, object }));
+}
+
+/** Whether a path is about replica counts: spec.replicas, spec.regions itself, or a region's replicas, minReplicas or maxReplicas. */
+function isCountPath(path: FieldPath): boolean {
+  if (path[0] !== 'spec') return false;
+  if (path[1] === 'replicas') return true;
+  if (path[1] !== 'regions') return false;
+  return path.length === 2 || (typeof path[2] === 'number' && ['replicas', 'minReplicas', 'maxReplicas'].includes(String(path[3])));
 }
 
 interface PodTemplate {
@@ -202,31 +261,49 @@ export function renderSet(objects: readonly unknown[]): Result<RenderedSet> {
   const regionsByName = new Map<string, DeployRegion>();
   const edsRaw: unknown[] = [];
   const seen = new Set<string>();
+  const invalidRegions = new Set<string>();
 
   for (const raw of objects) {
     const ref = refOf(raw);
-    const apiVersion = (raw as { apiVersion?: unknown }).apiVersion;
-    if (apiVersion !== API_VERSION && (ref.kind === 'DeployRegion' || ref.kind === 'ExtendedDeployment')) {
+    const apiVersion = (raw as { apiVersion?: unknown } | null)?.apiVersion;
+    if (ref.kind !== 'DeployRegion' && ref.kind !== 'ExtendedDeployment') continue;
+    if (apiVersion !== API_VERSION) {
       problems.push({ object: ref, path: ['apiVersion'], message: `must be ${API_VERSION}, not ${JSON.stringify(apiVersion)}` });
+      if (ref.kind === 'DeployRegion' && ref.name !== undefined) invalidRegions.add(ref.name);
       continue;
     }
     const key = `${ref.kind}/${ref.namespace ?? ''}/${ref.name ?? ''}`;
     if (seen.has(key)) problems.push({ object: ref, path: ['metadata', 'name'], message: 'is defined twice in this render' });
     seen.add(key);
     if (ref.kind === 'DeployRegion') {
-      const region = renderDeployRegion(raw);
+      const region = guarded(ref, () => renderDeployRegion(raw));
       if (region.ok) {
         deployRegions.push(region.value);
         regionsByName.set(region.value.parsed.metadata.name, region.value.parsed);
-      } else problems.push(...region.problems);
+      } else {
+        problems.push(...region.problems);
+        if (ref.name !== undefined) invalidRegions.add(ref.name);
+      }
     } else if (ref.kind === 'ExtendedDeployment') edsRaw.push(raw);
   }
 
   const extendedDeployments: RenderedExtendedDeployment[] = [];
   for (const raw of edsRaw) {
-    const rendered = renderExtendedDeployment(raw, regionsByName);
+    const rendered = guarded(refOf(raw), () => renderExtendedDeployment(raw, regionsByName, { invalidRegions }));
     if (rendered.ok) extendedDeployments.push(rendered.value);
     else problems.push(...rendered.problems);
   }
   return problems.length > 0 ? failed(problems) : ok({ deployRegions, extendedDeployments });
+}
+
+/**
+ * Runs one object's render so that a failure nobody foresaw becomes a problem of that object: renderSet reports
+ * problems, it never throws.
+ */
+function guarded<T>(object: ObjectRef, render: () => Result<T>): Result<T> {
+  try {
+    return render();
+  } catch (error) {
+    return failed([{ object, path: [], message: `could not be rendered: ${error instanceof Error ? error.message : String(error)}` }]);
+  }
 }

@@ -12,9 +12,15 @@ export function inPlaceEnabled(ed: ExtendedDeployment): boolean {
 
 /**
  * Cross-field rules of one ExtendedDeployment that the schema cannot express, checked against the DeployRegions
- * known to the render. Everything found is added to `problems`; nothing stops at the first.
+ * known to the render. `invalidRegions` names DeployRegions of the render that failed their own validation: they
+ * exist, so they are not reported as missing. Everything found is added to `problems`; nothing stops at the first.
  */
-export function validateExtendedDeployment(ed: ExtendedDeployment, regions: ReadonlyMap<string, DeployRegion>, problems: ProblemList): void {
+export function validateExtendedDeployment(
+  ed: ExtendedDeployment,
+  regions: ReadonlyMap<string, DeployRegion>,
+  problems: ProblemList,
+  invalidRegions: ReadonlySet<string> = new Set(),
+): void {
   const { spec } = ed;
 
   const firstIndex = new Map<string, number>();
@@ -25,7 +31,9 @@ export function validateExtendedDeployment(ed: ExtendedDeployment, regions: Read
       return;
     }
     firstIndex.set(region.name, i);
-    if (!regions.has(region.name)) {
+    if (invalidRegions.has(region.name)) {
+      problems.add(['spec', 'regions', i, 'name'], `DeployRegion ${JSON.stringify(region.name)} is invalid (see its own problems)`);
+    } else if (!regions.has(region.name)) {
       const known = [...regions.keys()].sort().join(', ') || 'none';
       problems.add(['spec', 'regions', i, 'name'], `DeployRegion ${JSON.stringify(region.name)} not found (known: ${known})`);
     }

@@ -38,9 +38,13 @@ export function parsePercent(value: string): number | undefined {
  * Rendered in the CRD as `x-kubernetes-int-or-string` with a CEL rule for the percentage.
  */
 export const intOrPercent = z
-  .union([z.number().int({ message: 'must be an integer' }).min(0, { message: 'must not be negative' }), z.string()])
+  .union([z.number(), z.string()], { error: 'must be an integer or a percentage like "30%"' })
   .superRefine((value, ctx) => {
-    if (typeof value === 'number') return;
+    if (typeof value === 'number') {
+      if (!Number.isInteger(value)) ctx.addIssue({ code: 'custom', message: `${value} is neither an integer nor a percentage like "30%"` });
+      else if (value < 0) ctx.addIssue({ code: 'custom', message: 'must not be negative' });
+      return;
+    }
     const pct = parsePercent(value);
     if (pct === undefined) {
       ctx.addIssue({ code: 'custom', message: `${JSON.stringify(value)} is neither an integer nor a percentage like "30%"` });

@@ -13,9 +13,24 @@ const resourceRequirements = z.strictObject({
 const container = z.looseObject({
   name: dnsLabel.describe('Container name, unique in the pod.'),
   image: z.string().optional().describe('Container image.'),
+  env: z.array(z.looseObject({ name: z.string() })).optional(),
+  resources: resourceRequirements.loose().optional(),
 });
 
-/** The pod template (core/v1 PodTemplateSpec). Only what rendering needs is checked here; the rest is Kubernetes'. */
+/** The required node affinity, as far as region placement reads and extends it. */
+const nodeAffinity = z.looseObject({
+  requiredDuringSchedulingIgnoredDuringExecution: z
+    .looseObject({
+      nodeSelectorTerms: z.array(
+        z.looseObject({
+          matchExpressions: z.array(z.looseObject({ key: z.string(), operator: z.string(), values: z.array(z.string()).optional() })).optional(),
+        }),
+      ),
+    })
+    .optional(),
+});
+
+/** The pod template (core/v1 PodTemplateSpec). Only what rendering reads is checked here; the rest is Kubernetes'. */
 export const podTemplate = z
   .looseObject({
     metadata: objectMeta.optional(),
@@ -23,6 +38,10 @@ export const podTemplate = z
       containers: z.array(container).min(1, { message: 'needs at least one container' }),
       initContainers: z.array(container).optional(),
       restartPolicy: z.string().optional(),
+      nodeSelector: stringMap.optional(),
+      affinity: z.looseObject({ nodeAffinity: nodeAffinity.optional() }).optional(),
+      tolerations: z.array(toleration).optional(),
+      readinessGates: z.array(z.looseObject({ conditionType: z.string() })).optional(),
     }),
   })
   .meta({ 'x-kubernetes-preserve-unknown-fields': true })
