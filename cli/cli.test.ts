@@ -66,6 +66,7 @@ describe('edctl validate', () => {
     expect(await run(['validate', '-f', dir])).toBe(1);
     expect(err.trimEnd().split('\n')).toEqual([
       `error: ${join(dir, 'web.yaml')}: ExtendedDeployment extendeddeployment-sample: spec.regions[0].replicas: "150%" exceeds 100%`,
+      `error: ${join(dir, 'web.yaml')}: ExtendedDeployment extendeddeployment-sample: spec.regions[1].name: DeployRegion "region3" not found (known: region1, region2)`,
     ]);
     expect(err).not.toMatch(/\n\s+at /);
   });

@@ -80,6 +80,8 @@ describe('ExtendedDeployment', () => {
     expect(error).toBeInstanceOf(RenderError);
     expect((error as RenderError).message.split('\n').slice(1).map((l) => l.trim())).toEqual([
       'ExtendedDeployment shop/web: spec.regions[0].replicas: "150%" exceeds 100%',
+      'ExtendedDeployment shop/web: spec.regions[1].name: region "amd" is listed twice (first at spec.regions[0])',
+      'ExtendedDeployment shop/web: spec.template.spec.restartPolicy: must be Always for a long-running workload, not "Never"',
     ]);
   });
 

@@ -4,9 +4,10 @@ import { API_VERSION, condition, dnsLabel, intOrPercent, labelMap, labelSelector
 const nonNegativeInt = z.number().int({ message: 'must be an integer' }).min(0, { message: 'must not be negative' });
 
 /** Resource requests and limits of one container (quantities as Kubernetes writes them). */
+const quantity = z.union([z.string(), z.number()]).meta({ 'x-kubernetes-int-or-string': true });
 const resourceRequirements = z.strictObject({
-  requests: z.record(z.string(), z.union([z.string(), z.number()])).optional().describe('Minimum resources, e.g. {cpu: 500m}.'),
-  limits: z.record(z.string(), z.union([z.string(), z.number()])).optional().describe('Maximum resources, e.g. {memory: 1Gi}.'),
+  requests: z.record(z.string(), quantity).optional().describe('Minimum resources, e.g. {cpu: 500m}.'),
+  limits: z.record(z.string(), quantity).optional().describe('Maximum resources, e.g. {memory: 1Gi}.'),
 });
 
 /** A container of the pod template; fields the renderer does not read pass through untouched. */
@@ -283,6 +284,7 @@ export const extendedDeploymentStatus = z.strictObject({
   replicas: z.number().int().optional().describe('Pods over all regions (scale subresource).'),
   labelSelector: z.string().optional().describe('The selector in string form (scale subresource).'),
   revision: z.string().optional().describe('The rollout revision being rolled out.'),
+  rolloutRegions: z.array(z.string()).optional().describe('Regions the rollout changes, fixed when it starts.'),
   currentGroup: z.number().int().optional().describe('The group in progress, from 1.'),
   totalGroups: z.number().int().optional().describe('Groups this rollout takes.'),
   groups: z.string().optional().describe('currentGroup/totalGroups, for kubectl.'),

@@ -1,0 +1,27 @@
+/** Set a regional workload's spec.replicas (server-side apply under the agent's field manager). */
+export interface ScaleAction {
+  readonly kind: 'scale';
+  readonly region: string;
+  readonly workload: string;
+  readonly from: number;
+  readonly replicas: number;
+}
+
+/** Mark an old-revision pod so the ReplicaSet removes it first (pod-deletion-cost), or clear that mark. */
+export interface MarkPodAction {
+  readonly kind: 'markOld' | 'unmark';
+  readonly region: string;
+  readonly pod: string;
+  readonly uid: string;
+}
+
+/** Delete an old-revision pod; its ReplicaSet replaces it at the new revision (scaleSimultaneously). */
+export interface DeletePodAction {
+  readonly kind: 'deletePod';
+  readonly region: string;
+  readonly pod: string;
+  readonly uid: string;
+}
+
+/** A write the agent performs. Every action is idempotent: performing it twice has the effect of once. */
+export type RolloutAction = ScaleAction | MarkPodAction | DeletePodAction;

@@ -1,0 +1,73 @@
+import { parsePercent, type IntOrPercent } from '../api/common.js';
+import type { RolloutStrategy } from '../api/extended-deployment.js';
+
+/**
+ * Pods a group adds in a region: an integer, or a percentage of the region's replicas rounded up (so a group always
+ * makes progress), never less than 1.
+ */
+export function batchPods(batchSize: IntOrPercent, regionReplicas: number): number {
+  if (typeof batchSize === 'number') return Math.max(1, batchSize);
+  return Math.max(1, Math.ceil((regionReplicas * (parsePercent(batchSize) ?? 0)) / 100));
+}
+
+/**
+ * New-revision pods a region must have once its `step`-th group is done (step counts from 1). Beta: the first group
+ * is one pod, later groups add batchSize. Group: every group adds batchSize. Never more than the region's replicas.
+ */
+export function groupTarget(strategy: Pick<RolloutStrategy, 'rolloutStrategy' | 'batchSize'>, regionReplicas: number, step: number): number {
+  if (step <= 0 || regionReplicas === 0) return 0;
+  const batch = batchPods(strategy.batchSize, regionReplicas);
+  const first = strategy.rolloutStrategy === 'Beta' ? 1 : batch;
+  return Math.min(regionReplicas, first + (step - 1) * batch);
+}
+
+/** Groups a region needs to reach all its replicas (0 for a region without replicas). */
+export function regionGroups(strategy: Pick<RolloutStrategy, 'rolloutStrategy' | 'batchSize'>, regionReplicas: number): number {
+  let step = 0;
+  while (groupTarget(strategy, regionReplicas, step) < regionReplicas) step++;
+  return step;
+}
+
+/** One region's part in the rollout: in which global groups it moves, and how far each takes it. */
+export interface RegionSchedule {
+  readonly name: string;
+  readonly replicas: number;
+  /** The first global group in which the region moves (1-based); 0 when it needs no group. */
+  readonly firstGroup: number;
+  /** How many groups the region takes. */
+  readonly groups: number;
+}
+
+/** The whole rollout: every region's schedule and the total number of global groups. */
+export interface GroupSchedule {
+  readonly regions: readonly RegionSchedule[];
+  readonly totalGroups: number;
+}
+
+/**
+ * Lays out the global groups. Parallel: every region moves in groups 1..n (regions with fewer groups finish
+ * early). Sequential: regions take their groups one after another, in declared order. A region that needs no
+ * change takes no group.
+ */
+export function scheduleGroups(
+  strategy: Pick<RolloutStrategy, 'rolloutStrategy' | 'batchSize' | 'regionOrder'>,
+  regions: readonly { readonly name: string; readonly replicas: number; readonly changes: boolean }[],
+): GroupSchedule {
+  let next = 1;
+  let total = 0;
+  const out = regions.map((r) => {
+    const groups = r.changes ? regionGroups(strategy, r.replicas) : 0;
+    if (groups === 0) return { name: r.name, replicas: r.replicas, firstGroup: 0, groups: 0 };
+    const firstGroup = strategy.regionOrder === 'Sequential' ? next : 1;
+    next = firstGroup + groups;
+    total = Math.max(total, firstGroup + groups - 1);
+    return { name: r.name, replicas: r.replicas, firstGroup, groups };
+  });
+  return { regions: out, totalGroups: total };
+}
+
+/** New-revision pods a region must have once global group `group` is done. */
+export function targetAtGroup(strategy: Pick<RolloutStrategy, 'rolloutStrategy' | 'batchSize'>, region: RegionSchedule, group: number): number {
+  if (region.groups === 0) return region.replicas;
+  return groupTarget(strategy, region.replicas, group - region.firstGroup + 1);
+}

@@ -1,0 +1,235 @@
+import { describe, expect, it } from 'vitest';
+import { extendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import { regionBudgets } from './budgets.js';
+import { planRollout, type RolloutControls, type RolloutInput } from './planner.js';
+import { simulateRollout, type SimulatedRegion } from './simulate.js';
+import type { PodState, RegionState } from './snapshot.js';
+
+const T0 = Date.UTC(2026, 0, 1);
+
+function ed(strategy: Record<string, unknown> = {}, regions = [{ name: 'a', replicas: 5 }, { name: 'b', replicas: 2 }]) {
+  return extendedDeployment.parse({
+    apiVersion: 'extendeddeployment.io/v1beta1',
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } }, regions, strategy },
+  });
+}
+
+let uid = 0;
+function pod(revision: string, overrides: Partial<PodState> = {}): PodState {
+  uid++;
+  return { name: `p${uid}`, uid: `u${uid}`, revision, assigned: true, running: true, ready: true, readySince: T0 - 3_600_000, terminating: false, markedOld: revision !== 'new', ...overrides };
+}
+
+function region(name: string, desired: number, pods: PodState[], replicas = pods.length, templateRevision = 'new'): RegionState {
+  return { name, desired, targetRevision: 'new', workload: { name: `web-${name}`, templateRevision, replicas }, pods };
+}
+
+const noControls: RolloutControls = { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined };
+function input(partial: Partial<RolloutInput> & Pick<RolloutInput, 'regions'>): RolloutInput {
+  return { ed: ed(), generation: 3, rolloutRevision: 'R1', status: undefined, controls: noControls, now: T0, ...partial };
+}
+const olds = (n: number) => Array.from({ length: n }, () => pod('old'));
+const news = (n: number, o: Partial<PodState> = {}) => Array.from({ length: n }, () => pod('new', o));
+const scales = (plan: ReturnType<typeof planRollout>) => plan.actions.filter((a) => a.kind === 'scale').map((a) => (a.kind === 'scale' ? `${a.region}:${a.from}->${a.replicas}` : ''));
+
+describe('planRollout: groups match the plan exactly (simulated cluster)', () => {
+  const start = (names: [string, number][]): SimulatedRegion[] => names.map(([name, desired]) => ({ name, desired, targetRevision: 'new', running: { old: desired } }));
+  const run = (strategy: Record<string, unknown>, regions: [string, number][]) =>
+    simulateRollout(ed(strategy, regions.map(([name, replicas]) => ({ name, replicas }))), 'R1', start(regions)).groups.map((g) => g.regions.map((r) => r.updated));
+
+  it.each([
+    ['Beta, batch 2, Parallel', { batchSize: 2 }, [[1, 1, 1], [3, 3, 2], [5, 4, 2], [6, 4, 2]]],
+    ['Group, batch 2, Parallel', { rolloutStrategy: 'Group', batchSize: 2 }, [[2, 2, 2], [4, 4, 2], [6, 4, 2]]],
+    ['Group, batch 50%, Parallel', { rolloutStrategy: 'Group', batchSize: '50%' }, [[3, 2, 1], [6, 4, 2]]],
+    ['Beta, batch 50%, Parallel', { batchSize: '50%' }, [[1, 1, 1], [4, 3, 2], [6, 4, 2]]],
+    ['Beta, batch 3, Sequential', { batchSize: 3, regionOrder: 'Sequential' }, [[1, 0, 0], [4, 0, 0], [6, 0, 0], [6, 1, 0], [6, 4, 0], [6, 4, 1], [6, 4, 2]]],
+  ])('%s', (_name, strategy, expected) => {
+    expect(run(strategy, [['a', 6], ['b', 4], ['c', 2]])).toEqual(expected);
+  });
+
+  it.each(['scaleOutPriority', 'scaleInPriority', 'scaleSimultaneously'] as const)('%s stays within its envelope and never removes a new pod', (mode) => {
+    for (const batchSize of [1, 2, 3, '40%']) {
+      for (const desired of [1, 2, 5, 8]) {
+        const sim = simulateRollout(ed({ batchSize, upgradeMode: mode }, [{ name: 'a', replicas: desired }]), 'R1', start([['a', desired]]));
+        const batch = typeof batchSize === 'number' ? batchSize : Math.max(1, Math.ceil((desired * 40) / 100));
+        const [a] = sim.extremes;
+        expect(sim.newPodsRemoved).toBe(0);
+        expect(sim.finalStatus.phase).toBe('Healthy');
+        if (mode === 'scaleOutPriority') {
+          expect(a?.minAvailable).toBe(desired);
+          expect(a?.maxPods).toBeLessThanOrEqual(desired + batch);
+        } else if (mode === 'scaleInPriority') {
+          expect(a?.maxPods).toBe(desired);
+          expect(a?.minAvailable).toBeGreaterThanOrEqual(desired - batch);
+        } else {
+          expect(a?.minAvailable).toBeGreaterThanOrEqual(desired - batch);
+          expect(a?.maxPods).toBeLessThanOrEqual(desired + batch);
+        }
+      }
+    }
+  });
+
+  it('RollingUpdate respects maxSurge and maxUnavailable inside each group', () => {
+    const sim = simulateRollout(ed({ batchSize: 4, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } }, [{ name: 'a', replicas: 8 }]), 'R1', start([['a', 8]]));
+    expect(sim.extremes[0]).toEqual({ name: 'a', maxPods: 9, minAvailable: 8 });
+    expect(sim.groups.map((g) => g.regions[0]?.updated)).toEqual([1, 5, 8]);
+  });
+
+  it('DeleteAllFirst removes every old pod before creating new ones', () => {
+    const sim = simulateRollout(ed({ rolloutStrategy: 'Group', batchSize: 100, updateStrategy: { type: 'DeleteAllFirst' } }, [{ name: 'a', replicas: 4 }]), 'R1', start([['a', 4]]));
+    expect(sim.extremes[0]).toEqual({ name: 'a', maxPods: 4, minAvailable: 0 });
+    expect(sim.groups.map((g) => g.regions[0]?.updated)).toEqual([4]);
+  });
+
+  it('asks for approval at every gate, or only the first with needFirstConfirm', () => {
+    const regions: [string, number][] = [['a', 5]];
+    const every = simulateRollout(ed({ batchSize: 2, needWaitingForConfirm: true }, [{ name: 'a', replicas: 5 }]), 'R1', start(regions));
+    const first = simulateRollout(ed({ batchSize: 2, needWaitingForConfirm: true, needFirstConfirm: true }, [{ name: 'a', replicas: 5 }]), 'R1', start(regions));
+    expect(every.approvals).toEqual([2, 3]);
+    expect(first.approvals).toEqual([2]);
+  });
+});
+
+describe('planRollout: decisions from one snapshot', () => {
+  it('starts a rollout with group 1: one new pod per region (Beta), and records the intent in status', () => {
+    const plan = planRollout(input({ regions: [region('a', 5, olds(5)), region('b', 2, olds(2))] }));
+    expect(scales(plan)).toEqual(['a:5->6', 'b:2->3']);
+    expect(plan.status).toMatchObject({ phase: 'Progressing', currentGroup: 1, totalGroups: 5, groups: '1/5', revision: 'R1', rolloutRegions: ['a', 'b'], observedGeneration: 3 });
+    expect(plan.events.map((e) => e.reason)).toEqual(['RolloutStarted', 'GroupStarted']);
+  });
+
+  it('marks old pods for removal first and unmarks pods that are new again (rollback)', () => {
+    const plan = planRollout(input({ regions: [region('a', 2, [pod('old', { markedOld: false }), pod('new', { markedOld: true })])] }));
+    expect(plan.actions.filter((a) => a.kind !== 'scale').map((a) => a.kind)).toEqual(['markOld', 'unmark']);
+  });
+
+  it('never scales down while a new pod is not Ready (the ReplicaSet would pick it)', () => {
+    // group 2 of scaleInPriority with batch 2 may remove one available old pod, but a new pod is not Ready
+    const status: ExtendedDeploymentStatus = { revision: 'R1', rolloutRegions: ['a'], currentGroup: 2, lastGroupStartTime: new Date(T0).toISOString() };
+    const pods = [...olds(4), ...news(1, { ready: false, readySince: undefined })];
+    const plan = planRollout(input({ ed: ed({ upgradeMode: 'scaleInPriority', batchSize: 2 }, [{ name: 'a', replicas: 5 }]), regions: [region('a', 5, pods)], status }));
+    expect(scales(plan)).toEqual([]);
+    expect(plan.status.conditions?.[0]?.message).toMatch(/is not Ready yet/);
+  });
+
+  it('makes no writes in steady state', () => {
+    const plan = planRollout(input({ regions: [region('a', 5, news(5)), region('b', 2, news(2))] }));
+    expect(plan.actions).toEqual([]);
+    expect(plan.status.phase).toBe('Healthy');
+    expect(plan.status.overview).toBe('[Normal]a: 5/5; b: 2/2');
+  });
+
+  it('scales a region that is not part of a rollout straight to its count', () => {
+    const plan = planRollout(input({ regions: [region('a', 7, news(5)), region('b', 1, news(2))] }));
+    expect(scales(plan)).toEqual(['a:5->7', 'b:2->1']);
+  });
+
+  it('acts only when the workloads come from the same render as the ExtendedDeployment', () => {
+    const plan = planRollout(input({ regions: [region('a', 5, olds(5), 5, 'stale'), region('b', 2, olds(2))] }));
+    expect(plan.actions).toEqual([]);
+    expect(plan.status.conditions?.[0]).toMatchObject({ reason: 'WaitingForSync', status: 'True' });
+  });
+
+  const inGroup = (group: number, startedAgoMs = 0): ExtendedDeploymentStatus => ({
+    revision: 'R1',
+    rolloutRegions: ['a'],
+    currentGroup: group,
+    totalGroups: 3,
+    phase: 'Progressing',
+    lastGroupStartTime: new Date(T0 - startedAgoMs).toISOString(),
+  });
+  const afterGroup1 = () => [region('a', 5, [...olds(4), ...news(1)])];
+
+  it('holds after a group until approved (edctl approve), then starts the next group', () => {
+    const strategy = ed({ batchSize: 2, needWaitingForConfirm: true }, [{ name: 'a', replicas: 5 }]);
+    const waiting = planRollout(input({ ed: strategy, regions: afterGroup1(), status: inGroup(1) }));
+    expect(waiting.status.phase).toBe('WaitingForConfirmation');
+    expect(scales(waiting)).toEqual([]);
+    const approved = planRollout(input({ ed: strategy, regions: afterGroup1(), status: waiting.status, controls: { ...noControls, approvedThrough: 2 } }));
+    expect(approved.status).toMatchObject({ phase: 'Progressing', currentGroup: 2 });
+    expect(scales(approved)).toEqual(['a:5->7']);
+  });
+
+  it('takes a declarative approval from Git only for its own rollout revision', () => {
+    const approve = (revision: string) => ed({ batchSize: 2, needWaitingForConfirm: true, approval: { revision, throughGroup: 2 } }, [{ name: 'a', replicas: 5 }]);
+    expect(planRollout(input({ ed: approve('R1'), regions: afterGroup1(), status: inGroup(1) })).status.currentGroup).toBe(2);
+    expect(planRollout(input({ ed: approve('R0'), regions: afterGroup1(), status: inGroup(1) })).status.phase).toBe('WaitingForConfirmation');
+  });
+
+  it('pauses by strategy.pause or edctl pause, and aborts in place', () => {
+    const regions = [region('a', 5, olds(5))];
+    const bySpec = planRollout(input({ ed: ed({ pause: true }, [{ name: 'a', replicas: 5 }]), regions, status: inGroup(1) }));
+    const byControl = planRollout(input({ ed: ed({}, [{ name: 'a', replicas: 5 }]), regions, status: inGroup(1), controls: { ...noControls, paused: true } }));
+    const aborted = planRollout(input({ ed: ed({}, [{ name: 'a', replicas: 5 }]), regions, status: inGroup(1), controls: { ...noControls, aborted: true } }));
+    for (const plan of [bySpec, byControl, aborted]) {
+      expect(plan.actions).toEqual([]);
+      expect(plan.status.phase).toBe('Paused');
+    }
+    expect(aborted.status.conditions?.[0]?.reason).toBe('Aborted');
+    expect(bySpec.events.map((e) => e.reason)).toEqual(['Paused']);
+  });
+
+  it('stops as Degraded when a group misses the progress deadline, and resume restarts the clock', () => {
+    const strategy = ed({ syncWaitTimeout: 60 }, [{ name: 'a', replicas: 5 }]);
+    const stuck = [region('a', 5, [...olds(5), ...news(1, { ready: false, readySince: undefined })], 6)];
+    const late = planRollout(input({ ed: strategy, regions: stuck, status: inGroup(1, 61_000) }));
+    expect(late.status.phase).toBe('Degraded');
+    expect(late.actions).toEqual([]);
+    expect(late.status.conditions?.[0]).toMatchObject({ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' });
+    expect(late.events).toEqual([{ type: 'Warning', reason: 'ProgressDeadlineExceeded', message: 'group 1 did not finish within 60s; the rollout stopped' }]);
+    const resumed = planRollout(input({ ed: strategy, regions: stuck, status: late.status, controls: { ...noControls, resumedAt: T0 - 1000 } }));
+    expect(resumed.status.phase).toBe('Progressing');
+    expect(planRollout(input({ ed: strategy, regions: stuck, status: inGroup(1, 59_000) })).status.phase).toBe('Progressing');
+  });
+
+  it('defaults the deadline to 300 s when syncWaitTimeout is 0', () => {
+    const stuck = [region('a', 5, [...olds(5), ...news(1, { ready: false, readySince: undefined })], 6)];
+    const strategy = ed({}, [{ name: 'a', replicas: 5 }]);
+    expect(planRollout(input({ ed: strategy, regions: stuck, status: inGroup(1, 299_000) })).status.phase).toBe('Progressing');
+    expect(planRollout(input({ ed: strategy, regions: stuck, status: inGroup(1, 301_000) })).status.phase).toBe('Degraded');
+  });
+
+  it('continues the group the pods show when the status write was lost (leader died after scaling)', () => {
+    const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]);
+    const pods = [...olds(4), ...news(1), ...news(2, { ready: false, readySince: undefined })];
+    const plan = planRollout(input({ ed: strategy, regions: [region('a', 5, pods, 7)], status: inGroup(1) }));
+    expect(plan.status.currentGroup).toBe(2);
+    expect(scales(plan)).toEqual([]);
+  });
+
+  it('treats pods of both older revisions as old when a third revision arrives mid-rollout', () => {
+    const pods = [pod('r1'), pod('r1'), pod('r2'), pod('r2')];
+    const plan = planRollout(input({ ed: ed({}, [{ name: 'a', replicas: 4 }]), rolloutRevision: 'R3', regions: [region('a', 4, pods)], status: inGroup(2) }));
+    expect(plan.status).toMatchObject({ revision: 'R3', currentGroup: 1, rolloutRegions: ['a'] });
+    expect(scales(plan)).toEqual(['a:4->5']);
+  });
+
+  it('resizes both revisions when replicas change mid-rollout', () => {
+    const plan = planRollout(input({ ed: ed({ batchSize: 2 }, [{ name: 'a', replicas: 8 }]), regions: [region('a', 8, [...olds(4), ...news(1)], 5)], status: inGroup(1) }));
+    expect(plan.status.currentGroup).toBe(2);
+    expect(scales(plan)).toEqual(['a:5->7']);
+  });
+});
+
+describe('regionBudgets', () => {
+  it.each<[string, Record<string, unknown>, number, [number, number]]>([
+    ['RollingUpdate 25%/25% of 10: surge rounds up, unavailable down', { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } }, 10, [3, 2]],
+    ['RollingUpdate budgets that both round to 0 make unavailable 1', { type: 'RollingUpdate', rollingUpdate: { maxSurge: '0%', maxUnavailable: '10%' } }, 5, [0, 1]],
+    ['RollingUpdate without budgets defaults to 25%/25%', { type: 'RollingUpdate' }, 4, [1, 1]],
+    ['DeleteAllFirst may remove all', { type: 'DeleteAllFirst' }, 6, [0, 6]],
+  ])('%s', (_n, updateStrategy, desired, expected) => {
+    const budgets = regionBudgets(ed({ updateStrategy }).spec.strategy, desired);
+    expect([budgets.maxSurge, budgets.maxUnavailable]).toEqual(expected);
+  });
+
+  it.each<[string, number | string, [number, number, boolean]]>([
+    ['scaleOutPriority', 2, [2, 0, false]],
+    ['scaleInPriority', 2, [0, 2, false]],
+    ['scaleSimultaneously', '50%', [3, 3, true]],
+  ])('ReCreate with %s uses the group size', (upgradeMode, batchSize, expected) => {
+    const budgets = regionBudgets(ed({ upgradeMode, batchSize }).spec.strategy, 5);
+    expect([budgets.maxSurge, budgets.maxUnavailable, budgets.replaceDirectly]).toEqual(expected);
+  });
+});

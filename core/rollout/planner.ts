@@ -1,0 +1,209 @@
+import type { ExtendedDeployment, ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import type { RolloutAction } from './actions.js';
+import { regionBudgets } from './budgets.js';
+import { scheduleGroups, targetAtGroup, type GroupSchedule } from './groups.js';
+import { stepRegion, type RegionStep } from './region-step.js';
+import { countPods, type RegionState } from './snapshot.js';
+import { buildStatus, type Phase } from './status.js';
+
+/** Controls written by `edctl` as annotations on the ExtendedDeployment. */
+export interface RolloutControls {
+  /** `edctl pause`: hold until resumed. */
+  readonly paused: boolean;
+  /** `edctl abort` for the current rollout revision: hold exactly where it is until Git changes or resume. */
+  readonly aborted: boolean;
+  /** `edctl approve` for the current rollout revision: groups up to this one may start. */
+  readonly approvedThrough: number | undefined;
+  /** `edctl resume` time (ms): restarts the progress deadline of the current group. */
+  readonly resumedAt: number | undefined;
+}
+
+/** Everything the planner reads: one ExtendedDeployment and what the cluster shows of it. */
+export interface RolloutInput {
+  /** The validated ExtendedDeployment (defaults applied). */
+  readonly ed: ExtendedDeployment;
+  /** metadata.generation, for observedGeneration. */
+  readonly generation: number;
+  /** The rollout revision of the render the regions come from. */
+  readonly rolloutRevision: string;
+  /** Regions in declared order, with their targets and observed workloads and pods. */
+  readonly regions: readonly RegionState[];
+  /** The status the agent last wrote. */
+  readonly status: ExtendedDeploymentStatus | undefined;
+  readonly controls: RolloutControls;
+  /** Current time (ms since epoch). */
+  readonly now: number;
+}
+
+/** A Kubernetes Event to record on the ExtendedDeployment. */
+export interface RolloutEvent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** What the agent should do now. */
+export interface RolloutPlan {
+  /** Writes, in order. The status goes first when it records a group start, so intent survives a crash. */
+  readonly actions: readonly RolloutAction[];
+  readonly status: ExtendedDeploymentStatus;
+  readonly events: readonly RolloutEvent[];
+}
+
+/** The progress deadline of a group in ms (syncWaitTimeout 0 means 300 s). */
+export function progressDeadlineMs(ed: ExtendedDeployment): number {
+  return (ed.spec.strategy.syncWaitTimeout || 300) * 1000;
+}
+
+/**
+ * Decides the next step of one ExtendedDeployment's rollout. Pure: the same input gives the same plan, and every
+ * decision is re-derived from the input, so a new leader continues from what the cluster shows.
+ *
+ * A rollout starts when a region has pods at another revision than the rendered one. It proceeds in global groups
+ * (see groups.ts); a group starts only when every region finished the previous one and the gate allows it
+ * (confirmation, pause, abort); a group that does not finish within the progress deadline makes the rollout Degraded
+ * and stops it. Regions that the rollout does not change only converge to their replica count.
+ */
+export function planRollout(input: RolloutInput): RolloutPlan {
+  const { ed, regions, now, controls } = input;
+  const strategy = ed.spec.strategy;
+  const minReady = strategy.minReadySeconds;
+  const prev = input.status ?? {};
+  const unsynced = regions.find((r) => !r.workload || r.workload.templateRevision !== r.targetRevision);
+  const counts = new Map(regions.map((r) => [r.name, countPods(r, minReady, now)]));
+
+  const sameRollout = prev.revision === input.rolloutRevision && prev.rolloutRegions !== undefined;
+  const rolloutRegions = sameRollout ? (prev.rolloutRegions ?? []) : regions.filter((r) => (counts.get(r.name)?.old ?? 0) > 0).map((r) => r.name);
+  const schedule = scheduleGroups(
+    strategy,
+    regions.map((r) => ({ name: r.name, replicas: r.desired, changes: rolloutRegions.includes(r.name) })),
+  );
+  const base = { input, schedule, rolloutRegions, counts };
+
+  if (unsynced) {
+    const message = !unsynced.workload
+      ? `waiting for workload of region ${unsynced.name} to be created by the sync`
+      : `waiting for the sync: workload ${unsynced.workload.name} is not at revision ${unsynced.targetRevision}`;
+    return finish(base, { phase: 'Progressing', group: prev.currentGroup ?? 0, groupStart: prev.lastGroupStartTime, reason: 'WaitingForSync', message }, []);
+  }
+
+  const inferred = inferGroup(input, schedule);
+  let group = schedule.totalGroups === 0 ? 0 : Math.max(sameRollout ? (prev.currentGroup ?? 1) : 1, inferred, 1);
+  let groupStart = sameRollout && prev.lastGroupStartTime !== undefined ? Date.parse(prev.lastGroupStartTime) : now;
+  if (group !== (prev.currentGroup ?? 0) && sameRollout && group > (prev.currentGroup ?? 0)) groupStart = now;
+  let steps = stepAll(input, schedule, group);
+  const groupDone = [...steps.values()].every((s) => s.done);
+  const idleActions = (s: Map<string, RegionStep>) => regions.filter((r) => !rolloutRegions.includes(r.name)).flatMap((r) => s.get(r.name)?.actions ?? []);
+
+  if (schedule.totalGroups === 0 || (groupDone && group >= schedule.totalGroups)) {
+    const allDone = [...steps.values()].every((s) => s.done);
+    const actions = [...steps.values()].flatMap((s) => s.actions);
+    return finish(
+      base,
+      allDone
+        ? { phase: 'Healthy', group: schedule.totalGroups, groupStart: undefined, reason: 'RolloutComplete', message: 'every region runs its rendered revision' }
+        : { phase: 'Progressing', group, groupStart: undefined, reason: 'Scaling', message: 'regions are converging to their replica counts' },
+      actions,
+    );
+  }
+  if (controls.aborted) {
+    return finish(base, { phase: 'Paused', group, groupStart: iso(groupStart), reason: 'Aborted', message: `rollout aborted in group ${group}; it holds until Git changes or it is resumed` }, idleActions(steps));
+  }
+  if (strategy.pause || controls.paused) {
+    const by = strategy.pause ? 'strategy.pause' : 'edctl pause';
+    return finish(base, { phase: 'Paused', group, groupStart: iso(groupStart), reason: 'Paused', message: `paused by ${by} in group ${group}` }, idleActions(steps));
+  }
+  if (groupDone) {
+    const next = group + 1;
+    const needsConfirm = strategy.needWaitingForConfirm && (!strategy.needFirstConfirm || group === 1);
+    const approval = strategy.approval;
+    const approved =
+      (controls.approvedThrough ?? 0) >= next || (approval !== undefined && approval.revision === input.rolloutRevision && approval.throughGroup >= next);
+    if (needsConfirm && !approved) {
+      return finish(
+        base,
+        { phase: 'WaitingForConfirmation', group, groupStart: iso(groupStart), reason: 'WaitingForConfirmation', message: `group ${group} is done; group ${next} waits for approval` },
+        idleActions(steps),
+      );
+    }
+    group = next;
+    groupStart = now;
+    steps = stepAll(input, schedule, group);
+  } else {
+    const deadlineFrom = Math.max(groupStart, controls.resumedAt ?? 0);
+    if (now - deadlineFrom > progressDeadlineMs(ed)) {
+      return finish(
+        base,
+        { phase: 'Degraded', group, groupStart: iso(groupStart), reason: 'ProgressDeadlineExceeded', message: `group ${group} did not finish within ${progressDeadlineMs(ed) / 1000}s; the rollout stopped` },
+        idleActions(steps),
+      );
+    }
+  }
+  const blocked = [...steps.values()].find((s) => s.blocked)?.blocked;
+  return finish(
+    base,
+    { phase: 'Progressing', group, groupStart: iso(groupStart), reason: 'GroupProgressing', message: blocked ?? `group ${group} of ${schedule.totalGroups} in progress` },
+    [...steps.values()].flatMap((s) => s.actions),
+  );
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** Steps every region toward group `group` (regions outside the rollout toward their full count). */
+function stepAll(input: RolloutInput, schedule: GroupSchedule, group: number): Map<string, RegionStep> {
+  const strategy = input.ed.spec.strategy;
+  return new Map(
+    input.regions.map((region, i) => {
+      const scheduled = schedule.regions[i];
+      const wantNew = scheduled && scheduled.groups > 0 ? targetAtGroup(strategy, scheduled, group) : region.desired;
+      return [region.name, stepRegion(region, wantNew, regionBudgets(strategy, region.desired), strategy.minReadySeconds, input.now)];
+    }),
+  );
+}
+
+/**
+ * The group the pods show: the first group whose targets no region has exceeded. A leader that died after scaling
+ * but before writing status resumes in the group it had started.
+ */
+function inferGroup(input: RolloutInput, schedule: GroupSchedule): number {
+  const strategy = input.ed.spec.strategy;
+  for (let group = 1; group <= schedule.totalGroups; group++) {
+    const fits = input.regions.every((region, i) => {
+      const scheduled = schedule.regions[i];
+      if (!scheduled || scheduled.groups === 0) return true;
+      return countPods(region, strategy.minReadySeconds, input.now).updated <= targetAtGroup(strategy, scheduled, group);
+    });
+    if (fits) return group;
+  }
+  return schedule.totalGroups;
+}
+
+interface Outcome {
+  readonly phase: Phase;
+  readonly group: number;
+  readonly groupStart: string | undefined;
+  readonly reason: string;
+  readonly message: string;
+}
+
+function finish(
+  base: { input: RolloutInput; schedule: GroupSchedule; rolloutRegions: readonly string[]; counts: Map<string, ReturnType<typeof countPods>> },
+  outcome: Outcome,
+  actions: readonly RolloutAction[],
+): RolloutPlan {
+  const { status, events } = buildStatus({
+    ed: base.input.ed,
+    generation: base.input.generation,
+    rolloutRevision: base.input.rolloutRevision,
+    regions: base.input.regions,
+    counts: base.counts,
+    previous: base.input.status,
+    rolloutRegions: base.rolloutRegions,
+    totalGroups: base.schedule.totalGroups,
+    now: base.input.now,
+    ...outcome,
+  });
+  return { actions, status, events };
+}

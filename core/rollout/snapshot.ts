@@ -1,0 +1,76 @@
+/** A pod as the planner sees it. */
+export interface PodState {
+  readonly name: string;
+  readonly uid: string;
+  /** The pod's revision label; undefined for a pod the renderer never labelled. */
+  readonly revision: string | undefined;
+  /** Bound to a node. */
+  readonly assigned: boolean;
+  /** Phase Running. */
+  readonly running: boolean;
+  /** Condition Ready is True. */
+  readonly ready: boolean;
+  /** When Ready last became True (ms since epoch). */
+  readonly readySince: number | undefined;
+  /** Has a deletionTimestamp. */
+  readonly terminating: boolean;
+  /** Whether the agent marked the pod to be removed first (pod-deletion-cost). */
+  readonly markedOld: boolean;
+}
+
+/** A region's workload as observed. */
+export interface WorkloadState {
+  readonly name: string;
+  /** Revision label of the workload's pod template: what new pods will run. */
+  readonly templateRevision: string | undefined;
+  /** spec.replicas (Kubernetes' default 1 when unset). */
+  readonly replicas: number;
+}
+
+/** One region as observed. */
+export interface RegionState {
+  readonly name: string;
+  /** The region's rendered revision: where its pods are headed. */
+  readonly targetRevision: string;
+  /** Replicas the region should run. */
+  readonly desired: number;
+  /** Undefined until Git has created the workload. */
+  readonly workload: WorkloadState | undefined;
+  readonly pods: readonly PodState[];
+}
+
+/** Whether a pod counts as available: Ready for minReadySeconds and not terminating. */
+export function isAvailable(pod: PodState, minReadySeconds: number, now: number): boolean {
+  return pod.ready && !pod.terminating && pod.readySince !== undefined && pod.readySince + minReadySeconds * 1000 <= now;
+}
+
+/** Counts of one region's pods. */
+export interface RegionCounts {
+  readonly current: number;
+  readonly updated: number;
+  readonly old: number;
+  readonly ready: number;
+  readonly available: number;
+  readonly updatedAvailable: number;
+  readonly oldAvailable: number;
+  readonly terminating: number;
+}
+
+/** Counts a region's pods: active ones by revision and availability, and those terminating. */
+export function countPods(region: RegionState, minReadySeconds: number, now: number): RegionCounts {
+  const active = region.pods.filter((p) => !p.terminating);
+  const updated = active.filter((p) => p.revision === region.targetRevision);
+  const available = (pods: readonly PodState[]) => pods.filter((p) => isAvailable(p, minReadySeconds, now)).length;
+  const updatedAvailable = available(updated);
+  const all = available(active);
+  return {
+    current: active.length,
+    updated: updated.length,
+    old: active.length - updated.length,
+    ready: active.filter((p) => p.ready).length,
+    available: all,
+    updatedAvailable,
+    oldAvailable: all - updatedAvailable,
+    terminating: region.pods.length - active.length,
+  };
+}

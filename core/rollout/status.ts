@@ -1,0 +1,130 @@
+import type { ExtendedDeployment, ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import { selectorString } from '../selector.js';
+import type { RolloutEvent } from './planner.js';
+import type { RegionCounts, RegionState } from './snapshot.js';
+
+/** Rollout phases, as `kubectl get ed` shows them. */
+export type Phase = NonNullable<ExtendedDeploymentStatus['phase']>;
+
+type Condition = NonNullable<ExtendedDeploymentStatus['conditions']>[number];
+
+/** What the status is built from. */
+export interface StatusInput {
+  readonly ed: ExtendedDeployment;
+  readonly generation: number;
+  readonly rolloutRevision: string;
+  readonly regions: readonly RegionState[];
+  readonly counts: ReadonlyMap<string, RegionCounts>;
+  readonly previous: ExtendedDeploymentStatus | undefined;
+  readonly rolloutRegions: readonly string[];
+  readonly totalGroups: number;
+  readonly phase: Phase;
+  readonly group: number;
+  readonly groupStart: string | undefined;
+  readonly reason: string;
+  readonly message: string;
+  readonly now: number;
+}
+
+/** `[Normal]amd: 6/6; arm: 2/4`: pods over desired per region, sorted by name, like the upstream operator. */
+export function overview(regions: readonly { name: string; current: number; desired: number }[], prefix = 'Normal'): string {
+  const parts = [...regions].sort((a, b) => (a.name < b.name ? -1 : 1)).map((r) => `${r.name}: ${r.current}/${r.desired}`);
+  return `[${prefix}]${parts.join('; ')}`;
+}
+
+/** Keeps a condition's lastTransitionTime when its status did not change. */
+function condition(previous: readonly Condition[] | undefined, next: Omit<Condition, 'lastTransitionTime'>, now: number): Condition {
+  const old = previous?.find((c) => c.type === next.type);
+  const lastTransitionTime = old && old.status === next.status && old.lastTransitionTime ? old.lastTransitionTime : new Date(now).toISOString();
+  return { ...next, lastTransitionTime };
+}
+
+/**
+ * Builds the status the agent writes and the Events of every transition since the previous status: rollout and
+ * group starts and finishes, gates, pause and resume, deadline, completion.
+ */
+export function buildStatus(input: StatusInput): { status: ExtendedDeploymentStatus; events: RolloutEvent[] } {
+  const { ed, previous, now } = input;
+  const regions = input.regions.map((r) => {
+    const c = input.counts.get(r.name);
+    return {
+      name: r.name,
+      desired: r.desired,
+      current: c?.current ?? 0,
+      updated: c?.updated ?? 0,
+      ready: c?.ready ?? 0,
+      available: c?.available ?? 0,
+      revision: r.targetRevision,
+    };
+  });
+  const progressing = input.phase === 'Progressing' || input.phase === 'WaitingForConfirmation' || input.phase === 'Paused';
+  const totalAvailable = regions.reduce((s, r) => s + r.available, 0);
+  const totalDesired = regions.reduce((s, r) => s + r.desired, 0);
+  const conditions: Condition[] = [
+    condition(previous?.conditions, { type: 'Progressing', status: progressing ? 'True' : 'False', reason: input.reason, message: input.message, observedGeneration: input.generation }, now),
+    condition(
+      previous?.conditions,
+      {
+        type: 'Available',
+        status: totalAvailable >= totalDesired ? 'True' : 'False',
+        reason: totalAvailable >= totalDesired ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable',
+        message: `${totalAvailable} of ${totalDesired} pods available`,
+        observedGeneration: input.generation,
+      },
+      now,
+    ),
+  ];
+  const status: ExtendedDeploymentStatus = {
+    observedGeneration: input.generation,
+    phase: input.phase,
+    replicas: regions.reduce((s, r) => s + r.current, 0),
+    labelSelector: selectorString(ed.spec.selector),
+    revision: input.rolloutRevision,
+    rolloutRegions: [...input.rolloutRegions],
+    currentGroup: input.group,
+    totalGroups: input.totalGroups,
+    groups: `${input.group}/${input.totalGroups}`,
+    overview: overview(regions),
+    ...(input.groupStart !== undefined && { lastGroupStartTime: input.groupStart }),
+    regions,
+    conditions,
+  };
+  return { status, events: transitions(previous, status, input) };
+}
+
+function transitions(previous: ExtendedDeploymentStatus | undefined, next: ExtendedDeploymentStatus, input: StatusInput): RolloutEvent[] {
+  const events: RolloutEvent[] = [];
+  const sameRollout = previous?.revision === next.revision;
+  const prevGroup = sameRollout ? (previous?.currentGroup ?? 0) : 0;
+  const prevPhase = sameRollout ? previous?.phase : undefined;
+  const group = next.currentGroup ?? 0;
+  if (!sameRollout && input.totalGroups > 0) {
+    events.push({ type: 'Normal', reason: 'RolloutStarted', message: `rollout ${input.rolloutRevision} started: ${input.totalGroups} groups over ${input.rolloutRegions.join(', ')}` });
+  }
+  if (group > prevGroup && input.totalGroups > 0) {
+    for (let g = Math.max(prevGroup, 1); g < Math.min(group, input.totalGroups); g++) events.push({ type: 'Normal', reason: 'GroupCompleted', message: `group ${g} of ${input.totalGroups} completed` });
+    if (next.phase !== 'Healthy') events.push({ type: 'Normal', reason: 'GroupStarted', message: `group ${group} of ${input.totalGroups} started` });
+  }
+  if (next.phase === prevPhase) return events;
+  switch (next.phase) {
+    case 'WaitingForConfirmation':
+      events.push({ type: 'Normal', reason: 'WaitingForConfirmation', message: input.message });
+      break;
+    case 'Paused':
+      events.push({ type: 'Normal', reason: input.reason, message: input.message });
+      break;
+    case 'Degraded':
+      events.push({ type: 'Warning', reason: 'ProgressDeadlineExceeded', message: input.message });
+      break;
+    case 'Healthy':
+      if (input.totalGroups > 0 && prevPhase !== undefined) {
+        events.push({ type: 'Normal', reason: 'GroupCompleted', message: `group ${input.totalGroups} of ${input.totalGroups} completed` });
+        events.push({ type: 'Normal', reason: 'RolloutCompleted', message: `rollout ${input.rolloutRevision} completed` });
+      }
+      break;
+    case 'Progressing':
+      if (prevPhase === 'Paused' || prevPhase === 'Degraded') events.push({ type: 'Normal', reason: 'Resumed', message: `rollout resumed in group ${group}` });
+      break;
+  }
+  return events;
+}
