@@ -38,12 +38,42 @@ describe('edctl plan', () => {
     for (const r of ed?.regions ?? []) expect(r.revision).toMatch(/^[0-9a-f]{10}$/);
   });
 
-  it('prints a table for people', async () => {
+  it('prints a table for people, with the groups of the rollout', async () => {
     expect(await run(['plan', '-f', 'examples/upstream-sample'])).toBe(0);
     const lines = out.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^ExtendedDeployment extendeddeployment-sample: 2 replicas, rollout revision [0-9a-f]{10}$/);
-    expect(lines[1]).toBe('REGION   REPLICAS  REVISION');
-    expect(lines[2]).toMatch(/^region1  1         [0-9a-f]{10}$/);
+    expect(lines[0]).toMatch(/^ExtendedDeployment extendeddeployment-sample: 2 replicas, rollout revision [0-9a-f]{10}, 1 group$/);
+    expect(lines[1]).toBe('REGION   CHANGE   REPLICAS  REVISION');
+    expect(lines[2]).toMatch(/^region1  rollout  1         previous -> [0-9a-f]{10}$/);
+    expect(lines.slice(4)).toEqual(['new pods per region after each group:', '  group 1: region1 1/1, region2 1/1']);
+  });
+
+  it('adds the groups to the JSON shape', async () => {
+    expect(await run(['plan', '-f', 'dist/multi-arch-web.k8s.yaml', 'dist/regions.k8s.yaml', '-o', 'json'])).toBe(0);
+    const [ed] = (JSON.parse(out) as { extendedDeployments: { name: string; groups: { group: number; regions: { name: string; updated: number }[] }[] }[] }).extendedDeployments;
+    expect(ed?.name).toBe('web');
+    expect(ed?.groups.map((g) => g.regions.map((r) => `${r.name}=${r.updated}`).join(' '))).toEqual(['amd64=2 arm64=1', 'amd64=4 arm64=2']);
+  });
+
+  it('--from files: only what changed rolls, and markdown carries a table and a mermaid gantt', async () => {
+    const changed = fixture({ 'regions.yaml': regions, 'sample.yaml': sample.replace('          image: alpine\n', '          image: alpine:3.20\n') });
+    expect(await run(['plan', '-f', changed, '--from', 'examples/upstream-sample', '-o', 'markdown'])).toBe(0);
+    expect(out).toContain('| region1 | none | 1 | `');
+    expect(out).toMatch(/\| region2 \| rollout \| 1 \| `[0-9a-f]{10} -> [0-9a-f]{10}` \|/);
+    expect(out).toContain('```mermaid\ngantt\n');
+    expect(out).toContain('  section region2\n  group 1 (1/1) : 0, 1\n```');
+    expect(out).not.toContain('section region1');
+  });
+
+  it('--from a git revision reads the files as they were there', async () => {
+    expect(await run(['plan', '-f', 'examples/upstream-sample', '--from', 'HEAD', '-o', 'json'])).toBe(0);
+    const [ed] = (JSON.parse(out) as { extendedDeployments: { regions: { change: string }[]; groups: unknown[] }[] }).extendedDeployments;
+    expect(ed?.regions.map((r) => r.change)).toEqual(['none', 'none']);
+    expect(ed?.groups).toEqual([]);
+  });
+
+  it('--from something that is neither files nor a revision is a one-line error', async () => {
+    expect(await run(['plan', '-f', 'examples/upstream-sample', '--from', 'no-such-ref'])).toBe(1);
+    expect(err).toBe('error: --from no-such-ref: not a file, and not a git revision of this repository\n');
   });
 
   it('rejects an unknown output format as wrong usage', async () => {

@@ -1,10 +1,26 @@
 import type { RenderedExtendedDeployment } from './render.js';
+import { simulateRollout } from './rollout/simulate.js';
 
-/** One region of a plan: where it is headed. */
+/** What a change does to a region. */
+export type RegionChange = 'rollout' | 'scale' | 'none' | 'new';
+
+/** One region of a plan: where it is headed and what gets it there. */
 export interface RegionPlan {
   readonly name: string;
   readonly replicas: number;
   readonly revision: string;
+  /** rollout: its pods change revision; scale: only the count changes; none: nothing; new: the region is added. */
+  readonly change: RegionChange;
+  /** The revision its pods run before the change (absent for a new region). */
+  readonly fromRevision?: string;
+  /** Its replicas before the change (absent for a new region). */
+  readonly fromReplicas?: number;
+}
+
+/** New-revision pods per region once a group is done. */
+export interface GroupPlan {
+  readonly group: number;
+  readonly regions: readonly { readonly name: string; readonly updated: number; readonly old: number }[];
 }
 
 /** The plan of one ExtendedDeployment. */
@@ -14,6 +30,10 @@ export interface ExtendedDeploymentPlan {
   readonly replicas: number;
   readonly rolloutRevision: string;
   readonly regions: readonly RegionPlan[];
+  /** The groups of the rollout the change causes, when every pod becomes ready in time; empty when nothing rolls. */
+  readonly groups: readonly GroupPlan[];
+  /** Gates the rollout stops at for approval (the group each approval lets start). */
+  readonly approvals: readonly number[];
 }
 
 /**
@@ -24,15 +44,43 @@ export interface Plan {
   readonly extendedDeployments: readonly ExtendedDeploymentPlan[];
 }
 
-/** The target of every rendered ExtendedDeployment: per region, its replicas and revision. */
-export function planOf(rendered: readonly RenderedExtendedDeployment[]): Plan {
+const UNKNOWN_REVISION = 'previous';
+
+/**
+ * The plan of every rendered ExtendedDeployment. Against `before` (the same objects rendered from the base of a
+ * change), only what differs rolls; without it, every region rolls from an earlier revision, which shows the
+ * groups a full rollout takes. Groups come from the planner itself, run against a simulated cluster, so the
+ * rollout shown is the rollout the agent performs.
+ */
+export function planOf(rendered: readonly RenderedExtendedDeployment[], before?: readonly RenderedExtendedDeployment[]): Plan {
   return {
-    extendedDeployments: rendered.map((ed) => ({
-      namespace: ed.ref.namespace ?? '',
-      name: ed.ref.name ?? '',
-      replicas: ed.replicas,
-      rolloutRevision: ed.rolloutRevision,
-      regions: ed.regions.map((r) => ({ name: r.name, replicas: r.replicas, revision: r.revision })),
-    })),
+    extendedDeployments: rendered.map((ed) => {
+      const base = before?.find((b) => b.ref.namespace === ed.ref.namespace && b.ref.name === ed.ref.name);
+      const regions = ed.regions.map((r): RegionPlan => {
+        const old = before === undefined ? { revision: UNKNOWN_REVISION, replicas: r.replicas } : base?.regions.find((b) => b.name === r.name);
+        if (!old) return { name: r.name, replicas: r.replicas, revision: r.revision, change: 'new' };
+        const change: RegionChange = old.revision !== r.revision ? 'rollout' : old.replicas !== r.replicas ? 'scale' : 'none';
+        return { name: r.name, replicas: r.replicas, revision: r.revision, change, fromRevision: old.revision, fromReplicas: old.replicas };
+      });
+      const simulation = simulateRollout(
+        ed.parsed,
+        ed.rolloutRevision,
+        regions.map((r) => ({
+          name: r.name,
+          desired: r.replicas,
+          targetRevision: r.revision,
+          running: r.fromRevision === undefined ? { [r.revision]: 1 } : { [r.fromRevision]: r.fromReplicas ?? 0 },
+        })),
+      );
+      return {
+        namespace: ed.ref.namespace ?? '',
+        name: ed.ref.name ?? '',
+        replicas: ed.replicas,
+        rolloutRevision: ed.rolloutRevision,
+        regions,
+        groups: simulation.groups,
+        approvals: simulation.approvals,
+      };
+    }),
   };
 }

@@ -1,26 +1,56 @@
+import { existsSync } from 'node:fs';
 import { Option, type Command } from 'commander';
-import { planOf, type Plan } from '../../core/plan.js';
-import { json, table, type OutputFormat } from '../output.js';
+import { planOf, type ExtendedDeploymentPlan, type Plan } from '../../core/plan.js';
+import { pathsAtRef } from '../git-files.js';
+import { json, table } from '../output.js';
 import { renderFiles } from '../render-files.js';
+import { UserError } from '../user-error.js';
 
-/** `edctl plan`: where each region of each ExtendedDeployment is headed. */
+type PlanFormat = 'text' | 'json' | 'markdown';
+
+/** `edctl plan`: where each region is headed and the groups that get it there. */
 export function registerPlan(program: Command): void {
   program
     .command('plan')
-    .description('Show, per ExtendedDeployment, each region\'s target replicas and revision')
+    .description("Show, per ExtendedDeployment, each region's target replicas and revision and the groups of the rollout")
     .requiredOption('-f, --filename <paths...>', 'files or folders of YAML specs')
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .option('--from <ref-or-paths...>', 'the state before the change: a git revision (e.g. origin/main) or files; default: every region rolls')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
     .addHelpText(
       'after',
       `
 Examples:
   edctl plan -f examples/upstream-sample
-  edctl plan -f specs/ --output json | jq '.extendedDeployments[].regions'`,
+  edctl plan -f specs/ --from origin/main --output markdown > plan.md
+  edctl plan -f specs/ --output json | jq '.extendedDeployments[].groups'`,
     )
-    .action((options: { filename: string[]; output: OutputFormat }) => {
-      const plan = planOf(renderFiles(options.filename).rendered.extendedDeployments);
-      process.stdout.write(options.output === 'json' ? json(plan) : planText(plan));
+    .action((options: { filename: string[]; from?: string[]; output: PlanFormat }) => {
+      const after = renderFiles(options.filename).rendered.extendedDeployments;
+      const before = options.from === undefined ? undefined : renderBefore(options.from, options.filename);
+      const plan = planOf(after, before);
+      const print = { text: planText, json, markdown: planMarkdown }[options.output];
+      process.stdout.write(print(plan));
     });
+}
+
+function renderBefore(from: readonly string[], paths: readonly string[]) {
+  const files = from.every((p) => existsSync(p)) ? from : from.length === 1 ? pathsAtRef(from[0] ?? '', paths) : undefined;
+  if (!files) throw new UserError([`--from ${from.join(' ')}: give one git revision, or files that exist`]);
+  try {
+    return renderFiles(files).rendered.extendedDeployments;
+  } catch (error) {
+    if (error instanceof UserError) throw new UserError(error.lines.map((l) => `in --from ${from.join(' ')}: ${l}`));
+    throw error;
+  }
+}
+
+const qualified = (ed: ExtendedDeploymentPlan) => (ed.namespace ? `${ed.namespace}/${ed.name}` : ed.name);
+const arrow = (from: string | number | undefined, to: string | number) => (from === undefined || from === to ? String(to) : `${from} -> ${to}`);
+
+function summary(ed: ExtendedDeploymentPlan): string {
+  if (ed.groups.length === 0) return 'no rollout';
+  const gates = ed.approvals.length > 0 ? `, approval before group ${ed.approvals.join(', ')}` : '';
+  return `${ed.groups.length} ${ed.groups.length === 1 ? 'group' : 'groups'}${gates}`;
 }
 
 /** The plan for people: one block per ExtendedDeployment. */
@@ -28,9 +58,49 @@ export function planText(plan: Plan): string {
   if (plan.extendedDeployments.length === 0) return 'No ExtendedDeployments.\n';
   return plan.extendedDeployments
     .map((ed) => {
-      const name = ed.namespace ? `${ed.namespace}/${ed.name}` : ed.name;
-      const rows = ed.regions.map((r) => [r.name, r.replicas, r.revision]);
-      return `ExtendedDeployment ${name}: ${ed.replicas} replicas, rollout revision ${ed.rolloutRevision}\n${table(['REGION', 'REPLICAS', 'REVISION'], rows)}\n`;
+      const rows = ed.regions.map((r) => [r.name, r.change, arrow(r.fromReplicas, r.replicas), arrow(r.fromRevision, r.revision)]);
+      const groups = ed.groups.map((g) => `  group ${g.group}: ${g.regions.map((r) => `${r.name} ${r.updated}/${r.updated + r.old}`).join(', ')}`);
+      return [
+        `ExtendedDeployment ${qualified(ed)}: ${ed.replicas} replicas, rollout revision ${ed.rolloutRevision}, ${summary(ed)}`,
+        table(['REGION', 'CHANGE', 'REPLICAS', 'REVISION'], rows),
+        ...(groups.length > 0 ? ['new pods per region after each group:', ...groups] : []),
+        '',
+      ].join('\n');
+    })
+    .join('\n');
+}
+
+/** The plan as a pull-request comment: a table and a mermaid gantt chart of the groups per ExtendedDeployment. */
+export function planMarkdown(plan: Plan): string {
+  if (plan.extendedDeployments.length === 0) return 'No ExtendedDeployments.\n';
+  return plan.extendedDeployments
+    .map((ed) => {
+      const lines = [
+        `### ExtendedDeployment \`${qualified(ed)}\``,
+        '',
+        `Rollout \`${ed.rolloutRevision}\`: ${ed.replicas} replicas, ${summary(ed)}.`,
+        '',
+        '| Region | Change | Replicas | Revision |',
+        '|---|---|---|---|',
+        ...ed.regions.map((r) => `| ${r.name} | ${r.change} | ${arrow(r.fromReplicas, r.replicas)} | \`${arrow(r.fromRevision, r.revision)}\` |`),
+      ];
+      if (ed.groups.length > 0) {
+        lines.push('', '```mermaid', 'gantt', `  title ${qualified(ed)}: new pods per region after each group`, '  dateFormat X', '  axisFormat %s');
+        for (const region of ed.regions.filter((r) => r.change === 'rollout' || r.change === 'new')) {
+          const moves = ed.groups.filter((g, i) => g.regions.find((r) => r.name === region.name)?.updated !== ed.groups[i - 1]?.regions.find((r) => r.name === region.name)?.updated);
+          if (moves.length === 0) continue;
+          lines.push(`  section ${region.name}`);
+          for (const g of moves) {
+            const r = g.regions.find((x) => x.name === region.name);
+            lines.push(`  group ${g.group} (${r?.updated ?? 0}/${(r?.updated ?? 0) + (r?.old ?? 0)}) : ${g.group - 1}, ${g.group}`);
+          }
+        }
+        lines.push('```');
+      }
+      if (ed.approvals.length > 0) {
+        lines.push('', `To approve from Git, set \`strategy.approval: {revision: ${ed.rolloutRevision}, throughGroup: N}\`; or run \`edctl approve ${ed.name}\`.`);
+      }
+      return `${lines.join('\n')}\n`;
     })
     .join('\n');
 }
