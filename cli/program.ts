@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerCrds } from './commands/crds.js';
+import { registerDocs } from './commands/docs.js';
 import { registerPlan } from './commands/plan.js';
 import { registerRender } from './commands/render.js';
 import { registerValidate } from './commands/validate.js';
@@ -23,5 +24,6 @@ Exit codes:
   registerValidate(program);
   registerPlan(program);
   registerCrds(program);
+  registerDocs(program);
   return program;
 }

@@ -92,3 +92,11 @@ describe('generated CRDs', () => {
     expect(JSON.stringify(replicas['x-kubernetes-validations'])).toContain("self.matches('^(100|[1-9]?[0-9])%$')");
   });
 });
+
+describe('immutable fields', () => {
+  it.each(['selector', 'subsetType'])('spec.%s carries a transition rule', (field) => {
+    const spec = (version('ExtendedDeployment').schema.openAPIV3Schema['properties'] as Record<string, Schema>)['spec'] as Schema;
+    const node = (spec['properties'] as Record<string, Schema>)[field] as Schema;
+    expect(node['x-kubernetes-validations']).toEqual([{ rule: 'self == oldSelf', message: `spec.${field} is immutable` }]);
+  });
+});

@@ -215,12 +215,15 @@ export const extendedDeploymentSpec = z
     replicas: nonNegativeInt
       .optional()
       .describe('Total replicas over all regions. Omitted: the sum of the regions\' integer replicas (percentages then need it).'),
-    selector: labelSelector.describe("Selects the application's pods; must match the template's labels. Immutable."),
+    selector: labelSelector
+      .meta({ 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec.selector is immutable' }] })
+      .describe("Selects the application's pods; must match the template's labels. Immutable."),
     template: podTemplate,
     historyLimit: nonNegativeInt.default(5).describe('Old revisions kept for rollback.'),
     subsetType: z
       .enum(subsetTypes)
       .default('ReplicaSet')
+      .meta({ 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec.subsetType is immutable' }] })
       .describe('Regional workload kind: ReplicaSet (default), Deployment (compat mode), or InplaceSet (upstream: a ReplicaSet with in-place updates on). Immutable.'),
     regions: z
       .array(regionPlacement)

@@ -1,0 +1,21 @@
+import type { Command } from 'commander';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fieldReference } from '../../core/reference.js';
+
+/** `edctl docs`: the field reference generated from the schemas. */
+export function registerDocs(program: Command): void {
+  program
+    .command('docs')
+    .description('Print or write the field reference of DeployRegion and ExtendedDeployment')
+    .option('-o, --output <file>', 'write to this file (default: print to stdout)')
+    .addHelpText('after', '\nExamples:\n  edctl docs -o docs/reference.md')
+    .action((options: { output?: string }) => {
+      if (options.output === undefined) {
+        process.stdout.write(fieldReference());
+        return;
+      }
+      mkdirSync(dirname(options.output), { recursive: true });
+      writeFileSync(options.output, fieldReference());
+    });
+}
