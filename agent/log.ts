@@ -1,0 +1,56 @@
+/** Log levels, least to most severe. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** Structured fields of a log line. */
+export type LogFields = Readonly<Record<string, unknown>>;
+
+/** A structured logger: one JSON object per line. */
+export interface Logger {
+  debug(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+  /** A logger that adds `fields` to every line. */
+  with(fields: LogFields): Logger;
+}
+
+const ORDER: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+
+/** Errors as log fields: the message (and API status), never a stack unless asked for at debug level. */
+function plain(value: unknown): unknown {
+  if (value instanceof Error) return value.message;
+  return value;
+}
+
+/**
+ * A logger writing `{"time","level","msg",...fields}` lines to `write` (stdout by default), the format log collectors
+ * (Loki, Cloud Logging, Elastic) parse without configuration.
+ */
+export function jsonLogger(options: { level?: LogLevel; write?: (line: string) => void; fields?: LogFields; now?: () => number } = {}): Logger {
+  const min = ORDER[options.level ?? 'info'];
+  const write = options.write ?? ((line: string) => void process.stdout.write(line));
+  const now = options.now ?? Date.now;
+  const base = options.fields ?? {};
+  const log = (level: LogLevel, msg: string, fields: LogFields = {}) => {
+    if (ORDER[level] < min) return;
+    const entry: Record<string, unknown> = { time: new Date(now()).toISOString(), level, msg };
+    for (const [k, v] of Object.entries({ ...base, ...fields })) if (v !== undefined) entry[k] = plain(v);
+    write(`${JSON.stringify(entry)}\n`);
+  };
+  return {
+    debug: (msg, fields) => log('debug', msg, fields),
+    info: (msg, fields) => log('info', msg, fields),
+    warn: (msg, fields) => log('warn', msg, fields),
+    error: (msg, fields) => log('error', msg, fields),
+    with: (fields) => jsonLogger({ ...options, fields: { ...base, ...fields } }),
+  };
+}
+
+/** A logger that drops everything (tests, library use). */
+export const silentLogger: Logger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  with: () => silentLogger,
+};

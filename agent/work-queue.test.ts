@@ -1,0 +1,229 @@
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from './clock.js';
+import { BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, defaultControllerRateLimiter } from './rate-limiter.js';
+import { WorkQueue } from './work-queue.js';
+
+/** Resolves after every pending promise callback has run (no timers involved). */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function queue(clock = new FakeClock()) {
+  return { clock, q: new WorkQueue({ clock, rateLimiter: defaultControllerRateLimiter(clock) }) };
+}
+
+describe('WorkQueue', () => {
+  it('hands keys out in order and holds a queued key once', async () => {
+    const { q } = queue();
+    q.add('ns/a');
+    q.add('ns/b');
+    q.add('ns/a');
+    expect(q.len()).toBe(2);
+    expect(await q.get()).toBe('ns/a');
+    expect(await q.get()).toBe('ns/b');
+    expect(q.len()).toBe(0);
+  });
+
+  it('never hands one key to two workers: re-added while processing, it comes back after done', async () => {
+    const { q } = queue();
+    q.add('ns/a');
+    const key = await q.get();
+    expect(key).toBe('ns/a');
+    q.add('ns/a');
+    q.add('ns/a');
+    expect(q.len()).toBe(0); // not queued while in flight
+    let second: string | undefined = 'pending';
+    void q.get().then((k) => (second = k));
+    await settle();
+    expect(second).toBe('pending'); // a second worker waits instead of getting ns/a
+    q.done('ns/a');
+    await settle();
+    expect(second).toBe('ns/a'); // processed again, exactly once
+    expect(q.len()).toBe(0);
+  });
+
+  it('does not queue a key again on done when nobody added it meanwhile', async () => {
+    const { q } = queue();
+    q.add('ns/a');
+    await q.get();
+    q.done('ns/a');
+    expect(q.len()).toBe(0);
+  });
+
+  it('wakes one waiting worker per added key', async () => {
+    const { q } = queue();
+    const got: (string | undefined)[] = [];
+    void q.get().then((k) => got.push(k));
+    void q.get().then((k) => got.push(k));
+    await settle();
+    expect(got).toEqual([]);
+    q.add('ns/a');
+    await settle();
+    expect(got).toEqual(['ns/a']);
+    q.add('ns/b');
+    await settle();
+    expect(got).toEqual(['ns/a', 'ns/b']);
+  });
+
+  it('addAfter queues the key when its time comes, keeping the earlier of two delays', () => {
+    const { q, clock } = queue();
+    q.addAfter('ns/a', 1000);
+    q.addAfter('ns/a', 5000); // later: ignored
+    q.addAfter('ns/b', 5000);
+    q.addAfter('ns/b', 2000); // earlier: replaces
+    expect(q.delayed()).toBe(2);
+    clock.advance(999);
+    expect(q.len()).toBe(0);
+    clock.advance(1);
+    expect(q.len()).toBe(1);
+    clock.advance(1000);
+    expect(q.len()).toBe(2);
+    clock.advance(10_000);
+    expect(q.len()).toBe(2); // the replaced timer of ns/b never fires
+    expect(q.delayed()).toBe(0);
+  });
+
+  it('addAfter with no delay adds at once', () => {
+    const { q } = queue();
+    q.addAfter('ns/a', 0);
+    expect(q.len()).toBe(1);
+  });
+
+  it('backs off per key on failure (5 ms doubling) and forgets on success', async () => {
+    const { q, clock } = queue();
+    const delays: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      q.addRateLimited('ns/a');
+      const before = clock.now();
+      // Find the moment the key becomes queued, 1 ms at a time (deterministic: the fake clock only moves here).
+      while (q.len() === 0) clock.advance(1);
+      delays.push(clock.now() - before);
+      expect(await q.get()).toBe('ns/a');
+      q.done('ns/a');
+    }
+    expect(delays).toEqual([5, 10, 20, 40, 80]);
+    expect(q.numRequeues('ns/a')).toBe(5);
+    q.forget('ns/a');
+    expect(q.numRequeues('ns/a')).toBe(0);
+    q.addRateLimited('ns/a');
+    clock.advance(4);
+    expect(q.len()).toBe(0);
+    clock.advance(1);
+    expect(q.len()).toBe(1);
+  });
+
+  it('keeps backoffs of different keys apart', () => {
+    const { q, clock } = queue();
+    for (let i = 0; i < 3; i++) q.addRateLimited('ns/a'); // ns/a waits 5 ms (the earliest of 5, 10, 20)
+    q.addRateLimited('ns/b');
+    expect(q.numRequeues('ns/a')).toBe(3);
+    expect(q.numRequeues('ns/b')).toBe(1);
+    clock.advance(5);
+    expect(q.len()).toBe(2);
+  });
+
+  it('after shutDown ignores adds, hands out what is left, then reports the end', async () => {
+    const { q, clock } = queue();
+    q.add('ns/a');
+    q.addAfter('ns/late', 100);
+    q.shutDown();
+    q.add('ns/b');
+    q.addRateLimited('ns/c');
+    clock.advance(1000);
+    expect(q.shuttingDown()).toBe(true);
+    expect(await q.get()).toBe('ns/a');
+    expect(await q.get()).toBeUndefined();
+    expect(clock.pending()).toBe(0); // delayed keys were dropped with their timers
+  });
+
+  it('releases workers blocked in get on shutDown', async () => {
+    const { q } = queue();
+    const got: (string | undefined)[] = [];
+    void q.get().then((k) => got.push(k));
+    void q.get().then((k) => got.push(k));
+    await settle();
+    q.shutDown();
+    await settle();
+    expect(got).toEqual([undefined, undefined]);
+  });
+
+  it('shutDownWithDrain resolves only after the keys in flight and the queued ones are done', async () => {
+    const { q } = queue();
+    q.add('ns/a');
+    q.add('ns/b');
+    const a = await q.get();
+    q.add('ns/a'); // dirty while in flight: processed again after done, even during the drain
+    let drained = false;
+    const drain = q.shutDownWithDrain().then(() => (drained = true));
+    await settle();
+    expect(drained).toBe(false);
+    expect(await q.get()).toBe('ns/b');
+    q.done(a ?? '');
+    await settle();
+    expect(drained).toBe(false); // ns/b in flight, ns/a queued again
+    q.done('ns/b');
+    expect(await q.get()).toBe('ns/a');
+    await settle();
+    expect(drained).toBe(false);
+    q.done('ns/a');
+    await drain;
+    expect(drained).toBe(true);
+    expect(await q.get()).toBeUndefined();
+  });
+
+  it('shutDownWithDrain of an idle queue resolves at once', async () => {
+    const { q } = queue();
+    await q.shutDownWithDrain();
+    expect(q.shuttingDown()).toBe(true);
+  });
+});
+
+describe('ItemExponentialFailureRateLimiter', () => {
+  it('doubles from the base up to the cap', () => {
+    const limiter = new ItemExponentialFailureRateLimiter(5, 1_000_000);
+    const delays = Array.from({ length: 30 }, () => limiter.when('k'));
+    expect(delays.slice(0, 4)).toEqual([5, 10, 20, 40]);
+    expect(delays[17]).toBe(5 * 2 ** 17); // 655 360 ms, still under the cap
+    expect(delays[18]).toBe(1_000_000);
+    expect(delays[29]).toBe(1_000_000);
+    expect(limiter.numRequeues('k')).toBe(30);
+  });
+
+  it('stays finite for very many failures', () => {
+    const limiter = new ItemExponentialFailureRateLimiter(5, 1_000_000);
+    let last = 0;
+    for (let i = 0; i < 2000; i++) last = limiter.when('k');
+    expect(last).toBe(1_000_000);
+  });
+});
+
+describe('BucketRateLimiter', () => {
+  it('lets a burst through, then paces at qps, and refills with time', () => {
+    const clock = new FakeClock();
+    const limiter = new BucketRateLimiter(clock, 10, 3);
+    expect([limiter.when(), limiter.when(), limiter.when()]).toEqual([0, 0, 0]);
+    expect(limiter.when()).toBe(100); // one token is owed: 1/10 s
+    expect(limiter.when()).toBe(200); // two owed
+    clock.advance(1000); // +10 tokens: debt of 2 paid, 3 (the burst) left
+    expect([limiter.when(), limiter.when(), limiter.when()]).toEqual([0, 0, 0]);
+    expect(limiter.when()).toBe(100);
+  });
+
+  it('is shared by all keys', () => {
+    const clock = new FakeClock();
+    const limiter = new BucketRateLimiter(clock, 1, 1);
+    expect(limiter.when()).toBe(0);
+    expect(limiter.when()).toBe(1000);
+  });
+});
+
+describe('MaxOfRateLimiter', () => {
+  it('returns the longest delay and forgets in every limiter', () => {
+    const clock = new FakeClock();
+    const limiter = new MaxOfRateLimiter(new ItemExponentialFailureRateLimiter(5, 1_000_000), new BucketRateLimiter(clock, 1, 2));
+    expect(limiter.when('a')).toBe(5); // bucket: 0
+    expect(limiter.when('b')).toBe(5); // bucket: 0 (second token)
+    expect(limiter.when('a')).toBe(1000); // bucket owes 1 s > 10 ms
+    expect(limiter.numRequeues('a')).toBe(2);
+    limiter.forget('a');
+    expect(limiter.numRequeues('a')).toBe(0);
+  });
+});

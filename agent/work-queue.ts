@@ -1,0 +1,135 @@
+import { realClock, type CancelTimer, type Clock } from './clock.js';
+import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.js';
+
+/**
+ * A rate-limited work queue of keys with client-go's workqueue semantics, which sample-controller relies on:
+ *
+ * - a key waiting in the queue is held once, however often it is added (events collapse into one reconcile);
+ * - a key is handed to one worker at a time: adding it while it is processed marks it dirty, and it is queued again
+ *   when that worker calls `done`, so the newest state is always reconciled after the change;
+ * - `addRateLimited` retries a failed key after the rate limiter's delay; `forget` resets the key's backoff;
+ * - after `shutDown` adds are ignored and `get` returns the keys still queued, then `undefined`;
+ *   `shutDownWithDrain` also waits until every key in flight is done.
+ */
+export class WorkQueue {
+  private readonly queue: string[] = [];
+  private readonly dirty = new Set<string>();
+  private readonly processing = new Set<string>();
+  private readonly waiting = new Map<string, { at: number; cancel: CancelTimer }>();
+  private readonly getters: (() => void)[] = [];
+  private drainers: (() => void)[] = [];
+  private shutting = false;
+  private readonly clock: Clock;
+  private readonly limiter: RateLimiter;
+
+  constructor(options: { clock?: Clock; rateLimiter?: RateLimiter } = {}) {
+    this.clock = options.clock ?? realClock;
+    this.limiter = options.rateLimiter ?? defaultControllerRateLimiter(this.clock);
+  }
+
+  /** Queues `key` unless it is already queued; a key being processed is queued again once it is done. */
+  add(key: string): void {
+    if (this.shutting || this.dirty.has(key)) return;
+    this.dirty.add(key);
+    if (this.processing.has(key)) return;
+    this.queue.push(key);
+    this.getters.shift()?.();
+  }
+
+  /** Queues `key` after `ms`. A key already waiting keeps the earlier of both times. */
+  addAfter(key: string, ms: number): void {
+    if (this.shutting) return;
+    if (ms <= 0) return this.add(key);
+    const at = this.clock.now() + ms;
+    const current = this.waiting.get(key);
+    if (current && current.at <= at) return;
+    current?.cancel();
+    const cancel = this.clock.setTimer(ms, () => {
+      this.waiting.delete(key);
+      this.add(key);
+    });
+    this.waiting.set(key, { at, cancel });
+  }
+
+  /** Queues `key` after its rate-limited delay: call this when processing it failed. */
+  addRateLimited(key: string): void {
+    if (this.shutting) return;
+    this.addAfter(key, this.limiter.when(key));
+  }
+
+  /** Resets the backoff of `key`: call this when processing it succeeded. */
+  forget(key: string): void {
+    this.limiter.forget(key);
+  }
+
+  /** How often `key` was retried since it last succeeded. */
+  numRequeues(key: string): number {
+    return this.limiter.numRequeues(key);
+  }
+
+  /**
+   * The next key to process, waiting until there is one; `undefined` once the queue is shut down and empty. The
+   * caller owns the key until it calls `done(key)`.
+   */
+  async get(): Promise<string | undefined> {
+    while (this.queue.length === 0 && !this.shutting) await new Promise<void>((resolve) => this.getters.push(resolve));
+    const key = this.queue.shift();
+    if (key === undefined) return undefined;
+    this.processing.add(key);
+    this.dirty.delete(key);
+    return key;
+  }
+
+  /** Ends the processing of `key`; if it was added meanwhile, it is queued again. */
+  done(key: string): void {
+    this.processing.delete(key);
+    if (this.dirty.has(key)) {
+      this.queue.push(key);
+      this.getters.shift()?.();
+    }
+    this.checkDrained();
+  }
+
+  /** Keys queued (not waiting for a delay, not in flight): the queue depth metric. */
+  len(): number {
+    return this.queue.length;
+  }
+
+  /** Keys being processed right now. */
+  inFlight(): number {
+    return this.processing.size;
+  }
+
+  /** Keys waiting for a delay to pass. */
+  delayed(): number {
+    return this.waiting.size;
+  }
+
+  /** Whether shutDown was called. */
+  shuttingDown(): boolean {
+    return this.shutting;
+  }
+
+  /** Stops accepting keys and drops delayed ones; workers blocked in `get` return what is left, then `undefined`. */
+  shutDown(): void {
+    this.shutting = true;
+    for (const { cancel } of this.waiting.values()) cancel();
+    this.waiting.clear();
+    for (const wake of this.getters.splice(0)) wake();
+    this.checkDrained();
+  }
+
+  /** Shuts down and resolves once every queued key has been handed out and every key in flight is done. */
+  shutDownWithDrain(): Promise<void> {
+    const drained = new Promise<void>((resolve) => this.drainers.push(resolve));
+    this.shutDown();
+    return drained;
+  }
+
+  private checkDrained(): void {
+    if (!this.shutting || this.processing.size > 0 || this.queue.length > 0) return;
+    const drainers = this.drainers;
+    this.drainers = [];
+    for (const resolve of drainers) resolve();
+  }
+}
