@@ -10,6 +10,18 @@ export const REVISION_LABEL = `${API_GROUP}/revision`;
 export const REVISIONS_ANNOTATION = `${API_GROUP}/revisions`;
 /** Annotation on the rendered ExtendedDeployment: the rollout revision that approvals refer to. */
 export const ROLLOUT_REVISION_ANNOTATION = `${API_GROUP}/rollout-revision`;
+/** Annotation `edctl pause` sets on the ExtendedDeployment ("true"): hold the rollout until resumed. */
+export const PAUSED_ANNOTATION = `${API_GROUP}/paused`;
+/** Annotation `edctl abort` sets: the rollout revision to hold; it counts only while that rollout is current. */
+export const ABORTED_ANNOTATION = `${API_GROUP}/aborted`;
+/** Annotation `edctl approve` sets: `<rolloutRevision>/<group>`, groups up to that one may start. */
+export const APPROVED_ANNOTATION = `${API_GROUP}/approved`;
+/** Annotation `edctl resume` sets: when (RFC 3339) the rollout was resumed; restarts the group's progress deadline. */
+export const RESUMED_AT_ANNOTATION = `${API_GROUP}/resumed-at`;
+/** Kubernetes' pod annotation: the ReplicaSet controller removes pods with a lower cost first. */
+export const POD_DELETION_COST_ANNOTATION = 'controller.kubernetes.io/pod-deletion-cost';
+/** The deletion cost the agent gives old-revision pods, so a scale-down removes them before new ones. */
+export const OLD_POD_DELETION_COST = '-100';
 /** Readiness gate and pod condition the agent flips around an in-place image swap. */
 export const IN_PLACE_READINESS_GATE = 'InPlaceUpdateReady';
 /** Argo CD's apply-order annotation. Flux ignores it. */
