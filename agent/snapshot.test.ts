@@ -1,0 +1,228 @@
+import { describe, expect, it } from 'vitest';
+import {
+  APPROVED_ANNOTATION,
+  NAME_LABEL,
+  OLD_POD_DELETION_COST,
+  PAUSED_ANNOTATION,
+  POD_DELETION_COST_ANNOTATION,
+  REGION_LABEL,
+  REVISION_LABEL,
+  REVISIONS_ANNOTATION,
+  ROLLOUT_REVISION_ANNOTATION,
+} from '../core/labels.js';
+import { renderSet } from '../core/render.js';
+import type { DeployRegionObject, ExtendedDeploymentObject, PodObject, WorkloadObject } from './objects.js';
+import { podState, snapshotFromObjects } from './snapshot.js';
+
+const NOW = Date.UTC(2026, 0, 1, 12);
+
+const regions: DeployRegionObject[] = [
+  { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'amd' }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } } },
+  { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'arm' }, spec: { matchLabels: { 'kubernetes.io/arch': 'arm64' } } },
+];
+
+function edObject(annotations: Record<string, string> | undefined, spec: Record<string, unknown> = {}): ExtendedDeploymentObject {
+  return {
+    apiVersion: 'extendeddeployment.io/v1beta1',
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'web', namespace: 'shop', uid: 'ed-uid', resourceVersion: '42', generation: 7, ...(annotations && { annotations }) },
+    spec: {
+      replicas: 5,
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'shop/web:1' }] } },
+      regions: [{ name: 'amd', replicas: '60%' }, { name: 'arm' }],
+      ...spec,
+    },
+  };
+}
+
+/** The ExtendedDeployment as `edctl render` writes it, with its annotations, and its rendered revisions. */
+function rendered() {
+  const result = renderSet([...regions, edObject(undefined)]);
+  if (!result.ok) throw new Error(JSON.stringify(result.problems));
+  const r = result.value.extendedDeployments[0];
+  if (!r) throw new Error('nothing rendered');
+  return r;
+}
+
+function rs(name: string, revision: string | undefined, replicas: number | undefined, namespace = 'shop'): WorkloadObject {
+  return {
+    metadata: { name, namespace, labels: { [NAME_LABEL]: 'web' } },
+    spec: { ...(replicas !== undefined && { replicas }), template: { metadata: { labels: { app: 'web', ...(revision && { [REVISION_LABEL]: revision }) } } } },
+  };
+}
+
+function pod(name: string, region: string, revision: string, extra: { ready?: boolean; since?: string | Date; marked?: boolean; deleting?: boolean; node?: string; phase?: string; namespace?: string; edName?: string } = {}): PodObject {
+  return {
+    metadata: {
+      name,
+      namespace: extra.namespace ?? 'shop',
+      uid: `uid-${name}`,
+      labels: { app: 'web', [NAME_LABEL]: extra.edName ?? 'web', [REGION_LABEL]: region, [REVISION_LABEL]: revision },
+      ...(extra.marked && { annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } }),
+      ...(extra.deleting && { deletionTimestamp: '2026-01-01T11:59:00Z' }),
+    },
+    spec: extra.node === '' ? {} : { nodeName: extra.node ?? 'node-1' },
+    status: {
+      phase: extra.phase ?? 'Running',
+      conditions: [{ type: 'Ready', status: extra.ready === false ? 'False' : 'True', lastTransitionTime: extra.since ?? '2026-01-01T11:00:00Z' }],
+    },
+  };
+}
+
+describe('snapshotFromObjects', () => {
+  it('builds the planner input from a rendered ExtendedDeployment, its ReplicaSets and pods', () => {
+    const r = rendered();
+    const [amd, arm] = r.regions;
+    const ed = { ...(r.manifest as ExtendedDeploymentObject), metadata: { ...(r.manifest as ExtendedDeploymentObject).metadata, generation: 7 } };
+    const workloads = { replicaSets: [rs('web-amd', amd?.revision, 3), rs('web-arm', arm?.revision, undefined), rs('web-amd', 'x', 9, 'other')], deployments: [] };
+    const pods = [
+      pod('web-amd-b', 'amd', 'old', { marked: true }),
+      pod('web-amd-a', 'amd', amd?.revision ?? ''),
+      pod('web-arm-a', 'arm', 'old', { ready: false, node: '', phase: 'Pending' }),
+      pod('other-ns', 'amd', 'old', { namespace: 'other' }),
+      pod('other-ed', 'amd', 'old', { edName: 'api' }),
+    ];
+    const snapshot = snapshotFromObjects(ed, regions, workloads, pods, NOW);
+    if (!snapshot.ok) throw new Error(JSON.stringify(snapshot.problems));
+    const input = snapshot.input;
+    expect(input.generation).toBe(7);
+    expect(input.rolloutRevision).toBe(r.rolloutRevision);
+    expect(input.now).toBe(NOW);
+    expect(input.status).toBeUndefined();
+    expect(input.controls).toEqual({ paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined });
+    expect(input.regions.map((x) => [x.name, x.desired, x.targetRevision])).toEqual([
+      ['amd', 3, amd?.revision],
+      ['arm', 2, arm?.revision],
+    ]);
+    expect(input.regions[0]?.workload).toEqual({ name: 'web-amd', templateRevision: amd?.revision, replicas: 3 });
+    expect(input.regions[1]?.workload).toEqual({ name: 'web-arm', templateRevision: arm?.revision, replicas: 1 });
+    // Pods of the region only, sorted by name.
+    expect(input.regions[0]?.pods.map((p) => p.name)).toEqual(['web-amd-a', 'web-amd-b']);
+    expect(input.regions[0]?.pods[1]).toEqual({
+      name: 'web-amd-b',
+      uid: 'uid-web-amd-b',
+      revision: 'old',
+      assigned: true,
+      running: true,
+      ready: true,
+      readySince: Date.UTC(2026, 0, 1, 11),
+      terminating: false,
+      markedOld: true,
+    });
+    expect(input.regions[1]?.pods).toEqual([
+      { name: 'web-arm-a', uid: 'uid-web-arm-a', revision: 'old', assigned: false, running: false, ready: false, readySince: Date.UTC(2026, 0, 1, 11), terminating: false, markedOld: false },
+    ]);
+  });
+
+  it('renders an ExtendedDeployment applied without annotations against the cached DeployRegions', () => {
+    const r = rendered();
+    const snapshot = snapshotFromObjects(edObject(undefined), regions, { replicaSets: [], deployments: [] }, [], NOW);
+    if (!snapshot.ok) throw new Error(JSON.stringify(snapshot.problems));
+    expect(snapshot.input.rolloutRevision).toBe(r.rolloutRevision);
+    expect(snapshot.input.regions.map((x) => x.targetRevision)).toEqual(r.regions.map((x) => x.revision));
+    expect(snapshot.input.regions.every((x) => x.workload === undefined && x.pods.length === 0)).toBe(true);
+  });
+
+  it('derives the rollout revision from the revisions annotation when only that one is present', () => {
+    const r = rendered();
+    const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify(Object.fromEntries(r.regions.map((x) => [x.name, x.revision]))) };
+    const snapshot = snapshotFromObjects(edObject(annotations), regions, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(snapshot.ok && snapshot.input.rolloutRevision).toBe(r.rolloutRevision);
+  });
+
+  it('reads the controls for the current rollout revision only', () => {
+    const annotations = {
+      [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }),
+      [ROLLOUT_REVISION_ANNOTATION]: 'R2',
+      [PAUSED_ANNOTATION]: 'true',
+      [APPROVED_ANNOTATION]: 'R2/3',
+    };
+    const snapshot = snapshotFromObjects(edObject(annotations), [], { replicaSets: [], deployments: [] }, [], NOW);
+    expect(snapshot.ok && snapshot.input.controls).toEqual({ paused: true, aborted: false, approvedThrough: 3, resumedAt: undefined });
+    const stale = snapshotFromObjects(edObject({ ...annotations, [APPROVED_ANNOTATION]: 'R1/3' }), [], { replicaSets: [], deployments: [] }, [], NOW);
+    expect(stale.ok && stale.input.controls.approvedThrough).toBeUndefined();
+  });
+
+  it('uses Deployments in compat mode, ReplicaSets otherwise', () => {
+    const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }), [ROLLOUT_REVISION_ANNOTATION]: 'R' };
+    const workloads = { replicaSets: [rs('web-amd', 'from-rs', 2)], deployments: [rs('web-amd', 'from-deploy', 2)] };
+    const plain = snapshotFromObjects(edObject(annotations), [], workloads, [], NOW);
+    const compat = snapshotFromObjects(edObject(annotations, { subsetType: 'Deployment' }), [], workloads, [], NOW);
+    expect(plain.ok && plain.input.regions[0]?.workload?.templateRevision).toBe('from-rs');
+    expect(compat.ok && compat.input.regions[0]?.workload?.templateRevision).toBe('from-deploy');
+  });
+
+  it('keeps a readable status and drops one it cannot read', () => {
+    const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }), [ROLLOUT_REVISION_ANNOTATION]: 'R' };
+    const good = snapshotFromObjects({ ...edObject(annotations), status: { phase: 'Healthy', currentGroup: 2 } }, [], { replicaSets: [], deployments: [] }, [], NOW);
+    expect(good.ok && good.input.status).toEqual({ phase: 'Healthy', currentGroup: 2 });
+    const bad = snapshotFromObjects({ ...edObject(annotations), status: { phase: 'Exploded' } }, [], { replicaSets: [], deployments: [] }, [], NOW);
+    expect(bad.ok && bad.input.status).toBeUndefined();
+  });
+
+  it('reports an invalid spec with field paths instead of an input', () => {
+    const snapshot = snapshotFromObjects(edObject(undefined, { replicas: -1, regions: [{ name: 'amd', replicas: 'lots' }] }), regions, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(snapshot.ok).toBe(false);
+    if (snapshot.ok) return;
+    expect(snapshot.generation).toBe(7);
+    const paths = snapshot.problems.map((p) => p.path.join('.'));
+    expect(paths).toContain('spec.replicas');
+    expect(paths).toContain('spec.regions.0.replicas');
+  });
+
+  it('reports replica counts that cannot be distributed', () => {
+    const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }), [ROLLOUT_REVISION_ANNOTATION]: 'R' };
+    const snapshot = snapshotFromObjects(edObject(annotations, { replicas: 2, regions: [{ name: 'amd', replicas: 3 }, { name: 'arm' }] }), [], { replicaSets: [], deployments: [] }, [], NOW);
+    expect(snapshot.ok).toBe(false);
+    expect(!snapshot.ok && snapshot.problems.map((p) => p.path.join('.'))).toContain('spec.regions');
+  });
+
+  it('reports a missing DeployRegion when it has to render', () => {
+    const snapshot = snapshotFromObjects(edObject(undefined), regions.slice(0, 1), { replicaSets: [], deployments: [] }, [], NOW);
+    expect(!snapshot.ok && snapshot.problems.map((p) => `${p.path.join('.')}: ${p.message}`)).toEqual(['spec.regions.1.name: DeployRegion "arm" not found (known: amd)']);
+  });
+
+  it('reports a malformed or incomplete revisions annotation', () => {
+    for (const [value, message] of [
+      ['{', 'is not JSON (expected a map of region name to revision)'],
+      ['["a"]', 'must be a JSON map of region name to revision'],
+      ['{"amd": 3}', 'must be a JSON map of region name to revision'],
+      ['{"amd": "a1"}', 'has no revision for region arm (render the object again)'],
+    ] as const) {
+      const snapshot = snapshotFromObjects(edObject({ [REVISIONS_ANNOTATION]: value }), regions, { replicaSets: [], deployments: [] }, [], NOW);
+      expect(!snapshot.ok && snapshot.problems.map((p) => p.message), value).toEqual([message]);
+      expect(!snapshot.ok && snapshot.problems[0]?.path).toEqual(['metadata', 'annotations', REVISIONS_ANNOTATION]);
+    }
+  });
+});
+
+describe('podState', () => {
+  it('reads timestamps as Date objects (client-node lists) and as strings (watch events) alike', () => {
+    const fromList = podState(pod('p', 'amd', 'r', { since: new Date(Date.UTC(2026, 0, 1, 11)) }));
+    const fromWatch = podState(pod('p', 'amd', 'r', { since: '2026-01-01T11:00:00Z' }));
+    expect(fromList).toEqual(fromWatch);
+    expect(fromList.readySince).toBe(Date.UTC(2026, 0, 1, 11));
+  });
+
+  it('sees terminating pods and only the agent\'s own deletion cost as a mark', () => {
+    expect(podState(pod('p', 'amd', 'r', { deleting: true })).terminating).toBe(true);
+    const other = pod('p', 'amd', 'r');
+    other.metadata = { ...other.metadata, annotations: { [POD_DELETION_COST_ANNOTATION]: '5' } };
+    expect(podState(other).markedOld).toBe(false);
+  });
+
+  it('handles a pod without status', () => {
+    expect(podState({ metadata: { name: 'p', uid: 'u' } })).toEqual({
+      name: 'p',
+      uid: 'u',
+      revision: undefined,
+      assigned: false,
+      running: false,
+      ready: false,
+      readySince: undefined,
+      terminating: false,
+      markedOld: false,
+    });
+  });
+});

@@ -1,0 +1,174 @@
+import type { DeployRegion } from '../core/api/deploy-region.js';
+import { extendedDeploymentStatus, type ExtendedDeployment, type ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
+import { distributeReplicas } from '../core/distribution.js';
+import {
+  NAME_LABEL,
+  OLD_POD_DELETION_COST,
+  POD_DELETION_COST_ANNOTATION,
+  REGION_LABEL,
+  REVISION_LABEL,
+  REVISIONS_ANNOTATION,
+  ROLLOUT_REVISION_ANNOTATION,
+} from '../core/labels.js';
+import { parseDeployRegion, parseExtendedDeployment, refOf } from '../core/parse.js';
+import type { Problem } from '../core/problems.js';
+import { renderExtendedDeployment, workloadName } from '../core/render.js';
+import { rolloutRevision as hashRolloutRevision } from '../core/revision.js';
+import type { RolloutInput } from '../core/rollout/planner.js';
+import type { PodState, RegionState, WorkloadState } from '../core/rollout/snapshot.js';
+import { parseControls } from './controls.js';
+import { timestampMs, type DeployRegionObject, type ExtendedDeploymentObject, type PodObject, type WorkloadObject, type Workloads } from './objects.js';
+
+/** The planner's input for one ExtendedDeployment, or why there is none. */
+export type Snapshot =
+  | { readonly ok: true; readonly input: RolloutInput }
+  | {
+      readonly ok: false;
+      /** Everything wrong with the object, with field paths. */
+      readonly problems: readonly Problem[];
+      readonly generation: number;
+      /** The status found on the object (when it parses), to keep while reporting the problems. */
+      readonly status: ExtendedDeploymentStatus | undefined;
+    };
+
+/**
+ * Builds the planner's input for one ExtendedDeployment from cached objects. Pure: everything it reads is passed in,
+ * so the reconciler and the tests give it plain objects.
+ *
+ * - The spec is parsed and defaulted by core; an invalid one yields its problems instead of an input.
+ * - Target revisions come from the rendered annotations; an ExtendedDeployment applied without rendering (no
+ *   annotations) is rendered here against the DeployRegions, exactly as `edctl render` would.
+ * - Each region's workload is the ReplicaSet (or, in compat mode, Deployment) `<ed>-<region>` of its namespace, and
+ *   its pods are those labelled with the ExtendedDeployment's and the region's names.
+ */
+export function snapshotFromObjects(
+  ed: ExtendedDeploymentObject,
+  regions: readonly DeployRegionObject[],
+  workloads: Workloads,
+  pods: readonly PodObject[],
+  now: number,
+): Snapshot {
+  const generation = ed.metadata?.generation ?? 0;
+  const statusResult = extendedDeploymentStatus.safeParse(ed.status);
+  // A status the agent cannot read is rebuilt from scratch rather than failing the object: status is derived data.
+  const status = ed.status !== undefined && statusResult.success ? statusResult.data : undefined;
+  const raw = withoutStatus(ed);
+  const invalid = (problems: readonly Problem[]): Snapshot => ({ ok: false, problems, generation, status });
+
+  const parsed = parseExtendedDeployment(raw);
+  if (!parsed.ok) return invalid(parsed.problems);
+  const spec = parsed.value.spec;
+  const distribution = distributeReplicas(spec.replicas, spec.regions);
+  if (!distribution.ok) return invalid(distribution.problems.map((p) => ({ object: refOf(raw), ...p })));
+
+  const targets = targetRevisions(raw, parsed.value, regions);
+  if (!targets.ok) return invalid(targets.problems);
+
+  const namespace = parsed.value.metadata.namespace ?? ed.metadata?.namespace ?? '';
+  const name = parsed.value.metadata.name;
+  const candidates = spec.subsetType === 'Deployment' ? workloads.deployments : workloads.replicaSets;
+  const regionStates: RegionState[] = spec.regions.map((placement, i) => {
+    const workload = candidates.find((w) => w.metadata?.name === workloadName(name, placement.name) && (w.metadata?.namespace ?? '') === namespace);
+    const regionPods = pods
+      .filter((p) => (p.metadata?.namespace ?? '') === namespace && p.metadata?.labels?.[NAME_LABEL] === name && p.metadata?.labels?.[REGION_LABEL] === placement.name)
+      .map(podState)
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return {
+      name: placement.name,
+      targetRevision: targets.revisions.get(placement.name) ?? '',
+      desired: distribution.replicas[i] ?? 0,
+      workload: workload ? workloadState(workload) : undefined,
+      pods: regionPods,
+    };
+  });
+
+  return {
+    ok: true,
+    input: {
+      ed: parsed.value,
+      generation,
+      rolloutRevision: targets.rolloutRevision,
+      regions: regionStates,
+      status,
+      controls: parseControls(ed.metadata?.annotations, targets.rolloutRevision),
+      now,
+    },
+  };
+}
+
+/** The object without its status, which Git never writes and the spec schema does not describe. */
+function withoutStatus(ed: ExtendedDeploymentObject): ExtendedDeploymentObject {
+  const copy: ExtendedDeploymentObject = { ...ed };
+  delete copy.status;
+  return copy;
+}
+
+type Targets = { ok: true; revisions: ReadonlyMap<string, string>; rolloutRevision: string } | { ok: false; problems: readonly Problem[] };
+
+/**
+ * The revision each region should reach and the rollout revision, from the render's annotations; rendered here from
+ * the cached DeployRegions when the object carries none.
+ */
+function targetRevisions(raw: ExtendedDeploymentObject, ed: ExtendedDeployment, regions: readonly DeployRegionObject[]): Targets {
+  const annotations = ed.metadata.annotations ?? {};
+  const recorded = annotations[REVISIONS_ANNOTATION];
+  const at = ['metadata', 'annotations', REVISIONS_ANNOTATION];
+  const object = refOf(raw);
+  if (recorded === undefined) return renderTargets(raw, regions);
+
+  let map: unknown;
+  try {
+    map = JSON.parse(recorded);
+  } catch {
+    return { ok: false, problems: [{ object, path: at, message: 'is not JSON (expected a map of region name to revision)' }] };
+  }
+  if (map === null || typeof map !== 'object' || Array.isArray(map) || Object.values(map).some((v) => typeof v !== 'string')) {
+    return { ok: false, problems: [{ object, path: at, message: 'must be a JSON map of region name to revision' }] };
+  }
+  const revisions = new Map(Object.entries(map as Record<string, string>));
+  const missing = ed.spec.regions.filter((r) => !revisions.has(r.name)).map((r) => r.name);
+  if (missing.length > 0) {
+    return { ok: false, problems: [{ object, path: at, message: `has no revision for region ${missing.join(', ')} (render the object again)` }] };
+  }
+  const ordered = new Map(ed.spec.regions.map((r) => [r.name, revisions.get(r.name) ?? '']));
+  return { ok: true, revisions: ordered, rolloutRevision: annotations[ROLLOUT_REVISION_ANNOTATION] ?? hashRolloutRevision(ordered) };
+}
+
+function renderTargets(raw: ExtendedDeploymentObject, regionObjects: readonly DeployRegionObject[]): Targets {
+  const regions = new Map<string, DeployRegion>();
+  const invalidRegions = new Set<string>();
+  for (const object of regionObjects) {
+    const parsed = parseDeployRegion(withoutStatus(object));
+    if (parsed.ok) regions.set(parsed.value.metadata.name, parsed.value);
+    else if (object.metadata?.name) invalidRegions.add(object.metadata.name);
+  }
+  const rendered = renderExtendedDeployment(raw, regions, { invalidRegions });
+  if (!rendered.ok) return { ok: false, problems: rendered.problems };
+  return { ok: true, revisions: new Map(rendered.value.regions.map((r) => [r.name, r.revision])), rolloutRevision: rendered.value.rolloutRevision };
+}
+
+function workloadState(workload: WorkloadObject): WorkloadState {
+  return {
+    name: workload.metadata?.name ?? '',
+    templateRevision: workload.spec?.template?.metadata?.labels?.[REVISION_LABEL],
+    // Kubernetes defaults an omitted spec.replicas to 1; the cache shows the defaulted value, this is belt and braces.
+    replicas: workload.spec?.replicas ?? 1,
+  };
+}
+
+/** A pod as the planner sees it. */
+export function podState(pod: PodObject): PodState {
+  const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
+  const isReady = ready?.status === 'True';
+  return {
+    name: pod.metadata?.name ?? '',
+    uid: pod.metadata?.uid ?? '',
+    revision: pod.metadata?.labels?.[REVISION_LABEL],
+    assigned: !!pod.spec?.nodeName,
+    running: pod.status?.phase === 'Running',
+    ready: isReady,
+    readySince: timestampMs(ready?.lastTransitionTime),
+    terminating: !!pod.metadata?.deletionTimestamp,
+    markedOld: pod.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION] === OLD_POD_DELETION_COST,
+  };
+}
