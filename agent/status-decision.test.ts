@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
+import type { Problem } from '../core/problems.js';
+import { invalidSpecStatus, jsonEqual, problemsMessage, statusChanged, statusFirst } from './status-decision.js';
+
+const T = Date.UTC(2026, 0, 1);
+const status: ExtendedDeploymentStatus = {
+  observedGeneration: 2,
+  phase: 'Progressing',
+  revision: 'R1',
+  currentGroup: 1,
+  totalGroups: 3,
+  regions: [{ name: 'a', desired: 2, current: 2 }],
+  conditions: [{ type: 'Progressing', status: 'True', reason: 'GroupProgressing', lastTransitionTime: '2026-01-01T00:00:00.000Z' }],
+};
+
+describe('jsonEqual / statusChanged', () => {
+  it('ignores key order and undefined properties', () => {
+    expect(jsonEqual({ a: 1, b: [1, { c: 2 }] }, { b: [1, { c: 2 }], a: 1 })).toBe(true);
+    expect(jsonEqual({ a: 1, b: undefined }, { a: 1 })).toBe(true);
+  });
+
+  it('sees every other difference', () => {
+    expect(jsonEqual([1, 2], [2, 1])).toBe(false);
+    expect(jsonEqual({ a: 1 }, { a: '1' })).toBe(false);
+    expect(jsonEqual({ a: [] }, { a: {} })).toBe(false);
+    expect(jsonEqual({ a: null }, { a: undefined })).toBe(false);
+    expect(jsonEqual({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+  });
+
+  it('writes only when anything differs, timestamps included', () => {
+    expect(statusChanged(structuredClone(status), status)).toBe(false);
+    const moved = structuredClone(status);
+    moved.conditions = [{ type: 'Progressing', status: 'True', reason: 'GroupProgressing', lastTransitionTime: '2026-01-01T00:00:01.000Z' }];
+    expect(statusChanged(status, moved)).toBe(true);
+    expect(statusChanged(undefined, status)).toBe(true);
+    expect(statusChanged(undefined, {})).toBe(false);
+  });
+});
+
+describe('statusFirst', () => {
+  it('writes status first when a rollout or a group starts', () => {
+    expect(statusFirst(undefined, status)).toBe(true);
+    expect(statusFirst(status, { ...status, currentGroup: 2 })).toBe(true);
+    expect(statusFirst(status, { ...status, revision: 'R2' })).toBe(true);
+  });
+
+  it('writes actions first within a group', () => {
+    expect(statusFirst(status, { ...status, phase: 'WaitingForConfirmation', regions: [] })).toBe(false);
+    expect(statusFirst({}, {})).toBe(false);
+  });
+});
+
+describe('invalidSpecStatus', () => {
+  const problems: Problem[] = [
+    { object: { kind: 'ExtendedDeployment', name: 'web', namespace: 'shop' }, path: ['spec', 'replicas'], message: 'must not be negative' },
+    { object: { kind: 'ExtendedDeployment', name: 'web', namespace: 'shop' }, path: ['spec', 'regions', 0, 'name'], message: 'is required' },
+  ];
+
+  it('formats problems with field paths', () => {
+    expect(problemsMessage(problems)).toBe('spec.replicas: must not be negative; spec.regions[0].name: is required');
+  });
+
+  it('keeps the previous status, sets Valid=False and emits InvalidSpec once', () => {
+    const first = invalidSpecStatus(status, problems, 3, T);
+    expect(first.status.phase).toBe('Progressing');
+    expect(first.status.currentGroup).toBe(1);
+    expect(first.status.observedGeneration).toBe(3);
+    expect(first.status.conditions?.map((c) => c.type)).toEqual(['Progressing', 'Valid']);
+    expect(first.status.conditions?.[1]).toEqual({
+      type: 'Valid',
+      status: 'False',
+      reason: 'InvalidSpec',
+      message: 'spec.replicas: must not be negative; spec.regions[0].name: is required',
+      lastTransitionTime: '2026-01-01T00:00:00.000Z',
+      observedGeneration: 3,
+    });
+    expect(first.events).toEqual([{ type: 'Warning', reason: 'InvalidSpec', message: 'the agent cannot act on this spec: spec.replicas: must not be negative; spec.regions[0].name: is required' }]);
+
+    const again = invalidSpecStatus(first.status, problems, 3, T + 60_000);
+    expect(again.events).toEqual([]);
+    expect(statusChanged(first.status, again.status)).toBe(false); // no write, no event: a stable invalid object costs nothing
+
+    const other = invalidSpecStatus(first.status, problems.slice(1), 4, T + 120_000);
+    expect(other.events).toHaveLength(1);
+    expect(other.status.conditions?.[1]?.lastTransitionTime).toBe('2026-01-01T00:00:00.000Z'); // still False since T
+  });
+
+  it('works without a previous status', () => {
+    const { status: s } = invalidSpecStatus(undefined, problems, 1, T);
+    expect(s.observedGeneration).toBe(1);
+    expect(s.conditions).toHaveLength(1);
+  });
+});

@@ -1,0 +1,69 @@
+import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
+import { formatPath, type Problem } from '../core/problems.js';
+import type { RolloutEvent } from '../core/rollout/planner.js';
+
+/** The condition the agent sets when it cannot act on an object's spec. */
+export const VALID_CONDITION = 'Valid';
+
+type Condition = NonNullable<ExtendedDeploymentStatus['conditions']>[number];
+
+/** Deep equality with JSON semantics: key order and properties set to undefined do not matter, everything else does. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
+  const defined = (o: object) => Object.entries(o).filter(([, v]) => v !== undefined);
+  const ea = defined(a);
+  const eb = new Map(defined(b));
+  return ea.length === eb.size && ea.every(([k, v]) => eb.has(k) && jsonEqual(v, eb.get(k)));
+}
+
+/** Whether `next` must be written: it differs in anything (timestamps included) from the status on the object. */
+export function statusChanged(current: unknown, next: ExtendedDeploymentStatus): boolean {
+  return !jsonEqual(current ?? {}, next);
+}
+
+/**
+ * Whether the status must be written before the plan's actions: when it records a new rollout or a new group. Then a
+ * leader that dies between the two writes leaves the intent (group N started at T) in the cluster, and its successor
+ * continues that group instead of starting it again with a fresh deadline. Otherwise the actions go first, so the
+ * status describes what was done.
+ */
+export function statusFirst(observed: ExtendedDeploymentStatus | undefined, next: ExtendedDeploymentStatus): boolean {
+  return observed?.revision !== next.revision || (observed?.currentGroup ?? 0) !== (next.currentGroup ?? 0);
+}
+
+/** Problems as one condition message: `spec.replicas: must not be negative; spec.regions[0].name: …`. */
+export function problemsMessage(problems: readonly Problem[]): string {
+  return problems.map((p) => (p.path.length > 0 ? `${formatPath(p.path)}: ${p.message}` : p.message)).join('; ');
+}
+
+/**
+ * The status of an object whose spec the agent cannot act on: the status it had (the rollout holds where it is),
+ * with `Valid=False` listing every problem, and the `InvalidSpec` Warning event when the problems are new (not on
+ * every retry, which would flood the namespace's events).
+ */
+export function invalidSpecStatus(
+  previous: ExtendedDeploymentStatus | undefined,
+  problems: readonly Problem[],
+  generation: number,
+  now: number,
+): { status: ExtendedDeploymentStatus; events: RolloutEvent[] } {
+  const message = problemsMessage(problems);
+  const old = previous?.conditions?.find((c) => c.type === VALID_CONDITION);
+  const unchanged = old?.status === 'False' && old.message === message;
+  const condition: Condition = {
+    type: VALID_CONDITION,
+    status: 'False',
+    reason: 'InvalidSpec',
+    message,
+    lastTransitionTime: old?.status === 'False' && old.lastTransitionTime ? old.lastTransitionTime : new Date(now).toISOString(),
+    observedGeneration: generation,
+  };
+  const conditions = [...(previous?.conditions ?? []).filter((c) => c.type !== VALID_CONDITION), condition];
+  return {
+    status: { ...previous, observedGeneration: generation, conditions },
+    events: unchanged ? [] : [{ type: 'Warning', reason: 'InvalidSpec', message: `the agent cannot act on this spec: ${message}` }],
+  };
+}
