@@ -23,9 +23,42 @@ interface Container extends JsonObject {
   resources?: { requests?: JsonObject; limits?: JsonObject };
 }
 
-/** Deep copy of plain JSON. */
+/**
+ * Deep copy of plain JSON. Arrays and plain objects are copied by a direct walk, several times faster than
+ * `structuredClone`, which the renderer calls several times per region. Everything else behaves exactly as
+ * `structuredClone` does, because it goes through it: a Date or class instance is copied by it; a function or symbol
+ * makes it throw (DataCloneError); a structure nested deeper than {@link FAST_CLONE_DEPTH} (a cycle, say) is copied
+ * by it as a whole. Own properties holding `undefined` are kept, and a key named `__proto__` stays an own property,
+ * as `JSON.parse` leaves it.
+ */
 export function cloneJson<T>(value: T): T {
-  return structuredClone(value);
+  try {
+    return cloneValue(value, 0) as T;
+  } catch (error) {
+    if (error === TOO_DEEP) return structuredClone(value);
+    throw error;
+  }
+}
+
+/** Nesting beyond which cloneJson hands the whole value to structuredClone (pod templates nest about 12 deep). */
+const FAST_CLONE_DEPTH = 100;
+const TOO_DEEP = Symbol('too deep');
+
+function cloneValue(value: unknown, depth: number): unknown {
+  if (value === null) return value;
+  const type = typeof value;
+  if (type !== 'object') return type === 'function' || type === 'symbol' ? structuredClone(value) : value;
+  if (depth > FAST_CLONE_DEPTH) throw TOO_DEEP;
+  if (Array.isArray(value)) return value.map((item: unknown) => cloneValue(item, depth + 1));
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
+  const out: JsonObject = {};
+  for (const key of Object.keys(value as object)) {
+    const copy = cloneValue((value as JsonObject)[key], depth + 1);
+    if (key === '__proto__') Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+    else out[key] = copy;
+  }
+  return out;
 }
 
 function allContainers(template: JsonObject): Container[] {
