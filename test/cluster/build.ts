@@ -58,6 +58,11 @@ function goEnv(): NodeJS.ProcessEnv {
   };
 }
 
+/** The pinned Kubernetes release (no Go needed). */
+export function pinnedK8sVersion(): string {
+  return requiredVersion(join(k8sModDir, 'go.mod'), 'k8s.io/kubernetes');
+}
+
 export function readPins(): Pins {
   const go = spawnSync(goBinary(), ['env', 'GOVERSION'], { encoding: 'utf8', env: goEnv() });
   if (go.status !== 0) throw new Error(`go env GOVERSION failed: ${go.stderr}`);

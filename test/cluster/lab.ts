@@ -14,7 +14,7 @@ import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { clusterDir, ensureBinaries, repoRoot } from './build.js';
+import { clusterDir, ensureBinaries, pinnedK8sVersion, repoRoot } from './build.js';
 
 export const MANAGED_LABEL = 'lab.extendeddeployment.io/kwok';
 export const MANAGED = 'managed';
@@ -31,6 +31,9 @@ export const TIMING = {
   /** KCM: grace for nodes that never reported (default 60 s). */
   nodeStartupGracePeriod: '30s',
 };
+
+/** What nodes report as their kubelet version (the lab's Kubernetes pin). */
+const KUBELET_VERSION = pinnedK8sVersion();
 
 export const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
 export type Component = (typeof COMPONENTS)[number];
@@ -317,8 +320,8 @@ export function topologyNodes(): any[] {
             bootID: '',
             containerRuntimeVersion: 'kwok',
             kernelVersion: 'kwok',
-            kubeProxyVersion: 'kwok',
-            kubeletVersion: 'kwok',
+            kubeProxyVersion: '',
+            kubeletVersion: KUBELET_VERSION,
             machineID: '',
             osImage: 'kwok',
             systemUUID: '',
@@ -454,11 +457,6 @@ export async function up(log: Log = defaultLog): Promise<UpResult> {
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
       `--proxy-client-cert-file=${pki('admin.crt')}`,
       `--proxy-client-key-file=${pki('admin.key')}`,
-      `--requestheader-client-ca-file=${pki('ca.crt')}`,
-      '--requestheader-allowed-names=',
-      '--requestheader-username-headers=X-Remote-User',
-      '--requestheader-group-headers=X-Remote-Group',
-      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
       '--authorization-mode=Node,RBAC',
       '--allow-privileged=true',
       '--service-cluster-ip-range=10.96.0.0/16',
@@ -630,10 +628,35 @@ export function failNodes(selector: string, log: Log = defaultLog): Promise<stri
   return setManagedLabel(selector, MANAGED, FAILED, log);
 }
 
-/** Resumes heartbeats for failed nodes matching the selector (all failed nodes when empty). */
-export function healNodes(selector = '', log: Log = defaultLog): Promise<string[]> {
-  return setManagedLabel(selector, FAILED, MANAGED, log);
+/**
+ * Resumes heartbeats for failed nodes matching the selector (all failed nodes when empty) and waits until they are
+ * Ready again. Then it touches every pod on them (annotation lab.extendeddeployment.io/kubelet-resync): a real
+ * kubelet that comes back re-reports the status of all its pods, but kwok v0.8.0 does not replay pods whose last
+ * change (the node controller's Ready=False) happened while their node was unmanaged, so they would stay NotReady.
+ */
+export async function healNodes(selector = '', log: Log = defaultLog): Promise<string[]> {
+  const names = await setManagedLabel(selector, FAILED, MANAGED, log);
+  if (names.length === 0) return names;
+  const state = requireState();
+  await waitNodesReady(state, names, 60_000);
+  const stamp = new Date().toISOString();
+  for (const name of names) {
+    const pods = await apiOk(state, 'GET', `/api/v1/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${name}`)}`);
+    for (const pod of pods.items as any[]) {
+      const r = await api(
+        state,
+        'PATCH',
+        `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`,
+        { metadata: { annotations: { [RESYNC_ANNOTATION]: stamp } } },
+        'application/merge-patch+json',
+      );
+      if (r.status !== 200 && r.status !== 404) throw new Error(`resync of pod ${pod.metadata.namespace}/${pod.metadata.name}: HTTP ${r.status}`);
+    }
+  }
+  return names;
 }
+
+export const RESYNC_ANNOTATION = 'lab.extendeddeployment.io/kubelet-resync';
 
 export function listLogs(): string[] {
   try {

@@ -17,7 +17,17 @@ import { kubeconfigPath } from '../cluster/lab.js';
 
 export const FIELD_MANAGER = 'extendeddeployment-e2e';
 
-let cached: { kc: KubeConfig; core: CoreV1Api; apps: AppsV1Api; coord: CoordinationV1Api; objects: KubernetesObjectApi } | undefined;
+/** KubernetesObjectApi with its discovery lookup made public (is a kind served? namespaced?). */
+export class ObjectApi extends KubernetesObjectApi {
+  resourceFor(apiVersion: string, kind: string) {
+    return this.resource(apiVersion, kind);
+  }
+  useNamespaceOf(kc: KubeConfig): void {
+    this.setDefaultNamespace(kc);
+  }
+}
+
+let cached: { kc: KubeConfig; core: CoreV1Api; apps: AppsV1Api; coord: CoordinationV1Api; objects: ObjectApi } | undefined;
 
 export function clients() {
   if (!cached) {
@@ -28,10 +38,16 @@ export function clients() {
       core: kc.makeApiClient(CoreV1Api),
       apps: kc.makeApiClient(AppsV1Api),
       coord: kc.makeApiClient(CoordinationV1Api),
-      objects: KubernetesObjectApi.makeApiClient(kc),
+      objects: makeObjectApi(kc),
     };
   }
   return cached;
+}
+
+function makeObjectApi(kc: KubeConfig): ObjectApi {
+  const api = kc.makeApiClient(ObjectApi);
+  api.useNamespaceOf(kc);
+  return api;
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
