@@ -1,0 +1,94 @@
+import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api } from '@kubernetes/client-node';
+import { OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION } from '../core/labels.js';
+import type { RolloutAction } from '../core/rollout/actions.js';
+import { isConflict, isInvalid, isNotFound } from './kube-errors.js';
+
+/** The field manager of every write the agent makes: Git's tools never fight it over the fields it owns. */
+export const FIELD_MANAGER = 'extendeddeployment-agent';
+
+/** The clients the actuators write with. */
+export interface ActuatorClients {
+  readonly core: CoreV1Api;
+  readonly apps: AppsV1Api;
+}
+
+/** Which kind the regional workloads of an ExtendedDeployment are. */
+export type WorkloadKind = 'ReplicaSet' | 'Deployment';
+
+const POINTER = `/metadata/annotations/${POD_DELETION_COST_ANNOTATION.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+
+/**
+ * Performs one planned action. Every action is idempotent and aimed at one exact object: a pod is addressed by name
+ * and uid, so a pod recreated under the same name is never touched; a pod that is already gone counts as done.
+ */
+export async function performAction(clients: ActuatorClients, namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<void> {
+  switch (action.kind) {
+    case 'scale':
+      return scale(clients, namespace, kind, action.workload, action.replicas);
+    case 'markOld':
+      return markOld(clients.core, namespace, action.pod, action.uid);
+    case 'unmark':
+      return unmark(clients.core, namespace, action.pod, action.uid);
+    case 'deletePod':
+      return deletePod(clients.core, namespace, action.pod, action.uid);
+  }
+}
+
+/**
+ * Sets spec.replicas by server-side apply under the agent's own field manager, forcing ownership of that one field
+ * (the architecture gives it to the agent). The body names nothing else, so every other field stays Git's.
+ */
+async function scale(clients: ActuatorClients, namespace: string, kind: WorkloadKind, name: string, replicas: number): Promise<void> {
+  const body = { apiVersion: 'apps/v1', kind, metadata: { name, namespace }, spec: { replicas } };
+  const options = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+  const params = { name, namespace, body, fieldManager: FIELD_MANAGER, force: true };
+  if (kind === 'Deployment') await clients.apps.patchNamespacedDeployment(params, options);
+  else await clients.apps.patchNamespacedReplicaSet(params, options);
+}
+
+/** Per-call options that set the patch content type (client-node 1.x defaults a patch to JSON patch otherwise). */
+const patchAs = (strategy: (typeof PatchStrategy)[keyof typeof PatchStrategy]) => setHeaderOptions('Content-Type', strategy);
+
+/**
+ * Gives an old pod the agent's deletion cost, so the ReplicaSet removes it before any new pod on a scale-down. A
+ * `test` of the uid guards the JSON patch. RFC 6902 cannot add a key to a map that does not exist, and the API server
+ * answers both a failed test and a missing map with the same bare 422, so a 422 is retried once as a merge patch that
+ * carries the uid: the server rejects it when the uid differs (uid is immutable), it creates the map when missing,
+ * and unlike a JSON-patch `add` of the whole map it never drops annotations someone else just wrote.
+ */
+async function markOld(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<void> {
+  const guard = { op: 'test', path: '/metadata/uid', value: uid };
+  try {
+    await core.patchNamespacedPod({ name, namespace, body: [guard, { op: 'add', path: POINTER, value: OLD_POD_DELETION_COST }] }, patchAs(PatchStrategy.JsonPatch));
+  } catch (error) {
+    if (isNotFound(error)) return;
+    if (!isInvalid(error)) throw error;
+    try {
+      const body = { metadata: { uid, annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } } };
+      await core.patchNamespacedPod({ name, namespace, body }, patchAs(PatchStrategy.MergePatch));
+    } catch (retryError) {
+      // 404: gone meanwhile; 422: the uid differs, so the pod we meant is gone and another took its name.
+      if (!isNotFound(retryError) && !isInvalid(retryError)) throw retryError;
+    }
+  }
+}
+
+/** Removes the agent's deletion cost from a pod that is at the target revision again (a rollback). */
+async function unmark(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<void> {
+  try {
+    await core.patchNamespacedPod({ name, namespace, body: [{ op: 'test', path: '/metadata/uid', value: uid }, { op: 'remove', path: POINTER }] }, patchAs(PatchStrategy.JsonPatch));
+  } catch (error) {
+    // 404: the pod is gone; 422: another pod by that name, or the annotation is already gone. Either way: done.
+    if (!isNotFound(error) && !isInvalid(error)) throw error;
+  }
+}
+
+/** Deletes one exact pod (uid precondition); its ReplicaSet replaces it at the template's revision. */
+async function deletePod(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<void> {
+  try {
+    await core.deleteNamespacedPod({ name, namespace, body: { preconditions: { uid } } });
+  } catch (error) {
+    // 404: already gone; 409: the uid precondition failed, so the pod we meant is gone and another took its name.
+    if (!isNotFound(error) && !isConflict(error)) throw error;
+  }
+}

@@ -1,0 +1,133 @@
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type V1Deployment,
+  type V1Node,
+  type V1Pod,
+  type V1ReplicaSet,
+} from '@kubernetes/client-node';
+import { API_GROUP } from '../core/api/common.js';
+import { NAME_LABEL } from '../core/labels.js';
+import type { Clock } from './clock.js';
+import { ResilientInformer, type CacheReader, type InformerEvent } from './informer.js';
+import { edKey, keysUsingRegion, ownerKey } from './keys.js';
+import type { Logger } from './log.js';
+import type { DeployRegionObject, ExtendedDeploymentObject } from './objects.js';
+
+/** API version of the project's resources. */
+export const VERSION = 'v1beta1';
+/** Plural of ExtendedDeployment (REST path and CustomObjectsApi). */
+export const ED_PLURAL = 'extendeddeployments';
+/** Plural of DeployRegion. */
+export const REGION_PLURAL = 'deployregions';
+
+/** The caches the reconciler reads. */
+export interface AgentCaches {
+  readonly extendedDeployments: CacheReader<ExtendedDeploymentObject & KubernetesObject>;
+  readonly deployRegions: CacheReader<DeployRegionObject & KubernetesObject>;
+  readonly replicaSets: CacheReader<V1ReplicaSet>;
+  readonly deployments: CacheReader<V1Deployment>;
+  readonly pods: CacheReader<V1Pod>;
+  readonly nodes: CacheReader<V1Node>;
+}
+
+/** Every informer of the agent, and their caches. */
+export interface AgentInformers {
+  readonly caches: AgentCaches;
+  readonly all: readonly ResilientInformer<KubernetesObject>[];
+}
+
+/**
+ * Builds the agent's informers: ExtendedDeployments, DeployRegions (cluster-scoped), the regional ReplicaSets and
+ * Deployments and their pods (only objects labelled with an ExtendedDeployment's name, so the agent never caches a
+ * cluster's unrelated pods), and Nodes. `namespace` limits the namespaced ones to one namespace. Every change is
+ * turned into the key of the ExtendedDeployment it concerns and passed to `enqueue`.
+ */
+export function makeInformers(
+  kc: KubeConfig,
+  options: { namespace: string | undefined; clock: Clock; log: Logger; enqueue: (key: string) => void; onRestart?: (resource: string) => void },
+): AgentInformers {
+  const core = kc.makeApiClient(CoreV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const ns = options.namespace;
+  const scoped = (prefix: string, plural: string) => (ns ? `${prefix}/namespaces/${encodeURIComponent(ns)}/${plural}` : `${prefix}/${plural}`);
+  const labelSelector = NAME_LABEL; // "has the label": any value
+  const common = { clock: options.clock, log: options.log, ...(options.onRestart && { onRestart: options.onRestart }) };
+  const toOwner = (_event: InformerEvent, object: KubernetesObject) => {
+    const key = ownerKey(object);
+    if (key) options.enqueue(key);
+  };
+
+  const extendedDeployments = new ResilientInformer<ExtendedDeploymentObject & KubernetesObject>(
+    kc,
+    {
+      resource: ED_PLURAL,
+      path: scoped(`/apis/${API_GROUP}/${VERSION}`, ED_PLURAL),
+      list: () =>
+        (ns
+          ? custom.listNamespacedCustomObject({ group: API_GROUP, version: VERSION, namespace: ns, plural: ED_PLURAL })
+          : custom.listCustomObjectForAllNamespaces({ group: API_GROUP, version: VERSION, plural: ED_PLURAL })) as Promise<KubernetesListObject<ExtendedDeploymentObject & KubernetesObject>>,
+    },
+    {
+      ...common,
+      onEvent: (_event, ed) => {
+        const key = edKey(ed);
+        if (key) options.enqueue(key);
+      },
+    },
+  );
+
+  const deployRegions = new ResilientInformer<DeployRegionObject & KubernetesObject>(
+    kc,
+    {
+      resource: REGION_PLURAL,
+      path: `/apis/${API_GROUP}/${VERSION}/${REGION_PLURAL}`,
+      list: () => custom.listClusterCustomObject({ group: API_GROUP, version: VERSION, plural: REGION_PLURAL }) as Promise<KubernetesListObject<DeployRegionObject & KubernetesObject>>,
+    },
+    { ...common, onEvent: (_event, region) => keysUsingRegion(region, extendedDeployments.list()).forEach(options.enqueue) },
+  );
+
+  const replicaSets = new ResilientInformer<V1ReplicaSet>(
+    kc,
+    {
+      resource: 'replicasets',
+      path: scoped('/apis/apps/v1', 'replicasets'),
+      labelSelector,
+      list: () => (ns ? apps.listNamespacedReplicaSet({ namespace: ns, labelSelector }) : apps.listReplicaSetForAllNamespaces({ labelSelector })),
+    },
+    { ...common, onEvent: toOwner },
+  );
+
+  const deployments = new ResilientInformer<V1Deployment>(
+    kc,
+    {
+      resource: 'deployments',
+      path: scoped('/apis/apps/v1', 'deployments'),
+      labelSelector,
+      list: () => (ns ? apps.listNamespacedDeployment({ namespace: ns, labelSelector }) : apps.listDeploymentForAllNamespaces({ labelSelector })),
+    },
+    { ...common, onEvent: toOwner },
+  );
+
+  const pods = new ResilientInformer<V1Pod>(
+    kc,
+    {
+      resource: 'pods',
+      path: scoped('/api/v1', 'pods'),
+      labelSelector,
+      list: () => (ns ? core.listNamespacedPod({ namespace: ns, labelSelector }) : core.listPodForAllNamespaces({ labelSelector })),
+    },
+    { ...common, onEvent: toOwner },
+  );
+
+  // Nodes feed region health and capacity (moves); the rollout planner does not read them, so no key is enqueued.
+  const nodes = new ResilientInformer<V1Node>(kc, { resource: 'nodes', path: '/api/v1/nodes', list: () => core.listNode() }, { ...common, onEvent: () => undefined });
+
+  const all = [extendedDeployments, deployRegions, replicaSets, deployments, pods, nodes] as unknown as readonly ResilientInformer<KubernetesObject>[];
+  return { caches: { extendedDeployments, deployRegions, replicaSets, deployments, pods, nodes }, all };
+}

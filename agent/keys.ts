@@ -1,0 +1,34 @@
+import { NAME_LABEL } from '../core/labels.js';
+import { objectKey, type DeployRegionObject, type ExtendedDeploymentObject, type MetaObject } from './objects.js';
+
+/** The queue key of an ExtendedDeployment. */
+export function edKey(ed: ExtendedDeploymentObject): string | undefined {
+  const name = ed.metadata?.name;
+  return name ? objectKey(ed.metadata?.namespace, name) : undefined;
+}
+
+/**
+ * The ExtendedDeployment a regional workload or pod belongs to, from its name label (the renderer sets it on both),
+ * in the object's own namespace.
+ */
+export function ownerKey(object: MetaObject): string | undefined {
+  const owner = object.metadata?.labels?.[NAME_LABEL];
+  return owner && object.metadata?.namespace ? objectKey(object.metadata.namespace, owner) : undefined;
+}
+
+/** The keys of every ExtendedDeployment that runs in `region` (any change to a region can change their render). */
+export function keysUsingRegion(region: DeployRegionObject, eds: readonly ExtendedDeploymentObject[]): string[] {
+  const name = region.metadata?.name;
+  if (!name) return [];
+  return eds.filter((ed) => regionNames(ed).includes(name)).flatMap((ed) => edKey(ed) ?? []);
+}
+
+/** Region names of an unvalidated ExtendedDeployment (it may be invalid: read defensively). */
+function regionNames(ed: ExtendedDeploymentObject): string[] {
+  const regions = (ed.spec as { regions?: unknown } | undefined)?.regions;
+  if (!Array.isArray(regions)) return [];
+  return regions.flatMap((r: unknown) => {
+    const name = (r as { name?: unknown } | null)?.name;
+    return typeof name === 'string' ? [name] : [];
+  });
+}

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { extendedDeployment, type ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
+import type { RolloutInput, RolloutPlan } from '../core/rollout/planner.js';
+import type { PodState } from '../core/rollout/snapshot.js';
+import { MAX_REQUEUE_MS, nextRequeueMs } from './requeue.js';
+
+const NOW = Date.UTC(2026, 0, 1, 12);
+const ed = extendedDeployment.parse({
+  apiVersion: 'extendeddeployment.io/v1beta1',
+  kind: 'ExtendedDeployment',
+  metadata: { name: 'web', namespace: 'shop' },
+  spec: {
+    selector: { matchLabels: { app: 'web' } },
+    template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+    regions: [{ name: 'a', replicas: 2 }],
+    strategy: { minReadySeconds: 10, syncWaitTimeout: 60 },
+  },
+});
+const pod = (readySince: number | undefined, extra: Partial<PodState> = {}): PodState => ({
+  name: 'p',
+  uid: 'u',
+  revision: 'new',
+  assigned: true,
+  running: true,
+  ready: readySince !== undefined,
+  readySince,
+  terminating: false,
+  markedOld: false,
+  ...extra,
+});
+const input = (pods: PodState[], resumedAt?: number): RolloutInput => ({
+  ed,
+  generation: 1,
+  rolloutRevision: 'R',
+  regions: [{ name: 'a', desired: 2, targetRevision: 'new', workload: { name: 'web-a', templateRevision: 'new', replicas: 2 }, pods }],
+  status: undefined,
+  controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt },
+  now: NOW,
+});
+const plan = (status: ExtendedDeploymentStatus, actions: RolloutPlan['actions'] = []): RolloutPlan => ({ status, actions, events: [] });
+
+describe('nextRequeueMs', () => {
+  it('leaves a Healthy object with nothing to do alone', () => {
+    expect(nextRequeueMs(input([pod(NOW - 60_000)]), plan({ phase: 'Healthy' }))).toBeUndefined();
+  });
+
+  it('looks again when the next pod becomes available', () => {
+    const pods = [pod(NOW - 9_000), pod(NOW - 4_000), pod(NOW - 60_000), pod(NOW - 1_000, { terminating: true })];
+    expect(nextRequeueMs(input(pods), plan({ phase: 'Progressing' }))).toBe(1_000 + 50);
+  });
+
+  it('looks again when the progress deadline passes, counted from a resume', () => {
+    const status = { phase: 'Progressing' as const, lastGroupStartTime: new Date(NOW - 59_000).toISOString() };
+    expect(nextRequeueMs(input([]), plan(status))).toBe(1_000 + 1 + 50);
+    expect(nextRequeueMs(input([], NOW - 50_000), plan(status))).toBe(10_000 + 1 + 50); // the resume moved the deadline
+  });
+
+  it('polls at most every MAX_REQUEUE_MS while unfinished', () => {
+    expect(nextRequeueMs(input([]), plan({ phase: 'WaitingForConfirmation' }))).toBe(MAX_REQUEUE_MS);
+    expect(nextRequeueMs(input([pod(NOW - 60_000)]), plan({ phase: 'Healthy' }, [{ kind: 'scale', region: 'a', workload: 'web-a', from: 1, replicas: 2 }]))).toBe(MAX_REQUEUE_MS);
+  });
+});

@@ -1,0 +1,30 @@
+import { progressDeadlineMs, type RolloutInput, type RolloutPlan } from '../core/rollout/planner.js';
+
+/** Longest wait between two looks at an unfinished rollout: a safety net for anything no event announces. */
+export const MAX_REQUEUE_MS = 30_000;
+/** Slack after a computed instant, so the look happens after it even if timers and the wall clock drift a little. */
+const SLACK_MS = 50;
+
+/**
+ * When to look at an ExtendedDeployment again although nothing changed. Some progress has no event: a pod becomes
+ * available `minReadySeconds` after it became Ready, and a group's progress deadline passes. The next such instant
+ * (or MAX_REQUEUE_MS while the rollout is unfinished) is returned in ms from now; undefined when the object is
+ * Healthy and nothing is left to do, so idle objects cost nothing.
+ */
+export function nextRequeueMs(input: RolloutInput, plan: RolloutPlan): number | undefined {
+  if (plan.status.phase === 'Healthy' && plan.actions.length === 0) return undefined;
+  const { now } = input;
+  const minReadyMs = input.ed.spec.strategy.minReadySeconds * 1000;
+  const instants: number[] = [];
+  for (const region of input.regions) {
+    for (const pod of region.pods) {
+      if (pod.ready && !pod.terminating && pod.readySince !== undefined) instants.push(pod.readySince + minReadyMs);
+    }
+  }
+  const start = plan.status.lastGroupStartTime !== undefined ? Date.parse(plan.status.lastGroupStartTime) : Number.NaN;
+  if (plan.status.phase === 'Progressing' && !Number.isNaN(start)) {
+    instants.push(Math.max(start, input.controls.resumedAt ?? 0) + progressDeadlineMs(input.ed) + 1);
+  }
+  const next = instants.filter((t) => t > now).reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
+  return Math.min(MAX_REQUEUE_MS, next === Number.POSITIVE_INFINITY ? MAX_REQUEUE_MS : next - now + SLACK_MS);
+}
