@@ -134,6 +134,19 @@ describe('WorkQueue', () => {
     expect(clock.pending()).toBe(0); // delayed keys were dropped with their timers
   });
 
+  it('shutDown(discardQueued) drops keys not yet handed out, also those re-added while in flight', async () => {
+    const { q } = queue();
+    q.add('ns/a');
+    q.add('ns/b');
+    expect(await q.get()).toBe('ns/a');
+    q.add('ns/a');
+    q.shutDown(true);
+    expect(q.len()).toBe(0);
+    q.done('ns/a');
+    expect(q.len()).toBe(0);
+    expect(await q.get()).toBeUndefined();
+  });
+
   it('releases workers blocked in get on shutDown', async () => {
     const { q } = queue();
     const got: (string | undefined)[] = [];

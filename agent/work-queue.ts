@@ -110,9 +110,19 @@ export class WorkQueue {
     return this.shutting;
   }
 
-  /** Stops accepting keys and drops delayed ones; workers blocked in `get` return what is left, then `undefined`. */
-  shutDown(): void {
+  /**
+   * Stops accepting keys and drops delayed ones; workers blocked in `get` return what is left, then `undefined`.
+   * With `discardQueued`, keys not yet handed out are dropped too (leadership lost: another agent owns them now);
+   * keys in flight still finish.
+   */
+  shutDown(discardQueued = false): void {
     this.shutting = true;
+    if (discardQueued) {
+      for (const key of this.queue) this.dirty.delete(key);
+      this.queue.length = 0;
+      // A key added while in flight must not come back either.
+      this.dirty.clear();
+    }
     for (const { cancel } of this.waiting.values()) cancel();
     this.waiting.clear();
     for (const wake of this.getters.splice(0)) wake();

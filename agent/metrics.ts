@@ -1,0 +1,64 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Phase } from '../core/rollout/status.js';
+
+/** Every rollout phase, so that the phases gauge shows zeros instead of missing series. */
+const PHASES: readonly Phase[] = ['Progressing', 'Paused', 'WaitingForConfirmation', 'Healthy', 'Degraded'];
+
+/** The agent's Prometheus metrics, on a registry of its own (several agents can run in one process, e.g. tests). */
+export class AgentMetrics {
+  readonly registry = new Registry();
+  readonly reconcileDuration = new Histogram({
+    name: 'extendeddeployment_agent_reconcile_duration_seconds',
+    help: 'Time to reconcile one ExtendedDeployment, by result (success, error, invalid).',
+    labelNames: ['result'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  readonly actions = new Counter({
+    name: 'extendeddeployment_agent_actions_total',
+    help: 'Writes performed for rollouts, by kind (scale, markOld, unmark, deletePod).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly informerRestarts = new Counter({
+    name: 'extendeddeployment_agent_informer_restarts_total',
+    help: 'Informers restarted after an error, by resource.',
+    labelNames: ['resource'] as const,
+    registers: [this.registry],
+  });
+  readonly leader = new Gauge({
+    name: 'extendeddeployment_agent_leader',
+    help: '1 while this agent is the leader (runs the rollouts), 0 while it is a standby.',
+    registers: [this.registry],
+  });
+  private readonly phases = new Map<string, Phase>();
+
+  constructor(options: { queueDepth: () => number; defaultMetrics?: boolean }) {
+    new Gauge({
+      name: 'extendeddeployment_agent_queue_depth',
+      help: 'ExtendedDeployments waiting in the work queue.',
+      registers: [this.registry],
+      collect() {
+        this.set(options.queueDepth());
+      },
+    });
+    const phases = this.phases;
+    new Gauge({
+      name: 'extendeddeployment_agent_rollouts',
+      help: 'ExtendedDeployments by rollout phase, as last reconciled by this agent.',
+      labelNames: ['phase'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const phase of PHASES) this.set({ phase }, [...phases.values()].filter((p) => p === phase).length);
+      },
+    });
+    this.leader.set(0);
+    if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Records the phase of one ExtendedDeployment (undefined when it is gone). */
+  setPhase(key: string, phase: Phase | undefined): void {
+    if (phase === undefined) this.phases.delete(key);
+    else this.phases.set(key, phase);
+  }
+}

@@ -1,0 +1,117 @@
+import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
+import { NAME_LABEL } from '../core/labels.js';
+import type { RolloutAction } from '../core/rollout/actions.js';
+import { planRollout, type RolloutEvent } from '../core/rollout/planner.js';
+import type { WorkloadKind } from './actuators.js';
+import type { Clock } from './clock.js';
+import type { AgentCaches } from './informers.js';
+import type { Logger } from './log.js';
+import type { AgentMetrics } from './metrics.js';
+import { splitKey, type ExtendedDeploymentObject, type MetaObject } from './objects.js';
+import { nextRequeueMs } from './requeue.js';
+import { snapshotFromObjects } from './snapshot.js';
+import { invalidSpecStatus, problemsMessage, statusChanged, statusFirst } from './status-decision.js';
+
+/** The writes a reconcile makes; injected so that the order of writes can be tested without a cluster. */
+export interface ReconcilerPorts {
+  performAction(namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<void>;
+  /** Replaces the status (optimistic concurrency on the object's resourceVersion); returns the updated object. */
+  writeStatus(ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<ExtendedDeploymentObject>;
+  /** Best effort: never throws. */
+  recordEvent(ed: ExtendedDeploymentObject, event: RolloutEvent): Promise<void>;
+}
+
+/** How a reconcile ended. */
+export interface ReconcileResult {
+  readonly outcome: 'synced' | 'invalid' | 'gone' | 'stale';
+  /** Look at the object again after this many ms, even if nothing changes. */
+  readonly requeueAfterMs?: number;
+}
+
+/** A cache that has not yet seen the agent's own last status write is re-read after this delay. */
+const STALE_RETRY_MS = 250;
+
+/**
+ * Reconciles one ExtendedDeployment: reads the caches, asks core's planner what to do, and does it. Holds no rollout
+ * rule of its own; the only state it keeps is which status write the cache has not shown yet, to avoid planning on a
+ * status it knows is outdated.
+ */
+export class Reconciler {
+  /** key → the resourceVersion our last status write replaced. While the cache still shows it, the cache is stale. */
+  private readonly replacedVersion = new Map<string, string>();
+
+  constructor(
+    private readonly deps: {
+      readonly caches: AgentCaches;
+      readonly ports: ReconcilerPorts;
+      readonly clock: Clock;
+      readonly log: Logger;
+      readonly metrics?: AgentMetrics;
+    },
+  ) {}
+
+  /** Reconciles the ExtendedDeployment `namespace/name`. Throws when a write failed: the caller retries with backoff. */
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const { caches, ports, clock, metrics } = this.deps;
+    const log = this.deps.log.with({ ed: key });
+    const { namespace, name } = splitKey(key);
+    const ed = caches.extendedDeployments.get(name, namespace);
+    if (!ed || ed.metadata?.deletionTimestamp) {
+      // Deleted: the regional workloads are Git's to delete (or garbage-collected); nothing for the agent to do.
+      this.replacedVersion.delete(key);
+      metrics?.setPhase(key, undefined);
+      return { outcome: 'gone' };
+    }
+    if (this.replacedVersion.get(key) === ed.metadata?.resourceVersion) return { outcome: 'stale', requeueAfterMs: STALE_RETRY_MS };
+    this.replacedVersion.delete(key);
+
+    const mine = (o: MetaObject) => o.metadata?.labels?.[NAME_LABEL] === name;
+    const snapshot = snapshotFromObjects(
+      ed,
+      caches.deployRegions.list(),
+      { replicaSets: caches.replicaSets.list(namespace).filter(mine), deployments: caches.deployments.list(namespace).filter(mine) },
+      caches.pods.list(namespace).filter(mine),
+      clock.now(),
+    );
+
+    if (!snapshot.ok) {
+      // An invalid object must not stop the agent: report it on the object and go on with the others. A spec change
+      // enqueues it again, so no retry is needed.
+      const { status, events } = invalidSpecStatus(snapshot.status, snapshot.problems, snapshot.generation, clock.now());
+      if (statusChanged(ed.status, status)) await this.write(key, ed, status);
+      for (const event of events) await ports.recordEvent(ed, event);
+      if (events.length > 0) log.warn('invalid spec', { problems: problemsMessage(snapshot.problems) });
+      return { outcome: 'invalid' };
+    }
+
+    const input = snapshot.input;
+    const plan = planRollout(input);
+    const changed = statusChanged(ed.status, plan.status);
+    const first = changed && statusFirst(input.status, plan.status);
+    const kind: WorkloadKind = input.ed.spec.subsetType === 'Deployment' ? 'Deployment' : 'ReplicaSet';
+
+    // A new rollout or group is recorded before anything acts on it (see statusFirst); otherwise the status follows
+    // the actions, describing what was done. A failed write throws, and the key is retried on fresh caches.
+    if (first) await this.write(key, ed, plan.status);
+    for (const action of plan.actions) {
+      await ports.performAction(namespace, kind, action);
+      metrics?.actions.inc({ kind: action.kind });
+      log.info('action', { ...action });
+    }
+    if (changed && !first) await this.write(key, ed, plan.status);
+    // Events describe the transition the status records: recorded only once it is written, so a retried reconcile
+    // does not report it twice.
+    for (const event of plan.events) await ports.recordEvent(ed, event);
+    if (plan.events.length > 0 || changed) {
+      log.info('reconciled', { phase: plan.status.phase, group: plan.status.groups, events: plan.events.map((e) => e.reason), actions: plan.actions.length });
+    }
+    if (plan.status.phase) metrics?.setPhase(key, plan.status.phase);
+    const requeueAfterMs = nextRequeueMs(input, plan);
+    return requeueAfterMs === undefined ? { outcome: 'synced' } : { outcome: 'synced', requeueAfterMs };
+  }
+
+  private async write(key: string, ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<void> {
+    await this.deps.ports.writeStatus(ed, status);
+    if (ed.metadata?.resourceVersion) this.replacedVersion.set(key, ed.metadata.resourceVersion);
+  }
+}

@@ -1,0 +1,23 @@
+import type { CustomObjectsApi } from '@kubernetes/client-node';
+import { API_GROUP } from '../core/api/common.js';
+import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
+import { ED_PLURAL, VERSION } from './informers.js';
+import type { ExtendedDeploymentObject } from './objects.js';
+
+/**
+ * Replaces an ExtendedDeployment's status through the status subresource, carrying the resourceVersion the agent
+ * read: if the object changed since (a new spec, another writer), the API server answers 409 and the reconcile is
+ * retried on fresh data instead of overwriting a status it never saw. Only status is sent: the subresource ignores
+ * everything else, and the agent never writes spec.
+ */
+export async function replaceStatus(custom: CustomObjectsApi, ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<ExtendedDeploymentObject> {
+  const name = ed.metadata?.name ?? '';
+  const namespace = ed.metadata?.namespace ?? '';
+  const body = {
+    apiVersion: ed.apiVersion ?? `${API_GROUP}/${VERSION}`,
+    kind: ed.kind ?? 'ExtendedDeployment',
+    metadata: { name, namespace, resourceVersion: ed.metadata?.resourceVersion },
+    status,
+  };
+  return (await custom.replaceNamespacedCustomObjectStatus({ group: API_GROUP, version: VERSION, namespace, plural: ED_PLURAL, name, body })) as ExtendedDeploymentObject;
+}
