@@ -7,19 +7,21 @@
  * The parent spawns one child process per side and run (`--side ours|baseline`), alternating which side goes first,
  * so each side's peak RSS is its own and a change in background load hits both sides alike. A child builds the fleet
  * description (untimed), renders a small fleet once to warm up, then renders the full fleet: constructs + validation
- * + `app.synthYaml()` (YAML serialisation included) are timed with performance.now(); Node start-up is not. Peak RSS
+ * + YAML serialisation are timed with performance.now(); Node start-up is not. Ours writes YAML through its own synth
+ * path (constructs/synth.ts, js-yaml), the baseline through cdk8s' `app.synthYaml()`, each as its users run it. Peak RSS
  * is `process.resourceUsage().maxRSS` at the end of the child. The figures per side are the median wall time over the
  * runs and the highest peak RSS of any run.
  *
  * `--phases` adds, after the measurement, one more render of the same fleet split into build (constructs, validation,
- * our core render), `chart.toJson()` of every chart (cdk8s resolve and sanitise) and YAML serialisation (cdk8s'
- * `Yaml.stringify`, as `synthYaml` calls it). It does not change the figures above.
+ * our core render), `chart.toJson()` of every chart (cdk8s resolve and sanitise) and YAML serialisation (each side's
+ * serializer). It does not change the figures above.
  */
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Yaml, type App } from 'cdk8s';
+import { appYaml, toYaml } from '../constructs/synth.js';
 import { buildBaseline } from './baseline.js';
 import { buildFleet, type Fleet } from './fleet.js';
 import { buildOurs, checkOurReplicas } from './ours.js';
@@ -143,16 +145,25 @@ function measurePhases(side: Side, fleet: Fleet): Phases {
   const docs: unknown[] = [];
   for (const chart of app.charts) docs.push(...(chart.toJson() as unknown[]));
   const t2 = performance.now();
-  Yaml.stringify(...docs);
+  if (side === 'ours') docs.map(toYaml).join('---\n');
+  else Yaml.stringify(...docs);
   const t3 = performance.now();
   return { buildMs: t1 - t0, toJsonMs: t2 - t1, yamlMs: t3 - t2 };
+}
+
+/**
+ * YAML of the whole app the way each side's users get it: ours through our synth path (constructs/synth.ts, which
+ * `npm run synth` and `edctl render` use), the baseline through cdk8s' own `synthYaml()`.
+ */
+function synthesize(side: Side, app: App): string {
+  return side === 'ours' ? appYaml(app) : app.synthYaml();
 }
 
 function runChild(side: Side, options: Options): void {
   if (typeof gc !== 'function') process.stderr.write('bench/render: run with --expose-gc for collections between runs\n');
   const warmup = buildFleet({ eds: options.warmupEds, regions: options.regions });
   const warm = build(side, warmup);
-  warm.app.synthYaml();
+  synthesize(side, warm.app);
   warm.check();
   const fleet = buildFleet({ eds: options.eds, regions: options.regions });
 
@@ -166,7 +177,7 @@ function runChild(side: Side, options: Options): void {
     const cpu = process.cpuUsage();
     const start = performance.now();
     const { app, check } = build(side, fleet);
-    const yaml = app.synthYaml();
+    const yaml = synthesize(side, app);
     runsMs.push(performance.now() - start);
     runsCpuMs.push(cpuMs(cpu));
     // Sanity figures, outside the timed section.

@@ -22,9 +22,9 @@ export function renderFiles(paths: readonly string[]): { objects: LoadedObject[]
  * DeployRegions, ExtendedDeployments with their regional workloads, and every other object as it was. The same
  * emitters as the constructs write the objects, so both paths give the same output.
  */
-export function appFromFiles(paths: readonly string[], outdir?: string): App {
+export function appFromFiles(paths: readonly string[]): App {
   const { objects, rendered } = renderFiles(paths);
-  const app = new App({ ...(outdir !== undefined && { outdir }), yamlOutputType: YamlOutputType.FILE_PER_CHART });
+  const app = new App({ yamlOutputType: YamlOutputType.FILE_PER_CHART });
   const charts = new Map<string, Chart>();
   const chartFor = (file: string) => {
     const id = chartId(file);

@@ -1,3 +1,4 @@
 export * from './deploy-region.js';
 export * from './extended-deployment.js';
 export * from './render-error.js';
+export * from './synth.js';

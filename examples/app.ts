@@ -6,8 +6,8 @@ import { UpstreamSample } from './upstream-sample.js';
 import { ZonalApi } from './zonal-api.js';
 
 /** Builds every example into one app: one file per chart, named after the chart. */
-export function examplesApp(outdir?: string): App {
-  const app = new App({ ...(outdir !== undefined && { outdir }), yamlOutputType: YamlOutputType.FILE_PER_CHART });
+export function examplesApp(): App {
+  const app = new App({ yamlOutputType: YamlOutputType.FILE_PER_CHART });
   const regions = new Regions(app, 'regions');
   new MultiArchWeb(app, 'multi-arch-web', regions);
   new ZonalApi(app, 'zonal-api', regions);

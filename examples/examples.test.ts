@@ -6,10 +6,11 @@ import { parseAllDocuments } from 'yaml';
 import { ReplicaSet } from 'kubernetes-models/apps/v1/ReplicaSet';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { appFromFiles } from '../cli/render-files.js';
+import { appYaml, writeApp } from '../constructs/synth.js';
 import { examplesApp } from './app.js';
 
 function synthTo(dir: string): Map<string, string> {
-  examplesApp(dir).synth();
+  writeApp(examplesApp(), dir);
   return new Map(readdirSync(dir).sort().map((f) => [f, readFileSync(join(dir, f), 'utf8')]));
 }
 
@@ -65,7 +66,7 @@ describe('examples', () => {
 
   it('upstream sample: plain YAML through edctl render gives the same objects as the construct', () => {
     const constructDocs = docs(synthTo(tmp()).get('upstream-sample.k8s.yaml') ?? '');
-    const yamlDocs = docs(appFromFiles(['examples/upstream-sample/extendeddeployment.yaml', 'examples/upstream-sample/deployregions.yaml']).synthYaml()).filter(
+    const yamlDocs = docs(appYaml(appFromFiles(['examples/upstream-sample/extendeddeployment.yaml', 'examples/upstream-sample/deployregions.yaml']))).filter(
       (o) => o['kind'] !== 'DeployRegion',
     );
     expect(yamlDocs).toEqual(constructDocs);
@@ -92,14 +93,14 @@ describe('examples', () => {
       readFileSync(join(src, 'extendeddeployment.yaml'), 'utf8').replace('name: extendeddeployment-sample', 'name: other-app'),
     );
     const before = tmp();
-    appFromFiles([src], before).synth();
+    writeApp(appFromFiles([src]), before);
     const file = join(src, 'extendeddeployment.yaml');
     const source = readFileSync(file, 'utf8');
     const changed = source.replace('          image: alpine\n', '          image: alpine:3.20\n');
     expect(changed.split('\n').filter((line, i) => line !== source.split('\n')[i])).toHaveLength(1);
     writeFileSync(file, changed);
     const after = tmp();
-    appFromFiles([src], after).synth();
+    writeApp(appFromFiles([src]), after);
 
     const changedFiles = readdirSync(before).filter((f) => readFileSync(join(before, f), 'utf8') !== readFileSync(join(after, f), 'utf8'));
     expect(changedFiles).toEqual(['extendeddeployment.k8s.yaml']);

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { appYaml, writeApp } from '../../constructs/synth.js';
 import { appFromFiles } from '../render-files.js';
 
 /** `edctl render`: plain YAML specs to per-region workloads, exactly as the constructs render them. */
@@ -16,8 +17,8 @@ Examples:
   edctl render -f shop/ | kubectl apply --server-side -f -`,
     )
     .action((options: { filename: string[]; outputDir?: string }) => {
-      const app = appFromFiles(options.filename, options.outputDir);
-      if (options.outputDir !== undefined) app.synth();
-      else process.stdout.write(app.synthYaml());
+      const app = appFromFiles(options.filename);
+      if (options.outputDir !== undefined) writeApp(app, options.outputDir);
+      else process.stdout.write(appYaml(app));
     });
 }
