@@ -1,8 +1,11 @@
 import { Command } from 'commander';
+import { registerAgent } from './commands/agent.js';
+import { registerControls } from './commands/controls.js';
 import { registerCrds } from './commands/crds.js';
 import { registerDocs } from './commands/docs.js';
 import { registerPlan } from './commands/plan.js';
 import { registerRender } from './commands/render.js';
+import { registerStatus } from './commands/status.js';
 import { registerValidate } from './commands/validate.js';
 
 /** Builds the `edctl` command tree. Errors are thrown, not exited on, so that run() decides the exit code. */
@@ -25,5 +28,8 @@ Exit codes:
   registerPlan(program);
   registerCrds(program);
   registerDocs(program);
+  registerStatus(program);
+  registerControls(program);
+  registerAgent(program);
   return program;
 }
