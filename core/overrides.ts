@@ -145,10 +145,11 @@ export interface PatchOperation {
 }
 
 /**
- * Applies RFC 6902 operations in order to a copy of `template`. An operation that cannot apply is a problem at its
+ * Applies RFC 6902 operations in order to a copy of `template` (no operations: `template` itself). An operation that cannot apply is a problem at its
  * own path (`at` + index): it is never silently dropped, unlike upstream, which quietly kept the base template.
  */
 export function applyPatches(template: JsonObject, operations: readonly PatchOperation[], at: FieldPath): OverrideResult {
+  if (operations.length === 0) return { template, problems: [] };
   let out = cloneJson(template);
   const problems: OverrideProblem[] = [];
   operations.forEach((operation, i) => {

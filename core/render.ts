@@ -109,10 +109,10 @@ export function renderExtendedDeployment(
     const patched = applyPatches(typed.template, ed.spec.overriders?.[patchIndex]?.overriders ?? [], patchesAt);
     for (const p of [...typed.problems, ...patched.problems]) problems.add(p.path, p.message);
 
-    // Raw patches can break what the schema checked in the base template: check the result again.
+    // Raw patches can break what the schema checked in the base template (typed overrides cannot): check again.
     const overridesAt: FieldPath = patchIndex >= 0 ? patchesAt : ['spec', 'regions', i, 'overrides'];
-    const recheck = podTemplate.safeParse(patched.template, { reportInput: true });
-    if (!recheck.success) {
+    const recheck = patchIndex >= 0 ? podTemplate.safeParse(patched.template, { reportInput: true }) : undefined;
+    if (recheck && !recheck.success) {
       for (const p of issuesToProblems(ref, recheck.error.issues)) {
         problems.add(overridesAt, `leave the pod template of region ${placement.name} invalid: ${formatPath(p.path)}: ${p.message}`);
       }

@@ -29,3 +29,23 @@ describe('revision hash', () => {
     expect(rolloutRevision(new Map([['a', '1'], ['b', '2']]))).not.toBe(rolloutRevision(new Map([['a', '1'], ['b', '3']])));
   });
 });
+
+describe('canonicalJson', () => {
+  const reversed = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(reversed) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.keys(v).reverse().map((k) => [k, reversed((v as Record<string, unknown>)[k])])) : v;
+
+  it('is lossless and does not depend on the order keys were inserted in, for any JSON value', async () => {
+    const fc = (await import('fast-check')).default;
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        expect(JSON.parse(canonicalJson(v))).toEqual(v);
+        expect(canonicalJson(reversed(v))).toBe(canonicalJson(v));
+      }),
+      { seed: 7, numRuns: 1000 },
+    );
+  });
+
+  it('sorts keys by code unit, integer-like keys included (plain JSON.stringify puts those first)', () => {
+    expect(canonicalJson({ b: 1, '10': 2, '': 3, '9': 4, a: 5 })).toBe('{"":3,"10":2,"9":4,"a":5,"b":1}');
+  });
+});

@@ -3,20 +3,16 @@ import { REVISION_LABEL } from './labels.js';
 
 /** JSON with object keys sorted at every level; arrays keep their order. The same value always gives the same text. */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      const child = (value as Record<string, unknown>)[key];
-      if (child !== undefined) out[key] = sortKeys(child);
+    const object = value as Record<string, unknown>;
+    const parts: string[] = [];
+    for (const key of Object.keys(object).sort()) {
+      if (object[key] !== undefined) parts.push(`${JSON.stringify(key)}:${canonicalJson(object[key])}`);
     }
-    return out;
+    return `{${parts.join(',')}}`;
   }
-  return value;
+  return JSON.stringify(value) ?? 'null';
 }
 
 /** First 10 hex characters of SHA-256 over the canonical JSON of `value`. */
