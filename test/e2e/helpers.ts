@@ -1,5 +1,6 @@
 // Shared helpers for the end-to-end suites: clients for the lab cluster, per-test namespaces, waiting.
 import { randomBytes } from 'node:crypto';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
 import {
   AppsV1Api,
   CoordinationV1Api,
@@ -142,9 +143,65 @@ export const test = base.extend<{ ns: string }>({
   },
 });
 
-/** Server-side apply of any object, with our field manager and force (conflicts are taken over). */
+/** An API error shaped like client-node's ApiException (`code`, `body` = the Status JSON text). */
+export class RawApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly body: string,
+  ) {
+    super(`HTTP ${code}: ${body.slice(0, 1000)}`);
+  }
+}
+
+/** One raw request to the API server with the kubeconfig's credentials; the body is sent as JSON text unchanged. */
+export async function rawRequest(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<any> {
+  const { kc } = clients();
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw new Error('kubeconfig has no current cluster');
+  const opts: RequestOptions = { method, headers: {} };
+  await kc.applyToHTTPSOptions(opts);
+  const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  if (data) opts.headers = { ...(opts.headers as object), 'content-type': contentType, 'content-length': data.length };
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(new URL(path, server), opts, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => {
+        const code = res.statusCode ?? 0;
+        if (code < 200 || code >= 300) reject(new RawApiError(code, text));
+        else resolve(text ? JSON.parse(text) : undefined);
+      });
+    });
+    req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path}: timeout`)));
+    req.on('error', reject);
+    if (data) req.write(data);
+    req.end();
+  });
+}
+
+/** REST path of an object, from discovery (throws when the API server does not serve its kind). */
+export async function objectPath(obj: KubernetesObject): Promise<string> {
+  const r = await clients().objects.resourceFor(obj.apiVersion!, obj.kind!);
+  if (!r) throw new Error(`${obj.apiVersion}/${obj.kind} is not served by the API server`);
+  const base = obj.apiVersion!.includes('/') ? `/apis/${obj.apiVersion}` : `/api/${obj.apiVersion}`;
+  const ns = r.namespaced ? `/namespaces/${obj.metadata?.namespace ?? 'default'}` : '';
+  return `${base}${ns}/${r.name}/${obj.metadata!.name}`;
+}
+
+/**
+ * Server-side apply of any object, with our field manager and force (conflicts are taken over). The object is sent
+ * as-is: client-node's typed serializer would drop keys it does not know under their wire names
+ * (e.g. `x-kubernetes-int-or-string` inside a CRD schema).
+ */
 export async function serverSideApply<T extends KubernetesObject>(obj: T): Promise<T> {
-  return clients().objects.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+  const path = await objectPath(obj);
+  return rawRequest(
+    'PATCH',
+    `${path}?fieldManager=${encodeURIComponent(FIELD_MANAGER)}&force=true`,
+    obj,
+    'application/apply-patch+yaml',
+  ) as Promise<T>;
 }
 
 /** JSON merge patch of a pod's status subresource (what a controller does for readiness-gate conditions). */
