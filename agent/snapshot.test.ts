@@ -226,3 +226,17 @@ describe('podState', () => {
     });
   });
 });
+
+describe('snapshotFromObjects reports every problem at once', () => {
+  it('rendering: distribution and missing region together', () => {
+    const ed = edObject(undefined, { replicas: 2, regions: [{ name: 'amd', replicas: 3 }, { name: 'nowhere' }] });
+    const snapshot = snapshotFromObjects(ed, regions, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(!snapshot.ok && snapshot.problems.map((p) => p.path.join('.')).sort()).toEqual(['spec.regions', 'spec.regions.1.name']);
+  });
+
+  it('annotated: distribution and annotation together', () => {
+    const ed = edObject({ [REVISIONS_ANNOTATION]: '{' }, { replicas: 2, regions: [{ name: 'amd', replicas: 3 }, { name: 'arm' }] });
+    const snapshot = snapshotFromObjects(ed, regions, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(!snapshot.ok && snapshot.problems.map((p) => p.path.join('.'))).toEqual(['spec.regions', `metadata.annotations.${REVISIONS_ANNOTATION}`]);
+  });
+});

@@ -58,11 +58,13 @@ export function snapshotFromObjects(
   const parsed = parseExtendedDeployment(raw);
   if (!parsed.ok) return invalid(parsed.problems);
   const spec = parsed.value.spec;
-  const distribution = distributeReplicas(spec.replicas, spec.regions);
-  if (!distribution.ok) return invalid(distribution.problems.map((p) => ({ object: refOf(raw), ...p })));
-
+  // Both are checked before giving up, so the object shows every problem at once (a render reports the distribution's
+  // problems itself).
   const targets = targetRevisions(raw, parsed.value, regions);
-  if (!targets.ok) return invalid(targets.problems);
+  const distribution = distributeReplicas(spec.replicas, spec.regions);
+  const distributionProblems = distribution.ok ? [] : distribution.problems.map((p) => ({ object: refOf(raw), ...p }));
+  if (!targets.ok) return invalid(targets.rendered ? targets.problems : [...distributionProblems, ...targets.problems]);
+  if (!distribution.ok) return invalid(distributionProblems);
 
   const namespace = parsed.value.metadata.namespace ?? ed.metadata?.namespace ?? '';
   const name = parsed.value.metadata.name;
@@ -103,7 +105,9 @@ function withoutStatus(ed: ExtendedDeploymentObject): ExtendedDeploymentObject {
   return copy;
 }
 
-type Targets = { ok: true; revisions: ReadonlyMap<string, string>; rolloutRevision: string } | { ok: false; problems: readonly Problem[] };
+type Targets =
+  | { ok: true; revisions: ReadonlyMap<string, string>; rolloutRevision: string }
+  | { ok: false; problems: readonly Problem[]; /** The problems come from a full render (which checks everything). */ rendered?: boolean };
 
 /**
  * The revision each region should reach and the rollout revision, from the render's annotations; rendered here from
@@ -143,7 +147,7 @@ function renderTargets(raw: ExtendedDeploymentObject, regionObjects: readonly De
     else if (object.metadata?.name) invalidRegions.add(object.metadata.name);
   }
   const rendered = renderExtendedDeployment(raw, regions, { invalidRegions });
-  if (!rendered.ok) return { ok: false, problems: rendered.problems };
+  if (!rendered.ok) return { ok: false, problems: rendered.problems, rendered: true };
   return { ok: true, revisions: new Map(rendered.value.regions.map((r) => [r.name, r.revision])), rolloutRevision: rendered.value.rolloutRevision };
 }
 

@@ -51,12 +51,14 @@ export function statusText(ed: ExtendedDeploymentObject): string {
   const status: ExtendedDeploymentStatus = parsed.success ? parsed.data : {};
   const name = `${ed.metadata?.namespace ? `${ed.metadata.namespace}/` : ''}${ed.metadata?.name ?? ''}`;
   const lines: string[] = [`ExtendedDeployment ${name}`];
-  if (!status.phase) {
+  if (!status.phase && !status.conditions?.length) {
     lines.push('No status yet: is the agent running?');
     return `${lines.join('\n')}\n`;
   }
   const group = status.totalGroups ? `, group ${status.currentGroup ?? 0}/${status.totalGroups}` : '';
-  lines.push(`Phase:     ${status.phase}${group}`);
+  lines.push(`Phase:     ${status.phase ?? '(none)'}${group}`);
+  const invalid = status.conditions?.find((c) => c.type === 'Valid' && c.status === 'False');
+  if (invalid) lines.push(`Invalid:   ${invalid.message ?? ''}`);
   if (status.revision) lines.push(`Revision:  ${status.revision}`);
   const progressing = status.conditions?.find((c) => c.type === 'Progressing');
   if (progressing?.message) lines.push(`Message:   ${progressing.message}`);
