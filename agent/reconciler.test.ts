@@ -1,0 +1,165 @@
+import { describe, expect, it } from 'vitest';
+import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
+import { NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../core/labels.js';
+import { renderSet } from '../core/render.js';
+import type { RolloutAction } from '../core/rollout/actions.js';
+import type { RolloutEvent } from '../core/rollout/planner.js';
+import { FakeClock } from './clock.js';
+import type { CacheReader } from './informer.js';
+import type { AgentCaches } from './informers.js';
+import { silentLogger } from './log.js';
+import type { ExtendedDeploymentObject, MetaObject } from './objects.js';
+import { Reconciler, type ReconcilerPorts } from './reconciler.js';
+
+/** A read-only cache over fixed objects, like an informer's. */
+function cache<T extends MetaObject>(objects: T[]): CacheReader<T> {
+  return {
+    list: (namespace?: string) => objects.filter((o) => !namespace || o.metadata?.namespace === namespace),
+    get: (name: string, namespace?: string) => objects.find((o) => o.metadata?.name === name && (o.metadata?.namespace ?? '') === (namespace ?? '')),
+  };
+}
+
+const regions = [{ apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'amd' }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } } }];
+
+function world(options: { status?: ExtendedDeploymentStatus; replicas?: number; spec?: Record<string, unknown>; podRevision?: 'old' | 'new'; newPod?: boolean } = {}) {
+  const raw = {
+    apiVersion: 'extendeddeployment.io/v1beta1',
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'web:2' }] } },
+      regions: [{ name: 'amd' }],
+      strategy: { minReadySeconds: 0 },
+      ...options.spec,
+    },
+  };
+  const rendered = renderSet([...regions, raw]);
+  const r = rendered.ok ? rendered.value.extendedDeployments[0] : undefined;
+  const manifest = (r?.manifest ?? raw) as ExtendedDeploymentObject;
+  const revision = r?.regions[0]?.revision ?? 'x';
+  const ed: ExtendedDeploymentObject = {
+    ...manifest,
+    metadata: { ...manifest.metadata, uid: 'uid-web', resourceVersion: '10', generation: 1 },
+    ...(options.status && { status: options.status }),
+  };
+  const podRevision = options.podRevision === 'new' ? revision : 'old';
+  const pods = ['a', 'b'].map((n) => ({
+    metadata: { name: `web-amd-${n}`, namespace: 'shop', uid: `uid-${n}`, labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd', [REVISION_LABEL]: podRevision } },
+    spec: { nodeName: 'node' },
+    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2025-12-31T00:00:00Z' }] },
+  }));
+  if (options.newPod) {
+    pods.push({
+      metadata: { name: 'web-amd-c', namespace: 'shop', uid: 'uid-c', labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd', [REVISION_LABEL]: revision } },
+      spec: { nodeName: 'node' },
+      status: { phase: 'Pending', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-01-01T00:00:00Z' }] },
+    });
+  }
+  const rs = {
+    metadata: { name: 'web-amd', namespace: 'shop', labels: { [NAME_LABEL]: 'web' } },
+    spec: { replicas: options.replicas ?? 2, template: { metadata: { labels: { [REVISION_LABEL]: revision } } } },
+  };
+  const caches = {
+    extendedDeployments: cache([ed]),
+    deployRegions: cache(regions),
+    replicaSets: cache([rs]),
+    deployments: cache([]),
+    pods: cache(pods),
+    nodes: cache([]),
+  } as unknown as AgentCaches;
+  return { ed, caches };
+}
+
+/** Ports that record every write in order; `failStatus` makes status writes fail like a 409. */
+function recorder(failStatus = false) {
+  const calls: string[] = [];
+  const statuses: ExtendedDeploymentStatus[] = [];
+  const ports: ReconcilerPorts = {
+    async performAction(_ns: string, kind: string, action: RolloutAction) {
+      calls.push(`${action.kind}${action.kind === 'scale' ? `:${kind}:${action.replicas}` : `:${action.pod}`}`);
+    },
+    async writeStatus(ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus) {
+      if (failStatus) throw Object.assign(new Error('conflict'), { code: 409 });
+      calls.push(`status:${status.phase}:${status.currentGroup}`);
+      statuses.push(status);
+      return { ...ed, status };
+    },
+    async recordEvent(_ed: ExtendedDeploymentObject, event: RolloutEvent) {
+      calls.push(`event:${event.reason}`);
+    },
+  };
+  return { calls, statuses, ports };
+}
+
+const clock = () => new FakeClock(Date.UTC(2026, 0, 1));
+
+describe('Reconciler', () => {
+  it('records a new rollout in status before acting on it, events after the status', async () => {
+    const { caches } = world();
+    const { calls, ports } = recorder();
+    const result = await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    expect(result.outcome).toBe('synced');
+    expect(result.requeueAfterMs).toBeGreaterThan(0);
+    expect(calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3', 'event:RolloutStarted', 'event:GroupStarted']);
+  });
+
+  it('within a group acts first and writes the status after', async () => {
+    const first = recorder();
+    const w = world();
+    await new Reconciler({ caches: w.caches, ports: first.ports, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    // The cluster after that reconcile: status written, RS scaled, a new pod created; the cache does not show the marks yet.
+    const { caches } = world({ status: first.statuses[0], replicas: 3, newPod: true });
+    const { calls, ports } = recorder();
+    await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    expect(calls).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b', 'status:Progressing:1']);
+    expect(calls.filter((c) => c.startsWith('event:'))).toEqual([]);
+  });
+
+  it('does not act when the status that records a new group cannot be written', async () => {
+    const { caches } = world();
+    const { calls, ports } = recorder(true);
+    await expect(new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile('shop/web')).rejects.toThrow('conflict');
+    expect(calls).toEqual([]);
+  });
+
+  it('writes nothing when the status is unchanged and nothing is to do', async () => {
+    const first = recorder();
+    await new Reconciler({ caches: world({ podRevision: 'new' }).caches, ports: first.ports, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    expect(first.statuses[0]?.phase).toBe('Healthy');
+    const { calls, ports } = recorder();
+    const result = await new Reconciler({ caches: world({ podRevision: 'new', status: first.statuses[0] }).caches, ports, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    expect(calls).toEqual([]);
+    expect(result).toEqual({ outcome: 'synced' });
+  });
+
+  it('waits for the cache to show its own last status write before planning again', async () => {
+    const { caches } = world();
+    const { calls, ports } = recorder();
+    const reconciler = new Reconciler({ caches, ports, clock: clock(), log: silentLogger });
+    await reconciler.reconcile('shop/web');
+    const before = calls.length;
+    expect(await reconciler.reconcile('shop/web')).toEqual({ outcome: 'stale', requeueAfterMs: 250 });
+    expect(calls.length).toBe(before);
+  });
+
+  it('reports an invalid spec once, as Valid=False and an InvalidSpec event, and acts on nothing', async () => {
+    const { caches } = world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3 }] } });
+    const first = recorder();
+    expect((await new Reconciler({ caches, ports: first.ports, clock: clock(), log: silentLogger }).reconcile('shop/web')).outcome).toBe('invalid');
+    expect(first.calls).toEqual(['status:undefined:undefined', 'event:InvalidSpec']);
+    expect(first.statuses[0]?.conditions?.[0]).toMatchObject({ type: 'Valid', status: 'False', reason: 'InvalidSpec' });
+    const again = world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3 }] }, status: first.statuses[0] });
+    const second = recorder();
+    await new Reconciler({ caches: again.caches, ports: second.ports, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    expect(second.calls).toEqual([]);
+  });
+
+  it('ignores a deleted ExtendedDeployment', async () => {
+    const { caches } = world();
+    const { calls, ports } = recorder();
+    expect(await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile('shop/gone')).toEqual({ outcome: 'gone' });
+    expect(calls).toEqual([]);
+  });
+});
