@@ -39,7 +39,7 @@ export function registerAgent(program: Command): void {
     .option('-n, --namespace <namespace>', 'watch only this namespace (default: all)')
     .option('--metrics-bind-address <host:port>', 'address of /healthz, /readyz and /metrics (0.0.0.0:8080 to expose it in a pod)', DEFAULT_METRICS_BIND_ADDRESS)
     .option('--leader-elect [bool]', 'elect a leader among replicas through a Lease', parseBool, true)
-    .option('--lease-namespace <namespace>', 'namespace of the Lease (default: $POD_NAMESPACE or extended-deployment-system)', defaultLeaseNamespace())
+    .option('--lease-namespace <namespace>', 'namespace of the Lease ($POD_NAMESPACE when set)', defaultLeaseNamespace())
     .option('--lease-name <name>', 'name of the Lease', DEFAULT_LEASE_NAME)
     .option('--identity <id>', 'this replica\'s identity in the Lease (default: hostname and a random suffix)')
     .option('--workers <n>', 'ExtendedDeployments reconciled in parallel', parseWorkers, DEFAULT_WORKERS)
