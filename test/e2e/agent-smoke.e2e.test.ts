@@ -1,0 +1,187 @@
+// The agent against the real lab cluster: it scales freshly synced regional ReplicaSets to their counts, and after an
+// image change it rolls group by group, stopping at every confirmation gate with exactly the pods per region that
+// core's simulateRollout predicts (the rollout `edctl plan` shows), until every pod runs the new revision. Approvals go
+// through `edctl approve`. The agent runs in-process with leader election on a Lease in the test's namespace, and
+// releases that Lease when stopped. Waits are generous and nothing asserts on speed.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KubernetesObject, V1Lease } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { expect } from 'vitest';
+import { startAgent, type Agent } from '../../agent/agent.js';
+import { silentLogger } from '../../agent/log.js';
+import { run } from '../../cli/run.js';
+import type { ExtendedDeploymentStatus } from '../../core/api/extended-deployment.js';
+import { NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../../core/labels.js';
+import { renderSet, type RenderedExtendedDeployment } from '../../core/render.js';
+import { simulateRollout } from '../../core/rollout/simulate.js';
+import { repoRoot } from '../cluster/build.js';
+import { kubeconfigPath } from '../cluster/lab.js';
+import { clients, condition, errorMessage, serverSideApply, test, uniqueName, waitFor } from './helpers.js';
+
+const GROUP = 'extendeddeployment.io';
+const VERSION = 'v1beta1';
+
+let crdsInstalled: Promise<void> | undefined;
+/** Installs crds/ (server-side apply, sent as-is) once per run and waits until they are Established. */
+function installCrds(): Promise<void> {
+  crdsInstalled ??= (async () => {
+    const dir = join(repoRoot, 'crds');
+    const crds = readdirSync(dir)
+      .filter((f) => /\.ya?ml$/.test(f))
+      .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject))
+      .filter((o) => o?.kind === 'CustomResourceDefinition');
+    for (const crd of crds) {
+      try {
+        await serverSideApply(crd);
+      } catch (e) {
+        throw new Error(`CRD ${crd.metadata?.name} rejected by the API server: ${errorMessage(e)}`);
+      }
+    }
+    for (const crd of crds) {
+      await waitFor(`CRD ${crd.metadata?.name} Established`, async () => {
+        const name = crd.metadata?.name ?? '';
+        const got = await clients().objects.read({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } });
+        return condition(got as never, 'Established')?.status === 'True';
+      });
+    }
+  })();
+  return crdsInstalled;
+}
+
+/** Two regions on the lab's nodes, named per test (DeployRegions are cluster-scoped). */
+function deployRegions(suffix: string) {
+  return [
+    { apiVersion: `${GROUP}/${VERSION}`, kind: 'DeployRegion', metadata: { name: `amd-${suffix}` }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64', 'topology.kubernetes.io/zone': 'zone-a' } } },
+    { apiVersion: `${GROUP}/${VERSION}`, kind: 'DeployRegion', metadata: { name: `arm-${suffix}` }, spec: { matchLabels: { 'kubernetes.io/arch': 'arm64' } } },
+  ];
+}
+
+function extendedDeployment(ns: string, suffix: string, image: string, confirm: boolean) {
+  return {
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'web', namespace: ns },
+    spec: {
+      replicas: 5,
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'app', image, resources: { requests: { cpu: '50m', memory: '32Mi' } } }] },
+      },
+      regions: [
+        { name: `amd-${suffix}`, replicas: 3 },
+        { name: `arm-${suffix}`, replicas: 2 },
+      ],
+      strategy: { minReadySeconds: 1, batchSize: 1, needWaitingForConfirm: confirm },
+    },
+  };
+}
+
+/** Renders like `edctl render` and applies the ExtendedDeployment and its ReplicaSets as a GitOps tool would. */
+async function renderAndApply(objects: unknown[]): Promise<RenderedExtendedDeployment> {
+  const result = renderSet(objects);
+  if (!result.ok) throw new Error(`render failed: ${JSON.stringify(result.problems)}`);
+  const [ed] = result.value.extendedDeployments;
+  if (!ed) throw new Error('nothing rendered');
+  await serverSideApply(ed.manifest as KubernetesObject);
+  for (const region of ed.regions) await serverSideApply(region.workload as KubernetesObject);
+  return ed;
+}
+
+async function readStatus(ns: string): Promise<ExtendedDeploymentStatus> {
+  const ed = (await clients().objects.read({ apiVersion: `${GROUP}/${VERSION}`, kind: 'ExtendedDeployment', metadata: { name: 'web', namespace: ns } })) as { status?: ExtendedDeploymentStatus };
+  return ed.status ?? {};
+}
+
+/** Live pods (not terminating) per region and revision. */
+async function podCounts(ns: string, rendered: RenderedExtendedDeployment): Promise<{ name: string; updated: number; old: number }[]> {
+  const pods = (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=web` })).items.filter((p) => !p.metadata?.deletionTimestamp);
+  return rendered.regions.map((r) => {
+    const mine = pods.filter((p) => p.metadata?.labels?.[REGION_LABEL] === r.name);
+    const updated = mine.filter((p) => p.metadata?.labels?.[REVISION_LABEL] === r.revision).length;
+    return { name: r.name, updated, old: mine.length - updated };
+  });
+}
+
+test('the agent rolls an image change group by group, as simulateRollout predicts', async ({ ns }) => {
+  await installCrds();
+  const suffix = uniqueName('r').slice(2);
+  const regions = deployRegions(suffix);
+  for (const region of regions) await serverSideApply(region as KubernetesObject);
+  let agent: Agent | undefined;
+  try {
+    const v1 = await renderAndApply([...regions, extendedDeployment(ns, suffix, 'registry.example/web:1', false)]);
+    agent = await startAgent({
+      kubeConfig: clients().kc,
+      log: silentLogger,
+      namespace: ns,
+      metricsBindAddress: '127.0.0.1:0',
+      leaseNamespace: ns,
+      identity: 'e2e-agent',
+      workers: 2,
+    });
+
+    // The rendered ReplicaSets start with Kubernetes' one replica; the agent scales them to the distribution.
+    await waitFor('v1 Healthy with 3 + 2 pods', async () => {
+      const status = await readStatus(ns);
+      const counts = await podCounts(ns, v1);
+      return status.phase === 'Healthy' && JSON.stringify(counts.map((c) => [c.updated, c.old])) === '[[3,0],[2,0]]';
+    }, { timeoutMs: 120_000, describe: async () => ({ status: await readStatus(ns), pods: await podCounts(ns, v1) }) });
+    const ready = await fetch(`http://127.0.0.1:${agent.address.port}/readyz`);
+    expect(ready.status).toBe(200);
+
+    // Git changes the image; the rollout waits for approval after every group.
+    const v2 = await renderAndApply([...regions, extendedDeployment(ns, suffix, 'registry.example/web:2', true)]);
+    const sim = simulateRollout(
+      v2.parsed,
+      v2.rolloutRevision,
+      v2.regions.map((r) => ({ name: r.name, desired: r.replicas, targetRevision: r.revision, running: { [v1.regions.find((o) => o.name === r.name)?.revision ?? 'old']: r.replicas } })),
+    );
+    expect(sim.totalGroups).toBe(3);
+    expect(sim.approvals).toEqual([2, 3]);
+
+    for (const group of sim.groups) {
+      const last = group.group === sim.totalGroups;
+      const phase = last ? 'Healthy' : 'WaitingForConfirmation';
+      const status = await waitFor(
+        `group ${group.group}: ${phase}`,
+        async () => {
+          const s = await readStatus(ns);
+          return s.revision === v2.rolloutRevision && s.currentGroup === group.group && s.phase === phase ? s : undefined;
+        },
+        { timeoutMs: 180_000, describe: async () => ({ status: await readStatus(ns), pods: await podCounts(ns, v2) }) },
+      );
+      expect(status.totalGroups).toBe(sim.totalGroups);
+      // The gate holds the pods where the group left them: once terminating pods are gone, they match the simulation.
+      await waitFor(`group ${group.group}: pods per region as simulated`, async () => JSON.stringify(await podCounts(ns, v2)) === JSON.stringify(group.regions), {
+        timeoutMs: 60_000,
+        describe: async () => ({ expected: group.regions, actual: await podCounts(ns, v2) }),
+      });
+      if (!last) expect(await run(['approve', 'web', '-n', ns, '--kubeconfig', kubeconfigPath()])).toBe(0);
+    }
+
+    const final = await readStatus(ns);
+    expect(final.regions?.map((r) => [r.name, r.updated, r.available])).toEqual([
+      [`amd-${suffix}`, 3, 3],
+      [`arm-${suffix}`, 2, 2],
+    ]);
+    const events = (await clients().core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.kind === 'ExtendedDeployment');
+    expect(events.map((e) => e.reason)).toEqual(expect.arrayContaining(['RolloutStarted', 'GroupStarted', 'WaitingForConfirmation', 'RolloutCompleted']));
+    const metrics = await (await fetch(`http://127.0.0.1:${agent.address.port}/metrics`)).text();
+    expect(metrics).toMatch(/extendeddeployment_agent_actions_total\{kind="scale"\} [1-9]/);
+    expect(metrics).toContain('extendeddeployment_agent_leader 1');
+  } finally {
+    await agent?.stop();
+    for (const region of regions) {
+      try {
+        await clients().objects.delete(region as KubernetesObject);
+      } catch {
+        // already gone
+      }
+    }
+  }
+  // A graceful stop hands the Lease over at once.
+  const lease: V1Lease = await clients().coord.readNamespacedLease({ name: 'extended-deployment-agent', namespace: ns });
+  expect(lease.spec?.holderIdentity ?? '').toBe('');
+});
