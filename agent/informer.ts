@@ -25,6 +25,14 @@ export interface InformerSpec<T extends KubernetesObject> {
   readonly labelSelector?: string;
 }
 
+/** Builds an informer: client-node's `makeInformer` signature. */
+export type InformerFactory<T extends KubernetesObject> = (
+  kc: KubeConfig,
+  path: string,
+  list: () => Promise<KubernetesListObject<T>>,
+  labelSelector?: string,
+) => Informer<T> & ObjectCache<T>;
+
 /** Informer restart backoff: 0.5 s doubling to 30 s, jittered. */
 export const INFORMER_BACKOFF: BackoffOptions = { baseMs: 500, capMs: 30_000 };
 /** An informer that ran this long without an error starts its backoff from the beginning again. */
@@ -56,12 +64,14 @@ export class ResilientInformer<T extends KubernetesObject> implements CacheReade
       readonly onEvent: (event: InformerEvent, object: T) => void;
       readonly onRestart?: (resource: string) => void;
       readonly random?: () => number;
+      /** Builds the underlying informer (client-node's makeInformer; tests pass a fake). */
+      readonly make?: InformerFactory<T>;
     },
   ) {
     // client-go picks a watch timeout between 5 and 10 minutes at random; so do we, once per informer.
     const timeout = 300 + Math.floor((options.random ?? Math.random)() * 300);
     const path = `${spec.path}${spec.path.includes('?') ? '&' : '?'}timeoutSeconds=${timeout}`;
-    this.informer = makeInformer(kc, path, spec.list, spec.labelSelector);
+    this.informer = (options.make ?? makeInformer)(kc, path, spec.list, spec.labelSelector);
     this.informer.on('add', (o) => this.options.onEvent('add', o));
     this.informer.on('update', (o) => this.options.onEvent('update', o));
     this.informer.on('delete', (o) => this.options.onEvent('delete', o));

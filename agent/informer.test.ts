@@ -1,0 +1,155 @@
+import { KubeConfig, type Informer, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from './clock.js';
+import { ResilientInformer, type InformerEvent } from './informer.js';
+import { silentLogger } from './log.js';
+
+type Callback = (arg?: unknown) => void;
+
+/**
+ * A stand-in for client-node's ListWatch: `start()` plays the next scripted outcome. Like ListWatch, a failure calls
+ * the error callbacks synchronously inside start() and start() still resolves; a later watch failure calls them from
+ * outside.
+ */
+class FakeListWatch {
+  readonly callbacks = new Map<string, Callback[]>();
+  starts = 0;
+  stops = 0;
+  path = '';
+  constructor(private readonly script: ('ok' | 'error')[]) {}
+  on(verb: string, cb: Callback): void {
+    this.callbacks.set(verb, [...(this.callbacks.get(verb) ?? []), cb]);
+  }
+  off(): void {}
+  emit(verb: string, arg?: unknown): void {
+    for (const cb of this.callbacks.get(verb) ?? []) cb(arg);
+  }
+  async start(): Promise<void> {
+    this.starts++;
+    if ((this.script.shift() ?? 'ok') === 'error') this.emit('error', Object.assign(new Error('list failed'), { code: 500 }));
+  }
+  async stop(): Promise<void> {
+    this.stops++;
+    this.emit('error', new Error('The operation was aborted')); // what aborting the watch request reports
+  }
+  list(): KubernetesObject[] {
+    return [];
+  }
+  get(): KubernetesObject | undefined {
+    return undefined;
+  }
+}
+
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function setup(script: ('ok' | 'error')[], path = '/api/v1/pods') {
+  const clock = new FakeClock();
+  const fake = new FakeListWatch(script);
+  const events: [InformerEvent, string][] = [];
+  const restarts: string[] = [];
+  const informer = new ResilientInformer(
+    new KubeConfig(),
+    { resource: 'pods', path, list: async () => ({ items: [], metadata: {} }) as never },
+    {
+      clock,
+      log: silentLogger,
+      random: () => 1, // no jitter below the full delay, and the longest watch timeout
+      onEvent: (event, object) => events.push([event, object.metadata?.name ?? '']),
+      onRestart: (resource) => restarts.push(resource),
+      make: (_kc, p) => {
+        fake.path = p;
+        return fake as unknown as Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
+      },
+    },
+  );
+  return { clock, fake, informer, events, restarts };
+}
+
+describe('ResilientInformer', () => {
+  it('is synced once the first list and watch started, and forwards events', async () => {
+    const { fake, informer, events } = setup(['ok']);
+    expect(informer.synced()).toBe(false);
+    informer.start();
+    await settle();
+    expect(informer.synced()).toBe(true);
+    fake.emit('add', { metadata: { name: 'a' } });
+    fake.emit('update', { metadata: { name: 'a' } });
+    fake.emit('delete', { metadata: { name: 'a' } });
+    expect(events).toEqual([
+      ['add', 'a'],
+      ['update', 'a'],
+      ['delete', 'a'],
+    ]);
+  });
+
+  it('asks the server to end each watch after a randomized 5 to 10 minutes', () => {
+    expect(setup([]).fake.path).toBe('/api/v1/pods?timeoutSeconds=600');
+    expect(setup([], '/x?a=b').fake.path).toBe('/x?a=b&timeoutSeconds=600');
+  });
+
+  it('restarts after a failed start with exponential backoff, and is synced only after a success', async () => {
+    const { clock, fake, informer, restarts } = setup(['error', 'error', 'error', 'ok']);
+    informer.start();
+    await settle();
+    expect(fake.starts).toBe(1);
+    expect(informer.synced()).toBe(false);
+    for (const [delay, starts] of [
+      [500, 2],
+      [1000, 3],
+      [2000, 4],
+    ] as const) {
+      clock.advance(delay - 1);
+      await settle();
+      expect(fake.starts).toBe(starts - 1); // not yet
+      clock.advance(1);
+      await settle();
+      expect(fake.starts).toBe(starts);
+    }
+    expect(informer.synced()).toBe(true);
+    expect(restarts).toEqual(['pods', 'pods', 'pods']);
+    expect(clock.pending()).toBe(0);
+  });
+
+  it('restarts after a watch that fails later, staying synced (the cache is kept)', async () => {
+    const { clock, fake, informer } = setup(['ok', 'ok']);
+    informer.start();
+    await settle();
+    fake.emit('error', Object.assign(new Error('connection reset'), { code: 'ECONNRESET' }));
+    fake.emit('error', new Error('again')); // a second report while a restart is pending schedules nothing more
+    expect(clock.pending()).toBe(1);
+    expect(informer.synced()).toBe(true);
+    clock.advance(500);
+    await settle();
+    expect(fake.starts).toBe(2);
+  });
+
+  it('starts its backoff over after a long healthy run', async () => {
+    const { clock, fake, informer } = setup(['error', 'ok', 'ok']);
+    informer.start();
+    await settle();
+    clock.advance(500); // second start succeeds
+    await settle();
+    clock.advance(120_000); // healthy for two minutes
+    fake.emit('error', new Error('watch closed with an error'));
+    clock.advance(499);
+    await settle();
+    expect(fake.starts).toBe(2);
+    clock.advance(1);
+    await settle();
+    expect(fake.starts).toBe(3); // 500 ms again, not 1000 ms
+  });
+
+  it('stops for good: the abort it causes is not an error, and pending restarts are cancelled', async () => {
+    const { clock, fake, informer, restarts } = setup(['error']);
+    informer.start();
+    await settle();
+    expect(clock.pending()).toBe(1);
+    await informer.stop();
+    expect(fake.stops).toBe(1);
+    expect(clock.pending()).toBe(0);
+    clock.advance(60_000);
+    await settle();
+    expect(fake.starts).toBe(1);
+    expect(restarts).toEqual(['pods']);
+  });
+});
