@@ -132,6 +132,20 @@ describe('planRollout: decisions from one snapshot', () => {
     expect(plan.status.conditions?.[0]).toMatchObject({ reason: 'WaitingForSync', status: 'True' });
   });
 
+  it('starts a new rollout at group 1 when its ExtendedDeployment was seen before its workloads synced', () => {
+    // R0 finished in group 3. Git renders R1; the agent sees the ExtendedDeployment before the ReplicaSets (the usual
+    // GitOps order), then the ReplicaSets. The grouping must restart at 1, not continue at R0's group 3.
+    const done: ExtendedDeploymentStatus = { revision: 'R0', rolloutRegions: ['a'], currentGroup: 3, totalGroups: 3, phase: 'Healthy' };
+    const waiting = planRollout(input({ regions: [region('a', 5, olds(5), 5, 'stale')], status: done }));
+    expect(waiting.actions).toEqual([]);
+    expect(waiting.status.currentGroup).toBe(0);
+    expect(waiting.status.lastGroupStartTime).toBeUndefined();
+    const synced = planRollout(input({ regions: [region('a', 5, olds(5))], status: waiting.status }));
+    expect(synced.status).toMatchObject({ revision: 'R1', currentGroup: 1, phase: 'Progressing' });
+    expect(scales(synced)).toEqual(['a:5->6']);
+    expect([...waiting.events, ...synced.events].map((e) => e.reason)).toEqual(['RolloutStarted', 'GroupStarted']);
+  });
+
   const inGroup = (group: number, startedAgoMs = 0): ExtendedDeploymentStatus => ({
     revision: 'R1',
     rolloutRegions: ['a'],

@@ -84,7 +84,11 @@ export function planRollout(input: RolloutInput): RolloutPlan {
     const message = !unsynced.workload
       ? `waiting for workload of region ${unsynced.name} to be created by the sync`
       : `waiting for the sync: workload ${unsynced.workload.name} is not at revision ${unsynced.targetRevision}`;
-    return finish(base, { phase: 'Progressing', group: prev.currentGroup ?? 0, groupStart: prev.lastGroupStartTime, reason: 'WaitingForSync', message }, []);
+    // The status already records the new rollout (revision, regions); a rollout that has not started has no group
+    // yet. Carrying the previous rollout's group over would make the new one start in that group once synced.
+    const group = sameRollout ? (prev.currentGroup ?? 0) : 0;
+    const groupStart = sameRollout ? prev.lastGroupStartTime : undefined;
+    return finish(base, { phase: 'Progressing', group, groupStart, reason: 'WaitingForSync', message }, []);
   }
 
   const inferred = inferGroup(input, schedule);
