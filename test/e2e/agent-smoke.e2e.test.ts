@@ -1,6 +1,7 @@
 // The agent against the real lab cluster: it scales freshly synced regional ReplicaSets to their counts, and after an
 // image change it rolls group by group, stopping at every confirmation gate with exactly the pods per region that
-// core's simulateRollout predicts (the rollout `edctl plan` shows), until every pod runs the new revision. Approvals go
+// core's simulateRollout predicts (the rollout `edctl plan` shows), until every pod runs the new revision; a second
+// image change right after (ExtendedDeployment synced before its ReplicaSets) starts again at group 1. Approvals go
 // through `edctl approve`. The agent runs in-process with leader election on a Lease in the test's namespace, and
 // releases that Lease when stopped. Waits are generous and nothing asserts on speed.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -78,15 +79,18 @@ function extendedDeployment(ns: string, suffix: string, image: string, confirm: 
   };
 }
 
-/** Renders like `edctl render` and applies the ExtendedDeployment and its ReplicaSets as a GitOps tool would. */
-async function renderAndApply(objects: unknown[]): Promise<RenderedExtendedDeployment> {
+function render(objects: unknown[]): RenderedExtendedDeployment {
   const result = renderSet(objects);
   if (!result.ok) throw new Error(`render failed: ${JSON.stringify(result.problems)}`);
   const [ed] = result.value.extendedDeployments;
   if (!ed) throw new Error('nothing rendered');
-  await serverSideApply(ed.manifest as KubernetesObject);
-  for (const region of ed.regions) await serverSideApply(region.workload as KubernetesObject);
   return ed;
+}
+
+/** Applies the rendered ExtendedDeployment and its ReplicaSets as a GitOps tool would. */
+async function apply(ed: RenderedExtendedDeployment, parts: 'all' | 'ed' | 'workloads' = 'all'): Promise<void> {
+  if (parts !== 'workloads') await serverSideApply(ed.manifest as KubernetesObject);
+  if (parts !== 'ed') for (const region of ed.regions) await serverSideApply(region.workload as KubernetesObject);
 }
 
 async function readStatus(ns: string): Promise<ExtendedDeploymentStatus> {
@@ -104,14 +108,48 @@ async function podCounts(ns: string, rendered: RenderedExtendedDeployment): Prom
   });
 }
 
-test('the agent rolls an image change group by group, as simulateRollout predicts', async ({ ns }) => {
+/**
+ * Follows a rollout from `from` to `to` gate by gate: at each confirmation gate the pods per region must be exactly
+ * what core's simulateRollout predicts for that group; then `edctl approve` lets the next group start.
+ */
+async function rollThroughGates(ns: string, from: RenderedExtendedDeployment, to: RenderedExtendedDeployment): Promise<void> {
+  const sim = simulateRollout(
+    to.parsed,
+    to.rolloutRevision,
+    to.regions.map((r) => ({ name: r.name, desired: r.replicas, targetRevision: r.revision, running: { [from.regions.find((o) => o.name === r.name)?.revision ?? 'old']: r.replicas } })),
+  );
+  expect(sim.totalGroups).toBe(3);
+  expect(sim.approvals).toEqual([2, 3]);
+  for (const group of sim.groups) {
+    const last = group.group === sim.totalGroups;
+    const phase = last ? 'Healthy' : 'WaitingForConfirmation';
+    const status = await waitFor(
+      `group ${group.group}: ${phase}`,
+      async () => {
+        const s = await readStatus(ns);
+        return s.revision === to.rolloutRevision && s.currentGroup === group.group && s.phase === phase ? s : undefined;
+      },
+      { timeoutMs: 180_000, describe: async () => ({ status: await readStatus(ns), pods: await podCounts(ns, to) }) },
+    );
+    expect(status.totalGroups).toBe(sim.totalGroups);
+    // The gate holds the pods where the group left them: once terminating pods are gone, they match the simulation.
+    await waitFor(`group ${group.group}: pods per region as simulated`, async () => JSON.stringify(await podCounts(ns, to)) === JSON.stringify(group.regions), {
+      timeoutMs: 60_000,
+      describe: async () => ({ expected: group.regions, actual: await podCounts(ns, to) }),
+    });
+    if (!last) expect(await run(['approve', 'web', '-n', ns, '--kubeconfig', kubeconfigPath()])).toBe(0);
+  }
+}
+
+test('the agent rolls image changes group by group, as simulateRollout predicts', async ({ ns }) => {
   await installCrds();
   const suffix = uniqueName('r').slice(2);
   const regions = deployRegions(suffix);
   for (const region of regions) await serverSideApply(region as KubernetesObject);
   let agent: Agent | undefined;
   try {
-    const v1 = await renderAndApply([...regions, extendedDeployment(ns, suffix, 'registry.example/web:1', false)]);
+    const v1 = render([...regions, extendedDeployment(ns, suffix, 'registry.example/web:1', false)]);
+    await apply(v1);
     agent = await startAgent({
       kubeConfig: clients().kc,
       log: silentLogger,
@@ -132,34 +170,20 @@ test('the agent rolls an image change group by group, as simulateRollout predict
     expect(ready.status).toBe(200);
 
     // Git changes the image; the rollout waits for approval after every group.
-    const v2 = await renderAndApply([...regions, extendedDeployment(ns, suffix, 'registry.example/web:2', true)]);
-    const sim = simulateRollout(
-      v2.parsed,
-      v2.rolloutRevision,
-      v2.regions.map((r) => ({ name: r.name, desired: r.replicas, targetRevision: r.revision, running: { [v1.regions.find((o) => o.name === r.name)?.revision ?? 'old']: r.replicas } })),
-    );
-    expect(sim.totalGroups).toBe(3);
-    expect(sim.approvals).toEqual([2, 3]);
+    const v2 = render([...regions, extendedDeployment(ns, suffix, 'registry.example/web:2', true)]);
+    await apply(v2);
+    await rollThroughGates(ns, v1, v2);
 
-    for (const group of sim.groups) {
-      const last = group.group === sim.totalGroups;
-      const phase = last ? 'Healthy' : 'WaitingForConfirmation';
-      const status = await waitFor(
-        `group ${group.group}: ${phase}`,
-        async () => {
-          const s = await readStatus(ns);
-          return s.revision === v2.rolloutRevision && s.currentGroup === group.group && s.phase === phase ? s : undefined;
-        },
-        { timeoutMs: 180_000, describe: async () => ({ status: await readStatus(ns), pods: await podCounts(ns, v2) }) },
-      );
-      expect(status.totalGroups).toBe(sim.totalGroups);
-      // The gate holds the pods where the group left them: once terminating pods are gone, they match the simulation.
-      await waitFor(`group ${group.group}: pods per region as simulated`, async () => JSON.stringify(await podCounts(ns, v2)) === JSON.stringify(group.regions), {
-        timeoutMs: 60_000,
-        describe: async () => ({ expected: group.regions, actual: await podCounts(ns, v2) }),
-      });
-      if (!last) expect(await run(['approve', 'web', '-n', ns, '--kubeconfig', kubeconfigPath()])).toBe(0);
-    }
+    // A second rollout right after the first, with the ExtendedDeployment synced before its ReplicaSets: it must start
+    // again at group 1 (and stop at every gate), not continue from the finished rollout's last group.
+    const v3 = render([...regions, extendedDeployment(ns, suffix, 'registry.example/web:3', true)]);
+    await apply(v3, 'ed');
+    await waitFor('v3 waiting for the sync', async () => {
+      const status = await readStatus(ns);
+      return status.revision === v3.rolloutRevision && status.conditions?.some((c) => c.reason === 'WaitingForSync');
+    }, { describe: () => readStatus(ns) });
+    await apply(v3, 'workloads');
+    await rollThroughGates(ns, v2, v3);
 
     const final = await readStatus(ns);
     expect(final.regions?.map((r) => [r.name, r.updated, r.available])).toEqual([
