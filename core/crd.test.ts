@@ -100,3 +100,13 @@ describe('immutable fields', () => {
     expect(node['x-kubernetes-validations']).toEqual([{ rule: 'self == oldSelf', message: `spec.${field} is immutable` }]);
   });
 });
+
+describe('CEL cost', () => {
+  it('bounds every int-or-string field that runs a CEL rule, or the API server rejects the CRD for its cost', () => {
+    const unbounded: string[] = [];
+    walk(version('ExtendedDeployment').schema.openAPIV3Schema, '', (node, path) => {
+      if (node['x-kubernetes-int-or-string'] && node['x-kubernetes-validations'] && typeof node['maxLength'] !== 'number') unbounded.push(path);
+    });
+    expect(unbounded).toEqual([]);
+  });
+});

@@ -23,7 +23,7 @@ export function structuralSchema(schema: z.ZodType): Schema {
 function toStructural(node: Schema): Schema {
   const out: Schema = {};
   if (node['x-kubernetes-int-or-string']) {
-    copy(node, out, ['description', 'default', 'x-kubernetes-validations']);
+    copy(node, out, ['description', 'default', 'maxLength', 'x-kubernetes-validations']);
     out['x-kubernetes-int-or-string'] = true;
     out['anyOf'] = [{ type: 'integer' }, { type: 'string' }];
     return out;

@@ -54,6 +54,8 @@ export const intOrPercent = z
   })
   .meta({
     'x-kubernetes-int-or-string': true,
+    // Bounds the CEL cost estimate: the API server rejects a matches() over strings of unknown length.
+    maxLength: 4,
     'x-kubernetes-validations': [
       {
         rule: "type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",
