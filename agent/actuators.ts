@@ -31,7 +31,16 @@ export async function performAction(clients: ActuatorClients, namespace: string,
       return unmark(clients.core, namespace, action.pod, action.uid);
     case 'deletePod':
       return deletePod(clients.core, namespace, action.pod, action.uid);
+    case 'setPaused':
+      return setPaused(clients, namespace, action.workload, action.paused);
   }
+}
+
+/** Sets a native Deployment's spec.paused (compat mode), owned by the agent like spec.replicas. */
+async function setPaused(clients: ActuatorClients, namespace: string, name: string, paused: boolean): Promise<void> {
+  const body = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace }, spec: { paused } };
+  const params = { name, namespace, body, fieldManager: FIELD_MANAGER, force: true };
+  await clients.apps.patchNamespacedDeployment(params, setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply));
 }
 
 /**

@@ -78,7 +78,7 @@ function recorder(failStatus = false) {
   const statuses: ExtendedDeploymentStatus[] = [];
   const ports: ReconcilerPorts = {
     async performAction(_ns: string, kind: string, action: RolloutAction) {
-      calls.push(`${action.kind}${action.kind === 'scale' ? `:${kind}:${action.replicas}` : `:${action.pod}`}`);
+      calls.push(`${action.kind}${action.kind === 'scale' ? `:${kind}:${action.replicas}` : 'pod' in action ? `:${action.pod}` : ''}`);
     },
     async writeStatus(ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus) {
       if (failStatus) throw Object.assign(new Error('conflict'), { code: 409 });

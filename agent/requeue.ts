@@ -1,4 +1,5 @@
-import { progressDeadlineMs, type RolloutInput, type RolloutPlan } from '../core/rollout/planner.js';
+import { progressDeadlineMs } from '../core/rollout/gates.js';
+import type { RolloutInput, RolloutPlan } from '../core/rollout/planner.js';
 
 /** Longest wait between two looks at an unfinished rollout: a safety net for anything no event announces. */
 export const MAX_REQUEUE_MS = 30_000;
@@ -23,7 +24,7 @@ export function nextRequeueMs(input: RolloutInput, plan: RolloutPlan): number | 
   }
   const start = plan.status.lastGroupStartTime !== undefined ? Date.parse(plan.status.lastGroupStartTime) : Number.NaN;
   if (plan.status.phase === 'Progressing' && !Number.isNaN(start)) {
-    instants.push(Math.max(start, input.controls.resumedAt ?? 0) + progressDeadlineMs(input.ed) + 1);
+    instants.push(Math.max(start, input.controls.resumedAt ?? 0) + progressDeadlineMs(input.ed.spec.strategy) + 1);
   }
   const next = instants.filter((t) => t > now).reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
   return Math.min(MAX_REQUEUE_MS, next === Number.POSITIVE_INFINITY ? MAX_REQUEUE_MS : next - now + SLACK_MS);

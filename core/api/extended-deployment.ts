@@ -191,8 +191,10 @@ export const rolloutStrategy = z
     pause: z.boolean().default(false).describe('Hold the rollout where it is until set back to false.'),
     regionOrder: z
       .enum(regionOrders)
-      .default('Parallel')
-      .describe('Parallel: every region takes each group together. Sequential: one region at a time, in declared order.'),
+      .optional()
+      .describe(
+        'Parallel: every region takes each group together. Sequential: one region at a time, in declared order. Default: Parallel, or Sequential with subsetType Deployment.',
+      ),
     upgradeMode: z
       .enum(upgradeModes)
       .default('scaleOutPriority')

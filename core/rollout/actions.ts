@@ -23,5 +23,13 @@ export interface DeletePodAction {
   readonly uid: string;
 }
 
+/** Pause or resume a native Deployment (compat mode): it rolls inside its region only while unpaused. */
+export interface PauseAction {
+  readonly kind: 'setPaused';
+  readonly region: string;
+  readonly workload: string;
+  readonly paused: boolean;
+}
+
 /** A write the agent performs. Every action is idempotent: performing it twice has the effect of once. */
-export type RolloutAction = ScaleAction | MarkPodAction | DeletePodAction;
+export type RolloutAction = ScaleAction | MarkPodAction | DeletePodAction | PauseAction;

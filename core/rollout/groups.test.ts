@@ -34,7 +34,7 @@ describe('scheduleGroups', () => {
   ];
 
   it('Parallel: every region moves from group 1; the total is the longest region', () => {
-    const s = scheduleGroups({ ...beta(2), regionOrder: 'Parallel' }, regions);
+    const s = scheduleGroups(beta(2), 'Parallel', regions);
     expect(s.totalGroups).toBe(3);
     expect(s.regions.map((r) => [r.name, r.firstGroup, r.groups])).toEqual([
       ['a', 1, 3],
@@ -50,7 +50,7 @@ describe('scheduleGroups', () => {
   });
 
   it('Sequential: regions roll one after another in declared order', () => {
-    const s = scheduleGroups({ ...beta(2), regionOrder: 'Sequential' }, regions);
+    const s = scheduleGroups(beta(2), 'Sequential', regions);
     expect(s.totalGroups).toBe(5);
     const [a, b] = s.regions;
     expect([1, 2, 3, 4, 5].map((g) => [targetAtGroup(beta(2), a!, g), targetAtGroup(beta(2), b!, g)])).toEqual([

@@ -1,5 +1,5 @@
 import { parsePercent, type IntOrPercent } from '../api/common.js';
-import type { RolloutStrategy } from '../api/extended-deployment.js';
+import type { ExtendedDeploymentSpec, RolloutStrategy } from '../api/extended-deployment.js';
 
 /**
  * Pods a group adds in a region: an integer, or a percentage of the region's replicas rounded up (so a group always
@@ -28,6 +28,11 @@ export function regionGroups(strategy: Pick<RolloutStrategy, 'rolloutStrategy' |
   return step;
 }
 
+/** Region order: as written, else Parallel for ReplicaSets and Sequential for native Deployments (compat mode). */
+export function regionOrderOf(spec: Pick<ExtendedDeploymentSpec, 'strategy' | 'subsetType'>): NonNullable<RolloutStrategy['regionOrder']> {
+  return spec.strategy.regionOrder ?? (spec.subsetType === 'Deployment' ? 'Sequential' : 'Parallel');
+}
+
 /** One region's part in the rollout: in which global groups it moves, and how far each takes it. */
 export interface RegionSchedule {
   readonly name: string;
@@ -50,7 +55,8 @@ export interface GroupSchedule {
  * change takes no group.
  */
 export function scheduleGroups(
-  strategy: Pick<RolloutStrategy, 'rolloutStrategy' | 'batchSize' | 'regionOrder'>,
+  strategy: Pick<RolloutStrategy, 'rolloutStrategy' | 'batchSize'>,
+  regionOrder: NonNullable<RolloutStrategy['regionOrder']>,
   regions: readonly { readonly name: string; readonly replicas: number; readonly changes: boolean }[],
 ): GroupSchedule {
   let next = 1;
@@ -58,7 +64,7 @@ export function scheduleGroups(
   const out = regions.map((r) => {
     const groups = r.changes ? regionGroups(strategy, r.replicas) : 0;
     if (groups === 0) return { name: r.name, replicas: r.replicas, firstGroup: 0, groups: 0 };
-    const firstGroup = strategy.regionOrder === 'Sequential' ? next : 1;
+    const firstGroup = regionOrder === 'Sequential' ? next : 1;
     next = firstGroup + groups;
     total = Math.max(total, firstGroup + groups - 1);
     return { name: r.name, replicas: r.replicas, firstGroup, groups };

@@ -1,22 +1,12 @@
 import type { ExtendedDeployment, ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import type { RolloutAction } from './actions.js';
+export type { RolloutControls } from './gates.js';
 import { regionBudgets } from './budgets.js';
-import { scheduleGroups, targetAtGroup, type GroupSchedule } from './groups.js';
+import { regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from './groups.js';
+import { decideGate, type RolloutControls } from './gates.js';
 import { stepRegion, type RegionStep } from './region-step.js';
 import { countPods, type RegionState } from './snapshot.js';
 import { buildStatus, type Phase } from './status.js';
-
-/** Controls written by `edctl` as annotations on the ExtendedDeployment. */
-export interface RolloutControls {
-  /** `edctl pause`: hold until resumed. */
-  readonly paused: boolean;
-  /** `edctl abort` for the current rollout revision: hold exactly where it is until Git changes or resume. */
-  readonly aborted: boolean;
-  /** `edctl approve` for the current rollout revision: groups up to this one may start. */
-  readonly approvedThrough: number | undefined;
-  /** `edctl resume` time (ms): restarts the progress deadline of the current group. */
-  readonly resumedAt: number | undefined;
-}
 
 /** Everything the planner reads: one ExtendedDeployment and what the cluster shows of it. */
 export interface RolloutInput {
@@ -50,11 +40,6 @@ export interface RolloutPlan {
   readonly events: readonly RolloutEvent[];
 }
 
-/** The progress deadline of a group in ms (syncWaitTimeout 0 means 300 s). */
-export function progressDeadlineMs(ed: ExtendedDeployment): number {
-  return (ed.spec.strategy.syncWaitTimeout || 300) * 1000;
-}
-
 /**
  * Decides the next step of one ExtendedDeployment's rollout. Pure: the same input gives the same plan, and every
  * decision is re-derived from the input, so a new leader continues from what the cluster shows.
@@ -76,6 +61,7 @@ export function planRollout(input: RolloutInput): RolloutPlan {
   const rolloutRegions = sameRollout ? (prev.rolloutRegions ?? []) : regions.filter((r) => (counts.get(r.name)?.old ?? 0) > 0).map((r) => r.name);
   const schedule = scheduleGroups(
     strategy,
+    regionOrderOf(ed.spec),
     regions.map((r) => ({ name: r.name, replicas: r.desired, changes: rolloutRegions.includes(r.name) })),
   );
   const base = { input, schedule, rolloutRegions, counts };
@@ -99,7 +85,8 @@ export function planRollout(input: RolloutInput): RolloutPlan {
   const groupDone = [...steps.values()].every((s) => s.done);
   const idleActions = (s: Map<string, RegionStep>) => regions.filter((r) => !rolloutRegions.includes(r.name)).flatMap((r) => s.get(r.name)?.actions ?? []);
 
-  if (schedule.totalGroups === 0 || (groupDone && group >= schedule.totalGroups)) {
+  const gate = decideGate({ strategy, rolloutRevision: input.rolloutRevision, controls, now, group, totalGroups: schedule.totalGroups, groupDone, groupStart });
+  if (gate.kind === 'complete') {
     const allDone = [...steps.values()].every((s) => s.done);
     const actions = [...steps.values()].flatMap((s) => s.actions);
     return finish(
@@ -110,38 +97,11 @@ export function planRollout(input: RolloutInput): RolloutPlan {
       actions,
     );
   }
-  if (controls.aborted) {
-    return finish(base, { phase: 'Paused', group, groupStart: iso(groupStart), reason: 'Aborted', message: `rollout aborted in group ${group}; it holds until Git changes or it is resumed` }, idleActions(steps));
-  }
-  if (strategy.pause || controls.paused) {
-    const by = strategy.pause ? 'strategy.pause' : 'edctl pause';
-    return finish(base, { phase: 'Paused', group, groupStart: iso(groupStart), reason: 'Paused', message: `paused by ${by} in group ${group}` }, idleActions(steps));
-  }
-  if (groupDone) {
-    const next = group + 1;
-    const needsConfirm = strategy.needWaitingForConfirm && (!strategy.needFirstConfirm || group === 1);
-    const approval = strategy.approval;
-    const approved =
-      (controls.approvedThrough ?? 0) >= next || (approval !== undefined && approval.revision === input.rolloutRevision && approval.throughGroup >= next);
-    if (needsConfirm && !approved) {
-      return finish(
-        base,
-        { phase: 'WaitingForConfirmation', group, groupStart: iso(groupStart), reason: 'WaitingForConfirmation', message: `group ${group} is done; group ${next} waits for approval` },
-        idleActions(steps),
-      );
-    }
-    group = next;
+  if (gate.kind === 'hold') return finish(base, { phase: gate.phase, group, groupStart: iso(groupStart), reason: gate.reason, message: gate.message }, idleActions(steps));
+  if (gate.kind === 'advance') {
+    group += 1;
     groupStart = now;
     steps = stepAll(input, schedule, group);
-  } else {
-    const deadlineFrom = Math.max(groupStart, controls.resumedAt ?? 0);
-    if (now - deadlineFrom > progressDeadlineMs(ed)) {
-      return finish(
-        base,
-        { phase: 'Degraded', group, groupStart: iso(groupStart), reason: 'ProgressDeadlineExceeded', message: `group ${group} did not finish within ${progressDeadlineMs(ed) / 1000}s; the rollout stopped` },
-        idleActions(steps),
-      );
-    }
   }
   const blocked = [...steps.values()].find((s) => s.blocked)?.blocked;
   return finish(

@@ -136,6 +136,8 @@ export function simulateRollout(ed: ExtendedDeployment, rolloutRevision: string,
         pod.terminating = true;
         return pod.revision === target ? 1 : 0;
       }
+      case 'setPaused':
+        return 0;
     }
   }
 }

@@ -25,6 +25,20 @@ export interface WorkloadState {
   readonly templateRevision: string | undefined;
   /** spec.replicas (Kubernetes' default 1 when unset). */
   readonly replicas: number;
+  /** What a native Deployment reports (compat mode, subsetType Deployment); undefined for a ReplicaSet. */
+  readonly deployment?: DeploymentProgress | undefined;
+}
+
+/** A native Deployment's own view of its rollout. */
+export interface DeploymentProgress {
+  readonly paused: boolean;
+  readonly generation: number;
+  readonly observedGeneration: number;
+  /** status.replicas: pods of every revision. */
+  readonly replicas: number;
+  readonly updatedReplicas: number;
+  readonly readyReplicas: number;
+  readonly availableReplicas: number;
 }
 
 /** One region as observed. */

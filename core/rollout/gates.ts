@@ -1,0 +1,72 @@
+import type { RolloutStrategy } from '../api/extended-deployment.js';
+import type { Phase } from './status.js';
+
+/** Controls written by `edctl` as annotations on the ExtendedDeployment. */
+export interface RolloutControls {
+  /** `edctl pause`: hold until resumed. */
+  readonly paused: boolean;
+  /** `edctl abort` for the current rollout revision: hold exactly where it is until Git changes or resume. */
+  readonly aborted: boolean;
+  /** `edctl approve` for the current rollout revision: groups up to this one may start. */
+  readonly approvedThrough: number | undefined;
+  /** `edctl resume` time (ms): restarts the progress deadline of the current group. */
+  readonly resumedAt: number | undefined;
+}
+
+/** Where a rollout stands between two groups, whatever its workload kind. */
+export interface GateInput {
+  readonly strategy: RolloutStrategy;
+  readonly rolloutRevision: string;
+  readonly controls: RolloutControls;
+  readonly now: number;
+  readonly group: number;
+  readonly totalGroups: number;
+  /** Every region finished the current group. */
+  readonly groupDone: boolean;
+  /** When the current group started (ms). */
+  readonly groupStart: number;
+}
+
+/** What the rollout does next: finish, hold in a phase, start the next group, or keep working on this one. */
+export type Gate =
+  | { readonly kind: 'complete' }
+  | { readonly kind: 'hold'; readonly phase: Phase; readonly reason: string; readonly message: string }
+  | { readonly kind: 'advance' }
+  | { readonly kind: 'continue' };
+
+/** The progress deadline of a group in ms (syncWaitTimeout 0 means 300 s). */
+export function progressDeadlineMs(strategy: Pick<RolloutStrategy, 'syncWaitTimeout'>): number {
+  return (strategy.syncWaitTimeout || 300) * 1000;
+}
+
+/**
+ * Every gate of the rollout model in one place. In order: a done last group completes the rollout; abort and pause
+ * hold wherever the rollout is; a done group waits for approval when confirmation is on (only the first gate with
+ * needFirstConfirm), approved by `edctl approve` or by `strategy.approval` naming this rollout revision; a group past
+ * its progress deadline (restarted by resume) holds as Degraded.
+ */
+export function decideGate(input: GateInput): Gate {
+  const { strategy, controls, group } = input;
+  if (input.totalGroups === 0 || (input.groupDone && group >= input.totalGroups)) return { kind: 'complete' };
+  if (controls.aborted) {
+    return { kind: 'hold', phase: 'Paused', reason: 'Aborted', message: `rollout aborted in group ${group}; it holds until Git changes or it is resumed` };
+  }
+  if (strategy.pause || controls.paused) {
+    return { kind: 'hold', phase: 'Paused', reason: 'Paused', message: `paused by ${strategy.pause ? 'strategy.pause' : 'edctl pause'} in group ${group}` };
+  }
+  if (input.groupDone) {
+    const next = group + 1;
+    const needsConfirm = strategy.needWaitingForConfirm && (!strategy.needFirstConfirm || group === 1);
+    const approval = strategy.approval;
+    const approved = (controls.approvedThrough ?? 0) >= next || (approval !== undefined && approval.revision === input.rolloutRevision && approval.throughGroup >= next);
+    if (needsConfirm && !approved) {
+      return { kind: 'hold', phase: 'WaitingForConfirmation', reason: 'WaitingForConfirmation', message: `group ${group} is done; group ${next} waits for approval` };
+    }
+    return { kind: 'advance' };
+  }
+  const deadline = progressDeadlineMs(strategy);
+  if (input.now - Math.max(input.groupStart, controls.resumedAt ?? 0) > deadline) {
+    return { kind: 'hold', phase: 'Degraded', reason: 'ProgressDeadlineExceeded', message: `group ${group} did not finish within ${deadline / 1000}s; the rollout stopped` };
+  }
+  return { kind: 'continue' };
+}
