@@ -42,7 +42,16 @@ export interface DeployRegionObject extends MetaObject {
 export interface WorkloadObject extends MetaObject {
   spec?: {
     replicas?: number;
+    /** Deployments only. */
+    paused?: boolean;
     template?: { metadata?: { labels?: Record<string, string> } };
+  };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    updatedReplicas?: number;
+    readyReplicas?: number;
+    availableReplicas?: number;
   };
 }
 

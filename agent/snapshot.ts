@@ -79,7 +79,7 @@ export function snapshotFromObjects(
       name: placement.name,
       targetRevision: targets.revisions.get(placement.name) ?? '',
       desired: distribution.replicas[i] ?? 0,
-      workload: workload ? workloadState(workload) : undefined,
+      workload: workload ? workloadState(workload, spec.subsetType === 'Deployment') : undefined,
       pods: regionPods,
     };
   });
@@ -151,12 +151,24 @@ function renderTargets(raw: ExtendedDeploymentObject, regionObjects: readonly De
   return { ok: true, revisions: new Map(rendered.value.regions.map((r) => [r.name, r.revision])), rolloutRevision: rendered.value.rolloutRevision };
 }
 
-function workloadState(workload: WorkloadObject): WorkloadState {
+function workloadState(workload: WorkloadObject, deployment: boolean): WorkloadState {
+  const status = workload.status ?? {};
   return {
     name: workload.metadata?.name ?? '',
     templateRevision: workload.spec?.template?.metadata?.labels?.[REVISION_LABEL],
     // Kubernetes defaults an omitted spec.replicas to 1; the cache shows the defaulted value, this is belt and braces.
     replicas: workload.spec?.replicas ?? 1,
+    ...(deployment && {
+      deployment: {
+        paused: workload.spec?.paused === true,
+        generation: workload.metadata?.generation ?? 0,
+        observedGeneration: status.observedGeneration ?? 0,
+        replicas: status.replicas ?? 0,
+        updatedReplicas: status.updatedReplicas ?? 0,
+        readyReplicas: status.readyReplicas ?? 0,
+        availableReplicas: status.availableReplicas ?? 0,
+      },
+    }),
   };
 }
 

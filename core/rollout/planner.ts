@@ -3,6 +3,7 @@ import type { RolloutAction } from './actions.js';
 export type { RolloutControls } from './gates.js';
 import { regionBudgets } from './budgets.js';
 import { regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from './groups.js';
+import { planDeploymentRollout } from './deployment-mode.js';
 import { decideGate, type RolloutControls } from './gates.js';
 import { stepRegion, type RegionStep } from './region-step.js';
 import { countPods, type RegionState } from './snapshot.js';
@@ -47,9 +48,11 @@ export interface RolloutPlan {
  * A rollout starts when a region has pods at another revision than the rendered one. It proceeds in global groups
  * (see groups.ts); a group starts only when every region finished the previous one and the gate allows it
  * (confirmation, pause, abort); a group that does not finish within the progress deadline makes the rollout Degraded
- * and stops it. Regions that the rollout does not change only converge to their replica count.
+ * and stops it. Regions that the rollout does not change only converge to their replica count. Native Deployments
+ * (compat mode) are planned by deployment-mode.ts.
  */
 export function planRollout(input: RolloutInput): RolloutPlan {
+  if (input.ed.spec.subsetType === 'Deployment') return planDeploymentRollout(input);
   const { ed, regions, now, controls } = input;
   const strategy = ed.spec.strategy;
   const minReady = strategy.minReadySeconds;

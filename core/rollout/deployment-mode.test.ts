@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { extendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import { planRollout, type RolloutInput } from './planner.js';
+import type { DeploymentProgress, RegionState } from './snapshot.js';
+
+const T0 = Date.UTC(2026, 0, 1);
+const ed = (strategy: Record<string, unknown> = {}) =>
+  extendedDeployment.parse({
+    apiVersion: 'extendeddeployment.io/v1beta1',
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: {
+      subsetType: 'Deployment',
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+      regions: [{ name: 'a', replicas: 3 }, { name: 'b', replicas: 2 }],
+      strategy,
+    },
+  });
+
+/** A region whose Deployment reports `updated` of `desired` pods at the new template. */
+function region(name: string, desired: number, updated: number, paused: boolean, extra: Partial<DeploymentProgress> = {}, replicas = desired): RegionState {
+  const deployment: DeploymentProgress = { paused, generation: 2, observedGeneration: 2, replicas: desired, updatedReplicas: updated, readyReplicas: desired, availableReplicas: desired, ...extra };
+  return { name, desired, targetRevision: 'new', workload: { name: `web-${name}`, templateRevision: 'new', replicas, deployment }, pods: [] };
+}
+const input = (regions: RegionState[], status?: ExtendedDeploymentStatus, strategy: Record<string, unknown> = {}, controls: Partial<RolloutInput['controls']> = {}): RolloutInput => ({
+  ed: ed(strategy),
+  generation: 1,
+  rolloutRevision: 'R1',
+  regions,
+  status,
+  controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined, ...controls },
+  now: T0,
+});
+const writes = (regions: RegionState[], status?: ExtendedDeploymentStatus, strategy?: Record<string, unknown>, controls?: Partial<RolloutInput['controls']>) => {
+  const plan = planRollout(input(regions, status, strategy, controls));
+  return { plan, writes: plan.actions.map((a) => (a.kind === 'setPaused' ? `${a.workload} paused=${a.paused}` : a.kind === 'scale' ? `${a.workload} replicas=${a.replicas}` : a.kind)) };
+};
+const inGroup = (group: number): ExtendedDeploymentStatus => ({ revision: 'R1', rolloutRegions: ['a', 'b'], currentGroup: group, totalGroups: 2, phase: 'Progressing', lastGroupStartTime: new Date(T0).toISOString() });
+
+describe('compat mode: native Deployments, the agent owns replicas and paused', () => {
+  it('rolls one region at a time by default: only the first region is unpaused', () => {
+    const { plan, writes: w } = writes([region('a', 3, 0, true), region('b', 2, 0, true)]);
+    expect(w).toEqual(['web-a paused=false']);
+    expect(plan.status).toMatchObject({ phase: 'Progressing', currentGroup: 1, totalGroups: 2, rolloutRegions: ['a', 'b'] });
+  });
+
+  it('pauses the finished region and unpauses the next one', () => {
+    const { plan, writes: w } = writes([region('a', 3, 3, false), region('b', 2, 0, true)], inGroup(1));
+    expect(w).toEqual(['web-a paused=true', 'web-b paused=false']);
+    expect(plan.status.currentGroup).toBe(2);
+  });
+
+  it('does not count a region as done before its Deployment observed the new generation', () => {
+    const { writes: w } = writes([region('a', 3, 3, false, { observedGeneration: 1 }), region('b', 2, 0, true)], inGroup(1));
+    expect(w).toEqual([]);
+  });
+
+  it('waits for approval between regions with every Deployment paused', () => {
+    const { plan, writes: w } = writes([region('a', 3, 3, false), region('b', 2, 0, true)], inGroup(1), { needWaitingForConfirm: true });
+    expect(w).toEqual(['web-a paused=true']);
+    expect(plan.status.phase).toBe('WaitingForConfirmation');
+  });
+
+  it('rolls every region together with regionOrder Parallel', () => {
+    expect(writes([region('a', 3, 0, true), region('b', 2, 0, true)], undefined, { regionOrder: 'Parallel' }).writes).toEqual(['web-a paused=false', 'web-b paused=false']);
+  });
+
+  it('holds by pausing every Deployment on edctl pause', () => {
+    const { plan, writes: w } = writes([region('a', 3, 1, false), region('b', 2, 0, true)], inGroup(1), {}, { paused: true });
+    expect(w).toEqual(['web-a paused=true']);
+    expect(plan.status.phase).toBe('Paused');
+  });
+
+  it('stops as Degraded after the deadline, pausing the region in progress', () => {
+    const late = { ...inGroup(1), lastGroupStartTime: new Date(T0 - 301_000).toISOString() };
+    const { plan, writes: w } = writes([region('a', 3, 1, false), region('b', 2, 0, true)], late);
+    expect(w).toEqual(['web-a paused=true']);
+    expect(plan.status.phase).toBe('Degraded');
+  });
+
+  it('makes no writes in steady state, and pauses a Deployment Git just created (so the next template waits)', () => {
+    expect(writes([region('a', 3, 3, true), region('b', 2, 2, true)]).writes).toEqual([]);
+    const fresh = writes([region('a', 3, 3, false), region('b', 2, 2, true)]);
+    expect(fresh.writes).toEqual(['web-a paused=true']);
+    expect(fresh.plan.status.phase).toBe('Healthy');
+  });
+
+  it('scales to the distributed count even while paused', () => {
+    expect(writes([region('a', 3, 3, true, {}, 1), region('b', 2, 2, true)]).writes).toEqual(['web-a replicas=3']);
+  });
+
+  it('waits for the sync while a Deployment is not at the rendered revision', () => {
+    const stale: RegionState = { ...region('a', 3, 0, true), workload: { name: 'web-a', templateRevision: 'old', replicas: 3, deployment: region('a', 3, 0, true).workload?.deployment } };
+    const { plan, writes: w } = writes([stale, region('b', 2, 0, true)]);
+    expect(w).toEqual([]);
+    expect(plan.status.conditions?.[0]?.reason).toBe('WaitingForSync');
+  });
+});
