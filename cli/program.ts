@@ -11,7 +11,7 @@ import { registerValidate } from './commands/validate.js';
 /** Builds the `edctl` command tree. Errors are thrown, not exited on, so that run() decides the exit code. */
 export function buildProgram(): Command {
   const program = new Command('edctl')
-    .description('Partitioned, gated rollouts for Kubernetes: render, validate and plan ExtendedDeployments')
+    .description('Partitioned, gated rollouts for Kubernetes: render, validate and plan ExtendedDeployments; run and steer the agent')
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text), writeOut: (text) => process.stdout.write(text) })
