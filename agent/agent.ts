@@ -6,7 +6,7 @@ import { apiEventRecorder } from './events.js';
 import { parseBindAddress, startHealthServer, type BindAddress } from './http-server.js';
 import { makeInformers } from './informers.js';
 import { edKey } from './keys.js';
-import { LEADER_ELECTION_DEFAULTS, LeaderElector } from './leader-election.js';
+import { LeaderElector, leaderElectionTiming } from './leader-election.js';
 import { jsonLogger, type Logger } from './log.js';
 import { AgentMetrics } from './metrics.js';
 import { agentSettings, type AgentSettings } from './options.js';
@@ -118,14 +118,14 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   const elector = settings.leaderElect
     ? new LeaderElector(
         kc.makeApiClient(CoordinationV1Api),
-        { namespace: settings.leaseNamespace, name: settings.leaseName, identity: settings.identity, ...LEADER_ELECTION_DEFAULTS },
+        { namespace: settings.leaseNamespace, name: settings.leaseName, identity: settings.identity, ...leaderElectionTiming(settings.leaseDurationSeconds) },
         { clock, log, onStartedLeading: startLeading, onStoppedLeading: stopLeading },
       )
     : undefined;
   log.info('agent started', {
     identity: settings.identity,
     namespace: settings.namespace ?? '(all)',
-    leaderElection: settings.leaderElect ? `${settings.leaseNamespace}/${settings.leaseName}` : 'off',
+    leaderElection: settings.leaderElect ? `${settings.leaseNamespace}/${settings.leaseName} (${settings.leaseDurationSeconds}s)` : 'off',
     workers: settings.workers,
   });
   if (elector) elector.start();

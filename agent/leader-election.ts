@@ -22,6 +22,16 @@ export interface LeaderElectionConfig {
 export const LEADER_ELECTION_DEFAULTS = { leaseDurationSeconds: 15, retryPeriodMs: 2_000, renewDeadlineMs: 10_000 } as const;
 
 /**
+ * The timing for a lease duration, in the proportions of the defaults: the renew deadline is 2/3 of the lease (a
+ * leader that cannot renew steps down before the others may take over) and the retry period 2/15 of it (several
+ * renewals fit in the deadline, even with 20 % jitter). 15 s gives exactly LEADER_ELECTION_DEFAULTS.
+ */
+export function leaderElectionTiming(leaseDurationSeconds: number): Pick<LeaderElectionConfig, 'leaseDurationSeconds' | 'retryPeriodMs' | 'renewDeadlineMs'> {
+  const leaseMs = leaseDurationSeconds * 1000;
+  return { leaseDurationSeconds, retryPeriodMs: Math.round((leaseMs * 2) / 15), renewDeadlineMs: Math.round((leaseMs * 2) / 3) };
+}
+
+/**
  * Leader election on a coordination.k8s.io/v1 Lease, with client-go's semantics. Every write carries the
  * resourceVersion it read, so two candidates can never both win a race (the loser gets 409). The decisions are in
  * lease-decision.ts; this class only reads, writes and keeps time.

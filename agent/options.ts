@@ -9,6 +9,11 @@ export interface AgentSettings {
   readonly leaderElect: boolean;
   readonly leaseNamespace: string;
   readonly leaseName: string;
+  /**
+   * How long the Lease is valid without renewal (seconds). The renew deadline and retry period scale with it (2/3 and
+   * 2/15 of it: 10 s and 2 s for the default 15 s, controller-runtime's defaults).
+   */
+  readonly leaseDurationSeconds: number;
   readonly identity: string;
   readonly workers: number;
 }
@@ -17,6 +22,10 @@ export interface AgentSettings {
 export const DEFAULT_LEASE_NAMESPACE = 'extended-deployment-system';
 /** The Lease all agent replicas compete for. */
 export const DEFAULT_LEASE_NAME = 'extended-deployment-agent';
+/** Lease duration (controller-runtime's default). */
+export const DEFAULT_LEASE_DURATION_SECONDS = 15;
+/** Bounds of --lease-duration: at 2 s a leader renews every ~270 ms; an hour is far beyond any sensible failover time. */
+export const LEASE_DURATION_BOUNDS = { min: 2, max: 3600 } as const;
 /** Health and metrics on loopback unless the user opens them (in a pod: 0.0.0.0:8080). */
 export const DEFAULT_METRICS_BIND_ADDRESS = '127.0.0.1:8080';
 /** Workers reconciling ExtendedDeployments in parallel. */
@@ -40,7 +49,16 @@ export function agentSettings(partial: Partial<AgentSettings> = {}): AgentSettin
     leaderElect: partial.leaderElect ?? true,
     leaseNamespace: partial.leaseNamespace ?? defaultLeaseNamespace(),
     leaseName: partial.leaseName ?? DEFAULT_LEASE_NAME,
+    leaseDurationSeconds: partial.leaseDurationSeconds ?? DEFAULT_LEASE_DURATION_SECONDS,
     identity: partial.identity ?? defaultIdentity(),
     workers: partial.workers ?? DEFAULT_WORKERS,
   };
+}
+
+/** Parses --lease-duration: whole seconds (the Lease field is an integer), within LEASE_DURATION_BOUNDS. */
+export function parseLeaseDurationSeconds(value: string): number {
+  const n = Number(value.endsWith('s') ? value.slice(0, -1) : value);
+  const { min, max } = LEASE_DURATION_BOUNDS;
+  if (value.trim() === '' || !Number.isInteger(n) || n < min || n > max) throw new Error(`expected whole seconds from ${min} to ${max} (e.g. 15 or 15s)`);
+  return n;
 }

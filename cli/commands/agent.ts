@@ -2,7 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { startAgent, type Agent } from '../../agent/agent.js';
 import { KubeConfigError, loadKubeConfig } from '../../agent/kubeconfig.js';
 import { jsonLogger } from '../../agent/log.js';
-import { DEFAULT_LEASE_NAME, DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_WORKERS, defaultLeaseNamespace } from '../../agent/options.js';
+import { DEFAULT_LEASE_DURATION_SECONDS, DEFAULT_LEASE_NAME, DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_WORKERS, defaultLeaseNamespace, parseLeaseDurationSeconds } from '../../agent/options.js';
 import { UserError } from '../user-error.js';
 
 interface AgentFlags {
@@ -13,6 +13,7 @@ interface AgentFlags {
   leaderElect: boolean;
   leaseNamespace: string;
   leaseName: string;
+  leaseDuration: number;
   identity?: string;
   workers: number;
 }
@@ -21,6 +22,14 @@ function parseBool(value: string): boolean {
   if (value === 'true') return true;
   if (value === 'false') return false;
   throw new InvalidArgumentError('expected true or false');
+}
+
+function parseLeaseDuration(value: string): number {
+  try {
+    return parseLeaseDurationSeconds(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
 }
 
 function parseWorkers(value: string): number {
@@ -41,6 +50,12 @@ export function registerAgent(program: Command): void {
     .option('--leader-elect [bool]', 'elect a leader among replicas through a Lease', parseBool, true)
     .option('--lease-namespace <namespace>', 'namespace of the Lease ($POD_NAMESPACE when set)', defaultLeaseNamespace())
     .option('--lease-name <name>', 'name of the Lease', DEFAULT_LEASE_NAME)
+    .option(
+      '--lease-duration <seconds>',
+      'how long the Lease lasts without renewal: a standby takes over this long after a leader died (renew deadline 2/3 and retry period 2/15 of it)',
+      parseLeaseDuration,
+      DEFAULT_LEASE_DURATION_SECONDS,
+    )
     .option('--identity <id>', 'this replica\'s identity in the Lease (default: hostname and a random suffix)')
     .option('--workers <n>', 'ExtendedDeployments reconciled in parallel', parseWorkers, DEFAULT_WORKERS)
     .addHelpText(
@@ -73,6 +88,7 @@ Examples:
           leaderElect: flags.leaderElect,
           leaseNamespace: flags.leaseNamespace,
           leaseName: flags.leaseName,
+          leaseDurationSeconds: flags.leaseDuration,
           workers: flags.workers,
           ...(flags.identity !== undefined && { identity: flags.identity }),
         });
