@@ -1,5 +1,5 @@
 import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api } from '@kubernetes/client-node';
-import { OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION } from '../core/labels.js';
+import { IN_PLACE_READINESS_GATE, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION } from '../core/labels.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
 import { isConflict, isInvalid, isNotFound } from './kube-errors.js';
 
@@ -33,6 +33,22 @@ export async function performAction(clients: ActuatorClients, namespace: string,
       return deletePod(clients.core, namespace, action.pod, action.uid);
     case 'setPaused':
       return setPaused(clients, namespace, action.workload, action.paused);
+    case 'openGate':
+      return openGate(clients.core, namespace, action.pod, action.uid);
+  }
+}
+
+/**
+ * Sets a pod's InPlaceUpdateReady condition to True (status subresource; strategic merge keyed by condition type).
+ * The uid in the patch makes the API server refuse it for another pod that took the name: uid is immutable.
+ */
+async function openGate(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<void> {
+  const condition = { type: IN_PLACE_READINESS_GATE, status: 'True', reason: 'NotUpdating', lastTransitionTime: new Date().toISOString() };
+  try {
+    await core.patchNamespacedPodStatus({ name, namespace, body: { metadata: { uid }, status: { conditions: [condition] } } }, patchAs(PatchStrategy.StrategicMergePatch));
+  } catch (error) {
+    // 404: the pod is gone; 409/422: another pod by that name. Either way nothing is left to open.
+    if (!isNotFound(error) && !isInvalid(error) && !isConflict(error)) throw error;
   }
 }
 

@@ -70,7 +70,7 @@ export interface PodCondition {
 
 /** A pod. */
 export interface PodObject extends MetaObject {
-  spec?: { nodeName?: string };
+  spec?: { nodeName?: string; readinessGates?: { conditionType: string }[] };
   status?: { phase?: string; conditions?: PodCondition[] };
 }
 

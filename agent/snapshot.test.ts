@@ -109,9 +109,11 @@ describe('snapshotFromObjects', () => {
       readySince: Date.UTC(2026, 0, 1, 11),
       terminating: false,
       markedOld: true,
+      gated: false,
+      gateOpen: false,
     });
     expect(input.regions[1]?.pods).toEqual([
-      { name: 'web-arm-a', uid: 'uid-web-arm-a', revision: 'old', assigned: false, running: false, ready: false, readySince: Date.UTC(2026, 0, 1, 11), terminating: false, markedOld: false },
+      { name: 'web-arm-a', uid: 'uid-web-arm-a', revision: 'old', assigned: false, running: false, ready: false, readySince: Date.UTC(2026, 0, 1, 11), terminating: false, markedOld: false, gated: false, gateOpen: false },
     ]);
   });
 
@@ -223,7 +225,18 @@ describe('podState', () => {
       readySince: undefined,
       terminating: false,
       markedOld: false,
+      gated: false,
+      gateOpen: false,
     });
+  });
+
+  it('reads the InPlaceUpdateReady readiness gate and its condition', () => {
+    const gated = (status: string) =>
+      podState({ metadata: { name: 'p', uid: 'u' }, spec: { readinessGates: [{ conditionType: 'InPlaceUpdateReady' }] }, status: { conditions: [{ type: 'InPlaceUpdateReady', status }] } });
+    expect([gated('False'), gated('True')].map((p) => [p.gated, p.gateOpen])).toEqual([
+      [true, false],
+      [true, true],
+    ]);
   });
 });
 

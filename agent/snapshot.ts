@@ -2,6 +2,7 @@ import type { DeployRegion } from '../core/api/deploy-region.js';
 import { extendedDeploymentStatus, type ExtendedDeployment, type ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { distributeReplicas } from '../core/distribution.js';
 import {
+  IN_PLACE_READINESS_GATE,
   NAME_LABEL,
   OLD_POD_DELETION_COST,
   POD_DELETION_COST_ANNOTATION,
@@ -186,5 +187,7 @@ export function podState(pod: PodObject): PodState {
     readySince: timestampMs(ready?.lastTransitionTime),
     terminating: !!pod.metadata?.deletionTimestamp,
     markedOld: pod.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION] === OLD_POD_DELETION_COST,
+    gated: pod.spec?.readinessGates?.some((g) => g.conditionType === IN_PLACE_READINESS_GATE) === true,
+    gateOpen: pod.status?.conditions?.some((c) => c.type === IN_PLACE_READINESS_GATE && c.status === 'True') === true,
   };
 }

@@ -31,5 +31,13 @@ export interface PauseAction {
   readonly paused: boolean;
 }
 
+/** Set a gated pod's InPlaceUpdateReady condition to True, or it never becomes Ready. */
+export interface OpenGateAction {
+  readonly kind: 'openGate';
+  readonly region: string;
+  readonly pod: string;
+  readonly uid: string;
+}
+
 /** A write the agent performs. Every action is idempotent: performing it twice has the effect of once. */
-export type RolloutAction = ScaleAction | MarkPodAction | DeletePodAction | PauseAction;
+export type RolloutAction = ScaleAction | MarkPodAction | DeletePodAction | PauseAction | OpenGateAction;

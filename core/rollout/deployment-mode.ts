@@ -1,6 +1,7 @@
 import type { RolloutAction } from './actions.js';
 import { decideGate } from './gates.js';
 import { regionOrderOf } from './groups.js';
+import { openGates } from './readiness-gate.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
 import type { DeploymentProgress, RegionCounts, RegionState } from './snapshot.js';
 import { buildStatus, type Phase } from './status.js';
@@ -61,7 +62,7 @@ export function planDeploymentRollout(input: RolloutInput): RolloutPlan {
       message,
       now,
     });
-    return { actions, status, events };
+    return { actions: [...openGates(regions), ...actions], status, events };
   };
 
   if (unsynced) {

@@ -5,6 +5,7 @@ import { regionBudgets } from './budgets.js';
 import { regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from './groups.js';
 import { planDeploymentRollout } from './deployment-mode.js';
 import { decideGate, type RolloutControls } from './gates.js';
+import { openGates } from './readiness-gate.js';
 import { stepRegion, type RegionStep } from './region-step.js';
 import { countPods, type RegionState } from './snapshot.js';
 import { buildStatus, type Phase } from './status.js';
@@ -172,5 +173,5 @@ function finish(
     now: base.input.now,
     ...outcome,
   });
-  return { actions, status, events };
+  return { actions: [...openGates(base.input.regions), ...actions], status, events };
 }

@@ -137,6 +137,7 @@ export function simulateRollout(ed: ExtendedDeployment, rolloutRevision: string,
         return pod.revision === target ? 1 : 0;
       }
       case 'setPaused':
+      case 'openGate':
         return 0;
     }
   }

@@ -16,6 +16,10 @@ export interface PodState {
   readonly terminating: boolean;
   /** Whether the agent marked the pod to be removed first (pod-deletion-cost). */
   readonly markedOld: boolean;
+  /** The pod carries the InPlaceUpdateReady readiness gate. */
+  readonly gated?: boolean;
+  /** Its InPlaceUpdateReady condition is True. */
+  readonly gateOpen?: boolean;
 }
 
 /** A region's workload as observed. */
