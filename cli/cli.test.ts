@@ -58,10 +58,22 @@ describe('edctl plan', () => {
     const changed = fixture({ 'regions.yaml': regions, 'sample.yaml': sample.replace('          image: alpine\n', '          image: alpine:3.20\n') });
     expect(await run(['plan', '-f', changed, '--from', 'examples/upstream-sample', '-o', 'markdown'])).toBe(0);
     expect(out).toContain('| region1 | none | 1 | `');
-    expect(out).toMatch(/\| region2 \| rollout \| 1 \| `[0-9a-f]{10} -> [0-9a-f]{10}` \|/);
+    expect(out).toMatch(/\| region2 \| rollout \(in-place\) \| 1 \| `[0-9a-f]{10} -> [0-9a-f]{10}` \|/);
     expect(out).toContain('```mermaid\ngantt\n');
     expect(out).toContain('  section region2\n  group 1 (1/1) : 0, 1\n```');
     expect(out).not.toContain('section region1');
+  });
+
+  it('says per region whether pods are swapped in place or replaced when in-place updates are on', async () => {
+    const imageOnly = fixture({ 'regions.yaml': regions, 'sample.yaml': sample.replace('          image: alpine\n', '          image: alpine:3.20\n') });
+    expect(await run(['plan', '-f', imageOnly, '--from', 'examples/upstream-sample', '-o', 'json'])).toBe(0);
+    const plan = (text: string) => (JSON.parse(text) as { extendedDeployments: { regions: { name: string; update?: string; updateReason?: string }[] }[] }).extendedDeployments[0]?.regions;
+    expect(plan(out)?.[1]).toMatchObject({ name: 'region2', update: 'in-place' });
+    out = '';
+    const more = fixture({ 'regions.yaml': regions, 'sample.yaml': sample.replace('          image: alpine\n', '          image: alpine:3.20\n').replace('            - sleep 100000', '            - sleep 200000') });
+    expect(await run(['plan', '-f', more, '--from', 'examples/upstream-sample'])).toBe(0);
+    expect(out).toMatch(/region1  rollout \(replace: fields other than images changed\)  1 /);
+    expect(out).toMatch(/region2  rollout \(replace: fields other than images changed\)  1 /);
   });
 
   it('--from a git revision reads the files as they were there', async () => {

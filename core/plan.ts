@@ -1,4 +1,5 @@
 import type { RenderedExtendedDeployment } from './render.js';
+import { templateUpdateMethod } from './inplace/eligibility.js';
 import { simulateRollout } from './rollout/simulate.js';
 
 /** What a change does to a region. */
@@ -15,6 +16,9 @@ export interface RegionPlan {
   readonly fromRevision?: string;
   /** Its replicas before the change (absent for a new region). */
   readonly fromReplicas?: number;
+  /** For a rollout with in-place updates on: whether its pods are swapped in place or replaced, and why. */
+  readonly update?: 'in-place' | 'replace';
+  readonly updateReason?: string;
 }
 
 /** New-revision pods per region once a group is done. */
@@ -60,7 +64,11 @@ export function planOf(rendered: readonly RenderedExtendedDeployment[], before?:
         const old = before === undefined ? { revision: UNKNOWN_REVISION, replicas: r.replicas } : base?.regions.find((b) => b.name === r.name);
         if (!old) return { name: r.name, replicas: r.replicas, revision: r.revision, change: 'new' };
         const change: RegionChange = old.revision !== r.revision ? 'rollout' : old.replicas !== r.replicas ? 'scale' : 'none';
-        return { name: r.name, replicas: r.replicas, revision: r.revision, change, fromRevision: old.revision, fromReplicas: old.replicas };
+        const plan: RegionPlan = { name: r.name, replicas: r.replicas, revision: r.revision, change, fromRevision: old.revision, fromReplicas: old.replicas };
+        const oldTemplate = base?.regions.find((b) => b.name === r.name)?.workload['spec'];
+        if (change !== 'rollout' || !ed.inPlace || !oldTemplate) return plan;
+        const method = templateUpdateMethod(templateOf(oldTemplate), templateOf(r.workload['spec']));
+        return { ...plan, update: method.method, ...(method.method === 'replace' && { updateReason: method.reason }) };
       });
       const simulation = simulateRollout(
         ed.parsed,
@@ -83,4 +91,8 @@ export function planOf(rendered: readonly RenderedExtendedDeployment[], before?:
       };
     }),
   };
+}
+
+function templateOf(workloadSpec: unknown): Parameters<typeof templateUpdateMethod>[0] {
+  return ((workloadSpec ?? {}) as { template?: Parameters<typeof templateUpdateMethod>[0] }).template ?? {};
 }

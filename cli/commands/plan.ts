@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { Option, type Command } from 'commander';
-import { planOf, type ExtendedDeploymentPlan, type Plan } from '../../core/plan.js';
+import { planOf, type ExtendedDeploymentPlan, type Plan, type RegionPlan } from '../../core/plan.js';
 import { pathsAtRef } from '../git-files.js';
 import { json, table } from '../output.js';
 import { renderFiles } from '../render-files.js';
@@ -44,6 +44,8 @@ function renderBefore(from: readonly string[], paths: readonly string[]) {
   }
 }
 
+/** `rollout`, or `rollout (in-place)` / `rollout (replace: why)` when in-place updates are on. */
+const changeText = (r: RegionPlan) => (r.update === undefined ? r.change : r.update === 'in-place' ? `${r.change} (in-place)` : `${r.change} (replace: ${r.updateReason ?? ''})`);
 const qualified = (ed: ExtendedDeploymentPlan) => (ed.namespace ? `${ed.namespace}/${ed.name}` : ed.name);
 const arrow = (from: string | number | undefined, to: string | number) => (from === undefined || from === to ? String(to) : `${from} -> ${to}`);
 
@@ -58,7 +60,7 @@ export function planText(plan: Plan): string {
   if (plan.extendedDeployments.length === 0) return 'No ExtendedDeployments.\n';
   return plan.extendedDeployments
     .map((ed) => {
-      const rows = ed.regions.map((r) => [r.name, r.change, arrow(r.fromReplicas, r.replicas), arrow(r.fromRevision, r.revision)]);
+      const rows = ed.regions.map((r) => [r.name, changeText(r), arrow(r.fromReplicas, r.replicas), arrow(r.fromRevision, r.revision)]);
       const groups = ed.groups.map((g) => `  group ${g.group}: ${g.regions.map((r) => `${r.name} ${r.updated}/${r.updated + r.old}`).join(', ')}`);
       return [
         `ExtendedDeployment ${qualified(ed)}: ${ed.replicas} replicas, rollout revision ${ed.rolloutRevision}, ${summary(ed)}`,
@@ -82,7 +84,7 @@ export function planMarkdown(plan: Plan): string {
         '',
         '| Region | Change | Replicas | Revision |',
         '|---|---|---|---|',
-        ...ed.regions.map((r) => `| ${r.name} | ${r.change} | ${arrow(r.fromReplicas, r.replicas)} | \`${arrow(r.fromRevision, r.revision)}\` |`),
+        ...ed.regions.map((r) => `| ${r.name} | ${changeText(r)} | ${arrow(r.fromReplicas, r.replicas)} | \`${arrow(r.fromRevision, r.revision)}\` |`),
       ];
       if (ed.groups.length > 0) {
         lines.push('', '```mermaid', 'gantt', `  title ${qualified(ed)}: new pods per region after each group`, '  dateFormat X', '  axisFormat %s');
