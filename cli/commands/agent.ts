@@ -1,7 +1,7 @@
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { startAgent, type Agent } from '../../agent/agent.js';
 import { KubeConfigError, loadKubeConfig } from '../../agent/kubeconfig.js';
-import { jsonLogger } from '../../agent/log.js';
+import { jsonLogger, type LogLevel } from '../../agent/log.js';
 import { DEFAULT_LEASE_DURATION_SECONDS, DEFAULT_LEASE_NAME, DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_WORKERS, defaultLeaseNamespace, parseLeaseDurationSeconds } from '../../agent/options.js';
 import { UserError } from '../user-error.js';
 
@@ -16,6 +16,7 @@ interface AgentFlags {
   leaseDuration: number;
   identity?: string;
   workers: number;
+  logLevel: LogLevel;
 }
 
 function parseBool(value: string): boolean {
@@ -38,6 +39,9 @@ function parseWorkers(value: string): number {
   return n;
 }
 
+/** Values of --log-level, least to most severe. */
+export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+
 /** `edctl agent`: runs the in-cluster agent until SIGTERM or SIGINT. */
 export function registerAgent(program: Command): void {
   program
@@ -58,6 +62,7 @@ export function registerAgent(program: Command): void {
     )
     .option('--identity <id>', 'this replica\'s identity in the Lease (default: hostname and a random suffix)')
     .option('--workers <n>', 'ExtendedDeployments reconciled in parallel', parseWorkers, DEFAULT_WORKERS)
+    .addOption(new Option('--log-level <level>', 'least severe log level written').choices(LOG_LEVELS).default('info'))
     .addHelpText(
       'after',
       `
@@ -76,7 +81,7 @@ Examples:
         if (error instanceof KubeConfigError) throw new UserError([error.message]);
         throw error;
       }
-      const log = jsonLogger();
+      const log = jsonLogger({ level: flags.logLevel });
       let agent: Agent;
       try {
         agent = await startAgent({
