@@ -1,3 +1,5 @@
+export * from './agent-install.js';
+export * from './agent-rbac.js';
 export * from './deploy-region.js';
 export * from './extended-deployment.js';
 export * from './render-error.js';

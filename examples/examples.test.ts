@@ -24,7 +24,7 @@ describe('examples', () => {
   it('synthesize byte-identically twice', () => {
     const first = synthTo(tmp());
     const second = synthTo(tmp());
-    expect([...first.keys()]).toEqual(['gpu-inference.k8s.yaml', 'multi-arch-web.k8s.yaml', 'regions.k8s.yaml', 'upstream-sample.k8s.yaml', 'zonal-api.k8s.yaml']);
+    expect([...first.keys()]).toEqual(['agent-install.k8s.yaml', 'gpu-inference.k8s.yaml', 'multi-arch-web.k8s.yaml', 'regions.k8s.yaml', 'upstream-sample.k8s.yaml', 'zonal-api.k8s.yaml']);
     expect(second).toEqual(first);
   });
 
@@ -44,7 +44,7 @@ describe('examples', () => {
         checked++;
       }
     }
-    expect(checked).toBe(9);
+    expect(checked).toBe(10);
   });
 
   it('never emit spec.replicas on a regional workload, nor cdk8s-plus defaults the user did not write', () => {

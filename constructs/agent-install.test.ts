@@ -1,0 +1,144 @@
+import { Chart, Testing } from 'cdk8s';
+import { describe, expect, it } from 'vitest';
+import { AgentInstall, type AgentInstallProps } from './index.js';
+
+type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; [key: string]: unknown };
+type Rule = { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] };
+
+function render(props: Partial<AgentInstallProps> = {}, chartNamespace?: string): Obj[] {
+  const chart = new Chart(Testing.app(), 'agent-install', chartNamespace !== undefined ? { namespace: chartNamespace } : {});
+  new AgentInstall(chart, 'agent', { image: 'registry.example.com/edctl:1.0.0', ...props });
+  return Testing.synth(chart) as Obj[];
+}
+
+const find = (objects: Obj[], kind: string, name?: string) => {
+  const found = objects.find((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+  if (!found) throw new Error(`no ${kind} ${name ?? ''}`);
+  return found;
+};
+const rulesOf = (o: Obj) => o['rules'] as Rule[];
+const row = (r: Rule) => `${r.apiGroups.join(',')} ${r.resources.join(',')} ${r.verbs.join(',')}${r.resourceNames ? ` [${r.resourceNames.join(',')}]` : ''}`;
+
+/** The agent's container and pod spec from the rendered Deployment. */
+function podOf(objects: Obj[]) {
+  const deployment = find(objects, 'Deployment') as Obj & { spec: { replicas: number; template: { spec: Record<string, unknown> & { containers: Record<string, unknown>[] } } } };
+  const pod = deployment.spec.template.spec;
+  const container = pod.containers[0] as Record<string, unknown> & { args: string[]; securityContext: Record<string, unknown> };
+  return { deployment, pod, container };
+}
+
+describe('AgentInstall', () => {
+  it('renders the install in its namespace, every object in the CRDs\' sync wave', () => {
+    const objects = render();
+    expect(objects.map((o) => `${o.kind} ${o.metadata.namespace ?? '-'}/${o.metadata.name}`)).toEqual([
+      'Namespace -/extended-deployment-system',
+      'ServiceAccount extended-deployment-system/extended-deployment-agent',
+      'ClusterRole -/extended-deployment-agent',
+      'ClusterRoleBinding -/extended-deployment-agent',
+      'Role extended-deployment-system/extended-deployment-agent-leader-election',
+      'RoleBinding extended-deployment-system/extended-deployment-agent-leader-election',
+      'Deployment extended-deployment-system/extended-deployment-agent',
+      'PodDisruptionBudget extended-deployment-system/extended-deployment-agent',
+      'Service extended-deployment-system/extended-deployment-agent',
+    ]);
+    for (const o of objects) expect(o.metadata.annotations?.['argocd.argoproj.io/sync-wave'], `${o.kind}`).toBe('-2');
+  });
+
+  it('grants exactly the verbs the agent uses, cluster-wide, with no wildcard and no Secrets', () => {
+    const role = find(render(), 'ClusterRole');
+    expect(rulesOf(role).map(row)).toEqual([
+      'extendeddeployment.io extendeddeployments list,watch',
+      'extendeddeployment.io extendeddeployments/status update',
+      'extendeddeployment.io deployregions list,watch',
+      'apps replicasets list,watch,patch',
+      'apps deployments list,watch,patch',
+      ' pods list,watch,patch,delete',
+      ' pods/status patch',
+      ' nodes list,watch',
+      ' events create',
+    ]);
+    for (const rule of rulesOf(role)) {
+      for (const value of [...rule.apiGroups, ...rule.resources, ...rule.verbs]) expect(value).not.toContain('*');
+    }
+    expect(JSON.stringify(role).toLowerCase()).not.toContain('secret');
+    expect(JSON.stringify(role).toLowerCase()).not.toContain('configmap');
+  });
+
+  it('binds the ClusterRole and a Lease-only Role to the ServiceAccount', () => {
+    const objects = render();
+    const subject = [{ kind: 'ServiceAccount', name: 'extended-deployment-agent', namespace: 'extended-deployment-system' }];
+    expect(find(objects, 'ClusterRoleBinding')['subjects']).toEqual(subject);
+    expect(find(objects, 'ClusterRoleBinding')['roleRef']).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'extended-deployment-agent' });
+    expect(rulesOf(find(objects, 'Role')).map(row)).toEqual([
+      'coordination.k8s.io leases create',
+      'coordination.k8s.io leases get,update [extended-deployment-agent]',
+    ]);
+    expect(find(objects, 'RoleBinding')['subjects']).toEqual(subject);
+  });
+
+  it('with watchNamespace, namespaced permissions move to a Role in that namespace', () => {
+    const objects = render({ watchNamespace: 'shop' });
+    expect(rulesOf(find(objects, 'ClusterRole')).map(row)).toEqual(['extendeddeployment.io deployregions list,watch', ' nodes list,watch']);
+    const watch = find(objects, 'Role', 'extended-deployment-agent');
+    expect(watch.metadata.namespace).toBe('shop');
+    expect(rulesOf(watch).map((r) => r.resources[0])).toEqual(['extendeddeployments', 'extendeddeployments/status', 'replicasets', 'deployments', 'pods', 'pods/status', 'events']);
+    expect(find(objects, 'RoleBinding', 'extended-deployment-agent').metadata.namespace).toBe('shop');
+    expect(podOf(objects).container.args).toContain('--namespace=shop');
+  });
+
+  it('runs 2 leader-elected replicas with the Lease in their own namespace and the endpoints open to probes', () => {
+    const { deployment, container } = podOf(render());
+    expect(deployment.spec.replicas).toBe(2);
+    expect(container.args).toEqual([
+      'agent',
+      '--lease-namespace=$(POD_NAMESPACE)',
+      '--lease-name=extended-deployment-agent',
+      '--leader-elect=true',
+      '--metrics-bind-address=0.0.0.0:8080',
+      '--log-level=info',
+    ]);
+    expect(container['env']).toEqual([{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }]);
+    expect(container['ports']).toEqual([{ name: 'metrics', containerPort: 8080, protocol: 'TCP' }]);
+  });
+
+  it('hardens the pod: non-root, read-only root, no privilege escalation, no capabilities, RuntimeDefault seccomp', () => {
+    const { pod, container } = podOf(render());
+    expect(container.securityContext).toEqual({
+      runAsNonRoot: true,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(pod['securityContext']).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod['serviceAccountName']).toBe('extended-deployment-agent');
+  });
+
+  it('probes /healthz and /readyz on the metrics port and sets requests and limits', () => {
+    const { container } = podOf(render());
+    expect(container['livenessProbe']).toMatchObject({ httpGet: { path: '/healthz', port: 'metrics' } });
+    expect(container['readinessProbe']).toMatchObject({ httpGet: { path: '/readyz', port: 'metrics' } });
+    expect(container['resources']).toEqual({ requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } });
+  });
+
+  it('takes its settings from props', () => {
+    const objects = render({ namespace: 'ops', replicas: 1, metricsPort: 9090, logLevel: 'debug', leaseDurationSeconds: 30, workers: 4, resources: { requests: { cpu: '50m' } }, createNamespace: false });
+    expect(objects.map((o) => o.kind)).not.toContain('Namespace');
+    expect(objects.map((o) => o.kind)).not.toContain('PodDisruptionBudget');
+    const { deployment, container } = podOf(objects);
+    expect(deployment.spec.replicas).toBe(1);
+    expect(deployment.metadata.namespace).toBe('ops');
+    expect(container.args).toEqual(expect.arrayContaining(['--metrics-bind-address=0.0.0.0:9090', '--log-level=debug', '--lease-duration=30', '--workers=4']));
+    expect(container['resources']).toEqual({ requests: { cpu: '50m' } });
+    expect(find(objects, 'Service')['spec']).toEqual({
+      selector: { 'app.kubernetes.io/name': 'extended-deployment-agent' },
+      ports: [{ name: 'metrics', port: 9090, targetPort: 'metrics', protocol: 'TCP' }],
+    });
+  });
+
+  it('keeps cluster-scoped objects out of a namespaced chart\'s namespace', () => {
+    const objects = render({}, 'somewhere');
+    for (const kind of ['Namespace', 'ClusterRole', 'ClusterRoleBinding']) expect(find(objects, kind).metadata.namespace, kind).toBeUndefined();
+    expect(find(objects, 'Deployment').metadata.namespace).toBe('extended-deployment-system');
+  });
+});

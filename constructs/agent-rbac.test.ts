@@ -1,0 +1,55 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AGENT_PERMISSIONS, LEASE_PERMISSION } from './agent-rbac.js';
+
+/**
+ * What each client-node method the agent calls needs, as `group resource verb`. Custom-object methods take the plural
+ * as a parameter: the agent lists ExtendedDeployments namespaced or across namespaces, DeployRegions cluster-wide, and
+ * writes only ExtendedDeployment status. A list method runs inside an informer, which also watches.
+ */
+const NEEDS: Record<string, readonly string[]> = {
+  listNamespacedCustomObject: ['extendeddeployment.io extendeddeployments list', 'extendeddeployment.io extendeddeployments watch'],
+  listCustomObjectForAllNamespaces: ['extendeddeployment.io extendeddeployments list', 'extendeddeployment.io extendeddeployments watch'],
+  replaceNamespacedCustomObjectStatus: ['extendeddeployment.io extendeddeployments/status update'],
+  listClusterCustomObject: ['extendeddeployment.io deployregions list', 'extendeddeployment.io deployregions watch'],
+  listNamespacedReplicaSet: ['apps replicasets list', 'apps replicasets watch'],
+  listReplicaSetForAllNamespaces: ['apps replicasets list', 'apps replicasets watch'],
+  patchNamespacedReplicaSet: ['apps replicasets patch'],
+  listNamespacedDeployment: ['apps deployments list', 'apps deployments watch'],
+  listDeploymentForAllNamespaces: ['apps deployments list', 'apps deployments watch'],
+  patchNamespacedDeployment: ['apps deployments patch'],
+  listNamespacedPod: [' pods list', ' pods watch'],
+  listPodForAllNamespaces: [' pods list', ' pods watch'],
+  patchNamespacedPod: [' pods patch'],
+  deleteNamespacedPod: [' pods delete'],
+  patchNamespacedPodStatus: [' pods/status patch'],
+  listNode: [' nodes list', ' nodes watch'],
+  createNamespacedEvent: [' events create'],
+  readNamespacedLease: ['coordination.k8s.io leases get'],
+  createNamespacedLease: ['coordination.k8s.io leases create'],
+  replaceNamespacedLease: ['coordination.k8s.io leases update'],
+};
+
+/** Every generated API method (list, read, create, replace, patch, delete) the agent's non-test code calls on a client (`.listNamespacedPod(`, `.replaceNamespacedLease(`, ...). */
+function agentApiCalls(): Set<string> {
+  const calls = new Set<string>();
+  for (const file of readdirSync('agent').filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))) {
+    const text = readFileSync(join('agent', file), 'utf8');
+    for (const match of text.matchAll(/\.((?:list|read|create|replace|patch|delete)[A-Z]\w*)\(/g)) calls.add(match[1] ?? '');
+  }
+  return calls;
+}
+
+const granted = [...AGENT_PERMISSIONS, LEASE_PERMISSION].flatMap((p) => p.verbs.map((verb) => `${p.apiGroup} ${p.resource} ${verb}`));
+
+describe('agent RBAC', () => {
+  it('knows what every client call in agent/ needs (add a new call to NEEDS and to AGENT_PERMISSIONS)', () => {
+    expect([...agentApiCalls()].filter((call) => !(call in NEEDS))).toEqual([]);
+  });
+
+  it('grants exactly what those calls need: nothing missing, nothing more', () => {
+    const needed = new Set([...agentApiCalls()].flatMap((call) => NEEDS[call] ?? []));
+    expect([...new Set(granted)].sort()).toEqual([...needed].sort());
+  });
+});

@@ -1,0 +1,62 @@
+import { API_GROUP } from '../core/api/common.js';
+
+/** Whether a resource lives in a namespace (a Role can grant it) or in the cluster (only a ClusterRole can). */
+export type ResourceScope = 'Namespaced' | 'Cluster';
+
+/** One permission of the agent: one resource, the verbs its code uses, and why. */
+export interface AgentPermission {
+  /** API group; `""` is the core group. */
+  readonly apiGroup: string;
+  /** Resource, or `resource/subresource`. */
+  readonly resource: string;
+  /** Exactly the verbs the agent's API calls need. */
+  readonly verbs: readonly string[];
+  /** Whether a Role can grant it (when the agent watches one namespace) or only a ClusterRole. */
+  readonly scope: ResourceScope;
+  /** The calls in agent/ that need it. */
+  readonly why: string;
+}
+
+/**
+ * Everything the agent does with the API, derived from its client calls (agent/informers.ts, actuators.ts,
+ * status-writer.ts, events.ts). Informers list and watch; nothing is read with `get`. No Secrets, no ConfigMaps, no
+ * wildcards. `constructs/agent-rbac.test.ts` checks this table against the calls in agent/.
+ */
+export const AGENT_PERMISSIONS: readonly AgentPermission[] = [
+  { apiGroup: API_GROUP, resource: 'extendeddeployments', verbs: ['list', 'watch'], scope: 'Namespaced', why: 'informer' },
+  { apiGroup: API_GROUP, resource: 'extendeddeployments/status', verbs: ['update'], scope: 'Namespaced', why: 'status writer (replace with resourceVersion)' },
+  { apiGroup: API_GROUP, resource: 'deployregions', verbs: ['list', 'watch'], scope: 'Cluster', why: 'informer' },
+  { apiGroup: 'apps', resource: 'replicasets', verbs: ['list', 'watch', 'patch'], scope: 'Namespaced', why: 'informer; server-side apply of spec.replicas' },
+  { apiGroup: 'apps', resource: 'deployments', verbs: ['list', 'watch', 'patch'], scope: 'Namespaced', why: 'informer; server-side apply of spec.replicas and spec.paused (compat mode)' },
+  { apiGroup: '', resource: 'pods', verbs: ['list', 'watch', 'patch', 'delete'], scope: 'Namespaced', why: 'informer; deletion-cost annotation and in-place image swap; replacement of old pods' },
+  { apiGroup: '', resource: 'pods/status', verbs: ['patch'], scope: 'Namespaced', why: 'the InPlaceUpdateReady condition' },
+  { apiGroup: '', resource: 'nodes', verbs: ['list', 'watch'], scope: 'Cluster', why: 'informer (region health and capacity)' },
+  { apiGroup: '', resource: 'events', verbs: ['create'], scope: 'Namespaced', why: 'an Event per rollout transition, in the ExtendedDeployment\'s namespace' },
+];
+
+/** What leader election does with its Lease, in the agent's own namespace: read, create once, renew. */
+export const LEASE_PERMISSION = { apiGroup: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'create', 'update'] } as const;
+
+/** A Kubernetes PolicyRule as rendered. */
+export interface PolicyRule {
+  readonly apiGroups: string[];
+  readonly resources: string[];
+  readonly verbs: string[];
+  readonly resourceNames?: string[];
+}
+
+/** One rule per permission, in table order. */
+export function policyRules(permissions: readonly AgentPermission[]): PolicyRule[] {
+  return permissions.map((p) => ({ apiGroups: [p.apiGroup], resources: [p.resource], verbs: [...p.verbs] }));
+}
+
+/**
+ * The Lease rules: `create` cannot be limited to a name (the object does not exist yet), `get` and `update` can.
+ */
+export function leaseRules(leaseName: string): PolicyRule[] {
+  const { apiGroup, resource, verbs } = LEASE_PERMISSION;
+  return [
+    { apiGroups: [apiGroup], resources: [resource], verbs: verbs.filter((v) => v === 'create') },
+    { apiGroups: [apiGroup], resources: [resource], verbs: verbs.filter((v) => v !== 'create'), resourceNames: [leaseName] },
+  ];
+}
