@@ -29,3 +29,5 @@ export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
 
 /** Labels the renderer owns in pod templates; overrides may not set them. */
 export const RESERVED_LABELS: readonly string[] = [NAME_LABEL, REGION_LABEL, REVISION_LABEL];
+/** Pod annotation: where the pod's in-place image swap stands (JSON, see core/inplace/swap-state.ts). */
+export const SWAP_STATE_ANNOTATION = `${API_GROUP}/inplace-update-state`;

@@ -38,6 +38,9 @@ export interface ExtendedDeploymentPlan {
   readonly groups: readonly GroupPlan[];
   /** Gates the rollout stops at for approval (the group each approval lets start). */
   readonly approvals: readonly number[];
+  /** Pods the rollout swaps in place and pods it creates (replacements). */
+  readonly swapped: number;
+  readonly created: number;
 }
 
 /**
@@ -60,6 +63,7 @@ export function planOf(rendered: readonly RenderedExtendedDeployment[], before?:
   return {
     extendedDeployments: rendered.map((ed) => {
       const base = before?.find((b) => b.ref.namespace === ed.ref.namespace && b.ref.name === ed.ref.name);
+      const swappable = new Map<string, Readonly<Record<string, string>>>();
       const regions = ed.regions.map((r): RegionPlan => {
         const old = before === undefined ? { revision: UNKNOWN_REVISION, replicas: r.replicas } : base?.regions.find((b) => b.name === r.name);
         if (!old) return { name: r.name, replicas: r.replicas, revision: r.revision, change: 'new' };
@@ -68,6 +72,7 @@ export function planOf(rendered: readonly RenderedExtendedDeployment[], before?:
         const oldTemplate = base?.regions.find((b) => b.name === r.name)?.workload['spec'];
         if (change !== 'rollout' || !ed.inPlace || !oldTemplate) return plan;
         const method = templateUpdateMethod(templateOf(oldTemplate), templateOf(r.workload['spec']));
+        if (method.method === 'in-place') swappable.set(r.name, method.images);
         return { ...plan, update: method.method, ...(method.method === 'replace' && { updateReason: method.reason }) };
       });
       const simulation = simulateRollout(
@@ -78,6 +83,7 @@ export function planOf(rendered: readonly RenderedExtendedDeployment[], before?:
           desired: r.replicas,
           targetRevision: r.revision,
           running: r.fromRevision === undefined ? { [r.revision]: 1 } : { [r.fromRevision]: r.fromReplicas ?? 0 },
+          swappable: swappable.get(r.name),
         })),
       );
       return {
@@ -88,6 +94,8 @@ export function planOf(rendered: readonly RenderedExtendedDeployment[], before?:
         regions,
         groups: simulation.groups,
         approvals: simulation.approvals,
+        swapped: simulation.podsSwapped,
+        created: simulation.podsCreated,
       };
     }),
   };

@@ -1,3 +1,5 @@
+import type { SwapState } from '../inplace/swap-state.js';
+
 /** Set a regional workload's spec.replicas (server-side apply under the agent's field manager). */
 export interface ScaleAction {
   readonly kind: 'scale';
@@ -39,5 +41,22 @@ export interface OpenGateAction {
   readonly uid: string;
 }
 
+/**
+ * One step of an in-place swap, each a write guarded by the pod's resourceVersion: begin (state draining, gate
+ * False), images (patch images and revision label, state swapping), done (state done; the gate then opens).
+ */
+export interface SwapAction {
+  readonly kind: 'swapBegin' | 'swapImages' | 'swapDone';
+  readonly region: string;
+  readonly pod: string;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  /** The pod's state annotation after this step. */
+  readonly state: SwapState;
+  /** swapImages: image per container name; and the revision label to set. */
+  readonly images?: Readonly<Record<string, string>>;
+  readonly revision?: string;
+}
+
 /** A write the agent performs. Every action is idempotent: performing it twice has the effect of once. */
-export type RolloutAction = ScaleAction | MarkPodAction | DeletePodAction | PauseAction | OpenGateAction;
+export type RolloutAction = ScaleAction | MarkPodAction | DeletePodAction | PauseAction | OpenGateAction | SwapAction;

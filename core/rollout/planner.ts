@@ -2,11 +2,13 @@ import type { ExtendedDeployment, ExtendedDeploymentStatus } from '../api/extend
 import type { RolloutAction } from './actions.js';
 export type { RolloutControls } from './gates.js';
 import { regionBudgets } from './budgets.js';
-import { regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from './groups.js';
+import { batchPods, regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from './groups.js';
 import { planDeploymentRollout } from './deployment-mode.js';
 import { decideGate, type RolloutControls } from './gates.js';
 import { openGates } from './readiness-gate.js';
 import { stepRegion, type RegionStep } from './region-step.js';
+import { stepInPlace } from './in-place-step.js';
+import { inPlaceEnabled } from '../validate.js';
 import { countPods, type RegionState } from './snapshot.js';
 import { buildStatus, type Phase } from './status.js';
 
@@ -119,14 +121,29 @@ function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-/** Steps every region toward group `group` (regions outside the rollout toward their full count). */
+/**
+ * Steps every region toward group `group` (regions outside the rollout toward their full count). With in-place
+ * updates on, swaps go first; replacement takes the pods no swap can reach once no swap is busy. A swap makes its
+ * pod unavailable, so swaps may use at least a group's worth of unavailability whatever the upgrade mode.
+ */
 function stepAll(input: RolloutInput, schedule: GroupSchedule, group: number): Map<string, RegionStep> {
   const strategy = input.ed.spec.strategy;
+  const inPlace = inPlaceEnabled(input.ed);
   return new Map(
     input.regions.map((region, i) => {
       const scheduled = schedule.regions[i];
       const wantNew = scheduled && scheduled.groups > 0 ? targetAtGroup(strategy, scheduled, group) : region.desired;
-      return [region.name, stepRegion(region, wantNew, regionBudgets(strategy, region.desired), strategy.minReadySeconds, input.now)];
+      const budgets = regionBudgets(strategy, region.desired);
+      if (inPlace && region.workload?.templateRevision === region.targetRevision) {
+        const unavailable = Math.max(budgets.maxUnavailable, batchPods(strategy.batchSize, region.desired));
+        const swaps = stepInPlace(region, wantNew, unavailable, strategy.updateStrategy.gracePeriodSeconds, strategy.minReadySeconds, input.now);
+        if (swaps.busy || swaps.actions.length > 0) {
+          const counts = countPods(region, strategy.minReadySeconds, input.now);
+          const done = counts.updatedAvailable >= Math.min(wantNew, region.desired) && counts.old <= region.desired - Math.min(wantNew, region.desired);
+          return [region.name, { counts, actions: swaps.actions, done }];
+        }
+      }
+      return [region.name, stepRegion(region, wantNew, budgets, strategy.minReadySeconds, input.now)];
     }),
   );
 }

@@ -1,4 +1,5 @@
 import type { ExtendedDeployment, ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import type { SwapState } from '../inplace/swap-state.js';
 import type { RolloutAction } from './actions.js';
 import { planRollout, type RolloutEvent } from './planner.js';
 import { countPods, type PodState, type RegionState } from './snapshot.js';
@@ -10,6 +11,8 @@ export interface SimulatedRegion {
   readonly targetRevision: string;
   /** Pods running when the rollout starts, by revision (all Ready). */
   readonly running: Readonly<Record<string, number>>;
+  /** When the region's old pods can be swapped in place: the images to set per container. */
+  readonly swappable?: Readonly<Record<string, string>> | undefined;
 }
 
 /** New-revision pods per region once a group is done, in declared order. */
@@ -29,6 +32,9 @@ export interface Simulation {
   readonly approvals: readonly number[];
   /** New-revision pods removed by the ReplicaSet or the agent during the rollout (must stay 0). */
   readonly newPodsRemoved: number;
+  /** Pods the ReplicaSets created, and pods swapped in place, over the whole rollout. */
+  readonly podsCreated: number;
+  readonly podsSwapped: number;
   readonly finalStatus: ExtendedDeploymentStatus;
 }
 
@@ -40,6 +46,11 @@ interface SimPod {
   readySince: number | undefined;
   markedOld: boolean;
   terminating: boolean;
+  swap?: SwapState;
+  /** Image per container, and restarts (an image patch restarts the pod's containers on the next tick). */
+  images: Record<string, string>;
+  restarts: number;
+  restarting: boolean;
 }
 
 /**
@@ -57,7 +68,7 @@ export function simulateRollout(ed: ExtendedDeployment, rolloutRevision: string,
     start.map((r) => [
       r.name,
       Object.entries(r.running).flatMap(([revision, n]) =>
-        Array.from({ length: n }, () => ({ name: `${r.name}-${serial++}`, revision, createdAt: 0, ready: true, readySince: now - tick, markedOld: false, terminating: false })),
+        Array.from({ length: n }, (): SimPod => ({ name: `${r.name}-${serial++}`, revision, createdAt: 0, ready: true, readySince: now - tick, markedOld: false, terminating: false, images: imagesAt(r, revision), restarts: 0, restarting: false })),
       ),
     ]),
   );
@@ -69,6 +80,8 @@ export function simulateRollout(ed: ExtendedDeployment, rolloutRevision: string,
   let status: ExtendedDeploymentStatus | undefined;
   let approvedThrough = 0;
   let newPodsRemoved = 0;
+  let podsCreated = 0;
+  let podsSwapped = 0;
 
   const view = (): RegionState[] =>
     start.map((r) => ({
@@ -77,7 +90,21 @@ export function simulateRollout(ed: ExtendedDeployment, rolloutRevision: string,
       targetRevision: r.targetRevision,
       workload: { name: `${ed.metadata.name}-${r.name}`, templateRevision: r.targetRevision, replicas: replicas.get(r.name) ?? 0 },
       pods: (pods.get(r.name) ?? []).map(
-        (p): PodState => ({ name: p.name, uid: p.name, revision: p.revision, assigned: true, running: true, ready: p.ready, readySince: p.readySince, terminating: p.terminating, markedOld: p.markedOld }),
+        (p): PodState => ({
+          name: p.name,
+          uid: p.name,
+          revision: p.revision,
+          assigned: true,
+          running: true,
+          ready: p.ready,
+          readySince: p.readySince,
+          terminating: p.terminating,
+          markedOld: p.markedOld,
+          resourceVersion: '1',
+          swap: p.swap,
+          swappable: r.swappable !== undefined && p.revision !== r.targetRevision ? r.swappable : undefined,
+          containers: Object.entries(p.images).map(([name, image]) => ({ name, image, containerID: `${p.name}-${p.restarts}`, restartCount: p.restarts, running: !p.restarting, ready: !p.restarting })),
+        }),
       ),
     }));
 
@@ -97,7 +124,7 @@ export function simulateRollout(ed: ExtendedDeployment, rolloutRevision: string,
     status = plan.status;
     if (plan.status.phase === 'Healthy' && plan.actions.length === 0) {
       if ((status.totalGroups ?? 0) > 0) groups.push(snapshotGroup(status.totalGroups ?? 0, regions, minReady, now));
-      return { groups, totalGroups: status.totalGroups ?? 0, extremes: [...extremes.values()], events, approvals, newPodsRemoved, finalStatus: status };
+      return { groups, totalGroups: status.totalGroups ?? 0, extremes: [...extremes.values()], events, approvals, newPodsRemoved, podsCreated, podsSwapped, finalStatus: status };
     }
     if (plan.status.phase === 'WaitingForConfirmation') {
       approvedThrough = (plan.status.currentGroup ?? 0) + 1;
@@ -107,9 +134,15 @@ export function simulateRollout(ed: ExtendedDeployment, rolloutRevision: string,
     now += tick;
     for (const r of start) {
       const alive = (pods.get(r.name) ?? []).filter((p) => !p.terminating);
-      for (const p of alive) if (!p.ready) ((p.ready = true), (p.readySince = now));
+      for (const p of alive) {
+        if (p.restarting) ((p.restarting = false), (p.restarts += 1));
+        else if (!p.ready && (p.swap === undefined || p.swap.phase === 'done')) ((p.ready = true), (p.readySince = now));
+      }
       const want = replicas.get(r.name) ?? 0;
-      while (alive.length < want) alive.push({ name: `${r.name}-${serial++}`, revision: r.targetRevision, createdAt: now, ready: false, readySince: undefined, markedOld: false, terminating: false });
+      while (alive.length < want) {
+        alive.push({ name: `${r.name}-${serial++}`, revision: r.targetRevision, createdAt: now, ready: false, readySince: undefined, markedOld: false, terminating: false, images: imagesAt(r, r.targetRevision), restarts: 0, restarting: false });
+        podsCreated++;
+      }
       for (const p of [...alive].sort(deletionOrder).slice(0, Math.max(0, alive.length - want))) {
         if (p.revision === r.targetRevision) newPodsRemoved++;
         p.terminating = true;
@@ -139,8 +172,29 @@ export function simulateRollout(ed: ExtendedDeployment, rolloutRevision: string,
       case 'setPaused':
       case 'openGate':
         return 0;
+      case 'swapBegin':
+      case 'swapImages':
+      case 'swapDone': {
+        const pod = list.find((p) => p.name === action.pod);
+        if (!pod) return 0;
+        pod.swap = action.state;
+        if (action.kind === 'swapBegin') pod.ready = false;
+        if (action.kind === 'swapImages') {
+          pod.revision = action.revision ?? pod.revision;
+          pod.images = { ...pod.images, ...action.images };
+          pod.restarting = true;
+        }
+        if (action.kind === 'swapDone') podsSwapped++;
+        return 0;
+      }
     }
   }
+}
+
+/** A pod's images at a revision: the region's swap images for its target, a placeholder for any other. */
+function imagesAt(region: SimulatedRegion, revision: string): Record<string, string> {
+  const names = Object.keys(region.swappable ?? { main: '' });
+  return Object.fromEntries(names.map((name) => [name, revision === region.targetRevision ? (region.swappable?.[name] ?? revision) : `${name}@${revision}`]));
 }
 
 /** The ReplicaSet controller's ranking, as far as the simulation models pods: not Ready, lower cost, newer first. */

@@ -1,3 +1,16 @@
+import type { SwapState } from '../inplace/swap-state.js';
+
+/** A container of a pod, as its status shows it. */
+export interface ContainerState {
+  readonly name: string;
+  /** The image in the pod's spec. */
+  readonly image: string;
+  readonly containerID: string | undefined;
+  readonly restartCount: number;
+  readonly running: boolean;
+  readonly ready: boolean;
+}
+
 /** A pod as the planner sees it. */
 export interface PodState {
   readonly name: string;
@@ -20,6 +33,14 @@ export interface PodState {
   readonly gated?: boolean;
   /** Its InPlaceUpdateReady condition is True. */
   readonly gateOpen?: boolean;
+  /** For writes guarded by optimistic concurrency. */
+  readonly resourceVersion?: string;
+  /** Its in-place swap, when one was started. */
+  readonly swap?: SwapState | undefined;
+  /** Images to set per container when the pod can reach its region's template by an in-place swap; else undefined. */
+  readonly swappable?: Readonly<Record<string, string>> | undefined;
+  /** Regular containers, from the pod's status. */
+  readonly containers?: readonly ContainerState[];
 }
 
 /** A region's workload as observed. */

@@ -1,0 +1,73 @@
+import type { SwapState } from '../inplace/swap-state.js';
+import type { SwapAction } from './actions.js';
+import { isAvailable, type PodState, type RegionState } from './snapshot.js';
+
+/** What the in-place part of a region's step did. */
+export interface InPlaceStep {
+  readonly actions: readonly SwapAction[];
+  /** Swaps are under way, started, or waiting for budget: replacement waits until they are through. */
+  readonly busy: boolean;
+}
+
+/** Whether every container the swap changed restarted (new containerID or higher restartCount), runs and is ready. */
+export function swapComplete(pod: PodState, state: SwapState): boolean {
+  return Object.entries(state.containers ?? {}).every(([name, before]) => {
+    const now = pod.containers?.find((c) => c.name === name);
+    if (!now || now.image !== before.to || !now.running || !now.ready) return false;
+    return now.containerID !== before.containerID || now.restartCount > (before.restartCount ?? 0);
+  });
+}
+
+function step(kind: SwapAction['kind'], region: string, pod: PodState, state: SwapState, extra: Partial<SwapAction> = {}): SwapAction {
+  return { kind, region, pod: pod.name, uid: pod.uid, resourceVersion: pod.resourceVersion ?? '', state, ...extra };
+}
+
+/**
+ * The in-place part of a region's step toward `wantNew` new-revision pods. Swaps already under way advance (a
+ * draining pod is patched once the grace period passed; a swapping pod is done once its changed containers
+ * restarted and are ready; a draining pod aimed at a revision Git has since moved away from is released). Then old
+ * pods that differ from the template only in images start draining, unavailable ones first, while the budget of
+ * unavailable pods allows. A pod in the middle of a swap counts as unavailable. Old pods that cannot be swapped are
+ * left to replacement, which waits while any swap is busy.
+ */
+export function stepInPlace(region: RegionState, wantNew: number, maxUnavailable: number, gracePeriodSeconds: number, minReadySeconds: number, now: number): InPlaceStep {
+  const actions: SwapAction[] = [];
+  const active = region.pods.filter((p) => !p.terminating);
+  for (const pod of active) {
+    const state = pod.swap;
+    if (!state || state.phase === 'done') continue;
+    if (state.phase === 'draining' && state.revision !== region.targetRevision) {
+      actions.push(step('swapDone', region.name, pod, { ...state, phase: 'done', since: now }));
+    } else if (state.phase === 'draining' && now - state.since >= gracePeriodSeconds * 1000) {
+      const containers = Object.fromEntries(
+        Object.entries(pod.swappable ?? {}).map(([name, to]) => {
+          const c = pod.containers?.find((x) => x.name === name);
+          return [name, { from: c?.image ?? '', to, ...(c?.containerID !== undefined && { containerID: c.containerID }), restartCount: c?.restartCount ?? 0 }];
+        }),
+      );
+      if (Object.keys(containers).length === 0) continue;
+      actions.push(step('swapImages', region.name, pod, { revision: state.revision, phase: 'swapping', since: now, containers }, { images: pod.swappable ?? {}, revision: state.revision }));
+    } else if (state.phase === 'swapping' && swapComplete(pod, state)) {
+      actions.push(step('swapDone', region.name, pod, { ...state, phase: 'done', since: now }));
+    }
+  }
+
+  const isNew = (p: PodState) => p.revision === region.targetRevision;
+  const draining = active.filter((p) => !isNew(p) && p.swap?.phase === 'draining' && p.swap.revision === region.targetRevision);
+  const missing = Math.max(0, Math.min(wantNew, region.desired) - active.filter(isNew).length - draining.length);
+  const candidates = active
+    .filter((p) => !isNew(p) && p.swappable !== undefined && !(p.swap?.phase === 'draining' && p.swap.revision === region.targetRevision))
+    .sort((a, b) => Number(isAvailable(a, minReadySeconds, now)) - Number(isAvailable(b, minReadySeconds, now)) || (a.name < b.name ? -1 : 1));
+  const available = active.filter((p) => isAvailable(p, minReadySeconds, now)).length;
+  const budget = Math.max(0, available - (region.desired - maxUnavailable));
+  let started = 0;
+  for (const pod of candidates) {
+    if (started >= missing) break;
+    const free = !isAvailable(pod, minReadySeconds, now);
+    if (!free && budget - candidates.slice(0, started).filter((p) => isAvailable(p, minReadySeconds, now)).length <= 0) continue;
+    actions.push(step('swapBegin', region.name, pod, { revision: region.targetRevision, phase: 'draining', since: now }));
+    started++;
+  }
+  const inFlight = active.some((p) => p.swap !== undefined && p.swap.phase !== 'done' && !(p.swap.phase === 'draining' && p.swap.revision !== region.targetRevision));
+  return { actions, busy: inFlight || started > 0 || (missing > 0 && candidates.length > 0) };
+}

@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { extendedDeployment } from '../api/extended-deployment.js';
+import type { SwapState } from '../inplace/swap-state.js';
+import type { SwapAction } from './actions.js';
+import { stepInPlace, swapComplete } from './in-place-step.js';
+import { planRollout } from './planner.js';
+import { simulateRollout } from './simulate.js';
+import type { ContainerState, PodState, RegionState } from './snapshot.js';
+
+const T0 = Date.UTC(2026, 0, 1);
+const NEW_IMAGES = { server: 'llm:2' };
+
+function pod(name: string, o: Partial<PodState> = {}): PodState {
+  const containers: ContainerState[] = [{ name: 'server', image: 'llm:1', containerID: `cid-${name}`, restartCount: 0, running: true, ready: true }];
+  return { name, uid: `u-${name}`, revision: 'old', assigned: true, running: true, ready: true, readySince: T0 - 3_600_000, terminating: false, markedOld: false, gated: true, gateOpen: true, resourceVersion: '7', swappable: NEW_IMAGES, containers, ...o };
+}
+const region = (pods: PodState[], desired = pods.length): RegionState => ({ name: 'gpu', desired, targetRevision: 'new', workload: { name: 'llm-gpu', templateRevision: 'new', replicas: desired }, pods });
+const kinds = (actions: readonly SwapAction[]) => actions.map((a) => `${a.kind}:${a.pod}`);
+
+describe('in-place swap protocol, one pod at a time', () => {
+  it('begins by draining: state draining toward the target, guarded by the pod resourceVersion', () => {
+    const { actions } = stepInPlace(region([pod('a'), pod('b')]), 1, 1, 10, 0, T0);
+    expect(actions).toEqual([{ kind: 'swapBegin', region: 'gpu', pod: 'a', uid: 'u-a', resourceVersion: '7', state: { revision: 'new', phase: 'draining', since: T0 } }]);
+  });
+
+  it('waits the grace period, then patches images recording containerID and restartCount', () => {
+    const draining = pod('a', { swap: { revision: 'new', phase: 'draining', since: T0 }, ready: false });
+    expect(stepInPlace(region([draining]), 1, 1, 10, 0, T0 + 9_000).actions).toEqual([]);
+    expect(stepInPlace(region([draining]), 1, 1, 10, 0, T0 + 10_000).actions).toEqual([
+      {
+        kind: 'swapImages',
+        region: 'gpu',
+        pod: 'a',
+        uid: 'u-a',
+        resourceVersion: '7',
+        images: NEW_IMAGES,
+        revision: 'new',
+        state: { revision: 'new', phase: 'swapping', since: T0 + 10_000, containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-a', restartCount: 0 } } },
+      },
+    ]);
+  });
+
+  const swapping: SwapState = { revision: 'new', phase: 'swapping', since: T0, containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-a', restartCount: 0 } } };
+  const after = (c: Partial<ContainerState>) => pod('a', { revision: 'new', ready: false, swap: swapping, containers: [{ name: 'server', image: 'llm:2', containerID: 'cid-a', restartCount: 0, running: true, ready: true, ...c }] });
+
+  it.each<[string, Partial<ContainerState>, boolean]>([
+    ['container restarted with a new containerID, running and ready', { containerID: 'cid-a2', restartCount: 1 }, true],
+    ['same containerID but restartCount up (same digest, new tag): never waits on imageID', { restartCount: 1 }, true],
+    ['not restarted yet', {}, false],
+    ['restarted but not ready', { containerID: 'cid-a2', ready: false }, false],
+    ['restarted but failing to run (image pull error, crash loop)', { containerID: 'cid-a2', running: false, ready: false }, false],
+    ['the old image still in the spec', { image: 'llm:1', containerID: 'cid-a2' }, false],
+  ])('completion: %s', (_n, container, complete) => {
+    expect(swapComplete(after(container), swapping)).toBe(complete);
+    expect(kinds(stepInPlace(region([after(container)]), 1, 1, 0, 0, T0).actions)).toEqual(complete ? ['swapDone:a'] : []);
+  });
+
+  it('keeps the gate closed during a swap, including a failed one, and opens it only after done', () => {
+    const ed = extendedDeployment.parse({
+      apiVersion: 'extendeddeployment.io/v1beta1',
+      kind: 'ExtendedDeployment',
+      metadata: { name: 'llm' },
+      spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'server', image: 'llm:2' }] } }, regions: [{ name: 'gpu', replicas: 1 }], strategy: { updateStrategy: { type: 'InPlaceIfPossible' } } },
+    });
+    const plan = (p: PodState) => planRollout({ ed, generation: 1, rolloutRevision: 'R', regions: [region([p])], status: undefined, controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined }, now: T0 });
+    const failing = after({ containerID: 'cid-a2', running: false, ready: false });
+    expect(plan({ ...failing, gateOpen: false }).actions.map((a) => a.kind)).toEqual([]);
+    expect(plan({ ...after({ containerID: 'cid-a2' }), gateOpen: false, swap: { ...swapping, phase: 'done' } }).actions.map((a) => a.kind)).toEqual(['openGate']);
+  });
+
+  it('releases a draining pod when Git moved the target away before its images were patched', () => {
+    const stale = pod('a', { swap: { revision: 'older-target', phase: 'draining', since: T0 }, ready: false, swappable: undefined });
+    expect(stepInPlace(region([stale]), 0, 1, 10, 0, T0).actions).toEqual([
+      { kind: 'swapDone', region: 'gpu', pod: 'a', uid: 'u-a', resourceVersion: '7', state: { revision: 'older-target', phase: 'done', since: T0 } },
+    ]);
+  });
+
+  it('swaps at most the unavailability budget at once, unavailable pods first (they cost nothing)', () => {
+    const pods = [pod('a'), pod('b'), pod('c', { ready: false, readySince: undefined }), pod('d')];
+    // one pod is already unavailable: a budget of 1 allows no available pod on top of it, a budget of 2 allows one
+    expect(kinds(stepInPlace(region(pods), 4, 1, 0, 0, T0).actions)).toEqual(['swapBegin:c']);
+    expect(kinds(stepInPlace(region(pods), 4, 2, 0, 0, T0).actions)).toEqual(['swapBegin:c', 'swapBegin:a']);
+  });
+
+  it('counts pods already draining toward the target, so a repeated step starts nothing more', () => {
+    const pods = [pod('a', { swap: { revision: 'new', phase: 'draining', since: T0 }, ready: false }), pod('b')];
+    expect(kinds(stepInPlace(region(pods), 1, 2, 10, 0, T0).actions)).toEqual([]);
+  });
+});
+
+describe('in-place rollouts through the planner (simulated cluster)', () => {
+  const ed = (strategy: Record<string, unknown>) =>
+    extendedDeployment.parse({
+      apiVersion: 'extendeddeployment.io/v1beta1',
+      kind: 'ExtendedDeployment',
+      metadata: { name: 'llm' },
+      spec: {
+        selector: { matchLabels: { a: 'b' } },
+        template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'server', image: 'llm:2' }] } },
+        regions: [{ name: 'a', replicas: 5 }, { name: 'b', replicas: 3 }],
+        strategy: { updateStrategy: { type: 'InPlaceIfPossible', gracePeriodSeconds: 1 }, ...strategy },
+      },
+    });
+  const start = (swappable: boolean) => [
+    { name: 'a', desired: 5, targetRevision: 'new', running: { old: 5 }, swappable: swappable ? NEW_IMAGES : undefined },
+    { name: 'b', desired: 3, targetRevision: 'new', running: { old: 3 }, swappable: swappable ? NEW_IMAGES : undefined },
+  ];
+
+  it('an image-only change creates and deletes no pod, in the same groups as replacement, never above desired', () => {
+    for (const strategy of [{ batchSize: 2 }, { rolloutStrategy: 'Group', batchSize: '50%' }, { batchSize: 1, upgradeMode: 'scaleInPriority' }]) {
+      const swapped = simulateRollout(ed(strategy), 'R', start(true));
+      const replaced = simulateRollout(ed(strategy), 'R', start(false));
+      expect(swapped.finalStatus.phase).toBe('Healthy');
+      expect([swapped.podsCreated, swapped.podsSwapped, swapped.newPodsRemoved]).toEqual([0, 8, 0]);
+      expect(swapped.groups.map((g) => g.regions.map((r) => r.updated))).toEqual(replaced.groups.map((g) => g.regions.map((r) => r.updated)));
+      for (const e of swapped.extremes) expect(e.maxPods).toBe(e.name === 'a' ? 5 : 3);
+    }
+  });
+
+  it('a change that is not image-only replaces pods as usual', () => {
+    const replaced = simulateRollout(ed({ batchSize: 2 }), 'R', start(false));
+    expect([replaced.podsSwapped, replaced.podsCreated]).toEqual([0, 8]);
+  });
+});
+
+describe('mixed regions', () => {
+  it('swaps the pods that can be swapped first, then replaces the others', () => {
+    const ed = extendedDeployment.parse({
+      apiVersion: 'extendeddeployment.io/v1beta1',
+      kind: 'ExtendedDeployment',
+      metadata: { name: 'llm' },
+      spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'server', image: 'llm:2' }] } }, regions: [{ name: 'gpu', replicas: 2 }], strategy: { updateStrategy: { type: 'InPlaceIfPossible' }, rolloutStrategy: 'Group', batchSize: 2 } },
+    });
+    const input = (pods: PodState[]) => ({ ed, generation: 1, rolloutRevision: 'R', regions: [region(pods, 2)], status: undefined, controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined }, now: T0 });
+    const first = planRollout(input([pod('a'), pod('b', { swappable: undefined })]));
+    expect(first.actions.map((a) => `${a.kind}${'pod' in a ? `:${a.pod}` : ''}`)).toEqual(['swapBegin:a']);
+    const swappedA = pod('a', { revision: 'new', swap: { revision: 'new', phase: 'done', since: T0 }, swappable: undefined });
+    const second = planRollout(input([swappedA, pod('b', { swappable: undefined })]));
+    expect(second.actions.map((a) => a.kind)).toEqual(['markOld', 'scale']);
+  });
+});
