@@ -35,8 +35,8 @@ const ED_CASES: Record<string, { status: string; message: string; flux: FluxStat
   paused: { status: 'Suspended', message: `paused by edctl pause in group 2 ${overview}`, flux: 'InProgress' },
   aborted: { status: 'Suspended', message: `rollout aborted in group 2; it holds until Git changes or it is resumed ${overview}`, flux: 'InProgress' },
   degraded: { status: 'Degraded', message: 'group 2 did not finish within 300s; the rollout stopped ([Normal]amd64: 6/6; arm64: 3/4)', flux: 'Failed' },
-  'invalid-spec': { status: 'Degraded', message: 'Invalid spec: spec.regions[1].replicas: "150%" exceeds 100%', flux: 'Failed' },
-  'invalid-from-the-start': { status: 'Degraded', message: 'Invalid spec: spec.regions[0].name: region "amd64" is listed twice', flux: 'Failed' },
+  'invalid-spec': { status: 'Degraded', message: 'Invalid spec: spec.regions: integer replicas add up to 12, more than spec.replicas (10)', flux: 'Failed' },
+  'invalid-from-the-start': { status: 'Degraded', message: 'Invalid spec: spec.regions[1].name: DeployRegion "arm64" not found (known: amd64)', flux: 'Failed' },
   healthy: { status: 'Healthy', message: `every region runs its rendered revision ${overview}`, flux: 'Current' },
 };
 
