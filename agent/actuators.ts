@@ -1,6 +1,6 @@
 import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api } from '@kubernetes/client-node';
-import { IN_PLACE_READINESS_GATE, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION } from '../core/labels.js';
-import type { RolloutAction } from '../core/rollout/actions.js';
+import { IN_PLACE_READINESS_GATE, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
+import type { RolloutAction, SwapAction } from '../core/rollout/actions.js';
 import { isConflict, isInvalid, isNotFound } from './kube-errors.js';
 
 /** The field manager of every write the agent makes: Git's tools never fight it over the fields it owns. */
@@ -34,16 +34,54 @@ export async function performAction(clients: ActuatorClients, namespace: string,
     case 'setPaused':
       return setPaused(clients, namespace, action.workload, action.paused);
     case 'openGate':
-      return openGate(clients.core, namespace, action.pod, action.uid);
+    case 'closeGate':
+      return setGate(clients.core, namespace, action.pod, action.uid, action.kind === 'openGate');
+    case 'swapBegin':
+    case 'swapImages':
+    case 'swapDone':
+      return swapStep(clients.core, namespace, action);
+    default:
+      return unreachable(action);
+  }
+}
+
+function unreachable(action: never): never {
+  throw new Error(`unknown action ${JSON.stringify(action)}`);
+}
+
+/**
+ * One step of an in-place swap as a strategic merge patch carrying the pod's resourceVersion, so the API server
+ * refuses it (409) when the pod changed since the agent looked: the next reconcile decides again on fresh state.
+ * swapImages also sets each changed container's image (containers merge by name) and the revision label.
+ */
+async function swapStep(core: CoreV1Api, namespace: string, action: SwapAction): Promise<void> {
+  const metadata: Record<string, unknown> = {
+    uid: action.uid,
+    resourceVersion: action.resourceVersion,
+    annotations: { [SWAP_STATE_ANNOTATION]: JSON.stringify(action.state) },
+    ...(action.revision !== undefined && action.kind === 'swapImages' && { labels: { [REVISION_LABEL]: action.revision } }),
+  };
+  const spec = action.kind === 'swapImages' ? { containers: Object.entries(action.images ?? {}).map(([name, image]) => ({ name, image })) } : undefined;
+  try {
+    await core.patchNamespacedPod({ name: action.pod, namespace, body: { metadata, ...(spec && { spec }) } }, patchAs(PatchStrategy.StrategicMergePatch));
+  } catch (error) {
+    // 404: gone. 409: changed since we looked; 422: another pod by that name. The next reconcile decides again.
+    if (!isNotFound(error) && !isConflict(error) && !isInvalid(error)) throw error;
   }
 }
 
 /**
- * Sets a pod's InPlaceUpdateReady condition to True (status subresource; strategic merge keyed by condition type).
- * The uid in the patch makes the API server refuse it for another pod that took the name: uid is immutable.
+ * Sets a pod's InPlaceUpdateReady condition (status subresource; strategic merge keyed by condition type): False
+ * takes the pod out of endpoints for an in-place swap, True lets it become Ready. The uid in the patch makes the API
+ * server refuse it for another pod that took the name: uid is immutable.
  */
-async function openGate(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<void> {
-  const condition = { type: IN_PLACE_READINESS_GATE, status: 'True', reason: 'NotUpdating', lastTransitionTime: new Date().toISOString() };
+async function setGate(core: CoreV1Api, namespace: string, name: string, uid: string, open: boolean): Promise<void> {
+  const condition = {
+    type: IN_PLACE_READINESS_GATE,
+    status: open ? 'True' : 'False',
+    reason: open ? 'NotUpdating' : 'StartInPlaceUpdate',
+    lastTransitionTime: new Date().toISOString(),
+  };
   try {
     await core.patchNamespacedPodStatus({ name, namespace, body: { metadata: { uid }, status: { conditions: [condition] } } }, patchAs(PatchStrategy.StrategicMergePatch));
   } catch (error) {

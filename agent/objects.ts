@@ -44,7 +44,7 @@ export interface WorkloadObject extends MetaObject {
     replicas?: number;
     /** Deployments only. */
     paused?: boolean;
-    template?: { metadata?: { labels?: Record<string, string> } };
+    template?: { metadata?: { labels?: Record<string, string> }; spec?: object };
   };
   status?: {
     observedGeneration?: number;
@@ -70,8 +70,17 @@ export interface PodCondition {
 
 /** A pod. */
 export interface PodObject extends MetaObject {
-  spec?: { nodeName?: string; readinessGates?: { conditionType: string }[] };
-  status?: { phase?: string; conditions?: PodCondition[] };
+  spec?: { nodeName?: string; readinessGates?: { conditionType: string }[]; containers?: { name: string; image?: string }[] };
+  status?: { phase?: string; conditions?: PodCondition[]; containerStatuses?: ContainerStatus[] };
+}
+
+/** A container's status, as far as the in-place protocol reads it. */
+export interface ContainerStatus {
+  name: string;
+  containerID?: string;
+  restartCount?: number;
+  ready?: boolean;
+  state?: { running?: object; waiting?: { reason?: string }; terminated?: object };
 }
 
 /** A timestamp in ms since the epoch; undefined when absent or unparsable. */

@@ -111,9 +111,11 @@ describe('snapshotFromObjects', () => {
       markedOld: true,
       gated: false,
       gateOpen: false,
+      resourceVersion: '',
+      containers: [],
     });
     expect(input.regions[1]?.pods).toEqual([
-      { name: 'web-arm-a', uid: 'uid-web-arm-a', revision: 'old', assigned: false, running: false, ready: false, readySince: Date.UTC(2026, 0, 1, 11), terminating: false, markedOld: false, gated: false, gateOpen: false },
+      { name: 'web-arm-a', uid: 'uid-web-arm-a', revision: 'old', assigned: false, running: false, ready: false, readySince: Date.UTC(2026, 0, 1, 11), terminating: false, markedOld: false, gated: false, gateOpen: false, resourceVersion: '', containers: [] },
     ]);
   });
 
@@ -227,6 +229,8 @@ describe('podState', () => {
       markedOld: false,
       gated: false,
       gateOpen: false,
+      resourceVersion: '',
+      containers: [],
     });
   });
 

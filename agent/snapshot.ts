@@ -10,13 +10,17 @@ import {
   REVISION_LABEL,
   REVISIONS_ANNOTATION,
   ROLLOUT_REVISION_ANNOTATION,
+  SWAP_STATE_ANNOTATION,
 } from '../core/labels.js';
 import { parseDeployRegion, parseExtendedDeployment, refOf } from '../core/parse.js';
 import type { Problem } from '../core/problems.js';
 import { renderExtendedDeployment, workloadName } from '../core/render.js';
 import { rolloutRevision as hashRolloutRevision } from '../core/revision.js';
 import type { RolloutInput } from '../core/rollout/planner.js';
-import type { PodState, RegionState, WorkloadState } from '../core/rollout/snapshot.js';
+import type { ContainerState, PodState, RegionState, WorkloadState } from '../core/rollout/snapshot.js';
+import { podUpdateMethod } from '../core/inplace/eligibility.js';
+import { parseSwapState } from '../core/inplace/swap-state.js';
+import { inPlaceEnabled } from '../core/validate.js';
 import { parseControls } from './controls.js';
 import { timestampMs, type DeployRegionObject, type ExtendedDeploymentObject, type PodObject, type WorkloadObject, type Workloads } from './objects.js';
 
@@ -70,15 +74,25 @@ export function snapshotFromObjects(
   const namespace = parsed.value.metadata.namespace ?? ed.metadata?.namespace ?? '';
   const name = parsed.value.metadata.name;
   const candidates = spec.subsetType === 'Deployment' ? workloads.deployments : workloads.replicaSets;
+  const inPlace = inPlaceEnabled(parsed.value);
   const regionStates: RegionState[] = spec.regions.map((placement, i) => {
     const workload = candidates.find((w) => w.metadata?.name === workloadName(name, placement.name) && (w.metadata?.namespace ?? '') === namespace);
+    const target = targets.revisions.get(placement.name) ?? '';
+    const template = workload?.spec?.template;
+    // Whether an old pod can reach the template by an in-place swap (only when in-place updates are on and the
+    // workload already carries the rendered template).
+    const swappable = (pod: PodObject) => {
+      if (!inPlace || !template || pod.metadata?.labels?.[REVISION_LABEL] === target || template.metadata?.labels?.[REVISION_LABEL] !== target) return undefined;
+      const method = podUpdateMethod(pod, template);
+      return method.method === 'in-place' ? method.images : undefined;
+    };
     const regionPods = pods
       .filter((p) => (p.metadata?.namespace ?? '') === namespace && p.metadata?.labels?.[NAME_LABEL] === name && p.metadata?.labels?.[REGION_LABEL] === placement.name)
-      .map(podState)
+      .map((p) => ({ ...podState(p), swappable: swappable(p) }))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return {
       name: placement.name,
-      targetRevision: targets.revisions.get(placement.name) ?? '',
+      targetRevision: target,
       desired: distribution.replicas[i] ?? 0,
       workload: workload ? workloadState(workload, spec.subsetType === 'Deployment') : undefined,
       pods: regionPods,
@@ -189,5 +203,18 @@ export function podState(pod: PodObject): PodState {
     markedOld: pod.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION] === OLD_POD_DELETION_COST,
     gated: pod.spec?.readinessGates?.some((g) => g.conditionType === IN_PLACE_READINESS_GATE) === true,
     gateOpen: pod.status?.conditions?.some((c) => c.type === IN_PLACE_READINESS_GATE && c.status === 'True') === true,
+    resourceVersion: pod.metadata?.resourceVersion ?? '',
+    swap: parseSwapState(pod.metadata?.annotations?.[SWAP_STATE_ANNOTATION]),
+    containers: (pod.spec?.containers ?? []).map((c): ContainerState => {
+      const status = pod.status?.containerStatuses?.find((s) => s.name === c.name);
+      return {
+        name: c.name,
+        image: c.image ?? '',
+        containerID: status?.containerID,
+        restartCount: status?.restartCount ?? 0,
+        running: status?.state?.running !== undefined,
+        ready: status?.ready === true,
+      };
+    }),
   };
 }

@@ -18,13 +18,16 @@ export type UpdateMethod =
   | { readonly method: 'in-place'; readonly images: Readonly<Record<string, string>> }
   | { readonly method: 'replace'; readonly reason: string };
 
-interface Template {
-  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec?: Json & { containers?: (Json & { name?: string; image?: string })[] };
+/** A pod template, or a pod: what the comparison reads of either. */
+export interface Template {
+  metadata?: { labels?: Record<string, string> };
+  spec?: object;
 }
 
-function containersOf(template: Template): (Json & { name?: string; image?: string })[] {
-  return template.spec?.containers ?? [];
+type Container = Json & { name?: string; image?: string };
+
+function containersOf(template: Template): Container[] {
+  return ((template.spec ?? {}) as { containers?: Container[] }).containers ?? [];
 }
 
 /** The image changes from `from` to `to` by container name, when the containers are the same ones in the same order. */
@@ -39,13 +42,12 @@ function imageChanges(from: Template, to: Template): Record<string, string> | st
   return Object.keys(images).length === 0 ? 'no image changed' : images;
 }
 
-function withoutImagesAndRevision(template: Template): Template {
+function withoutImagesAndRevision(template: Template): { metadata: object; spec: Json } {
   const labels = { ...(template.metadata?.labels ?? {}) };
   delete labels[REVISION_LABEL];
   return {
-    ...template,
     metadata: { ...template.metadata, labels },
-    spec: { ...template.spec, containers: containersOf(template).map(({ image: _image, ...rest }) => rest) },
+    spec: { ...(template.spec as Json | undefined), containers: containersOf(template).map(({ image: _image, ...rest }) => rest) },
   };
 }
 
@@ -67,13 +69,13 @@ export function templateUpdateMethod(from: Template, to: Template): UpdateMethod
  * what the API server and admission added to the pod (defaults.ts). Every field of the template must be in the pod
  * with the same value (images aside); a pod field the template lacks must be a known default.
  */
-export function podUpdateMethod(pod: { metadata?: { labels?: Record<string, string> }; spec?: Json }, template: Template): UpdateMethod {
-  const images = imageChanges({ spec: pod.spec as Template['spec'] }, template);
+export function podUpdateMethod(pod: Template, template: Template): UpdateMethod {
+  const images = imageChanges(pod, template);
   if (typeof images === 'string') return { method: 'replace', reason: images };
   for (const [key, value] of Object.entries(template.metadata?.labels ?? {})) {
     if (key !== REVISION_LABEL && pod.metadata?.labels?.[key] !== value) return { method: 'replace', reason: `label ${key} changed` };
   }
-  const mismatch = specMismatch(pod.spec ?? {}, withoutImagesAndRevision(template).spec ?? {});
+  const mismatch = specMismatch((pod.spec ?? {}) as Json, withoutImagesAndRevision(template).spec);
   return mismatch === undefined ? { method: 'in-place', images } : { method: 'replace', reason: `${mismatch} changed` };
 }
 

@@ -33,9 +33,12 @@ export interface PauseAction {
   readonly paused: boolean;
 }
 
-/** Set a gated pod's InPlaceUpdateReady condition to True, or it never becomes Ready. */
-export interface OpenGateAction {
-  readonly kind: 'openGate';
+/**
+ * Set a gated pod's InPlaceUpdateReady condition: True (openGate), or the pod never becomes Ready; False (closeGate)
+ * while it is swapped in place, which takes it out of Service endpoints.
+ */
+export interface GateAction {
+  readonly kind: 'openGate' | 'closeGate';
   readonly region: string;
   readonly pod: string;
   readonly uid: string;
@@ -59,4 +62,4 @@ export interface SwapAction {
 }
 
 /** A write the agent performs. Every action is idempotent: performing it twice has the effect of once. */
-export type RolloutAction = ScaleAction | MarkPodAction | DeletePodAction | PauseAction | OpenGateAction | SwapAction;
+export type RolloutAction = ScaleAction | MarkPodAction | DeletePodAction | PauseAction | GateAction | SwapAction;

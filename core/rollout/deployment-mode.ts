@@ -1,7 +1,7 @@
 import type { RolloutAction } from './actions.js';
 import { decideGate } from './gates.js';
 import { regionOrderOf } from './groups.js';
-import { openGates } from './readiness-gate.js';
+import { gateActions } from './readiness-gate.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
 import type { DeploymentProgress, RegionCounts, RegionState } from './snapshot.js';
 import { buildStatus, type Phase } from './status.js';
@@ -62,7 +62,7 @@ export function planDeploymentRollout(input: RolloutInput): RolloutPlan {
       message,
       now,
     });
-    return { actions: [...openGates(regions), ...actions], status, events };
+    return { actions: [...gateActions(regions), ...actions], status, events };
   };
 
   if (unsynced) {

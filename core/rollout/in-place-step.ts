@@ -24,7 +24,7 @@ function step(kind: SwapAction['kind'], region: string, pod: PodState, state: Sw
 
 /**
  * The in-place part of a region's step toward `wantNew` new-revision pods. Swaps already under way advance (a
- * draining pod is patched once the grace period passed; a swapping pod is done once its changed containers
+ * draining pod is patched once the grace period passed and its gate is closed; a swapping pod is done once its changed containers
  * restarted and are ready; a draining pod aimed at a revision Git has since moved away from is released). Then old
  * pods that differ from the template only in images start draining, unavailable ones first, while the budget of
  * unavailable pods allows. A pod in the middle of a swap counts as unavailable. Old pods that cannot be swapped are
@@ -38,7 +38,7 @@ export function stepInPlace(region: RegionState, wantNew: number, maxUnavailable
     if (!state || state.phase === 'done') continue;
     if (state.phase === 'draining' && state.revision !== region.targetRevision) {
       actions.push(step('swapDone', region.name, pod, { ...state, phase: 'done', since: now }));
-    } else if (state.phase === 'draining' && now - state.since >= gracePeriodSeconds * 1000) {
+    } else if (state.phase === 'draining' && now - state.since >= gracePeriodSeconds * 1000 && (pod.gated !== true || pod.gateOpen === false)) {
       const containers = Object.fromEntries(
         Object.entries(pod.swappable ?? {}).map(([name, to]) => {
           const c = pod.containers?.find((x) => x.name === name);

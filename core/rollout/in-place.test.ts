@@ -24,8 +24,10 @@ describe('in-place swap protocol, one pod at a time', () => {
   });
 
   it('waits the grace period, then patches images recording containerID and restartCount', () => {
-    const draining = pod('a', { swap: { revision: 'new', phase: 'draining', since: T0 }, ready: false });
+    const draining = pod('a', { swap: { revision: 'new', phase: 'draining', since: T0 }, ready: false, gateOpen: false });
     expect(stepInPlace(region([draining]), 1, 1, 10, 0, T0 + 9_000).actions).toEqual([]);
+    // the gate must be closed (the pod out of endpoints) before its images change, whatever the time
+    expect(stepInPlace(region([{ ...draining, gateOpen: true }]), 1, 1, 10, 0, T0 + 60_000).actions).toEqual([]);
     expect(stepInPlace(region([draining]), 1, 1, 10, 0, T0 + 10_000).actions).toEqual([
       {
         kind: 'swapImages',
@@ -65,6 +67,8 @@ describe('in-place swap protocol, one pod at a time', () => {
     const plan = (p: PodState) => planRollout({ ed, generation: 1, rolloutRevision: 'R', regions: [region([p])], status: undefined, controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined }, now: T0 });
     const failing = after({ containerID: 'cid-a2', running: false, ready: false });
     expect(plan({ ...failing, gateOpen: false }).actions.map((a) => a.kind)).toEqual([]);
+    expect(plan({ ...failing, gateOpen: true }).actions.map((a) => a.kind)).toEqual(['closeGate']);
+    expect(plan(pod('a', { swap: { revision: 'new', phase: 'draining', since: T0 } })).actions.map((a) => a.kind)).toEqual(['closeGate']);
     expect(plan({ ...after({ containerID: 'cid-a2' }), gateOpen: false, swap: { ...swapping, phase: 'done' } }).actions.map((a) => a.kind)).toEqual(['openGate']);
   });
 

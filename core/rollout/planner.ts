@@ -5,7 +5,7 @@ import { regionBudgets } from './budgets.js';
 import { batchPods, regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from './groups.js';
 import { planDeploymentRollout } from './deployment-mode.js';
 import { decideGate, type RolloutControls } from './gates.js';
-import { openGates } from './readiness-gate.js';
+import { gateActions } from './readiness-gate.js';
 import { stepRegion, type RegionStep } from './region-step.js';
 import { stepInPlace } from './in-place-step.js';
 import { inPlaceEnabled } from '../validate.js';
@@ -190,5 +190,5 @@ function finish(
     now: base.input.now,
     ...outcome,
   });
-  return { actions: [...openGates(base.input.regions), ...actions], status, events };
+  return { actions: [...gateActions(base.input.regions), ...actions], status, events };
 }

@@ -1,13 +1,17 @@
-import type { OpenGateAction } from './actions.js';
-import type { RegionState } from './snapshot.js';
+import type { GateAction } from './actions.js';
+import type { PodState, RegionState } from './snapshot.js';
+
+const swapping = (p: PodState) => p.swap !== undefined && p.swap.phase !== 'done';
 
 /**
- * Pods rendered with the InPlaceUpdateReady readiness gate become Ready only when someone sets that condition: the
- * agent opens it on every gated pod that is not terminating and not in the middle of an in-place swap (whose gate
- * stays False until the swap is verified), whether or not a rollout runs, in every phase.
+ * The InPlaceUpdateReady condition of every gated pod that is not terminating: False while the pod is swapped in
+ * place (draining or swapping: out of endpoints until the swap is verified, failed swaps included), True otherwise
+ * (without it a gated pod never becomes Ready), whether or not a rollout runs, in every phase.
  */
-export function openGates(regions: readonly RegionState[]): OpenGateAction[] {
+export function gateActions(regions: readonly RegionState[]): GateAction[] {
   return regions.flatMap((region) =>
-    region.pods.filter((p) => p.gated === true && p.gateOpen !== true && !p.terminating && (p.swap === undefined || p.swap.phase === 'done')).map((p) => ({ kind: 'openGate' as const, region: region.name, pod: p.name, uid: p.uid })),
+    region.pods
+      .filter((p) => p.gated === true && !p.terminating && (p.gateOpen === true) === swapping(p))
+      .map((p) => ({ kind: swapping(p) ? ('closeGate' as const) : ('openGate' as const), region: region.name, pod: p.name, uid: p.uid })),
   );
 }

@@ -171,6 +171,7 @@ export function simulateRollout(ed: ExtendedDeployment, rolloutRevision: string,
       }
       case 'setPaused':
       case 'openGate':
+      case 'closeGate':
         return 0;
       case 'swapBegin':
       case 'swapImages':
