@@ -20,6 +20,11 @@ export class AgentMetrics {
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });
+  readonly statusWrites = new Counter({
+    name: 'extendeddeployment_agent_status_writes_total',
+    help: 'ExtendedDeployment status writes (a reconcile writes only when the status changed).',
+    registers: [this.registry],
+  });
   readonly informerRestarts = new Counter({
     name: 'extendeddeployment_agent_informer_restarts_total',
     help: 'Informers restarted after an error, by resource.',

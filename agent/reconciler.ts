@@ -112,6 +112,7 @@ export class Reconciler {
 
   private async write(key: string, ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<void> {
     await this.deps.ports.writeStatus(ed, status);
+    this.deps.metrics?.statusWrites.inc();
     if (ed.metadata?.resourceVersion) this.replacedVersion.set(key, ed.metadata.resourceVersion);
   }
 }

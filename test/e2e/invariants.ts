@@ -1,0 +1,466 @@
+// A rollout invariant watcher for the end-to-end suites. It watches (Kubernetes watches through client-node's
+// informers, no polling) one ExtendedDeployment, its regional workloads and its pods, turns every event into a sample of
+// the whole picture, and checks the rollout model's safety rules on every sample:
+//
+//   ceiling        per region, pods (terminating included) ≤ desired + maxSurge, and the workload's spec.replicas too
+//                  (scaleOutPriority: desired + batch; scaleInPriority: desired). Compat mode counts live pods only:
+//                  the native Deployment controller does not count terminating ones either.
+//   floor          per region, available pods ≥ desired − maxUnavailable (scaleOutPriority: desired), once the region
+//                  has been filled. Until then (initial fill, or after its desired count grew) available pods never
+//                  drop below the most the region had since (a high-water mark).
+//   newPodDeleted  no pod of the region's rendered revision gets a deletionTimestamp (or vanishes) while a rollout is
+//                  in progress (the ED's status is not Healthy for its current rollout revision), unless it is in excess
+//                  of the region's desired count (the count shrank).
+//   groupTarget    (ReplicaSet mode) per region, new-revision pods ≤ the target of status.currentGroup.
+//   groupAdvance   when status.currentGroup advances within one rollout, every region had finished the group before:
+//                  (ReplicaSet mode) its target available at the new revision and no more old pods than the rest;
+//                  (compat mode) the previous group's regions entirely at the new revision and available.
+//   waitingRegionTouched  (compat mode) a region whose group has not started keeps its Deployment paused, gets no pod of
+//                  the new revision and loses no pod.
+//
+// Budgets come from core's budgets.ts and group targets from core's groups.ts (scheduleGroups, targetAtGroup,
+// regionOrderOf), computed from the ExtendedDeployment as parsed by core, in the version of the same sample. The
+// check itself (InvariantChecker / checkSamples) is pure and unit-tested in test/unit/invariants.test.ts.
+import { makeInformer, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import type { ExtendedDeployment, RolloutStrategy } from '../../core/api/extended-deployment.js';
+import { distributeReplicas } from '../../core/distribution.js';
+import { NAME_LABEL, REGION_LABEL, REVISION_LABEL, REVISIONS_ANNOTATION, ROLLOUT_REVISION_ANNOTATION } from '../../core/labels.js';
+import { parseExtendedDeployment } from '../../core/parse.js';
+import { workloadName } from '../../core/render.js';
+import { regionBudgets } from '../../core/rollout/budgets.js';
+import { regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from '../../core/rollout/groups.js';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Samples: the picture at one instant, reduced to what the checks read.
+
+/** A pod as the checks see it. */
+export interface PodSample {
+  readonly uid: string;
+  readonly name: string;
+  readonly region: string;
+  readonly revision: string | undefined;
+  readonly terminating: boolean;
+  readonly ready: boolean;
+  /** When Ready last became True (ms). */
+  readonly readySince: number | undefined;
+}
+
+/** A region's workload (ReplicaSet `<ed>-<region>`, or the Deployment in compat mode). */
+export interface WorkloadSample {
+  readonly region: string;
+  readonly replicas: number;
+  /** Deployments only. */
+  readonly paused?: boolean;
+}
+
+/** The ExtendedDeployment as parsed by core, with what the render recorded and the agent's status. */
+export interface EdSample {
+  readonly subsetType: ExtendedDeployment['spec']['subsetType'];
+  readonly strategy: RolloutStrategy;
+  readonly regionOrder: NonNullable<RolloutStrategy['regionOrder']>;
+  /** Regions in declared order: desired count (core's distribution) and rendered revision. */
+  readonly regions: readonly { readonly name: string; readonly desired: number; readonly targetRevision: string }[];
+  readonly rolloutRevision: string;
+  readonly status: {
+    readonly phase?: string | undefined;
+    readonly revision?: string | undefined;
+    readonly currentGroup?: number | undefined;
+    readonly totalGroups?: number | undefined;
+    readonly rolloutRegions?: readonly string[] | undefined;
+  };
+}
+
+/** Everything the checks read at one instant. */
+export interface Sample {
+  /** ms since the epoch. */
+  readonly at: number;
+  /** Undefined before the ExtendedDeployment exists (or while it does not parse). */
+  readonly ed: EdSample | undefined;
+  readonly workloads: readonly WorkloadSample[];
+  readonly pods: readonly PodSample[];
+}
+
+type Timestamp = string | Date | undefined | null;
+const ms = (t: Timestamp): number | undefined => {
+  if (t === undefined || t === null) return undefined;
+  const v = t instanceof Date ? t.getTime() : Date.parse(t);
+  return Number.isNaN(v) ? undefined : v;
+};
+
+interface RawMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  deletionTimestamp?: Timestamp;
+}
+
+/** A pod object (list items have Date timestamps, watch events strings) → PodSample. */
+export function podSample(pod: { metadata?: RawMeta; status?: { conditions?: { type: string; status: string; lastTransitionTime?: Timestamp }[] } }): PodSample {
+  const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
+  return {
+    uid: pod.metadata?.uid ?? pod.metadata?.name ?? '',
+    name: pod.metadata?.name ?? '',
+    region: pod.metadata?.labels?.[REGION_LABEL] ?? '',
+    revision: pod.metadata?.labels?.[REVISION_LABEL],
+    terminating: !!pod.metadata?.deletionTimestamp,
+    ready: ready?.status === 'True',
+    readySince: ready?.status === 'True' ? ms(ready.lastTransitionTime) : undefined,
+  };
+}
+
+/**
+ * The ExtendedDeployment object → EdSample: spec parsed and defaulted by core, desired counts by core's distribution,
+ * target revisions from the render's annotation. Undefined when it does not parse or carries no rendered revisions.
+ */
+export function edSample(object: { metadata?: RawMeta; spec?: unknown; status?: unknown } | undefined): EdSample | undefined {
+  if (!object) return undefined;
+  const { status: rawStatus, ...raw } = object as { status?: Record<string, unknown> };
+  const parsed = parseExtendedDeployment(raw);
+  if (!parsed.ok) return undefined;
+  const ed = parsed.value;
+  const annotations = ed.metadata.annotations ?? {};
+  let revisions: Record<string, string>;
+  try {
+    revisions = JSON.parse(annotations[REVISIONS_ANNOTATION] ?? 'null') as Record<string, string>;
+  } catch {
+    return undefined;
+  }
+  const rolloutRevision = annotations[ROLLOUT_REVISION_ANNOTATION];
+  if (!revisions || !rolloutRevision) return undefined;
+  const distribution = distributeReplicas(ed.spec.replicas, ed.spec.regions);
+  if (!distribution.ok) return undefined;
+  const s = (rawStatus ?? {}) as Record<string, unknown>;
+  return {
+    subsetType: ed.spec.subsetType,
+    strategy: ed.spec.strategy,
+    regionOrder: regionOrderOf(ed.spec),
+    regions: ed.spec.regions.map((r, i) => ({ name: r.name, desired: distribution.replicas[i] ?? 0, targetRevision: revisions[r.name] ?? '' })),
+    rolloutRevision,
+    status: {
+      phase: typeof s['phase'] === 'string' ? s['phase'] : undefined,
+      revision: typeof s['revision'] === 'string' ? s['revision'] : undefined,
+      currentGroup: typeof s['currentGroup'] === 'number' ? s['currentGroup'] : undefined,
+      totalGroups: typeof s['totalGroups'] === 'number' ? s['totalGroups'] : undefined,
+      rolloutRegions: Array.isArray(s['rolloutRegions']) ? (s['rolloutRegions'] as string[]) : undefined,
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The check: pure, incremental.
+
+export type ViolationKind = 'ceiling' | 'floor' | 'newPodDeleted' | 'groupTarget' | 'groupAdvance' | 'waitingRegionTouched';
+
+export interface Violation {
+  readonly kind: ViolationKind;
+  /** ms since the epoch. */
+  readonly at: number;
+  readonly region?: string;
+  readonly message: string;
+}
+
+interface RegionMemory {
+  desired: number;
+  floor: number;
+  /** Available pods reached the floor since the floor was last raised. */
+  filled: boolean;
+  /** Until filled: the most pods available since the floor was last raised. */
+  highWater: number;
+  /** The desired count dropped and the pods have not come down to the new ceiling yet. */
+  shrinking: boolean;
+}
+
+const isAvailable = (p: PodSample, minReadySeconds: number, at: number) =>
+  p.ready && !p.terminating && p.readySince !== undefined && p.readySince + minReadySeconds * 1000 <= at;
+
+/**
+ * Checks samples one after the other. A condition that holds over several samples is reported once, when it starts
+ * (per kind and region), so a violation is a transition into a bad state, not a count of events.
+ */
+export class InvariantChecker {
+  readonly violations: Violation[] = [];
+  private readonly regions = new Map<string, RegionMemory>();
+  private readonly active = new Set<string>();
+  private previous: Sample | undefined;
+
+  observe(sample: Sample): Violation[] {
+    const found: Violation[] = [];
+    const violating = new Set<string>();
+    const report = (kind: ViolationKind, region: string | undefined, message: string) => {
+      const key = `${kind}/${region ?? ''}`;
+      if (violating.has(key)) return;
+      violating.add(key);
+      if (this.active.has(key)) return;
+      found.push({ kind, at: sample.at, ...(region !== undefined && { region }), message });
+    };
+    const ed = sample.ed;
+    if (ed) this.check(sample, ed, report);
+    this.active.clear();
+    for (const key of violating) this.active.add(key);
+    this.previous = sample;
+    this.violations.push(...found);
+    return found;
+  }
+
+  private check(sample: Sample, ed: EdSample, report: (kind: ViolationKind, region: string | undefined, message: string) => void): void {
+    const { strategy, status } = ed;
+    const compat = ed.subsetType === 'Deployment';
+    const minReady = strategy.minReadySeconds;
+    const inProgress = status.revision !== ed.rolloutRevision || status.phase !== 'Healthy';
+    const current = status.revision === ed.rolloutRevision && status.rolloutRegions !== undefined && (status.currentGroup ?? 0) >= 1;
+    const schedule = current ? groupSchedule(ed) : undefined;
+    const prevPods = new Map((this.previous?.pods ?? []).map((p) => [p.uid, p]));
+    const nowPods = new Map(sample.pods.map((p) => [p.uid, p]));
+
+    for (const region of ed.regions) {
+      const pods = sample.pods.filter((p) => p.region === region.name);
+      const live = pods.filter((p) => !p.terminating);
+      const isNew = (p: PodSample) => p.revision === region.targetRevision;
+      const updated = live.filter(isNew).length;
+      const available = live.filter((p) => isAvailable(p, minReady, sample.at)).length;
+      const budgets = regionBudgets(strategy, region.desired);
+      const ceiling = region.desired + budgets.maxSurge;
+      const floor = region.desired - budgets.maxUnavailable;
+      const workload = sample.workloads.find((w) => w.region === region.name);
+
+      const memory = this.regions.get(region.name) ?? { desired: region.desired, floor, filled: false, highWater: 0, shrinking: false };
+      if (region.desired < memory.desired) memory.shrinking = true;
+      if (floor > memory.floor && memory.filled) {
+        memory.filled = false;
+        memory.highWater = Math.min(memory.floor, available);
+      }
+      memory.desired = region.desired;
+      memory.floor = floor;
+      this.regions.set(region.name, memory);
+
+      // Ceiling.
+      const total = compat ? live.length : pods.length;
+      const replicas = workload?.replicas ?? 0;
+      if (memory.shrinking && total <= ceiling && replicas <= ceiling) memory.shrinking = false;
+      if (!memory.shrinking && total > ceiling) {
+        report('ceiling', region.name, `${total} pods${compat ? '' : ' (terminating included)'} > ceiling ${ceiling} (desired ${region.desired} + maxSurge ${budgets.maxSurge})`);
+      }
+      if (!memory.shrinking && replicas > ceiling) report('ceiling', region.name, `workload spec.replicas ${replicas} > ceiling ${ceiling}`);
+
+      // Floor.
+      if (memory.filled && available < floor) {
+        report('floor', region.name, `${available} pods available < floor ${floor} (desired ${region.desired} − maxUnavailable ${budgets.maxUnavailable})`);
+      } else if (!memory.filled && available < memory.highWater) {
+        report('floor', region.name, `${available} pods available < ${memory.highWater} available before, while the region fills up to its floor ${floor}`);
+      }
+      if (available >= floor) memory.filled = true;
+      else memory.highWater = Math.max(memory.highWater, available);
+
+      // New-revision pods removed during a rollout.
+      const removed = [...prevPods.values()].filter((p) => p.region === region.name && !p.terminating && (nowPods.get(p.uid)?.terminating ?? true));
+      for (const pod of removed) {
+        if (!isNew(pod) || !inProgress) continue;
+        if (updated >= region.desired) continue; // excess over a shrunk count
+        report('newPodDeleted', region.name, `new-revision pod ${pod.name} removed while the rollout is ${status.phase ?? 'starting'} (${updated} new pods left, desired ${region.desired})`);
+      }
+
+      if (!schedule || !current) continue;
+      const group = status.currentGroup ?? 0;
+      const scheduled = schedule.regions.find((r) => r.name === region.name);
+      if (!scheduled || scheduled.groups === 0) continue;
+
+      if (!compat) {
+        // Group target.
+        const target = targetAtGroup(strategy, scheduled, group);
+        if (!memory.shrinking && updated > target) {
+          report('groupTarget', region.name, `${updated} new-revision pods > target ${target} of group ${group}/${schedule.totalGroups}`);
+        }
+      } else if (regionGroup(ed, schedule, region.name) > group && inProgress) {
+        // Compat mode: a region waiting for its group is left alone.
+        if (workload?.paused === false) report('waitingRegionTouched', region.name, `Deployment unpaused while its group ${regionGroup(ed, schedule, region.name)} waits (current group ${group})`);
+        if (updated > 0) report('waitingRegionTouched', region.name, `${updated} new-revision pods while its group ${regionGroup(ed, schedule, region.name)} waits (current group ${group})`);
+        for (const pod of removed) report('waitingRegionTouched', region.name, `pod ${pod.name} removed while its group ${regionGroup(ed, schedule, region.name)} waits (current group ${group})`);
+      }
+    }
+
+    // Group advance: the previous group was done when the next one started.
+    const before = this.previous?.ed?.status;
+    if (!schedule || !current || !before || before.revision !== status.revision) return;
+    const from = before.currentGroup ?? 0;
+    const to = status.currentGroup ?? 0;
+    if (from < 1 || to <= from) return;
+    const done = to - 1;
+    for (const region of ed.regions) {
+      const scheduled = schedule.regions.find((r) => r.name === region.name);
+      if (!scheduled || scheduled.groups === 0 || this.regions.get(region.name)?.shrinking) continue;
+      const live = sample.pods.filter((p) => p.region === region.name && !p.terminating);
+      const isNew = (p: PodSample) => p.revision === region.targetRevision;
+      const newAvailable = live.filter((p) => isNew(p) && isAvailable(p, minReady, sample.at)).length;
+      const old = live.filter((p) => !isNew(p)).length;
+      if (compat) {
+        if (regionGroup(ed, schedule, region.name) > done) continue;
+        if (newAvailable < region.desired || old > 0) {
+          report('groupAdvance', region.name, `group ${to} started while region's group ${done} was not done (${newAvailable}/${region.desired} new available, ${old} old)`);
+        }
+        continue;
+      }
+      const wantNew = Math.min(targetAtGroup(strategy, scheduled, done), region.desired);
+      const wantOld = region.desired - wantNew;
+      if (newAvailable < wantNew || old > wantOld) {
+        report('groupAdvance', region.name, `group ${to} started before group ${done} was done (${newAvailable} new available of ${wantNew}, ${old} old of at most ${wantOld})`);
+      }
+    }
+  }
+}
+
+function groupSchedule(ed: EdSample): GroupSchedule {
+  const rollout = ed.status.rolloutRegions ?? [];
+  return scheduleGroups(
+    ed.strategy,
+    ed.regionOrder,
+    ed.regions.map((r) => ({ name: r.name, replicas: r.desired, changes: rollout.includes(r.name) })),
+  );
+}
+
+/** Compat mode: the group (1-based) in which a region rolls; groups are whole regions. */
+function regionGroup(ed: EdSample, _schedule: GroupSchedule, name: string): number {
+  const rollout = ed.regions.filter((r) => (ed.status.rolloutRegions ?? []).includes(r.name));
+  if (ed.regionOrder !== 'Sequential') return rollout.some((r) => r.name === name) ? 1 : 0;
+  return rollout.findIndex((r) => r.name === name) + 1;
+}
+
+/** Checks a whole sequence of samples; every violation found, in order. */
+export function checkSamples(samples: readonly Sample[]): Violation[] {
+  const checker = new InvariantChecker();
+  for (const s of samples) checker.observe(s);
+  return checker.violations;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The watcher: informers on the cluster, one sample per event.
+
+/** A compact record of one distinct state, for reports. */
+export interface SampleSummary {
+  readonly at: number;
+  readonly phase: string | undefined;
+  readonly group: string;
+  /** Per region: `total/updated/available`. */
+  readonly regions: Readonly<Record<string, string>>;
+}
+
+export interface InvariantWatch {
+  /** Events turned into samples so far. */
+  readonly events: () => number;
+  /** Distinct states seen so far (consecutive identical summaries are kept once). */
+  readonly samples: readonly SampleSummary[];
+  /** Violations found so far. */
+  readonly violations: readonly Violation[];
+  /** Watch errors (each followed by a restart of that watch). */
+  readonly errors: readonly string[];
+  /** Stops watching; resolves with every violation found. */
+  stop(): Promise<Violation[]>;
+}
+
+export interface InvariantWatchOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly namespace: string;
+  /** The ExtendedDeployment's name. */
+  readonly name: string;
+}
+
+const GROUP = 'extendeddeployment.io';
+const VERSION = 'v1beta1';
+
+/**
+ * Starts watching one ExtendedDeployment, its regional ReplicaSets and Deployments, and its pods (Kubernetes watches
+ * via client-node's list-watch informers); resolves once every watch is open. Every event samples the whole picture
+ * and runs the checks.
+ */
+export async function start(options: InvariantWatchOptions): Promise<InvariantWatch> {
+  const { kubeConfig: kc, namespace, name } = options;
+  const core = kc.makeApiClient(CoreV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const selector = `${NAME_LABEL}=${name}`;
+  const checker = new InvariantChecker();
+  const samples: SampleSummary[] = [];
+  const errors: string[] = [];
+  let events = 0;
+  let stopped = false;
+  let lastKey = '';
+
+  const eds = makeInformer<KubernetesObject>(
+    kc,
+    `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/extendeddeployments`,
+    () => custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: 'extendeddeployments' }) as Promise<KubernetesListObject<KubernetesObject>>,
+  );
+  const replicaSets = makeInformer(kc, `/apis/apps/v1/namespaces/${namespace}/replicasets`, () => apps.listNamespacedReplicaSet({ namespace, labelSelector: selector }), selector);
+  const deployments = makeInformer(kc, `/apis/apps/v1/namespaces/${namespace}/deployments`, () => apps.listNamespacedDeployment({ namespace, labelSelector: selector }), selector);
+  const pods = makeInformer(kc, `/api/v1/namespaces/${namespace}/pods`, () => core.listNamespacedPod({ namespace, labelSelector: selector }), selector);
+  const informers = [eds, replicaSets, deployments, pods] as const;
+  let opened = false;
+
+  const sample = () => {
+    if (!opened || stopped) return;
+    events++;
+    const ed = edSample(eds.get(name, namespace) as never);
+    const compat = ed?.subsetType === 'Deployment';
+    const source = compat ? deployments.list(namespace) : replicaSets.list(namespace);
+    const workloads: WorkloadSample[] = (ed?.regions ?? []).flatMap((r) => {
+      const w = source.find((o) => o.metadata?.name === workloadName(name, r.name));
+      if (!w) return [];
+      const spec = (w as { spec?: { replicas?: number; paused?: boolean } }).spec;
+      return [{ region: r.name, replicas: spec?.replicas ?? 1, ...(compat && { paused: spec?.paused === true }) }];
+    });
+    const s: Sample = { at: Date.now(), ed, workloads, pods: pods.list(namespace).map((p) => podSample(p as never)) };
+    checker.observe(s);
+    const summary = summarize(s);
+    const key = JSON.stringify({ ...summary, at: 0 });
+    if (key !== lastKey) {
+      samples.push(summary);
+      lastKey = key;
+    }
+  };
+
+  for (const informer of informers) {
+    informer.on('add', sample);
+    informer.on('update', sample);
+    informer.on('delete', sample);
+    informer.on('error', (e: unknown) => {
+      if (stopped) return;
+      errors.push(e instanceof Error ? e.message : String(e));
+      // client-node stops an informer on any error but 410; start it again shortly (it relists and watches on).
+      setTimeout(() => {
+        if (!stopped) void informer.start().catch(() => undefined);
+      }, 500);
+    });
+  }
+  await Promise.all(informers.map((i) => i.start()));
+  opened = true;
+  sample();
+
+  return {
+    events: () => events,
+    samples,
+    violations: checker.violations,
+    errors,
+    async stop() {
+      sample();
+      stopped = true;
+      await Promise.all(informers.map((i) => i.stop()));
+      return [...checker.violations];
+    },
+  };
+}
+
+/** The per-region picture of a sample, for reports. */
+export function summarize(s: Sample): SampleSummary {
+  const regions: Record<string, string> = {};
+  for (const r of s.ed?.regions ?? []) {
+    const pods = s.pods.filter((p) => p.region === r.name);
+    const live = pods.filter((p) => !p.terminating);
+    const updated = live.filter((p) => p.revision === r.targetRevision).length;
+    const available = live.filter((p) => isAvailable(p, s.ed?.strategy.minReadySeconds ?? 0, s.at)).length;
+    regions[r.name] = `${pods.length}/${updated}/${available}`;
+  }
+  const st = s.ed?.status;
+  return { at: s.at, phase: st?.phase, group: `${st?.currentGroup ?? 0}/${st?.totalGroups ?? 0}`, regions };
+}

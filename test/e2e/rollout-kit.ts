@@ -1,0 +1,333 @@
+// Shared pieces of the rollout end-to-end suites (rollout.e2e.test.ts, compat-mode.e2e.test.ts): CRDs, three
+// DeployRegions per test on disjoint node sets, ExtendedDeployment manifests rendered by core and applied as a GitOps
+// tool would (server-side apply), the agent in-process, the invariant watcher beside it, `edctl` controls, and the
+// rollout followed gate by gate against core's simulateRollout.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { expect } from 'vitest';
+import { startAgent, type Agent } from '../../agent/agent.js';
+import { silentLogger } from '../../agent/log.js';
+import { run } from '../../cli/run.js';
+import type { ExtendedDeploymentStatus } from '../../core/api/extended-deployment.js';
+import { NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../../core/labels.js';
+import { renderSet, type RenderedExtendedDeployment } from '../../core/render.js';
+import { simulateRollout, type Simulation } from '../../core/rollout/simulate.js';
+import { repoRoot } from '../cluster/build.js';
+import { kubeconfigPath } from '../cluster/lab.js';
+import { clients, condition, errorMessage, serverSideApply, sleep, uniqueName, waitFor } from './helpers.js';
+import { start as startWatcher, type InvariantWatch } from './invariants.js';
+
+export const GROUP = 'extendeddeployment.io';
+export const VERSION = 'v1beta1';
+export const ED_NAME = 'web';
+
+let crdsInstalled: Promise<void> | undefined;
+/** Installs crds/ (server-side apply, sent as-is) once per run and waits until they are Established. */
+export function installCrds(): Promise<void> {
+  crdsInstalled ??= (async () => {
+    const dir = join(repoRoot, 'crds');
+    const crds = readdirSync(dir)
+      .filter((f) => /\.ya?ml$/.test(f))
+      .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject))
+      .filter((o) => o?.kind === 'CustomResourceDefinition');
+    for (const crd of crds) {
+      try {
+        await serverSideApply(crd);
+      } catch (e) {
+        throw new Error(`CRD ${crd.metadata?.name} rejected by the API server: ${errorMessage(e)}`);
+      }
+    }
+    for (const crd of crds) {
+      await waitFor(`CRD ${crd.metadata?.name} Established`, async () => {
+        const name = crd.metadata?.name ?? '';
+        const got = await clients().objects.read({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } });
+        return condition(got as never, 'Established')?.status === 'True';
+      });
+    }
+  })();
+  return crdsInstalled;
+}
+
+/** Node sets of the lab (disjoint): general-pool nodes of zone-a (amd64), zone-b (amd64) and zone-c (arm64). */
+const NODE_SETS = [
+  { 'extendeddeployment.io/pool': 'general', 'kubernetes.io/arch': 'amd64', 'topology.kubernetes.io/zone': 'zone-a' },
+  { 'extendeddeployment.io/pool': 'general', 'kubernetes.io/arch': 'amd64', 'topology.kubernetes.io/zone': 'zone-b' },
+  { 'extendeddeployment.io/pool': 'general', 'kubernetes.io/arch': 'arm64', 'topology.kubernetes.io/zone': 'zone-c' },
+] as const;
+
+/** Three DeployRegions named per test (they are cluster-scoped): `a-<suffix>`, `b-<suffix>`, `c-<suffix>`. */
+export function deployRegions(suffix: string): KubernetesObject[] {
+  return ['a', 'b', 'c'].map((letter, i) => ({
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: 'DeployRegion',
+    metadata: { name: `${letter}-${suffix}` },
+    spec: { matchLabels: { ...NODE_SETS[i] } },
+  }));
+}
+
+export interface EdOptions {
+  readonly image: string;
+  /** Replicas per region, in the order a, b, c (a region with undefined is left out). */
+  readonly replicas: readonly (number | undefined)[];
+  readonly strategy?: Record<string, unknown>;
+  /** Per-region overrides by region letter (a, b, c). */
+  readonly overrides?: Readonly<Record<string, Record<string, unknown>>>;
+  readonly subsetType?: 'ReplicaSet' | 'Deployment';
+}
+
+/** An ExtendedDeployment as Git holds it. Small pods, no grace period, minReadySeconds 1 unless the strategy says otherwise. */
+export function extendedDeployment(ns: string, suffix: string, o: EdOptions): Record<string, unknown> {
+  const regions = ['a', 'b', 'c'].flatMap((letter, i) => {
+    const replicas = o.replicas[i];
+    if (replicas === undefined) return [];
+    const overrides = o.overrides?.[letter];
+    return [{ name: `${letter}-${suffix}`, replicas, ...(overrides && { overrides }) }];
+  });
+  return {
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: 'ExtendedDeployment',
+    metadata: { name: ED_NAME, namespace: ns },
+    spec: {
+      ...(o.subsetType && { subsetType: o.subsetType }),
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'app', image: o.image, resources: { requests: { cpu: '50m', memory: '32Mi' } } }] },
+      },
+      regions,
+      strategy: { minReadySeconds: 1, batchSize: 1, ...o.strategy },
+    },
+  };
+}
+
+/** Renders DeployRegions and one ExtendedDeployment with core, as `cdk8s synth` / `edctl render` would. */
+export function render(objects: readonly unknown[]): RenderedExtendedDeployment {
+  const result = renderSet(objects);
+  if (!result.ok) throw new Error(`render failed: ${JSON.stringify(result.problems)}`);
+  const [ed] = result.value.extendedDeployments;
+  if (!ed) throw new Error('nothing rendered');
+  return ed;
+}
+
+/** Applies the rendered ExtendedDeployment and its regional workloads as a GitOps tool would (ED first). */
+export async function apply(ed: RenderedExtendedDeployment, parts: 'all' | 'ed' | 'workloads' = 'all'): Promise<void> {
+  if (parts !== 'workloads') await serverSideApply(ed.manifest as KubernetesObject);
+  if (parts !== 'ed') for (const region of ed.regions) await serverSideApply(region.workload as KubernetesObject);
+}
+
+export interface EdObject {
+  metadata?: { resourceVersion?: string; generation?: number; annotations?: Record<string, string> };
+  status?: ExtendedDeploymentStatus;
+}
+
+export async function readEd(ns: string): Promise<EdObject> {
+  return (await clients().objects.read({ apiVersion: `${GROUP}/${VERSION}`, kind: 'ExtendedDeployment', metadata: { name: ED_NAME, namespace: ns } })) as EdObject;
+}
+
+export async function readStatus(ns: string): Promise<ExtendedDeploymentStatus> {
+  return (await readEd(ns)).status ?? {};
+}
+
+export interface RegionPods {
+  readonly name: string;
+  readonly updated: number;
+  readonly old: number;
+}
+
+/** Live pods (not terminating) per region: at the region's rendered revision, and the others. */
+export async function podCounts(ns: string, rendered: RenderedExtendedDeployment): Promise<RegionPods[]> {
+  const pods = (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=${ED_NAME}` })).items.filter((p) => !p.metadata?.deletionTimestamp);
+  return rendered.regions.map((r) => {
+    const mine = pods.filter((p) => p.metadata?.labels?.[REGION_LABEL] === r.name);
+    const updated = mine.filter((p) => p.metadata?.labels?.[REVISION_LABEL] === r.revision).length;
+    return { name: r.name, updated, old: mine.length - updated };
+  });
+}
+
+/** Live pods per region and revision: `{region: {revision: count}}`, the starting point of a simulation. */
+export async function runningByRevision(ns: string): Promise<Record<string, Record<string, number>>> {
+  const pods = (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=${ED_NAME}` })).items.filter((p) => !p.metadata?.deletionTimestamp);
+  const out: Record<string, Record<string, number>> = {};
+  for (const p of pods) {
+    const region = p.metadata?.labels?.[REGION_LABEL] ?? '';
+    const revision = p.metadata?.labels?.[REVISION_LABEL] ?? '';
+    const byRevision = (out[region] ??= {});
+    byRevision[revision] = (byRevision[revision] ?? 0) + 1;
+  }
+  return out;
+}
+
+/** `edctl <command> web -n <ns>` against the lab; returns the exit code. */
+export function edctl(ns: string, command: 'approve' | 'pause' | 'resume' | 'abort'): Promise<number> {
+  return run([command, ED_NAME, '-n', ns, '--kubeconfig', kubeconfigPath()]);
+}
+
+/** Waits until the status reports `phase` in `group` of rollout `revision`. */
+export async function waitForPhase(ns: string, revision: string, group: number, phase: string, timeoutMs = 180_000, rendered?: RenderedExtendedDeployment): Promise<ExtendedDeploymentStatus> {
+  return waitFor(
+    `rollout ${revision}: ${phase} in group ${group}`,
+    async () => {
+      const s = await readStatus(ns);
+      return s.revision === revision && s.currentGroup === group && s.phase === phase ? s : undefined;
+    },
+    { timeoutMs, describe: async () => ({ status: await readStatus(ns), pods: rendered ? await podCounts(ns, rendered) : undefined }) },
+  );
+}
+
+/** Waits until the live pods per region are exactly `expected` (terminating pods gone). */
+export async function waitForPods(ns: string, rendered: RenderedExtendedDeployment, expected: readonly RegionPods[], what: string, timeoutMs = 60_000): Promise<void> {
+  await waitFor(`${what}: pods per region ${JSON.stringify(expected)}`, async () => JSON.stringify(await podCounts(ns, rendered)) === JSON.stringify(expected), {
+    timeoutMs,
+    describe: async () => ({ expected, actual: await podCounts(ns, rendered), status: await readStatus(ns) }),
+  });
+}
+
+/** Fails if the new-revision pods per region change during `ms` (a gate, pause or abort holds). */
+export async function assertHolds(ns: string, rendered: RenderedExtendedDeployment, ms: number, expectStatus: (s: ExtendedDeploymentStatus) => void): Promise<RegionPods[]> {
+  const before = await podCounts(ns, rendered);
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    await sleep(500);
+    expect(await podCounts(ns, rendered)).toEqual(before);
+    expectStatus(await readStatus(ns));
+  }
+  return before;
+}
+
+/** What simulateRollout predicts from what the pods run now, toward `to`. */
+export async function simulateFromCluster(ns: string, to: RenderedExtendedDeployment): Promise<Simulation> {
+  const running = await runningByRevision(ns);
+  return simulateRollout(
+    to.parsed,
+    to.rolloutRevision,
+    to.regions.map((r) => ({ name: r.name, desired: r.replicas, targetRevision: r.revision, running: running[r.name] ?? {} })),
+  );
+}
+
+/** One group boundary as observed: the group, and new/old pods per region. */
+export interface ObservedGroup {
+  readonly group: number;
+  readonly regions: readonly RegionPods[];
+}
+
+/**
+ * Follows a rollout toward `to` gate by gate (confirmation on): at each gate (WaitingForConfirmation, and Healthy after
+ * the last group) the status must show the simulated group and the pods per region must be exactly what `sim`
+ * predicts for it; then `edctl approve` lets the next group start. `fromGroup` skips groups already passed. Returns
+ * what was observed after every group.
+ */
+export async function rollThroughGates(ns: string, to: RenderedExtendedDeployment, sim: Simulation, fromGroup = 1): Promise<ObservedGroup[]> {
+  const observed: ObservedGroup[] = [];
+  for (const group of sim.groups.filter((g) => g.group >= fromGroup)) {
+    const last = group.group === sim.totalGroups;
+    const status = await waitForPhase(ns, to.rolloutRevision, group.group, last ? 'Healthy' : 'WaitingForConfirmation', 180_000, to);
+    expect(status.totalGroups).toBe(sim.totalGroups);
+    // The gate holds the pods where the group left them: once terminating pods are gone, they match the simulation.
+    const expected = group.regions.map((r) => ({ name: r.name, updated: r.updated, old: r.old }));
+    await waitForPods(ns, to, expected, `group ${group.group}`);
+    observed.push({ group: group.group, regions: await podCounts(ns, to) });
+    if (!last) expect(await edctl(ns, 'approve')).toBe(0);
+  }
+  return observed;
+}
+
+/** Everything a rollout test runs beside: its regions, the agent, the invariant watcher. */
+export interface RolloutEnv {
+  readonly ns: string;
+  readonly suffix: string;
+  readonly regions: readonly KubernetesObject[];
+  readonly agent: Agent;
+  readonly watch: InvariantWatch;
+  /** Renders the ExtendedDeployment with these options against this test's regions. */
+  render(o: EdOptions): RenderedExtendedDeployment;
+}
+
+/**
+ * Creates three DeployRegions for the test, starts the invariant watcher and the agent (in-process, leader election on
+ * a Lease in the test namespace), runs `body`, then stops both, prints what the watcher saw and fails on any violation.
+ */
+export async function withRolloutEnv(ns: string, label: string, body: (env: RolloutEnv) => Promise<void>): Promise<void> {
+  await installCrds();
+  const suffix = uniqueName('r').slice(2);
+  const regions = deployRegions(suffix);
+  for (const region of regions) await serverSideApply(region);
+  const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: ED_NAME });
+  let agent: Agent | undefined;
+  let failed = false;
+  try {
+    agent = await startAgent({
+      kubeConfig: clients().kc,
+      log: silentLogger,
+      namespace: ns,
+      metricsBindAddress: '127.0.0.1:0',
+      leaseNamespace: ns,
+      identity: `e2e-${label}`,
+      workers: 2,
+    });
+    const env: RolloutEnv = {
+      ns,
+      suffix,
+      regions,
+      agent,
+      watch,
+      render: (o) => render([...regions, extendedDeployment(ns, suffix, o)]),
+    };
+    await body(env);
+  } catch (e) {
+    failed = true;
+    throw e;
+  } finally {
+    await agent?.stop();
+    const violations = await watch.stop();
+    for (const region of regions) {
+      try {
+        await clients().objects.delete(region);
+      } catch {
+        // already gone
+      }
+    }
+    console.log(
+      `[invariants] ${label}: ${watch.events()} events, ${watch.samples.length} distinct states, ${violations.length} violations${watch.errors.length ? `, watch errors: ${watch.errors.join('; ')}` : ''}`,
+    );
+    for (const v of violations) console.log(`[invariants]   ${new Date(v.at).toISOString()} ${v.kind} ${v.region ?? ''}: ${v.message}`);
+    if (failed || violations.length > 0) {
+      for (const s of watch.samples.slice(-60)) console.log(`[invariants]   state ${new Date(s.at).toISOString()} ${s.phase ?? '-'} ${s.group} ${JSON.stringify(s.regions)}`);
+    }
+    if (!failed) expect(violations).toEqual([]);
+  }
+}
+
+/**
+ * Per region, the most pods (terminating included) and the fewest available pods among the states the watcher saw
+ * since `since` (ms), in declared order.
+ */
+export function observedExtremes(watch: InvariantWatch, since: number, regions: readonly string[]): { name: string; maxPods: number; minAvailable: number }[] {
+  const states = watch.samples.filter((s) => s.at >= since);
+  return regions.map((name) => {
+    const parts = states.map((s) => s.regions[name]?.split('/').map(Number)).filter((p): p is number[] => p !== undefined);
+    return { name, maxPods: Math.max(...parts.map((p) => p[0] ?? 0)), minAvailable: Math.min(...parts.map((p) => p[2] ?? 0)) };
+  });
+}
+
+/** The agent's Prometheus text, as /metrics serves it. */
+export async function agentMetrics(agent: Agent): Promise<string> {
+  return (await fetch(`http://127.0.0.1:${agent.address.port}/metrics`)).text();
+}
+
+/** Sum of a counter's samples in Prometheus text (every label set). */
+export function counterSum(metrics: string, name: string): number {
+  return metrics
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}
+
+/** Sum of a counter's samples for one label value. */
+export function counterValue(metrics: string, name: string, label: string, value: string): number {
+  return metrics
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) && l.includes(`${label}="${value}"`))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}

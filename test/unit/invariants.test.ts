@@ -1,0 +1,288 @@
+// The e2e invariant watcher's pure check (test/e2e/invariants.ts) on synthetic sequences that must and must not
+// violate the rollout model's rules.
+import { describe, expect, it } from 'vitest';
+import { extendedDeploymentSpec } from '../../core/api/extended-deployment.js';
+import { renderSet } from '../../core/render.js';
+import { checkSamples, edSample, podSample, type EdSample, type PodSample, type Sample, type WorkloadSample } from '../e2e/invariants.js';
+
+const NEW = 'new0000000';
+const OLD = 'old0000000';
+
+type Strategy = EdSample['strategy'];
+
+/** Strategy with core's defaults (so budgets and groups read exactly what the agent would), minReadySeconds 0. */
+function strategy(overrides: Record<string, unknown> = {}): Strategy {
+  const spec = extendedDeploymentSpec.parse({
+    selector: { matchLabels: { app: 'x' } },
+    template: { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'app', image: 'x' }] } },
+    regions: [{ name: 'a', replicas: 1 }],
+    strategy: { minReadySeconds: 0, ...overrides },
+  });
+  return spec.strategy;
+}
+
+interface EdOptions {
+  strategy?: Record<string, unknown>;
+  desired?: Record<string, number>;
+  phase?: string;
+  group?: number;
+  rolloutRegions?: string[];
+  revision?: string;
+  subsetType?: EdSample['subsetType'];
+}
+
+function ed(o: EdOptions = {}): EdSample {
+  const desired = o.desired ?? { a: 3 };
+  const s = strategy(o.strategy);
+  return {
+    subsetType: o.subsetType ?? 'ReplicaSet',
+    strategy: s,
+    regionOrder: s.regionOrder ?? (o.subsetType === 'Deployment' ? 'Sequential' : 'Parallel'),
+    regions: Object.entries(desired).map(([name, d]) => ({ name, desired: d, targetRevision: NEW })),
+    rolloutRevision: 'rollout-2',
+    status: {
+      phase: o.phase ?? 'Progressing',
+      revision: o.revision ?? 'rollout-2',
+      currentGroup: o.group ?? 1,
+      rolloutRegions: o.rolloutRegions ?? Object.keys(desired),
+    },
+  };
+}
+
+/**
+ * Pods of one region from tokens: `O3` old Ready pod with id 3, `o3` old not Ready, `N7` new Ready, `n7` new not Ready;
+ * a trailing `~` marks it terminating. Ids identify pods across samples.
+ */
+function pods(region: string, tokens: string): PodSample[] {
+  return tokens
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((t) => {
+      const m = /^([OoNn])(\d+)(~?)$/.exec(t);
+      if (!m) throw new Error(`bad token ${t}`);
+      const [, kind = 'O', id = '0', term] = m;
+      const ready = kind === 'O' || kind === 'N';
+      return {
+        uid: `${region}-${id}`,
+        name: `${region}-${id}`,
+        region,
+        revision: kind.toLowerCase() === 'n' ? NEW : OLD,
+        terminating: term === '~',
+        ready,
+        readySince: ready ? 0 : undefined,
+      };
+    });
+}
+
+let clock = 1_000;
+function sample(e: EdSample | undefined, byRegion: Record<string, string>, workloads?: WorkloadSample[]): Sample {
+  clock += 1_000;
+  const all = Object.entries(byRegion).flatMap(([r, t]) => pods(r, t));
+  const ws = workloads ?? Object.entries(byRegion).map(([region, t]) => ({ region, replicas: pods(region, t).filter((p) => !p.terminating).length }));
+  return { at: clock, ed: e, workloads: ws, pods: all };
+}
+
+const kinds = (samples: Sample[]) => checkSamples(samples).map((v) => `${v.kind}:${v.region ?? ''}`);
+
+describe('invariant check: a correct rollout has no violation', () => {
+  it('scaleOutPriority, Beta, batch 1, one region of 3 (new pod first, old removed once it is available)', () => {
+    const g1 = ed({ group: 1 });
+    const g2 = ed({ group: 2 });
+    const g3 = ed({ group: 3 });
+    const done = ed({ group: 3, phase: 'Healthy' });
+    const seq = [
+      sample(ed({ phase: 'Healthy', revision: 'rollout-1', group: 0 }), { a: 'O1 O2 O3' }),
+      sample(g1, { a: 'O1 O2 O3' }),
+      sample(g1, { a: 'O1 O2 O3 n4' }),
+      sample(g1, { a: 'O1 O2 O3 N4' }),
+      sample(g1, { a: 'O1 O2 O3~ N4' }),
+      sample(g1, { a: 'O1 O2 N4' }),
+      sample(g2, { a: 'O1 O2 N4' }),
+      sample(g2, { a: 'O1 O2 N4 n5' }),
+      sample(g2, { a: 'O1 O2 N4 N5' }),
+      sample(g2, { a: 'O1 O2~ N4 N5' }),
+      sample(g3, { a: 'O1 N4 N5' }),
+      sample(g3, { a: 'O1 N4 N5 N6' }),
+      sample(g3, { a: 'O1~ N4 N5 N6' }),
+      sample(done, { a: 'N4 N5 N6' }),
+    ];
+    expect(kinds(seq)).toEqual([]);
+  });
+
+  it('scaleInPriority never goes above desired: old removed first (available may dip by the batch)', () => {
+    const s = { upgradeMode: 'scaleInPriority' };
+    const g1 = ed({ strategy: s, group: 1 });
+    const seq = [
+      sample(ed({ strategy: s, phase: 'Healthy', revision: 'rollout-1', group: 0 }), { a: 'O1 O2 O3' }),
+      sample(g1, { a: 'O1 O2 O3~' }),
+      sample(g1, { a: 'O1 O2' }),
+      sample(g1, { a: 'O1 O2 n4' }),
+      sample(g1, { a: 'O1 O2 N4' }),
+    ];
+    expect(kinds(seq)).toEqual([]);
+  });
+
+  it('the initial fill is not held to the floor, and a grown desired count re-arms the fill', () => {
+    const h = (desired: number) => ed({ desired: { a: desired }, phase: 'Healthy', group: 0, rolloutRegions: [] });
+    const seq = [sample(h(3), { a: 'n1' }), sample(h(3), { a: 'N1 n2 n3' }), sample(h(3), { a: 'N1 N2 N3' }), sample(h(5), { a: 'N1 N2 N3' }), sample(h(5), { a: 'N1 N2 N3 n4 n5' }), sample(h(5), { a: 'N1 N2 N3 N4 N5' })];
+    expect(kinds(seq)).toEqual([]);
+  });
+
+  it('a shrunk desired count may remove pods, new ones included, without ceiling or deletion violations', () => {
+    const e = (desired: number) => ed({ desired: { a: desired }, phase: 'Progressing', group: 3 });
+    const seq = [sample(e(3), { a: 'N1 N2 N3' }), sample(e(1), { a: 'N1 N2 N3' }), sample(e(1), { a: 'N1 N2~ N3~' }), sample(e(1), { a: 'N1' })];
+    expect(kinds(seq)).toEqual([]);
+  });
+
+  it('old-revision pods may go at any time; new ones once the rollout is Healthy', () => {
+    const seq = [sample(ed({ group: 1 }), { a: 'O1 O2 O3 N4' }), sample(ed({ group: 1 }), { a: 'O1 O2 O3~ N4' }), sample(ed({ group: 3, phase: 'Healthy' }), { a: 'N4 N5 N6' }), sample(ed({ group: 3, phase: 'Healthy' }), { a: 'N4 N5 N6~ n7' })];
+    // (the last step dips below the floor: that is the floor's business, not a deletion during a rollout)
+    expect(kinds(seq)).toEqual(['floor:a']);
+  });
+
+  it('Sequential: the second region waits with no new pod while the first takes its groups', () => {
+    const s = { regionOrder: 'Sequential' };
+    const desired = { a: 2, b: 2 };
+    const seq = [
+      sample(ed({ strategy: s, desired, group: 1 }), { a: 'O1 O2 N3', b: 'O1 O2' }),
+      sample(ed({ strategy: s, desired, group: 1 }), { a: 'O1 N3', b: 'O1 O2' }),
+      sample(ed({ strategy: s, desired, group: 2 }), { a: 'O1 N3 N4', b: 'O1 O2' }),
+      sample(ed({ strategy: s, desired, group: 2 }), { a: 'N3 N4', b: 'O1 O2' }),
+      sample(ed({ strategy: s, desired, group: 3 }), { a: 'N3 N4', b: 'O1 O2 n3' }),
+    ];
+    expect(kinds(seq)).toEqual([]);
+  });
+
+  it('a condition that lasts is reported once, and again only after it cleared', () => {
+    const g = ed({ group: 1 });
+    const seq = [sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2 O3 n4 n5' }), sample(g, { a: 'O1 O2 O3 N4 N5' }), sample(g, { a: 'O1 O2 O3 N4' }), sample(g, { a: 'O1 O2 O3 N4 n6 n7' })];
+    expect(kinds(seq).filter((k) => k.startsWith('ceiling'))).toEqual(['ceiling:a', 'ceiling:a']);
+  });
+});
+
+describe('invariant check: violations', () => {
+  it('ceiling: scaleOutPriority above desired + batch (terminating pods count)', () => {
+    const g = ed({ group: 1 });
+    expect(kinds([sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2 O3~ N4 n5' })])).toContain('ceiling:a');
+  });
+
+  it('ceiling: scaleInPriority above desired, also by the workload replicas alone', () => {
+    const g = ed({ strategy: { upgradeMode: 'scaleInPriority' }, group: 1 });
+    expect(kinds([sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2 O3~ n4' })])).toContain('ceiling:a');
+    expect(kinds([sample(g, { a: 'O1 O2 O3' }, [{ region: 'a', replicas: 4 }])])).toEqual(['ceiling:a']);
+  });
+
+  it('floor: scaleOutPriority below desired after the fill', () => {
+    const g = ed({ group: 1 });
+    expect(kinds([sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2 O3~ n4' })])).toEqual(['floor:a']);
+    expect(kinds([sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2 o3' })])).toEqual(['floor:a']);
+  });
+
+  it('floor: while a region fills up, available pods never drop below what it had (initial fill, grown count)', () => {
+    const h = (desired: number) => ed({ desired: { a: desired }, phase: 'Healthy', group: 0, rolloutRegions: [] });
+    expect(kinds([sample(h(3), { a: 'N1 N2 n3' }), sample(h(3), { a: 'N1 N2~ n3' })])).toEqual(['floor:a']);
+    expect(kinds([sample(h(3), { a: 'N1 N2 N3' }), sample(h(5), { a: 'N1 N2 N3 n4' }), sample(h(5), { a: 'N1 N2 N3~ n4 n5' })])).toEqual(['floor:a']);
+    // A floor raised above what runs keeps the pods that run: the shortfall alone is no violation.
+    const g = (desired: number) => ed({ desired: { a: desired }, group: 2 });
+    expect(kinds([sample(g(2), { a: 'O1 N2' }), sample(g(4), { a: 'O1 N2' }), sample(g(4), { a: 'O1 N2 n3' }), sample(g(4), { a: 'O1 N2 N3' })])).toEqual([]);
+  });
+
+  it('floor: scaleInPriority below desired − batch', () => {
+    const g = ed({ strategy: { upgradeMode: 'scaleInPriority' }, group: 1 });
+    expect(kinds([sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2~ O3~' })])).toEqual(['floor:a']);
+  });
+
+  it('newPodDeleted: a new-revision pod gets a deletionTimestamp, or vanishes, while the rollout is in progress', () => {
+    const g = ed({ group: 2 });
+    expect(kinds([sample(g, { a: 'O1 N2 N3' }), sample(g, { a: 'O1 N2 N3~ n4' })])).toContain('newPodDeleted:a');
+    expect(kinds([sample(g, { a: 'O1 N2 N3' }), sample(g, { a: 'O1 N2' })])).toContain('newPodDeleted:a');
+    // A new rollout whose status the agent has not written yet is in progress too (the status says Healthy for the old one).
+    const stale = ed({ phase: 'Healthy', revision: 'rollout-1', group: 3 });
+    expect(kinds([sample(stale, { a: 'O1 N2 N3' }), sample(stale, { a: 'O1 N2 N3~' })])).toContain('newPodDeleted:a');
+  });
+
+  it('groupTarget: more new pods than the current group allows', () => {
+    const g = ed({ group: 1 });
+    expect(kinds([sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2 O3 n4 n5' })])).toContain('groupTarget:a');
+    // Group strategy with a percentage: 50% of 4 is 2 per group.
+    const p = ed({ strategy: { rolloutStrategy: 'Group', batchSize: '50%' }, desired: { a: 4 }, group: 1 });
+    expect(kinds([sample(p, { a: 'O1 O2 O3 O4 n5 n6' })])).toEqual([]);
+    expect(kinds([sample(p, { a: 'O1 O2 O3 N5 N6 n7' })])).toEqual(['groupTarget:a']);
+  });
+
+  it('groupTarget: Sequential, a region gets a new pod before its first group', () => {
+    const s = { regionOrder: 'Sequential' };
+    expect(kinds([sample(ed({ strategy: s, desired: { a: 2, b: 2 }, group: 2 }), { a: 'O1 N2 N3', b: 'O1 O2 n3' })])).toEqual(['groupTarget:b']);
+  });
+
+  it('groupAdvance: the next group starts while a region has not finished the previous one', () => {
+    const desired = { a: 3, b: 2 };
+    const g1 = ed({ desired, group: 1 });
+    const g2 = ed({ desired, group: 2 });
+    // b's new pod is not available yet.
+    expect(kinds([sample(g1, { a: 'O1 O2 N3', b: 'O1 O2 n3' }), sample(g2, { a: 'O1 O2 N3', b: 'O1 O2 n3' })])).toEqual(['groupAdvance:b']);
+    // b still has both old pods (group 1 leaves it at most one).
+    expect(kinds([sample(g1, { a: 'O1 O2 N3', b: 'O1 O2 N3' }), sample(g2, { a: 'O1 O2 N3', b: 'O1 O2 N3' })])).toEqual(['groupAdvance:b']);
+    // done: no violation
+    expect(kinds([sample(g1, { a: 'O1 O2 N3', b: 'O1 N3' }), sample(g2, { a: 'O1 O2 N3', b: 'O1 N3' })])).toEqual([]);
+  });
+
+  it('compat mode: a region waiting for its group keeps its Deployment paused and its pods', () => {
+    const c = (group: number) => ed({ subsetType: 'Deployment', desired: { a: 2, b: 2 }, group });
+    const paused = (a: boolean, b: boolean): WorkloadSample[] => [
+      { region: 'a', replicas: 2, paused: a },
+      { region: 'b', replicas: 2, paused: b },
+    ];
+    const ok = [
+      sample(c(1), { a: 'O1 O2', b: 'O1 O2' }, paused(false, true)),
+      sample(c(1), { a: 'O1 O2 n3', b: 'O1 O2' }, paused(false, true)),
+      sample(c(1), { a: 'O1 O2~ N3 n4', b: 'O1 O2' }, paused(false, true)),
+      sample(c(1), { a: 'O1~ N3 N4', b: 'O1 O2' }, paused(false, true)),
+      sample(c(2), { a: 'N3 N4', b: 'O1 O2' }, paused(true, false)),
+      sample(c(2), { a: 'N3 N4', b: 'O1 O2 n3' }, paused(true, false)),
+    ];
+    expect(kinds(ok)).toEqual([]);
+    expect(kinds([sample(c(1), { a: 'O1 O2', b: 'O1 O2' }, paused(false, false))])).toEqual(['waitingRegionTouched:b']);
+    expect(kinds([sample(c(1), { a: 'O1 O2', b: 'O1 O2' }, paused(false, true)), sample(c(1), { a: 'O1 O2', b: 'O1 O2~ n3' }, paused(false, true))])).toContain('waitingRegionTouched:b');
+    // group 2 starting while a still runs an old pod
+    expect(kinds([sample(c(1), { a: 'O1 N3', b: 'O1 O2' }, paused(false, true)), sample(c(2), { a: 'O1 N3', b: 'O1 O2' }, paused(true, false))])).toContain('groupAdvance:a');
+  });
+});
+
+describe('samples from objects', () => {
+  it('edSample reads a rendered ExtendedDeployment as core parses it; podSample reads Date and string timestamps', () => {
+    const rendered = renderSet([
+      { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'r1' }, spec: { matchLabels: { zone: 'a' } } },
+      { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'r2' }, spec: { matchLabels: { zone: 'b' } } },
+      {
+        apiVersion: 'extendeddeployment.io/v1beta1',
+        kind: 'ExtendedDeployment',
+        metadata: { name: 'web', namespace: 'ns' },
+        spec: {
+          replicas: 5,
+          selector: { matchLabels: { app: 'web' } },
+          template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'x:1' }] } },
+          regions: [{ name: 'r1', replicas: '60%' }, { name: 'r2' }],
+          strategy: { upgradeMode: 'scaleInPriority', regionOrder: 'Sequential' },
+        },
+      },
+    ]);
+    if (!rendered.ok) throw new Error('render failed');
+    const [r] = rendered.value.extendedDeployments;
+    const s = edSample({ ...(r?.manifest as object), status: { phase: 'Healthy', revision: r?.rolloutRevision, currentGroup: 2, rolloutRegions: ['r1'] } });
+    expect(s?.regions).toEqual(r?.regions.map((x) => ({ name: x.name, desired: x.replicas, targetRevision: x.revision })));
+    expect(s?.regions.map((x) => x.desired)).toEqual([3, 2]);
+    expect(s?.rolloutRevision).toBe(r?.rolloutRevision);
+    expect(s?.regionOrder).toBe('Sequential');
+    expect(s?.strategy.upgradeMode).toBe('scaleInPriority');
+    expect(s?.status).toEqual({ phase: 'Healthy', revision: r?.rolloutRevision, currentGroup: 2, totalGroups: undefined, rolloutRegions: ['r1'] });
+    expect(edSample({ metadata: { name: 'web' }, spec: {} })).toBeUndefined();
+
+    const labels = { 'extendeddeployment.io/region': 'r1', 'extendeddeployment.io/revision': 'abc' };
+    const t = '2026-01-01T00:00:05Z';
+    const fromWatch = podSample({ metadata: { uid: 'u', name: 'p', labels, deletionTimestamp: t }, status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: t }] } });
+    const fromList = podSample({ metadata: { uid: 'u', name: 'p', labels, deletionTimestamp: new Date(t) }, status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(t) }] } });
+    expect(fromWatch).toEqual(fromList);
+    expect(fromWatch).toEqual({ uid: 'u', name: 'p', region: 'r1', revision: 'abc', terminating: true, ready: true, readySince: Date.parse(t) });
+  });
+});
