@@ -143,3 +143,17 @@ describe('mixed regions', () => {
     expect(second.actions.map((a) => a.kind)).toEqual(['markOld', 'scale']);
   });
 });
+
+describe('status and events of an in-place rollout', () => {
+  it('count pods swapped in place and replaced per region, and say so when the rollout completes', () => {
+    const ed = extendedDeployment.parse({
+      apiVersion: 'extendeddeployment.io/v1beta1',
+      kind: 'ExtendedDeployment',
+      metadata: { name: 'llm' },
+      spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'server', image: 'llm:2' }] } }, regions: [{ name: 'a', replicas: 3 }], strategy: { updateStrategy: { type: 'InPlaceIfPossible', gracePeriodSeconds: 1 }, rolloutStrategy: 'Group', batchSize: 3 } },
+    });
+    const sim = simulateRollout(ed, 'R', [{ name: 'a', desired: 3, targetRevision: 'new', running: { old: 3 }, swappable: NEW_IMAGES }]);
+    expect(sim.finalStatus.regions?.[0]).toMatchObject({ name: 'a', updated: 3, swappedInPlace: 3, replaced: 0 });
+    expect(sim.events.find((e) => e.reason === 'RolloutCompleted')?.message).toBe('rollout R completed (3 swapped in place, 0 replaced)');
+  });
+});

@@ -32,6 +32,18 @@ export function overview(regions: readonly { name: string; current: number; desi
   return `[${prefix}]${parts.join('; ')}`;
 }
 
+/** Pods of the region that reached its target revision by an in-place swap (their swap state says so). */
+function swappedInPlace(region: RegionState): number {
+  return region.pods.filter((p) => !p.terminating && p.revision === region.targetRevision && p.swap?.phase === 'done' && p.swap.revision === region.targetRevision).length;
+}
+
+/** `(3 swapped in place, 1 replaced)` over the rollout's regions, or nothing when nothing was swapped. */
+function swapSummary(regions: readonly { swappedInPlace?: number; replaced?: number }[]): string {
+  const swapped = regions.reduce((s, r) => s + (r.swappedInPlace ?? 0), 0);
+  const replaced = regions.reduce((s, r) => s + (r.replaced ?? 0), 0);
+  return swapped > 0 ? ` (${swapped} swapped in place, ${replaced} replaced)` : '';
+}
+
 /** Keeps a condition's lastTransitionTime when its status did not change. */
 function condition(previous: readonly Condition[] | undefined, next: Omit<Condition, 'lastTransitionTime'>, now: number): Condition {
   const old = previous?.find((c) => c.type === next.type);
@@ -47,6 +59,7 @@ export function buildStatus(input: StatusInput): { status: ExtendedDeploymentSta
   const { ed, previous, now } = input;
   const regions = input.regions.map((r) => {
     const c = input.counts.get(r.name);
+    const swapped = swappedInPlace(r);
     return {
       name: r.name,
       desired: r.desired,
@@ -55,6 +68,7 @@ export function buildStatus(input: StatusInput): { status: ExtendedDeploymentSta
       ready: c?.ready ?? 0,
       available: c?.available ?? 0,
       revision: r.targetRevision,
+      ...(input.rolloutRegions.includes(r.name) && { swappedInPlace: swapped, replaced: Math.max(0, (c?.updated ?? 0) - swapped) }),
     };
   });
   const progressing = input.phase === 'Progressing' || input.phase === 'WaitingForConfirmation' || input.phase === 'Paused';
@@ -102,7 +116,9 @@ function transitions(previous: ExtendedDeploymentStatus | undefined, next: Exten
     events.push({ type: 'Normal', reason: 'RolloutStarted', message: `rollout ${input.rolloutRevision} started: ${input.totalGroups} groups over ${input.rolloutRegions.join(', ')}` });
   }
   if (group > prevGroup && input.totalGroups > 0) {
-    for (let g = Math.max(prevGroup, 1); g < Math.min(group, input.totalGroups); g++) events.push({ type: 'Normal', reason: 'GroupCompleted', message: `group ${g} of ${input.totalGroups} completed` });
+    for (let g = Math.max(prevGroup, 1); g < Math.min(group, input.totalGroups); g++) {
+      events.push({ type: 'Normal', reason: 'GroupCompleted', message: `group ${g} of ${input.totalGroups} completed${swapSummary(next.regions ?? [])}` });
+    }
     if (next.phase !== 'Healthy') events.push({ type: 'Normal', reason: 'GroupStarted', message: `group ${group} of ${input.totalGroups} started` });
   }
   if (next.phase === prevPhase) return events;
@@ -118,8 +134,9 @@ function transitions(previous: ExtendedDeploymentStatus | undefined, next: Exten
       break;
     case 'Healthy':
       if (input.totalGroups > 0 && prevPhase !== undefined) {
-        events.push({ type: 'Normal', reason: 'GroupCompleted', message: `group ${input.totalGroups} of ${input.totalGroups} completed` });
-        events.push({ type: 'Normal', reason: 'RolloutCompleted', message: `rollout ${input.rolloutRevision} completed` });
+        const summary = swapSummary(next.regions ?? []);
+        events.push({ type: 'Normal', reason: 'GroupCompleted', message: `group ${input.totalGroups} of ${input.totalGroups} completed${summary}` });
+        events.push({ type: 'Normal', reason: 'RolloutCompleted', message: `rollout ${input.rolloutRevision} completed${summary}` });
       }
       break;
     case 'Progressing':
