@@ -42,7 +42,7 @@ const ED_CASES: Record<string, { status: string; message: string; flux: FluxStat
 
 /** Every DeployRegion fixture: what Argo CD shows. */
 const REGION_CASES: Record<string, { status: string; message: string }> = {
-  'no-status': { status: 'Progressing', message: "Waiting for the extended-deployment agent to report the region's nodes" },
+  'no-status': { status: 'Healthy', message: 'No node health reported for this region yet' },
   'generation-not-observed': { status: 'Progressing', message: 'Waiting for the agent to observe generation 2' },
   healthy: { status: 'Healthy', message: 'Healthy: 4 of 4 nodes ready' },
   degraded: { status: 'Degraded', message: 'Degraded: 3 of 4 nodes ready' },

@@ -1,13 +1,16 @@
 -- Argo CD health of a DeployRegion (extendeddeployment.io/v1beta1, cluster-scoped).
 -- The agent reports the region's node health in status.phase:
---   no status, or metadata.generation not yet observed -> Progressing
+--   no status                                          -> Healthy (a region is usable before the agent reports on
+--                                                         it; Progressing would hold its sync wave forever)
+--   metadata.generation not yet observed               -> Progressing
 --   Healthy                                            -> Healthy
 --   Degraded or Failed                                 -> Degraded
 -- Only Lua's base library is used: Argo CD runs health scripts without the string and math libraries.
 local hs = { status = "Progressing", message = "" }
 
 if obj.status == nil or obj.status.phase == nil then
-  hs.message = "Waiting for the extended-deployment agent to report the region's nodes"
+  hs.status = "Healthy"
+  hs.message = "No node health reported for this region yet"
   return hs
 end
 
