@@ -10,6 +10,21 @@ import type { ContainerState, PodState, RegionState } from './snapshot.js';
 const T0 = Date.UTC(2026, 0, 1);
 const NEW_IMAGES = { server: 'llm:2' };
 
+/** An in-place ExtendedDeployment whose template's one container `server` runs llm:2. */
+function inPlaceEd(regions: { name: string; replicas: number }[], strategy: Record<string, unknown> = {}) {
+  return extendedDeployment.parse({
+    apiVersion: 'extendeddeployment.io/v1beta1',
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'llm' },
+    spec: {
+      selector: { matchLabels: { a: 'b' } },
+      template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'server', image: 'llm:2' }] } },
+      regions,
+      strategy: { ...strategy, updateStrategy: { type: 'InPlaceIfPossible', gracePeriodSeconds: 1 } },
+    },
+  });
+}
+
 function pod(name: string, o: Partial<PodState> = {}): PodState {
   const containers: ContainerState[] = [{ name: 'server', image: 'llm:1', containerID: `cid-${name}`, restartCount: 0, running: true, ready: true }];
   return { name, uid: `u-${name}`, revision: 'old', assigned: true, running: true, ready: true, readySince: T0 - 3_600_000, terminating: false, markedOld: false, gated: true, gateOpen: true, resourceVersion: '7', swappable: NEW_IMAGES, containers, ...o };
@@ -58,12 +73,7 @@ describe('in-place swap protocol, one pod at a time', () => {
   });
 
   it('keeps the gate closed during a swap, including a failed one, and opens it only after done', () => {
-    const ed = extendedDeployment.parse({
-      apiVersion: 'extendeddeployment.io/v1beta1',
-      kind: 'ExtendedDeployment',
-      metadata: { name: 'llm' },
-      spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'server', image: 'llm:2' }] } }, regions: [{ name: 'gpu', replicas: 1 }], strategy: { updateStrategy: { type: 'InPlaceIfPossible' } } },
-    });
+    const ed = inPlaceEd([{ name: 'gpu', replicas: 1 }]);
     const plan = (p: PodState) => planRollout({ ed, generation: 1, rolloutRevision: 'R', regions: [region([p])], status: undefined, controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined }, now: T0 });
     const failing = after({ containerID: 'cid-a2', running: false, ready: false });
     expect(plan({ ...failing, gateOpen: false }).actions.map((a) => a.kind)).toEqual([]);
@@ -93,18 +103,7 @@ describe('in-place swap protocol, one pod at a time', () => {
 });
 
 describe('in-place rollouts through the planner (simulated cluster)', () => {
-  const ed = (strategy: Record<string, unknown>) =>
-    extendedDeployment.parse({
-      apiVersion: 'extendeddeployment.io/v1beta1',
-      kind: 'ExtendedDeployment',
-      metadata: { name: 'llm' },
-      spec: {
-        selector: { matchLabels: { a: 'b' } },
-        template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'server', image: 'llm:2' }] } },
-        regions: [{ name: 'a', replicas: 5 }, { name: 'b', replicas: 3 }],
-        strategy: { updateStrategy: { type: 'InPlaceIfPossible', gracePeriodSeconds: 1 }, ...strategy },
-      },
-    });
+  const ed = (strategy: Record<string, unknown>) => inPlaceEd([{ name: 'a', replicas: 5 }, { name: 'b', replicas: 3 }], strategy);
   const start = (swappable: boolean) => [
     { name: 'a', desired: 5, targetRevision: 'new', running: { old: 5 }, swappable: swappable ? NEW_IMAGES : undefined },
     { name: 'b', desired: 3, targetRevision: 'new', running: { old: 3 }, swappable: swappable ? NEW_IMAGES : undefined },
@@ -129,12 +128,7 @@ describe('in-place rollouts through the planner (simulated cluster)', () => {
 
 describe('mixed regions', () => {
   it('swaps the pods that can be swapped first, then replaces the others', () => {
-    const ed = extendedDeployment.parse({
-      apiVersion: 'extendeddeployment.io/v1beta1',
-      kind: 'ExtendedDeployment',
-      metadata: { name: 'llm' },
-      spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'server', image: 'llm:2' }] } }, regions: [{ name: 'gpu', replicas: 2 }], strategy: { updateStrategy: { type: 'InPlaceIfPossible' }, rolloutStrategy: 'Group', batchSize: 2 } },
-    });
+    const ed = inPlaceEd([{ name: 'gpu', replicas: 2 }], { rolloutStrategy: 'Group', batchSize: 2 });
     const input = (pods: PodState[]) => ({ ed, generation: 1, rolloutRevision: 'R', regions: [region(pods, 2)], status: undefined, controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined }, now: T0 });
     const first = planRollout(input([pod('a'), pod('b', { swappable: undefined })]));
     expect(first.actions.map((a) => `${a.kind}${'pod' in a ? `:${a.pod}` : ''}`)).toEqual(['swapBegin:a']);
@@ -146,12 +140,7 @@ describe('mixed regions', () => {
 
 describe('status and events of an in-place rollout', () => {
   it('count pods swapped in place and replaced per region, and say so when the rollout completes', () => {
-    const ed = extendedDeployment.parse({
-      apiVersion: 'extendeddeployment.io/v1beta1',
-      kind: 'ExtendedDeployment',
-      metadata: { name: 'llm' },
-      spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'server', image: 'llm:2' }] } }, regions: [{ name: 'a', replicas: 3 }], strategy: { updateStrategy: { type: 'InPlaceIfPossible', gracePeriodSeconds: 1 }, rolloutStrategy: 'Group', batchSize: 3 } },
-    });
+    const ed = inPlaceEd([{ name: 'a', replicas: 3 }], { rolloutStrategy: 'Group', batchSize: 3 });
     const sim = simulateRollout(ed, 'R', [{ name: 'a', desired: 3, targetRevision: 'new', running: { old: 3 }, swappable: NEW_IMAGES }]);
     expect(sim.finalStatus.regions?.[0]).toMatchObject({ name: 'a', updated: 3, swappedInPlace: 3, replaced: 0 });
     expect(sim.events.find((e) => e.reason === 'RolloutCompleted')?.message).toBe('rollout R completed (3 swapped in place, 0 replaced)');
