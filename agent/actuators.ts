@@ -5,6 +5,13 @@ import { isConflict, isInvalid, isNotFound } from './kube-errors.js';
 
 /** The field manager of every write the agent makes: Git's tools never fight it over the fields it owns. */
 export const FIELD_MANAGER = 'extendeddeployment-agent';
+/**
+ * The field manager of a native Deployment's spec.paused (compat mode). Server-side apply takes an apply as the
+ * manager's whole intent: applying `{paused}` under the manager that applied `{replicas}` would drop its claim on
+ * replicas (reset to the default 1), and the next `{replicas}` would drop paused, so the agent would fight itself.
+ * Each field the agent applies on its own therefore has a manager of its own.
+ */
+export const PAUSE_FIELD_MANAGER = 'extendeddeployment-agent-pause';
 
 /** The clients the actuators write with. */
 export interface ActuatorClients {
@@ -90,10 +97,10 @@ async function setGate(core: CoreV1Api, namespace: string, name: string, uid: st
   }
 }
 
-/** Sets a native Deployment's spec.paused (compat mode), owned by the agent like spec.replicas. */
+/** Sets a native Deployment's spec.paused (compat mode), owned by the agent like spec.replicas (see PAUSE_FIELD_MANAGER). */
 async function setPaused(clients: ActuatorClients, namespace: string, name: string, paused: boolean): Promise<void> {
   const body = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace }, spec: { paused } };
-  const params = { name, namespace, body, fieldManager: FIELD_MANAGER, force: true };
+  const params = { name, namespace, body, fieldManager: PAUSE_FIELD_MANAGER, force: true };
   await clients.apps.patchNamespacedDeployment(params, setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply));
 }
 
