@@ -90,6 +90,35 @@ describe('compat mode: native Deployments, the agent owns replicas and paused', 
     expect(writes([region('a', 3, 3, true, {}, 1), region('b', 2, 2, true)]).writes).toEqual(['web-a replicas=3']);
   });
 
+  // Git changes the template of paused Deployments; their status still describes the old template until the
+  // Deployment controller observes the new generation (updatedReplicas then still counts the old pods).
+  const oldPods = (name: string, n: number): RegionState['pods'] =>
+    Array.from({ length: n }, (_, i) => ({ name: `${name}-${i}`, uid: `${name}-${i}`, revision: 'old', assigned: true, running: true, ready: true, readySince: T0 - 60_000, terminating: false, markedOld: false }));
+  const healthyBefore: ExtendedDeploymentStatus = { revision: 'R0', rolloutRegions: [], currentGroup: 0, totalGroups: 0, phase: 'Healthy' };
+
+  it('starts a rollout seen before the Deployment controller observed the new template, with its regions from the pods', () => {
+    const staleStatus = { generation: 3, observedGeneration: 2 };
+    const a = { ...region('a', 3, 3, true, staleStatus), pods: oldPods('a', 3) };
+    const b = { ...region('b', 2, 2, true, staleStatus), pods: oldPods('b', 2) };
+    const { plan, writes: w } = writes([a, b], healthyBefore);
+    expect(plan.status).toMatchObject({ revision: 'R1', rolloutRegions: ['a', 'b'], totalGroups: 2, currentGroup: 1, phase: 'Progressing' });
+    expect(w).toEqual(['web-a paused=false']);
+  });
+
+  it('a rollout seen before its Deployments synced records its own regions, not the previous rollout\'s, and then starts', () => {
+    const unsynced = (r: RegionState): RegionState => ({ ...r, workload: r.workload && { ...r.workload, templateRevision: 'old' } });
+    const a = { ...region('a', 3, 3, true), pods: oldPods('a', 3) };
+    const b = { ...region('b', 2, 2, true), pods: oldPods('b', 2) };
+    const waiting = writes([unsynced(a), unsynced(b)], healthyBefore);
+    expect(waiting.writes).toEqual([]);
+    expect(waiting.plan.status).toMatchObject({ revision: 'R1', rolloutRegions: ['a', 'b'], totalGroups: 2, currentGroup: 0 });
+    expect(waiting.plan.status.conditions?.[0]?.reason).toBe('WaitingForSync');
+    // Synced (the controller has observed the template: nothing updated yet): group 1 starts with region a.
+    const next = writes([{ ...region('a', 3, 0, true), pods: oldPods('a', 3) }, { ...region('b', 2, 0, true), pods: oldPods('b', 2) }], waiting.plan.status);
+    expect(next.writes).toEqual(['web-a paused=false']);
+    expect(next.plan.status).toMatchObject({ currentGroup: 1, totalGroups: 2, phase: 'Progressing' });
+  });
+
   it('waits for the sync while a Deployment is not at the rendered revision', () => {
     const stale: RegionState = { ...region('a', 3, 0, true), workload: { name: 'web-a', templateRevision: 'old', replicas: 3, deployment: region('a', 3, 0, true).workload?.deployment } };
     const { plan, writes: w } = writes([stale, region('b', 2, 0, true)]);

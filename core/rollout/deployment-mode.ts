@@ -65,17 +65,24 @@ export function planDeploymentRollout(input: RolloutInput): RolloutPlan {
     return { actions: [...gateActions(regions), ...actions], status, events };
   };
 
+  // A new rollout's regions: those whose pods run another revision than the rendered one (true before and after the
+  // sync), or whose Deployment reports pods not at its template once its controller has observed that template (until
+  // then its status still describes the previous one, where every pod looks updated). They are recorded with the
+  // rollout's revision, also while it waits for the sync, and never re-derived for that revision.
+  const changes = (r: RegionState) => {
+    const p = progressOf(r);
+    return r.pods.some((pod) => !pod.terminating && pod.revision !== r.targetRevision) || (p !== undefined && p.observedGeneration >= p.generation && p.updatedReplicas < p.replicas);
+  };
+  const rolloutRegions = sameRollout ? (prev.rolloutRegions ?? []) : regions.filter(changes).map((r) => r.name);
+  const ordered = regions.filter((r) => rolloutRegions.includes(r.name));
+  const groups: RegionState[][] = regionOrderOf(ed.spec) === 'Sequential' ? ordered.map((r) => [r]) : ordered.length > 0 ? [ordered] : [];
+
   if (unsynced) {
     const message = `waiting for the sync: Deployment of region ${unsynced.name} is not at revision ${unsynced.targetRevision}`;
     const group = sameRollout ? (prev.currentGroup ?? 0) : 0;
-    return result('Progressing', group, sameRollout && prev.lastGroupStartTime ? Date.parse(prev.lastGroupStartTime) : undefined, 'WaitingForSync', message, prev.rolloutRegions ?? [], prev.totalGroups ?? 0, []);
+    return result('Progressing', group, sameRollout && prev.lastGroupStartTime ? Date.parse(prev.lastGroupStartTime) : undefined, 'WaitingForSync', message, rolloutRegions, groups.length, []);
   }
 
-  const rolloutRegions = sameRollout
-    ? (prev.rolloutRegions ?? [])
-    : regions.filter((r) => { const p = progressOf(r); return p !== undefined && p.updatedReplicas < p.replicas; }).map((r) => r.name);
-  const ordered = regions.filter((r) => rolloutRegions.includes(r.name));
-  const groups: RegionState[][] = regionOrderOf(ed.spec) === 'Sequential' ? ordered.map((r) => [r]) : ordered.length > 0 ? [ordered] : [];
   const groupOf = (name: string) => groups.findIndex((g) => g.some((r) => r.name === name)) + 1;
   const started = regions.filter((r) => rolloutRegions.includes(r.name) && progressOf(r)?.paused === false && (progressOf(r)?.updatedReplicas ?? 0) > 0);
   let group = groups.length === 0 ? 0 : Math.max(sameRollout ? (prev.currentGroup ?? 1) : 1, ...started.map((r) => groupOf(r.name)), 1);
