@@ -183,3 +183,73 @@ export async function deleteAll(objects: readonly KubernetesObject[]): Promise<v
     }
   }
 }
+
+/** What the rollout invariant watch found. */
+export interface RolloutInvariants {
+  /** The revision each region rolls to now: set it before applying a new render. */
+  setTargets(rendered: RenderedExtendedDeployment): void;
+  readonly violations: string[];
+  /** The most pods (terminating ones included) seen at once per region. */
+  readonly maxPods: Map<string, number>;
+  /** The last status seen on the ExtendedDeployment. */
+  lastStatus(): ExtendedDeploymentStatus;
+  readonly synced: Promise<void>;
+  stop(): void;
+}
+
+/**
+ * Watches the pods and the status of ExtendedDeployment `web` in `ns` and records every breach of the rollout's safety
+ * rules: a pod at the revision its region rolls to is deleted; a region has more than desired + batch pods, terminating
+ * ones included (the scaleOutPriority ceiling); the group goes back within a rollout; a group's start time changes
+ * while it runs (a new agent must continue the group, not start it again).
+ */
+export function watchRolloutInvariants(ns: string, desired: ReadonlyMap<string, number>, batch: number): RolloutInvariants {
+  let targets = new Map<string, string>();
+  const pods = new Map<string, { region: string; revision: string; deleting: boolean }>();
+  const maxPods = new Map<string, number>();
+  const violations: string[] = [];
+  const onPod = (type: string, pod: V1Pod) => {
+    const uid = pod.metadata?.uid ?? '';
+    const { region, revision } = podLabels(pod);
+    const before = pods.get(uid);
+    const deleting = type === 'DELETED' || !!pod.metadata?.deletionTimestamp;
+    if (deleting && !before?.deleting && revision === targets.get(region)) {
+      violations.push(`pod ${pod.metadata?.name} at ${region}'s target revision ${revision} was deleted`);
+    }
+    if (type === 'DELETED') pods.delete(uid);
+    else pods.set(uid, { region, revision, deleting });
+    const inRegion = [...pods.values()].filter((p) => p.region === region).length;
+    maxPods.set(region, Math.max(maxPods.get(region) ?? 0, inRegion));
+    if (inRegion > (desired.get(region) ?? 0) + batch) violations.push(`region ${region} had ${inRegion} pods (> ${desired.get(region)} + ${batch})`);
+  };
+  let lastStatus: ExtendedDeploymentStatus = {};
+  const groupStarts = new Map<string, string>();
+  const onEd = (_type: string, ed: KubernetesObject & { status?: ExtendedDeploymentStatus }) => {
+    const s = ed.status ?? {};
+    if (s.revision !== undefined && s.revision === lastStatus.revision && (s.currentGroup ?? 0) < (lastStatus.currentGroup ?? 0)) {
+      violations.push(`rollout ${s.revision} went back from group ${lastStatus.currentGroup} to ${s.currentGroup}`);
+    }
+    if (s.revision && s.currentGroup && s.lastGroupStartTime && s.phase !== 'Healthy') {
+      const key = `${s.revision}/${s.currentGroup}`;
+      const start = groupStarts.get(key);
+      if (start === undefined) groupStarts.set(key, s.lastGroupStartTime);
+      else if (start !== s.lastGroupStartTime) violations.push(`group ${key} restarted: start ${start} became ${s.lastGroupStartTime}`);
+    }
+    lastStatus = s;
+  };
+  const podWatch = listWatch<V1Pod>(`/api/v1/namespaces/${ns}/pods?labelSelector=${encodeURIComponent(`${NAME_LABEL}=web`)}`, onPod);
+  const edWatch = listWatch<KubernetesObject>(`/apis/${GROUP}/${VERSION}/namespaces/${ns}/extendeddeployments`, onEd);
+  return {
+    setTargets: (rendered) => {
+      targets = new Map(rendered.regions.map((r) => [r.name, r.revision]));
+    },
+    violations,
+    maxPods,
+    lastStatus: () => lastStatus,
+    synced: Promise.all([podWatch.synced, edWatch.synced]).then(() => undefined),
+    stop: () => {
+      podWatch.stop();
+      edWatch.stop();
+    },
+  };
+}

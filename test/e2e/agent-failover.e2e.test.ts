@@ -1,0 +1,91 @@
+// Two agent processes (the compiled `edctl agent`) compete for one Lease with the default timing (lease 15 s, retry
+// 2 s). Once one leads (its /metrics shows the leader gauge at 1, the standby's at 0, and the Lease names it), a rollout
+// starts (3 regions, 3/2/2, Beta, batch 1, minReadySeconds 1, no gates); in the middle of it the leader is killed with
+// SIGKILL, so it never releases the Lease. The standby must take over once the Lease expires and finish the rollout,
+// with the same safety rules as agent-kill (no new-revision pod deleted, no region above desired + batch, groups never
+// go back or restart). The takeover delay (kill → the standby's "became leader") is printed, not asserted.
+import type { V1Lease } from '@kubernetes/client-node';
+import { expect } from 'vitest';
+import { AgentProcess } from './agent-process.js';
+import { clients, serverSideApply, test, uniqueName, waitFor } from './helpers.js';
+import { kubeconfigPath } from '../cluster/lab.js';
+import { apply, deleteAll, extendedDeployment, installCrds, readStatus, render, threeRegions, waitRolledOut, watchRolloutInvariants } from './rollout-fixtures.js';
+
+const REPLICAS = [3, 2, 2] as const;
+const BATCH = 1;
+const LEASE = 'extended-deployment-agent';
+
+const leaderGauge = async (agent: AgentProcess): Promise<number | undefined> => {
+  const m = /^extendeddeployment_agent_leader (\d+)/m.exec(await agent.metrics());
+  return m ? Number(m[1]) : undefined;
+};
+
+test('the standby takes over a killed leader within the lease duration and finishes the rollout', { timeout: 600_000 }, async ({ ns }) => {
+  await installCrds();
+  const suffix = uniqueName('f').slice(2);
+  const regions = threeRegions(suffix);
+  for (const region of regions) await serverSideApply(region);
+  const desired = new Map(regions.map((r, i) => [r.metadata!.name!, REPLICAS[i]!]));
+  const invariants = watchRolloutInvariants(ns, desired, BATCH);
+  await invariants.synced;
+  const echo = !!process.env.AGENT_ECHO;
+  const agents = ['a1', 'a2'].map((identity) => new AgentProcess({ kubeconfig: kubeconfigPath(), identity, namespace: ns, leaseNamespace: ns, echo }));
+  try {
+    const v1 = render([...regions, extendedDeployment(ns, regions, REPLICAS, 'registry.example/web:1')]);
+    invariants.setTargets(v1);
+    await apply(v1);
+
+    // One leads: the Lease names it, its gauge is 1, the other's is 0 (a standby with warm caches).
+    const lease = () => clients().coord.readNamespacedLease({ name: LEASE, namespace: ns }) as Promise<V1Lease>;
+    const leaderId = await waitFor('a leader', async () => (await lease()).spec?.holderIdentity || undefined, { timeoutMs: 60_000 });
+    const leader = agents.find((a) => a.identity === leaderId)!;
+    const standby = agents.find((a) => a.identity !== leaderId)!;
+    await waitFor('leader gauge 1 on the leader, 0 on the standby', async () => (await leaderGauge(leader)) === 1 && (await leaderGauge(standby)) === 0);
+    await standby.waitForLog('another agent leads');
+    await waitRolledOut(ns, v1);
+
+    // The rollout; the leader dies with SIGKILL once group 2 is under way.
+    const v2 = render([...regions, extendedDeployment(ns, regions, REPLICAS, 'registry.example/web:2')]);
+    invariants.setTargets(v2);
+    await apply(v2);
+    const atKill = await waitFor(
+      'group 2 of the rollout in progress',
+      async () => {
+        const s = await readStatus(ns);
+        return s.revision === v2.rolloutRevision && (s.currentGroup ?? 0) >= 2 && s.phase === 'Progressing' ? s : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 100, describe: () => readStatus(ns) },
+    );
+    const renewedBefore = (await lease()).spec?.renewTime as unknown as string | undefined;
+    const killedAt = Date.now();
+    leader.killHard();
+    await leader.exited;
+
+    const tookOver = await standby.waitForLog('became leader', 60_000);
+    const takeoverMs = tookOver.receivedAt - killedAt;
+    const after = await lease();
+    expect(after.spec?.holderIdentity).toBe(standby.identity);
+    expect(await leaderGauge(standby)).toBe(1);
+    const workersAt = (await standby.waitForLog('workers started', 60_000)).receivedAt;
+
+    const final = await waitRolledOut(ns, v2);
+    expect(final.regions?.map((r) => [r.name, r.desired, r.updated, r.available])).toEqual(v2.regions.map((r) => [r.name, r.replicas, r.replicas, r.replicas]));
+    // The standby did the rest of the rollout: its own actions after taking over.
+    const actions = standby.lines.filter((l) => l.msg === 'action' && l.receivedAt > killedAt);
+    expect(actions.length).toBeGreaterThan(0);
+
+    console.log(
+      [
+        `agent-failover: leader ${leader.identity} killed in ${atKill.phase} group ${atKill.groups} (${atKill.overview}); Lease last renewed ${renewedBefore}`,
+        `  takeover delay (SIGKILL → standby "became leader"): ${(takeoverMs / 1000).toFixed(2)} s (lease 15 s, retry 2 s + ≤20 % jitter)`,
+        `  → standby workers started: ${((workersAt - killedAt) / 1000).toFixed(2)} s; first action: ${actions[0] ? `${((actions[0].receivedAt - killedAt) / 1000).toFixed(2)} s` : '-'}; actions by the standby: ${actions.length}`,
+        `  Lease transitions: ${after.spec?.leaseTransitions}; most pods per region: ${[...desired].map(([r, d]) => `${r} ${invariants.maxPods.get(r)}/${d + BATCH}`).join(', ')}; violations: ${invariants.violations.length === 0 ? 'none' : invariants.violations.join('; ')}`,
+      ].join('\n'),
+    );
+    expect(invariants.violations).toEqual([]);
+  } finally {
+    await Promise.all(agents.map((a) => a.stop()));
+    invariants.stop();
+    await deleteAll(regions);
+  }
+});
