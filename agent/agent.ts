@@ -1,5 +1,6 @@
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { performAction } from './actuators.js';
+import { countingKubeConfig } from './api-requests.js';
 import { realClock, type Clock } from './clock.js';
 import { Controller } from './controller.js';
 import { apiEventRecorder } from './events.js';
@@ -45,17 +46,19 @@ export interface Agent {
  */
 export async function startAgent(options: AgentOptions): Promise<Agent> {
   const settings = agentSettings(options);
-  const kc = options.kubeConfig;
   const clock = options.clock ?? realClock;
   const log = options.log ?? jsonLogger();
-  const core = kc.makeApiClient(CoreV1Api);
-  const apps = kc.makeApiClient(AppsV1Api);
-  const custom = kc.makeApiClient(CustomObjectsApi);
-
   let queue: WorkQueue | undefined;
   let workers: Promise<void> | undefined;
   let working = false;
   const metrics = new AgentMetrics({ queueDepth: () => queue?.len() ?? 0, defaultMetrics: options.processMetrics ?? false });
+  // Every request the agent sends is counted (extendeddeployment_agent_api_requests_total), watches per informer.
+  const countRequest = (verb: string, resource: string) => metrics.apiRequests.inc({ verb, resource });
+  const kc = countingKubeConfig(options.kubeConfig, countRequest);
+  const core = kc.makeApiClient(CoreV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+
   // Handlers run on every replica; only the leader has a queue, and a standby simply drops the keys.
   const informers = makeInformers(kc, {
     namespace: settings.namespace,
@@ -63,6 +66,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     log,
     enqueue: (key) => queue?.add(key),
     onRestart: (resource) => metrics.informerRestarts.inc({ resource }),
+    watchKubeConfig: (resource) => countingKubeConfig(options.kubeConfig, countRequest, resource),
   });
   const recorder = apiEventRecorder(core, settings.identity, log);
   const reconciler = new Reconciler({

@@ -49,8 +49,17 @@ export interface AgentInformers {
  */
 export function makeInformers(
   kc: KubeConfig,
-  options: { namespace: string | undefined; clock: Clock; log: Logger; enqueue: (key: string) => void; onRestart?: (resource: string) => void },
+  options: {
+    namespace: string | undefined;
+    clock: Clock;
+    log: Logger;
+    enqueue: (key: string) => void;
+    onRestart?: (resource: string) => void;
+    /** The KubeConfig an informer of `resource` watches with (default `kc`): lets the agent count watch requests per resource. */
+    watchKubeConfig?: (resource: string) => KubeConfig;
+  },
 ): AgentInformers {
+  const watchKc = (resource: string) => options.watchKubeConfig?.(resource) ?? kc;
   const core = kc.makeApiClient(CoreV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
@@ -64,7 +73,7 @@ export function makeInformers(
   };
 
   const extendedDeployments = new ResilientInformer<ExtendedDeploymentObject & KubernetesObject>(
-    kc,
+    watchKc(ED_PLURAL),
     {
       resource: ED_PLURAL,
       path: scoped(`/apis/${API_GROUP}/${VERSION}`, ED_PLURAL),
@@ -83,7 +92,7 @@ export function makeInformers(
   );
 
   const deployRegions = new ResilientInformer<DeployRegionObject & KubernetesObject>(
-    kc,
+    watchKc(REGION_PLURAL),
     {
       resource: REGION_PLURAL,
       path: `/apis/${API_GROUP}/${VERSION}/${REGION_PLURAL}`,
@@ -93,7 +102,7 @@ export function makeInformers(
   );
 
   const replicaSets = new ResilientInformer<V1ReplicaSet>(
-    kc,
+    watchKc('replicasets'),
     {
       resource: 'replicasets',
       path: scoped('/apis/apps/v1', 'replicasets'),
@@ -104,7 +113,7 @@ export function makeInformers(
   );
 
   const deployments = new ResilientInformer<V1Deployment>(
-    kc,
+    watchKc('deployments'),
     {
       resource: 'deployments',
       path: scoped('/apis/apps/v1', 'deployments'),
@@ -115,7 +124,7 @@ export function makeInformers(
   );
 
   const pods = new ResilientInformer<V1Pod>(
-    kc,
+    watchKc('pods'),
     {
       resource: 'pods',
       path: scoped('/api/v1', 'pods'),
@@ -126,7 +135,7 @@ export function makeInformers(
   );
 
   // Nodes feed region health and capacity (moves); the rollout planner does not read them, so no key is enqueued.
-  const nodes = new ResilientInformer<V1Node>(kc, { resource: 'nodes', path: '/api/v1/nodes', list: () => core.listNode() }, { ...common, onEvent: () => undefined });
+  const nodes = new ResilientInformer<V1Node>(watchKc('nodes'), { resource: 'nodes', path: '/api/v1/nodes', list: () => core.listNode() }, { ...common, onEvent: () => undefined });
 
   const all = [extendedDeployments, deployRegions, replicaSets, deployments, pods, nodes] as unknown as readonly ResilientInformer<KubernetesObject>[];
   return { caches: { extendedDeployments, deployRegions, replicaSets, deployments, pods, nodes }, all };

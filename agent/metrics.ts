@@ -31,6 +31,12 @@ export class AgentMetrics {
     labelNames: ['resource'] as const,
     registers: [this.registry],
   });
+  readonly apiRequests = new Counter({
+    name: 'extendeddeployment_agent_api_requests_total',
+    help: 'Requests sent to the API server (counted by the client), by verb (GET, LIST, WATCH, POST, PUT, PATCH, DELETE) and resource[/subresource].',
+    labelNames: ['verb', 'resource'] as const,
+    registers: [this.registry],
+  });
   readonly leader = new Gauge({
     name: 'extendeddeployment_agent_leader',
     help: '1 while this agent is the leader (runs the rollouts), 0 while it is a standby.',
