@@ -225,6 +225,27 @@ describe('planRollout: decisions from one snapshot', () => {
     expect(plan.status.currentGroup).toBe(2);
     expect(scales(plan)).toEqual(['a:5->7']);
   });
+
+  it('keeps the group and its gates when a region shrinks below the new pods it runs (surplus, not progress)', () => {
+    // Group 2 of 4 waits for approval; a and c run 2 new + 2 old each. Git shrinks a to 1: its 2 new pods exceed every
+    // target a 1-replica region has, which must not read as "the pods show the last group" (c would roll to the end
+    // without approval).
+    const confirm = { needWaitingForConfirm: true };
+    const status: ExtendedDeploymentStatus = { ...inGroup(2), rolloutRegions: ['a', 'c'], totalGroups: 4, phase: 'WaitingForConfirmation' };
+    const shrunk = ed(confirm, [{ name: 'a', replicas: 1 }, { name: 'c', replicas: 4 }]);
+    const plan = planRollout(input({ ed: shrunk, regions: [region('a', 1, [...olds(2), ...news(2)]), region('c', 4, [...olds(2), ...news(2)])], status }));
+    expect(plan.status).toMatchObject({ currentGroup: 2, totalGroups: 4 });
+    // a sheds its old pods; c waits at its gate, and so does a's surplus new pod (a gate holds the rollout's regions).
+    expect(scales(plan)).toEqual(['a:4->2']);
+    const shed = [region('a', 1, news(2)), region('c', 4, [...olds(2), ...news(2)])];
+    const after = planRollout(input({ ed: shrunk, regions: shed, status: plan.status }));
+    expect(after.status).toMatchObject({ phase: 'WaitingForConfirmation', currentGroup: 2, totalGroups: 4 });
+    expect(scales(after)).toEqual([]);
+    // Approved: group 3 starts, and a drops its surplus.
+    const approved = planRollout(input({ ed: shrunk, regions: shed, status: after.status, controls: { ...noControls, approvedThrough: 3 } }));
+    expect(approved.status).toMatchObject({ phase: 'Progressing', currentGroup: 3 });
+    expect(scales(approved)).toEqual(['a:2->1', 'c:4->5']);
+  });
 });
 
 describe('regionBudgets', () => {

@@ -150,7 +150,9 @@ function stepAll(input: RolloutInput, schedule: GroupSchedule, group: number): M
 
 /**
  * The group the pods show: the first group whose targets no region has exceeded. A leader that died after scaling
- * but before writing status resumes in the group it had started.
+ * but before writing status resumes in the group it had started. New pods above a region's desired count (its count
+ * shrank) are surplus the region sheds, not progress: counted as progress they would exceed every target and make the
+ * rollout jump to its last group, past every gate.
  */
 function inferGroup(input: RolloutInput, schedule: GroupSchedule): number {
   const strategy = input.ed.spec.strategy;
@@ -158,7 +160,8 @@ function inferGroup(input: RolloutInput, schedule: GroupSchedule): number {
     const fits = input.regions.every((region, i) => {
       const scheduled = schedule.regions[i];
       if (!scheduled || scheduled.groups === 0) return true;
-      return countPods(region, strategy.minReadySeconds, input.now).updated <= targetAtGroup(strategy, scheduled, group);
+      const updated = countPods(region, strategy.minReadySeconds, input.now).updated;
+      return Math.min(updated, region.desired) <= targetAtGroup(strategy, scheduled, group);
     });
     if (fits) return group;
   }
