@@ -11,7 +11,8 @@
 //   newPodDeleted  no pod of the region's rendered revision gets a deletionTimestamp (or vanishes) while a rollout is
 //                  in progress (the ED's status is not Healthy for its current rollout revision), unless it is in excess
 //                  of the region's desired count (the count shrank).
-//   groupTarget    (ReplicaSet mode) per region, new-revision pods ≤ the target of status.currentGroup.
+//   groupTarget    (ReplicaSet mode) per region, new-revision pods ≤ the target of status.currentGroup (new pods above
+//                  a shrunk desired count are surplus, not progress: min(new, desired) is compared).
 //   groupAdvance   when status.currentGroup advances within one rollout, every region had finished the group before:
 //                  (ReplicaSet mode) its target available at the new revision and no more old pods than the rest;
 //                  (compat mode) the previous group's regions entirely at the new revision and available.
@@ -268,9 +269,9 @@ export class InvariantChecker {
       if (!scheduled || scheduled.groups === 0) continue;
 
       if (!compat) {
-        // Group target.
+        // Group target. New pods above a shrunk desired count are surplus the region sheds, not a group's progress.
         const target = targetAtGroup(strategy, scheduled, group);
-        if (!memory.shrinking && updated > target) {
+        if (!memory.shrinking && Math.min(updated, region.desired) > target) {
           report('groupTarget', region.name, `${updated} new-revision pods > target ${target} of group ${group}/${schedule.totalGroups}`);
         }
       } else if (regionGroup(ed, schedule, region.name) > group && inProgress) {

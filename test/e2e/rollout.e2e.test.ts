@@ -282,6 +282,31 @@ describe('Git changes during a rollout', () => {
     });
   });
 
+  test('a region shrunk below the new pods it runs keeps the group and its gates', async ({ ns }) => {
+    await withRolloutEnv(ns, 'shrink-below-new', async (env) => {
+      const wide = { replicas: [4, 2, 4], strategy: { needWaitingForConfirm: true } };
+      await fill(env, { image: V1, ...wide });
+      const v2 = env.render({ image: V2, ...wide });
+      await apply(v2);
+      await waitForPhase(ns, v2.rolloutRevision, 1, 'WaitingForConfirmation', 180_000, v2);
+      expect(await edctl(ns, 'approve')).toBe(0);
+      await waitForPhase(ns, v2.rolloutRevision, 2, 'WaitingForConfirmation', 180_000, v2);
+      await waitForPods(ns, v2, v2.regions.map((r) => ({ name: r.name, updated: 2, old: r.replicas - 2 })), 'group 2');
+
+      // Region a shrinks 4 -> 1 while it runs 2 new pods: it sheds its old pods; the rollout stays at gate 2 of 4.
+      const shrunk = env.render({ image: V2, ...wide, replicas: [1, 2, 4] });
+      expect(shrunk.rolloutRevision).toBe(v2.rolloutRevision);
+      const sim = await simulateFromCluster(ns, shrunk);
+      expect(sim.groups[0]?.group).toBe(2);
+      await apply(shrunk);
+      await waitObserved(ns);
+      const observed = await rollThroughGates(ns, shrunk, sim, 2);
+      console.log(`[rollout] shrink below new: ${table(observed)}`);
+      expect(observed.map((g) => g.group)).toEqual([2, 3, 4]);
+      expect(await podCounts(ns, shrunk)).toEqual([1, 2, 4].map((n, i) => ({ name: shrunk.regions[i]?.name, updated: n, old: 0 })));
+    });
+  });
+
   test('a revert to the original revision while pods still run it rolls back through the same gates', async ({ ns }) => {
     await withRolloutEnv(ns, 'revert', async (env) => {
       const v1 = await fill(env, { image: V1, ...base });
