@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { API_GROUP } from '../core/api/common.js';
 import { ED_PLURAL, VERSION } from '../agent/informers.js';
@@ -11,6 +12,14 @@ export interface KubeFlags {
   readonly kubeconfig?: string;
   readonly context?: string;
   readonly namespace?: string;
+}
+
+/** Adds kubectl's connection flags (--kubeconfig, --context, -n/--namespace) to a cluster command. */
+export function addKubeFlags(command: Command): Command {
+  return command
+    .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
+    .option('--context <name>', 'kubeconfig context (default: the current one)')
+    .option('-n, --namespace <namespace>', "namespace (default: the context's)");
 }
 
 /** The field manager of edctl's own writes (annotations), distinct from the agent's and from Git's. */

@@ -70,11 +70,17 @@ function lineOf(text: string, offset: number): string {
   return String(text.slice(0, offset).split('\n').length);
 }
 
+/** The file each problem's object came from (undefined when no loaded object matches). */
+export function problemFiles(problems: readonly Problem[], objects: readonly LoadedObject[]): (string | undefined)[] {
+  const fileOf = new Map(objects.map((o) => [formatObject(refOf(o.object)), o.file]));
+  return problems.map((p) => fileOf.get(formatObject(p.object)));
+}
+
 /** Formats problems, each prefixed with the file its object came from. */
 export function formatProblemsWithFiles(problems: readonly Problem[], objects: readonly LoadedObject[]): string[] {
-  const fileOf = new Map(objects.map((o) => [formatObject(refOf(o.object)), o.file]));
-  return problems.map((p) => {
-    const file = fileOf.get(formatObject(p.object));
+  const files = problemFiles(problems, objects);
+  return problems.map((p, i) => {
+    const file = files[i];
     return file ? `${file}: ${formatProblem(p)}` : formatProblem(p);
   });
 }

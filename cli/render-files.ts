@@ -1,11 +1,13 @@
 import { App, Chart, YamlOutputType } from 'cdk8s';
 import { Construct } from 'constructs';
+import { existsSync } from 'node:fs';
 import { basename, extname } from 'node:path';
-import { renderSet, type RenderedSet } from '../core/render.js';
+import { renderSet, type RenderedExtendedDeployment, type RenderedSet } from '../core/render.js';
 import { emitManifest } from '../constructs/manifest.js';
 import { emitRenderedDeployRegion, emitRenderedExtendedDeployment } from '../constructs/emit.js';
 import { refOf } from '../core/parse.js';
 import type { JsonObject } from '../core/overrides.js';
+import { pathsAtRef } from './git-files.js';
 import { formatProblemsWithFiles, loadObjects, type LoadedObject } from './load.js';
 import { UserError } from './user-error.js';
 
@@ -15,6 +17,21 @@ export function renderFiles(paths: readonly string[]): { objects: LoadedObject[]
   const result = renderSet(objects.map((o) => o.object));
   if (!result.ok) throw new UserError(formatProblemsWithFiles(result.problems, objects));
   return { objects, rendered: result.value };
+}
+
+/**
+ * Renders the state before a change (`--from` of plan and diff): files that exist, or one git revision at which the
+ * same paths as `paths` are read. Problems are prefixed with `in --from ...`.
+ */
+export function renderFrom(from: readonly string[], paths: readonly string[]): RenderedExtendedDeployment[] {
+  const files = from.every((p) => existsSync(p)) ? from : from.length === 1 ? pathsAtRef(from[0] ?? '', paths) : undefined;
+  if (!files) throw new UserError([`--from ${from.join(' ')}: give one git revision, or files that exist`]);
+  try {
+    return [...renderFiles(files).rendered.extendedDeployments];
+  } catch (error) {
+    if (error instanceof UserError) throw new UserError(error.lines.map((l) => `in --from ${from.join(' ')}: ${l}`));
+    throw error;
+  }
 }
 
 /**

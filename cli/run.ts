@@ -1,15 +1,21 @@
 import { CommanderError } from 'commander';
 import { RenderError } from '../constructs/render-error.js';
 import { formatProblem } from '../core/problems.js';
-import { buildProgram } from './program.js';
+import { buildProgram, type ProgramName } from './program.js';
 import { UserError } from './user-error.js';
+
+/** Options of {@link run}. */
+export interface RunOptions {
+  /** How the program is named in help and examples. Default: `edctl`. */
+  readonly name?: ProgramName;
+}
 
 /**
  * Runs edctl with `argv` (without node and script) and returns the exit code. User errors print their lines to
  * stderr, never a stack trace; set EDCTL_DEBUG=1 to see one for an unexpected failure.
  */
-export async function run(argv: readonly string[]): Promise<number> {
-  const program = buildProgram();
+export async function run(argv: readonly string[], options: RunOptions = {}): Promise<number> {
+  const program = buildProgram(options.name);
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return 0;

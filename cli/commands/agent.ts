@@ -44,6 +44,7 @@ export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'
 
 /** `edctl agent`: runs the in-cluster agent until SIGTERM or SIGINT. */
 export function registerAgent(program: Command): void {
+  const bin = program.name();
   program
     .command('agent')
     .description('Run the agent: watch ExtendedDeployments and pace their rollouts (leader-elected)')
@@ -70,8 +71,8 @@ Logs are JSON lines on stdout. SIGTERM or SIGINT stops it gracefully: the reconc
 released so a standby takes over at once, and it exits 0.
 
 Examples:
-  edctl agent --kubeconfig .lab/kubeconfig --metrics-bind-address 127.0.0.1:0
-  edctl agent --namespace shop --leader-elect=false`,
+  ${bin} agent --kubeconfig .lab/kubeconfig --metrics-bind-address 127.0.0.1:0
+  ${bin} agent --namespace shop --leader-elect=false`,
     )
     .action(async (flags: AgentFlags) => {
       let kubeConfig;

@@ -2,16 +2,16 @@ import type { Command } from 'commander';
 import { approvalValue } from '../../agent/controls.js';
 import { extendedDeploymentStatus } from '../../core/api/extended-deployment.js';
 import { ABORTED_ANNOTATION, APPROVED_ANNOTATION, PAUSED_ANNOTATION, RESUMED_AT_ANNOTATION } from '../../core/labels.js';
-import { connect, patchAnnotations, readExtendedDeployment, type Kube, type KubeFlags } from '../kube.js';
+import { addKubeFlags, connect, patchAnnotations, readExtendedDeployment, type Kube, type KubeFlags } from '../kube.js';
 import { UserError } from '../user-error.js';
 
-/** Adds kubectl's connection flags to a command. */
-function withKubeFlags(command: Command): Command {
-  return command
-    .argument('<name>', 'ExtendedDeployment name')
-    .option('--kubeconfig <path>', 'kubeconfig file')
-    .option('--context <name>', 'kubeconfig context')
-    .option('-n, --namespace <namespace>', 'namespace (default: the context\'s)');
+/** The command with its ExtendedDeployment argument, kubectl's connection flags and examples. */
+function control(program: Command, name: string, examples: readonly string[]): Command {
+  const bin = program.name();
+  return addKubeFlags(program.command(name).argument('<name>', 'ExtendedDeployment name')).addHelpText(
+    'after',
+    `\nExamples:\n${examples.map((e) => `  ${bin} ${name} ${e}`).join('\n')}`,
+  );
 }
 
 /** The rollout the agent reports as current: the revision and group that approve and abort refer to. */
@@ -25,7 +25,7 @@ async function currentRollout(kube: Kube, name: string): Promise<{ revision: str
 
 /** `edctl approve`, `pause`, `resume` and `abort`: annotations on the ExtendedDeployment that the agent reads. */
 export function registerControls(program: Command): void {
-  withKubeFlags(program.command('approve'))
+  control(program, 'approve', ['web -n shop', 'web -n shop --context prod --kubeconfig ~/.kube/prod'])
     .description('Let the next group of the current rollout start (when it waits for confirmation)')
     .action(async (name: string, flags: KubeFlags) => {
       const kube = connect(flags);
@@ -36,15 +36,15 @@ export function registerControls(program: Command): void {
       process.stdout.write(`ExtendedDeployment ${kube.namespace}/${name}: approved group ${next} of rollout ${revision}${note}\n`);
     });
 
-  withKubeFlags(program.command('pause'))
-    .description('Hold the rollout where it is until `edctl resume`')
+  control(program, 'pause', ['web -n shop'])
+    .description('Hold the rollout where it is until `resume`')
     .action(async (name: string, flags: KubeFlags) => {
       const kube = connect(flags);
       await patchAnnotations(kube, name, { [PAUSED_ANNOTATION]: 'true' });
       process.stdout.write(`ExtendedDeployment ${kube.namespace}/${name}: paused\n`);
     });
 
-  withKubeFlags(program.command('resume'))
+  control(program, 'resume', ['web -n shop'])
     .description('Continue a paused or aborted rollout; restarts the current group\'s progress deadline')
     .action(async (name: string, flags: KubeFlags) => {
       const kube = connect(flags);
@@ -52,8 +52,8 @@ export function registerControls(program: Command): void {
       process.stdout.write(`ExtendedDeployment ${kube.namespace}/${name}: resumed\n`);
     });
 
-  withKubeFlags(program.command('abort'))
-    .description('Stop the current rollout exactly where it is (until Git changes or `edctl resume`); nothing is rolled back')
+  control(program, 'abort', ['web -n shop', 'web -n shop'])
+    .description('Stop the current rollout exactly where it is (until Git changes or `resume`); nothing is rolled back')
     .action(async (name: string, flags: KubeFlags) => {
       const kube = connect(flags);
       const { revision } = await currentRollout(kube, name);

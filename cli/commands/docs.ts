@@ -5,11 +5,12 @@ import { fieldReference } from '../../core/reference.js';
 
 /** `edctl docs`: the field reference generated from the schemas. */
 export function registerDocs(program: Command): void {
+  const bin = program.name();
   program
     .command('docs')
     .description('Print or write the field reference of DeployRegion and ExtendedDeployment')
     .option('-o, --output <file>', 'write to this file (default: print to stdout)')
-    .addHelpText('after', '\nExamples:\n  edctl docs -o docs/reference.md')
+    .addHelpText('after', `\nExamples:\n  ${bin} docs -o docs/reference.md\n  ${bin} docs | less`)
     .action((options: { output?: string }) => {
       if (options.output === undefined) {
         process.stdout.write(fieldReference());

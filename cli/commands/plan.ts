@@ -1,15 +1,13 @@
-import { existsSync } from 'node:fs';
 import { Option, type Command } from 'commander';
-import { planOf, type ExtendedDeploymentPlan, type Plan, type RegionPlan } from '../../core/plan.js';
-import { pathsAtRef } from '../git-files.js';
+import { planOf, type ExtendedDeploymentPlan, type GroupPlan, type Plan, type RegionPlan } from '../../core/plan.js';
 import { json, table } from '../output.js';
-import { renderFiles } from '../render-files.js';
-import { UserError } from '../user-error.js';
+import { renderFiles, renderFrom } from '../render-files.js';
 
 type PlanFormat = 'text' | 'json' | 'markdown';
 
 /** `edctl plan`: where each region is headed and the groups that get it there. */
 export function registerPlan(program: Command): void {
+  const bin = program.name();
   program
     .command('plan')
     .description("Show, per ExtendedDeployment, each region's target replicas and revision and the groups of the rollout")
@@ -20,39 +18,34 @@ export function registerPlan(program: Command): void {
       'after',
       `
 Examples:
-  edctl plan -f examples/upstream-sample
-  edctl plan -f specs/ --from origin/main --output markdown > plan.md
-  edctl plan -f specs/ --output json | jq '.extendedDeployments[].groups'`,
+  ${bin} plan -f examples/upstream-sample
+  ${bin} plan -f specs/ --from origin/main --output markdown > plan.md
+  ${bin} plan -f specs/ --output json | jq '.extendedDeployments[].groups'`,
     )
     .action((options: { filename: string[]; from?: string[]; output: PlanFormat }) => {
       const after = renderFiles(options.filename).rendered.extendedDeployments;
-      const before = options.from === undefined ? undefined : renderBefore(options.from, options.filename);
+      const before = options.from === undefined ? undefined : renderFrom(options.from, options.filename);
       const plan = planOf(after, before);
       const print = { text: planText, json, markdown: planMarkdown }[options.output];
       process.stdout.write(print(plan));
     });
 }
 
-function renderBefore(from: readonly string[], paths: readonly string[]) {
-  const files = from.every((p) => existsSync(p)) ? from : from.length === 1 ? pathsAtRef(from[0] ?? '', paths) : undefined;
-  if (!files) throw new UserError([`--from ${from.join(' ')}: give one git revision, or files that exist`]);
-  try {
-    return renderFiles(files).rendered.extendedDeployments;
-  } catch (error) {
-    if (error instanceof UserError) throw new UserError(error.lines.map((l) => `in --from ${from.join(' ')}: ${l}`));
-    throw error;
-  }
-}
-
 /** `rollout`, or `rollout (in-place)` / `rollout (replace: why)` when in-place updates are on. */
-const changeText = (r: RegionPlan) => (r.update === undefined ? r.change : r.update === 'in-place' ? `${r.change} (in-place)` : `${r.change} (replace: ${r.updateReason ?? ''})`);
-const qualified = (ed: ExtendedDeploymentPlan) => (ed.namespace ? `${ed.namespace}/${ed.name}` : ed.name);
-const arrow = (from: string | number | undefined, to: string | number) => (from === undefined || from === to ? String(to) : `${from} -> ${to}`);
+export const changeText = (r: RegionPlan) => (r.update === undefined ? r.change : r.update === 'in-place' ? `${r.change} (in-place)` : `${r.change} (replace: ${r.updateReason ?? ''})`);
+export const qualified = (ed: { readonly namespace: string; readonly name: string }) => (ed.namespace ? `${ed.namespace}/${ed.name}` : ed.name);
+export const arrow = (from: string | number | undefined, to: string | number) => (from === undefined || from === to ? String(to) : `${from} -> ${to}`);
 
-function summary(ed: ExtendedDeploymentPlan): string {
+/** `2 groups, approval before group 2`, or `no rollout`. */
+export function summary(ed: Pick<ExtendedDeploymentPlan, 'groups' | 'approvals'>): string {
   if (ed.groups.length === 0) return 'no rollout';
   const gates = ed.approvals.length > 0 ? `, approval before group ${ed.approvals.join(', ')}` : '';
   return `${ed.groups.length} ${ed.groups.length === 1 ? 'group' : 'groups'}${gates}`;
+}
+
+/** One line per group: `  group 1: amd64 2/4, arm64 1/2` (new pods over pods per region once it is done). */
+export function groupLines(groups: readonly GroupPlan[]): string[] {
+  return groups.map((g) => `  group ${g.group}: ${g.regions.map((r) => `${r.name} ${r.updated}/${r.updated + r.old}`).join(', ')}`);
 }
 
 /** The plan for people: one block per ExtendedDeployment. */
@@ -61,7 +54,7 @@ export function planText(plan: Plan): string {
   return plan.extendedDeployments
     .map((ed) => {
       const rows = ed.regions.map((r) => [r.name, changeText(r), arrow(r.fromReplicas, r.replicas), arrow(r.fromRevision, r.revision)]);
-      const groups = ed.groups.map((g) => `  group ${g.group}: ${g.regions.map((r) => `${r.name} ${r.updated}/${r.updated + r.old}`).join(', ')}`);
+      const groups = groupLines(ed.groups);
       return [
         `ExtendedDeployment ${qualified(ed)}: ${ed.replicas} replicas, rollout revision ${ed.rolloutRevision}, ${summary(ed)}`,
         table(['REGION', 'CHANGE', 'REPLICAS', 'REVISION'], rows),

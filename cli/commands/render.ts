@@ -4,6 +4,7 @@ import { appFromFiles } from '../render-files.js';
 
 /** `edctl render`: plain YAML specs to per-region workloads, exactly as the constructs render them. */
 export function registerRender(program: Command): void {
+  const bin = program.name();
   program
     .command('render')
     .description('Render DeployRegions and ExtendedDeployments (upstream v1beta1 YAML) into per-region workloads')
@@ -13,8 +14,8 @@ export function registerRender(program: Command): void {
       'after',
       `
 Examples:
-  edctl render -f examples/upstream-sample -o dist/upstream
-  edctl render -f shop/ | kubectl apply --server-side -f -`,
+  ${bin} render -f examples/upstream-sample -o dist/upstream
+  ${bin} render -f shop/ | kubectl apply --server-side -f -`,
     )
     .action((options: { filename: string[]; outputDir?: string }) => {
       const app = appFromFiles(options.filename);

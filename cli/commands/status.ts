@@ -2,47 +2,145 @@ import { Option, type Command } from 'commander';
 import { extendedDeploymentStatus, type ExtendedDeploymentStatus } from '../../core/api/extended-deployment.js';
 import { ABORTED_ANNOTATION, APPROVED_ANNOTATION, PAUSED_ANNOTATION } from '../../core/labels.js';
 import type { ExtendedDeploymentObject } from '../../agent/objects.js';
-import { connect, readExtendedDeployment, type KubeFlags } from '../kube.js';
+import { createLogUpdate } from 'log-update';
+import { watchExtendedDeployment } from '../ed-watch.js';
+import { addKubeFlags, connect, readExtendedDeployment, type Kube, type KubeFlags } from '../kube.js';
 import { json, table, type OutputFormat } from '../output.js';
+import { colorEnabled, colors, outcomeOf, statusFrame, statusLine } from '../status-view.js';
+import { UserError } from '../user-error.js';
 
-/** `edctl status`: where a rollout stands, as the agent last wrote it. */
+/** `edctl status`: where a rollout stands, as the agent last wrote it; with --watch, live. */
 export function registerStatus(program: Command): void {
-  program
-    .command('status')
-    .description('Show the rollout status of an ExtendedDeployment (phase, groups, regions, conditions)')
-    .argument('<name>', 'ExtendedDeployment name')
-    .option('--kubeconfig <path>', 'kubeconfig file')
-    .option('--context <name>', 'kubeconfig context')
-    .option('-n, --namespace <namespace>', 'namespace (default: the context\'s)')
+  const bin = program.name();
+  addKubeFlags(
+    program
+      .command('status')
+      .description('Show the rollout status of an ExtendedDeployment (phase, groups, regions, conditions); --watch follows it live')
+      .argument('<name>', 'ExtendedDeployment name'),
+  )
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
-    .option('-w, --watch', 'keep printing the status whenever it changes (Ctrl-C to stop)')
+    .option('-w, --watch', 'follow the rollout: on a terminal a bar per region redrawn in place, else one line per change (Ctrl-C to stop)')
+    .option('--until-done', 'with --watch (implied): exit 0 once the rollout is Healthy, 1 if it is Degraded or the spec is invalid')
     .addHelpText(
       'after',
       `
+--watch follows the ExtendedDeployment with a Kubernetes watch and shows every change of its status. On a terminal
+each region is a bar of its pods against desired: new revision (█), old revision (▒), missing (·), with the group,
+the gate it waits at (WaitingForConfirmation, Paused, Aborted, Degraded) and the moves; colours unless NO_COLOR is
+set. Piped or in CI it prints one plain line per change instead; with -o json, the status as JSON per change.
+
 Examples:
-  edctl status web -n shop
-  edctl status web -n shop -o json | jq .phase
-  edctl status web -n shop --watch`,
+  ${bin} status web -n shop
+  ${bin} status web -n shop -o json | jq .phase
+  ${bin} status web -n shop --watch
+  ${bin} status web -n shop --until-done          # in CI, after the sync: wait for the rollout, fail if it degrades`,
     )
-    .action(async (name: string, flags: KubeFlags & { output: OutputFormat; watch?: boolean }) => {
+    .action(async (name: string, flags: KubeFlags & { output: OutputFormat; watch?: boolean; untilDone?: boolean }) => {
       const kube = connect(flags);
-      const show = (ed: ExtendedDeploymentObject) => (flags.output === 'json' ? json(ed.status ?? {}) : statusText(ed));
-      let last = show(await readExtendedDeployment(kube, name));
-      process.stdout.write(last);
-      if (!flags.watch) return;
-      // Polling keeps --watch simple and robust across API server restarts; a status changes at most every few seconds.
-      let stopped = false;
-      const stop = () => (stopped = true);
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-      while (!stopped) {
-        await new Promise((resolve) => setTimeout(resolve, 2_000));
-        if (stopped) break;
-        const next = show(await readExtendedDeployment(kube, name));
-        if (next !== last) process.stdout.write(flags.output === 'json' ? next : `\n${next}`);
-        last = next;
+      const ed = await readExtendedDeployment(kube, name);
+      if (!flags.watch && !flags.untilDone) {
+        process.stdout.write(flags.output === 'json' ? json(ed.status ?? {}) : statusText(ed));
+        return;
       }
+      await watchStatus(kube, name, ed, { output: flags.output, untilDone: flags.untilDone === true, bin });
     });
+}
+
+/** How a watch shows each state of the ExtendedDeployment. */
+interface WatchView {
+  show(ed: ExtendedDeploymentObject): void;
+  /** A passing problem (the watch restarts); shown until the next state. */
+  note(message: string): void;
+  end(): void;
+}
+
+/** A frame redrawn in place (log-update), coloured unless NO_COLOR is set. */
+function terminalView(bin: string): WatchView {
+  const draw = createLogUpdate(process.stdout);
+  const options = { colors: colors(colorEnabled(process.stdout)), bin };
+  let frame = '';
+  let note = '';
+  const redraw = () => draw(note ? `${frame}${options.colors.yellow(note)}\n` : frame);
+  return {
+    show: (ed) => {
+      const next = statusFrame(ed, options);
+      if (next === frame && note === '') return;
+      frame = next;
+      note = '';
+      redraw();
+    },
+    note: (message) => {
+      note = `  watch interrupted (${message}); reconnecting`;
+      redraw();
+    },
+    end: () => draw.done(),
+  };
+}
+
+/** One plain line per change (logs, CI): no escape codes. */
+function lineView(format: (ed: ExtendedDeploymentObject) => string): WatchView {
+  let last = '';
+  return {
+    show: (ed) => {
+      const next = format(ed);
+      if (next !== last) process.stdout.write(next.endsWith('\n') ? next : `${next}\n`);
+      last = next;
+    },
+    note: (message) => process.stderr.write(`watch interrupted (${message}); reconnecting\n`),
+    end: () => undefined,
+  };
+}
+
+/**
+ * Follows the ExtendedDeployment until Ctrl-C (exit 0), or with `untilDone` until its rollout is Healthy (0) or cannot
+ * finish without help (a UserError: exit 1). Shows only changes.
+ */
+async function watchStatus(
+  kube: Kube,
+  name: string,
+  first: ExtendedDeploymentObject,
+  options: { output: OutputFormat; untilDone: boolean; bin: string },
+): Promise<void> {
+  const view =
+    options.output === 'json'
+      ? lineView((ed) => JSON.stringify(ed.status ?? {}))
+      : process.stdout.isTTY
+        ? terminalView(options.bin)
+        : lineView(statusLine);
+  await new Promise<void>((resolve, reject) => {
+    let stopWatch: (() => Promise<void>) | undefined;
+    let finished = false;
+    const finish = (error?: UserError) => {
+      if (finished) return;
+      finished = true;
+      // Removed only after this signal's other listeners ran: signal-exit (log-update's cursor restore) re-raises a
+      // signal nobody else listens to, which would end the process with 130 instead of 0.
+      setImmediate(() => {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      });
+      view.end();
+      void (stopWatch?.() ?? Promise.resolve()).then(() => (error ? reject(error) : resolve()));
+    };
+    const onSignal = () => finish();
+    const onChange = (ed: ExtendedDeploymentObject) => {
+      if (finished) return;
+      view.show(ed);
+      if (!options.untilDone) return;
+      const outcome = outcomeOf(ed);
+      if (outcome?.done === 'healthy') finish();
+      else if (outcome?.done === 'failed') finish(new UserError([`ExtendedDeployment ${kube.namespace}/${name}: ${outcome.why}`]));
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    onChange(first);
+    if (finished) return;
+    stopWatch = watchExtendedDeployment(kube, name, {
+      onChange,
+      onDelete: () => finish(new UserError([`ExtendedDeployment ${kube.namespace}/${name} was deleted`])),
+      onRetry: (message) => view.note(message),
+    });
+  });
 }
 
 /** The status for people: phase and group, controls, a table per region, and the conditions. */
