@@ -324,6 +324,18 @@ export function counterSum(metrics: string, name: string): number {
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
 
+/** extendeddeployment_agent_api_requests_total as `{ "<VERB> <resource>": count }`. */
+export function apiRequests(metrics: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of metrics.split('\n')) {
+    if (!line.startsWith('extendeddeployment_agent_api_requests_total{')) continue;
+    const verb = /verb="([^"]*)"/.exec(line)?.[1] ?? '?';
+    const resource = /resource="([^"]*)"/.exec(line)?.[1] ?? '?';
+    out[`${verb} ${resource}`] = Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return out;
+}
+
 /** Sum of a counter's samples for one label value. */
 export function counterValue(metrics: string, name: string, label: string, value: string): number {
   return metrics

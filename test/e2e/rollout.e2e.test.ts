@@ -7,6 +7,7 @@ import { describe, expect } from 'vitest';
 import { test, clients, sleep, waitFor } from './helpers.js';
 import {
   agentMetrics,
+  apiRequests,
   apply,
   assertHolds,
   counterSum,
@@ -344,6 +345,7 @@ test('steady state makes no writes', async ({ ns }) => {
       const rs = (await clients().apps.listNamespacedReplicaSet({ namespace: ns, labelSelector: `${NAME_LABEL}=${ED_NAME}` })).items;
       const pods = (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=${ED_NAME}` })).items;
       return {
+        requests: apiRequests(metrics),
         actions: counterSum(metrics, 'extendeddeployment_agent_actions_total'),
         statusWrites: counterSum(metrics, 'extendeddeployment_agent_status_writes_total'),
         reconciles: counterSum(metrics, 'extendeddeployment_agent_reconcile_duration_seconds_count'),
@@ -358,12 +360,18 @@ test('steady state makes no writes', async ({ ns }) => {
     const before = await look();
     await sleep(60_000);
     const after = await look();
+    const delta = Object.fromEntries(Object.keys(after.requests).map((k) => [k, (after.requests[k] ?? 0) - (before.requests[k] ?? 0)]).filter(([, n]) => n !== 0));
+    const isWrite = (k: string) => /^(POST|PUT|PATCH|DELETE) /.test(k);
+    const writes = Object.entries(delta).filter(([k]) => isWrite(k) && !k.endsWith(' leases'));
+    console.log(`[idle] API requests the agent sent over 60 s (by verb and resource): ${JSON.stringify(delta)}`);
     console.log(
       `[idle] over 60 s: actions ${before.actions} -> ${after.actions}, status writes ${before.statusWrites} -> ${after.statusWrites}, ` +
         `reconciles ${before.reconciles} -> ${after.reconciles}, Events on the ED ${before.events} -> ${after.events}, ` +
         `resourceVersions of ${Object.keys(before.versions).length} objects (ED, ${3} ReplicaSets, pods) changed: ${Object.keys(before.versions).filter((k) => before.versions[k] !== after.versions[k as keyof typeof after.versions]).length}`,
     );
     expect(before.statusWrites).toBeGreaterThan(0);
+    // Writes other than the leader election's Lease renewals: none.
+    expect(writes).toEqual([]);
     expect(after.actions).toBe(before.actions);
     expect(after.statusWrites).toBe(before.statusWrites);
     expect(after.events).toBe(before.events);
