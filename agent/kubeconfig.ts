@@ -42,7 +42,8 @@ export function loadKubeConfig(options: KubeConfigOptions = {}): KubeConfig {
     }
   } catch (error) {
     if (error instanceof KubeConfigError) throw error;
-    throw new KubeConfigError(`cannot load kubeconfig: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+    const source = options.kubeconfig || process.env['KUBECONFIG'] || '~/.kube/config';
+    throw new KubeConfigError(`cannot load kubeconfig ${source}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
   }
   if (options.context) {
     if (!kc.getContextObject(options.context)) {
