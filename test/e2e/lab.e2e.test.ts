@@ -220,6 +220,50 @@ describe('kwok kubelet simulation', () => {
     await waitFor('Ready after the gate is True again', async () => podReady(await readPod(ns, 'gated-swap')));
   });
 
+  test('an image marked ":broken" never runs: a swap to it crash-loops (never ready), a swap away restarts it ready', async ({ ns }) => {
+    await createPod(ns, testPod('crash', { containers: [{ name: 'app', image: 'registry.example/app:1' }, { name: 'sidecar', image: 'registry.example/sidecar:1' }] }));
+    const before = await waitRunningReady(ns, 'crash');
+    const oldApp = before.status!.containerStatuses!.find((c) => c.name === 'app')!;
+    const stale = 'the lab\'s kwok runs without the lab-container-crash stage: restart the lab (npm run lab:down && npm run lab:up) to load test/cluster/kwok.yaml';
+
+    await patchPod(ns, 'crash', { spec: { containers: [{ name: 'app', image: 'registry.example/app:broken-2' }] } });
+    const crashed = await waitFor(`app container in CrashLoopBackOff (${stale})`, async () => {
+      const p = await readPod(ns, 'crash');
+      const app = p.status?.containerStatuses?.find((c) => c.name === 'app');
+      if (app?.image === 'registry.example/app:broken-2' && app.ready) throw new Error(stale);
+      return app?.image === 'registry.example/app:broken-2' && app.state?.waiting?.reason === 'CrashLoopBackOff' ? p : undefined;
+    }, { timeoutMs: 20_000, describe: () => readPod(ns, 'crash').then((p) => p.status) });
+    const app = crashed.status!.containerStatuses!.find((c) => c.name === 'app')!;
+    expect(crashed.metadata?.uid).toBe(before.metadata?.uid);
+    expect(app.restartCount).toBe(oldApp.restartCount + 1);
+    expect(app.containerID).not.toBe(oldApp.containerID);
+    expect([app.ready, app.started, app.state?.running]).toEqual([false, false, undefined]);
+    expect(app.lastState?.terminated?.exitCode).toBe(1);
+    expect(crashed.status?.containerStatuses?.find((c) => c.name === 'sidecar')?.containerID).toBe(before.status!.containerStatuses!.find((c) => c.name === 'sidecar')!.containerID);
+    // it stays that way: the ready stages never pick a crash-looping pod
+    await new Promise((r) => setTimeout(r, 6000));
+    const later = await readPod(ns, 'crash');
+    expect(later.status?.containerStatuses?.find((c) => c.name === 'app')?.state?.waiting?.reason).toBe('CrashLoopBackOff');
+    expect([condition(later as never, 'ContainersReady')?.status, podReady(later)]).toEqual(['False', false]);
+
+    // a pod created with a broken image crash-loops from the start
+    await createPod(ns, testPod('crash-new', { containers: [{ name: 'app', image: 'registry.example/app:broken-1' }] }));
+    const fresh = await waitFor('new pod Running with its container in CrashLoopBackOff', async () => {
+      const p = await readPod(ns, 'crash-new');
+      return p.status?.phase === 'Running' && p.status.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff' ? p : undefined;
+    });
+    expect(podReady(fresh)).toBe(false);
+
+    // swapping away from the broken image restarts the container normally
+    await patchPod(ns, 'crash', { spec: { containers: [{ name: 'app', image: 'registry.example/app:3' }] } });
+    const healed = await waitFor('app running the good image, pod Ready', async () => {
+      const p = await readPod(ns, 'crash');
+      const c = p.status?.containerStatuses?.find((x) => x.name === 'app');
+      return c?.image === 'registry.example/app:3' && c.ready && c.state?.running && podReady(p) ? c : undefined;
+    });
+    expect(healed.restartCount).toBe(oldApp.restartCount + 2);
+  });
+
   test('deleting a pod removes it (kwok acts as the kubelet confirming termination)', async ({ ns }) => {
     await createPod(ns, { ...testPod('gone'), spec: { ...testPod('gone').spec!, terminationGracePeriodSeconds: 30 } });
     await waitRunningReady(ns, 'gone');
