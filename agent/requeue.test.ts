@@ -59,4 +59,14 @@ describe('nextRequeueMs', () => {
     expect(nextRequeueMs(input([]), plan({ phase: 'WaitingForConfirmation' }))).toBe(MAX_REQUEUE_MS);
     expect(nextRequeueMs(input([pod(NOW - 60_000)]), plan({ phase: 'Healthy' }, [{ kind: 'scale', region: 'a', workload: 'web-a', from: 1, replicas: 2 }]))).toBe(MAX_REQUEUE_MS);
   });
+
+  it('looks again when a draining pod\'s grace period ends: no event announces it, the images are swapped then', () => {
+    const inPlace = { ...ed, spec: { ...ed.spec, strategy: { ...ed.spec.strategy, updateStrategy: { ...ed.spec.strategy.updateStrategy, type: 'InPlaceIfPossible' as const, gracePeriodSeconds: 5 } } } };
+    const draining = pod(undefined, { revision: 'old', swap: { revision: 'new', phase: 'draining', since: NOW - 2_000 }, gated: true, gateOpen: false });
+    expect(nextRequeueMs({ ...input([draining, pod(NOW - 60_000)]), ed: inPlace }, plan({ phase: 'Progressing' }))).toBe(3_000 + 50);
+    // a grace period already over, or a swap past draining, sets no instant of its own
+    const swapping = pod(undefined, { swap: { revision: 'new', phase: 'swapping', since: NOW - 2_000 } });
+    const over = pod(undefined, { revision: 'old', swap: { revision: 'new', phase: 'draining', since: NOW - 9_000 } });
+    expect(nextRequeueMs({ ...input([swapping, over]), ed: inPlace }, plan({ phase: 'Progressing' }))).toBe(MAX_REQUEUE_MS);
+  });
 });

@@ -8,7 +8,8 @@ const SLACK_MS = 50;
 
 /**
  * When to look at an ExtendedDeployment again although nothing changed. Some progress has no event: a pod becomes
- * available `minReadySeconds` after it became Ready, and a group's progress deadline passes. The next such instant
+ * available `minReadySeconds` after it became Ready, a draining pod's grace period ends (its images are swapped
+ * then), and a group's progress deadline passes. The next such instant
  * (or MAX_REQUEUE_MS while the rollout is unfinished) is returned in ms from now; undefined when the object is
  * Healthy and nothing is left to do, so idle objects cost nothing.
  */
@@ -17,9 +18,12 @@ export function nextRequeueMs(input: RolloutInput, plan: RolloutPlan): number | 
   const { now } = input;
   const minReadyMs = input.ed.spec.strategy.minReadySeconds * 1000;
   const instants: number[] = [];
+  const graceMs = input.ed.spec.strategy.updateStrategy.gracePeriodSeconds * 1000;
   for (const region of input.regions) {
     for (const pod of region.pods) {
       if (pod.ready && !pod.terminating && pod.readySince !== undefined) instants.push(pod.readySince + minReadyMs);
+      // An in-place swap waits out its grace period between draining and patching the images; nothing announces its end.
+      if (!pod.terminating && pod.swap?.phase === 'draining') instants.push(pod.swap.since + graceMs);
     }
   }
   const start = plan.status.lastGroupStartTime !== undefined ? Date.parse(plan.status.lastGroupStartTime) : Number.NaN;
