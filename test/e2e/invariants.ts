@@ -5,7 +5,8 @@
 //   ceiling        per region, pods (terminating included) ≤ desired + maxSurge, and the workload's spec.replicas too
 //                  (scaleOutPriority: desired + batch; scaleInPriority: desired). Compat mode counts live pods only:
 //                  the native Deployment controller does not count terminating ones either.
-//   floor          per region, available pods ≥ desired − maxUnavailable (scaleOutPriority: desired), once the region
+//   floor          per region, available pods ≥ desired − maxUnavailable (scaleOutPriority: desired; with in-place
+//                  updates on, swaps may take up to a group's batch out: desired − max(maxUnavailable, batch)), once the region
 //                  has been filled. Until then (initial fill, or after its desired count grew) available pods never
 //                  drop below the most the region had since (a high-water mark).
 //   newPodDeleted  no pod of the region's rendered revision gets a deletionTimestamp (or vanishes) while a rollout is
@@ -30,7 +31,7 @@ import { NAME_LABEL, REGION_LABEL, REVISION_LABEL, REVISIONS_ANNOTATION, ROLLOUT
 import { parseExtendedDeployment } from '../../core/parse.js';
 import { workloadName } from '../../core/render.js';
 import { regionBudgets } from '../../core/rollout/budgets.js';
-import { regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from '../../core/rollout/groups.js';
+import { batchPods, regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from '../../core/rollout/groups.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Samples: the picture at one instant, reduced to what the checks read.
@@ -224,7 +225,10 @@ export class InvariantChecker {
       const available = live.filter((p) => isAvailable(p, minReady, sample.at)).length;
       const budgets = regionBudgets(strategy, region.desired);
       const ceiling = region.desired + budgets.maxSurge;
-      const floor = region.desired - budgets.maxUnavailable;
+      // An in-place swap takes its pod out of endpoints: swaps may use a group's worth of unavailability whatever the
+      // upgrade mode (core/rollout/planner.ts, stepAll).
+      const inPlace = ed.subsetType === 'InplaceSet' || strategy.updateStrategy.type === 'InPlaceIfPossible';
+      const floor = region.desired - (inPlace ? Math.max(budgets.maxUnavailable, batchPods(strategy.batchSize, region.desired)) : budgets.maxUnavailable);
       const workload = sample.workloads.find((w) => w.region === region.name);
 
       const memory = this.regions.get(region.name) ?? { desired: region.desired, floor, filled: false, highWater: 0, shrinking: false };

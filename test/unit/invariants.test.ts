@@ -205,6 +205,14 @@ describe('invariant check: violations', () => {
     expect(kinds([sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2~ O3~' })])).toEqual(['floor:a']);
   });
 
+  it('floor: in-place swaps may take a batch of pods out (desired − max(maxUnavailable, batch)), not more', () => {
+    const g = ed({ strategy: { rolloutStrategy: 'Group', batchSize: 2, updateStrategy: { type: 'InPlaceIfPossible' } }, group: 1, desired: { a: 4 } });
+    // a swap keeps the pod (same id): it turns not Ready at the old revision, then comes back at the new one
+    expect(kinds([sample(g, { a: 'O1 O2 O3 O4' }), sample(g, { a: 'o1 o2 O3 O4' }), sample(g, { a: 'n1 n2 O3 O4' }), sample(g, { a: 'N1 N2 O3 O4' })])).toEqual([]);
+    expect(kinds([sample(g, { a: 'O1 O2 O3 O4' }), sample(g, { a: 'o1 o2 o3 O4' })])).toEqual(['floor:a']);
+    expect(kinds([sample(ed({ group: 1, desired: { a: 4 } }), { a: 'O1 O2 O3 O4' }), sample(ed({ group: 1, desired: { a: 4 } }), { a: 'o1 O2 O3 O4' })])).toEqual(['floor:a']);
+  });
+
   it('newPodDeleted: a new-revision pod gets a deletionTimestamp, or vanishes, while the rollout is in progress', () => {
     const g = ed({ group: 2 });
     expect(kinds([sample(g, { a: 'O1 N2 N3' }), sample(g, { a: 'O1 N2 N3~ n4' })])).toContain('newPodDeleted:a');
