@@ -1,4 +1,5 @@
 import { progressDeadlineMs } from '../core/rollout/gates.js';
+import { graceEndsAt } from '../core/rollout/in-place-step.js';
 import type { RolloutInput, RolloutPlan } from '../core/rollout/planner.js';
 
 /** Longest wait between two looks at an unfinished rollout: a safety net for anything no event announces. */
@@ -18,12 +19,12 @@ export function nextRequeueMs(input: RolloutInput, plan: RolloutPlan): number | 
   const { now } = input;
   const minReadyMs = input.ed.spec.strategy.minReadySeconds * 1000;
   const instants: number[] = [];
-  const graceMs = input.ed.spec.strategy.updateStrategy.gracePeriodSeconds * 1000;
+  const grace = input.ed.spec.strategy.updateStrategy.gracePeriodSeconds;
   for (const region of input.regions) {
     for (const pod of region.pods) {
       if (pod.ready && !pod.terminating && pod.readySince !== undefined) instants.push(pod.readySince + minReadyMs);
       // An in-place swap waits out its grace period between draining and patching the images; nothing announces its end.
-      if (!pod.terminating && pod.swap?.phase === 'draining') instants.push(pod.swap.since + graceMs);
+      if (!pod.terminating && pod.swap?.phase === 'draining') instants.push(graceEndsAt(pod, grace));
     }
   }
   const start = plan.status.lastGroupStartTime !== undefined ? Date.parse(plan.status.lastGroupStartTime) : Number.NaN;

@@ -242,6 +242,12 @@ describe('podState', () => {
       [true, true],
     ]);
   });
+
+  it('reads when the gate closed (the grace period of a swap counts from it)', () => {
+    const gate = (status: string) =>
+      podState({ metadata: { name: 'p', uid: 'u' }, status: { conditions: [{ type: 'InPlaceUpdateReady', status, lastTransitionTime: '2026-01-01T12:00:07Z' as never }] } });
+    expect([gate('False').gateClosedAt, gate('True').gateClosedAt]).toEqual([Date.UTC(2026, 0, 1, 12, 0, 7), undefined]);
+  });
 });
 
 describe('snapshotFromObjects reports every problem at once', () => {

@@ -191,6 +191,7 @@ function workloadState(workload: WorkloadObject, deployment: boolean): WorkloadS
 export function podState(pod: PodObject): PodState {
   const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
   const isReady = ready?.status === 'True';
+  const gate = pod.status?.conditions?.find((c) => c.type === IN_PLACE_READINESS_GATE);
   return {
     name: pod.metadata?.name ?? '',
     uid: pod.metadata?.uid ?? '',
@@ -202,7 +203,8 @@ export function podState(pod: PodObject): PodState {
     terminating: !!pod.metadata?.deletionTimestamp,
     markedOld: pod.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION] === OLD_POD_DELETION_COST,
     gated: pod.spec?.readinessGates?.some((g) => g.conditionType === IN_PLACE_READINESS_GATE) === true,
-    gateOpen: pod.status?.conditions?.some((c) => c.type === IN_PLACE_READINESS_GATE && c.status === 'True') === true,
+    gateOpen: gate?.status === 'True',
+    gateClosedAt: gate?.status === 'False' ? timestampMs(gate.lastTransitionTime) : undefined,
     resourceVersion: pod.metadata?.resourceVersion ?? '',
     swap: parseSwapState(pod.metadata?.annotations?.[SWAP_STATE_ANNOTATION]),
     containers: (pod.spec?.containers ?? []).map((c): ContainerState => {

@@ -18,6 +18,17 @@ export function swapComplete(pod: PodState, state: SwapState): boolean {
   });
 }
 
+/**
+ * When a draining pod's grace period ends: gracePeriodSeconds after the swap began, or after its gate closed when that
+ * came later (a leader that died between beginning the swap and closing the gate leaves a pod that was in endpoints all
+ * along). The condition's time has whole seconds, so the gate counts as closed at the end of that second.
+ */
+export function graceEndsAt(pod: PodState, gracePeriodSeconds: number): number {
+  const since = pod.swap?.since ?? 0;
+  const closed = pod.gateClosedAt === undefined ? since : pod.gateClosedAt + 1000;
+  return Math.max(since, closed) + gracePeriodSeconds * 1000;
+}
+
 function step(kind: SwapAction['kind'], region: string, pod: PodState, state: SwapState, extra: Partial<SwapAction> = {}): SwapAction {
   return { kind, region, pod: pod.name, uid: pod.uid, resourceVersion: pod.resourceVersion ?? '', state, ...extra };
 }
@@ -38,7 +49,7 @@ export function stepInPlace(region: RegionState, wantNew: number, maxUnavailable
     if (!state || state.phase === 'done') continue;
     if (state.phase === 'draining' && state.revision !== region.targetRevision) {
       actions.push(step('swapDone', region.name, pod, { ...state, phase: 'done', since: now }));
-    } else if (state.phase === 'draining' && now - state.since >= gracePeriodSeconds * 1000 && (pod.gated !== true || pod.gateOpen === false)) {
+    } else if (state.phase === 'draining' && now >= graceEndsAt(pod, gracePeriodSeconds) && (pod.gated !== true || pod.gateOpen === false)) {
       const containers = Object.fromEntries(
         Object.entries(pod.swappable ?? {}).map(([name, to]) => {
           const c = pod.containers?.find((x) => x.name === name);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { extendedDeployment } from '../api/extended-deployment.js';
 import type { SwapState } from '../inplace/swap-state.js';
 import type { SwapAction } from './actions.js';
-import { stepInPlace, swapComplete } from './in-place-step.js';
+import { graceEndsAt, stepInPlace, swapComplete } from './in-place-step.js';
 import { planRollout } from './planner.js';
 import { simulateRollout } from './simulate.js';
 import type { ContainerState, PodState, RegionState } from './snapshot.js';
@@ -55,6 +55,20 @@ describe('in-place swap protocol, one pod at a time', () => {
         state: { revision: 'new', phase: 'swapping', since: T0 + 10_000, containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-a', restartCount: 0 } } },
       },
     ]);
+  });
+
+  it('counts the grace period from the gate closing when that came later (a leader died between begin and close)', () => {
+    // The swap began a minute ago, but the gate closed only now: the pod was in endpoints all along. The condition's
+    // lastTransitionTime has whole seconds (T0 is one), so the closing may have happened up to a second after it.
+    const late = pod('a', { swap: { revision: 'new', phase: 'draining', since: T0 - 60_000 }, ready: true, gateOpen: false, gateClosedAt: T0 });
+    expect(stepInPlace(region([late]), 1, 1, 10, 0, T0 + 500).actions).toEqual([]);
+    expect(stepInPlace(region([late]), 1, 1, 10, 0, T0 + 10_999).actions).toEqual([]);
+    expect(kinds(stepInPlace(region([late]), 1, 1, 10, 0, T0 + 11_000).actions)).toEqual(['swapImages:a']);
+    // a gate closed before the swap began (a failed swap retried toward a new revision) waits from the begin only
+    const retried = pod('a', { swap: { revision: 'new', phase: 'draining', since: T0 }, ready: false, gateOpen: false, gateClosedAt: T0 - 600_000 });
+    expect(kinds(stepInPlace(region([retried]), 1, 1, 10, 0, T0 + 10_000).actions)).toEqual(['swapImages:a']);
+    expect(graceEndsAt(late, 10)).toBe(T0 + 11_000);
+    expect(graceEndsAt(retried, 10)).toBe(T0 + 10_000);
   });
 
   const swapping: SwapState = { revision: 'new', phase: 'swapping', since: T0, containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-a', restartCount: 0 } } };

@@ -33,6 +33,11 @@ export interface PodState {
   readonly gated?: boolean;
   /** Its InPlaceUpdateReady condition is True. */
   readonly gateOpen?: boolean;
+  /**
+   * When its InPlaceUpdateReady condition last turned False (ms; Kubernetes keeps whole seconds, so the gate may have
+   * closed up to a second later), while it is False.
+   */
+  readonly gateClosedAt?: number | undefined;
   /** For writes guarded by optimistic concurrency. */
   readonly resourceVersion?: string;
   /** Its in-place swap, when one was started. */
