@@ -113,8 +113,9 @@ async function watchStatus(
     const finish = (error?: UserError) => {
       if (finished) return;
       finished = true;
-      // Removed only after this signal's other listeners ran: signal-exit (log-update's cursor restore) re-raises a
-      // signal nobody else listens to, which would end the process with 130 instead of 0.
+      // Removed only after this signal's other listeners ran (hence `on`, not `once`, which removes a listener before
+      // calling it): signal-exit (log-update's cursor restore) re-raises a signal nobody else listens to, which would
+      // end the process with 130 instead of 0.
       setImmediate(() => {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
@@ -131,8 +132,8 @@ async function watchStatus(
       if (outcome?.done === 'healthy') finish();
       else if (outcome?.done === 'failed') finish(new UserError([`ExtendedDeployment ${kube.namespace}/${name}: ${outcome.why}`]));
     };
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
     onChange(first);
     if (finished) return;
     stopWatch = watchExtendedDeployment(kube, name, {

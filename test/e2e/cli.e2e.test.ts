@@ -187,6 +187,20 @@ describe('edctl on a real ExtendedDeployment', () => {
       expect(json.code, json.err).toBe(0);
       expect(JSON.parse(json.out.trim().split('\n').at(-1) ?? '{}')).toMatchObject({ phase: 'Healthy', revision: v2.rolloutRevision, currentGroup: 3 });
 
+      // Without --until-done it runs until Ctrl-C, which ends it with 0 (and gives the cursor back on the terminal).
+      const live = spawnInPty([process.execPath, main, 'status', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG, '--watch'], withoutNoColor());
+      const livePiped = spawnPiped([process.execPath, main, 'status', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG, '--watch']);
+      await waitFor('the live watchers drew the status', async () => terminalFrames(live.output()).some((f) => f.includes('group 3/3  Healthy')) && livePiped.stdout().includes('Healthy'), {
+        describe: async () => ({ tty: live.output().slice(-500), piped: livePiped.stdout() }),
+      });
+      live.type('\x03');
+      livePiped.child.kill('SIGINT');
+      expect(await live.exited, live.output().slice(-500)).toBe(0);
+      expect(await livePiped.exited, livePiped.stderr()).toBe(0);
+      expect(live.output()).toMatch(/\^C/);
+      expect(live.output().endsWith(`${ESC}[?25h`)).toBe(true);
+      expect(livePiped.stdout().trimEnd().split('\n')).toHaveLength(1);
+
       // As the kubectl plugin, through the lab's kubectl.
       const labBin = binDirFor(readPins());
       if (binariesReady(labBin)) {

@@ -86,6 +86,8 @@ export function terminalFrames(output: string): string[] {
 export interface PtyProcess {
   readonly child: ChildProcess;
   output(): string;
+  /** Types on the terminal's keyboard: `\x03` is Ctrl-C (the terminal sends SIGINT to the command). */
+  type(keys: string): void;
   readonly exited: Promise<number | null>;
 }
 
@@ -97,12 +99,12 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  */
 export function spawnInPty(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): PtyProcess {
   const command = `stty cols 120 rows 40 2>/dev/null; exec ${argv.map(quote).join(' ')}`;
-  const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env });
   let out = '';
   child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited };
+  return { child, output: () => out, type: (keys) => void child.stdin?.write(keys), exited };
 }
 
 /** A command with stdout and stderr as pipes (as in CI), its output kept. */
