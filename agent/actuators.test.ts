@@ -54,3 +54,51 @@ describe('actuators on native Deployments (compat mode)', () => {
     expect(d.calls.every((c) => c.fields.length === 1 && c.manager.startsWith('extendeddeployment-agent'))).toBe(true);
   });
 });
+
+describe('markOld', () => {
+  /** A pod API that records the patches it receives and answers like the API server for a pod without annotations. */
+  function podApi(answer: (body: unknown, contentType: string) => unknown) {
+    const calls: { name: string; body: unknown; contentType: string }[] = [];
+    const core = {
+      patchNamespacedPod: async (params: { name: string; body: unknown }, options?: { middleware?: unknown[] }) => {
+        const contentType = contentTypeOf(options);
+        calls.push({ name: params.name, body: params.body, contentType });
+        const result = answer(params.body, contentType);
+        if (result instanceof Error) throw result;
+        return {};
+      },
+    } as unknown as CoreV1Api;
+    return { calls, clients: { core, apps: {} as AppsV1Api } };
+  }
+  const apiException = (code: number) => Object.assign(new Error(`HTTP ${code}`), { code, body: { kind: 'Status', code } });
+  /** The Content-Type the per-call options set (client-node's setHeaderOptions middleware). */
+  function contentTypeOf(options: unknown): string {
+    const headers: Record<string, string> = {};
+    const context = { setHeaderParam: (k: string, v: string) => (headers[k] = v), getHeaders: () => headers };
+    for (const m of (options as { middleware?: { pre: (c: unknown) => unknown }[] } | undefined)?.middleware ?? []) m.pre(context);
+    return headers['Content-Type'] ?? '';
+  }
+
+  it('marks a pod with one merge patch that carries its uid (a pod from a template without annotations has no map to add to)', async () => {
+    // The API server rejects a JSON patch `add` under a missing annotations map with 422, as for a pod created from a
+    // template without annotations; the merge patch creates the map.
+    const pod = podApi((_body, contentType) => (contentType === 'application/json-patch+json' ? apiException(422) : undefined));
+    await performAction(pod.clients, 'shop', 'ReplicaSet', { kind: 'markOld', region: 'amd', pod: 'web-1', uid: 'u-1' });
+    expect(pod.calls).toEqual([
+      { name: 'web-1', contentType: 'application/merge-patch+json', body: { metadata: { uid: 'u-1', annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-100' } } } },
+    ]);
+  });
+
+  it('counts a pod that is gone (404) or replaced by another of the same name (422: uid is immutable) as done', async () => {
+    for (const code of [404, 422]) {
+      const pod = podApi(() => apiException(code));
+      await expect(performAction(pod.clients, 'shop', 'ReplicaSet', { kind: 'markOld', region: 'amd', pod: 'web-1', uid: 'u-1' })).resolves.toBeUndefined();
+      expect(pod.calls).toHaveLength(1);
+    }
+  });
+
+  it('fails on any other error, so the reconcile is retried', async () => {
+    const pod = podApi(() => apiException(500));
+    await expect(performAction(pod.clients, 'shop', 'ReplicaSet', { kind: 'markOld', region: 'amd', pod: 'web-1', uid: 'u-1' })).rejects.toThrow('HTTP 500');
+  });
+});

@@ -120,26 +120,19 @@ async function scale(clients: ActuatorClients, namespace: string, kind: Workload
 const patchAs = (strategy: (typeof PatchStrategy)[keyof typeof PatchStrategy]) => setHeaderOptions('Content-Type', strategy);
 
 /**
- * Gives an old pod the agent's deletion cost, so the ReplicaSet removes it before any new pod on a scale-down. A
- * `test` of the uid guards the JSON patch. RFC 6902 cannot add a key to a map that does not exist, and the API server
- * answers both a failed test and a missing map with the same bare 422, so a 422 is retried once as a merge patch that
- * carries the uid: the server rejects it when the uid differs (uid is immutable), it creates the map when missing,
- * and unlike a JSON-patch `add` of the whole map it never drops annotations someone else just wrote.
+ * Gives an old pod the agent's deletion cost, so the ReplicaSet removes it before any new pod on a scale-down. One
+ * merge patch that carries the pod's uid: uid is immutable, so the API server rejects the patch (422) when the pod by
+ * that name is another one; it creates the annotations map when there is none, and it never drops annotations someone
+ * else just wrote. (A JSON patch `add` cannot add a key to a missing map, and pods created from templates without
+ * annotations have none: trying it first cost a rejected request for almost every pod.)
  */
 async function markOld(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<void> {
-  const guard = { op: 'test', path: '/metadata/uid', value: uid };
   try {
-    await core.patchNamespacedPod({ name, namespace, body: [guard, { op: 'add', path: POINTER, value: OLD_POD_DELETION_COST }] }, patchAs(PatchStrategy.JsonPatch));
+    const body = { metadata: { uid, annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } } };
+    await core.patchNamespacedPod({ name, namespace, body }, patchAs(PatchStrategy.MergePatch));
   } catch (error) {
-    if (isNotFound(error)) return;
-    if (!isInvalid(error)) throw error;
-    try {
-      const body = { metadata: { uid, annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } } };
-      await core.patchNamespacedPod({ name, namespace, body }, patchAs(PatchStrategy.MergePatch));
-    } catch (retryError) {
-      // 404: gone meanwhile; 422: the uid differs, so the pod we meant is gone and another took its name.
-      if (!isNotFound(retryError) && !isInvalid(retryError)) throw retryError;
-    }
+    // 404: gone meanwhile; 422: the uid differs, so the pod we meant is gone and another took its name.
+    if (!isNotFound(error) && !isInvalid(error)) throw error;
   }
 }
 
