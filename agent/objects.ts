@@ -16,6 +16,7 @@ export interface ObjectMeta {
   generation?: number;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  creationTimestamp?: Timestamp;
   deletionTimestamp?: Timestamp;
 }
 

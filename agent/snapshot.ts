@@ -201,6 +201,7 @@ export function podState(pod: PodObject): PodState {
     ready: isReady,
     readySince: timestampMs(ready?.lastTransitionTime),
     terminating: !!pod.metadata?.deletionTimestamp,
+    createdAt: timestampMs(pod.metadata?.creationTimestamp),
     markedOld: pod.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION] === OLD_POD_DELETION_COST,
     gated: pod.spec?.readinessGates?.some((g) => g.conditionType === IN_PLACE_READINESS_GATE) === true,
     gateOpen: gate?.status === 'True',

@@ -295,6 +295,10 @@ export const extendedDeploymentStatus = z.strictObject({
   groups: z.string().optional().describe('currentGroup/totalGroups, for kubectl.'),
   overview: z.string().optional().describe('Per-region pods over desired, e.g. "[Normal]amd: 6/6; arm: 2/4".'),
   lastGroupStartTime: z.string().optional().describe('When the current group started (RFC 3339).'),
+  rolloutStartTime: z
+    .string()
+    .optional()
+    .describe('When the rollout of `revision` started (RFC 3339): pods created since then at the target revision count as replaced.'),
   regions: z.array(regionStatus).optional().describe('Per-region counts, in declared order.'),
   moves: z.array(move).optional().describe('Replicas currently running away from their region.'),
   conditions: z.array(condition).optional().describe('Progressing, Available, Moves and others.'),

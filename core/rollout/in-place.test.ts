@@ -159,4 +159,15 @@ describe('status and events of an in-place rollout', () => {
     expect(sim.finalStatus.regions?.[0]).toMatchObject({ name: 'a', updated: 3, swappedInPlace: 3, replaced: 0 });
     expect(sim.events.find((e) => e.reason === 'RolloutCompleted')?.message).toBe('rollout R completed (3 swapped in place, 0 replaced)');
   });
+
+  it('count only what this rollout did: pods already at the target revision (a Git revert mid-rollout) are neither swapped nor replaced', () => {
+    const ed = inPlaceEd([{ name: 'a', replicas: 3 }], { rolloutStrategy: 'Group', batchSize: 3 });
+    const back = simulateRollout(ed, 'R', [{ name: 'a', desired: 3, targetRevision: 'new', running: { new: 1, old: 2 }, swappable: NEW_IMAGES }]);
+    expect(back.finalStatus.regions?.[0]).toMatchObject({ updated: 3, swappedInPlace: 2, replaced: 0 });
+    expect(back.events.find((e) => e.reason === 'RolloutCompleted')?.message).toBe('rollout R completed (2 swapped in place, 0 replaced)');
+    expect(back.finalStatus.rolloutStartTime).toBe(new Date(Date.UTC(2026, 0, 1)).toISOString());
+    const replaced = simulateRollout(ed, 'R', [{ name: 'a', desired: 3, targetRevision: 'new', running: { new: 1, old: 2 } }]);
+    expect(replaced.finalStatus.regions?.[0]).toMatchObject({ updated: 3, swappedInPlace: 0, replaced: 2 });
+  });
 });
+

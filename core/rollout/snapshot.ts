@@ -27,6 +27,8 @@ export interface PodState {
   readonly readySince: number | undefined;
   /** Has a deletionTimestamp. */
   readonly terminating: boolean;
+  /** metadata.creationTimestamp (ms; whole seconds). */
+  readonly createdAt?: number | undefined;
   /** Whether the agent marked the pod to be removed first (pod-deletion-cost). */
   readonly markedOld: boolean;
   /** The pod carries the InPlaceUpdateReady readiness gate. */

@@ -1,7 +1,7 @@
 import type { ExtendedDeployment, ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { selectorString } from '../selector.js';
 import type { RolloutEvent } from './planner.js';
-import type { RegionCounts, RegionState } from './snapshot.js';
+import type { PodState, RegionCounts, RegionState } from './snapshot.js';
 
 /** Rollout phases, as `kubectl get ed` shows them. */
 export type Phase = NonNullable<ExtendedDeploymentStatus['phase']>;
@@ -32,9 +32,22 @@ export function overview(regions: readonly { name: string; current: number; desi
   return `[${prefix}]${parts.join('; ')}`;
 }
 
+const swappedToTarget = (region: RegionState, p: PodState) => p.swap?.phase === 'done' && p.swap.revision === region.targetRevision;
+
 /** Pods of the region that reached its target revision by an in-place swap (their swap state says so). */
 function swappedInPlace(region: RegionState): number {
-  return region.pods.filter((p) => !p.terminating && p.revision === region.targetRevision && p.swap?.phase === 'done' && p.swap.revision === region.targetRevision).length;
+  return region.pods.filter((p) => !p.terminating && p.revision === region.targetRevision && swappedToTarget(region, p)).length;
+}
+
+/**
+ * Pods of the region the rollout created at its target revision (replacements): not swapped, and created since the
+ * rollout started (creationTimestamp has whole seconds). Pods that already ran the target revision when it started (a
+ * Git revert in the middle of a rollout) were neither swapped nor replaced. Without a known start (a status written
+ * before rolloutStartTime existed), every target pod not swapped counts.
+ */
+function replacedPods(region: RegionState, rolloutStart: number | undefined): number {
+  const since = rolloutStart === undefined ? undefined : Math.floor(rolloutStart / 1000) * 1000;
+  return region.pods.filter((p) => !p.terminating && p.revision === region.targetRevision && !swappedToTarget(region, p) && (since === undefined || p.createdAt === undefined || p.createdAt >= since)).length;
 }
 
 /** `(3 swapped in place, 1 replaced)` over the rollout's regions, or nothing when nothing was swapped. */
@@ -57,6 +70,9 @@ function condition(previous: readonly Condition[] | undefined, next: Omit<Condit
  */
 export function buildStatus(input: StatusInput): { status: ExtendedDeploymentStatus; events: RolloutEvent[] } {
   const { ed, previous, now } = input;
+  // A new rollout revision starts now; the same one keeps its start.
+  const rolloutStartTime = previous?.revision === input.rolloutRevision ? previous.rolloutStartTime : new Date(now).toISOString();
+  const rolloutStart = rolloutStartTime === undefined ? undefined : Date.parse(rolloutStartTime);
   const regions = input.regions.map((r) => {
     const c = input.counts.get(r.name);
     const swapped = swappedInPlace(r);
@@ -68,7 +84,7 @@ export function buildStatus(input: StatusInput): { status: ExtendedDeploymentSta
       ready: c?.ready ?? 0,
       available: c?.available ?? 0,
       revision: r.targetRevision,
-      ...(input.rolloutRegions.includes(r.name) && { swappedInPlace: swapped, replaced: Math.max(0, (c?.updated ?? 0) - swapped) }),
+      ...(input.rolloutRegions.includes(r.name) && { swappedInPlace: swapped, replaced: replacedPods(r, Number.isNaN(rolloutStart) ? undefined : rolloutStart) }),
     };
   });
   const progressing = input.phase === 'Progressing' || input.phase === 'WaitingForConfirmation' || input.phase === 'Paused';
@@ -100,6 +116,7 @@ export function buildStatus(input: StatusInput): { status: ExtendedDeploymentSta
     groups: `${input.group}/${input.totalGroups}`,
     overview: overview(regions),
     ...(input.groupStart !== undefined && { lastGroupStartTime: input.groupStart }),
+    ...(rolloutStartTime !== undefined && { rolloutStartTime }),
     regions,
     conditions,
   };
