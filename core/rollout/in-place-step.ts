@@ -82,3 +82,16 @@ export function stepInPlace(region: RegionState, wantNew: number, maxUnavailable
   const inFlight = active.some((p) => p.swap !== undefined && p.swap.phase !== 'done' && !(p.swap.phase === 'draining' && p.swap.revision !== region.targetRevision));
   return { actions, busy: inFlight || started > 0 || (missing > 0 && candidates.length > 0) };
 }
+
+/**
+ * What in-place swaps may still do while the rollout holds (pause, abort, progress deadline, gate): nothing new is
+ * swapped, but a swap whose containers restarted and are ready is done (its gate opens), and a draining pod whose
+ * images were not patched yet is released at its old images (done; it may be swapped again once the rollout goes on).
+ * A hold must not keep healthy pods out of endpoints; a failed swap stays out until Git changes.
+ */
+export function settleSwaps(region: RegionState, now: number): SwapAction[] {
+  return region.pods
+    .filter((p) => !p.terminating && p.swap !== undefined && (p.swap.phase === 'draining' || (p.swap.phase === 'swapping' && swapComplete(p, p.swap))))
+    .map((p) => step('swapDone', region.name, p, { ...(p.swap as SwapState), phase: 'done', since: now }));
+}
+

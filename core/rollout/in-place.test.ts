@@ -171,3 +171,42 @@ describe('status and events of an in-place rollout', () => {
   });
 });
 
+describe('a hold (pause, abort, progress deadline) in the middle of swaps', () => {
+  const ed = inPlaceEd([{ name: 'gpu', replicas: 3 }], { rolloutStrategy: 'Group', batchSize: 3, syncWaitTimeout: 60 });
+  const swapped: SwapState = { revision: 'new', phase: 'swapping', since: T0 - 30_000, containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-a', restartCount: 0 } } };
+  // a: images swapped, restarted and ready (only its swapDone is missing); b: draining, grace over; c: failing to start; d: not begun
+  const pods = [
+    pod('a', { revision: 'new', ready: false, gateOpen: false, swap: swapped, containers: [{ name: 'server', image: 'llm:2', containerID: 'cid-a2', restartCount: 1, running: true, ready: true }] }),
+    pod('b', { ready: false, gateOpen: false, swap: { revision: 'new', phase: 'draining', since: T0 - 30_000 } }),
+    pod('c', { revision: 'new', ready: false, gateOpen: false, swap: { ...swapped, containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-c', restartCount: 0 } } }, containers: [{ name: 'server', image: 'llm:2', containerID: 'cid-c2', restartCount: 1, running: false, ready: false }] }),
+    pod('d'),
+  ];
+  const plan = (controls: Partial<{ paused: boolean; aborted: boolean }>, groupStart = T0 - 30_000) =>
+    planRollout({
+      ed,
+      generation: 1,
+      rolloutRevision: 'R',
+      regions: [{ ...region(pods), desired: 4 }],
+      status: { revision: 'R', rolloutRegions: ['gpu'], currentGroup: 1, lastGroupStartTime: new Date(groupStart).toISOString(), phase: 'Progressing' },
+      controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined, ...controls },
+      now: T0,
+    });
+
+  it.each<[string, ReturnType<typeof plan>]>([
+    ['edctl pause', plan({ paused: true })],
+    ['edctl abort', plan({ aborted: true })],
+    ['the progress deadline (Degraded)', plan({}, T0 - 120_000)],
+  ])('%s: finished swaps are done and drains released (their pods back in endpoints); nothing new is swapped; a failed swap stays out', (_n, p) => {
+    expect(p.status.phase === 'Paused' || p.status.phase === 'Degraded').toBe(true);
+    const swaps = p.actions.filter((a): a is SwapAction => a.kind.startsWith('swap'));
+    expect(kinds(swaps)).toEqual(['swapDone:a', 'swapDone:b']);
+    // b is released where it is: still the old revision and image, its swap state done so the gate opens
+    expect(swaps[1]).toMatchObject({ state: { revision: 'new', phase: 'done', since: T0 } });
+    expect(swaps[1]?.images).toBeUndefined();
+  });
+
+  it('without a hold the same pods advance: a is done, b gets its images, d is not started while the budget is used', () => {
+    expect(kinds(plan({}).actions.filter((a): a is SwapAction => a.kind.startsWith('swap')))).toEqual(['swapDone:a', 'swapImages:b']);
+  });
+});
+

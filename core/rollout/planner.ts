@@ -7,7 +7,7 @@ import { planDeploymentRollout } from './deployment-mode.js';
 import { decideGate, type RolloutControls } from './gates.js';
 import { gateActions } from './readiness-gate.js';
 import { stepRegion, type RegionStep } from './region-step.js';
-import { stepInPlace } from './in-place-step.js';
+import { settleSwaps, stepInPlace } from './in-place-step.js';
 import { inPlaceEnabled } from '../validate.js';
 import { countPods, type RegionState } from './snapshot.js';
 import { buildStatus, type Phase } from './status.js';
@@ -103,7 +103,11 @@ export function planRollout(input: RolloutInput): RolloutPlan {
       actions,
     );
   }
-  if (gate.kind === 'hold') return finish(base, { phase: gate.phase, group, groupStart: iso(groupStart), reason: gate.reason, message: gate.message }, idleActions(steps));
+  if (gate.kind === 'hold') {
+    // Holding stops new work, but never keeps healthy pods out of endpoints: swaps under way are settled.
+    const settled = inPlaceEnabled(ed) ? regions.filter((r) => rolloutRegions.includes(r.name)).flatMap((r) => settleSwaps(r, now)) : [];
+    return finish(base, { phase: gate.phase, group, groupStart: iso(groupStart), reason: gate.reason, message: gate.message }, [...idleActions(steps), ...settled]);
+  }
   if (gate.kind === 'advance') {
     group += 1;
     groupStart = now;
