@@ -331,6 +331,45 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
     });
   });
 
+  test('edctl pause while a pod drains: the pod is released back into the Service at its old image, nothing is swapped while paused; resume finishes', async ({ ns }) => {
+    await withInPlaceEnv(ns, 'inplace-pause', async (env, journal) => {
+      const replicas = [3, 2, 3];
+      const strategy = { batchSize: 1, minReadySeconds: 1, updateStrategy: { type: 'InPlaceIfPossible', gracePeriodSeconds: 5 } };
+      const v1 = env.render({ image: V1, replicas, strategy });
+      await fill(ns, v1);
+      const before = await podTable(ns);
+      const v2 = env.render({ image: V2, replicas, strategy });
+      const changed = Date.now();
+      await apply(v2);
+      const [uid, draining] = await waitFor('a pod draining with its gate closed', async () => [...(await podTable(ns)).entries()].find(([, p]) => p.swap?.phase === 'draining' && p.gate === 'False'), { timeoutMs: 120_000, intervalMs: 50 });
+      expect(await edctl(ns, 'pause')).toBe(0);
+      await waitForPhase(ns, v2.rolloutRevision, 1, 'Paused', 60_000, v2);
+      // Released: back in the Service, old image, swap state done (it will be swapped again after the resume); every
+      // other swap under way finished; then nothing moves while paused.
+      await waitFor('every pod Ready with its gate True while paused', async () => [...(await podTable(ns)).values()].every((p) => p.gate === 'True' && p.ready === 'True'), {
+        describe: async () => [...(await podTable(ns)).values()],
+      });
+      const released = (await podTable(ns)).get(uid);
+      expect([released?.image, released?.swap?.phase, released?.revision]).toEqual([V1, 'done', before.get(uid)?.revision]);
+      expect(journal.endpointAt(uid, Date.now())).toBe('ready');
+      const paused = await podTable(ns);
+      await sleep(8_000);
+      const later = await podTable(ns);
+      expect([...later.entries()].map(([u, p]) => [u, p.image, p.swap?.phase, p.gate])).toEqual([...paused.entries()].map(([u, p]) => [u, p.image, p.swap?.phase, p.gate]));
+      expect((await readStatus(ns)).phase).toBe('Paused');
+      console.log(`[inplace] paused while ${draining.name} drained: released at ${released?.image}, ${[...paused.values()].filter((p) => p.image === V2).length} pods at V2 held for 8 s`);
+
+      expect(await edctl(ns, 'resume')).toBe(0);
+      await waitForPhase(ns, v2.rolloutRevision, 3, 'Healthy', 180_000, v2);
+      await waitFor('every gate True and every pod Ready', async () => [...(await podTable(ns)).values()].every((p) => p.gate === 'True' && p.ready === 'True'));
+      const after = await podTable(ns);
+      expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+      for (const p of after.values()) expect([p.image, p.swap?.phase]).toEqual([V2, 'done']);
+      expect(journal.createdSince(changed)).toEqual([]);
+      expect(journal.removedSince(changed)).toEqual([]);
+    });
+  });
+
   test('the agent killed (SIGKILL) mid-swap, right after a swap began (gate still open) and while a pod is swapping: the next leader finishes those pods and the rollout', { timeout: 420_000 }, async ({ ns }) => {
     await installCrds();
     const suffix = uniqueName('k').slice(2);
