@@ -8,59 +8,15 @@
 // in-place updates on (pods carry the InPlaceUpdateReady readiness gate, which the agent opens, closes while swapping,
 // and opens again), two groups with one confirmation gate, approved with `edctl approve`. It must complete Healthy,
 // every pod swapped in place (same pod UIDs), and the agent's log must hold no 403 / forbidden.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { AuthenticationV1Api, CoreV1Api, KubeConfig, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
+import { AuthenticationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { startAgent, type Agent } from '../../agent/agent.js';
 import { jsonLogger } from '../../agent/log.js';
 import { IN_PLACE_READINESS_GATE, NAME_LABEL } from '../../core/labels.js';
-import { repoRoot } from '../cluster/build.js';
 import { clients, errorCode, serverSideApply, test, uniqueName, waitFor } from './helpers.js';
+import { renderedIdentity, type AgentIdentity } from './agent-identity.js';
 import { start as startWatcher } from './invariants.js';
 import { apply, deployRegions, ED_NAME, extendedDeployment, installCrds, readStatus, render, rollThroughGates, simulateFromCluster, waitForPods } from './rollout-kit.js';
-
-const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
-
-interface RbacObject extends KubernetesObject {
-  roleRef?: { apiGroup: string; kind: string; name: string };
-  subjects?: { kind: string; name: string; namespace?: string }[];
-}
-
-/**
- * The RBAC objects of the rendered install, moved into `ns`; the ClusterRole and ClusterRoleBinding renamed
- * `<name>-<suffix>`. Everything else (rules, verbs, Lease names) is exactly as rendered.
- */
-function renderedRbac(ns: string, suffix: string): { objects: RbacObject[]; serviceAccount: string } {
-  const text = readFileSync(join(repoRoot, 'dist', 'agent-install.k8s.yaml'), 'utf8');
-  const objects = parseAllDocuments(text)
-    .map((d) => d.toJS() as RbacObject)
-    .filter((o) => RBAC_KINDS.has(o.kind ?? ''));
-  expect(objects.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ServiceAccount']);
-  const clusterScoped = (o: RbacObject) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding';
-  const renamed = new Map(objects.filter(clusterScoped).map((o) => [o.metadata?.name ?? '', `${o.metadata?.name ?? ''}-${suffix}`]));
-  const serviceAccount = objects.find((o) => o.kind === 'ServiceAccount')?.metadata?.name ?? '';
-  const mapped = objects.map((o): RbacObject => ({
-    ...o,
-    metadata: clusterScoped(o) ? { ...o.metadata, name: renamed.get(o.metadata?.name ?? '') ?? '' } : { ...o.metadata, namespace: ns },
-    ...(o.roleRef && { roleRef: { ...o.roleRef, name: o.roleRef.kind === 'ClusterRole' ? renamed.get(o.roleRef.name) ?? o.roleRef.name : o.roleRef.name } }),
-    ...(o.subjects && { subjects: o.subjects.map((s) => (s.kind === 'ServiceAccount' ? { ...s, namespace: ns } : s)) }),
-  }));
-  return { objects: mapped, serviceAccount };
-}
-
-/** The lab's kubeconfig, acting as `user` (the `as` field of a kubeconfig user). */
-function impersonating(admin: KubeConfig, user: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: admin.clusters,
-    users: admin.users.map((u) => ({ ...u, impersonateUser: user })),
-    contexts: admin.contexts,
-    currentContext: admin.currentContext,
-  });
-  return kc;
-}
 
 const gateOpen = (pod: V1Pod) => pod.status?.conditions?.find((c) => c.type === IN_PLACE_READINESS_GATE)?.status === 'True';
 
@@ -71,26 +27,20 @@ async function pods(ns: string): Promise<V1Pod[]> {
 test('the agent rolls out in place through a confirmation gate with only the rendered RBAC, and is never forbidden', async ({ ns }) => {
   await installCrds();
   const suffix = uniqueName('r').slice(2);
-  const { objects: rbac, serviceAccount } = renderedRbac(ns, suffix);
   const regions = deployRegions(suffix).slice(0, 2);
   const logLines: string[] = [];
   let agent: Agent | undefined;
+  let identity: AgentIdentity | undefined;
   const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: ED_NAME });
   try {
-    for (const o of rbac) await serverSideApply(o);
+    identity = await renderedIdentity(ns, suffix);
     for (const r of regions) await serverSideApply(r);
 
     // Who the agent is: the ServiceAccount, with its groups; and it cannot do what the ClusterRole does not grant.
-    const subject = `system:serviceaccount:${ns}:${serviceAccount}`;
-    const kc = impersonating(clients().kc, subject);
+    const { subject, kubeConfig: kc } = identity;
     const review = await kc.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
     expect(review.status?.userInfo?.username).toBe(subject);
     expect(review.status?.userInfo?.groups).toEqual(expect.arrayContaining(['system:serviceaccounts', `system:serviceaccounts:${ns}`]));
-    // RBAC reaches the new binding within moments; until then even granted calls may be forbidden.
-    await waitFor('the ClusterRoleBinding in effect', async () => {
-      await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: ns });
-      return true;
-    });
     const secrets = await kc.makeApiClient(CoreV1Api).listNamespacedSecret({ namespace: ns }).then(() => 200, (e: unknown) => errorCode(e));
     expect(secrets).toBe(403);
 
@@ -158,7 +108,8 @@ test('the agent rolls out in place through a confirmation gate with only the ren
     const violations = await watch.stop();
     console.log(`[invariants] rbac: ${watch.events()} events, ${violations.length} violations`);
     for (const v of violations) console.log(`[invariants]   ${v.kind} ${v.region ?? ''}: ${v.message}`);
-    for (const o of [...regions, ...rbac.filter((x) => x.kind === 'ClusterRole' || x.kind === 'ClusterRoleBinding')]) {
+    await identity?.remove();
+    for (const o of regions) {
       try {
         await clients().objects.delete(o);
       } catch {

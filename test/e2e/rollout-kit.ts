@@ -8,6 +8,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { expect } from 'vitest';
 import { startAgent, type Agent } from '../../agent/agent.js';
+import { renderedIdentity, type AgentIdentity } from './agent-identity.js';
 import { silentLogger } from '../../agent/log.js';
 import { run } from '../../cli/run.js';
 import type { ExtendedDeploymentStatus } from '../../core/api/extended-deployment.js';
@@ -245,8 +246,9 @@ export interface RolloutEnv {
 }
 
 /**
- * Creates three DeployRegions for the test, starts the invariant watcher and the agent (in-process, leader election on
- * a Lease in the test namespace), runs `body`, then stops both, prints what the watcher saw and fails on any violation.
+ * Creates three DeployRegions for the test, starts the invariant watcher and the agent (in-process, as the rendered
+ * install's ServiceAccount with only its RBAC, leader election on a Lease in the test namespace), runs `body`, then
+ * stops both, prints what the watcher saw and fails on any violation.
  */
 export async function withRolloutEnv(ns: string, label: string, body: (env: RolloutEnv) => Promise<void>): Promise<void> {
   await installCrds();
@@ -255,10 +257,13 @@ export async function withRolloutEnv(ns: string, label: string, body: (env: Roll
   for (const region of regions) await serverSideApply(region);
   const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: ED_NAME });
   let agent: Agent | undefined;
+  let identity: AgentIdentity | undefined;
   let failed = false;
   try {
+    // The agent runs with exactly the rendered install's RBAC (issue: the rollout suite passes with that ClusterRole).
+    identity = await renderedIdentity(ns, suffix);
     agent = await startAgent({
-      kubeConfig: clients().kc,
+      kubeConfig: identity.kubeConfig,
       log: silentLogger,
       namespace: ns,
       metricsBindAddress: '127.0.0.1:0',
@@ -280,6 +285,7 @@ export async function withRolloutEnv(ns: string, label: string, body: (env: Roll
     throw e;
   } finally {
     await agent?.stop();
+    await identity?.remove();
     const violations = await watch.stop();
     for (const region of regions) {
       try {
