@@ -16,6 +16,7 @@ import type { Clock } from './clock.js';
 import { ResilientInformer, type CacheReader, type InformerEvent } from './informer.js';
 import { edKey, keysUsingRegion, ownerKey } from './keys.js';
 import type { Logger } from './log.js';
+import { slimInformer } from './slim-informer.js';
 import type { DeployRegionObject, ExtendedDeploymentObject } from './objects.js';
 
 /** API version of the project's resources. */
@@ -66,7 +67,8 @@ export function makeInformers(
   const ns = options.namespace;
   const scoped = (prefix: string, plural: string) => (ns ? `${prefix}/namespaces/${encodeURIComponent(ns)}/${plural}` : `${prefix}/${plural}`);
   const labelSelector = NAME_LABEL; // "has the label": any value
-  const common = { clock: options.clock, log: options.log, ...(options.onRestart && { onRestart: options.onRestart }) };
+  // Cached objects are kept without metadata.managedFields (never read, a third of a pod): see slim-informer.ts.
+  const common = { clock: options.clock, log: options.log, make: slimInformer, ...(options.onRestart && { onRestart: options.onRestart }) };
   const toOwner = (_event: InformerEvent, object: KubernetesObject) => {
     const key = ownerKey(object);
     if (key) options.enqueue(key);
