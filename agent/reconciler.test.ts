@@ -156,6 +156,52 @@ describe('Reconciler', () => {
     expect(second.calls).toEqual([]);
   });
 
+  it('marks old pods concurrently, and acts on nothing else until every mark is answered', async () => {
+    const { caches } = world();
+    const { calls, ports } = recorder();
+    const log: string[] = [];
+    let inFlight = 0;
+    let most = 0;
+    const release: (() => void)[] = [];
+    const slow: ReconcilerPorts = {
+      ...ports,
+      async performAction(ns, kind, action) {
+        log.push(`start ${action.kind}`);
+        if (action.kind === 'markOld') {
+          inFlight++;
+          most = Math.max(most, inFlight);
+          await new Promise<void>((resolve) => release.push(resolve));
+          inFlight--;
+        }
+        await ports.performAction(ns, kind, action);
+        log.push(`end ${action.kind}`);
+      },
+    };
+    const done = new Reconciler({ caches, ports: slow, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    for (let i = 0; i < 20 && release.length < 2; i++) await new Promise((r) => setTimeout(r, 1));
+    expect(most).toBe(2); // both marks are out before either is answered
+    expect(log).toEqual(['start markOld', 'start markOld']);
+    release.splice(0).forEach((r) => r());
+    await done;
+    expect(log).toEqual(['start markOld', 'start markOld', 'end markOld', 'end markOld', 'start scale', 'end scale']);
+    expect(calls.filter((c) => !c.startsWith('markOld'))).toEqual(['status:Progressing:1', 'scale:ReplicaSet:3', 'event:RolloutStarted', 'event:GroupStarted']);
+  });
+
+  it('waits for every mark of a run, then fails the reconcile with the first failure, before anything after it', async () => {
+    const { caches } = world();
+    const { calls, ports } = recorder();
+    const failing: ReconcilerPorts = {
+      ...ports,
+      async performAction(ns, kind, action) {
+        if ('pod' in action && action.pod === 'web-amd-a') throw Object.assign(new Error('boom'), { code: 500 });
+        await new Promise((r) => setTimeout(r, 5));
+        await ports.performAction(ns, kind, action);
+      },
+    };
+    await expect(new Reconciler({ caches, ports: failing, clock: clock(), log: silentLogger }).reconcile('shop/web')).rejects.toThrow('boom');
+    expect(calls).toEqual(['status:Progressing:1', 'markOld:web-amd-b']);
+  });
+
   it('ignores a deleted ExtendedDeployment', async () => {
     const { caches } = world();
     const { calls, ports } = recorder();

@@ -28,6 +28,27 @@ export interface ReconcileResult {
   readonly requeueAfterMs?: number;
 }
 
+/** Old pods marked concurrently within one reconcile. */
+export const MARK_CONCURRENCY = 8;
+
+/** Runs `work` on every item, at most `limit` at once; waits for all, then throws the first failure if any. */
+async function allBounded<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const lane = async () => {
+    while (next < items.length && !failure) {
+      const item = items[next++]!;
+      try {
+        await work(item);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  if (failure) throw failure.error;
+}
+
 /** A cache that has not yet seen the agent's own last status write is re-read after this delay. */
 const STALE_RETRY_MS = 250;
 
@@ -93,11 +114,7 @@ export class Reconciler {
     // A new rollout or group is recorded before anything acts on it (see statusFirst); otherwise the status follows
     // the actions, describing what was done. A failed write throws, and the key is retried on fresh caches.
     if (first) await this.write(key, ed, plan.status);
-    for (const action of plan.actions) {
-      await ports.performAction(namespace, kind, action);
-      metrics?.actions.inc({ kind: action.kind });
-      log.info('action', { ...action });
-    }
+    await this.perform(namespace, kind, plan.actions, log);
     if (changed && !first) await this.write(key, ed, plan.status);
     // Events describe the transition the status records: recorded only once it is written, so a retried reconcile
     // does not report it twice.
@@ -108,6 +125,31 @@ export class Reconciler {
     if (plan.status.phase) metrics?.setPhase(key, plan.status.phase);
     const requeueAfterMs = nextRequeueMs(input, plan);
     return requeueAfterMs === undefined ? { outcome: 'synced' } : { outcome: 'synced', requeueAfterMs };
+  }
+
+  /**
+   * Performs the plan's actions in order, except that a run of consecutive markOld actions goes out concurrently (up
+   * to MARK_CONCURRENCY at once): each annotates a different pod, so their order cannot matter, and a rollout's first
+   * group marks every old pod of the ExtendedDeployment at once. The run is finished (every write answered) before the
+   * next action starts; if one failed, the first failure is thrown once all have settled.
+   */
+  private async perform(namespace: string, kind: WorkloadKind, actions: readonly RolloutAction[], log: Logger): Promise<void> {
+    const act = async (action: RolloutAction) => {
+      await this.deps.ports.performAction(namespace, kind, action);
+      this.deps.metrics?.actions.inc({ kind: action.kind });
+      log.info('action', { ...action });
+    };
+    for (let i = 0; i < actions.length; ) {
+      let end = i;
+      while (end < actions.length && actions[end]!.kind === 'markOld') end++;
+      if (end === i) {
+        await act(actions[i]!);
+        i += 1;
+        continue;
+      }
+      await allBounded(actions.slice(i, end), MARK_CONCURRENCY, act);
+      i = end;
+    }
   }
 
   private async write(key: string, ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<void> {
