@@ -2,7 +2,7 @@
  * bench/inplace: a full image-only rollout on the lab cluster, done in place (updateStrategy InPlaceIfPossible) and by
  * replacement (updateStrategy ReCreate), in the same run. Prints a table and the ratio; asserts nothing about time.
  *
- *   npm run bench:inplace -- [--regions 3] [--replicas 4] [--batch 2] [--runs 3] [--grace 5]
+ *   npm run bench:inplace -- [--regions 3] [--replicas 4] [--batch 2] [--runs 3] [--grace 5] [--agent-log <file>]
  *
  * Setup: the lab is reused when healthy, else started with its own CLI (`tsx test/cluster/cli.ts up`); the CRDs of
  * crds/ are applied; one namespace and `--regions` DeployRegions on the lab's general-pool nodes (zone-a amd64, zone-b
@@ -22,7 +22,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -43,6 +43,8 @@ interface Options {
   readonly runs: number;
   readonly grace: number;
   readonly timeoutSeconds: number;
+  /** Write the agent's log lines to this file. */
+  readonly agentLog: string | undefined;
 }
 
 function options(): Options {
@@ -54,6 +56,7 @@ function options(): Options {
       runs: { type: 'string', default: '3' },
       grace: { type: 'string', default: '5' },
       'timeout-seconds': { type: 'string', default: '300' },
+      'agent-log': { type: 'string' },
     },
   });
   const int = (name: string, v: string | undefined, min: number) => {
@@ -70,6 +73,7 @@ function options(): Options {
     runs: int('runs', values.runs, 1),
     grace: int('grace', values.grace, 0),
     timeoutSeconds: int('timeout-seconds', values['timeout-seconds'], 10),
+    agentLog: values['agent-log'],
   };
 }
 
@@ -210,13 +214,15 @@ class AgentChild {
   readonly child: ChildProcess;
   private leader = false;
   private stderr = '';
-  constructor(namespace: string) {
+  constructor(namespace: string, logFile: string | undefined) {
     const main = join(repoRoot, 'lib', 'cli', 'main.js');
     if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
     const args = ['agent', '--kubeconfig', kubeconfigPath, '--namespace', namespace, '--lease-namespace', namespace, '--metrics-bind-address', '127.0.0.1:0', '--identity', `bench-${namespace}`, '--workers', '2'];
     this.child = spawn(process.execPath, [main, ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const file = logFile === undefined ? undefined : createWriteStream(logFile);
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
       if (line.includes('"became leader"')) this.leader = true;
+      file?.write(`${line}\n`);
     });
     this.child.stderr!.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-4000)));
   }
@@ -464,7 +470,7 @@ async function main(): Promise<void> {
   for (const r of regions) await api.apply(r);
   const watch = new PodWatch(api, ns);
   await watch.start();
-  const agent = new AgentChild(ns);
+  const agent = new AgentChild(ns, o.agentLog);
   const measurements: Measurement[] = [];
   const t0 = Date.now();
   try {
