@@ -22,7 +22,10 @@ let main = '';
 /** Compiles cli/main.ts and what it imports (nothing else: other work in progress cannot break it) into a private folder. */
 beforeAll(async () => {
   await installCrds();
-  buildDir = mkdtempSync(join(repoRoot, 'node_modules', '.cache', 'edctl-e2e-'));
+  // Inside the repository, so the compiled files resolve node_modules; .cache does not exist after a fresh npm ci.
+  const cache = join(repoRoot, 'node_modules', '.cache');
+  mkdirSync(cache, { recursive: true });
+  buildDir = mkdtempSync(join(cache, 'edctl-e2e-'));
   writeFileSync(
     join(buildDir, 'tsconfig.json'),
     JSON.stringify({
