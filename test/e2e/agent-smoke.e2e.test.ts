@@ -4,10 +4,7 @@
 // image change right after (ExtendedDeployment synced before its ReplicaSets) starts again at group 1. Approvals go
 // through `edctl approve`. The agent runs in-process with leader election on a Lease in the test's namespace, and
 // releases that Lease when stopped. Waits are generous and nothing asserts on speed.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { KubernetesObject, V1Lease } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
 import { expect } from 'vitest';
 import { startAgent, type Agent } from '../../agent/agent.js';
 import { silentLogger } from '../../agent/log.js';
@@ -16,39 +13,13 @@ import type { ExtendedDeploymentStatus } from '../../core/api/extended-deploymen
 import { NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../../core/labels.js';
 import { renderSet, type RenderedExtendedDeployment } from '../../core/render.js';
 import { simulateRollout } from '../../core/rollout/simulate.js';
-import { repoRoot } from '../cluster/build.js';
 import { kubeconfigPath } from '../cluster/lab.js';
-import { clients, condition, errorMessage, serverSideApply, test, uniqueName, waitFor } from './helpers.js';
+import { installCrds } from './crds.js';
+import { clients, serverSideApply, test, uniqueName, waitFor } from './helpers.js';
 
 const GROUP = 'extendeddeployment.io';
 const VERSION = 'v1beta1';
 
-let crdsInstalled: Promise<void> | undefined;
-/** Installs crds/ (server-side apply, sent as-is) once per run and waits until they are Established. */
-function installCrds(): Promise<void> {
-  crdsInstalled ??= (async () => {
-    const dir = join(repoRoot, 'crds');
-    const crds = readdirSync(dir)
-      .filter((f) => /\.ya?ml$/.test(f))
-      .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject))
-      .filter((o) => o?.kind === 'CustomResourceDefinition');
-    for (const crd of crds) {
-      try {
-        await serverSideApply(crd);
-      } catch (e) {
-        throw new Error(`CRD ${crd.metadata?.name} rejected by the API server: ${errorMessage(e)}`);
-      }
-    }
-    for (const crd of crds) {
-      await waitFor(`CRD ${crd.metadata?.name} Established`, async () => {
-        const name = crd.metadata?.name ?? '';
-        const got = await clients().objects.read({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } });
-        return condition(got as never, 'Established')?.status === 'True';
-      });
-    }
-  })();
-  return crdsInstalled;
-}
 
 /** Two regions on the lab's nodes, named per test (DeployRegions are cluster-scoped). */
 function deployRegions(suffix: string) {

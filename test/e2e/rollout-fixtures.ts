@@ -1,44 +1,15 @@
 // Shared pieces of the agent end-to-end suites that run the agent as a child process: CRDs, per-test DeployRegions on
 // the lab's general nodes, rendering with core's renderSet, applying like a GitOps tool, and watching objects.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Watch, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
 import type { ExtendedDeploymentStatus } from '../../core/api/extended-deployment.js';
 import { NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../../core/labels.js';
 import { renderSet, type RenderedExtendedDeployment } from '../../core/render.js';
-import { repoRoot } from '../cluster/build.js';
-import { clients, condition, errorMessage, rawRequest, serverSideApply, waitFor } from './helpers.js';
+import { clients, rawRequest, serverSideApply, waitFor } from './helpers.js';
 
 export const GROUP = 'extendeddeployment.io';
 export const VERSION = 'v1beta1';
 
-let crdsInstalled: Promise<void> | undefined;
-/** Installs crds/ (server-side apply, sent as-is) once per run and waits until they are Established. */
-export function installCrds(): Promise<void> {
-  crdsInstalled ??= (async () => {
-    const dir = join(repoRoot, 'crds');
-    const crds = readdirSync(dir)
-      .filter((f) => /\.ya?ml$/.test(f))
-      .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject))
-      .filter((o) => o?.kind === 'CustomResourceDefinition');
-    for (const crd of crds) {
-      try {
-        await serverSideApply(crd);
-      } catch (e) {
-        throw new Error(`CRD ${crd.metadata?.name} rejected by the API server: ${errorMessage(e)}`);
-      }
-    }
-    for (const crd of crds) {
-      await waitFor(`CRD ${crd.metadata?.name} Established`, async () => {
-        const name = crd.metadata?.name ?? '';
-        const got = await clients().objects.read({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } });
-        return condition(got as never, 'Established')?.status === 'True';
-      });
-    }
-  })();
-  return crdsInstalled;
-}
+export { installCrds } from './crds.js';
 
 /** Three regions on the lab's general-pool nodes (zone-a amd64, zone-b amd64, arm64), named per test. */
 export function threeRegions(suffix: string): KubernetesObject[] {

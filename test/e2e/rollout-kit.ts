@@ -2,10 +2,7 @@
 // DeployRegions per test on disjoint node sets, ExtendedDeployment manifests rendered by core and applied as a GitOps
 // tool would (server-side apply), the agent in-process, the invariant watcher beside it, `edctl` controls, and the
 // rollout followed gate by gate against core's simulateRollout.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
 import { expect } from 'vitest';
 import { startAgent, type Agent } from '../../agent/agent.js';
 import { renderedIdentity, type AgentIdentity } from './agent-identity.js';
@@ -15,41 +12,15 @@ import type { ExtendedDeploymentStatus } from '../../core/api/extended-deploymen
 import { NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../../core/labels.js';
 import { renderSet, type RenderedExtendedDeployment } from '../../core/render.js';
 import { simulateRollout, type Simulation } from '../../core/rollout/simulate.js';
-import { repoRoot } from '../cluster/build.js';
 import { kubeconfigPath } from '../cluster/lab.js';
-import { clients, condition, errorMessage, serverSideApply, sleep, uniqueName, waitFor } from './helpers.js';
+import { clients, serverSideApply, sleep, uniqueName, waitFor } from './helpers.js';
 import { start as startWatcher, type InvariantWatch } from './invariants.js';
 
 export const GROUP = 'extendeddeployment.io';
 export const VERSION = 'v1beta1';
 export const ED_NAME = 'web';
 
-let crdsInstalled: Promise<void> | undefined;
-/** Installs crds/ (server-side apply, sent as-is) once per run and waits until they are Established. */
-export function installCrds(): Promise<void> {
-  crdsInstalled ??= (async () => {
-    const dir = join(repoRoot, 'crds');
-    const crds = readdirSync(dir)
-      .filter((f) => /\.ya?ml$/.test(f))
-      .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject))
-      .filter((o) => o?.kind === 'CustomResourceDefinition');
-    for (const crd of crds) {
-      try {
-        await serverSideApply(crd);
-      } catch (e) {
-        throw new Error(`CRD ${crd.metadata?.name} rejected by the API server: ${errorMessage(e)}`);
-      }
-    }
-    for (const crd of crds) {
-      await waitFor(`CRD ${crd.metadata?.name} Established`, async () => {
-        const name = crd.metadata?.name ?? '';
-        const got = await clients().objects.read({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } });
-        return condition(got as never, 'Established')?.status === 'True';
-      });
-    }
-  })();
-  return crdsInstalled;
-}
+export { installCrds } from './crds.js';
 
 /** Node sets of the lab (disjoint): general-pool nodes of zone-a (amd64), zone-b (amd64) and zone-c (arm64). */
 const NODE_SETS = [
@@ -251,7 +222,6 @@ export interface RolloutEnv {
  * stops both, prints what the watcher saw and fails on any violation.
  */
 export async function withRolloutEnv(ns: string, label: string, body: (env: RolloutEnv) => Promise<void>): Promise<void> {
-  await installCrds();
   const suffix = uniqueName('r').slice(2);
   const regions = deployRegions(suffix);
   for (const region of regions) await serverSideApply(region);

@@ -1,0 +1,34 @@
+// Installs the generated CRDs once per test run, as a GitOps tool would: server-side apply of crds/ as written.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { repoRoot } from '../cluster/build.js';
+import { clients, condition, errorMessage, serverSideApply, waitFor } from './helpers.js';
+
+let crdsInstalled: Promise<void> | undefined;
+/** Installs crds/ (server-side apply, sent as-is) once per run and waits until they are Established. */
+export function installCrds(): Promise<void> {
+  crdsInstalled ??= (async () => {
+    const dir = join(repoRoot, 'crds');
+    const crds = readdirSync(dir)
+      .filter((f) => /\.ya?ml$/.test(f))
+      .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject))
+      .filter((o) => o?.kind === 'CustomResourceDefinition');
+    for (const crd of crds) {
+      try {
+        await serverSideApply(crd);
+      } catch (e) {
+        throw new Error(`CRD ${crd.metadata?.name} rejected by the API server: ${errorMessage(e)}`);
+      }
+    }
+    for (const crd of crds) {
+      await waitFor(`CRD ${crd.metadata?.name} Established`, async () => {
+        const name = crd.metadata?.name ?? '';
+        const got = await clients().objects.read({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } });
+        return condition(got as never, 'Established')?.status === 'True';
+      });
+    }
+  })();
+  return crdsInstalled;
+}
