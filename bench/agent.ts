@@ -224,18 +224,34 @@ async function waitUntil(what: string, timeoutMs: number, check: () => Promise<b
 
 type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
-/** List, then watch from there, again after every end, until stopped. Events carry the local receive time. */
+/** Re-lists of the bench's own watches (a watch that ended or failed), shown with the figures. */
+const relists = { count: 0 };
+
+/**
+ * List, then watch from there, again after every end, until stopped. Events carry the local receive time; a re-list
+ * reports objects that vanished meanwhile as DELETED.
+ */
 function listWatch<T extends KubernetesObject>(api: Api, path: string, onEvent: (type: EventType, object: T, at: number) => void): { synced: Promise<void>; stop: () => void } {
   let stopped = false;
   let controller: AbortController | undefined;
   let markSynced: () => void = () => undefined;
   const synced = new Promise<void>((resolve) => (markSynced = resolve));
+  const known = new Map<string, T>();
+  let lists = 0;
   void (async () => {
     while (!stopped) {
       try {
         const list = await api.request<{ metadata: { resourceVersion: string }; items: T[] }>('GET', path);
         const now = Date.now();
-        for (const item of list.items) onEvent('ADDED', item, now);
+        // A re-list replaces what was known: objects gone meanwhile are reported DELETED.
+        const listed = new Set(list.items.map((item) => item.metadata?.uid ?? ''));
+        for (const [uid, object] of known) if (!listed.has(uid)) onEvent('DELETED', object, now);
+        known.clear();
+        for (const item of list.items) {
+          known.set(item.metadata?.uid ?? '', item);
+          onEvent('ADDED', item, now);
+        }
+        if (lists++ > 0) relists.count++;
         markSynced();
         await new Promise<void>((resolve) => {
           void new Watch(api.kc)
@@ -243,7 +259,10 @@ function listWatch<T extends KubernetesObject>(api: Api, path: string, onEvent: 
               path,
               { resourceVersion: list.metadata.resourceVersion, allowWatchBookmarks: true },
               (type: string, object: T) => {
-                if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') onEvent(type, object, Date.now());
+                if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
+                if (type === 'DELETED') known.delete(object.metadata?.uid ?? '');
+                else known.set(object.metadata?.uid ?? '', object);
+                onEvent(type, object, Date.now());
               },
               () => resolve(),
             )
@@ -576,6 +595,22 @@ class Observer {
     this.lastStatus.set(ed.metadata.name, seen);
   }
 
+  /** What the ExtendedDeployments that are not done show: status and pods by region, revision and state. */
+  notDone(eds: readonly RenderedExtendedDeployment[]): string[] {
+    const out: string[] = [];
+    for (const ed of eds) {
+      const name = ed.parsed.metadata.name;
+      const targets = new Map(ed.regions.map((r) => [r.name, r.revision]));
+      const pods = [...this.pods.values()].filter((p) => p.ed === name);
+      const st = this.lastStatus.get(name);
+      const fresh = pods.filter((p) => !p.terminating && p.revision === targets.get(p.region) && p.readyAt !== undefined).length;
+      if (st?.phase === 'Healthy' && st.revision === ed.rolloutRevision && fresh === ed.replicas && pods.length === ed.replicas) continue;
+      const desc = pods.map((p) => `${p.region.slice(-2)}:${p.revision === targets.get(p.region) ? 'new' : 'old'}${p.terminating ? ':terminating' : ''}${p.readyAt ? '' : ':notReady'}`);
+      out.push(`${name} ${st?.phase}/${st?.group} [${desc.filter((d) => !d.endsWith(':new')).join(',')}]`);
+    }
+    return out;
+  }
+
   /** EDs Healthy at `revision` whose pods are exactly the desired count, all at their region's target and Ready. */
   progress(eds: readonly RenderedExtendedDeployment[]): { healthy: number; done: number; pods: number; readyNew: number; terminating: number } {
     const perEd = new Map<string, PodSeen[]>();
@@ -778,7 +813,7 @@ async function main(): Promise<void> {
         `    Lease (time-driven, whole rollout window of ${rolloutSeconds.toFixed(0)} s): ${sum(during, isLease)} requests`,
         `(c) agent peak RSS (VmHWM) after the rollouts: ${memory.peakMiB.toFixed(0)} MiB (RSS then ${memory.nowMiB.toFixed(0)} MiB, after idle ${memoryIdle.nowMiB.toFixed(0)} MiB); target < 250 MB (238 MiB): ${ok(memory.peakMiB * 1.048576 < 250)}`,
         `    idle ${o.idleSeconds} s once Healthy: ${idleWrites} writes besides the Lease${idleWrites > 0 ? ` (${[...idle].filter(([k]) => isWrite(k) && !isLease(k)).map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}; Lease renewals ${idleLease}; all requests ${sum(idle)}; target 0 writes: ${ok(idleWrites === 0)}`,
-        `    agent warnings/errors logged: ${agent.warnings}; bench wall time ${((Date.now() - started) / 1000).toFixed(0)} s`,
+        `    agent warnings/errors logged: ${agent.warnings}; bench watch re-lists: ${relists.count}; bench wall time ${((Date.now() - started) / 1000).toFixed(0)} s`,
       ].join('\n'),
     );
   } finally {
@@ -829,7 +864,7 @@ async function waitFleet(observer: Observer, eds: readonly RenderedExtendedDeplo
       lastLog = Date.now();
     }
     if (Date.now() > deadline) {
-      log(`${what}: timed out`);
+      log(`${what}: timed out; not done: ${observer.notDone(eds).slice(0, 5).join(' | ')}`);
       return false;
     }
     await sleep(500);

@@ -94,7 +94,7 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 /**
  * List, then watch from the list's resourceVersion, again and again until stopped (a watch that ends or fails is
- * re-listed; a re-list reports every object as ADDED again, and objects gone meanwhile are not reported).
+ * re-listed; a re-list reports every object as ADDED again, and objects gone meanwhile as DELETED).
  * `onEvent` sees every object state in order; `receivedAt` is the local time the event arrived.
  */
 export function listWatch<T extends KubernetesObject>(path: string, onEvent: (type: WatchEventType, object: T, receivedAt: number) => void): { synced: Promise<void>; stop: () => void } {
@@ -102,12 +102,20 @@ export function listWatch<T extends KubernetesObject>(path: string, onEvent: (ty
   let controller: AbortController | undefined;
   let markSynced: () => void = () => undefined;
   const synced = new Promise<void>((resolve) => (markSynced = resolve));
+  const known = new Map<string, T>();
   const loop = async (): Promise<void> => {
     while (!stopped) {
       try {
         const list = (await rawRequest('GET', path)) as { metadata: { resourceVersion: string }; items: T[] };
         const now = Date.now();
-        for (const item of list.items) onEvent('ADDED', item, now);
+        // A re-list replaces what was known: objects gone meanwhile are reported DELETED.
+        const listed = new Set(list.items.map((item) => item.metadata?.uid ?? ''));
+        for (const [uid, object] of known) if (!listed.has(uid)) onEvent('DELETED', object, now);
+        known.clear();
+        for (const item of list.items) {
+          known.set(item.metadata?.uid ?? '', item);
+          onEvent('ADDED', item, now);
+        }
         markSynced();
         await new Promise<void>((resolve) => {
           void new Watch(clients().kc)
@@ -115,7 +123,10 @@ export function listWatch<T extends KubernetesObject>(path: string, onEvent: (ty
               path,
               { resourceVersion: list.metadata.resourceVersion, allowWatchBookmarks: true },
               (type: string, object: T) => {
-                if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') onEvent(type, object, Date.now());
+                if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
+                if (type === 'DELETED') known.delete(object.metadata?.uid ?? '');
+                else known.set(object.metadata?.uid ?? '', object);
+                onEvent(type, object, Date.now());
               },
               () => resolve(),
             )
