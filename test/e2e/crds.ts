@@ -7,7 +7,7 @@ import { repoRoot } from '../cluster/build.js';
 import { clients, condition, errorMessage, serverSideApply, waitFor } from './helpers.js';
 
 let crdsInstalled: Promise<void> | undefined;
-/** Installs crds/ (server-side apply, sent as-is) once per run and waits until they are Established. */
+/** Installs crds/ (server-side apply, sent as-is) once per run and waits until they are Established and served. */
 export function installCrds(): Promise<void> {
   crdsInstalled ??= (async () => {
     const dir = join(repoRoot, 'crds');
@@ -28,6 +28,20 @@ export function installCrds(): Promise<void> {
         const got = await clients().objects.read({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } });
         return condition(got as never, 'Established')?.status === 'True';
       });
+    }
+    // A freshly started API server can report a CRD Established a few seconds before discovery serves its group;
+    // clients that look kinds up through discovery (server-side apply here, informers in the agent) wait for both.
+    for (const crd of crds) {
+      const spec = (crd as KubernetesObject & { spec: { group: string; names: { kind: string }; versions: { name: string }[] } }).spec;
+      for (const version of spec.versions) {
+        await waitFor(`${spec.names.kind} ${spec.group}/${version.name} served`, async () => {
+          try {
+            return (await clients().objects.resourceFor(`${spec.group}/${version.name}`, spec.names.kind)) !== undefined;
+          } catch {
+            return false;
+          }
+        });
+      }
     }
   })();
   return crdsInstalled;
