@@ -20,7 +20,9 @@ export const GROUP = 'extendeddeployment.io';
 export const VERSION = 'v1beta1';
 export const ED_NAME = 'web';
 
-export { installCrds } from './crds.js';
+import { installCrds } from './crds.js';
+
+export { installCrds };
 
 /** Node sets of the lab (disjoint): general-pool nodes of zone-a (amd64), zone-b (amd64) and zone-c (arm64). */
 const NODE_SETS = [
@@ -222,6 +224,7 @@ export interface RolloutEnv {
  * stops both, prints what the watcher saw and fails on any violation.
  */
 export async function withRolloutEnv(ns: string, label: string, body: (env: RolloutEnv) => Promise<void>): Promise<void> {
+  await installCrds();
   const suffix = uniqueName('r').slice(2);
   const regions = deployRegions(suffix);
   for (const region of regions) await serverSideApply(region);
