@@ -10,7 +10,7 @@ import type { AgentMetrics } from './metrics.js';
 import { splitKey, type ExtendedDeploymentObject, type MetaObject } from './objects.js';
 import { nextRequeueMs } from './requeue.js';
 import { snapshotFromObjects } from './snapshot.js';
-import { invalidSpecStatus, problemsMessage, progressOnlyChange, statusChanged, statusFirst } from './status-decision.js';
+import { invalidSpecStatus, problemsMessage, statusChanged, statusFirst } from './status-decision.js';
 
 /** The writes a reconcile makes; injected so that the order of writes can be tested without a cluster. */
 export interface ReconcilerPorts {
@@ -27,14 +27,6 @@ export interface ReconcileResult {
   /** Look at the object again after this many ms, even if nothing changes. */
   readonly requeueAfterMs?: number;
 }
-
-/**
- * A status change that is only progress detail (pod counts, overview, messages) with nothing to do and nothing to
- * report is written at most this often per ExtendedDeployment; the reconcile is requeued to write it when the interval
- * is over. Pod events come in bursts during a rollout, and writing every count as it changes kept the workers busy with
- * status writes while other ExtendedDeployments waited to start their next group (bench/agent).
- */
-export const PROGRESS_WRITE_INTERVAL_MS = 1_000;
 
 /** Old pods marked concurrently within one reconcile. */
 export const MARK_CONCURRENCY = 8;
@@ -68,8 +60,6 @@ const STALE_RETRY_MS = 250;
 export class Reconciler {
   /** key → the resourceVersion our last status write replaced. While the cache still shows it, the cache is stale. */
   private readonly replacedVersion = new Map<string, string>();
-  /** key → when this agent last wrote its status (ms): paces progress-only writes. */
-  private readonly lastWrite = new Map<string, number>();
 
   constructor(
     private readonly deps: {
@@ -90,7 +80,6 @@ export class Reconciler {
     if (!ed || ed.metadata?.deletionTimestamp) {
       // Deleted: the regional workloads are Git's to delete (or garbage-collected); nothing for the agent to do.
       this.replacedVersion.delete(key);
-      this.lastWrite.delete(key);
       metrics?.setPhase(key, undefined);
       return { outcome: 'gone' };
     }
@@ -121,14 +110,6 @@ export class Reconciler {
     const changed = statusChanged(ed.status, plan.status);
     const first = changed && statusFirst(input.status, plan.status);
     const kind: WorkloadKind = input.ed.spec.subsetType === 'Deployment' ? 'Deployment' : 'ReplicaSet';
-    if (changed && !first && plan.actions.length === 0 && plan.events.length === 0 && progressOnlyChange(ed.status, plan.status)) {
-      const wait = (this.lastWrite.get(key) ?? Number.NEGATIVE_INFINITY) + PROGRESS_WRITE_INTERVAL_MS - clock.now();
-      if (wait > 0) {
-        // Only counts moved since the last write, which was just now: write them (and whatever comes meanwhile) later.
-        const requeue = nextRequeueMs(input, plan);
-        return { outcome: 'synced', requeueAfterMs: Math.min(requeue ?? Number.POSITIVE_INFINITY, Math.ceil(wait)) };
-      }
-    }
 
     // A new rollout or group is recorded before anything acts on it (see statusFirst); otherwise the status follows
     // the actions, describing what was done. A failed write throws, and the key is retried on fresh caches.
@@ -174,7 +155,6 @@ export class Reconciler {
   private async write(key: string, ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<void> {
     await this.deps.ports.writeStatus(ed, status);
     this.deps.metrics?.statusWrites.inc();
-    this.lastWrite.set(key, this.deps.clock.now());
     if (ed.metadata?.resourceVersion) this.replacedVersion.set(key, ed.metadata.resourceVersion);
   }
 }
