@@ -3,7 +3,7 @@
 // It terminates TLS with the lab's serving certificate (signed by the lab CA the kubeconfig trusts, SAN 127.0.0.1),
 // shows every request (method, path, body) to a callback that may drop it, and forwards the rest upstream with the
 // lab's admin client certificate. Responses are streamed, so watches work through it. Test-only: 127.0.0.1 only.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -77,6 +77,7 @@ export async function startApiProxy(name: string, onRequest: (request: ProxiedRe
         server.close(() => resolve());
         server.closeAllConnections();
         upstreamAgent.destroy();
+        rmSync(kubeconfig, { force: true });
       }),
   };
 }
