@@ -1,32 +1,16 @@
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { run } from './run.js';
+import { captured, captureOutput, fixture, regions, sample } from './test-support.js';
 
-let out = '';
-let err = '';
-beforeEach(() => {
-  out = '';
-  err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((out += String(chunk)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((err += String(chunk)), true));
-});
-afterEach(() => vi.restoreAllMocks());
-
-function fixture(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'edctl-'));
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  return dir;
-}
-
-const regions = readFileSync('examples/upstream-sample/deployregions.yaml', 'utf8');
-const sample = readFileSync('examples/upstream-sample/extendeddeployment.yaml', 'utf8');
+captureOutput();
 
 describe('edctl plan', () => {
   it('prints the stable JSON shape, regions in declared order', async () => {
     expect(await run(['plan', '-f', 'examples/upstream-sample', '--output', 'json'])).toBe(0);
-    const plan = JSON.parse(out) as { extendedDeployments: { namespace: string; name: string; regions: { name: string; replicas: number; revision: string }[] }[] };
+    const plan = JSON.parse(captured.out) as { extendedDeployments: { namespace: string; name: string; regions: { name: string; replicas: number; revision: string }[] }[] };
     expect(plan.extendedDeployments).toHaveLength(1);
     const [ed] = plan.extendedDeployments;
     expect(ed?.namespace).toBe('');
@@ -40,7 +24,7 @@ describe('edctl plan', () => {
 
   it('prints a table for people, with the groups of the rollout', async () => {
     expect(await run(['plan', '-f', 'examples/upstream-sample'])).toBe(0);
-    const lines = out.trimEnd().split('\n');
+    const lines = captured.out.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^ExtendedDeployment extendeddeployment-sample: 2 replicas, rollout revision [0-9a-f]{10}, 1 group$/);
     expect(lines[1]).toBe('REGION   CHANGE   REPLICAS  REVISION');
     expect(lines[2]).toMatch(/^region1  rollout  1         previous -> [0-9a-f]{10}$/);
@@ -49,7 +33,7 @@ describe('edctl plan', () => {
 
   it('adds the groups to the JSON shape', async () => {
     expect(await run(['plan', '-f', 'dist/multi-arch-web.k8s.yaml', 'dist/regions.k8s.yaml', '-o', 'json'])).toBe(0);
-    const [ed] = (JSON.parse(out) as { extendedDeployments: { name: string; groups: { group: number; regions: { name: string; updated: number }[] }[] }[] }).extendedDeployments;
+    const [ed] = (JSON.parse(captured.out) as { extendedDeployments: { name: string; groups: { group: number; regions: { name: string; updated: number }[] }[] }[] }).extendedDeployments;
     expect(ed?.name).toBe('web');
     expect(ed?.groups.map((g) => g.regions.map((r) => `${r.name}=${r.updated}`).join(' '))).toEqual(['amd64=2 arm64=1', 'amd64=4 arm64=2']);
   });
@@ -57,47 +41,47 @@ describe('edctl plan', () => {
   it('--from files: only what changed rolls, and markdown carries a table and a mermaid gantt', async () => {
     const changed = fixture({ 'regions.yaml': regions, 'sample.yaml': sample.replace('          image: alpine\n', '          image: alpine:3.20\n') });
     expect(await run(['plan', '-f', changed, '--from', 'examples/upstream-sample', '-o', 'markdown'])).toBe(0);
-    expect(out).toContain('| region1 | none | 1 | `');
-    expect(out).toMatch(/\| region2 \| rollout \(in-place\) \| 1 \| `[0-9a-f]{10} -> [0-9a-f]{10}` \|/);
-    expect(out).toContain('```mermaid\ngantt\n');
-    expect(out).toContain('  section region2\n  group 1 (1/1) : 0, 1\n```');
-    expect(out).not.toContain('section region1');
+    expect(captured.out).toContain('| region1 | none | 1 | `');
+    expect(captured.out).toMatch(/\| region2 \| rollout \(in-place\) \| 1 \| `[0-9a-f]{10} -> [0-9a-f]{10}` \|/);
+    expect(captured.out).toContain('```mermaid\ngantt\n');
+    expect(captured.out).toContain('  section region2\n  group 1 (1/1) : 0, 1\n```');
+    expect(captured.out).not.toContain('section region1');
   });
 
   it('says per region whether pods are swapped in place or replaced when in-place updates are on', async () => {
     const imageOnly = fixture({ 'regions.yaml': regions, 'sample.yaml': sample.replace('          image: alpine\n', '          image: alpine:3.20\n') });
     expect(await run(['plan', '-f', imageOnly, '--from', 'examples/upstream-sample', '-o', 'json'])).toBe(0);
     const plan = (text: string) => (JSON.parse(text) as { extendedDeployments: { regions: { name: string; update?: string; updateReason?: string }[] }[] }).extendedDeployments[0]?.regions;
-    expect(plan(out)?.[1]).toMatchObject({ name: 'region2', update: 'in-place' });
-    out = '';
+    expect(plan(captured.out)?.[1]).toMatchObject({ name: 'region2', update: 'in-place' });
+    captured.out = '';
     const more = fixture({ 'regions.yaml': regions, 'sample.yaml': sample.replace('          image: alpine\n', '          image: alpine:3.20\n').replace('            - sleep 100000', '            - sleep 200000') });
     expect(await run(['plan', '-f', more, '--from', 'examples/upstream-sample'])).toBe(0);
-    expect(out).toMatch(/region1  rollout \(replace: fields other than images changed\)  1 /);
-    expect(out).toMatch(/region2  rollout \(replace: fields other than images changed\)  1 /);
+    expect(captured.out).toMatch(/region1  rollout \(replace: fields other than images changed\)  1 /);
+    expect(captured.out).toMatch(/region2  rollout \(replace: fields other than images changed\)  1 /);
   });
 
   it('--from a git revision reads the files as they were there', async () => {
     expect(await run(['plan', '-f', 'examples/upstream-sample', '--from', 'HEAD', '-o', 'json'])).toBe(0);
-    const [ed] = (JSON.parse(out) as { extendedDeployments: { regions: { change: string }[]; groups: unknown[] }[] }).extendedDeployments;
+    const [ed] = (JSON.parse(captured.out) as { extendedDeployments: { regions: { change: string }[]; groups: unknown[] }[] }).extendedDeployments;
     expect(ed?.regions.map((r) => r.change)).toEqual(['none', 'none']);
     expect(ed?.groups).toEqual([]);
   });
 
   it('--from something that is neither files nor a revision is a one-line error', async () => {
     expect(await run(['plan', '-f', 'examples/upstream-sample', '--from', 'no-such-ref'])).toBe(1);
-    expect(err).toBe('error: --from no-such-ref: not a file, and not a git revision of this repository\n');
+    expect(captured.err).toBe('error: --from no-such-ref: not a file, and not a git revision of this repository\n');
   });
 
   it('rejects an unknown output format as wrong usage', async () => {
     expect(await run(['plan', '-f', 'examples/upstream-sample', '--output', 'xml'])).toBe(2);
-    expect(err).toContain("argument 'xml' is invalid");
+    expect(captured.err).toContain("argument 'xml' is invalid");
   });
 });
 
 describe('edctl validate', () => {
   it('accepts valid specs', async () => {
     expect(await run(['validate', '-f', 'examples/upstream-sample'])).toBe(0);
-    expect(out).toBe('3 objects valid (2 DeployRegions, 1 ExtendedDeployments)\n');
+    expect(captured.out).toBe('3 objects valid (2 DeployRegions, 1 ExtendedDeployments)\n');
   });
 
   it('lists every problem with its file, object and path, exits 1, no stack trace', async () => {
@@ -106,28 +90,28 @@ describe('edctl validate', () => {
       'web.yaml': sample.replace('replicas: 1\n    - name: region2', 'replicas: "150%"\n    - name: region2').replace('name: region2\n      replicas: 1', 'name: region3\n      replicas: 1'),
     });
     expect(await run(['validate', '-f', dir])).toBe(1);
-    expect(err.trimEnd().split('\n')).toEqual([
+    expect(captured.err.trimEnd().split('\n')).toEqual([
       `error: ${join(dir, 'web.yaml')}: ExtendedDeployment extendeddeployment-sample: spec.regions[0].replicas: "150%" exceeds 100%`,
       `error: ${join(dir, 'web.yaml')}: ExtendedDeployment extendeddeployment-sample: spec.regions[1].name: DeployRegion "region3" not found (known: region1, region2)`,
     ]);
-    expect(err).not.toMatch(/\n\s+at /);
+    expect(captured.err).not.toMatch(/\n\s+at /);
   });
 
   it('reports malformed YAML with file and line', async () => {
     const dir = fixture({ 'bad.yaml': 'apiVersion: v1\nkind: [unclosed\n' });
     expect(await run(['validate', '-f', dir])).toBe(1);
-    expect(err).toBe(`error: ${join(dir, 'bad.yaml')}: line 3: Flow sequence in block collection must be sufficiently indented and end with a ]\n`);
+    expect(captured.err).toBe(`error: ${join(dir, 'bad.yaml')}: line 3: Flow sequence in block collection must be sufficiently indented and end with a ]\n`);
   });
 
   it('reports a document that is not a Kubernetes object', async () => {
     const dir = fixture({ 'list.yaml': '- a\n- b\n' });
     expect(await run(['validate', '-f', dir])).toBe(1);
-    expect(err).toMatch(/list\.yaml: line 1: not a Kubernetes object \(no kind\)\n$/);
+    expect(captured.err).toMatch(/list\.yaml: line 1: not a Kubernetes object \(no kind\)\n$/);
   });
 
   it('reports a missing file', async () => {
     expect(await run(['validate', '-f', 'no/such/file.yaml'])).toBe(1);
-    expect(err).toBe('error: no/such/file.yaml: no such file or directory\n');
+    expect(captured.err).toBe('error: no/such/file.yaml: no such file or directory\n');
   });
 });
 
@@ -144,7 +128,7 @@ describe('edctl render', () => {
 
   it('prints to stdout without --output-dir', async () => {
     expect(await run(['render', '-f', 'examples/upstream-sample'])).toBe(0);
-    expect(out.match(/^kind: /gm)).toHaveLength(5);
+    expect(captured.out.match(/^kind: /gm)).toHaveLength(5);
   });
 });
 
@@ -160,11 +144,11 @@ describe('edctl crds', () => {
 describe('edctl', () => {
   it('exits 2 on an unknown command', async () => {
     expect(await run(['frobnicate'])).toBe(2);
-    expect(err).toContain("unknown command 'frobnicate'");
+    expect(captured.err).toContain("unknown command 'frobnicate'");
   });
 
   it('exits 0 for --help and documents exit codes', async () => {
     expect(await run(['--help'])).toBe(0);
-    expect(out).toContain('Exit codes:');
+    expect(captured.out).toContain('Exit codes:');
   });
 });

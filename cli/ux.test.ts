@@ -1,30 +1,12 @@
 // edctl's consistency rules (examples in every help, kubectl flags on every cluster command, JSON on every read
 // command, the kubectl plugin's name), `edctl diff` and `edctl validate -o json`.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildProgram, programNameOf } from './program.js';
 import { run } from './run.js';
+import { captured, captureOutput, fixture, regions, sample } from './test-support.js';
 
-let out = '';
-let err = '';
-beforeEach(() => {
-  out = '';
-  err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((out += String(chunk)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((err += String(chunk)), true));
-});
-afterEach(() => vi.restoreAllMocks());
-
-function fixture(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'edctl-'));
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  return dir;
-}
-
-const regions = readFileSync('examples/upstream-sample/deployregions.yaml', 'utf8');
-const sample = readFileSync('examples/upstream-sample/extendeddeployment.yaml', 'utf8');
+captureOutput();
 const CLUSTER_COMMANDS = ['status', 'approve', 'pause', 'resume', 'abort', 'agent'];
 const READ_COMMANDS = ['validate', 'plan', 'diff', 'status'];
 
@@ -33,7 +15,7 @@ describe('every command', () => {
 
   it.each(commands.map((c) => c.name()))('%s --help has examples, and exits 0', async (name) => {
     expect(await run([name, '--help'])).toBe(0);
-    expect(out).toMatch(/\nExamples:\n {2}edctl /);
+    expect(captured.out).toMatch(/\nExamples:\n {2}edctl /);
   });
 
   it('cluster commands take --kubeconfig, --context and -n/--namespace; read commands -o/--output json', () => {
@@ -50,8 +32,8 @@ describe('every command', () => {
 
   it('the root help lists the exit codes', async () => {
     expect(await run(['--help'])).toBe(0);
-    expect(out).toContain('Exit codes:\n  0  success\n  1  invalid input');
-    expect(out).toContain('2  wrong usage');
+    expect(captured.out).toContain('Exit codes:\n  0  success\n  1  invalid input');
+    expect(captured.out).toContain('2  wrong usage');
   });
 });
 
@@ -63,9 +45,9 @@ describe('kubectl plugin', () => {
     expect(programNameOf('/usr/local/bin/edctl')).toBe('edctl');
     expect(programNameOf(undefined)).toBe('edctl');
     expect(await run(['status', '--help'], { name: 'kubectl ed' })).toBe(0);
-    expect(out).toContain('Usage: kubectl ed status [options] <name>');
-    expect(out).toContain('  kubectl ed status web -n shop --watch');
-    expect(out).not.toMatch(/\bedctl /);
+    expect(captured.out).toContain('Usage: kubectl ed status [options] <name>');
+    expect(captured.out).toContain('  kubectl ed status web -n shop --watch');
+    expect(captured.out).not.toMatch(/\bedctl /);
   });
 });
 
@@ -74,7 +56,7 @@ describe('edctl diff', () => {
 
   it('shows per region the template paths that change, in place or replace, and the groups', async () => {
     expect(await run(['diff', '-f', changed(), '--from', 'examples/upstream-sample'])).toBe(0);
-    const lines = out.trimEnd().split('\n');
+    const lines = captured.out.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^ExtendedDeployment extendeddeployment-sample: rollout revision [0-9a-f]{10} -> [0-9a-f]{10}, replicas 2, 1 group$/);
     expect(lines[1]).toBe('  region region1: none, replicas 1');
     expect(lines[2]).toMatch(/^ {2}region region2: rollout \(in-place\), replicas 1, revision [0-9a-f]{10} -> [0-9a-f]{10}$/);
@@ -85,7 +67,7 @@ describe('edctl diff', () => {
   it('prints the JSON shape, with replicas before and after', async () => {
     const dir = fixture({ 'regions.yaml': regions, 'sample.yaml': sample.replace('          image: alpine\n', '          image: alpine:3.20\n').replace('- sleep 100000', '- sleep 200000') });
     expect(await run(['diff', '-f', dir, '--from', 'examples/upstream-sample', '-o', 'json'])).toBe(0);
-    const [ed] = (JSON.parse(out) as { extendedDeployments: { change: string; fromReplicas: number; replicas: number; regions: { name: string; update: string; updateReason: string; fromReplicas: number; replicas: number; templateChanges: { path: string; from: unknown; to: unknown }[] }[]; groups: unknown[] }[] }).extendedDeployments;
+    const [ed] = (JSON.parse(captured.out) as { extendedDeployments: { change: string; fromReplicas: number; replicas: number; regions: { name: string; update: string; updateReason: string; fromReplicas: number; replicas: number; templateChanges: { path: string; from: unknown; to: unknown }[] }[]; groups: unknown[] }[] }).extendedDeployments;
     expect(ed?.change).toBe('changed');
     expect([ed?.fromReplicas, ed?.replicas]).toEqual([2, 2]);
     expect(ed?.regions[1]).toMatchObject({ name: 'region2', update: 'replace', updateReason: 'fields other than images changed', fromReplicas: 1, replicas: 1 });
@@ -96,43 +78,43 @@ describe('edctl diff', () => {
 
   it('against a git revision (default HEAD): no change for committed files', async () => {
     expect(await run(['diff', '-f', 'examples/upstream-sample'])).toBe(0);
-    expect(out).toBe('ExtendedDeployment extendeddeployment-sample: no change\n');
+    expect(captured.out).toBe('ExtendedDeployment extendeddeployment-sample: no change\n');
   });
 
   it('bad --from and malformed files are one-line errors with exit 1', async () => {
     expect(await run(['diff', '-f', 'examples/upstream-sample', '--from', 'no-such-ref'])).toBe(1);
-    expect(err).toBe('error: --from no-such-ref: not a file, and not a git revision of this repository\n');
-    err = '';
+    expect(captured.err).toBe('error: --from no-such-ref: not a file, and not a git revision of this repository\n');
+    captured.err = '';
     const bad = fixture({ 'bad.yaml': 'kind: [\n' });
     expect(await run(['diff', '-f', bad, '--from', 'examples/upstream-sample'])).toBe(1);
-    expect(err.trimEnd().split('\n')).toHaveLength(1);
-    expect(err).not.toMatch(/\n\s+at /);
+    expect(captured.err.trimEnd().split('\n')).toHaveLength(1);
+    expect(captured.err).not.toMatch(/\n\s+at /);
   });
 });
 
 describe('edctl validate -o json', () => {
   it('reports counts when valid', async () => {
     expect(await run(['validate', '-f', 'examples/upstream-sample', '-o', 'json'])).toBe(0);
-    expect(JSON.parse(out)).toEqual({ valid: true, objects: 3, deployRegions: 2, extendedDeployments: 1, problems: [] });
+    expect(JSON.parse(captured.out)).toEqual({ valid: true, objects: 3, deployRegions: 2, extendedDeployments: 1, problems: [] });
   });
 
   it('reports every problem with file, object and path on stdout, and exits 1 with one line on stderr', async () => {
     const dir = fixture({ 'regions.yaml': regions, 'web.yaml': sample.replace('replicas: 1\n    - name: region2', 'replicas: "150%"\n    - name: region2') });
     expect(await run(['validate', '-f', dir, '-o', 'json'])).toBe(1);
-    expect(JSON.parse(out)).toEqual({
+    expect(JSON.parse(captured.out)).toEqual({
       valid: false,
       objects: 3,
       deployRegions: 2,
       extendedDeployments: 1,
       problems: [{ file: join(dir, 'web.yaml'), object: 'ExtendedDeployment extendeddeployment-sample', path: 'spec.regions[0].replicas', message: '"150%" exceeds 100%' }],
     });
-    expect(err).toBe('error: 1 problem (listed in the JSON on stdout)\n');
+    expect(captured.err).toBe('error: 1 problem (listed in the JSON on stdout)\n');
   });
 
   it('reports malformed YAML as a problem of its file', async () => {
     const dir = fixture({ 'bad.yaml': 'apiVersion: v1\nkind: [unclosed\n' });
     expect(await run(['validate', '-f', dir, '-o', 'json'])).toBe(1);
-    const report = JSON.parse(out) as { valid: boolean; problems: { file: string; message: string }[] };
+    const report = JSON.parse(captured.out) as { valid: boolean; problems: { file: string; message: string }[] };
     expect(report.valid).toBe(false);
     expect(report.problems).toEqual([{ file: join(dir, 'bad.yaml'), message: expect.stringMatching(/^line 3: /) }]);
   });
