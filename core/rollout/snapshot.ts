@@ -27,6 +27,8 @@ export interface PodState {
   readonly readySince: number | undefined;
   /** Has a deletionTimestamp. */
   readonly terminating: boolean;
+  /** While the scheduler finds no node for it (PodScheduled False, reason Unschedulable): since when (ms). */
+  readonly unschedulableSince?: number | undefined;
   /** metadata.creationTimestamp (ms; whole seconds). */
   readonly createdAt?: number | undefined;
   /** Whether the agent marked the pod to be removed first (pod-deletion-cost). */
