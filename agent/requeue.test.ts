@@ -69,4 +69,15 @@ describe('nextRequeueMs', () => {
     const over = pod(undefined, { revision: 'old', swap: { revision: 'new', phase: 'draining', since: NOW - 9_000 } });
     expect(nextRequeueMs({ ...input([swapping, over]), ed: inPlace }, plan({ phase: 'Progressing' }))).toBe(MAX_REQUEUE_MS);
   });
+
+  it('looks again at the move planner\'s instants, also when Healthy', () => {
+    expect(nextRequeueMs(input([pod(NOW - 60_000)]), { ...plan({ phase: 'Healthy' }), wakeAt: [NOW - 1, NOW + 4_000] })).toBe(4_000 + 50);
+  });
+
+  it('polls while replicas are away with move-back on, and not with it off', () => {
+    const away = { phase: 'Healthy' as const, moves: [{ from: 'a', to: 'b', count: 1, reason: 'Shortage' as const, since: new Date(NOW).toISOString() }] };
+    expect(nextRequeueMs(input([pod(NOW - 60_000)]), plan(away))).toBe(MAX_REQUEUE_MS);
+    const off = { ...ed, spec: { ...ed.spec, strategy: { ...ed.spec.strategy, moveBack: { enable: false, stabilizationSeconds: 300 } } } };
+    expect(nextRequeueMs({ ...input([pod(NOW - 60_000)]), ed: off }, plan(away))).toBeUndefined();
+  });
 });

@@ -11,14 +11,18 @@ const SLACK_MS = 50;
  * When to look at an ExtendedDeployment again although nothing changed. Some progress has no event: a pod becomes
  * available `minReadySeconds` after it became Ready, a draining pod's grace period ends (its images are swapped
  * then), and a group's progress deadline passes. The next such instant
- * (or MAX_REQUEUE_MS while the rollout is unfinished) is returned in ms from now; undefined when the object is
- * Healthy and nothing is left to do, so idle objects cost nothing.
+ * (or MAX_REQUEUE_MS while the rollout is unfinished or replicas are away) is returned in ms from now; so are the
+ * move planner's instants (a pod's unschedulable timeout, a region's toleration, a stabilization period). Undefined
+ * when the object is Healthy and nothing is left to do, so idle objects cost nothing.
  */
 export function nextRequeueMs(input: RolloutInput, plan: RolloutPlan): number | undefined {
-  if (plan.status.phase === 'Healthy' && plan.actions.length === 0) return undefined;
   const { now } = input;
+  const wakeAt = (plan.wakeAt ?? []).filter((t) => t > now);
+  // Replicas away from home come back when their region has room, which no event of this object announces.
+  const awaitingReturn = (plan.status.moves ?? []).length > 0 && input.ed.spec.strategy.moveBack.enable;
+  if (plan.status.phase === 'Healthy' && plan.actions.length === 0 && wakeAt.length === 0 && !awaitingReturn) return undefined;
   const minReadyMs = input.ed.spec.strategy.minReadySeconds * 1000;
-  const instants: number[] = [];
+  const instants: number[] = [...wakeAt];
   const grace = input.ed.spec.strategy.updateStrategy.gracePeriodSeconds;
   for (const region of input.regions) {
     for (const pod of region.pods) {

@@ -45,6 +45,13 @@ describe('statusFirst', () => {
     expect(statusFirst(status, { ...status, revision: 'R2' })).toBe(true);
   });
 
+  it('writes status first when moves change, so a successor never moves the same replicas twice', () => {
+    const moved = { ...status, moves: [{ from: 'a', to: 'b', count: 2, reason: 'Shortage' as const, since: '2026-01-01T00:00:00.000Z' }] };
+    expect(statusFirst(status, moved)).toBe(true);
+    expect(statusFirst(moved, { ...moved, moves: [{ ...moved.moves[0]!, count: 1, returning: 1 }] })).toBe(true);
+    expect(statusFirst(moved, { ...moved, phase: 'Progressing' })).toBe(false);
+  });
+
   it('writes actions first within a group', () => {
     expect(statusFirst(status, { ...status, phase: 'WaitingForConfirmation', regions: [] })).toBe(false);
     expect(statusFirst({}, {})).toBe(false);

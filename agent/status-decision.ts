@@ -25,13 +25,14 @@ export function statusChanged(current: unknown, next: ExtendedDeploymentStatus):
 }
 
 /**
- * Whether the status must be written before the plan's actions: when it records a new rollout or a new group. Then a
- * leader that dies between the two writes leaves the intent (group N started at T) in the cluster, and its successor
- * continues that group instead of starting it again with a fresh deadline. Otherwise the actions go first, so the
+ * Whether the status must be written before the plan's actions: when it records a new rollout, a new group or a change
+ * of moves. Then a leader that dies between the two writes leaves the intent (group N started at T; 2 replicas moved
+ * from a to b) in the cluster, and its successor continues it instead of starting the group again with a fresh
+ * deadline or moving the same replicas twice. Otherwise the actions go first, so the
  * status describes what was done.
  */
 export function statusFirst(observed: ExtendedDeploymentStatus | undefined, next: ExtendedDeploymentStatus): boolean {
-  return observed?.revision !== next.revision || (observed?.currentGroup ?? 0) !== (next.currentGroup ?? 0);
+  return observed?.revision !== next.revision || (observed?.currentGroup ?? 0) !== (next.currentGroup ?? 0) || !jsonEqual(observed?.moves ?? [], next.moves ?? []);
 }
 
 /** Problems as one condition message: `spec.replicas: must not be negative; spec.regions[0].name: …`. */

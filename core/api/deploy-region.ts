@@ -22,6 +22,11 @@ export const deployRegionStatus = z
     phase: z.enum(['Healthy', 'Degraded', 'Failed']).optional().describe('Health of the region as a whole.'),
     nodes: z.number().int().optional().describe('Nodes matching the region.'),
     readyNodes: z.number().int().optional().describe('Nodes that are Ready, schedulable and not tainted by the node controller.'),
+    notReadyNodes: z.number().int().optional().describe('Nodes whose Ready condition is not True.'),
+    unschedulableNodes: z.number().int().optional().describe('Cordoned nodes.'),
+    taintedNodes: z.number().int().optional().describe('Nodes the node-lifecycle controller tainted unreachable or not-ready.'),
+    failingNodes: z.number().int().optional().describe('Nodes not Ready or tainted by the node controller.'),
+    message: z.string().optional().describe('Why the region has its phase.'),
     conditions: z.array(condition).optional().describe('Observations about the region, e.g. overlapping nodes.'),
   })
   .describe('What the agent observed about the region.');

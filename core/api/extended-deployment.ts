@@ -267,6 +267,10 @@ const regionStatus = z.strictObject({
   revision: z.string().optional().describe('Target revision of the region.'),
   movedIn: z.number().int().optional().describe('Replicas moved here from other regions.'),
   movedOut: z.number().int().optional().describe('Replicas moved away from here.'),
+  healthyWithRoomSince: z
+    .string()
+    .optional()
+    .describe('While replicas are away: since when (RFC 3339) the region has been healthy with room for them (move-back stabilization).'),
   swappedInPlace: z.number().int().optional().describe('Pods of this rollout updated in place.'),
   replaced: z.number().int().optional().describe('Pods of this rollout replaced.'),
 });
@@ -274,7 +278,8 @@ const regionStatus = z.strictObject({
 const move = z.strictObject({
   from: z.string().describe('Region the replicas left.'),
   to: z.string().describe('Region that runs them meanwhile.'),
-  count: z.number().int().describe('Replicas moved.'),
+  count: z.number().int().describe('Replicas still away.'),
+  returning: z.number().int().optional().describe('Replicas given back to `from` that `to` keeps until they are available there.'),
   reason: z.enum(['Shortage', 'Fault']).describe('Why they moved.'),
   since: z.string().describe('When they moved (RFC 3339).'),
 });

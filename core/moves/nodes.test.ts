@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assignNodes, failing, failingSince, schedulableFor, tolerates } from './nodes.js';
+import { assignNodes, failing, type RegionSelector, failingSince, schedulableFor, tolerates } from './nodes.js';
 import { downNode, node } from './test-nodes.js';
 
 describe('failing nodes', () => {
@@ -45,7 +45,7 @@ describe('tolerations', () => {
 });
 
 describe('assignNodes', () => {
-  const regions = [
+  const regions: RegionSelector[] = [
     { name: 'zone-b', matchLabels: { zone: 'b' } },
     { name: 'amd', matchLabels: { arch: 'amd64' } },
     { name: 'arm', matchLabels: { arch: 'arm64' } },

@@ -11,6 +11,8 @@ import { settleSwaps, stepInPlace } from './in-place-step.js';
 import { inPlaceEnabled } from '../validate.js';
 import { countPods, type RegionState } from './snapshot.js';
 import { buildStatus, type Phase } from './status.js';
+import { moveInputOf, withMoves } from '../moves/apply-moves.js';
+import { planMoves, type MoveChange } from '../moves/move-plan.js';
 
 /** Everything the planner reads: one ExtendedDeployment and what the cluster shows of it. */
 export interface RolloutInput {
@@ -42,11 +44,16 @@ export interface RolloutPlan {
   readonly actions: readonly RolloutAction[];
   readonly status: ExtendedDeploymentStatus;
   readonly events: readonly RolloutEvent[];
+  /** Replicas moved or returned by this plan, for metrics. */
+  readonly moveChanges?: readonly MoveChange[];
+  /** Instants (ms) at which the plan may change although no object does (move timeouts and windows). */
+  readonly wakeAt?: readonly number[];
 }
 
 /**
- * Decides the next step of one ExtendedDeployment's rollout. Pure: the same input gives the same plan, and every
- * decision is re-derived from the input, so a new leader continues from what the cluster shows.
+ * Decides the next step of one ExtendedDeployment: first its moves (core/moves: which regions lend replicas to which,
+ * and when they come back), then its rollout toward the resulting replica counts. Pure: the same input gives the same
+ * plan, and every decision is re-derived from the input, so a new leader continues from what the cluster shows.
  *
  * A rollout starts when a region has pods at another revision than the rendered one. It proceeds in global groups
  * (see groups.ts); a group starts only when every region finished the previous one and the gate allows it
@@ -55,7 +62,14 @@ export interface RolloutPlan {
  * (compat mode) are planned by deployment-mode.ts.
  */
 export function planRollout(input: RolloutInput): RolloutPlan {
-  if (input.ed.spec.subsetType === 'Deployment') return planDeploymentRollout(input);
+  const moves = planMoves(moveInputOf(input));
+  const moved: RolloutInput = { ...input, regions: input.regions.map((r) => ({ ...r, desired: moves.desired.get(r.name) ?? r.desired })) };
+  const plan = input.ed.spec.subsetType === 'Deployment' ? planDeploymentRollout(moved) : planReplicaSetRollout(moved);
+  return withMoves(plan, moves, moved);
+}
+
+/** planRollout for regional ReplicaSets, once moves have set each region's replicas. */
+function planReplicaSetRollout(input: RolloutInput): RolloutPlan {
   const { ed, regions, now, controls } = input;
   const strategy = ed.spec.strategy;
   const minReady = strategy.minReadySeconds;

@@ -1,4 +1,5 @@
 import type { SwapState } from '../inplace/swap-state.js';
+import type { NodeView } from '../moves/nodes.js';
 
 /** A container of a pod, as its status shows it. */
 export interface ContainerState {
@@ -80,8 +81,12 @@ export interface RegionState {
   readonly name: string;
   /** The region's rendered revision: where its pods are headed. */
   readonly targetRevision: string;
-  /** Replicas the region should run. */
+  /** Replicas the region should run: the spec's share (the planner adds moves). */
   readonly desired: number;
+  /** The region's nodes, when the agent tracks them (moves are on); undefined otherwise. */
+  readonly nodes?: readonly NodeView[] | undefined;
+  /** How many more pods of the region's template its nodes can take now; undefined when not tracked. */
+  readonly room?: number | undefined;
   /** Undefined until Git has created the workload. */
   readonly workload: WorkloadState | undefined;
   readonly pods: readonly PodState[];
