@@ -6,14 +6,15 @@ import { Controller } from './controller.js';
 import { apiEventRecorder } from './events.js';
 import { parseBindAddress, startHealthServer, type BindAddress } from './http-server.js';
 import { makeInformers } from './informers.js';
-import { edKey } from './keys.js';
+import { edKey, regionKey } from './keys.js';
 import { LeaderElector, leaderElectionTiming } from './leader-election.js';
 import { keepAliveKubeConfig } from './keep-alive.js';
 import { jsonLogger, type Logger } from './log.js';
 import { AgentMetrics } from './metrics.js';
 import { agentSettings, type AgentSettings } from './options.js';
 import { Reconciler } from './reconciler.js';
-import { replaceStatus } from './status-writer.js';
+import { replaceRegionStatus, replaceStatus } from './status-writer.js';
+import { ClusterNodes } from './cluster-nodes.js';
 import { WorkQueue } from './work-queue.js';
 
 /** How long a graceful stop waits for the reconciles in flight before it releases the lease anyway. */
@@ -62,7 +63,10 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   const custom = kc.makeApiClient(CustomObjectsApi);
 
   // Handlers run on every replica; only the leader has a queue, and a standby simply drops the keys.
+  let cluster: ClusterNodes | undefined;
   const informers = makeInformers(kc, {
+    onNodeEvent: () => cluster?.changed(),
+    onUsageEvent: () => cluster?.changed(),
     namespace: settings.namespace,
     clock,
     log,
@@ -70,16 +74,19 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     onRestart: (resource) => metrics.informerRestarts.inc({ resource }),
     watchKubeConfig: (resource) => countingKubeConfig(options.kubeConfig, countRequest, resource),
   });
+  cluster = new ClusterNodes(informers.caches.nodes, informers.caches.usage);
   const recorder = apiEventRecorder(core, settings.identity, log);
   const reconciler = new Reconciler({
     caches: informers.caches,
     clock,
     log,
     metrics,
+    cluster,
     ports: {
       performAction: (namespace, kind, action) => performAction({ core, apps }, namespace, kind, action),
       writeStatus: (ed, status) => replaceStatus(custom, ed, status),
-      recordEvent: (ed, event) => recorder.record(ed, event),
+      recordEvent: (object, event) => recorder.record(object, event),
+      writeRegionStatus: (region, status) => replaceRegionStatus(custom, region, status),
     },
   });
   const controller = new Controller(reconciler, log, metrics);
@@ -108,6 +115,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
         const key = edKey(ed);
         if (key) q.add(key);
       }
+      for (const region of informers.caches.deployRegions.list()) if (region.metadata?.name) q.add(regionKey(region.metadata.name));
       log.info('workers started', { workers: settings.workers });
       working = true;
       await controller.run(q, settings.workers);
@@ -160,7 +168,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
       // 3. Release the lease: a standby takes over at its next try instead of after the lease expires.
       await elector?.release();
       // 4. Stop watching, then close the endpoints.
-      await Promise.all(informers.all.map((i) => i.stop()));
+      await Promise.all([...informers.all, informers.caches.usage].map((i) => i.stop()));
       await server.close();
       log.info('stopped');
     })());

@@ -21,6 +21,13 @@ describe('eventFor', () => {
     });
   });
 
+  it('files Events about a cluster-scoped DeployRegion in the default namespace, with no namespace on the object', () => {
+    const region = { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'arm', uid: 'u2' } };
+    const event = eventFor(region, { type: 'Warning', reason: 'RegionFailed', message: 'down' }, 'a', now, 's');
+    expect(event.metadata).toEqual({ name: 'arm.s', namespace: 'default' });
+    expect(event.involvedObject).toEqual({ apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', name: 'arm', uid: 'u2' });
+  });
+
   it('shortens long messages below the API limit', () => {
     const event = eventFor(ed, { type: 'Warning', reason: 'InvalidSpec', message: 'x'.repeat(5000) }, 'a', now, 's');
     expect(event.message).toHaveLength(1000);

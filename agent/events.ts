@@ -15,6 +15,7 @@ export interface EventRecorder {
 /** The core/v1 Event for one planner event about `ed`, as client-go's recorder would build it. */
 export function eventFor(ed: ExtendedDeploymentObject, event: RolloutEvent, instance: string, now: Date, suffix: string): CoreV1Event {
   const name = ed.metadata?.name ?? '';
+  // Events about a cluster-scoped object (a DeployRegion) go to the default namespace, as client-go's recorder does.
   const namespace = ed.metadata?.namespace ?? 'default';
   return {
     metadata: { name: `${name}.${suffix}`, namespace },
@@ -22,7 +23,7 @@ export function eventFor(ed: ExtendedDeploymentObject, event: RolloutEvent, inst
       apiVersion: ed.apiVersion ?? 'extendeddeployment.io/v1beta1',
       kind: ed.kind ?? 'ExtendedDeployment',
       name,
-      namespace,
+      ...(ed.metadata?.namespace !== undefined && { namespace }),
       ...(ed.metadata?.uid !== undefined && { uid: ed.metadata.uid }),
       ...(ed.metadata?.resourceVersion !== undefined && { resourceVersion: ed.metadata.resourceVersion }),
     },

@@ -14,9 +14,10 @@ import { API_GROUP } from '../core/api/common.js';
 import { NAME_LABEL } from '../core/labels.js';
 import type { Clock } from './clock.js';
 import { ResilientInformer, type CacheReader, type InformerEvent } from './informer.js';
-import { edKey, keysUsingRegion, ownerKey } from './keys.js';
+import { USAGE_FIELD_SELECTOR, usagePod, type UsagePod } from './cluster-nodes.js';
+import { edKey, keysUsingRegion, ownerKey, regionKey } from './keys.js';
 import type { Logger } from './log.js';
-import { slimInformer } from './slim-informer.js';
+import { slimInformer, transformingInformer } from './slim-informer.js';
 import type { DeployRegionObject, ExtendedDeploymentObject } from './objects.js';
 
 /** API version of the project's resources. */
@@ -34,6 +35,8 @@ export interface AgentCaches {
   readonly deployments: CacheReader<V1Deployment>;
   readonly pods: CacheReader<V1Pod>;
   readonly nodes: CacheReader<V1Node>;
+  /** Every pod bound to a node, reduced to its requests; started only when capacity is needed (see ClusterNodes). */
+  readonly usage: ResilientInformer<UsagePod>;
 }
 
 /** Every informer of the agent, and their caches. */
@@ -55,6 +58,10 @@ export function makeInformers(
     clock: Clock;
     log: Logger;
     enqueue: (key: string) => void;
+    /** A node changed (also its status: health is read from it). */
+    onNodeEvent?: () => void;
+    /** A pod bound to a node appeared, changed or went: what nodes have left changed. */
+    onUsageEvent?: () => void;
     onRestart?: (resource: string) => void;
     /** The KubeConfig an informer of `resource` watches with (default `kc`): lets the agent count watch requests per resource. */
     watchKubeConfig?: (resource: string) => KubeConfig;
@@ -100,7 +107,13 @@ export function makeInformers(
       path: `/apis/${API_GROUP}/${VERSION}/${REGION_PLURAL}`,
       list: () => custom.listClusterCustomObject({ group: API_GROUP, version: VERSION, plural: REGION_PLURAL }) as Promise<KubernetesListObject<DeployRegionObject & KubernetesObject>>,
     },
-    { ...common, onEvent: (_event, region) => keysUsingRegion(region, extendedDeployments.list()).forEach(options.enqueue) },
+    {
+      ...common,
+      onEvent: (_event, region) => {
+        if (region.metadata?.name) options.enqueue(regionKey(region.metadata.name));
+        keysUsingRegion(region, extendedDeployments.list()).forEach(options.enqueue);
+      },
+    },
   );
 
   const replicaSets = new ResilientInformer<V1ReplicaSet>(
@@ -136,9 +149,35 @@ export function makeInformers(
     { ...common, onEvent: toOwner },
   );
 
-  // Nodes feed region health and capacity (moves); the rollout planner does not read them, so no key is enqueued.
-  const nodes = new ResilientInformer<V1Node>(watchKc('nodes'), { resource: 'nodes', path: '/api/v1/nodes', list: () => core.listNode() }, { ...common, onEvent: () => undefined });
+  // Nodes feed region health and capacity (moves): every DeployRegion's status is looked at again, which in turn wakes
+  // the ExtendedDeployments that use the region.
+  const nodes = new ResilientInformer<V1Node>(
+    watchKc('nodes'),
+    { resource: 'nodes', path: '/api/v1/nodes', list: () => core.listNode() },
+    {
+      ...common,
+      onEvent: () => {
+        options.onNodeEvent?.();
+        for (const region of deployRegions.list()) if (region.metadata?.name) options.enqueue(regionKey(region.metadata.name));
+      },
+    },
+  );
+
+  // Cluster-wide whatever the namespace option: capacity counts every pod on a region's nodes.
+  const usage = new ResilientInformer<UsagePod>(
+    watchKc('pods-usage'),
+    {
+      resource: 'pods-usage',
+      path: '/api/v1/pods',
+      list: () => core.listPodForAllNamespaces({ fieldSelector: USAGE_FIELD_SELECTOR }) as unknown as Promise<KubernetesListObject<UsagePod>>,
+    },
+    {
+      ...common,
+      make: transformingInformer<UsagePod>((pod) => usagePod(pod as unknown as V1Pod), USAGE_FIELD_SELECTOR),
+      onEvent: () => options.onUsageEvent?.(),
+    },
+  );
 
   const all = [extendedDeployments, deployRegions, replicaSets, deployments, pods, nodes] as unknown as readonly ResilientInformer<KubernetesObject>[];
-  return { caches: { extendedDeployments, deployRegions, replicaSets, deployments, pods, nodes }, all };
+  return { caches: { extendedDeployments, deployRegions, replicaSets, deployments, pods, nodes, usage }, all };
 }

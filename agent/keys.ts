@@ -16,6 +16,22 @@ export function ownerKey(object: MetaObject): string | undefined {
   return owner && object.metadata?.namespace ? objectKey(object.metadata.namespace, owner) : undefined;
 }
 
+/**
+ * Queue keys of DeployRegions (whose status the agent writes) share the queue with ExtendedDeployment keys
+ * (`namespace/name`); the prefix has capitals, which no namespace name can, so the two never collide.
+ */
+const REGION_KEY_PREFIX = 'DeployRegion/';
+
+/** The queue key of the DeployRegion `name`. */
+export function regionKey(name: string): string {
+  return `${REGION_KEY_PREFIX}${name}`;
+}
+
+/** The DeployRegion name of a region key, or undefined for an ExtendedDeployment key. */
+export function regionOfKey(key: string): string | undefined {
+  return key.startsWith(REGION_KEY_PREFIX) ? key.slice(REGION_KEY_PREFIX.length) : undefined;
+}
+
 /** The keys of every ExtendedDeployment that runs in `region` (any change to a region can change their render). */
 export function keysUsingRegion(region: DeployRegionObject, eds: readonly ExtendedDeploymentObject[]): string[] {
   const name = region.metadata?.name;

@@ -25,6 +25,17 @@ export class AgentMetrics {
     help: 'ExtendedDeployment status writes (a reconcile writes only when the status changed).',
     registers: [this.registry],
   });
+  readonly movedReplicas = new Counter({
+    name: 'extendeddeployment_agent_moved_replicas_total',
+    help: 'Replicas moved away from their region (kind move) or given back to it (kind return), by reason (Shortage, Fault).',
+    labelNames: ['kind', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly regionStatusWrites = new Counter({
+    name: 'extendeddeployment_agent_region_status_writes_total',
+    help: 'DeployRegion status writes (health and node counts).',
+    registers: [this.registry],
+  });
   readonly informerRestarts = new Counter({
     name: 'extendeddeployment_agent_informer_restarts_total',
     help: 'Informers restarted after an error, by resource.',

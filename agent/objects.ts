@@ -66,6 +66,7 @@ export interface Workloads {
 export interface PodCondition {
   type: string;
   status: string;
+  reason?: string;
   lastTransitionTime?: Timestamp;
 }
 

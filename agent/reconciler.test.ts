@@ -2,22 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../core/labels.js';
 import { renderSet } from '../core/render.js';
-import type { RolloutAction } from '../core/rollout/actions.js';
-import type { RolloutEvent } from '../core/rollout/planner.js';
 import { FakeClock } from './clock.js';
-import type { CacheReader } from './informer.js';
 import type { AgentCaches } from './informers.js';
 import { silentLogger } from './log.js';
-import type { ExtendedDeploymentObject, MetaObject } from './objects.js';
+import type { ExtendedDeploymentObject } from './objects.js';
 import { Reconciler, type ReconcilerPorts } from './reconciler.js';
-
-/** A read-only cache over fixed objects, like an informer's. */
-function cache<T extends MetaObject>(objects: T[]): CacheReader<T> {
-  return {
-    list: (namespace?: string) => objects.filter((o) => !namespace || o.metadata?.namespace === namespace),
-    get: (name: string, namespace?: string) => objects.find((o) => o.metadata?.name === name && (o.metadata?.namespace ?? '') === (namespace ?? '')),
-  };
-}
+import { cache, recorder } from './reconciler-test-support.js';
 
 const regions = [{ apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'amd' }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } } }];
 
@@ -70,27 +60,6 @@ function world(options: { status?: ExtendedDeploymentStatus; replicas?: number; 
     nodes: cache([]),
   } as unknown as AgentCaches;
   return { ed, caches };
-}
-
-/** Ports that record every write in order; `failStatus` makes status writes fail like a 409. */
-function recorder(failStatus = false) {
-  const calls: string[] = [];
-  const statuses: ExtendedDeploymentStatus[] = [];
-  const ports: ReconcilerPorts = {
-    async performAction(_ns: string, kind: string, action: RolloutAction) {
-      calls.push(`${action.kind}${action.kind === 'scale' ? `:${kind}:${action.replicas}` : 'pod' in action ? `:${action.pod}` : ''}`);
-    },
-    async writeStatus(ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus) {
-      if (failStatus) throw Object.assign(new Error('conflict'), { code: 409 });
-      calls.push(`status:${status.phase}:${status.currentGroup}`);
-      statuses.push(status);
-      return { ...ed, status };
-    },
-    async recordEvent(_ed: ExtendedDeploymentObject, event: RolloutEvent) {
-      calls.push(`event:${event.reason}`);
-    },
-  };
-  return { calls, statuses, ports };
 }
 
 const clock = () => new FakeClock(Date.UTC(2026, 0, 1));

@@ -7,18 +7,26 @@ import type { Clock } from './clock.js';
 import type { AgentCaches } from './informers.js';
 import type { Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
-import { splitKey, type ExtendedDeploymentObject, type MetaObject } from './objects.js';
+import { splitKey, type DeployRegionObject, type ExtendedDeploymentObject, type MetaObject } from './objects.js';
 import { nextRequeueMs } from './requeue.js';
-import { snapshotFromObjects } from './snapshot.js';
-import { invalidSpecStatus, problemsMessage, statusChanged, statusFirst } from './status-decision.js';
+import { regionSelectors, snapshotFromObjects, wantsMoves } from './snapshot.js';
+import { invalidSpecStatus, jsonEqual, problemsMessage, statusChanged, statusFirst } from './status-decision.js';
+import { deployRegionStatus, type DeployRegionStatus } from '../core/api/deploy-region.js';
+import { assignNodes } from '../core/moves/nodes.js';
+import { DEFAULT_FAILURE_POLICY, regionHealth } from '../core/moves/region-health.js';
+import { regionStatus } from '../core/moves/region-status.js';
+import type { ClusterNodes } from './cluster-nodes.js';
+import { regionOfKey } from './keys.js';
 
 /** The writes a reconcile makes; injected so that the order of writes can be tested without a cluster. */
 export interface ReconcilerPorts {
   performAction(namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<void>;
   /** Replaces the status (optimistic concurrency on the object's resourceVersion); returns the updated object. */
   writeStatus(ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<ExtendedDeploymentObject>;
-  /** Best effort: never throws. */
-  recordEvent(ed: ExtendedDeploymentObject, event: RolloutEvent): Promise<void>;
+  /** Best effort: never throws. Also records Events about DeployRegions. */
+  recordEvent(object: ExtendedDeploymentObject | DeployRegionObject, event: RolloutEvent): Promise<void>;
+  /** Replaces a DeployRegion's status (optimistic concurrency on its resourceVersion). */
+  writeRegionStatus(region: DeployRegionObject, status: DeployRegionStatus): Promise<void>;
 }
 
 /** How a reconcile ended. */
@@ -68,11 +76,15 @@ export class Reconciler {
       readonly clock: Clock;
       readonly log: Logger;
       readonly metrics?: AgentMetrics;
+      /** Nodes and what their pods request (region health, capacity); without it, nothing ever moves. */
+      readonly cluster?: ClusterNodes;
     },
   ) {}
 
   /** Reconciles the ExtendedDeployment `namespace/name`. Throws when a write failed: the caller retries with backoff. */
   async reconcile(key: string): Promise<ReconcileResult> {
+    const region = regionOfKey(key);
+    if (region !== undefined) return this.reconcileRegion(region);
     const { caches, ports, clock, metrics } = this.deps;
     const log = this.deps.log.with({ ed: key });
     const { namespace, name } = splitKey(key);
@@ -87,12 +99,15 @@ export class Reconciler {
     this.replacedVersion.delete(key);
 
     const mine = (o: MetaObject) => o.metadata?.labels?.[NAME_LABEL] === name;
+    const cluster = this.deps.cluster;
+    if (cluster && wantsMoves(ed)) cluster.trackUsage();
     const snapshot = snapshotFromObjects(
       ed,
       caches.deployRegions.list(),
       { replicaSets: caches.replicaSets.list(namespace).filter(mine), deployments: caches.deployments.list(namespace).filter(mine) },
       caches.pods.list(namespace).filter(mine),
       clock.now(),
+      cluster && wantsMoves(ed) ? { nodes: cluster.list(), usageKnown: cluster.usageKnown() } : undefined,
     );
 
     if (!snapshot.ok) {
@@ -123,8 +138,39 @@ export class Reconciler {
       log.info('reconciled', { phase: plan.status.phase, group: plan.status.groups, events: plan.events.map((e) => e.reason), actions: plan.actions.length });
     }
     if (plan.status.phase) metrics?.setPhase(key, plan.status.phase);
+    for (const change of plan.moveChanges ?? []) metrics?.movedReplicas.inc({ kind: change.kind, reason: change.reason }, change.count);
     const requeueAfterMs = nextRequeueMs(input, plan);
     return requeueAfterMs === undefined ? { outcome: 'synced' } : { outcome: 'synced', requeueAfterMs };
+  }
+
+  /**
+   * Writes a DeployRegion's health: its nodes as assigned over every DeployRegion (a node in two regions counts in
+   * one), judged by the default failure policy. Looks again when the region would turn Failed.
+   */
+  private async reconcileRegion(name: string): Promise<ReconcileResult> {
+    const { caches, ports, clock, metrics } = this.deps;
+    const region = caches.deployRegions.get(name);
+    if (!region || region.metadata?.deletionTimestamp || !this.deps.cluster) return { outcome: 'gone' };
+    const selectors = regionSelectors(caches.deployRegions.list());
+    if (!selectors.some((s) => s.name === name)) return { outcome: 'invalid' };
+    const now = clock.now();
+    const assignment = assignNodes(selectors, this.deps.cluster.list());
+    const health = regionHealth(assignment.nodes.get(name) ?? [], DEFAULT_FAILURE_POLICY, now);
+    const previous = deployRegionStatus.safeParse(region.status ?? {});
+    const { status, events } = regionStatus({
+      health,
+      overlaps: assignment.overlaps.get(name) ?? [],
+      generation: region.metadata?.generation ?? 0,
+      previous: previous.success ? previous.data : undefined,
+      now,
+    });
+    if (!jsonEqual(region.status ?? {}, status)) {
+      await ports.writeRegionStatus(region, status);
+      metrics?.regionStatusWrites.inc();
+      for (const event of events) await ports.recordEvent(region, event);
+    }
+    const failsIn = health.phase !== 'Failed' && health.failsAt !== undefined ? health.failsAt - now : undefined;
+    return failsIn !== undefined && failsIn > 0 ? { outcome: 'synced', requeueAfterMs: failsIn + 50 } : { outcome: 'synced' };
   }
 
   /**

@@ -10,16 +10,38 @@ export function withoutManagedFields<T extends KubernetesObject>(object: T): T {
   return object;
 }
 
-/** A Watch that hands objects on without managedFields. */
-class SlimWatch extends Watch {
+/** A Watch that hands every object on through `transform`. */
+class TransformingWatch<T extends KubernetesObject> extends Watch {
+  constructor(
+    kc: KubeConfig,
+    private readonly transform: (object: T) => T,
+  ) {
+    super(kc);
+  }
+
   override watch(
     path: string,
     queryParams: Record<string, string | number | boolean | undefined>,
     callback: (phase: string, apiObj: any, watchObj?: any) => void,
     done: (err: any) => void,
   ): Promise<AbortController> {
-    return super.watch(path, queryParams, (phase, apiObj, watchObj) => callback(phase, withoutManagedFields(apiObj as KubernetesObject), watchObj), done);
+    return super.watch(path, queryParams, (phase, apiObj, watchObj) => callback(phase, this.transform(apiObj as T), watchObj), done);
   }
+}
+
+/**
+ * An informer factory (client-node's makeInformer signature, so ResilientInformer takes it) whose cache holds every
+ * listed and watched object as `transform` returns it, optionally narrowed by a field selector.
+ */
+export function transformingInformer<T extends KubernetesObject>(transform: (object: T) => T, fieldSelector?: string) {
+  return (kc: KubeConfig, path: string, list: () => Promise<KubernetesListObject<T>>, labelSelector?: string): Informer<T> & ObjectCache<T> => {
+    const transformedList = async () => {
+      const result = await list();
+      result.items = (result.items ?? []).map(transform);
+      return result;
+    };
+    return new ListWatch<T>(path, new TransformingWatch(kc, transform), transformedList, false, labelSelector, fieldSelector);
+  };
 }
 
 /**
@@ -32,10 +54,5 @@ export function slimInformer<T extends KubernetesObject>(
   list: () => Promise<KubernetesListObject<T>>,
   labelSelector?: string,
 ): Informer<T> & ObjectCache<T> {
-  const slimList = async () => {
-    const result = await list();
-    for (const item of result.items ?? []) withoutManagedFields(item);
-    return result;
-  };
-  return new ListWatch<T>(path, new SlimWatch(kc), slimList, false, labelSelector);
+  return transformingInformer<T>(withoutManagedFields)(kc, path, list, labelSelector);
 }

@@ -21,6 +21,10 @@ import type { ContainerState, PodState, RegionState, WorkloadState } from '../co
 import { podUpdateMethod } from '../core/inplace/eligibility.js';
 import { parseSwapState } from '../core/inplace/swap-state.js';
 import { inPlaceEnabled } from '../core/validate.js';
+import type { Toleration } from '../core/api/common.js';
+import { regionRoom, type PodPlacement } from '../core/moves/capacity.js';
+import { assignNodes, type NodeView, type RegionSelector } from '../core/moves/nodes.js';
+import { podRequests, type PodResourcesSpec } from '../core/moves/resources.js';
 import { parseControls } from './controls.js';
 import { timestampMs, type DeployRegionObject, type ExtendedDeploymentObject, type PodObject, type WorkloadObject, type Workloads } from './objects.js';
 
@@ -45,6 +49,8 @@ export type Snapshot =
  *   annotations) is rendered here against the DeployRegions, exactly as `edctl render` would.
  * - Each region's workload is the ReplicaSet (or, in compat mode, Deployment) `<ed>-<region>` of its namespace, and
  *   its pods are those labelled with the ExtendedDeployment's and the region's names.
+ * - With `cluster` (moves are on), each region gets its nodes and, when pod usage is known, its room for the pods of
+ *   its workload's template.
  */
 export function snapshotFromObjects(
   ed: ExtendedDeploymentObject,
@@ -52,6 +58,7 @@ export function snapshotFromObjects(
   workloads: Workloads,
   pods: readonly PodObject[],
   now: number,
+  cluster?: ClusterView,
 ): Snapshot {
   const generation = ed.metadata?.generation ?? 0;
   const statusResult = extendedDeploymentStatus.safeParse(ed.status);
@@ -75,6 +82,7 @@ export function snapshotFromObjects(
   const name = parsed.value.metadata.name;
   const candidates = spec.subsetType === 'Deployment' ? workloads.deployments : workloads.replicaSets;
   const inPlace = inPlaceEnabled(parsed.value);
+  const assignment = cluster ? assignNodes(regionSelectors(regions), cluster.nodes) : undefined;
   const regionStates: RegionState[] = spec.regions.map((placement, i) => {
     const workload = candidates.find((w) => w.metadata?.name === workloadName(name, placement.name) && (w.metadata?.namespace ?? '') === namespace);
     const target = targets.revisions.get(placement.name) ?? '';
@@ -90,10 +98,14 @@ export function snapshotFromObjects(
       .filter((p) => (p.metadata?.namespace ?? '') === namespace && p.metadata?.labels?.[NAME_LABEL] === name && p.metadata?.labels?.[REGION_LABEL] === placement.name)
       .map((p) => ({ ...podState(p), swappable: swappable(p) }))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const nodes = assignment?.nodes.get(placement.name) ?? (assignment ? [] : undefined);
+    const room = nodes && template && cluster?.usageKnown ? regionRoom(nodes, placementOf(template.spec as PodTemplateSpec | undefined)) : undefined;
     return {
       name: placement.name,
       targetRevision: target,
       desired: distribution.replicas[i] ?? 0,
+      ...(nodes && { nodes }),
+      ...(room !== undefined && { room }),
       workload: workload ? workloadState(workload, spec.subsetType === 'Deployment') : undefined,
       pods: regionPods,
     };
@@ -111,6 +123,33 @@ export function snapshotFromObjects(
       now,
     },
   };
+}
+
+/** The cluster's nodes, for ExtendedDeployments with moves on. */
+export interface ClusterView {
+  readonly nodes: readonly NodeView[];
+  /** Whether the nodes' `requested` counts every pod (else room is unknown and nothing moves). */
+  readonly usageKnown: boolean;
+}
+
+/** Whether an ExtendedDeployment (unvalidated) turns moves on: only then does the agent look at nodes for it. */
+export function wantsMoves(ed: ExtendedDeploymentObject): boolean {
+  const strategy = (ed.spec as { strategy?: { autoReschedule?: { enable?: unknown }; faultMove?: { enable?: unknown } } } | undefined)?.strategy;
+  return strategy?.autoReschedule?.enable === true || strategy?.faultMove?.enable === true || Array.isArray((ed.status as { moves?: unknown } | undefined)?.moves);
+}
+
+/** The valid DeployRegions' node selections (an invalid one selects nothing: its problems are the render's to report). */
+export function regionSelectors(regions: readonly DeployRegionObject[]): RegionSelector[] {
+  return regions.flatMap((object) => {
+    const parsed = parseDeployRegion(withoutStatus(object));
+    return parsed.ok ? [{ name: parsed.value.metadata.name, matchLabels: parsed.value.spec.matchLabels }] : [];
+  });
+}
+
+type PodTemplateSpec = PodResourcesSpec & { tolerations?: Toleration[]; nodeSelector?: Record<string, string> };
+
+function placementOf(spec: PodTemplateSpec | undefined): PodPlacement {
+  return { requests: podRequests(spec), tolerations: spec?.tolerations ?? [], nodeSelector: spec?.nodeSelector ?? {} };
 }
 
 /** The object without its status, which Git never writes and the spec schema does not describe. */
@@ -192,6 +231,9 @@ export function podState(pod: PodObject): PodState {
   const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
   const isReady = ready?.status === 'True';
   const gate = pod.status?.conditions?.find((c) => c.type === IN_PLACE_READINESS_GATE);
+  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  // Only the reason counts: the scheduler's message varies with the cause and the release, and may be translated.
+  const unschedulable = !pod.spec?.nodeName && scheduled?.status === 'False' && scheduled.reason === 'Unschedulable';
   return {
     name: pod.metadata?.name ?? '',
     uid: pod.metadata?.uid ?? '',
@@ -201,6 +243,7 @@ export function podState(pod: PodObject): PodState {
     ready: isReady,
     readySince: timestampMs(ready?.lastTransitionTime),
     terminating: !!pod.metadata?.deletionTimestamp,
+    unschedulableSince: unschedulable ? (timestampMs(scheduled.lastTransitionTime) ?? 0) : undefined,
     createdAt: timestampMs(pod.metadata?.creationTimestamp),
     markedOld: pod.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION] === OLD_POD_DELETION_COST,
     gated: pod.spec?.readinessGates?.some((g) => g.conditionType === IN_PLACE_READINESS_GATE) === true,

@@ -1,8 +1,9 @@
 import type { CustomObjectsApi } from '@kubernetes/client-node';
 import { API_GROUP } from '../core/api/common.js';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
-import { ED_PLURAL, VERSION } from './informers.js';
-import type { ExtendedDeploymentObject } from './objects.js';
+import type { DeployRegionStatus } from '../core/api/deploy-region.js';
+import { ED_PLURAL, REGION_PLURAL, VERSION } from './informers.js';
+import type { DeployRegionObject, ExtendedDeploymentObject } from './objects.js';
 
 /**
  * Replaces an ExtendedDeployment's status through the status subresource, carrying the resourceVersion the agent
@@ -20,4 +21,16 @@ export async function replaceStatus(custom: CustomObjectsApi, ed: ExtendedDeploy
     status,
   };
   return (await custom.replaceNamespacedCustomObjectStatus({ group: API_GROUP, version: VERSION, namespace, plural: ED_PLURAL, name, body })) as ExtendedDeploymentObject;
+}
+
+/** Replaces a DeployRegion's status the same way (resourceVersion carried, status only). */
+export async function replaceRegionStatus(custom: CustomObjectsApi, region: DeployRegionObject, status: DeployRegionStatus): Promise<void> {
+  const name = region.metadata?.name ?? '';
+  const body = {
+    apiVersion: region.apiVersion ?? `${API_GROUP}/${VERSION}`,
+    kind: region.kind ?? 'DeployRegion',
+    metadata: { name, resourceVersion: region.metadata?.resourceVersion },
+    status,
+  };
+  await custom.replaceClusterCustomObjectStatus({ group: API_GROUP, version: VERSION, plural: REGION_PLURAL, name, body });
 }

@@ -50,9 +50,11 @@ describe('AgentInstall', () => {
       'extendeddeployment.io extendeddeployments list,watch',
       'extendeddeployment.io extendeddeployments/status update',
       'extendeddeployment.io deployregions list,watch',
+      'extendeddeployment.io deployregions/status update',
       'apps replicasets list,watch,patch',
       'apps deployments list,watch,patch',
-      ' pods list,watch,patch,delete',
+      ' pods list,watch',
+      ' pods patch,delete',
       ' pods/status patch',
       ' nodes list,watch',
       ' events create',
@@ -78,10 +80,18 @@ describe('AgentInstall', () => {
 
   it('with watchNamespace, namespaced permissions move to a Role in that namespace', () => {
     const objects = render({ watchNamespace: 'shop' });
-    expect(rulesOf(find(objects, 'ClusterRole')).map(row)).toEqual(['extendeddeployment.io deployregions list,watch', ' nodes list,watch']);
+    // Cluster-wide still: DeployRegions and Nodes, pods for capacity (every pod on a region's nodes counts), and Events
+    // about DeployRegions (filed in default).
+    expect(rulesOf(find(objects, 'ClusterRole')).map(row)).toEqual([
+      'extendeddeployment.io deployregions list,watch',
+      'extendeddeployment.io deployregions/status update',
+      ' pods list,watch',
+      ' nodes list,watch',
+      ' events create',
+    ]);
     const watch = find(objects, 'Role', 'extended-deployment-agent');
     expect(watch.metadata.namespace).toBe('shop');
-    expect(rulesOf(watch).map((r) => r.resources[0])).toEqual(['extendeddeployments', 'extendeddeployments/status', 'replicasets', 'deployments', 'pods', 'pods/status', 'events']);
+    expect(rulesOf(watch).map((r) => r.resources[0])).toEqual(['extendeddeployments', 'extendeddeployments/status', 'replicasets', 'deployments', 'pods', 'pods/status']);
     expect(find(objects, 'RoleBinding', 'extended-deployment-agent').metadata.namespace).toBe('shop');
     expect(podOf(objects).container.args).toContain('--namespace=shop');
   });

@@ -6,13 +6,14 @@ import { AGENT_PERMISSIONS, LEASE_PERMISSION } from './agent-rbac.js';
 /**
  * What each client-node method the agent calls needs, as `group resource verb`. Custom-object methods take the plural
  * as a parameter: the agent lists ExtendedDeployments namespaced or across namespaces, DeployRegions cluster-wide, and
- * writes only ExtendedDeployment status. A list method runs inside an informer, which also watches.
+ * writes only ExtendedDeployment and DeployRegion status. A list method runs inside an informer, which also watches.
  */
 const NEEDS: Record<string, readonly string[]> = {
   listNamespacedCustomObject: ['extendeddeployment.io extendeddeployments list', 'extendeddeployment.io extendeddeployments watch'],
   listCustomObjectForAllNamespaces: ['extendeddeployment.io extendeddeployments list', 'extendeddeployment.io extendeddeployments watch'],
   replaceNamespacedCustomObjectStatus: ['extendeddeployment.io extendeddeployments/status update'],
   listClusterCustomObject: ['extendeddeployment.io deployregions list', 'extendeddeployment.io deployregions watch'],
+  replaceClusterCustomObjectStatus: ['extendeddeployment.io deployregions/status update'],
   listNamespacedReplicaSet: ['apps replicasets list', 'apps replicasets watch'],
   listReplicaSetForAllNamespaces: ['apps replicasets list', 'apps replicasets watch'],
   patchNamespacedReplicaSet: ['apps replicasets patch'],

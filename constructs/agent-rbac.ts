@@ -26,12 +26,14 @@ export const AGENT_PERMISSIONS: readonly AgentPermission[] = [
   { apiGroup: API_GROUP, resource: 'extendeddeployments', verbs: ['list', 'watch'], scope: 'Namespaced', why: 'informer' },
   { apiGroup: API_GROUP, resource: 'extendeddeployments/status', verbs: ['update'], scope: 'Namespaced', why: 'status writer (replace with resourceVersion)' },
   { apiGroup: API_GROUP, resource: 'deployregions', verbs: ['list', 'watch'], scope: 'Cluster', why: 'informer' },
+  { apiGroup: API_GROUP, resource: 'deployregions/status', verbs: ['update'], scope: 'Cluster', why: 'region health (replace with resourceVersion)' },
   { apiGroup: 'apps', resource: 'replicasets', verbs: ['list', 'watch', 'patch'], scope: 'Namespaced', why: 'informer; server-side apply of spec.replicas' },
   { apiGroup: 'apps', resource: 'deployments', verbs: ['list', 'watch', 'patch'], scope: 'Namespaced', why: 'informer; server-side apply of spec.replicas and spec.paused (compat mode)' },
-  { apiGroup: '', resource: 'pods', verbs: ['list', 'watch', 'patch', 'delete'], scope: 'Namespaced', why: 'informer; deletion-cost annotation and in-place image swap; replacement of old pods' },
+  { apiGroup: '', resource: 'pods', verbs: ['list', 'watch'], scope: 'Cluster', why: 'informer; capacity counts the requests of every pod on a region\'s nodes, in any namespace' },
+  { apiGroup: '', resource: 'pods', verbs: ['patch', 'delete'], scope: 'Namespaced', why: 'deletion-cost annotation and in-place image swap; replacement of old pods' },
   { apiGroup: '', resource: 'pods/status', verbs: ['patch'], scope: 'Namespaced', why: 'the InPlaceUpdateReady condition' },
   { apiGroup: '', resource: 'nodes', verbs: ['list', 'watch'], scope: 'Cluster', why: 'informer (region health and capacity)' },
-  { apiGroup: '', resource: 'events', verbs: ['create'], scope: 'Namespaced', why: 'an Event per rollout transition, in the ExtendedDeployment\'s namespace' },
+  { apiGroup: '', resource: 'events', verbs: ['create'], scope: 'Cluster', why: 'an Event per rollout transition in the ExtendedDeployment\'s namespace; DeployRegion Events in default' },
 ];
 
 /** What leader election does with its Lease, in the agent's own namespace: read, create once, renew. */

@@ -44,3 +44,5 @@ export const deployRegion = z.strictObject({
 export type DeployRegionInput = z.input<typeof deployRegion>;
 /** A validated DeployRegion with defaults applied. */
 export type DeployRegion = z.output<typeof deployRegion>;
+/** DeployRegion status. */
+export type DeployRegionStatus = z.output<typeof deployRegionStatus>;

@@ -1,0 +1,40 @@
+import type { DeployRegionStatus } from '../core/api/deploy-region.js';
+import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
+import type { RolloutAction } from '../core/rollout/actions.js';
+import type { RolloutEvent } from '../core/rollout/planner.js';
+import type { CacheReader } from './informer.js';
+import type { DeployRegionObject, ExtendedDeploymentObject, MetaObject } from './objects.js';
+import type { ReconcilerPorts } from './reconciler.js';
+
+/** A read-only cache over fixed objects, like an informer's. */
+export function cache<T extends MetaObject>(objects: T[]): CacheReader<T> {
+  return {
+    list: (namespace?: string) => objects.filter((o) => !namespace || o.metadata?.namespace === namespace),
+    get: (name: string, namespace?: string) => objects.find((o) => o.metadata?.name === name && (o.metadata?.namespace ?? '') === (namespace ?? '')),
+  };
+}
+
+/** Ports that record every write in order; `failStatus` makes status writes fail like a 409. */
+export function recorder(failStatus = false) {
+  const calls: string[] = [];
+  const statuses: ExtendedDeploymentStatus[] = [];
+  const ports: ReconcilerPorts = {
+    async performAction(_ns: string, kind: string, action: RolloutAction) {
+      calls.push(`${action.kind}${action.kind === 'scale' ? `:${kind}:${action.replicas}` : 'pod' in action ? `:${action.pod}` : ''}`);
+    },
+    async writeStatus(ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus) {
+      if (failStatus) throw Object.assign(new Error('conflict'), { code: 409 });
+      calls.push(`status:${status.phase}:${status.currentGroup}`);
+      statuses.push(status);
+      return { ...ed, status };
+    },
+    async recordEvent(_ed: ExtendedDeploymentObject, event: RolloutEvent) {
+      calls.push(`event:${event.reason}`);
+    },
+    async writeRegionStatus(region: DeployRegionObject, status: DeployRegionStatus) {
+      calls.push(`regionStatus:${region.metadata?.name}:${status.phase}`);
+    },
+  };
+  return { calls, statuses, ports };
+}
+
