@@ -70,6 +70,27 @@ describe('statusLine', () => {
   });
 });
 
+describe('moves in the status views', () => {
+  const moving = ed({
+    phase: 'Healthy',
+    regions: [{ name: 'amd', desired: 5, updated: 5, current: 5, ready: 5 }],
+    moves: [{ from: 'arm64', to: 'amd', count: 1, returning: 1, reason: 'Fault', since: '2026-01-01T00:00:00Z' }],
+    conditions: [{ type: 'Moves', status: 'True', reason: 'NoRoom', message: 'region arm64 failed; no other region has room for 1 replica' }],
+  });
+
+  it('shows replicas on their way back and why a move is blocked', () => {
+    expect(statusLine(moving)).toContain('moves arm64->amd 1 (+1 returning) (Fault); moves blocked: region arm64 failed; no other region has room for 1 replica');
+    const frame = statusFrame(moving, { colors: colors(false), bin: 'edctl' }).split('\n');
+    expect(frame).toContain('  moved 1 (+1 returning) from arm64 to amd (Fault since 2026-01-01T00:00:00Z)');
+    expect(frame).toContain('  moves blocked: region arm64 failed; no other region has room for 1 replica');
+  });
+
+  it('says nothing about moves when none are blocked', () => {
+    const fine = ed({ phase: 'Healthy', conditions: [{ type: 'Moves', status: 'False', reason: 'NoMoves', message: 'every region runs its own replicas' }] });
+    expect(statusLine(fine)).not.toContain('moves');
+  });
+});
+
 describe('statusFrame', () => {
   it('draws a bar per region, the moves and the next step at a gate, without escape codes when colour is off', () => {
     const frame = statusFrame(rolling, { colors: colors(false), bin: 'kubectl ed' });

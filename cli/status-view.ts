@@ -91,9 +91,20 @@ export function statusLine(ed: ExtendedDeploymentObject): string {
   if (!status.phase && !status.conditions?.length) return `${qualifiedName(ed)}: no status yet`;
   const head = [`${qualifiedName(ed)}:`, status.revision ? `rollout ${status.revision}` : '', groupText(status), stateWord(status)].filter((s) => s !== '').join(' ');
   const parts = [head, ...regionCounts(status).map((r) => `${r.name} new ${r.updated}/${r.desired} old ${r.old} ready ${r.ready}`)];
-  if (status.moves?.length) parts.push(`moves ${status.moves.map((m) => `${m.from}->${m.to} ${m.count} (${m.reason})`).join(', ')}`);
+  if (status.moves?.length) parts.push(`moves ${status.moves.map((m) => `${m.from}->${m.to} ${m.count}${returning(m)} (${m.reason})`).join(', ')}`);
+  const blocked = blockedMoves(status);
+  if (blocked) parts.push(`moves blocked: ${blocked}`);
   if (!current(ed, status)) parts.push(`status of generation ${status.observedGeneration ?? 0}, spec at ${ed.metadata?.generation ?? 0}`);
   return parts.join('; ');
+}
+
+type Move = NonNullable<ExtendedDeploymentStatus['moves']>[number];
+const returning = (m: Move) => (m.returning ? ` (+${m.returning} returning)` : '');
+
+/** Why replicas that should move cannot (no room anywhere, every region looks failed), from the Moves condition. */
+function blockedMoves(status: ExtendedDeploymentStatus): string | undefined {
+  const moves = status.conditions?.find((c) => c.type === 'Moves');
+  return moves?.reason === 'NoRoom' || moves?.reason === 'AllRegionsFailed' ? moves.message : undefined;
 }
 
 /** Cells of a region's bar. */
@@ -146,7 +157,9 @@ export function statusFrame(ed: ExtendedDeploymentObject, { colors: c, bin }: Fr
   for (const r of regions) {
     lines.push(`  ${r.name.padEnd(width)}  ${bar(r, c)}  new ${pad(r.updated)}/${pad(r.desired)}  old ${pad(r.old)}  ready ${pad(r.ready)}/${pad(r.desired)}`);
   }
-  for (const m of status.moves ?? []) lines.push(`  ${c.magenta('moved')} ${m.count} from ${m.from} to ${m.to} (${m.reason} since ${m.since})`);
+  for (const m of status.moves ?? []) lines.push(`  ${c.magenta('moved')} ${m.count}${returning(m)} from ${m.from} to ${m.to} (${m.reason} since ${m.since})`);
+  const blocked = blockedMoves(status);
+  if (blocked) lines.push(`  ${c.red('moves blocked:')} ${blocked}`);
   const progressing = status.conditions?.find((c2) => c2.type === 'Progressing');
   const invalid = status.conditions?.find((c2) => c2.type === 'Valid' && c2.status === 'False');
   if (invalid) lines.push(`  ${c.red('invalid spec:')} ${invalid.message ?? ''}`);

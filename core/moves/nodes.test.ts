@@ -10,8 +10,9 @@ describe('failing nodes', () => {
 
   it('counts from the earliest sign: NotReady or the controller taint', () => {
     const n = node('a', { ready: false, readySince: 5_000, taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule', timeAdded: 3_000 }] });
-    expect(failingSince(n)).toBe(3_000);
-    expect(failingSince(downNode('b', 7_000))).toBe(7_000);
+    // Whole seconds: the latest instant of that second, so a toleration is never cut short.
+    expect(failingSince(n)).toBe(3_999);
+    expect(failingSince(downNode('b', 7_000))).toBe(7_999);
   });
 
   it('a Ready node still carrying the controller taint is failing', () => {

@@ -40,9 +40,13 @@ export function failing(node: NodeView): boolean {
   return !node.ready || controllerTainted(node);
 }
 
+/** Kubernetes keeps whole seconds: an instant shown as second t happened within [t, t + 1 s). */
+const WHOLE_SECOND_SLACK_MS = 999;
+
 /**
  * Since when the node has been failing (ms): the earliest of its Ready condition's change to not-True and the
- * controller taints' timeAdded. A failing node with neither time (it never reported) has failed since forever: 0.
+ * controller taints' timeAdded, taken as the latest instant that second allows, so a toleration is never cut short. A
+ * failing node with neither time (it never reported) has failed since forever: 0.
  */
 export function failingSince(node: NodeView): number | undefined {
   if (!failing(node)) return undefined;
@@ -50,7 +54,7 @@ export function failingSince(node: NodeView): number | undefined {
     ...(node.ready ? [] : [node.readySince]),
     ...node.taints.filter((t) => NODE_CONTROLLER_TAINTS.includes(t.key)).map((t) => t.timeAdded),
   ].filter((t): t is number => t !== undefined);
-  return times.length === 0 ? 0 : Math.min(...times);
+  return times.length === 0 ? 0 : Math.min(...times) + WHOLE_SECOND_SLACK_MS;
 }
 
 /** Whether `toleration` tolerates `taint` (core/v1 semantics). */

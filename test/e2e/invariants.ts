@@ -25,7 +25,8 @@
 // check itself (InvariantChecker / checkSamples) is pure and unit-tested in test/unit/invariants.test.ts.
 import { makeInformer, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import type { ExtendedDeployment, RolloutStrategy } from '../../core/api/extended-deployment.js';
+import { extendedDeploymentStatus, type ExtendedDeployment, type RolloutStrategy } from '../../core/api/extended-deployment.js';
+import { recordedMoves } from '../../core/moves/apply-moves.js';
 import { distributeReplicas } from '../../core/distribution.js';
 import { NAME_LABEL, REGION_LABEL, REVISION_LABEL, REVISIONS_ANNOTATION, ROLLOUT_REVISION_ANNOTATION } from '../../core/labels.js';
 import { parseExtendedDeployment } from '../../core/parse.js';
@@ -114,8 +115,8 @@ export function podSample(pod: { metadata?: RawMeta; status?: { conditions?: { t
 }
 
 /**
- * The ExtendedDeployment object → EdSample: spec parsed and defaulted by core, desired counts by core's distribution,
- * target revisions from the render's annotation. Undefined when it does not parse or carries no rendered revisions.
+ * The ExtendedDeployment object → EdSample: spec parsed and defaulted by core, desired counts by core's distribution
+ * plus the moves its status records, target revisions from the render's annotation. Undefined when it does not parse or carries no rendered revisions.
  */
 export function edSample(object: { metadata?: RawMeta; spec?: unknown; status?: unknown } | undefined): EdSample | undefined {
   if (!object) return undefined;
@@ -135,11 +136,14 @@ export function edSample(object: { metadata?: RawMeta; spec?: unknown; status?: 
   const distribution = distributeReplicas(ed.spec.replicas, ed.spec.regions);
   if (!distribution.ok) return undefined;
   const s = (rawStatus ?? {}) as Record<string, unknown>;
+  // Moves the status records change what each region should run: the lender runs fewer, the host more.
+  const moves = recordedMoves(extendedDeploymentStatus.safeParse(s).data);
+  const moved = (name: string) => moves.reduce((sum, m) => sum + (m.to === name ? m.count + m.returning : 0) - (m.from === name ? m.count : 0), 0);
   return {
     subsetType: ed.spec.subsetType,
     strategy: ed.spec.strategy,
     regionOrder: regionOrderOf(ed.spec),
-    regions: ed.spec.regions.map((r, i) => ({ name: r.name, desired: distribution.replicas[i] ?? 0, targetRevision: revisions[r.name] ?? '' })),
+    regions: ed.spec.regions.map((r, i) => ({ name: r.name, desired: (distribution.replicas[i] ?? 0) + moved(r.name), targetRevision: revisions[r.name] ?? '' })),
     rolloutRevision,
     status: {
       phase: typeof s['phase'] === 'string' ? s['phase'] : undefined,
