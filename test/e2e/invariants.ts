@@ -19,16 +19,30 @@
 //                  (compat mode) the previous group's regions entirely at the new revision and available.
 //   waitingRegionTouched  (compat mode) a region whose group has not started keeps its Deployment paused, gets no pod of
 //                  the new revision and loses no pod.
+//   groupBack      within one rollout (status.revision unchanged), status.currentGroup never decreases.
+//   groupRestarted a running group keeps its start time (status.lastGroupStartTime) from one state to the next: an agent
+//                  that takes over continues the group, it does not start it again.
+//   placement      a pod of a region is bound only to a node of that region (a node carrying all of the DeployRegion's
+//                  matchLabels): a pod that escaped would take another region's capacity.
+//   capacity       per region, the requests of the ExtendedDeployment's pods bound to the region's nodes (terminating
+//                  ones included: they hold their resources until gone), resource by resource and as a pod count,
+//                  never exceed the sum of those nodes' allocatable. What is checkable, and what is not: the watcher
+//                  sees this ExtendedDeployment's pods only, so this is a lower bound of the region's use (the scheduler
+//                  checks every pod, per node). Pods that do not fit stay Pending and unbound: the agent asking for them
+//                  is bounded by the ceiling (spec.replicas ≤ desired + maxSurge), and while they are Pending the
+//                  floor keeps the agent from removing the pods they would replace.
 //
 // Budgets come from core's budgets.ts and group targets from core's groups.ts (scheduleGroups, targetAtGroup,
 // regionOrderOf), computed from the ExtendedDeployment as parsed by core, in the version of the same sample. The
-// check itself (InvariantChecker / checkSamples) is pure and unit-tested in test/unit/invariants.test.ts.
+// check itself (InvariantChecker / checkSamples) is pure and unit-tested in test/unit/invariants.test.ts. At the end of a
+// test, git-match.ts compares the watcher's last picture with what Git rendered.
 import { makeInformer, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { extendedDeploymentStatus, type ExtendedDeployment, type RolloutStrategy } from '../../core/api/extended-deployment.js';
 import { recordedMoves } from '../../core/moves/apply-moves.js';
 import { distributeReplicas } from '../../core/distribution.js';
 import { NAME_LABEL, REGION_LABEL, REVISION_LABEL, REVISIONS_ANNOTATION, ROLLOUT_REVISION_ANNOTATION } from '../../core/labels.js';
+import { quantityValue } from '../../core/inplace/eligibility.js';
 import { parseExtendedDeployment } from '../../core/parse.js';
 import { workloadName } from '../../core/render.js';
 import { regionBudgets } from '../../core/rollout/budgets.js';
@@ -47,6 +61,18 @@ export interface PodSample {
   readonly ready: boolean;
   /** When Ready last became True (ms). */
   readonly readySince: number | undefined;
+  /** spec.nodeName: the node the scheduler bound it to. */
+  readonly node?: string | undefined;
+  /** What the scheduler reserves for it: per resource, max(sum of containers, largest init container). */
+  readonly requests?: Readonly<Record<string, number>>;
+}
+
+/** A node as the capacity check sees it. */
+export interface NodeSample {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** status.allocatable as numbers (cpu in cores, memory in bytes, pods as a count). */
+  readonly allocatable: Readonly<Record<string, number>>;
 }
 
 /** A region's workload (ReplicaSet `<ed>-<region>`, or the Deployment in compat mode). */
@@ -55,6 +81,8 @@ export interface WorkloadSample {
   readonly replicas: number;
   /** Deployments only. */
   readonly paused?: boolean;
+  /** The revision label of its pod template. */
+  readonly revision?: string | undefined;
 }
 
 /** The ExtendedDeployment as parsed by core, with what the render recorded and the agent's status. */
@@ -65,7 +93,11 @@ export interface EdSample {
   /** Regions in declared order: desired count (core's distribution) and rendered revision. */
   readonly regions: readonly { readonly name: string; readonly desired: number; readonly targetRevision: string }[];
   readonly rolloutRevision: string;
+  /** metadata.generation. */
+  readonly generation?: number | undefined;
   readonly status: {
+    readonly observedGeneration?: number | undefined;
+    readonly lastGroupStartTime?: string | undefined;
     readonly phase?: string | undefined;
     readonly revision?: string | undefined;
     readonly currentGroup?: number | undefined;
@@ -82,6 +114,10 @@ export interface Sample {
   readonly ed: EdSample | undefined;
   readonly workloads: readonly WorkloadSample[];
   readonly pods: readonly PodSample[];
+  /** Nodes of the cluster; without them (or without regionLabels) placement and capacity are not checked. */
+  readonly nodes?: readonly NodeSample[];
+  /** DeployRegion name → its spec.matchLabels. */
+  readonly regionLabels?: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
 type Timestamp = string | Date | undefined | null;
@@ -100,8 +136,16 @@ interface RawMeta {
   deletionTimestamp?: Timestamp;
 }
 
+interface RawContainer {
+  resources?: { requests?: Record<string, unknown> };
+}
+
 /** A pod object (list items have Date timestamps, watch events strings) → PodSample. */
-export function podSample(pod: { metadata?: RawMeta; status?: { conditions?: { type: string; status: string; lastTransitionTime?: Timestamp }[] } }): PodSample {
+export function podSample(pod: {
+  metadata?: RawMeta;
+  spec?: { nodeName?: string; containers?: RawContainer[]; initContainers?: RawContainer[] };
+  status?: { conditions?: { type: string; status: string; lastTransitionTime?: Timestamp }[] };
+}): PodSample {
   const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
   return {
     uid: pod.metadata?.uid ?? pod.metadata?.name ?? '',
@@ -111,7 +155,27 @@ export function podSample(pod: { metadata?: RawMeta; status?: { conditions?: { t
     terminating: !!pod.metadata?.deletionTimestamp,
     ready: ready?.status === 'True',
     readySince: ready?.status === 'True' ? ms(ready.lastTransitionTime) : undefined,
+    node: pod.spec?.nodeName || undefined,
+    requests: podRequests(pod.spec?.containers ?? [], pod.spec?.initContainers ?? []),
   };
+}
+
+/** The scheduler's view of a pod's requests: per resource, the larger of the containers' sum and the largest init container. */
+function podRequests(containers: readonly RawContainer[], initContainers: readonly RawContainer[]): Record<string, number> {
+  const sum: Record<string, number> = {};
+  for (const c of containers) for (const [k, v] of Object.entries(c.resources?.requests ?? {})) sum[k] = (sum[k] ?? 0) + (quantityValue(v) ?? 0);
+  for (const c of initContainers) for (const [k, v] of Object.entries(c.resources?.requests ?? {})) sum[k] = Math.max(sum[k] ?? 0, quantityValue(v) ?? 0);
+  return sum;
+}
+
+/** A node object → NodeSample. */
+export function nodeSample(node: { metadata?: RawMeta; status?: { allocatable?: Record<string, unknown> } }): NodeSample {
+  const allocatable: Record<string, number> = {};
+  for (const [k, v] of Object.entries(node.status?.allocatable ?? {})) {
+    const n = quantityValue(v);
+    if (n !== undefined) allocatable[k] = n;
+  }
+  return { name: node.metadata?.name ?? '', labels: node.metadata?.labels ?? {}, allocatable };
 }
 
 /**
@@ -145,7 +209,10 @@ export function edSample(object: { metadata?: RawMeta; spec?: unknown; status?: 
     regionOrder: regionOrderOf(ed.spec),
     regions: ed.spec.regions.map((r, i) => ({ name: r.name, desired: (distribution.replicas[i] ?? 0) + moved(r.name), targetRevision: revisions[r.name] ?? '' })),
     rolloutRevision,
+    generation: (object.metadata as { generation?: number } | undefined)?.generation,
     status: {
+      observedGeneration: typeof s['observedGeneration'] === 'number' ? s['observedGeneration'] : undefined,
+      lastGroupStartTime: typeof s['lastGroupStartTime'] === 'string' ? s['lastGroupStartTime'] : undefined,
       phase: typeof s['phase'] === 'string' ? s['phase'] : undefined,
       revision: typeof s['revision'] === 'string' ? s['revision'] : undefined,
       currentGroup: typeof s['currentGroup'] === 'number' ? s['currentGroup'] : undefined,
@@ -158,7 +225,20 @@ export function edSample(object: { metadata?: RawMeta; spec?: unknown; status?: 
 // ---------------------------------------------------------------------------------------------------------------
 // The check: pure, incremental.
 
-export type ViolationKind = 'ceiling' | 'floor' | 'newPodDeleted' | 'groupTarget' | 'groupAdvance' | 'waitingRegionTouched';
+export type ViolationKind =
+  | 'ceiling'
+  | 'floor'
+  | 'newPodDeleted'
+  | 'groupTarget'
+  | 'groupAdvance'
+  | 'waitingRegionTouched'
+  | 'groupBack'
+  | 'groupRestarted'
+  | 'placement'
+  | 'capacity';
+
+/** Every rule the checker enforces, for reports. */
+export const VIOLATION_KINDS: readonly ViolationKind[] = ['ceiling', 'floor', 'newPodDeleted', 'groupTarget', 'groupAdvance', 'waitingRegionTouched', 'groupBack', 'groupRestarted', 'placement', 'capacity'];
 
 export interface Violation {
   readonly kind: ViolationKind;
@@ -203,7 +283,11 @@ export class InvariantChecker {
       found.push({ kind, at: sample.at, ...(region !== undefined && { region }), message });
     };
     const ed = sample.ed;
-    if (ed) this.check(sample, ed, report);
+    if (ed) {
+      this.check(sample, ed, report);
+      this.checkGroupHistory(ed, report);
+      checkCapacity(sample, ed, report);
+    }
     this.active.clear();
     for (const key of violating) this.active.add(key);
     this.previous = sample;
@@ -211,7 +295,23 @@ export class InvariantChecker {
     return found;
   }
 
-  private check(sample: Sample, ed: EdSample, report: (kind: ViolationKind, region: string | undefined, message: string) => void): void {
+  /** groupBack and groupRestarted: within one rollout the group only moves forward, and keeps its start time. */
+  private checkGroupHistory(ed: EdSample, report: Report): void {
+    const s = ed.status;
+    const before = this.previous?.ed?.status;
+    if (s.revision !== undefined && before?.revision === s.revision && (s.currentGroup ?? 0) < (before.currentGroup ?? 0)) {
+      report('groupBack', undefined, `rollout ${s.revision} went back from group ${before.currentGroup} to ${s.currentGroup}`);
+    }
+    // Compared with the state just before: a group the status left (complete, Healthy) may later be entered again
+    // with a new start (a resize), but a group that runs keeps its start across writes and agents.
+    if (!s.revision || !s.currentGroup || !s.lastGroupStartTime || s.phase === 'Healthy') return;
+    if (before?.revision !== s.revision || before.currentGroup !== s.currentGroup || !before.lastGroupStartTime || before.phase === 'Healthy') return;
+    if (before.lastGroupStartTime !== s.lastGroupStartTime) {
+      report('groupRestarted', undefined, `group ${s.revision}/${s.currentGroup} restarted: its start ${before.lastGroupStartTime} became ${s.lastGroupStartTime}`);
+    }
+  }
+
+  private check(sample: Sample, ed: EdSample, report: Report): void {
     const { strategy, status } = ed;
     const compat = ed.subsetType === 'Deployment';
     const minReady = strategy.minReadySeconds;
@@ -320,6 +420,39 @@ export class InvariantChecker {
   }
 }
 
+type Report = (kind: ViolationKind, region: string | undefined, message: string) => void;
+
+/**
+ * Placement and capacity, per region: pods bound only to the region's nodes, and their requests within the nodes'
+ * allocatable (see the header for what this can and cannot see).
+ */
+function checkCapacity(sample: Sample, ed: EdSample, report: Report): void {
+  if (!sample.nodes || !sample.regionLabels) return;
+  const nodes = new Map(sample.nodes.map((n) => [n.name, n]));
+  for (const region of ed.regions) {
+    const matchLabels = sample.regionLabels[region.name];
+    if (!matchLabels) continue;
+    const inRegion = (n: NodeSample) => Object.entries(matchLabels).every(([k, v]) => n.labels[k] === v);
+    const regionNodes = sample.nodes.filter(inRegion);
+    const bound = sample.pods.filter((p) => p.region === region.name && p.node !== undefined);
+    for (const pod of bound) {
+      const node = nodes.get(pod.node ?? '');
+      if (node && !inRegion(node)) report('placement', region.name, `pod ${pod.name} bound to node ${node.name}, outside region ${region.name} (${JSON.stringify(matchLabels)})`);
+    }
+    const names = new Set(regionNodes.map((n) => n.name));
+    const onRegion = bound.filter((p) => names.has(p.node ?? ''));
+    const used: Record<string, number> = { pods: onRegion.length };
+    for (const pod of onRegion) for (const [k, v] of Object.entries(pod.requests ?? {})) used[k] = (used[k] ?? 0) + v;
+    for (const [resource, amount] of Object.entries(used)) {
+      const allocatable = regionNodes.reduce((sum, n) => sum + (n.allocatable[resource] ?? 0), 0);
+      // Relative slack: quantities are summed as floating point numbers.
+      if (amount > allocatable * (1 + 1e-9)) {
+        report('capacity', region.name, `${resource}: pods bound to the region's ${regionNodes.length} nodes request ${amount}, allocatable ${allocatable}`);
+      }
+    }
+  }
+}
+
 function groupSchedule(ed: EdSample): GroupSchedule {
   const rollout = ed.status.rolloutRegions ?? [];
   return scheduleGroups(
@@ -358,6 +491,8 @@ export interface SampleSummary {
 export interface InvariantWatch {
   /** Events turned into samples so far. */
   readonly events: () => number;
+  /** The picture now, from the watches' caches (not checked: for the end-of-test comparison with Git). */
+  readonly latest: () => Sample;
   /** Distinct states seen so far (consecutive identical summaries are kept once). */
   readonly samples: readonly SampleSummary[];
   /** Violations found so far. */
@@ -404,22 +539,44 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
   const replicaSets = makeInformer(kc, `/apis/apps/v1/namespaces/${namespace}/replicasets`, () => apps.listNamespacedReplicaSet({ namespace, labelSelector: selector }), selector);
   const deployments = makeInformer(kc, `/apis/apps/v1/namespaces/${namespace}/deployments`, () => apps.listNamespacedDeployment({ namespace, labelSelector: selector }), selector);
   const pods = makeInformer(kc, `/api/v1/namespaces/${namespace}/pods`, () => core.listNamespacedPod({ namespace, labelSelector: selector }), selector);
-  const informers = [eds, replicaSets, deployments, pods] as const;
+  const nodes = makeInformer(kc, '/api/v1/nodes', () => core.listNode());
+  const regions = makeInformer<KubernetesObject>(
+    kc,
+    `/apis/${GROUP}/${VERSION}/deployregions`,
+    () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'deployregions' }) as Promise<KubernetesListObject<KubernetesObject>>,
+  );
+  const informers = [eds, replicaSets, deployments, pods, nodes, regions] as const;
   let opened = false;
 
-  const sample = () => {
-    if (!opened || stopped) return;
-    events++;
+  const picture = (): Sample => {
     const ed = edSample(eds.get(name, namespace) as never);
     const compat = ed?.subsetType === 'Deployment';
     const source = compat ? deployments.list(namespace) : replicaSets.list(namespace);
     const workloads: WorkloadSample[] = (ed?.regions ?? []).flatMap((r) => {
       const w = source.find((o) => o.metadata?.name === workloadName(name, r.name));
       if (!w) return [];
-      const spec = (w as { spec?: { replicas?: number; paused?: boolean } }).spec;
-      return [{ region: r.name, replicas: spec?.replicas ?? 1, ...(compat && { paused: spec?.paused === true }) }];
+      const spec = (w as { spec?: { replicas?: number; paused?: boolean; template?: { metadata?: { labels?: Record<string, string> } } } }).spec;
+      return [{ region: r.name, replicas: spec?.replicas ?? 1, revision: spec?.template?.metadata?.labels?.[REVISION_LABEL], ...(compat && { paused: spec?.paused === true }) }];
     });
-    const s: Sample = { at: Date.now(), ed, workloads, pods: pods.list(namespace).map((p) => podSample(p as never)) };
+    const regionLabels: Record<string, Record<string, string>> = {};
+    for (const r of regions.list()) {
+      const matchLabels = (r as { spec?: { matchLabels?: Record<string, string> } }).spec?.matchLabels;
+      if (r.metadata?.name && matchLabels) regionLabels[r.metadata.name] = matchLabels;
+    }
+    return {
+      at: Date.now(),
+      ed,
+      workloads,
+      pods: pods.list(namespace).map((p) => podSample(p as never)),
+      nodes: nodes.list().map((n) => nodeSample(n as never)),
+      regionLabels,
+    };
+  };
+
+  const sample = () => {
+    if (!opened || stopped) return;
+    events++;
+    const s = picture();
     checker.observe(s);
     const summary = summarize(s);
     const key = JSON.stringify({ ...summary, at: 0 });
@@ -448,6 +605,7 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
 
   return {
     events: () => events,
+    latest: picture,
     samples,
     violations: checker.violations,
     errors,
