@@ -631,3 +631,20 @@ export function summarize(s: Sample): SampleSummary {
   const st = s.ed?.status;
   return { at: s.at, phase: st?.phase, group: `${st?.currentGroup ?? 0}/${st?.totalGroups ?? 0}`, regions };
 }
+
+/**
+ * Stops the watcher and prints what it saw (`[invariants] <label>: …`): events, distinct states, every violation, and
+ * with `states` (a failed test, or any violation) the last distinct states. Returns the violations for the test to
+ * assert on.
+ */
+export async function stopAndReport(watch: InvariantWatch, label: string, states = false): Promise<Violation[]> {
+  const violations = await watch.stop();
+  console.log(
+    `[invariants] ${label}: ${watch.events()} events checked against ${VIOLATION_KINDS.length} rules, ${watch.samples.length} distinct states, ${violations.length} violations${watch.errors.length ? `, watch errors: ${watch.errors.join('; ')}` : ''}`,
+  );
+  for (const v of violations) console.log(`[invariants]   ${new Date(v.at).toISOString()} ${v.kind} ${v.region ?? ''}: ${v.message}`);
+  if (states || violations.length > 0) {
+    for (const s of watch.samples.slice(-60)) console.log(`[invariants]   state ${new Date(s.at).toISOString()} ${s.phase ?? '-'} ${s.group} ${JSON.stringify(s.regions)}`);
+  }
+  return violations;
+}
