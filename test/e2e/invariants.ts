@@ -514,9 +514,10 @@ const GROUP = 'extendeddeployment.io';
 const VERSION = 'v1beta1';
 
 /**
- * Starts watching one ExtendedDeployment, its regional ReplicaSets and Deployments, and its pods (Kubernetes watches
- * via client-node's list-watch informers); resolves once every watch is open. Every event samples the whole picture
- * and runs the checks.
+ * Starts watching one ExtendedDeployment, its regional ReplicaSets and Deployments, its pods, the nodes and the
+ * DeployRegions (Kubernetes watches via client-node's list-watch informers); resolves once every watch is open. Every
+ * event, replayed in resourceVersion order about a second after it arrived, samples the whole picture and runs the
+ * checks.
  */
 export async function start(options: InvariantWatchOptions): Promise<InvariantWatch> {
   const { kubeConfig: kc, namespace, name } = options;
@@ -545,13 +546,15 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
     `/apis/${GROUP}/${VERSION}/deployregions`,
     () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'deployregions' }) as Promise<KubernetesListObject<KubernetesObject>>,
   );
-  const informers = [eds, replicaSets, deployments, pods, nodes, regions] as const;
+  const informers = { ed: eds, rs: replicaSets, deploy: deployments, pod: pods, node: nodes, region: regions } as const;
+  type Kind = keyof typeof informers;
   let opened = false;
 
-  const picture = (): Sample => {
-    const ed = edSample(eds.get(name, namespace) as never);
+  /** The picture from one view of the objects: the informers' caches (now), or the replayed mirror. */
+  const picture = (view: (kind: Kind) => readonly KubernetesObject[], at: number): Sample => {
+    const ed = edSample(view('ed').find((o) => o.metadata?.name === name) as never);
     const compat = ed?.subsetType === 'Deployment';
-    const source = compat ? deployments.list(namespace) : replicaSets.list(namespace);
+    const source = view(compat ? 'deploy' : 'rs');
     const workloads: WorkloadSample[] = (ed?.regions ?? []).flatMap((r) => {
       const w = source.find((o) => o.metadata?.name === workloadName(name, r.name));
       if (!w) return [];
@@ -559,24 +562,43 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
       return [{ region: r.name, replicas: spec?.replicas ?? 1, revision: spec?.template?.metadata?.labels?.[REVISION_LABEL], ...(compat && { paused: spec?.paused === true }) }];
     });
     const regionLabels: Record<string, Record<string, string>> = {};
-    for (const r of regions.list()) {
+    for (const r of view('region')) {
       const matchLabels = (r as { spec?: { matchLabels?: Record<string, string> } }).spec?.matchLabels;
       if (r.metadata?.name && matchLabels) regionLabels[r.metadata.name] = matchLabels;
     }
     return {
-      at: Date.now(),
+      at,
       ed,
       workloads,
-      pods: pods.list(namespace).map((p) => podSample(p as never)),
-      nodes: nodes.list().map((n) => nodeSample(n as never)),
+      pods: view('pod').map((p) => podSample(p as never)),
+      nodes: view('node').map((n) => nodeSample(n as never)),
       regionLabels,
     };
   };
+  const live = (kind: Kind): readonly KubernetesObject[] => (kind === 'node' || kind === 'region' ? informers[kind].list() : informers[kind].list(namespace));
 
-  const sample = () => {
-    if (!opened || stopped) return;
+  // Events of different watches arrive in no particular order between them (a pod the ReplicaSet controller created
+  // after the agent's status write can arrive before that write). They are held for SETTLE_MS and replayed in
+  // resourceVersion order (one etcd orders every write of the lab), so each sample is a state the cluster really had.
+  const SETTLE_MS = 1000;
+  interface Pending {
+    readonly kind: Kind;
+    readonly deleted: boolean;
+    readonly object: KubernetesObject;
+    readonly rv: number;
+    readonly receivedAt: number;
+    readonly seq: number;
+  }
+  let pending: Pending[] = [];
+  let seq = 0;
+  const mirror = Object.fromEntries(Object.keys(informers).map((k) => [k, new Map<string, KubernetesObject>()])) as Record<Kind, Map<string, KubernetesObject>>;
+  const mirrorView = (kind: Kind): readonly KubernetesObject[] => [...mirror[kind].values()];
+  let lastAt = 0;
+
+  const sample = (at: number) => {
     events++;
-    const s = picture();
+    lastAt = Math.max(lastAt, at);
+    const s = picture(mirrorView, lastAt);
     checker.observe(s);
     const summary = summarize(s);
     const key = JSON.stringify({ ...summary, at: 0 });
@@ -585,11 +607,32 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
       lastKey = key;
     }
   };
+  const replay = (all: boolean) => {
+    const due = Date.now() - SETTLE_MS;
+    const ready = all ? pending : pending.filter((e) => e.receivedAt <= due);
+    if (ready.length === 0) return;
+    pending = all ? [] : pending.filter((e) => e.receivedAt > due);
+    ready.sort((x, y) => x.rv - y.rv || x.seq - y.seq);
+    for (const e of ready) {
+      const key = `${e.object.metadata?.namespace ?? ''}/${e.object.metadata?.name ?? ''}`;
+      const held = mirror[e.kind].get(key);
+      // A state older than the one replayed (it arrived more than SETTLE_MS late) must not take the object back.
+      if (!e.deleted && held && Number(held.metadata?.resourceVersion) > e.rv) continue;
+      if (e.deleted) mirror[e.kind].delete(key);
+      else mirror[e.kind].set(key, e.object);
+      sample(e.receivedAt);
+    }
+  };
+  const timer = setInterval(() => replay(false), 200);
 
-  for (const informer of informers) {
-    informer.on('add', sample);
-    informer.on('update', sample);
-    informer.on('delete', sample);
+  for (const [kind, informer] of Object.entries(informers) as [Kind, (typeof informers)[Kind]][]) {
+    const push = (deleted: boolean) => (object: KubernetesObject) => {
+      if (!opened || stopped) return;
+      pending.push({ kind, deleted, object, rv: Number(object.metadata?.resourceVersion ?? 0), receivedAt: Date.now(), seq: seq++ });
+    };
+    informer.on('add', push(false));
+    informer.on('update', push(false));
+    informer.on('delete', push(true));
     informer.on('error', (e: unknown) => {
       if (stopped) return;
       errors.push(e instanceof Error ? e.message : String(e));
@@ -599,20 +642,25 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
       }, 500);
     });
   }
-  await Promise.all(informers.map((i) => i.start()));
+  await Promise.all(Object.values(informers).map((i) => i.start()));
+  // What the initial lists hold, as the replay's starting point.
+  for (const kind of Object.keys(informers) as Kind[]) for (const o of live(kind)) mirror[kind].set(`${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`, o);
   opened = true;
-  sample();
+  sample(Date.now());
 
   return {
     events: () => events,
-    latest: picture,
+    latest: () => picture(live, Date.now()),
     samples,
     violations: checker.violations,
     errors,
     async stop() {
-      sample();
+      // What is still held is replayed first (it happened before the stop).
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
       stopped = true;
-      await Promise.all(informers.map((i) => i.stop()));
+      clearInterval(timer);
+      replay(true);
+      await Promise.all(Object.values(informers).map((i) => i.stop()));
       return [...checker.violations];
     },
   };
