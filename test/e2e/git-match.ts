@@ -2,7 +2,8 @@
 // exactly what Git rendered: the ExtendedDeployment is the rendered one (same rollout revision), its status is Healthy
 // for that revision and describes the current generation, every region's workload is at the region's rendered revision
 // with the rendered replica count, and every pod of every region is live, at that revision, and there are exactly as
-// many as the region's count. gitDifferences is pure (unit-tested in test/unit/git-match.test.ts); waitMatchesGit reads
+// many as the region's count. (With replicas moved away by a shortage or a fault the counts differ from Git by design:
+// compare once no move is active.) gitDifferences is pure (unit-tested in test/unit/git-match.test.ts); waitMatchesGit reads
 // the invariant watcher's picture until it matches or the time is up.
 import type { RenderedExtendedDeployment } from '../../core/render.js';
 import type { InvariantWatch, Sample } from './invariants.js';

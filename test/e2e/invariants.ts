@@ -32,6 +32,7 @@
 //                  is bounded by the ceiling (spec.replicas ≤ desired + maxSurge), and while they are Pending the
 //                  floor keeps the agent from removing the pods they would replace.
 //
+// A region's desired count is core's distribution plus the moves the status records (shortage and fault moves).
 // Budgets come from core's budgets.ts and group targets from core's groups.ts (scheduleGroups, targetAtGroup,
 // regionOrderOf), computed from the ExtendedDeployment as parsed by core, in the version of the same sample. The
 // check itself (InvariantChecker / checkSamples) is pure and unit-tested in test/unit/invariants.test.ts. At the end of a
@@ -42,7 +43,8 @@ import { extendedDeploymentStatus, type ExtendedDeployment, type RolloutStrategy
 import { recordedMoves } from '../../core/moves/apply-moves.js';
 import { distributeReplicas } from '../../core/distribution.js';
 import { NAME_LABEL, REGION_LABEL, REVISION_LABEL, REVISIONS_ANNOTATION, ROLLOUT_REVISION_ANNOTATION } from '../../core/labels.js';
-import { quantityValue } from '../../core/inplace/eligibility.js';
+import { parseQuantity } from '../../core/moves/quantity.js';
+import { podRequests, type PodResourcesSpec } from '../../core/moves/resources.js';
 import { parseExtendedDeployment } from '../../core/parse.js';
 import { workloadName } from '../../core/render.js';
 import { regionBudgets } from '../../core/rollout/budgets.js';
@@ -63,7 +65,7 @@ export interface PodSample {
   readonly readySince: number | undefined;
   /** spec.nodeName: the node the scheduler bound it to. */
   readonly node?: string | undefined;
-  /** What the scheduler reserves for it: per resource, max(sum of containers, largest init container). */
+  /** What the scheduler reserves for it (core's podRequests). */
   readonly requests?: Readonly<Record<string, number>>;
 }
 
@@ -90,7 +92,7 @@ export interface EdSample {
   readonly subsetType: ExtendedDeployment['spec']['subsetType'];
   readonly strategy: RolloutStrategy;
   readonly regionOrder: NonNullable<RolloutStrategy['regionOrder']>;
-  /** Regions in declared order: desired count (core's distribution) and rendered revision. */
+  /** Regions in declared order: desired count (core's distribution, plus the recorded moves) and rendered revision. */
   readonly regions: readonly { readonly name: string; readonly desired: number; readonly targetRevision: string }[];
   readonly rolloutRevision: string;
   /** metadata.generation. */
@@ -136,14 +138,10 @@ interface RawMeta {
   deletionTimestamp?: Timestamp;
 }
 
-interface RawContainer {
-  resources?: { requests?: Record<string, unknown> };
-}
-
 /** A pod object (list items have Date timestamps, watch events strings) → PodSample. */
 export function podSample(pod: {
   metadata?: RawMeta;
-  spec?: { nodeName?: string; containers?: RawContainer[]; initContainers?: RawContainer[] };
+  spec?: { nodeName?: string } & PodResourcesSpec;
   status?: { conditions?: { type: string; status: string; lastTransitionTime?: Timestamp }[] };
 }): PodSample {
   const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
@@ -156,23 +154,15 @@ export function podSample(pod: {
     ready: ready?.status === 'True',
     readySince: ready?.status === 'True' ? ms(ready.lastTransitionTime) : undefined,
     node: pod.spec?.nodeName || undefined,
-    requests: podRequests(pod.spec?.containers ?? [], pod.spec?.initContainers ?? []),
+    requests: podRequests(pod.spec),
   };
-}
-
-/** The scheduler's view of a pod's requests: per resource, the larger of the containers' sum and the largest init container. */
-function podRequests(containers: readonly RawContainer[], initContainers: readonly RawContainer[]): Record<string, number> {
-  const sum: Record<string, number> = {};
-  for (const c of containers) for (const [k, v] of Object.entries(c.resources?.requests ?? {})) sum[k] = (sum[k] ?? 0) + (quantityValue(v) ?? 0);
-  for (const c of initContainers) for (const [k, v] of Object.entries(c.resources?.requests ?? {})) sum[k] = Math.max(sum[k] ?? 0, quantityValue(v) ?? 0);
-  return sum;
 }
 
 /** A node object → NodeSample. */
 export function nodeSample(node: { metadata?: RawMeta; status?: { allocatable?: Record<string, unknown> } }): NodeSample {
   const allocatable: Record<string, number> = {};
   for (const [k, v] of Object.entries(node.status?.allocatable ?? {})) {
-    const n = quantityValue(v);
+    const n = parseQuantity(v as string | number);
     if (n !== undefined) allocatable[k] = n;
   }
   return { name: node.metadata?.name ?? '', labels: node.metadata?.labels ?? {}, allocatable };

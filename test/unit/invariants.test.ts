@@ -168,6 +168,22 @@ describe('invariant check: a correct rollout has no violation', () => {
     expect(kinds(seq)).toEqual([]);
   });
 
+  it('replicas moved to another region: the receiving region may run them, the giving one sheds them', () => {
+    // (desired counts as edSample computes them from the moves in the status)
+    const before = ed({ desired: { a: 3, b: 3 }, phase: 'Healthy', group: 0, rolloutRegions: [] });
+    const moved = ed({ desired: { a: 1, b: 5 }, phase: 'Healthy', group: 0, rolloutRegions: [] });
+    const seq = [
+      sample(before, { a: 'N1 N2 N3', b: 'N4 N5 N6' }),
+      sample(moved, { a: 'N1 N2 N3', b: 'N4 N5 N6' }),
+      sample(moved, { a: 'N1 N2 N3', b: 'N4 N5 N6 n7 n8' }),
+      sample(moved, { a: 'N1 N2~ N3~', b: 'N4 N5 N6 N7 N8' }),
+      sample(moved, { a: 'N1', b: 'N4 N5 N6 N7 N8' }),
+    ];
+    expect(kinds(seq)).toEqual([]);
+    // …but the receiving region is still held to its ceiling.
+    expect(kinds([...seq, sample(moved, { a: 'N1', b: 'N4 N5 N6 N7 N8 n9 n10' })])).toEqual(['ceiling:b']);
+  });
+
   it('a condition that lasts is reported once, and again only after it cleared', () => {
     const g = ed({ group: 1 });
     const seq = [sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2 O3 n4 n5' }), sample(g, { a: 'O1 O2 O3 N4 N5' }), sample(g, { a: 'O1 O2 O3 N4' }), sample(g, { a: 'O1 O2 O3 N4 n6 n7' })];
@@ -354,6 +370,9 @@ describe('samples from objects', () => {
     expect(s?.strategy.upgradeMode).toBe('scaleInPriority');
     expect(s?.status).toEqual({ observedGeneration: undefined, lastGroupStartTime: undefined, phase: 'Healthy', revision: r?.rolloutRevision, currentGroup: 2, totalGroups: undefined, rolloutRegions: ['r1'] });
     expect(edSample({ metadata: { name: 'web' }, spec: {} })).toBeUndefined();
+    // Replicas the status records as moved count in the region they moved to.
+    const moved = edSample({ ...(r?.manifest as object), status: { moves: [{ from: 'r1', to: 'r2', count: 2, reason: 'Shortage', since: '2026-01-01T00:00:00Z' }] } });
+    expect(moved?.regions.map((x) => x.desired)).toEqual([1, 4]);
 
     const labels = { 'extendeddeployment.io/region': 'r1', 'extendeddeployment.io/revision': 'abc' };
     const t = '2026-01-01T00:00:05Z';
