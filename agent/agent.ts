@@ -102,7 +102,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
 
   const startLeading = () => {
     metrics.leader.set(1);
-    const q = new WorkQueue({ clock });
+    const q = new WorkQueue({ clock, onWait: (ms) => metrics.queueWait.observe(ms / 1000) });
     queue = q;
     const previous = workers;
     workers = (async () => {

@@ -14,6 +14,12 @@ export class AgentMetrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
+  readonly queueWait = new Histogram({
+    name: 'extendeddeployment_agent_queue_wait_seconds',
+    help: 'Time an ExtendedDeployment waited in the work queue, from the event (or requeue) that made it due until a worker took it.',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
   readonly actions = new Counter({
     name: 'extendeddeployment_agent_actions_total',
     help: 'Writes performed for rollouts, by kind (scale, markOld, unmark, deletePod).',

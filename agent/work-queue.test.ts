@@ -11,6 +11,26 @@ function queue(clock = new FakeClock()) {
 }
 
 describe('WorkQueue', () => {
+  it('reports how long each key waited in the queue, from the add that queued it (or made it dirty) to get', async () => {
+    const clock = new FakeClock();
+    const waits: number[] = [];
+    const q = new WorkQueue({ clock, onWait: (ms) => waits.push(ms) });
+    q.add('ns/a');
+    clock.advance(250);
+    q.add('ns/a'); // already queued: still counted from the first add
+    q.add('ns/b');
+    clock.advance(50);
+    expect(await q.get()).toBe('ns/a');
+    expect(await q.get()).toBe('ns/b');
+    expect(waits).toEqual([300, 50]);
+    q.add('ns/a'); // dirty while in flight: queued again at done, counted from this add
+    clock.advance(40);
+    q.done('ns/a');
+    clock.advance(10);
+    expect(await q.get()).toBe('ns/a');
+    expect(waits).toEqual([300, 50, 50]);
+  });
+
   it('hands keys out in order and holds a queued key once', async () => {
     const { q } = queue();
     q.add('ns/a');

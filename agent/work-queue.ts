@@ -19,18 +19,24 @@ export class WorkQueue {
   private readonly getters: (() => void)[] = [];
   private drainers: (() => void)[] = [];
   private shutting = false;
+  /** When each dirty key was added (client-go's queue duration starts there). */
+  private readonly addedAt = new Map<string, number>();
   private readonly clock: Clock;
   private readonly limiter: RateLimiter;
+  private readonly onWait: ((ms: number) => void) | undefined;
 
-  constructor(options: { clock?: Clock; rateLimiter?: RateLimiter } = {}) {
+  /** `onWait` is told, at each `get`, how long the key waited since the add that made it due (the queue latency metric). */
+  constructor(options: { clock?: Clock; rateLimiter?: RateLimiter; onWait?: (ms: number) => void } = {}) {
     this.clock = options.clock ?? realClock;
     this.limiter = options.rateLimiter ?? defaultControllerRateLimiter(this.clock);
+    this.onWait = options.onWait;
   }
 
   /** Queues `key` unless it is already queued; a key being processed is queued again once it is done. */
   add(key: string): void {
     if (this.shutting || this.dirty.has(key)) return;
     this.dirty.add(key);
+    this.addedAt.set(key, this.clock.now());
     if (this.processing.has(key)) return;
     this.queue.push(key);
     this.getters.shift()?.();
@@ -77,6 +83,9 @@ export class WorkQueue {
     if (key === undefined) return undefined;
     this.processing.add(key);
     this.dirty.delete(key);
+    const added = this.addedAt.get(key);
+    this.addedAt.delete(key);
+    if (added !== undefined) this.onWait?.(this.clock.now() - added);
     return key;
   }
 
@@ -122,6 +131,7 @@ export class WorkQueue {
       this.queue.length = 0;
       // A key added while in flight must not come back either.
       this.dirty.clear();
+      this.addedAt.clear();
     }
     for (const { cancel } of this.waiting.values()) cancel();
     this.waiting.clear();

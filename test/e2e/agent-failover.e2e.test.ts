@@ -2,14 +2,17 @@
 // 2 s). Once one leads (its /metrics shows the leader gauge at 1, the standby's at 0, and the Lease names it), a rollout
 // starts (3 regions, 3/2/2, Beta, batch 1, minReadySeconds 1, no gates); in the middle of it the leader is killed with
 // SIGKILL, so it never releases the Lease. The standby must take over once the Lease expires and finish the rollout,
-// with the same safety rules as agent-kill (no new-revision pod deleted, no region above desired + batch, groups never
-// go back or restart). The takeover delay (kill → the standby's "became leader") is printed, not asserted.
+// with the invariant watcher (invariants.ts) beside it throughout, and the cluster must match Git at the end. The
+// takeover delay (kill → the standby's "became leader") is printed, not asserted.
 import type { V1Lease } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { AgentProcess } from './agent-process.js';
 import { clients, serverSideApply, test, uniqueName, waitFor } from './helpers.js';
 import { kubeconfigPath } from '../cluster/lab.js';
-import { apply, deleteAll, extendedDeployment, installCrds, readStatus, render, threeRegions, waitRolledOut, watchRolloutInvariants } from './rollout-fixtures.js';
+import { waitMatchesGit } from './git-match.js';
+import { start as startWatcher, stopAndReport } from './invariants.js';
+import { apply, deleteAll, extendedDeployment, installCrds, readStatus, render, threeRegions, waitRolledOut } from './rollout-fixtures.js';
+import { observedExtremes } from './rollout-kit.js';
 
 const REPLICAS = [3, 2, 2] as const;
 const BATCH = 1;
@@ -26,13 +29,12 @@ test('the standby takes over a killed leader within the lease duration and finis
   const regions = threeRegions(suffix);
   for (const region of regions) await serverSideApply(region);
   const desired = new Map(regions.map((r, i) => [r.metadata!.name!, REPLICAS[i]!]));
-  const invariants = watchRolloutInvariants(ns, desired, BATCH);
-  await invariants.synced;
+  const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: 'web' });
+  let failed = false;
   const echo = !!process.env.AGENT_ECHO;
   const agents = ['a1', 'a2'].map((identity) => new AgentProcess({ kubeconfig: kubeconfigPath(), identity, namespace: ns, leaseNamespace: ns, echo }));
   try {
     const v1 = render([...regions, extendedDeployment(ns, regions, REPLICAS, 'registry.example/web:1')]);
-    invariants.setTargets(v1);
     await apply(v1);
 
     // One leads: the Lease names it, its gauge is 1, the other's is 0 (a standby with warm caches).
@@ -46,7 +48,6 @@ test('the standby takes over a killed leader within the lease duration and finis
 
     // The rollout; the leader dies with SIGKILL once group 2 is under way.
     const v2 = render([...regions, extendedDeployment(ns, regions, REPLICAS, 'registry.example/web:2')]);
-    invariants.setTargets(v2);
     await apply(v2);
     const atKill = await waitFor(
       'group 2 of the rollout in progress',
@@ -73,19 +74,24 @@ test('the standby takes over a killed leader within the lease duration and finis
     // The standby did the rest of the rollout: its own actions after taking over.
     const actions = standby.lines.filter((l) => l.msg === 'action' && l.receivedAt > killedAt);
     expect(actions.length).toBeGreaterThan(0);
+    expect(await waitMatchesGit(watch, v2), 'the cluster matches Git').toEqual([]);
+    const extremes = observedExtremes(watch, 0, [...desired.keys()]);
 
     console.log(
       [
         `agent-failover: leader ${leader.identity} killed in ${atKill.phase} group ${atKill.groups} (${atKill.overview}); Lease last renewed ${renewedBefore}`,
         `  takeover delay (SIGKILL → standby "became leader"): ${(takeoverMs / 1000).toFixed(2)} s (lease 15 s, retry 2 s + ≤20 % jitter)`,
         `  → standby workers started: ${((workersAt - killedAt) / 1000).toFixed(2)} s; first action: ${actions[0] ? `${((actions[0].receivedAt - killedAt) / 1000).toFixed(2)} s` : '-'}; actions by the standby: ${actions.length}`,
-        `  Lease transitions: ${after.spec?.leaseTransitions}; most pods per region: ${[...desired].map(([r, d]) => `${r} ${invariants.maxPods.get(r)}/${d + BATCH}`).join(', ')}; violations: ${invariants.violations.length === 0 ? 'none' : invariants.violations.join('; ')}`,
+        `  Lease transitions: ${after.spec?.leaseTransitions}; most pods per region: ${extremes.map((e) => `${e.name} ${e.maxPods}/${(desired.get(e.name) ?? 0) + BATCH}`).join(', ')}`,
       ].join('\n'),
     );
-    expect(invariants.violations).toEqual([]);
+  } catch (e) {
+    failed = true;
+    throw e;
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
-    invariants.stop();
+    const violations = await stopAndReport(watch, 'agent-failover', failed);
     await deleteAll(regions);
+    if (!failed) expect(violations).toEqual([]);
   }
 });

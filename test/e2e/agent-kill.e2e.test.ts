@@ -9,11 +9,11 @@
 //
 // Every kill is followed by a new agent process (new identity, same Lease), which must wait for the dead holder's Lease
 // to expire (--lease-duration 4 keeps that short). Rollouts (3 regions, 3/2/2 replicas, Beta, batch 1, minReadySeconds
-// 1, no gates) follow each other until every kill has happened. Throughout, a pod watch checks that no pod at the
-// revision its region is rolling to is ever deleted and that no region ever has more than desired + batch pods
-// (terminating ones included: the scaleOutPriority ceiling); an ExtendedDeployment watch checks that the group never
-// goes back within a rollout and that a group keeps its start time across agents. Each rollout must end Healthy with
-// exactly the desired pods per region, all at the new revision. Nothing asserts on speed.
+// 1, no gates) follow each other until every kill has happened. Throughout, the invariant watcher (invariants.ts) checks that no pod at the
+// revision its region is rolling to is deleted, that no region ever has more than desired + batch pods (terminating
+// ones included: the scaleOutPriority ceiling) or fewer available than desired, and the rest of its rules, among them that the group never goes back within a rollout and that a group keeps its start
+// time across agents. Each rollout must end Healthy with exactly the desired pods per region, all at the new revision,
+// and the cluster must match Git at the end. Nothing asserts on speed.
 import { randomInt } from 'node:crypto';
 import { expect } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../../core/api/extended-deployment.js';
@@ -33,8 +33,10 @@ import {
   render,
   threeRegions,
   waitRolledOut,
-  watchRolloutInvariants,
 } from './rollout-fixtures.js';
+import { waitMatchesGit } from './git-match.js';
+import { start as startWatcher, stopAndReport } from './invariants.js';
+import { observedExtremes } from './rollout-kit.js';
 
 const REPLICAS = [3, 2, 2] as const;
 const BATCH = 1;
@@ -75,12 +77,11 @@ test('kill -9 at random points and between intent and action: every rollout comp
 
   // ---- invariants, from watches
   const desired = new Map(regions.map((r, i) => [r.metadata!.name!, REPLICAS[i]!]));
-  const invariants = watchRolloutInvariants(ns, desired, BATCH);
-  await invariants.synced;
-  const { violations, maxPods } = invariants;
+  const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: 'web' });
+  let failed = false;
   const describeStatus = () => {
-    const s = invariants.lastStatus();
-    return `rollout ${s.revision ?? '-'} ${s.phase ?? '-'} group ${s.groups ?? '-'} ${s.overview ?? ''}`;
+    const s = watch.latest().ed?.status;
+    return `rollout ${s?.revision ?? '-'} ${s?.phase ?? '-'} group ${s?.currentGroup ?? '-'}/${s?.totalGroups ?? '-'}`;
   };
 
   // ---- agents: one at a time, each killed and replaced by the next
@@ -159,7 +160,6 @@ test('kill -9 at random points and between intent and action: every rollout comp
   try {
     // v1: the agent scales the freshly synced ReplicaSets to 3/2/2.
     renders.push(renderVersion(1));
-    invariants.setTargets(renders[0]!);
     await apply(renders[0]!);
     startAgentProcess();
     await waitRolledOut(ns, renders[0]!);
@@ -173,7 +173,6 @@ test('kill -9 at random points and between intent and action: every rollout comp
       if (v === 2) traps.push({ revision: next.rolloutRevision, group: 2, statusWritten: false, fired: false });
       if (v === 3) traps.push({ revision: next.rolloutRevision, group: 1, statusWritten: false, fired: false });
       const started = Date.now();
-      invariants.setTargets(next);
       await apply(next);
       randomKillsArmed = true;
       scheduleRandomKill();
@@ -186,36 +185,40 @@ test('kill -9 at random points and between intent and action: every rollout comp
     finishing = true;
     clearTimeout(randomKillTimer);
 
-    // The final state, once more from a fresh read: every pod of every region at the last revision, desired counts.
+    // The final state, once more from a fresh read: every pod of every region at the last revision, desired counts;
+    // and the watcher's picture matches Git.
     const last = renders[renders.length - 1]!;
     const counts = await podCounts(ns, last);
     expect(counts.map((c) => [c.name, c.updated, c.old, c.terminating])).toEqual(last.regions.map((r) => [r.name, r.replicas, 0, 0]));
     const livePods = (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=web` })).items;
     const lastTargets = new Map(last.regions.map((r) => [r.name, r.revision]));
     for (const pod of livePods) expect(podLabels(pod).revision).toBe(lastTargets.get(podLabels(pod).region));
+    expect(await waitMatchesGit(watch, last), 'the cluster matches Git').toEqual([]);
 
+    const extremes = observedExtremes(watch, 0, [...desired.keys()]);
     console.log(
       [
         `agent-kill: seed ${seed}; ${renders.length - 1} rollouts after v1 (${durations.join(', ')}); ${agents} agent processes; lease ${LEASE_SECONDS} s`,
         ...kills.map((k) => `  kill ${k.n} (${k.kind}) of ${k.agent}, ${k.afterLeaderMs} ms after it became leader; status then: ${k.status}${k.detail ? `; ${k.detail}` : ''}`),
-        `  most pods seen per region (ceiling desired + ${BATCH}): ${[...desired].map(([r, d]) => `${r} ${maxPods.get(r) ?? 0}/${d + BATCH}`).join(', ')}`,
-        `  violations: ${violations.length === 0 ? 'none' : violations.join('; ')}`,
+        `  most pods seen per region (ceiling desired + ${BATCH}): ${extremes.map((e) => `${e.name} ${e.maxPods}/${(desired.get(e.name) ?? 0) + BATCH}`).join(', ')}`,
       ].join('\n'),
     );
     expect(kills.filter((k) => k.kind === 'random')).toHaveLength(RANDOM_KILLS);
     expect(traps.map((t) => t.fired)).toEqual([true, true]);
     // Each intent kill left the new group recorded in the status (and the action undone); the groups' start times
-    // were kept by the agents that continued them (checked by the ExtendedDeployment watch).
+    // were kept by the agents that continued them (the watcher's groupRestarted rule).
     expect(traps.map((t) => [t.left?.revision, t.left?.currentGroup])).toEqual(traps.map((t) => [t.revision, t.group]));
-    expect(violations).toEqual([]);
-    for (const [region, d] of desired) expect(maxPods.get(region) ?? 0).toBeLessThanOrEqual(d + BATCH);
+  } catch (e) {
+    failed = true;
+    throw e;
   } finally {
     finishing = true;
     clearTimeout(randomKillTimer);
     await agent?.stop();
-    invariants.stop();
+    const violations = await stopAndReport(watch, `agent-kill (seed ${seed})`, failed);
     await proxy.close();
     await deleteAll(regions);
+    if (!failed) expect(violations).toEqual([]);
   }
   // Quiet check: nothing is left behind that would keep working on the namespace.
   await sleep(100);

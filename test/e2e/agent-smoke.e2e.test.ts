@@ -15,7 +15,9 @@ import { renderSet, type RenderedExtendedDeployment } from '../../core/render.js
 import { simulateRollout } from '../../core/rollout/simulate.js';
 import { kubeconfigPath } from '../cluster/lab.js';
 import { installCrds } from './crds.js';
+import { waitMatchesGit } from './git-match.js';
 import { clients, serverSideApply, test, uniqueName, waitFor } from './helpers.js';
+import { start as startWatcher, stopAndReport } from './invariants.js';
 
 const GROUP = 'extendeddeployment.io';
 const VERSION = 'v1beta1';
@@ -117,7 +119,9 @@ test('the agent rolls image changes group by group, as simulateRollout predicts'
   const suffix = uniqueName('r').slice(2);
   const regions = deployRegions(suffix);
   for (const region of regions) await serverSideApply(region as KubernetesObject);
+  const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: 'web' });
   let agent: Agent | undefined;
+  let failed = false;
   try {
     const v1 = render([...regions, extendedDeployment(ns, suffix, 'registry.example/web:1', false)]);
     await apply(v1);
@@ -155,6 +159,7 @@ test('the agent rolls image changes group by group, as simulateRollout predicts'
     }, { describe: () => readStatus(ns) });
     await apply(v3, 'workloads');
     await rollThroughGates(ns, v2, v3);
+    expect(await waitMatchesGit(watch, v3), 'the cluster matches Git').toEqual([]);
 
     const final = await readStatus(ns);
     expect(final.regions?.map((r) => [r.name, r.updated, r.available])).toEqual([
@@ -166,8 +171,13 @@ test('the agent rolls image changes group by group, as simulateRollout predicts'
     const metrics = await (await fetch(`http://127.0.0.1:${agent.address.port}/metrics`)).text();
     expect(metrics).toMatch(/extendeddeployment_agent_actions_total\{kind="scale"\} [1-9]/);
     expect(metrics).toContain('extendeddeployment_agent_leader 1');
+  } catch (e) {
+    failed = true;
+    throw e;
   } finally {
     await agent?.stop();
+    const violations = await stopAndReport(watch, 'agent-smoke', failed);
+    if (!failed) expect(violations).toEqual([]);
     for (const region of regions) {
       try {
         await clients().objects.delete(region as KubernetesObject);

@@ -25,7 +25,7 @@ import { AgentProcess } from './agent-process.js';
 import { startApiProxy } from './api-proxy.js';
 import { clients, serverSideApply, sleep, test, uniqueName, waitFor } from './helpers.js';
 import { Journal, type PodRecord } from './inplace-journal.js';
-import { start as startWatcher } from './invariants.js';
+import { start as startWatcher, stopAndReport } from './invariants.js';
 import {
   agentMetrics,
   apply,
@@ -173,7 +173,7 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
       const changed = Date.now();
       await apply(v2);
       // Each gate freezes the rollout at a group boundary: status group and pods per region exactly as planned.
-      const observed = await rollThroughGates(ns, v2, sim);
+      const observed = await rollThroughGates(ns, v2, sim, 1, env.watch);
       expect(observed.map((g) => g.regions)).toEqual(sim.groups.map((g) => g.regions.map((r) => ({ name: r.name, updated: r.updated, old: r.old }))));
       await waitFor('every gate True and every pod Ready', async () => [...(await podTable(ns)).values()].every((p) => p.gate === 'True' && p.ready === 'True'));
 
@@ -214,7 +214,7 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
 
       const changed = Date.now();
       await apply(v2);
-      await rollThroughGates(ns, v2, sim);
+      await rollThroughGates(ns, v2, sim, 1, env.watch);
       await waitFor('every gate True and every pod Ready', async () => [...(await podTable(ns)).values()].every((p) => p.gate === 'True' && p.ready === 'True'));
       const after = await podTable(ns);
 
@@ -317,7 +317,7 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
       const { sim } = await planned(ns, v2, v1);
       console.log(`[inplace] revert plan from the pods: ${summary(sim)}`);
       await apply(v1);
-      await rollThroughGates(ns, v1, sim);
+      await rollThroughGates(ns, v1, sim, 1, env.watch);
       await waitFor('every gate True and every pod Ready', async () => [...(await podTable(ns)).values()].every((p) => p.gate === 'True' && p.ready === 'True'));
       const after = await podTable(ns);
       expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
@@ -478,9 +478,7 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
       armed = false;
       await agent?.stop();
       journal.stop();
-      const violations = await watch.stop();
-      console.log(`[invariants] inplace-kill: ${watch.events()} events, ${violations.length} violations`);
-      for (const v of violations) console.log(`[invariants]   ${v.kind} ${v.region ?? ''}: ${v.message}`);
+      const violations = await stopAndReport(watch, 'inplace-kill');
       await proxy.close();
       for (const region of regions) await clients().objects.delete(region).catch(() => undefined);
       expect(violations).toEqual([]);

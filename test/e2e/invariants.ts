@@ -19,16 +19,32 @@
 //                  (compat mode) the previous group's regions entirely at the new revision and available.
 //   waitingRegionTouched  (compat mode) a region whose group has not started keeps its Deployment paused, gets no pod of
 //                  the new revision and loses no pod.
+//   groupBack      within one rollout (status.revision unchanged), status.currentGroup never decreases.
+//   groupRestarted a running group keeps its start time (status.lastGroupStartTime) from one state to the next: an agent
+//                  that takes over continues the group, it does not start it again.
+//   placement      a pod of a region is bound only to a node of that region (a node carrying all of the DeployRegion's
+//                  matchLabels): a pod that escaped would take another region's capacity.
+//   capacity       per region, the requests of the ExtendedDeployment's pods bound to the region's nodes (terminating
+//                  ones included: they hold their resources until gone), resource by resource and as a pod count,
+//                  never exceed the sum of those nodes' allocatable. What is checkable, and what is not: the watcher
+//                  sees this ExtendedDeployment's pods only, so this is a lower bound of the region's use (the scheduler
+//                  checks every pod, per node). Pods that do not fit stay Pending and unbound: the agent asking for them
+//                  is bounded by the ceiling (spec.replicas ≤ desired + maxSurge), and while they are Pending the
+//                  floor keeps the agent from removing the pods they would replace.
 //
+// A region's desired count is core's distribution plus the moves the status records (shortage and fault moves).
 // Budgets come from core's budgets.ts and group targets from core's groups.ts (scheduleGroups, targetAtGroup,
 // regionOrderOf), computed from the ExtendedDeployment as parsed by core, in the version of the same sample. The
-// check itself (InvariantChecker / checkSamples) is pure and unit-tested in test/unit/invariants.test.ts.
+// check itself (InvariantChecker / checkSamples) is pure and unit-tested in test/unit/invariants.test.ts. At the end of a
+// test, git-match.ts compares the watcher's last picture with what Git rendered.
 import { makeInformer, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { extendedDeploymentStatus, type ExtendedDeployment, type RolloutStrategy } from '../../core/api/extended-deployment.js';
 import { recordedMoves } from '../../core/moves/apply-moves.js';
 import { distributeReplicas } from '../../core/distribution.js';
 import { NAME_LABEL, REGION_LABEL, REVISION_LABEL, REVISIONS_ANNOTATION, ROLLOUT_REVISION_ANNOTATION } from '../../core/labels.js';
+import { parseQuantity } from '../../core/moves/quantity.js';
+import { podRequests, type PodResourcesSpec } from '../../core/moves/resources.js';
 import { parseExtendedDeployment } from '../../core/parse.js';
 import { workloadName } from '../../core/render.js';
 import { regionBudgets } from '../../core/rollout/budgets.js';
@@ -47,6 +63,18 @@ export interface PodSample {
   readonly ready: boolean;
   /** When Ready last became True (ms). */
   readonly readySince: number | undefined;
+  /** spec.nodeName: the node the scheduler bound it to. */
+  readonly node?: string | undefined;
+  /** What the scheduler reserves for it (core's podRequests). */
+  readonly requests?: Readonly<Record<string, number>>;
+}
+
+/** A node as the capacity check sees it. */
+export interface NodeSample {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** status.allocatable as numbers (cpu in cores, memory in bytes, pods as a count). */
+  readonly allocatable: Readonly<Record<string, number>>;
 }
 
 /** A region's workload (ReplicaSet `<ed>-<region>`, or the Deployment in compat mode). */
@@ -55,6 +83,8 @@ export interface WorkloadSample {
   readonly replicas: number;
   /** Deployments only. */
   readonly paused?: boolean;
+  /** The revision label of its pod template. */
+  readonly revision?: string | undefined;
 }
 
 /** The ExtendedDeployment as parsed by core, with what the render recorded and the agent's status. */
@@ -62,10 +92,14 @@ export interface EdSample {
   readonly subsetType: ExtendedDeployment['spec']['subsetType'];
   readonly strategy: RolloutStrategy;
   readonly regionOrder: NonNullable<RolloutStrategy['regionOrder']>;
-  /** Regions in declared order: desired count (core's distribution) and rendered revision. */
+  /** Regions in declared order: desired count (core's distribution, plus the recorded moves) and rendered revision. */
   readonly regions: readonly { readonly name: string; readonly desired: number; readonly targetRevision: string }[];
   readonly rolloutRevision: string;
+  /** metadata.generation. */
+  readonly generation?: number | undefined;
   readonly status: {
+    readonly observedGeneration?: number | undefined;
+    readonly lastGroupStartTime?: string | undefined;
     readonly phase?: string | undefined;
     readonly revision?: string | undefined;
     readonly currentGroup?: number | undefined;
@@ -82,6 +116,10 @@ export interface Sample {
   readonly ed: EdSample | undefined;
   readonly workloads: readonly WorkloadSample[];
   readonly pods: readonly PodSample[];
+  /** Nodes of the cluster; without them (or without regionLabels) placement and capacity are not checked. */
+  readonly nodes?: readonly NodeSample[];
+  /** DeployRegion name → its spec.matchLabels. */
+  readonly regionLabels?: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
 type Timestamp = string | Date | undefined | null;
@@ -101,7 +139,11 @@ interface RawMeta {
 }
 
 /** A pod object (list items have Date timestamps, watch events strings) → PodSample. */
-export function podSample(pod: { metadata?: RawMeta; status?: { conditions?: { type: string; status: string; lastTransitionTime?: Timestamp }[] } }): PodSample {
+export function podSample(pod: {
+  metadata?: RawMeta;
+  spec?: { nodeName?: string } & PodResourcesSpec;
+  status?: { conditions?: { type: string; status: string; lastTransitionTime?: Timestamp }[] };
+}): PodSample {
   const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
   return {
     uid: pod.metadata?.uid ?? pod.metadata?.name ?? '',
@@ -111,7 +153,19 @@ export function podSample(pod: { metadata?: RawMeta; status?: { conditions?: { t
     terminating: !!pod.metadata?.deletionTimestamp,
     ready: ready?.status === 'True',
     readySince: ready?.status === 'True' ? ms(ready.lastTransitionTime) : undefined,
+    node: pod.spec?.nodeName || undefined,
+    requests: podRequests(pod.spec),
   };
+}
+
+/** A node object → NodeSample. */
+export function nodeSample(node: { metadata?: RawMeta; status?: { allocatable?: Record<string, unknown> } }): NodeSample {
+  const allocatable: Record<string, number> = {};
+  for (const [k, v] of Object.entries(node.status?.allocatable ?? {})) {
+    const n = parseQuantity(v as string | number);
+    if (n !== undefined) allocatable[k] = n;
+  }
+  return { name: node.metadata?.name ?? '', labels: node.metadata?.labels ?? {}, allocatable };
 }
 
 /**
@@ -145,7 +199,10 @@ export function edSample(object: { metadata?: RawMeta; spec?: unknown; status?: 
     regionOrder: regionOrderOf(ed.spec),
     regions: ed.spec.regions.map((r, i) => ({ name: r.name, desired: (distribution.replicas[i] ?? 0) + moved(r.name), targetRevision: revisions[r.name] ?? '' })),
     rolloutRevision,
+    generation: (object.metadata as { generation?: number } | undefined)?.generation,
     status: {
+      observedGeneration: typeof s['observedGeneration'] === 'number' ? s['observedGeneration'] : undefined,
+      lastGroupStartTime: typeof s['lastGroupStartTime'] === 'string' ? s['lastGroupStartTime'] : undefined,
       phase: typeof s['phase'] === 'string' ? s['phase'] : undefined,
       revision: typeof s['revision'] === 'string' ? s['revision'] : undefined,
       currentGroup: typeof s['currentGroup'] === 'number' ? s['currentGroup'] : undefined,
@@ -158,7 +215,20 @@ export function edSample(object: { metadata?: RawMeta; spec?: unknown; status?: 
 // ---------------------------------------------------------------------------------------------------------------
 // The check: pure, incremental.
 
-export type ViolationKind = 'ceiling' | 'floor' | 'newPodDeleted' | 'groupTarget' | 'groupAdvance' | 'waitingRegionTouched';
+export type ViolationKind =
+  | 'ceiling'
+  | 'floor'
+  | 'newPodDeleted'
+  | 'groupTarget'
+  | 'groupAdvance'
+  | 'waitingRegionTouched'
+  | 'groupBack'
+  | 'groupRestarted'
+  | 'placement'
+  | 'capacity';
+
+/** Every rule the checker enforces, for reports. */
+export const VIOLATION_KINDS: readonly ViolationKind[] = ['ceiling', 'floor', 'newPodDeleted', 'groupTarget', 'groupAdvance', 'waitingRegionTouched', 'groupBack', 'groupRestarted', 'placement', 'capacity'];
 
 export interface Violation {
   readonly kind: ViolationKind;
@@ -203,7 +273,11 @@ export class InvariantChecker {
       found.push({ kind, at: sample.at, ...(region !== undefined && { region }), message });
     };
     const ed = sample.ed;
-    if (ed) this.check(sample, ed, report);
+    if (ed) {
+      this.check(sample, ed, report);
+      this.checkGroupHistory(ed, report);
+      checkCapacity(sample, ed, report);
+    }
     this.active.clear();
     for (const key of violating) this.active.add(key);
     this.previous = sample;
@@ -211,7 +285,23 @@ export class InvariantChecker {
     return found;
   }
 
-  private check(sample: Sample, ed: EdSample, report: (kind: ViolationKind, region: string | undefined, message: string) => void): void {
+  /** groupBack and groupRestarted: within one rollout the group only moves forward, and keeps its start time. */
+  private checkGroupHistory(ed: EdSample, report: Report): void {
+    const s = ed.status;
+    const before = this.previous?.ed?.status;
+    if (s.revision !== undefined && before?.revision === s.revision && (s.currentGroup ?? 0) < (before.currentGroup ?? 0)) {
+      report('groupBack', undefined, `rollout ${s.revision} went back from group ${before.currentGroup} to ${s.currentGroup}`);
+    }
+    // Compared with the state just before: a group the status left (complete, Healthy) may later be entered again
+    // with a new start (a resize), but a group that runs keeps its start across writes and agents.
+    if (!s.revision || !s.currentGroup || !s.lastGroupStartTime || s.phase === 'Healthy') return;
+    if (before?.revision !== s.revision || before.currentGroup !== s.currentGroup || !before.lastGroupStartTime || before.phase === 'Healthy') return;
+    if (before.lastGroupStartTime !== s.lastGroupStartTime) {
+      report('groupRestarted', undefined, `group ${s.revision}/${s.currentGroup} restarted: its start ${before.lastGroupStartTime} became ${s.lastGroupStartTime}`);
+    }
+  }
+
+  private check(sample: Sample, ed: EdSample, report: Report): void {
     const { strategy, status } = ed;
     const compat = ed.subsetType === 'Deployment';
     const minReady = strategy.minReadySeconds;
@@ -320,6 +410,39 @@ export class InvariantChecker {
   }
 }
 
+type Report = (kind: ViolationKind, region: string | undefined, message: string) => void;
+
+/**
+ * Placement and capacity, per region: pods bound only to the region's nodes, and their requests within the nodes'
+ * allocatable (see the header for what this can and cannot see).
+ */
+function checkCapacity(sample: Sample, ed: EdSample, report: Report): void {
+  if (!sample.nodes || !sample.regionLabels) return;
+  const nodes = new Map(sample.nodes.map((n) => [n.name, n]));
+  for (const region of ed.regions) {
+    const matchLabels = sample.regionLabels[region.name];
+    if (!matchLabels) continue;
+    const inRegion = (n: NodeSample) => Object.entries(matchLabels).every(([k, v]) => n.labels[k] === v);
+    const regionNodes = sample.nodes.filter(inRegion);
+    const bound = sample.pods.filter((p) => p.region === region.name && p.node !== undefined);
+    for (const pod of bound) {
+      const node = nodes.get(pod.node ?? '');
+      if (node && !inRegion(node)) report('placement', region.name, `pod ${pod.name} bound to node ${node.name}, outside region ${region.name} (${JSON.stringify(matchLabels)})`);
+    }
+    const names = new Set(regionNodes.map((n) => n.name));
+    const onRegion = bound.filter((p) => names.has(p.node ?? ''));
+    const used: Record<string, number> = { pods: onRegion.length };
+    for (const pod of onRegion) for (const [k, v] of Object.entries(pod.requests ?? {})) used[k] = (used[k] ?? 0) + v;
+    for (const [resource, amount] of Object.entries(used)) {
+      const allocatable = regionNodes.reduce((sum, n) => sum + (n.allocatable[resource] ?? 0), 0);
+      // Relative slack: quantities are summed as floating point numbers.
+      if (amount > allocatable * (1 + 1e-9)) {
+        report('capacity', region.name, `${resource}: pods bound to the region's ${regionNodes.length} nodes request ${amount}, allocatable ${allocatable}`);
+      }
+    }
+  }
+}
+
 function groupSchedule(ed: EdSample): GroupSchedule {
   const rollout = ed.status.rolloutRegions ?? [];
   return scheduleGroups(
@@ -358,6 +481,8 @@ export interface SampleSummary {
 export interface InvariantWatch {
   /** Events turned into samples so far. */
   readonly events: () => number;
+  /** The picture now, from the watches' caches (not checked: for the end-of-test comparison with Git). */
+  readonly latest: () => Sample;
   /** Distinct states seen so far (consecutive identical summaries are kept once). */
   readonly samples: readonly SampleSummary[];
   /** Violations found so far. */
@@ -379,9 +504,10 @@ const GROUP = 'extendeddeployment.io';
 const VERSION = 'v1beta1';
 
 /**
- * Starts watching one ExtendedDeployment, its regional ReplicaSets and Deployments, and its pods (Kubernetes watches
- * via client-node's list-watch informers); resolves once every watch is open. Every event samples the whole picture
- * and runs the checks.
+ * Starts watching one ExtendedDeployment, its regional ReplicaSets and Deployments, its pods, the nodes and the
+ * DeployRegions (Kubernetes watches via client-node's list-watch informers); resolves once every watch is open. Every
+ * event, replayed in resourceVersion order about a second after it arrived, samples the whole picture and runs the
+ * checks.
  */
 export async function start(options: InvariantWatchOptions): Promise<InvariantWatch> {
   const { kubeConfig: kc, namespace, name } = options;
@@ -404,22 +530,65 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
   const replicaSets = makeInformer(kc, `/apis/apps/v1/namespaces/${namespace}/replicasets`, () => apps.listNamespacedReplicaSet({ namespace, labelSelector: selector }), selector);
   const deployments = makeInformer(kc, `/apis/apps/v1/namespaces/${namespace}/deployments`, () => apps.listNamespacedDeployment({ namespace, labelSelector: selector }), selector);
   const pods = makeInformer(kc, `/api/v1/namespaces/${namespace}/pods`, () => core.listNamespacedPod({ namespace, labelSelector: selector }), selector);
-  const informers = [eds, replicaSets, deployments, pods] as const;
+  const nodes = makeInformer(kc, '/api/v1/nodes', () => core.listNode());
+  const regions = makeInformer<KubernetesObject>(
+    kc,
+    `/apis/${GROUP}/${VERSION}/deployregions`,
+    () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'deployregions' }) as Promise<KubernetesListObject<KubernetesObject>>,
+  );
+  const informers = { ed: eds, rs: replicaSets, deploy: deployments, pod: pods, node: nodes, region: regions } as const;
+  type Kind = keyof typeof informers;
   let opened = false;
 
-  const sample = () => {
-    if (!opened || stopped) return;
-    events++;
-    const ed = edSample(eds.get(name, namespace) as never);
+  /** The picture from one view of the objects: the informers' caches (now), or the replayed mirror. */
+  const picture = (view: (kind: Kind) => readonly KubernetesObject[], at: number): Sample => {
+    const ed = edSample(view('ed').find((o) => o.metadata?.name === name) as never);
     const compat = ed?.subsetType === 'Deployment';
-    const source = compat ? deployments.list(namespace) : replicaSets.list(namespace);
+    const source = view(compat ? 'deploy' : 'rs');
     const workloads: WorkloadSample[] = (ed?.regions ?? []).flatMap((r) => {
       const w = source.find((o) => o.metadata?.name === workloadName(name, r.name));
       if (!w) return [];
-      const spec = (w as { spec?: { replicas?: number; paused?: boolean } }).spec;
-      return [{ region: r.name, replicas: spec?.replicas ?? 1, ...(compat && { paused: spec?.paused === true }) }];
+      const spec = (w as { spec?: { replicas?: number; paused?: boolean; template?: { metadata?: { labels?: Record<string, string> } } } }).spec;
+      return [{ region: r.name, replicas: spec?.replicas ?? 1, revision: spec?.template?.metadata?.labels?.[REVISION_LABEL], ...(compat && { paused: spec?.paused === true }) }];
     });
-    const s: Sample = { at: Date.now(), ed, workloads, pods: pods.list(namespace).map((p) => podSample(p as never)) };
+    const regionLabels: Record<string, Record<string, string>> = {};
+    for (const r of view('region')) {
+      const matchLabels = (r as { spec?: { matchLabels?: Record<string, string> } }).spec?.matchLabels;
+      if (r.metadata?.name && matchLabels) regionLabels[r.metadata.name] = matchLabels;
+    }
+    return {
+      at,
+      ed,
+      workloads,
+      pods: view('pod').map((p) => podSample(p as never)),
+      nodes: view('node').map((n) => nodeSample(n as never)),
+      regionLabels,
+    };
+  };
+  const live = (kind: Kind): readonly KubernetesObject[] => (kind === 'node' || kind === 'region' ? informers[kind].list() : informers[kind].list(namespace));
+
+  // Events of different watches arrive in no particular order between them (a pod the ReplicaSet controller created
+  // after the agent's status write can arrive before that write). They are held for SETTLE_MS and replayed in
+  // resourceVersion order (one etcd orders every write of the lab), so each sample is a state the cluster really had.
+  const SETTLE_MS = 1000;
+  interface Pending {
+    readonly kind: Kind;
+    readonly deleted: boolean;
+    readonly object: KubernetesObject;
+    readonly rv: number;
+    readonly receivedAt: number;
+    readonly seq: number;
+  }
+  let pending: Pending[] = [];
+  let seq = 0;
+  const mirror = Object.fromEntries(Object.keys(informers).map((k) => [k, new Map<string, KubernetesObject>()])) as Record<Kind, Map<string, KubernetesObject>>;
+  const mirrorView = (kind: Kind): readonly KubernetesObject[] => [...mirror[kind].values()];
+  let lastAt = 0;
+
+  const sample = (at: number) => {
+    events++;
+    lastAt = Math.max(lastAt, at);
+    const s = picture(mirrorView, lastAt);
     checker.observe(s);
     const summary = summarize(s);
     const key = JSON.stringify({ ...summary, at: 0 });
@@ -428,11 +597,32 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
       lastKey = key;
     }
   };
+  const replay = (all: boolean) => {
+    const due = Date.now() - SETTLE_MS;
+    const ready = all ? pending : pending.filter((e) => e.receivedAt <= due);
+    if (ready.length === 0) return;
+    pending = all ? [] : pending.filter((e) => e.receivedAt > due);
+    ready.sort((x, y) => x.rv - y.rv || x.seq - y.seq);
+    for (const e of ready) {
+      const key = `${e.object.metadata?.namespace ?? ''}/${e.object.metadata?.name ?? ''}`;
+      const held = mirror[e.kind].get(key);
+      // A state older than the one replayed (it arrived more than SETTLE_MS late) must not take the object back.
+      if (!e.deleted && held && Number(held.metadata?.resourceVersion) > e.rv) continue;
+      if (e.deleted) mirror[e.kind].delete(key);
+      else mirror[e.kind].set(key, e.object);
+      sample(e.receivedAt);
+    }
+  };
+  const timer = setInterval(() => replay(false), 200);
 
-  for (const informer of informers) {
-    informer.on('add', sample);
-    informer.on('update', sample);
-    informer.on('delete', sample);
+  for (const [kind, informer] of Object.entries(informers) as [Kind, (typeof informers)[Kind]][]) {
+    const push = (deleted: boolean) => (object: KubernetesObject) => {
+      if (!opened || stopped) return;
+      pending.push({ kind, deleted, object, rv: Number(object.metadata?.resourceVersion ?? 0), receivedAt: Date.now(), seq: seq++ });
+    };
+    informer.on('add', push(false));
+    informer.on('update', push(false));
+    informer.on('delete', push(true));
     informer.on('error', (e: unknown) => {
       if (stopped) return;
       errors.push(e instanceof Error ? e.message : String(e));
@@ -442,19 +632,25 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
       }, 500);
     });
   }
-  await Promise.all(informers.map((i) => i.start()));
+  await Promise.all(Object.values(informers).map((i) => i.start()));
+  // What the initial lists hold, as the replay's starting point.
+  for (const kind of Object.keys(informers) as Kind[]) for (const o of live(kind)) mirror[kind].set(`${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`, o);
   opened = true;
-  sample();
+  sample(Date.now());
 
   return {
     events: () => events,
+    latest: () => picture(live, Date.now()),
     samples,
     violations: checker.violations,
     errors,
     async stop() {
-      sample();
+      // What is still held is replayed first (it happened before the stop).
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
       stopped = true;
-      await Promise.all(informers.map((i) => i.stop()));
+      clearInterval(timer);
+      replay(true);
+      await Promise.all(Object.values(informers).map((i) => i.stop()));
       return [...checker.violations];
     },
   };
@@ -472,4 +668,21 @@ export function summarize(s: Sample): SampleSummary {
   }
   const st = s.ed?.status;
   return { at: s.at, phase: st?.phase, group: `${st?.currentGroup ?? 0}/${st?.totalGroups ?? 0}`, regions };
+}
+
+/**
+ * Stops the watcher and prints what it saw (`[invariants] <label>: …`): events, distinct states, every violation, and
+ * with `states` (a failed test, or any violation) the last distinct states. Returns the violations for the test to
+ * assert on.
+ */
+export async function stopAndReport(watch: InvariantWatch, label: string, states = false): Promise<Violation[]> {
+  const violations = await watch.stop();
+  console.log(
+    `[invariants] ${label}: ${watch.events()} events checked against ${VIOLATION_KINDS.length} rules, ${watch.samples.length} distinct states, ${violations.length} violations${watch.errors.length ? `, watch errors: ${watch.errors.join('; ')}` : ''}`,
+  );
+  for (const v of violations) console.log(`[invariants]   ${new Date(v.at).toISOString()} ${v.kind} ${v.region ?? ''}: ${v.message}`);
+  if (states || violations.length > 0) {
+    for (const s of watch.samples.slice(-60)) console.log(`[invariants]   state ${new Date(s.at).toISOString()} ${s.phase ?? '-'} ${s.group} ${JSON.stringify(s.regions)}`);
+  }
+  return violations;
 }

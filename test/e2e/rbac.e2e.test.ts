@@ -15,7 +15,7 @@ import { jsonLogger } from '../../agent/log.js';
 import { IN_PLACE_READINESS_GATE, NAME_LABEL } from '../../core/labels.js';
 import { clients, errorCode, serverSideApply, test, uniqueName, waitFor } from './helpers.js';
 import { renderedIdentity, type AgentIdentity } from './agent-identity.js';
-import { start as startWatcher } from './invariants.js';
+import { start as startWatcher, stopAndReport } from './invariants.js';
 import { apply, deployRegions, ED_NAME, extendedDeployment, installCrds, readStatus, render, rollThroughGates, simulateFromCluster, waitForPods } from './rollout-kit.js';
 
 const gateOpen = (pod: V1Pod) => pod.status?.conditions?.find((c) => c.type === IN_PLACE_READINESS_GATE)?.status === 'True';
@@ -83,7 +83,7 @@ test('the agent rolls out in place through a confirmation gate with only the ren
     expect(sim.totalGroups).toBe(2);
     expect(sim.approvals).toEqual([2]);
     await apply(v2);
-    await rollThroughGates(ns, v2, sim); // approves with `edctl approve` (as the user, not the agent)
+    await rollThroughGates(ns, v2, sim, 1, watch); // approves with `edctl approve` (as the user, not the agent)
     const final = await waitFor('v2 Healthy, every pod at web:2 and its gate open', async () => {
       const s = await readStatus(ns);
       const all = await pods(ns);
@@ -105,9 +105,7 @@ test('the agent rolls out in place through a confirmation gate with only the ren
     await agent?.stop();
     // The agent's warnings (a refused call shows here as code 403), also when the rollout did not finish.
     for (const line of logLines.filter((l) => /"level":"(warn|error)"/.test(l)).slice(0, 20)) console.log(`[rbac] agent: ${line.trimEnd()}`);
-    const violations = await watch.stop();
-    console.log(`[invariants] rbac: ${watch.events()} events, ${violations.length} violations`);
-    for (const v of violations) console.log(`[invariants]   ${v.kind} ${v.region ?? ''}: ${v.message}`);
+    const violations = await stopAndReport(watch, 'rbac');
     await identity?.remove();
     for (const o of regions) {
       try {

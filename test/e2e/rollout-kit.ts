@@ -14,7 +14,8 @@ import { renderSet, type RenderedExtendedDeployment } from '../../core/render.js
 import { simulateRollout, type Simulation } from '../../core/rollout/simulate.js';
 import { kubeconfigPath } from '../cluster/lab.js';
 import { clients, serverSideApply, sleep, uniqueName, waitFor } from './helpers.js';
-import { start as startWatcher, type InvariantWatch, type ViolationKind } from './invariants.js';
+import { waitMatchesGit } from './git-match.js';
+import { start as startWatcher, stopAndReport, type InvariantWatch, type ViolationKind } from './invariants.js';
 
 export const GROUP = 'extendeddeployment.io';
 export const VERSION = 'v1beta1';
@@ -189,10 +190,10 @@ export interface ObservedGroup {
 /**
  * Follows a rollout toward `to` gate by gate (confirmation on): at each gate (WaitingForConfirmation, and Healthy after
  * the last group) the status must show the simulated group and the pods per region must be exactly what `sim`
- * predicts for it; then `edctl approve` lets the next group start. `fromGroup` skips groups already passed. Returns
- * what was observed after every group.
+ * predicts for it; then `edctl approve` lets the next group start. `fromGroup` skips groups already passed. With
+ * `watch`, the cluster must match Git at the end (git-match.ts). Returns what was observed after every group.
  */
-export async function rollThroughGates(ns: string, to: RenderedExtendedDeployment, sim: Simulation, fromGroup = 1): Promise<ObservedGroup[]> {
+export async function rollThroughGates(ns: string, to: RenderedExtendedDeployment, sim: Simulation, fromGroup = 1, watch?: InvariantWatch): Promise<ObservedGroup[]> {
   const observed: ObservedGroup[] = [];
   for (const group of sim.groups.filter((g) => g.group >= fromGroup)) {
     const last = group.group === sim.totalGroups;
@@ -204,6 +205,7 @@ export async function rollThroughGates(ns: string, to: RenderedExtendedDeploymen
     observed.push({ group: group.group, regions: await podCounts(ns, to) });
     if (!last) expect(await edctl(ns, 'approve')).toBe(0);
   }
+  if (watch) expect(await waitMatchesGit(watch, to), 'the cluster matches Git').toEqual([]);
   return observed;
 }
 
@@ -267,20 +269,14 @@ export async function withRolloutEnv(
   } finally {
     await agent?.stop();
     await identity?.remove();
-    const violations = (await watch.stop()).filter((v) => !options.ignore?.includes(v.kind));
+    // Ignored rules are still printed, only not failed on.
+    const violations = (await stopAndReport(watch, label, failed)).filter((v) => !options.ignore?.includes(v.kind));
     for (const region of regions) {
       try {
         await clients().objects.delete(region);
       } catch {
         // already gone
       }
-    }
-    console.log(
-      `[invariants] ${label}: ${watch.events()} events, ${watch.samples.length} distinct states, ${violations.length} violations${watch.errors.length ? `, watch errors: ${watch.errors.join('; ')}` : ''}`,
-    );
-    for (const v of violations) console.log(`[invariants]   ${new Date(v.at).toISOString()} ${v.kind} ${v.region ?? ''}: ${v.message}`);
-    if (failed || violations.length > 0) {
-      for (const s of watch.samples.slice(-60)) console.log(`[invariants]   state ${new Date(s.at).toISOString()} ${s.phase ?? '-'} ${s.group} ${JSON.stringify(s.regions)}`);
     }
     if (!failed) expect(violations).toEqual([]);
   }

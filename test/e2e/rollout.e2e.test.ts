@@ -59,7 +59,7 @@ describe('rollout group by group, as simulateRollout predicts', () => {
         const sim = await simulateFromCluster(ns, v2);
         const started = Date.now();
         await apply(v2);
-        const observed = await rollThroughGates(ns, v2, sim);
+        const observed = await rollThroughGates(ns, v2, sim, 1, env.watch);
         const extremes = observedExtremes(env.watch, started, v2.regions.map((r) => r.name));
         console.log(`[rollout] ${c.name}: ${sim.totalGroups} groups; observed ${table(observed)}`);
         console.log(`[rollout] ${c.name}: extremes observed ${JSON.stringify(extremes)}; simulated ${JSON.stringify(sim.extremes)}`);
@@ -255,7 +255,7 @@ describe('Git changes during a rollout', () => {
       const sim3 = await simulateFromCluster(ns, v3);
       expect(sim3.groups[0]?.group).toBe(1);
       await apply(v3);
-      const observed = await rollThroughGates(ns, v3, sim3);
+      const observed = await rollThroughGates(ns, v3, sim3, 1, env.watch);
       console.log(`[rollout] third revision: ${table(observed)}`);
       const reasons = (await edEvents(ns)).filter((e) => e.reason === 'RolloutStarted').map((e) => e.message);
       expect(reasons.some((m) => m.includes(v3.rolloutRevision))).toBe(true);
@@ -276,7 +276,7 @@ describe('Git changes during a rollout', () => {
       const sim = await simulateFromCluster(ns, resized);
       await apply(resized);
       await waitObserved(ns);
-      const observed = await rollThroughGates(ns, resized, sim);
+      const observed = await rollThroughGates(ns, resized, sim, 1, env.watch);
       console.log(`[rollout] resize: ${sim.totalGroups} groups; ${table(observed)}`);
       expect(await podCounts(ns, resized)).toEqual([2, 2, 4].map((n, i) => ({ name: resized.regions[i]?.name, updated: n, old: 0 })));
       expect((await readStatus(ns)).regions?.map((r) => [r.desired, r.available])).toEqual([[2, 2], [2, 2], [4, 4]]);
@@ -301,7 +301,7 @@ describe('Git changes during a rollout', () => {
       expect(sim.groups[0]?.group).toBe(2);
       await apply(shrunk);
       await waitObserved(ns);
-      const observed = await rollThroughGates(ns, shrunk, sim, 2);
+      const observed = await rollThroughGates(ns, shrunk, sim, 2, env.watch);
       console.log(`[rollout] shrink below new: ${table(observed)}`);
       expect(observed.map((g) => g.group)).toEqual([2, 3, 4]);
       expect(await podCounts(ns, shrunk)).toEqual([1, 2, 4].map((n, i) => ({ name: shrunk.regions[i]?.name, updated: n, old: 0 })));
@@ -317,7 +317,7 @@ describe('Git changes during a rollout', () => {
 
       const sim = await simulateFromCluster(ns, v1);
       await apply(v1);
-      const observed = await rollThroughGates(ns, v1, sim);
+      const observed = await rollThroughGates(ns, v1, sim, 1, env.watch);
       console.log(`[rollout] revert: groups ${sim.groups.map((g) => g.group).join(', ')} of ${sim.totalGroups}; ${table(observed)}`);
       expect(await podCounts(ns, v1)).toEqual(v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 })));
       expect((await readStatus(ns)).revision).toBe(v1.rolloutRevision);

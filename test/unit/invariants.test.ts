@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { extendedDeploymentSpec } from '../../core/api/extended-deployment.js';
 import { renderSet } from '../../core/render.js';
-import { checkSamples, edSample, podSample, type EdSample, type PodSample, type Sample, type WorkloadSample } from '../e2e/invariants.js';
+import { checkSamples, edSample, nodeSample, podSample, type EdSample, type NodeSample, type PodSample, type Sample, type WorkloadSample } from '../e2e/invariants.js';
 
 const NEW = 'new0000000';
 const OLD = 'old0000000';
@@ -29,6 +29,7 @@ interface EdOptions {
   rolloutRegions?: string[];
   revision?: string;
   subsetType?: EdSample['subsetType'];
+  groupStart?: string;
 }
 
 function ed(o: EdOptions = {}): EdSample {
@@ -45,6 +46,7 @@ function ed(o: EdOptions = {}): EdSample {
       revision: o.revision ?? 'rollout-2',
       currentGroup: o.group ?? 1,
       rolloutRegions: o.rolloutRegions ?? Object.keys(desired),
+      ...(o.groupStart !== undefined && { lastGroupStartTime: o.groupStart }),
     },
   };
 }
@@ -166,6 +168,22 @@ describe('invariant check: a correct rollout has no violation', () => {
     expect(kinds(seq)).toEqual([]);
   });
 
+  it('replicas moved to another region: the receiving region may run them, the giving one sheds them', () => {
+    // (desired counts as edSample computes them from the moves in the status)
+    const before = ed({ desired: { a: 3, b: 3 }, phase: 'Healthy', group: 0, rolloutRegions: [] });
+    const moved = ed({ desired: { a: 1, b: 5 }, phase: 'Healthy', group: 0, rolloutRegions: [] });
+    const seq = [
+      sample(before, { a: 'N1 N2 N3', b: 'N4 N5 N6' }),
+      sample(moved, { a: 'N1 N2 N3', b: 'N4 N5 N6' }),
+      sample(moved, { a: 'N1 N2 N3', b: 'N4 N5 N6 n7 n8' }),
+      sample(moved, { a: 'N1 N2~ N3~', b: 'N4 N5 N6 N7 N8' }),
+      sample(moved, { a: 'N1', b: 'N4 N5 N6 N7 N8' }),
+    ];
+    expect(kinds(seq)).toEqual([]);
+    // …but the receiving region is still held to its ceiling.
+    expect(kinds([...seq, sample(moved, { a: 'N1', b: 'N4 N5 N6 N7 N8 n9 n10' })])).toEqual(['ceiling:b']);
+  });
+
   it('a condition that lasts is reported once, and again only after it cleared', () => {
     const g = ed({ group: 1 });
     const seq = [sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2 O3 n4 n5' }), sample(g, { a: 'O1 O2 O3 N4 N5' }), sample(g, { a: 'O1 O2 O3 N4' }), sample(g, { a: 'O1 O2 O3 N4 n6 n7' })];
@@ -270,6 +288,60 @@ describe('invariant check: violations', () => {
   });
 });
 
+describe('invariant check: group history', () => {
+  it('groupBack: the group goes back within one rollout; a new rollout may start again at group 1', () => {
+    expect(kinds([sample(ed({ group: 2 }), { a: 'O1 O2 N3' }), sample(ed({ group: 1 }), { a: 'O1 O2 N3' })])).toEqual(['groupBack:']);
+    expect(kinds([sample(ed({ group: 3, phase: 'Healthy' }), { a: 'N1 N2 N3' }), sample(ed({ group: 1, revision: 'rollout-3' }), { a: 'N1 N2 N3' })])).toEqual([]);
+  });
+
+  it('groupRestarted: a running group gets a new start time; a new group, or one after Healthy, may', () => {
+    const at = (group: number, groupStart: string, phase = 'Progressing') => ed({ group, groupStart, phase });
+    const pods = { a: 'O1 O2 O3' };
+    expect(kinds([sample(at(1, 't1'), pods), sample(at(1, 't2'), pods)])).toEqual(['groupRestarted:']);
+    expect(kinds([sample(at(1, 't1'), pods), sample(at(1, 't1'), pods), sample(at(2, 't2'), { a: 'O1 O2 O3' })]).filter((k) => k.startsWith('group'))).toEqual(['groupAdvance:a']);
+    expect(kinds([sample(at(1, 't1', 'Healthy'), pods), sample(at(1, 't2'), pods)])).toEqual([]);
+  });
+});
+
+describe('invariant check: placement and capacity', () => {
+  const zoneA = { zone: 'a' };
+  const node = (name: string, zone: string, pods = 3, cpu = 1): NodeSample => ({ name, labels: { zone }, allocatable: { pods, cpu, memory: 2 ** 30 } });
+  const nodes = [node('a1', 'a'), node('a2', 'a'), node('b1', 'b')];
+  /** A sample where the pods of region a are bound to `bindings` (pod id → node) and request `cpu` each. */
+  const placed = (bindings: Record<string, string>, cpu = 0.1, allNodes = nodes): Sample => {
+    const s = sample(ed({ phase: 'Healthy', group: 0, rolloutRegions: [], desired: { a: Object.keys(bindings).length } }), { a: Object.keys(bindings).map((id) => `N${id}`).join(' ') });
+    return {
+      ...s,
+      pods: s.pods.map((p) => ({ ...p, node: bindings[p.uid.split('-')[1] ?? ''], requests: { cpu, memory: 2 ** 20 } })),
+      nodes: allNodes,
+      regionLabels: { a: zoneA },
+    };
+  };
+
+  it('pods bound to the region\'s nodes within their allocatable: no violation', () => {
+    expect(kinds([placed({ 1: 'a1', 2: 'a1', 3: 'a2' })])).toEqual([]);
+  });
+
+  it('placement: a pod bound to a node outside its region', () => {
+    expect(kinds([placed({ 1: 'a1', 2: 'b1' })])).toEqual(['placement:a']);
+  });
+
+  it('capacity: more pods, or more of a resource, than the region\'s nodes can hold', () => {
+    expect(kinds([placed({ 1: 'a1', 2: 'a1', 3: 'a1', 4: 'a1', 5: 'a2', 6: 'a2', 7: 'a2' })])).toEqual(['capacity:a']);
+    expect(kinds([placed({ 1: 'a1', 2: 'a2', 3: 'a2' }, 0.7)])).toEqual(['capacity:a']);
+    // A node leaving the region (relabelled) takes its allocatable along: what is bound there now escapes it.
+    expect(kinds([placed({ 1: 'a1', 2: 'a2' }, 0.1, [node('a1', 'a'), node('a2', 'b')])])).toEqual(['placement:a']);
+  });
+
+  it('nothing is checked without nodes or region labels (unbound pods are Pending, not placed)', () => {
+    const s = placed({ 1: 'b1' });
+    expect(kinds([{ ...s, regionLabels: {} }])).toEqual([]);
+    const { nodes: _nodes, ...withoutNodes } = s;
+    expect(kinds([withoutNodes])).toEqual([]);
+    expect(kinds([placed({ 1: '' })].map((x) => ({ ...x, pods: x.pods.map((p) => ({ ...p, node: undefined })) })))).toEqual([]);
+  });
+});
+
 describe('samples from objects', () => {
   it('edSample reads a rendered ExtendedDeployment as core parses it; podSample reads Date and string timestamps', () => {
     const rendered = renderSet([
@@ -296,14 +368,34 @@ describe('samples from objects', () => {
     expect(s?.rolloutRevision).toBe(r?.rolloutRevision);
     expect(s?.regionOrder).toBe('Sequential');
     expect(s?.strategy.upgradeMode).toBe('scaleInPriority');
-    expect(s?.status).toEqual({ phase: 'Healthy', revision: r?.rolloutRevision, currentGroup: 2, totalGroups: undefined, rolloutRegions: ['r1'] });
+    expect(s?.status).toEqual({ observedGeneration: undefined, lastGroupStartTime: undefined, phase: 'Healthy', revision: r?.rolloutRevision, currentGroup: 2, totalGroups: undefined, rolloutRegions: ['r1'] });
     expect(edSample({ metadata: { name: 'web' }, spec: {} })).toBeUndefined();
+    // Replicas the status records as moved count in the region they moved to.
+    const moved = edSample({ ...(r?.manifest as object), status: { moves: [{ from: 'r1', to: 'r2', count: 2, reason: 'Shortage', since: '2026-01-01T00:00:00Z' }] } });
+    expect(moved?.regions.map((x) => x.desired)).toEqual([1, 4]);
 
     const labels = { 'extendeddeployment.io/region': 'r1', 'extendeddeployment.io/revision': 'abc' };
     const t = '2026-01-01T00:00:05Z';
     const fromWatch = podSample({ metadata: { uid: 'u', name: 'p', labels, deletionTimestamp: t }, status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: t }] } });
     const fromList = podSample({ metadata: { uid: 'u', name: 'p', labels, deletionTimestamp: new Date(t) }, status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(t) }] } });
     expect(fromWatch).toEqual(fromList);
-    expect(fromWatch).toEqual({ uid: 'u', name: 'p', region: 'r1', revision: 'abc', terminating: true, ready: true, readySince: Date.parse(t) });
+    expect(fromWatch).toEqual({ uid: 'u', name: 'p', region: 'r1', revision: 'abc', terminating: true, ready: true, readySince: Date.parse(t), node: undefined, requests: {} });
+
+    // Requests as the scheduler counts them: containers summed, the largest init container if larger.
+    const bound = podSample({
+      metadata: { uid: 'u', name: 'p', labels },
+      spec: {
+        nodeName: 'n1',
+        containers: [{ resources: { requests: { cpu: '250m', memory: '64Mi' } } }, { resources: { requests: { cpu: '50m' } } }],
+        initContainers: [{ resources: { requests: { cpu: '1', memory: '16Mi' } } }],
+      },
+    });
+    expect(bound.node).toBe('n1');
+    expect(bound.requests).toEqual({ cpu: 1, memory: 64 * 2 ** 20 });
+    expect(nodeSample({ metadata: { name: 'n1', labels: { zone: 'a' } }, status: { allocatable: { cpu: '4', memory: '8Gi', pods: '20', 'nvidia.com/gpu': '2' } } })).toEqual({
+      name: 'n1',
+      labels: { zone: 'a' },
+      allocatable: { cpu: 4, memory: 8 * 2 ** 30, pods: 20, 'nvidia.com/gpu': 2 },
+    });
   });
 });

@@ -1,0 +1,148 @@
+/**
+ * The compiled agent (`node lib/cli/main.js agent …`) as a child process of a bench, and its /metrics read back:
+ * request counts by verb and resource, single values.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { repoRoot, waitUntil } from './lab-kit.js';
+
+/** Clock ticks per second of /proc's CPU times. */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+export class AgentChild {
+  readonly child: ChildProcess;
+  private readonly lines: string[] = [];
+  warnings = 0;
+  private port: number | undefined;
+  private readonly portReady: Promise<number>;
+
+  constructor(args: string[], logFile?: string) {
+    const logStream = logFile ? createWriteStream(logFile) : undefined;
+    // BENCH_AGENT_NODE_ARGS (e.g. --cpu-prof): Node.js flags for the agent only.
+    const nodeArgs = (process.env['BENCH_AGENT_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+    this.child = spawn(process.execPath, [...nodeArgs, join(repoRoot, 'lib', 'cli', 'main.js'), 'agent', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    let gotPort: (p: number) => void = () => undefined;
+    this.portReady = new Promise((resolve) => (gotPort = resolve));
+    createInterface({ input: this.child.stdout! }).on('line', (line) => {
+      logStream?.write(`${line}\n`);
+      this.lines.push(line);
+      if (this.lines.length > 200) this.lines.shift();
+      try {
+        const entry = JSON.parse(line) as { msg?: string; level?: string; address?: string };
+        if (entry.level === 'warn' || entry.level === 'error') this.warnings++;
+        if (entry.msg === 'serving health and metrics' && entry.address) {
+          this.port = Number(entry.address.split(':').pop());
+          gotPort(this.port);
+        }
+      } catch {
+        // not JSON
+      }
+    });
+    this.child.stderr!.on('data', (d: Buffer) => process.stderr.write(`[agent stderr] ${d.toString()}`));
+  }
+
+  async metrics(): Promise<string> {
+    const port = await this.portReady;
+    return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  }
+
+  async waitLeading(timeoutMs: number): Promise<void> {
+    await waitUntil('the agent leading with synced caches', timeoutMs, () => this.lines.some((l) => l.includes('"workers started"')));
+  }
+
+  /** VmHWM (peak) and VmRSS (now) in MiB, from /proc. */
+  memory(): { peakMiB: number; nowMiB: number } {
+    const text = readFileSync(`/proc/${this.child.pid}/status`, 'utf8');
+    const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? Number.NaN);
+    return { peakMiB: kib('VmHWM') / 1024, nowMiB: kib('VmRSS') / 1024 };
+  }
+
+  /** CPU time (user + system) the agent process used so far, in seconds, from /proc/<pid>/stat. */
+  cpuSeconds(): number {
+    const stat = readFileSync(`/proc/${this.child.pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces, hence the last parenthesis): utime and stime are 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  }
+
+  tail(n = 20): string {
+    return this.lines.slice(-n).join('\n');
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 30_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+/** extendeddeployment_agent_api_requests_total as a map `VERB resource` → count. */
+export function requestCounts(metrics: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of metrics.matchAll(/^extendeddeployment_agent_api_requests_total\{([^}]*)\} (\d+)/gm)) {
+    const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    out.set(`${labels['verb']} ${labels['resource']}`, Number(m[2]));
+  }
+  return out;
+}
+
+export function diffCounts(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [k, v] of after) if (v - (before.get(k) ?? 0) > 0) out.set(k, v - (before.get(k) ?? 0));
+  return out;
+}
+
+export const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'DELETECOLLECTION']);
+export const sum = (m: Map<string, number>, keep: (key: string) => boolean = () => true) => [...m].filter(([k]) => keep(k)).reduce((s, [, v]) => s + v, 0);
+export const isLease = (k: string) => k.endsWith(' leases');
+export const isWrite = (k: string) => WRITE_VERBS.has(k.split(' ')[0]!);
+
+export function metricValue(metrics: string, name: string, labels = ''): number {
+  const re = new RegExp(`^${name}${labels ? `\\{${labels}\\}` : ''} ([0-9.e+-]+)`, 'm');
+  return Number(re.exec(metrics)?.[1] ?? Number.NaN);
+}
+
+/** A histogram's cumulative buckets (`le` → count) and its count and sum, from Prometheus text. */
+export interface HistogramSnapshot {
+  readonly buckets: ReadonlyMap<number, number>;
+  readonly count: number;
+  readonly sum: number;
+}
+
+export function histogram(metrics: string, name: string): HistogramSnapshot {
+  const buckets = new Map<number, number>();
+  for (const m of metrics.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} ([0-9.e+-]+)`, 'gm'))) buckets.set(m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[2]));
+  return { buckets, count: metricValue(metrics, `${name}_count`), sum: metricValue(metrics, `${name}_sum`) };
+}
+
+/** What was observed between two snapshots. */
+export function histogramDelta(after: HistogramSnapshot, before: HistogramSnapshot): HistogramSnapshot {
+  const buckets = new Map<number, number>();
+  for (const [le, n] of after.buckets) buckets.set(le, n - (before.buckets.get(le) ?? 0));
+  return { buckets, count: after.count - (before.count || 0), sum: after.sum - (before.sum || 0) };
+}
+
+/** The q-quantile (0..1) by linear interpolation within its bucket, as Prometheus' histogram_quantile. */
+export function histogramQuantile(h: HistogramSnapshot, q: number): number {
+  const les = [...h.buckets.keys()].sort((a, b) => a - b);
+  const total = h.buckets.get(Infinity) ?? h.count;
+  if (!total) return Number.NaN;
+  const rank = q * total;
+  let lower = 0;
+  let below = 0;
+  for (const le of les) {
+    const n = h.buckets.get(le) ?? 0;
+    if (n >= rank) {
+      if (le === Infinity) return lower;
+      return lower + ((le - lower) * (rank - below)) / Math.max(1, n - below);
+    }
+    lower = le;
+    below = n;
+  }
+  return lower;
+}

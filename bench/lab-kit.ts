@@ -1,0 +1,340 @@
+/**
+ * Shared pieces of the benches that run on the lab (bench/agent, bench/soak): the API client, list-watch, the lab and
+ * its CRDs, bench kwok nodes and a bench run's setup and cleanup, and small statistics helpers.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubeConfig, Watch, type KubernetesObject } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+
+export const GROUP = 'extendeddeployment.io';
+export const VERSION = 'v1beta1';
+export const FIELD_MANAGER = 'extendeddeployment-bench';
+export const KWOK_LABEL = 'lab.extendeddeployment.io/kwok';
+export const BENCH_LABEL = 'bench.extendeddeployment.io/agent';
+export const PODS_PER_NODE = 110;
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The running bench's name (its script, e.g. `agent`, `soak`), in its log lines. */
+export const BENCH_NAME = basename(process.argv[1] ?? 'bench').replace(/\.[jt]s$/, '');
+export const log = (s: string) => process.stderr.write(`[bench:${BENCH_NAME} ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
+
+function findRepoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const pkg = join(dir, 'package.json');
+    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'extended-deployment') return dir;
+    const up = dirname(dir);
+    if (up === dir) throw new Error('cannot find the repository root');
+    dir = up;
+  }
+}
+export const repoRoot = findRepoRoot();
+export const kubeconfigPath = join(process.env['LAB_DIR'] || join(repoRoot, '.lab'), 'kubeconfig');
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(sorted.length, rank) - 1]!;
+}
+
+export function stats(values: readonly number[]): string {
+  const s = [...values].sort((a, b) => a - b);
+  const ms = (v: number) => `${Math.round(v)} ms`;
+  return `n=${s.length}  p50 ${ms(percentile(s, 50))}  p90 ${ms(percentile(s, 90))}  p99 ${ms(percentile(s, 99))}  max ${ms(s[s.length - 1] ?? Number.NaN)}  min ${ms(s[0] ?? Number.NaN)}`;
+}
+
+export async function pool<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// the API server
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: number,
+    body: string,
+  ) {
+    super(`HTTP ${code}: ${body.slice(0, 500)}`);
+  }
+}
+
+export class Api {
+  readonly kc = new KubeConfig();
+  private httpsOptions: RequestOptions | undefined;
+
+  constructor(path: string) {
+    this.kc.loadFromFile(path);
+  }
+
+  async request<T = any>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
+    if (!this.httpsOptions) {
+      const opts: RequestOptions = {};
+      await this.kc.applyToHTTPSOptions(opts);
+      this.httpsOptions = opts;
+    }
+    const server = this.kc.getCurrentCluster()!.server;
+    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const opts: RequestOptions = { ...this.httpsOptions, method, headers: { ...(data && { 'content-type': contentType, 'content-length': data.length }) } };
+    return new Promise((resolve, reject) => {
+      const req = httpsRequest(new URL(path, server), opts, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => {
+          const code = res.statusCode ?? 0;
+          if (code < 200 || code >= 300) reject(new ApiError(code, text));
+          else resolve((text ? JSON.parse(text) : undefined) as T);
+        });
+      });
+      req.setTimeout(60_000, () => req.destroy(new Error(`${method} ${path}: timeout`)));
+      req.on('error', reject);
+      if (data) req.write(data);
+      req.end();
+    });
+  }
+
+  async apply(obj: KubernetesObject, plural: string, namespaced: boolean): Promise<void> {
+    const [group, version] = obj.apiVersion!.includes('/') ? obj.apiVersion!.split('/') : ['', obj.apiVersion!];
+    const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
+    const ns = namespaced ? `/namespaces/${obj.metadata!.namespace}` : '';
+    await this.request('PATCH', `${base}${ns}/${plural}/${obj.metadata!.name}?fieldManager=${FIELD_MANAGER}&force=true`, obj, 'application/apply-patch+yaml');
+  }
+
+  async deleteIgnoringMissing(path: string): Promise<void> {
+    try {
+      await this.request('DELETE', path);
+    } catch (e) {
+      if (!(e instanceof ApiError && e.code === 404)) throw e;
+    }
+  }
+}
+
+export async function waitUntil(what: string, timeoutMs: number, check: () => Promise<boolean> | boolean, intervalMs = 500): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch {
+      // retry
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** Re-lists of the bench's own watches (a watch that ended or failed), shown with the figures. */
+export const relists = { count: 0 };
+
+/**
+ * List, then watch from there, again after every end, until stopped. Events carry the local receive time; a re-list
+ * reports objects that vanished meanwhile as DELETED.
+ */
+export function listWatch<T extends KubernetesObject>(api: Api, path: string, onEvent: (type: EventType, object: T, at: number) => void): { synced: Promise<void>; stop: () => void } {
+  let stopped = false;
+  let controller: AbortController | undefined;
+  let markSynced: () => void = () => undefined;
+  const synced = new Promise<void>((resolve) => (markSynced = resolve));
+  const known = new Map<string, T>();
+  let lists = 0;
+  void (async () => {
+    while (!stopped) {
+      try {
+        const list = await api.request<{ metadata: { resourceVersion: string }; items: T[] }>('GET', path);
+        const now = Date.now();
+        // A re-list replaces what was known: objects gone meanwhile are reported DELETED.
+        const listed = new Set(list.items.map((item) => item.metadata?.uid ?? ''));
+        for (const [uid, object] of known) if (!listed.has(uid)) onEvent('DELETED', object, now);
+        known.clear();
+        for (const item of list.items) {
+          known.set(item.metadata?.uid ?? '', item);
+          onEvent('ADDED', item, now);
+        }
+        if (lists++ > 0) relists.count++;
+        markSynced();
+        await new Promise<void>((resolve) => {
+          void new Watch(api.kc)
+            .watch(
+              path,
+              { resourceVersion: list.metadata.resourceVersion, allowWatchBookmarks: true },
+              (type: string, object: T) => {
+                if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
+                if (type === 'DELETED') known.delete(object.metadata?.uid ?? '');
+                else known.set(object.metadata?.uid ?? '', object);
+                onEvent(type, object, Date.now());
+              },
+              () => resolve(),
+            )
+            .then(
+              (c) => {
+                controller = c;
+                if (stopped) c.abort();
+              },
+              () => resolve(),
+            );
+        });
+      } catch {
+        await sleep(500);
+      }
+    }
+  })();
+  return {
+    synced,
+    stop: () => {
+      stopped = true;
+      controller?.abort();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// the lab
+
+export function ensureLab(): void {
+  const tsx = join(repoRoot, 'node_modules', '.bin', 'tsx');
+  const cli = join(repoRoot, 'test', 'cluster', 'cli.ts');
+  const status = spawnSync(tsx, [cli, 'status'], { cwd: repoRoot, encoding: 'utf8' });
+  if (status.status === 0) {
+    log('reusing the running lab');
+    return;
+  }
+  log('the lab is not running: starting it (npm run lab:up)');
+  const up = spawnSync(tsx, [cli, 'up'], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (up.status !== 0) throw new Error('the lab did not start');
+}
+
+export async function installCrds(api: Api): Promise<void> {
+  const dir = join(repoRoot, 'crds');
+  const crds = readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject))
+    .filter((o) => o?.kind === 'CustomResourceDefinition');
+  for (const crd of crds) await api.apply(crd, 'customresourcedefinitions', false);
+  for (const crd of crds) {
+    await waitUntil(`CRD ${crd.metadata?.name} Established`, 60_000, async () => {
+      const got = await api.request<{ status?: { conditions?: { type: string; status: string }[] } }>('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata?.name}`);
+      return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+    });
+  }
+}
+
+export function benchNode(runId: string, index: number, zone: string, kubeletVersion: string): KubernetesObject {
+  const name = `bench-${runId}-${index}`;
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      labels: {
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        'topology.kubernetes.io/zone': zone,
+        'extendeddeployment.io/pool': 'bench',
+        type: 'kwok',
+        [BENCH_LABEL]: runId,
+        [KWOK_LABEL]: 'managed',
+      },
+      annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'kwok.x-k8s.io/node': 'fake' },
+    },
+    spec: {
+      providerID: `kwok://${name}`,
+      podCIDR: `10.246.${index}.0/24`,
+      podCIDRs: [`10.246.${index}.0/24`],
+      taints: [{ key: BENCH_LABEL, value: runId, effect: 'NoSchedule' }],
+    },
+    status: {
+      allocatable: { cpu: '64', memory: '256Gi', pods: String(PODS_PER_NODE) },
+      capacity: { cpu: '64', memory: '256Gi', pods: String(PODS_PER_NODE) },
+      addresses: [
+        { type: 'InternalIP', address: `10.252.${Math.floor(index / 250)}.${(index % 250) + 1}` },
+        { type: 'Hostname', address: name },
+      ],
+      nodeInfo: {
+        architecture: 'amd64',
+        operatingSystem: 'linux',
+        bootID: '',
+        containerRuntimeVersion: 'kwok',
+        kernelVersion: 'kwok',
+        kubeProxyVersion: '',
+        kubeletVersion,
+        machineID: '',
+        osImage: 'kwok',
+        systemUUID: '',
+      },
+    },
+  } as KubernetesObject;
+}
+
+/**
+ * One bench run on the lab: its own kwok nodes (tainted, labelled with the run id), a namespace, and cleanup of both
+ * (and of the DeployRegions it was given). Nodes are spread over `regions` zones `bench-zone-<1..R>`.
+ */
+export class BenchRun {
+  readonly runId = randomBytes(3).toString('hex');
+  readonly ns: string;
+  private nodes: KubernetesObject[] = [];
+
+  private constructor(
+    readonly api: Api,
+    name: string,
+    private readonly kubeletVersion: string,
+  ) {
+    this.ns = `bench-${name}-${this.runId}`;
+  }
+
+  /** Reuses (or starts) the lab and installs the CRDs. */
+  static async open(name: string): Promise<BenchRun> {
+    ensureLab();
+    const api = new Api(kubeconfigPath);
+    const labNode = (await api.request<{ items: any[] }>('GET', `/api/v1/nodes?labelSelector=${encodeURIComponent(`${KWOK_LABEL}=managed`)}`)).items[0];
+    await installCrds(api);
+    return new BenchRun(api, name, labNode?.status?.nodeInfo?.kubeletVersion ?? 'v0.0.0');
+  }
+
+  /** Creates `count` bench nodes over `regions` zones and waits until they are Ready; then the namespace. */
+  async setUp(count: number, regions: number): Promise<void> {
+    this.nodes = Array.from({ length: count }, (_, i) => benchNode(this.runId, i, `bench-zone-${(i % regions) + 1}`, this.kubeletVersion));
+    await pool(this.nodes, 4, (n) => this.api.request('POST', '/api/v1/nodes', n));
+    await waitUntil('bench nodes Ready', 180_000 + count * 1000, async () => {
+      const list = await this.api.request<{ items: any[] }>('GET', `/api/v1/nodes?labelSelector=${encodeURIComponent(`${BENCH_LABEL}=${this.runId}`)}`);
+      return list.items.filter((n) => (n.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True')).length === count;
+    }, 1000);
+    await this.api.request('POST', '/api/v1/namespaces', { metadata: { name: this.ns, labels: { 'extendeddeployment.io/bench': 'true' } } });
+    await waitUntil("the namespace's default ServiceAccount", 60_000, async () => !!(await this.api.request('GET', `/api/v1/namespaces/${this.ns}/serviceaccounts/default`)));
+  }
+
+  /** The agent's command line for this run (the lab's admin kubeconfig, this namespace, its own Lease). */
+  agentArgs(workers: number): string[] {
+    return ['--kubeconfig', kubeconfigPath, '--namespace', this.ns, '--lease-namespace', this.ns, '--metrics-bind-address', '127.0.0.1:0', '--identity', `bench-${this.runId}`, '--workers', String(workers)];
+  }
+
+  /** Deletes the namespace (and waits for it), the DeployRegions and the nodes. */
+  async tearDown(regions: readonly KubernetesObject[]): Promise<void> {
+    log('cleaning up: namespace, DeployRegions, bench nodes');
+    const api = this.api;
+    await api.deleteIgnoringMissing(`/api/v1/namespaces/${this.ns}`).catch((e: unknown) => log(`namespace delete: ${String(e)}`));
+    await waitUntil('the bench namespace gone', 300_000, async () => {
+      try {
+        await api.request('GET', `/api/v1/namespaces/${this.ns}`);
+        return false;
+      } catch (e) {
+        return e instanceof ApiError && e.code === 404;
+      }
+    }, 2000).catch((e: unknown) => log(String(e)));
+    for (const region of regions) await api.deleteIgnoringMissing(`/apis/${GROUP}/${VERSION}/deployregions/${region.metadata!.name}`).catch(() => undefined);
+    await pool(this.nodes, 4, (n) => api.deleteIgnoringMissing(`/api/v1/nodes/${n.metadata!.name}`).catch(() => undefined));
+  }
+}

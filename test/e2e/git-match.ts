@@ -1,0 +1,66 @@
+// "The cluster matches Git": the end-of-test check of the reliability suite. Once a rollout is over, what runs must be
+// exactly what Git rendered: the ExtendedDeployment is the rendered one (same rollout revision), its status is Healthy
+// for that revision and describes the current generation, every region's workload is at the region's rendered revision
+// with the rendered replica count, and every pod of every region is live, at that revision, and there are exactly as
+// many as the region's count. (With replicas moved away by a shortage or a fault the counts differ from Git by design:
+// compare once no move is active.) gitDifferences is pure (unit-tested in test/unit/git-match.test.ts); waitMatchesGit reads
+// the invariant watcher's picture until it matches or the time is up.
+import type { RenderedExtendedDeployment } from '../../core/render.js';
+import type { InvariantWatch, Sample } from './invariants.js';
+
+/** What Git rendered, reduced to what the comparison reads. */
+export interface GitTarget {
+  readonly rolloutRevision: string;
+  readonly regions: readonly { readonly name: string; readonly replicas: number; readonly revision: string }[];
+}
+
+/** A rendered ExtendedDeployment as a GitTarget. */
+export function gitTarget(rendered: RenderedExtendedDeployment): GitTarget {
+  return { rolloutRevision: rendered.rolloutRevision, regions: rendered.regions.map((r) => ({ name: r.name, replicas: r.replicas, revision: r.revision })) };
+}
+
+/** Every way the picture differs from Git; empty when the cluster matches it. */
+export function gitDifferences(sample: Sample, target: GitTarget): string[] {
+  const out: string[] = [];
+  const ed = sample.ed;
+  if (!ed) return ['the ExtendedDeployment is missing or does not parse'];
+  if (ed.rolloutRevision !== target.rolloutRevision) out.push(`ExtendedDeployment at rollout revision ${ed.rolloutRevision}, Git rendered ${target.rolloutRevision}`);
+  const s = ed.status;
+  if (s.phase !== 'Healthy' || s.revision !== target.rolloutRevision) out.push(`status ${s.phase ?? '-'} for rollout ${s.revision ?? '-'}, not Healthy for ${target.rolloutRevision}`);
+  if (ed.generation === undefined || s.observedGeneration !== ed.generation) out.push(`status.observedGeneration ${s.observedGeneration ?? '-'} ≠ metadata.generation ${ed.generation ?? '-'}`);
+  for (const region of target.regions) {
+    const workload = sample.workloads.find((w) => w.region === region.name);
+    if (!workload) {
+      out.push(`${region.name}: no workload`);
+    } else {
+      if (workload.revision !== region.revision) out.push(`${region.name}: workload template at revision ${workload.revision ?? '-'}, Git rendered ${region.revision}`);
+      if (workload.replicas !== region.replicas) out.push(`${region.name}: workload spec.replicas ${workload.replicas}, Git wants ${region.replicas}`);
+    }
+    const pods = sample.pods.filter((p) => p.region === region.name);
+    const terminating = pods.filter((p) => p.terminating).length;
+    const stale = pods.filter((p) => !p.terminating && p.revision !== region.revision).length;
+    const current = pods.filter((p) => !p.terminating && p.revision === region.revision);
+    const notReady = current.filter((p) => !p.ready).length;
+    if (current.length !== region.replicas || stale > 0 || terminating > 0 || notReady > 0) {
+      out.push(`${region.name}: ${current.length} pods at ${region.revision} (${notReady} not Ready), ${stale} at other revisions, ${terminating} terminating; Git wants ${region.replicas} Ready at ${region.revision}`);
+    }
+  }
+  const known = new Set(target.regions.map((r) => r.name));
+  const strays = sample.pods.filter((p) => !known.has(p.region));
+  if (strays.length > 0) out.push(`${strays.length} pods of regions Git does not render (${[...new Set(strays.map((p) => p.region))].join(', ')})`);
+  return out;
+}
+
+/**
+ * Waits until the watcher's picture matches Git; returns the differences left when `timeoutMs` ran out (empty when it
+ * matched), for the test to assert on and print.
+ */
+export async function waitMatchesGit(watch: InvariantWatch, rendered: RenderedExtendedDeployment, timeoutMs = 60_000): Promise<string[]> {
+  const target = gitTarget(rendered);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const differences = gitDifferences(watch.latest(), target);
+    if (differences.length === 0 || Date.now() > deadline) return differences;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

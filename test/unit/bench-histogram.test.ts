@@ -1,0 +1,35 @@
+// The soak bench's reading of Prometheus histograms (bench/agent-child.ts): buckets, the difference between two
+// scrapes, and quantiles interpolated within a bucket as Prometheus' histogram_quantile does.
+import { describe, expect, it } from 'vitest';
+import { histogram, histogramDelta, histogramQuantile } from '../../bench/agent-child.js';
+
+const scrape = (counts: readonly number[], sum: number) =>
+  [
+    '# HELP w help',
+    '# TYPE w histogram',
+    ...[0.01, 0.1, 1].map((le, i) => `w_bucket{le="${le}"} ${counts[i]}`),
+    `w_bucket{le="+Inf"} ${counts[3]}`,
+    `w_sum ${sum}`,
+    `w_count ${counts[3]}`,
+  ].join('\n');
+
+describe('bench histograms', () => {
+  it('reads cumulative buckets, count and sum', () => {
+    const h = histogram(scrape([1, 3, 4, 4], 0.5), 'w');
+    expect([...h.buckets]).toEqual([[0.01, 1], [0.1, 3], [1, 4], [Infinity, 4]]);
+    expect([h.count, h.sum]).toEqual([4, 0.5]);
+  });
+
+  it('subtracts an earlier scrape and interpolates quantiles within the bucket', () => {
+    const before = histogram(scrape([1, 1, 1, 1], 0.005), 'w');
+    const after = histogram(scrape([1, 5, 11, 11], 3.005), 'w');
+    const d = histogramDelta(after, before);
+    expect([...d.buckets.values()]).toEqual([0, 4, 10, 10]);
+    expect([d.count, d.sum]).toEqual([10, 3]);
+    // rank 5 of 10: the 5th observation, 1 into the (0.1, 1] bucket's 6 → 0.1 + 0.9 × 1/6
+    expect(histogramQuantile(d, 0.5)).toBeCloseTo(0.1 + 0.9 / 6, 10);
+    // rank 2: within (0.01, 0.1], 2 of its 4
+    expect(histogramQuantile(d, 0.2)).toBeCloseTo(0.01 + 0.09 * 0.5, 10);
+    expect(histogramQuantile(histogramDelta(before, before), 0.5)).toBeNaN();
+  });
+});
