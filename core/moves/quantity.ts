@@ -4,7 +4,8 @@
  */
 
 const BINARY: Readonly<Record<string, number>> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
-const DECIMAL: Readonly<Record<string, number>> = { n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
+/** Decimal suffixes as powers of ten. */
+const DECIMAL: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 // The API server's grammar: a signed decimal number, then a binary suffix, a decimal suffix or an exponent.
 const QUANTITY = /^([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$/;
 
@@ -17,6 +18,10 @@ export function parseQuantity(value: string | number | undefined): number | unde
   const number = Number(match[1]);
   const suffix = match[2] ?? '';
   if (suffix in BINARY) return number * (BINARY[suffix] ?? 1);
-  if (suffix in DECIMAL) return number * (DECIMAL[suffix] ?? 1);
-  return number * 10 ** Number(suffix.slice(1));
+  return scale(number, suffix in DECIMAL ? (DECIMAL[suffix] ?? 0) : Number(suffix.slice(1)));
+}
+
+/** number × 10^exponent, dividing for negative exponents so that `3800m` is exactly 3.8. */
+function scale(number: number, exponent: number): number {
+  return exponent >= 0 ? number * 10 ** exponent : number / 10 ** -exponent;
 }
