@@ -15,7 +15,11 @@ import { agentSettings, type AgentSettings } from './options.js';
 import { Reconciler } from './reconciler.js';
 import { replaceRegionStatus, replaceStatus } from './status-writer.js';
 import { ClusterNodes } from './cluster-nodes.js';
+import { hasMoves } from './snapshot.js';
 import { WorkQueue } from './work-queue.js';
+
+/** How long after a node or pod-usage change the ExtendedDeployments with replicas away are looked at again. */
+const ROOM_CHANGE_DELAY_MS = 1_000;
 
 /** How long a graceful stop waits for the reconciles in flight before it releases the lease anyway. */
 const DRAIN_TIMEOUT_MS = 15_000;
@@ -64,9 +68,20 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
 
   // Handlers run on every replica; only the leader has a queue, and a standby simply drops the keys.
   let cluster: ClusterNodes | undefined;
+  // Room freed by other pods or nodes announces nothing to an ExtendedDeployment: those with replicas away are looked
+  // at again shortly after (a second, coalescing bursts), so a return is not held back until their next poll.
+  const nodesChanged = () => {
+    cluster?.changed();
+    const q = queue;
+    if (!q) return;
+    for (const ed of informers.caches.extendedDeployments.list()) {
+      const key = edKey(ed);
+      if (key && hasMoves(ed)) q.addAfter(key, ROOM_CHANGE_DELAY_MS);
+    }
+  };
   const informers = makeInformers(kc, {
-    onNodeEvent: () => cluster?.changed(),
-    onUsageEvent: () => cluster?.changed(),
+    onNodeEvent: nodesChanged,
+    onUsageEvent: nodesChanged,
     namespace: settings.namespace,
     clock,
     log,

@@ -132,10 +132,16 @@ export interface ClusterView {
   readonly usageKnown: boolean;
 }
 
-/** Whether an ExtendedDeployment (unvalidated) turns moves on: only then does the agent look at nodes for it. */
+/** Whether an ExtendedDeployment's status (unvalidated) records replicas away from their region. */
+export function hasMoves(ed: ExtendedDeploymentObject): boolean {
+  const moves = (ed.status as { moves?: unknown } | undefined)?.moves;
+  return Array.isArray(moves) && moves.length > 0;
+}
+
+/** Whether an ExtendedDeployment (unvalidated) turns moves on or has some: only then does the agent look at nodes for it. */
 export function wantsMoves(ed: ExtendedDeploymentObject): boolean {
   const strategy = (ed.spec as { strategy?: { autoReschedule?: { enable?: unknown }; faultMove?: { enable?: unknown } } } | undefined)?.strategy;
-  return strategy?.autoReschedule?.enable === true || strategy?.faultMove?.enable === true || Array.isArray((ed.status as { moves?: unknown } | undefined)?.moves);
+  return strategy?.autoReschedule?.enable === true || strategy?.faultMove?.enable === true || hasMoves(ed);
 }
 
 /** The valid DeployRegions' node selections (an invalid one selects nothing: its problems are the render's to report). */

@@ -3,7 +3,7 @@ import { parsePercent, type IntOrPercent } from '../api/common.js';
 import { batchPods } from '../rollout/groups.js';
 import { isAvailable, type PodState } from '../rollout/snapshot.js';
 import { apportionByRoom } from './apportion.js';
-import type { NodeView } from './nodes.js';
+import { WHOLE_SECOND_SLACK_MS, type NodeView } from './nodes.js';
 import { regionHealth, type RegionHealth } from './region-health.js';
 
 /** Why replicas run away from their region. */
@@ -94,9 +94,12 @@ export function faultMovesPerMinute(limit: IntOrPercent, totalReplicas: number):
   return Math.max(1, Number.isFinite(count) ? count : totalReplicas);
 }
 
+/** When a pod's unschedulable timeout ends (its condition time has whole seconds: see WHOLE_SECOND_SLACK_MS). */
+const stuckAt = (p: PodState, timeoutMs: number) => (p.unschedulableSince ?? Number.POSITIVE_INFINITY) + WHOLE_SECOND_SLACK_MS + timeoutMs;
+
 /** Pods of the region's current revision the scheduler has found no node for since at least `timeoutMs`. */
 function stuckPods(region: MoveRegion, timeoutMs: number, now: number): PodState[] {
-  return region.pods.filter((p) => !p.terminating && !p.assigned && p.revision === region.targetRevision && p.unschedulableSince !== undefined && p.unschedulableSince + timeoutMs <= now);
+  return region.pods.filter((p) => !p.terminating && !p.assigned && p.revision === region.targetRevision && stuckAt(p, timeoutMs) <= now);
 }
 
 const unschedulable = (region: MoveRegion) => region.pods.some((p) => !p.terminating && !p.assigned && p.unschedulableSince !== undefined);
@@ -203,7 +206,7 @@ export function planMoves(input: MoveInput): MovePlan {
     for (const region of input.regions) {
       if (failed(region.name) || !health.get(region.name)) continue;
       for (const p of region.pods) {
-        if (!p.terminating && !p.assigned && p.unschedulableSince !== undefined && p.unschedulableSince + timeoutMs > now) wakeAt.push(p.unschedulableSince + timeoutMs);
+        if (!p.terminating && !p.assigned && p.unschedulableSince !== undefined && stuckAt(p, timeoutMs) > now) wakeAt.push(stuckAt(p, timeoutMs));
       }
       const stuck = stuckPods(region, timeoutMs, now).length;
       // Pods above the region's count are being removed already: a move made a moment ago, not yet carried out.

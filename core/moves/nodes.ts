@@ -40,8 +40,11 @@ export function failing(node: NodeView): boolean {
   return !node.ready || controllerTainted(node);
 }
 
-/** Kubernetes keeps whole seconds: an instant shown as second t happened within [t, t + 1 s). */
-const WHOLE_SECOND_SLACK_MS = 999;
+/**
+ * Kubernetes keeps whole seconds: an instant shown as second t happened within [t, t + 1 s). Timeouts count from its
+ * latest possible instant, t + 999 ms, so none is ever cut short.
+ */
+export const WHOLE_SECOND_SLACK_MS = 999;
 
 /**
  * Since when the node has been failing (ms): the earliest of its Ready condition's change to not-True and the
