@@ -20,18 +20,14 @@
  * included) and the fewest Ready pods of a region. The table shows medians over the runs; the ratio is the in-place
  * median over the replacement median.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, readdirSync, readFileSync } from 'node:fs';
-import { request as httpsRequest, type RequestOptions } from 'node:https';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { KubeConfig, Watch, type KubernetesObject } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { NAME_LABEL, REGION_LABEL } from '../core/labels.js';
 import { renderSet, type RenderedExtendedDeployment } from '../core/render.js';
+import { median, textTable } from './figures.js';
+import { AgentChild } from './agent-child.js';
+import { Api, GROUP, VERSION, ensureLab, installCrds, kubeconfigPath, labDeployRegions, listWatch, log, waitUntil } from './lab-kit.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // options
@@ -78,181 +74,7 @@ function options(): Options {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// the lab and its API
-
-function findRepoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json')) || !existsSync(join(dir, 'crds'))) {
-    const up = dirname(dir);
-    if (up === dir) throw new Error('cannot find the repository root (package.json and crds/)');
-    dir = up;
-  }
-  return dir;
-}
-
-const repoRoot = findRepoRoot();
-const labDir = process.env['LAB_DIR'] || join(repoRoot, '.lab');
-const kubeconfigPath = join(labDir, 'kubeconfig');
-const log = (s: string) => process.stderr.write(`${s}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-class HttpError extends Error {
-  constructor(
-    readonly code: number,
-    readonly body: string,
-  ) {
-    super(`HTTP ${code}: ${body.slice(0, 500)}`);
-  }
-}
-
-/** Raw JSON requests with the lab's credentials; objects are sent as written (no client-side serializer). */
-class Api {
-  readonly kc = new KubeConfig();
-  constructor(path: string) {
-    this.kc.loadFromFile(path);
-  }
-
-  async request(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<any> {
-    const server = this.kc.getCurrentCluster()?.server;
-    if (!server) throw new Error('kubeconfig has no current cluster');
-    const opts: RequestOptions = { method, headers: {} };
-    await this.kc.applyToHTTPSOptions(opts);
-    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    if (data) opts.headers = { ...(opts.headers as object), 'content-type': contentType, 'content-length': data.length };
-    return new Promise((resolve, reject) => {
-      const req = httpsRequest(new URL(path, server), opts, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => {
-          const code = res.statusCode ?? 0;
-          if (code < 200 || code >= 300) reject(new HttpError(code, text));
-          else resolve(text ? JSON.parse(text) : undefined);
-        });
-      });
-      req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path}: timeout`)));
-      req.on('error', reject);
-      if (data) req.write(data);
-      req.end();
-    });
-  }
-
-  /** Server-side apply under the bench's field manager. */
-  apply(obj: KubernetesObject): Promise<unknown> {
-    return this.request('PATCH', `${pathOf(obj)}?fieldManager=bench-inplace&force=true`, obj, 'application/apply-patch+yaml');
-  }
-
-  async delete(obj: KubernetesObject): Promise<void> {
-    try {
-      await this.request('DELETE', pathOf(obj));
-    } catch (e) {
-      if (!(e instanceof HttpError && e.code === 404)) throw e;
-    }
-  }
-}
-
-const PLURALS: Record<string, string> = {
-  CustomResourceDefinition: 'customresourcedefinitions',
-  Namespace: 'namespaces',
-  DeployRegion: 'deployregions',
-  ExtendedDeployment: 'extendeddeployments',
-  ReplicaSet: 'replicasets',
-};
-
-function pathOf(obj: KubernetesObject): string {
-  const plural = PLURALS[obj.kind ?? ''];
-  if (!plural) throw new Error(`bench: no path for kind ${obj.kind}`);
-  const base = obj.apiVersion?.includes('/') ? `/apis/${obj.apiVersion}` : `/api/${obj.apiVersion}`;
-  const ns = obj.metadata?.namespace ? `/namespaces/${obj.metadata.namespace}` : '';
-  return `${base}${ns}/${plural}/${obj.metadata?.name}`;
-}
-
-async function waitUntil<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined | false>, intervalMs = 200): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v as T;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await sleep(intervalMs);
-  }
-}
-
-function ensureLab(): void {
-  const tsx = join(repoRoot, 'node_modules', '.bin', 'tsx');
-  const cli = join(repoRoot, 'test', 'cluster', 'cli.ts');
-  const status = spawnSync(tsx, [cli, 'status'], { cwd: repoRoot, encoding: 'utf8' });
-  if (status.status === 0 && existsSync(kubeconfigPath)) return;
-  log('the lab is not running: starting it (npm run lab:up)');
-  const up = spawnSync(tsx, [cli, 'up'], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
-  if (up.status !== 0) throw new Error('lab:up failed');
-}
-
-async function installCrds(api: Api): Promise<void> {
-  const dir = join(repoRoot, 'crds');
-  const crds = readdirSync(dir)
-    .filter((f) => /\.ya?ml$/.test(f))
-    .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject))
-    .filter((o) => o?.kind === 'CustomResourceDefinition');
-  for (const crd of crds) await api.apply(crd);
-  for (const crd of crds) {
-    await waitUntil(`CRD ${crd.metadata?.name} Established`, 60_000, async () => {
-      const got = (await api.request('GET', pathOf(crd))) as { status?: { conditions?: { type: string; status: string }[] } };
-      return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-    });
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// the agent, as users run it
-
-class AgentChild {
-  readonly child: ChildProcess;
-  private leader = false;
-  private stderr = '';
-  constructor(namespace: string, logFile: string | undefined) {
-    const main = join(repoRoot, 'lib', 'cli', 'main.js');
-    if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
-    const args = ['agent', '--kubeconfig', kubeconfigPath, '--namespace', namespace, '--lease-namespace', namespace, '--metrics-bind-address', '127.0.0.1:0', '--identity', `bench-${namespace}`, '--workers', '2'];
-    this.child = spawn(process.execPath, [main, ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-    const file = logFile === undefined ? undefined : createWriteStream(logFile);
-    createInterface({ input: this.child.stdout! }).on('line', (line) => {
-      if (line.includes('"became leader"')) this.leader = true;
-      file?.write(`${line}\n`);
-    });
-    this.child.stderr!.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-4000)));
-  }
-
-  async waitLeader(): Promise<void> {
-    await waitUntil('the agent to lead', 120_000, async () => {
-      if (this.child.exitCode !== null) throw new Error(`the agent exited (${this.child.exitCode}): ${this.stderr}`);
-      return this.leader;
-    });
-  }
-
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const exited = new Promise((r) => this.child.once('exit', r));
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 20_000);
-    await exited;
-    clearTimeout(timer);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
 // objects
-
-const GROUP_VERSION = 'extendeddeployment.io/v1beta1';
-const NODE_SETS = [
-  { 'extendeddeployment.io/pool': 'general', 'kubernetes.io/arch': 'amd64', 'topology.kubernetes.io/zone': 'zone-a' },
-  { 'extendeddeployment.io/pool': 'general', 'kubernetes.io/arch': 'amd64', 'topology.kubernetes.io/zone': 'zone-b' },
-  { 'extendeddeployment.io/pool': 'general', 'kubernetes.io/arch': 'arm64', 'topology.kubernetes.io/zone': 'zone-c' },
-] as const;
 
 interface Variant {
   readonly key: string;
@@ -269,13 +91,9 @@ function variants(o: Options): Variant[] {
   ];
 }
 
-function regionObjects(id: string, n: number): KubernetesObject[] {
-  return NODE_SETS.slice(0, n).map((labels, i) => ({ apiVersion: GROUP_VERSION, kind: 'DeployRegion', metadata: { name: `bi-${id}-${'abc'[i]}` }, spec: { matchLabels: { ...labels } } }));
-}
-
 function renderEd(ns: string, regions: readonly KubernetesObject[], variant: Variant, o: Options, image: string): RenderedExtendedDeployment {
   const ed = {
-    apiVersion: GROUP_VERSION,
+    apiVersion: `${GROUP}/${VERSION}`,
     kind: 'ExtendedDeployment',
     metadata: { name: variant.key, namespace: ns },
     spec: {
@@ -296,8 +114,8 @@ function renderEd(ns: string, regions: readonly KubernetesObject[], variant: Var
 }
 
 async function applyRendered(api: Api, r: RenderedExtendedDeployment): Promise<void> {
-  await api.apply(r.manifest as KubernetesObject);
-  for (const region of r.regions) await api.apply(region.workload as KubernetesObject);
+  await api.apply(r.manifest as KubernetesObject, 'extendeddeployments', true);
+  for (const region of r.regions) await api.apply(region.workload as KubernetesObject, 'replicasets', true);
 }
 
 interface Status {
@@ -308,7 +126,7 @@ interface Status {
 }
 
 async function readStatus(api: Api, ns: string, name: string): Promise<Status> {
-  const ed = (await api.request('GET', `/apis/${GROUP_VERSION}/namespaces/${ns}/extendeddeployments/${name}`)) as { status?: Status };
+  const ed = (await api.request('GET', `/apis/${GROUP}/${VERSION}/namespaces/${ns}/extendeddeployments/${name}`)) as { status?: Status };
   return ed.status ?? {};
 }
 
@@ -326,8 +144,7 @@ class PodWatch {
   readonly pods = new Map<string, PodView & { ed: string }>();
   private readonly seen = new Set<string>();
   private window: { ed: string; created: number; removed: number; maxPods: Map<string, number>; minReady: Map<string, number> } | undefined;
-  private controller: AbortController | undefined;
-  private stopped = false;
+  private watch: ReturnType<typeof listWatch> | undefined;
 
   constructor(
     private readonly api: Api,
@@ -335,32 +152,12 @@ class PodWatch {
   ) {}
 
   async start(): Promise<void> {
-    const path = `/api/v1/namespaces/${this.ns}/pods`;
-    const list = (await this.api.request('GET', path)) as { metadata: { resourceVersion: string }; items: PodObject[] };
-    for (const p of list.items) this.onEvent('ADDED', p);
-    const loop = async (rv: string): Promise<void> => {
-      await new Promise<void>((resolve) => {
-        void new Watch(this.api.kc)
-          .watch(path, { resourceVersion: rv, allowWatchBookmarks: true }, (type: string, obj: PodObject) => {
-            if (type === 'BOOKMARK') rv = obj.metadata?.resourceVersion ?? rv;
-            else {
-              rv = obj.metadata?.resourceVersion ?? rv;
-              this.onEvent(type, obj);
-            }
-          }, () => resolve())
-          .then((c) => (this.controller = c), () => resolve());
-      });
-      if (!this.stopped) {
-        await sleep(200);
-        return loop(rv);
-      }
-    };
-    void loop(list.metadata.resourceVersion);
+    this.watch = listWatch<PodObject>(this.api, `/api/v1/namespaces/${this.ns}/pods`, (type, pod) => this.onEvent(type, pod));
+    await this.watch.synced;
   }
 
   stop(): void {
-    this.stopped = true;
-    this.controller?.abort();
+    this.watch?.stop();
   }
 
   /** Starts counting for one ExtendedDeployment's rollout. */
@@ -413,8 +210,7 @@ class PodWatch {
   }
 }
 
-interface PodObject {
-  metadata?: { uid?: string; resourceVersion?: string; labels?: Record<string, string>; deletionTimestamp?: string };
+interface PodObject extends KubernetesObject {
   status?: { conditions?: { type: string; status: string }[] };
 }
 
@@ -433,25 +229,22 @@ interface Measurement {
   readonly replaced: number;
 }
 
-const median = (xs: readonly number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
-};
-
 async function waitHealthy(api: Api, ns: string, r: RenderedExtendedDeployment, watch: PodWatch, timeoutMs: number): Promise<Status> {
   const pods = r.regions.reduce((s, x) => s + x.replicas, 0);
-  return waitUntil(
+  let healthy: Status | undefined;
+  await waitUntil(
     `${r.parsed.metadata.name} Healthy at ${r.rolloutRevision}`,
     timeoutMs,
     async () => {
       const s = await readStatus(api, ns, r.parsed.metadata.name);
-      if (s.phase !== 'Healthy' || s.revision !== r.rolloutRevision) return undefined;
+      if (s.phase !== 'Healthy' || s.revision !== r.rolloutRevision) return false;
       const live = [...watch.pods.values()].filter((p) => p.ed === r.parsed.metadata.name && !p.terminating);
-      return live.length === pods && live.every((p) => p.ready) ? s : undefined;
+      healthy = live.length === pods && live.every((p) => p.ready) ? s : undefined;
+      return healthy !== undefined;
     },
     100,
   );
+  return healthy!;
 }
 
 async function main(): Promise<void> {
@@ -461,20 +254,20 @@ async function main(): Promise<void> {
   await installCrds(api);
   const id = randomBytes(3).toString('hex');
   const ns = `bench-inplace-${id}`;
-  const regions = regionObjects(id, o.regions);
+  const regions = labDeployRegions(`bi-${id}`, o.regions);
   const vs = variants(o);
   const rollouts = o.runs * vs.length;
-  log(`bench:inplace: namespace ${ns}; ${o.regions} regions × ${o.replicas} pods, Beta batch ${o.batch}; ${o.runs} runs × ${vs.length} variants = ${rollouts} rollouts`);
-  await api.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  log(`namespace ${ns}; ${o.regions} regions × ${o.replicas} pods, Beta batch ${o.batch}; ${o.runs} runs × ${vs.length} variants = ${rollouts} rollouts`);
+  await api.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, 'namespaces', false);
   await waitUntil('the namespace default ServiceAccount', 60_000, () => api.request('GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`).then(() => true));
-  for (const r of regions) await api.apply(r);
+  for (const r of regions) await api.apply(r, 'deployregions', false);
   const watch = new PodWatch(api, ns);
   await watch.start();
-  const agent = new AgentChild(ns, o.agentLog);
+  const agent = new AgentChild(['--kubeconfig', kubeconfigPath, '--namespace', ns, '--lease-namespace', ns, '--metrics-bind-address', '127.0.0.1:0', '--identity', `bench-${ns}`, '--workers', '2'], o.agentLog);
   const measurements: Measurement[] = [];
   const t0 = Date.now();
   try {
-    await agent.waitLeader();
+    await agent.waitLeading(120_000);
     // v1 everywhere, untimed.
     const image = (v: number) => `registry.example/bench:${v}`;
     for (const v of vs) await applyRendered(api, renderEd(ns, regions, v, o, image(1)));
@@ -498,9 +291,9 @@ async function main(): Promise<void> {
   } finally {
     await agent.stop();
     watch.stop();
-    for (const v of vs) await api.delete({ apiVersion: GROUP_VERSION, kind: 'ExtendedDeployment', metadata: { name: v.key, namespace: ns } }).catch(() => undefined);
-    await api.delete({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }).catch(() => undefined);
-    for (const r of regions) await api.delete(r).catch(() => undefined);
+    for (const v of vs) await api.deleteIgnoringMissing(`/apis/${GROUP}/${VERSION}/namespaces/${ns}/extendeddeployments/${v.key}`).catch(() => undefined);
+    await api.deleteIgnoringMissing(`/api/v1/namespaces/${ns}`).catch(() => undefined);
+    for (const r of regions) await api.deleteIgnoringMissing(`/apis/${GROUP}/${VERSION}/deployregions/${r.metadata?.name}`).catch(() => undefined);
   }
 
   // ---- report
@@ -519,15 +312,11 @@ async function main(): Promise<void> {
   });
   const header = ['variant', 'median s', 'runs (s)', 'pods created', 'pods removed', 'swapped in place', 'most pods/region', 'fewest ready/region'];
   const cells = rows.map((r) => [r.label, r.seconds.toFixed(1), r.all, String(r.created), String(r.removed), String(r.swapped), String(r.maxPods), String(r.minReady)]);
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
-  const line = (c: readonly string[]) => c.map((x, i) => (i === 0 ? x.padEnd(widths[i] ?? 0) : x.padStart(widths[i] ?? 0))).join('  ');
   const total = o.regions * o.replicas;
   const out = [
     `bench:inplace — image-only rollout of ${total} pods (${o.regions} regions × ${o.replicas}), Beta batch ${o.batch}, scaleOutPriority, minReadySeconds 1, no gates; ${o.runs} runs, medians`,
     'lab caveat: kwok has no image pulls and no scheduling cost; a new pod is Running and Ready ~0.2-1 s after it is bound, while a restarted container (an in-place swap) becomes ready 1.5-4.5 s after its restart (kwok.yaml delays)',
-    line(header),
-    line(header.map((_, i) => '-'.repeat(widths[i] ?? 0))),
-    ...cells.map(line),
+    ...textTable(header, cells),
   ];
   const replace = rows.find((r) => r.label.startsWith('replacement'));
   for (const r of rows.filter((x) => x !== replace)) {
@@ -540,7 +329,7 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (e: unknown) => {
-    log(`bench:inplace failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+    log(`failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
     process.exit(1);
   },
 );

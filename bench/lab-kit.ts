@@ -1,8 +1,9 @@
 /**
- * Shared pieces of the benches that run on the lab (bench/agent, bench/soak): the API client, list-watch, the lab and
- * its CRDs, bench kwok nodes and a bench run's setup and cleanup, and small statistics helpers.
+ * Shared pieces of the benches that run on the lab (bench/agent, bench/soak, bench/inplace, bench/moves): the API
+ * client, list-watch, the lab (its CLI, its CRDs, its general-pool node sets as DeployRegions), bench kwok nodes and a
+ * bench run's setup and cleanup, and small statistics helpers.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
@@ -202,17 +203,53 @@ export function listWatch<T extends KubernetesObject>(api: Api, path: string, on
 // ---------------------------------------------------------------------------------------------------------------
 // the lab
 
+/** The lab's own CLI (`tsx test/cluster/cli.ts <args>`, as `npm run lab:*` runs it): command and arguments. */
+function labCommand(args: readonly string[]): [string, string[]] {
+  return [join(repoRoot, 'node_modules', '.bin', 'tsx'), [join(repoRoot, 'test', 'cluster', 'cli.ts'), ...args]];
+}
+
 export function ensureLab(): void {
-  const tsx = join(repoRoot, 'node_modules', '.bin', 'tsx');
-  const cli = join(repoRoot, 'test', 'cluster', 'cli.ts');
-  const status = spawnSync(tsx, [cli, 'status'], { cwd: repoRoot, encoding: 'utf8' });
+  const status = spawnSync(...labCommand(['status']), { cwd: repoRoot, encoding: 'utf8' });
   if (status.status === 0) {
     log('reusing the running lab');
     return;
   }
   log('the lab is not running: starting it (npm run lab:up)');
-  const up = spawnSync(tsx, [cli, 'up'], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
+  const up = spawnSync(...labCommand(['up']), { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
   if (up.status !== 0) throw new Error('the lab did not start');
+}
+
+/**
+ * Runs the lab's CLI (e.g. `fail-nodes <selector>`, `heal-nodes <selector>`) without blocking: the bench's watches and
+ * an in-process agent keep running meanwhile. Rejects with the command's output when it fails.
+ */
+export function labCli(args: readonly string[]): Promise<void> {
+  const child = spawn(...labCommand(args), { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`lab ${args.join(' ')} failed (exit ${code}): ${output.trim()}`))));
+  });
+}
+
+/** The lab's general-pool node sets (disjoint; two nodes each): zone-a amd64, zone-b amd64, zone-c arm64. */
+export const LAB_NODE_SETS = [
+  { 'extendeddeployment.io/pool': 'general', 'kubernetes.io/arch': 'amd64', 'topology.kubernetes.io/zone': 'zone-a' },
+  { 'extendeddeployment.io/pool': 'general', 'kubernetes.io/arch': 'amd64', 'topology.kubernetes.io/zone': 'zone-b' },
+  { 'extendeddeployment.io/pool': 'general', 'kubernetes.io/arch': 'arm64', 'topology.kubernetes.io/zone': 'zone-c' },
+] as const;
+
+/** `count` DeployRegions (at most 3) on the lab's general-pool node sets, named `<prefix>-a`, `<prefix>-b`, `<prefix>-c`. */
+export function labDeployRegions(prefix: string, count: number): KubernetesObject[] {
+  if (count > LAB_NODE_SETS.length) throw new Error(`the lab has ${LAB_NODE_SETS.length} general-pool node sets, not ${count}`);
+  return LAB_NODE_SETS.slice(0, count).map((labels, i) => ({
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: 'DeployRegion',
+    metadata: { name: `${prefix}-${'abc'[i]}` },
+    spec: { matchLabels: { ...labels } },
+  }));
 }
 
 export async function installCrds(api: Api): Promise<void> {

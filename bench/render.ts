@@ -23,6 +23,7 @@ import { parseArgs } from 'node:util';
 import { Yaml, type App } from 'cdk8s';
 import { appYaml, toYaml } from '../constructs/synth.js';
 import { buildBaseline } from './baseline.js';
+import { median, positiveInt, textTable } from './figures.js';
 import { buildFleet, type Fleet } from './fleet.js';
 import { buildOurs, checkOurReplicas } from './ours.js';
 
@@ -64,13 +65,6 @@ interface Options {
   readonly side: Side | undefined;
 }
 
-function positiveInt(flag: string, text: string | undefined, fallback: number): number {
-  if (text === undefined) return fallback;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag} must be a positive integer, not ${JSON.stringify(text)}`);
-  return n;
-}
-
 function parseOptions(argv: readonly string[]): Options {
   const { values } = parseArgs({
     args: [...argv],
@@ -96,13 +90,6 @@ function parseOptions(argv: readonly string[]): Options {
     json: values.json ?? false,
     side,
   };
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  const hi = sorted[mid] ?? Number.NaN;
-  return sorted.length % 2 === 1 ? hi : ((sorted[mid - 1] ?? Number.NaN) + hi) / 2;
 }
 
 /** Documents one side must produce: ours = N EDs + N×R ReplicaSets + R DeployRegions; baseline = N×R Deployments. */
@@ -247,11 +234,7 @@ function printTable(results: readonly SideResult[]): void {
     String(r.documents),
     (r.outputBytes / MB).toFixed(2),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
-  console.log(line(header));
-  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const row of rows) console.log(line(row));
+  for (const line of textTable(header, rows)) console.log(line);
 }
 
 function runParent(options: Options): void {

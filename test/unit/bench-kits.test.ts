@@ -1,0 +1,41 @@
+// The pure parts of the benches' kits (bench/figures.ts, bench/lab-kit.ts): flags, medians, tables, and the lab's node
+// sets as DeployRegions. A misread flag or a wrong region would make a bench print wrong figures without failing.
+import { describe, expect, it } from 'vitest';
+import { median, positiveInt, textTable } from '../../bench/figures.js';
+import { LAB_NODE_SETS, labDeployRegions } from '../../bench/lab-kit.js';
+
+describe('figures', () => {
+  it('median: the middle value, or the mean of the two middle ones, whatever the order', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeNaN();
+  });
+
+  it('positiveInt: the fallback when absent, a clear error for anything but a positive integer', () => {
+    expect(positiveInt('runs', undefined, 3)).toBe(3);
+    expect(positiveInt('runs', '5', 3)).toBe(5);
+    for (const bad of ['0', '-1', '1.5', 'three', '']) expect(() => positiveInt('runs', bad, 3)).toThrow(`--runs must be a positive integer, not ${JSON.stringify(bad)}`);
+  });
+
+  it('textTable: first column left, the others right, a rule as wide as each column', () => {
+    expect(textTable(['name', 'n'], [['a', '10'], ['long name', '2']])).toEqual([
+      'name        n', //
+      '---------  --',
+      'a          10',
+      'long name   2',
+    ]);
+  });
+});
+
+describe('labDeployRegions', () => {
+  it('one DeployRegion per lab node set, in order, named after the prefix', () => {
+    const regions = labDeployRegions('bm-1', 3);
+    expect(regions.map((r) => r.metadata?.name)).toEqual(['bm-1-a', 'bm-1-b', 'bm-1-c']);
+    expect(regions.map((r) => (r as { spec?: { matchLabels?: unknown } }).spec?.matchLabels)).toEqual([...LAB_NODE_SETS]);
+    expect(labDeployRegions('x', 1)).toHaveLength(1);
+  });
+
+  it('refuses more regions than the lab has node sets', () => {
+    expect(() => labDeployRegions('x', 4)).toThrow('the lab has 3 general-pool node sets, not 4');
+  });
+});
