@@ -9,7 +9,7 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { run } from '../../cli/run.js';
 import { captured, captureOutput, fixture } from '../../cli/test-support.js';
-import { fuzz, Tally } from './fuzz-settings.js';
+import { fuzz, FUZZ_TIMEOUT_MS, Tally } from './fuzz-settings.js';
 import { validSpecSet, type JsonObject, type SpecSet } from './spec-arbitraries.js';
 import { MUTATION_SLOTS, slotChoices } from './spec-mutations.js';
 
@@ -64,7 +64,7 @@ function expectUserError(r: { code: number; err: string }): string[] {
   return lines;
 }
 
-describe('edctl on generated files', () => {
+describe('edctl on generated files', { timeout: FUZZ_TIMEOUT_MS }, () => {
   it('valid specs: validate exits 0; render exits 0 and prints the same YAML twice', async () => {
     await fc.assert(
       fc.asyncProperty(validSpecSet, async (set) => {
@@ -127,7 +127,7 @@ describe('edctl on generated files', () => {
   });
 });
 
-describe('edctl as a process on generated files', () => {
+describe('edctl as a process on generated files', { timeout: FUZZ_TIMEOUT_MS }, () => {
   const main = join('cli', 'main.ts');
   const edctlProcess = (...args: string[]) => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', main, ...args], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, EDCTL_DEBUG: '' } });

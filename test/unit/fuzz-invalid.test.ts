@@ -10,7 +10,7 @@ import type { DeployRegionObject, ExtendedDeploymentObject } from '../../agent/o
 import { REVISIONS_ANNOTATION } from '../../core/labels.js';
 import { formatPath, formatProblem, type FieldPath, type Problem } from '../../core/problems.js';
 import { renderSet } from '../../core/render.js';
-import { fuzz, Tally } from './fuzz-settings.js';
+import { fuzz, FUZZ_TIMEOUT_MS, Tally } from './fuzz-settings.js';
 import { objectsOf, validSpecSet, type Json, type JsonObject } from './spec-arbitraries.js';
 import { MUTATION_SLOTS, pathsIn, setAt, slotChoices } from './spec-mutations.js';
 
@@ -35,7 +35,7 @@ function expectWellFormed(problems: readonly Problem[]): void {
   }
 }
 
-describe('invalid specs (generated)', () => {
+describe('invalid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
   it('k independent mutations of one ExtendedDeployment give a problem at each mutated path, all at once, and none on the other objects', () => {
     fc.assert(
       fc.property(validSpecSet, slotChoices, (set, choices) => {

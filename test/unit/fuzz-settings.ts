@@ -44,3 +44,6 @@ export class Tally {
   }
 }
 
+
+/** Test timeout that grows with FUZZ_RUNS (the unit config's 60 s fits the default runs many times over). */
+export const FUZZ_TIMEOUT_MS = Math.max(60_000, FUZZ_RUNS * 500);

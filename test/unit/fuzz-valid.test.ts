@@ -10,7 +10,7 @@ import { appYaml } from '../../constructs/synth.js';
 import { parseDeployRegion, parseExtendedDeployment } from '../../core/parse.js';
 import { renderSet, type RenderedSet } from '../../core/render.js';
 import { formatProblem } from '../../core/problems.js';
-import { fuzz, Tally } from './fuzz-settings.js';
+import { fuzz, FUZZ_TIMEOUT_MS, Tally } from './fuzz-settings.js';
 import { objectsOf, validSpecSet, type Json } from './spec-arbitraries.js';
 
 const tally = new Tally();
@@ -40,7 +40,7 @@ function reversedKeys(value: Json): Json {
   return Object.fromEntries(Object.keys(value).reverse().map((k) => [k, reversedKeys(value[k]!)]));
 }
 
-describe('valid specs (generated)', () => {
+describe('valid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
   it('always validate: each object parses, and parsing the parsed object again changes nothing', () => {
     fc.assert(
       fc.property(validSpecSet, (set) => {
