@@ -159,6 +159,19 @@ export async function waitForPods(ns: string, rendered: RenderedExtendedDeployme
   });
 }
 
+/** Applies the ExtendedDeployment rendered from `o` and waits until every region runs it and nothing else, Healthy. */
+export async function fill(env: RolloutEnv, o: EdOptions): Promise<RenderedExtendedDeployment> {
+  const v1 = env.render(o);
+  await apply(v1);
+  const expected = v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 }));
+  await waitForPods(env.ns, v1, expected, `${o.image} filled`, 120_000);
+  await waitFor(`${o.image} Healthy`, async () => (await readStatus(env.ns)).phase === 'Healthy' && (await readStatus(env.ns)).revision === v1.rolloutRevision, {
+    timeoutMs: 60_000,
+    describe: () => readStatus(env.ns),
+  });
+  return v1;
+}
+
 /** Fails if the new-revision pods per region change during `ms` (a gate, pause or abort holds). */
 export async function assertHolds(ns: string, rendered: RenderedExtendedDeployment, ms: number, expectStatus: (s: ExtendedDeploymentStatus) => void): Promise<RegionPods[]> {
   const before = await podCounts(ns, rendered);
