@@ -134,17 +134,16 @@ describe('edctl as a process on generated files', { timeout: FUZZ_TIMEOUT_MS }, 
     return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
   };
 
-  it('invalid and garbled files: exit 1, error lines only, no stack trace', () => {
-    // Each spawn costs about a second (tsx compiles the CLI): one case of each kind per 100 runs.
-    const invalid = fc.sample(
-      fc.tuple(validSpecSet, slotChoices).map(([valid, choices]) => folderOf(broken(valid, choices).set)),
+  it('a folder with invalid and garbled files: exit 1, error lines only, no stack trace', () => {
+    // Each spawn costs a second or two (tsx compiles the CLI): one folder per 100 runs, holding a broken
+    // ExtendedDeployment, a garbled file and a document that is no object.
+    const cases = fc.sample(
+      fc.tuple(validSpecSet, slotChoices, validSpecSet.chain((set) => garbled(documents(set.extendedDeployments)))).map(([valid, choices, apps]) => {
+        const { set } = broken(valid, choices);
+        return fixture({ 'regions.yaml': documents(set.regions), 'apps.yaml': documents(set.extendedDeployments), 'more.yaml': `${apps}\n---\n[not, an, object]\n` });
+      }),
       fuzz(0.01),
     );
-    const garbage = fc.sample(
-      validSpecSet.chain((set) => garbled(documents(set.extendedDeployments)).map((apps) => fixture({ 'regions.yaml': documents(set.regions), 'apps.yaml': `${apps}\n---\n[not, an, object]\n` }))),
-      fuzz(0.01),
-    );
-    const cases = [...invalid, ...garbage];
     for (const dir of cases) {
       tally.add('process');
       const r = edctlProcess('validate', '-f', dir);

@@ -69,7 +69,7 @@ describe('invalid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
           expect(agentProblems.some((p) => startsWith(p.path, path)), `agent, ${slot}: nothing reported at ${formatPath(path)}; got:\n${agentShown}`).toBe(true);
         }
       }),
-      fuzz(0.6),
+      fuzz(0.4),
     );
   });
 
@@ -91,7 +91,7 @@ describe('invalid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
           if (!snapshot.ok) expectWellFormed(snapshot.problems);
         }
       }),
-      fuzz(1.5),
+      fuzz(1),
     );
   });
 
@@ -114,7 +114,7 @@ describe('invalid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
         expect(snapshot.ok).toBe(usable);
         if (!snapshot.ok) expect(snapshot.problems.map((p) => p.path)).toEqual([['metadata', 'annotations', REVISIONS_ANNOTATION]]);
       }),
-      fuzz(),
+      fuzz(0.5),
     );
   });
 
@@ -131,7 +131,7 @@ describe('invalid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
           expect(snapshot.input.rolloutRevision).toBe(ed.rolloutRevision);
         }
       }),
-      fuzz(0.5),
+      fuzz(0.3),
     );
   });
 });

@@ -52,7 +52,7 @@ describe('valid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
           expect(parseExtendedDeployment(once.value)).toEqual(once);
         }
       }),
-      fuzz(),
+      fuzz(0.5),
     );
   });
 
@@ -73,7 +73,7 @@ describe('valid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
           }
         }
       }),
-      fuzz(),
+      fuzz(0.5),
     );
   });
 
@@ -85,7 +85,7 @@ describe('valid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
         const second = synthesized(rendered(structuredClone(objectsOf(set))));
         expect(second).toBe(first);
       }),
-      fuzz(0.5),
+      fuzz(0.3),
     );
   });
 
@@ -102,7 +102,7 @@ describe('valid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
         expect(summary(reordered)).toEqual(summary(original));
         expect(synthesized(reordered)).toBe(synthesized(original));
       }),
-      fuzz(0.5),
+      fuzz(0.3),
     );
   });
 });
