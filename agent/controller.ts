@@ -1,4 +1,4 @@
-import { apiError, isConflict } from './kube-errors.js';
+import { apiError, isConflict, retryAfterMs } from './kube-errors.js';
 import type { Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
 import type { Reconciler } from './reconciler.js';
@@ -38,7 +38,8 @@ export class Controller {
       // A conflict only means the cache was behind the object: routine, retried at once on fresher data.
       const level = isConflict(error) ? 'debug' : 'warn';
       this.log[level]('reconcile failed; retrying', { ed: key, code, error: message, retries: queue.numRequeues(key) });
-      queue.addRateLimited(key);
+      // A throttled write (429) is retried no sooner than the API server asked.
+      queue.addRateLimited(key, retryAfterMs(error));
     } finally {
       end?.({ result });
       queue.done(key);

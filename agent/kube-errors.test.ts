@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { apiError, isConflict, isInvalid, isNotFound, isUnreachable } from './kube-errors.js';
+import { apiError, isConflict, isInvalid, isNotFound, isUnreachable, retryAfterMs } from './kube-errors.js';
 
 const apiException = (code: number, body: unknown) => Object.assign(new Error(`HTTP-Code: ${code}\nMessage: Unknown API Status Code!`), { code, body });
 
@@ -25,6 +25,20 @@ describe('apiError', () => {
     expect(isConflict(apiException(409, ''))).toBe(true);
     expect(isInvalid(apiException(422, ''))).toBe(true);
     expect(isNotFound(apiException(422, ''))).toBe(false);
+  });
+});
+
+describe('retryAfterMs', () => {
+  const withHeaders = (code: number, headers: Record<string, string>) => Object.assign(apiException(code, ''), { headers });
+  it('reads Retry-After seconds of a 429 or 503 (client-node keeps response headers on the ApiException)', () => {
+    expect(retryAfterMs(withHeaders(429, { 'retry-after': '2' }))).toBe(2000);
+    expect(retryAfterMs(withHeaders(503, { 'retry-after': '1' }))).toBe(1000);
+  });
+  it('is undefined without a usable header, or for other codes', () => {
+    expect(retryAfterMs(withHeaders(429, {}))).toBeUndefined();
+    expect(retryAfterMs(withHeaders(429, { 'retry-after': 'Wed, 21 Oct 2015 07:28:00 GMT' }))).toBeUndefined();
+    expect(retryAfterMs(withHeaders(500, { 'retry-after': '2' }))).toBeUndefined();
+    expect(retryAfterMs(new Error('socket hang up'))).toBeUndefined();
   });
 });
 

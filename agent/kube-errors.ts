@@ -49,6 +49,18 @@ export function isInvalid(error: unknown): boolean {
   return apiError(error).code === 422;
 }
 
+/**
+ * The wait a 429 (API Priority and Fairness, rate limits) or 503 asks for with Retry-After (seconds), in ms; undefined
+ * when there is none. client-go waits that long before retrying; client-node leaves it to the caller.
+ */
+export function retryAfterMs(error: unknown): number | undefined {
+  const e = (error ?? {}) as { code?: unknown; headers?: unknown };
+  if (e.code !== 429 && e.code !== 503) return undefined;
+  const header = (e.headers as Record<string, unknown> | undefined)?.['retry-after'];
+  const seconds = typeof header === 'string' && /^\d+$/.test(header.trim()) ? Number(header) : Number.NaN;
+  return seconds > 0 ? seconds * 1000 : undefined;
+}
+
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'ERR_TLS_CERT_ALTNAME_INVALID']);
 
 /** Whether the API server could not be reached at all (no HTTP answer): connection refused, DNS, TLS, timeout. */

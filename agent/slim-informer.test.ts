@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { slimInformer, withoutManagedFields } from './slim-informer.js';
+import type { InformerFactory } from './informer.js';
+import { SHORT_WATCH_MS, slimInformer, transformingInformer, watchEndError, withoutManagedFields } from './slim-informer.js';
 
 const managedFields = [{ manager: 'kube-controller-manager', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': {} } }];
 const pod = (name: string, rv: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'shop', resourceVersion: rv, labels: { app: 'web' }, managedFields } });
@@ -57,5 +58,110 @@ describe('slimInformer', () => {
       ['b', '11', undefined],
     ]);
     await informer.stop();
+  });
+});
+
+describe('slimInformer when a watch ends at once', () => {
+  // Each test sets how the server answers a watch; lists always succeed. Counts what the informer asked for.
+  let answerWatch: (res: import('node:http').ServerResponse) => void = () => undefined;
+  const requests: string[] = [];
+  let server: Server;
+  const kc = new KubeConfig();
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const watch = req.url?.includes('watch=true') ?? false;
+      requests.push(watch ? `WATCH rv=${new URL(req.url ?? '', 'http://x').searchParams.get('resourceVersion')}` : 'LIST');
+      if (watch) return answerWatch(res);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '10' }, items: [pod('a', '10')] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+      users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  const list = async () => {
+    const res = await fetch(`${kc.getCurrentCluster()!.server}/api/v1/namespaces/shop/pods`);
+    return (await res.json()) as never;
+  };
+
+  /** Starts an informer and resolves with the first error it reports (ResilientInformer restarts after a backoff then). */
+  async function firstError(make: InformerFactory<KubernetesObject> = slimInformer): Promise<{ error: unknown; informer: ReturnType<InformerFactory<KubernetesObject>> }> {
+    requests.length = 0;
+    const informer = make(kc, '/api/v1/namespaces/shop/pods', list);
+    const error = new Promise<unknown>((resolve) => informer.on('error', resolve));
+    await informer.start();
+    return { error: await error, informer };
+  }
+
+  const gone = JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'too old resource version' } });
+
+  it('reports 410 Gone in the stream as an error instead of relisting at once, and relists on the next start', async () => {
+    answerWatch = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`${gone}\n`);
+    };
+    const { error, informer } = await firstError();
+    expect(String(error)).toMatch(/410/);
+    expect(requests).toEqual(['LIST', 'WATCH rv=10']);
+    await informer.start();
+    await informer.stop();
+    expect(requests.slice(2, 3)).toEqual(['LIST']);
+  });
+
+  it('relists after 410 Gone also when the cache keeps objects transformed (the Status reaches ListWatch as it came)', async () => {
+    answerWatch = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`${gone}\n`);
+    };
+    const nameOnly = transformingInformer<KubernetesObject>((o) => ({ metadata: { name: o.metadata?.name, namespace: o.metadata?.namespace, resourceVersion: o.metadata?.resourceVersion } }));
+    const { informer } = await firstError(nameOnly);
+    await informer.start();
+    await informer.stop();
+    expect(requests.slice(0, 3)).toEqual(['LIST', 'WATCH rv=10', 'LIST']);
+  });
+
+  it('reports an HTTP 410 answer to a watch as an error, and relists on the next start', async () => {
+    answerWatch = (res) => {
+      res.writeHead(410, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'Status', code: 410, reason: 'Gone' }));
+    };
+    const { error, informer } = await firstError();
+    expect(String(error)).toMatch(/410/);
+    expect(requests).toEqual(['LIST', 'WATCH rv=10']);
+    await informer.start();
+    await informer.stop();
+    expect(requests.slice(2, 3)).toEqual(['LIST']);
+  });
+
+  it('reports a watch closed at once without events as an error (a server that keeps closing watches gets backoff)', async () => {
+    answerWatch = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end();
+    };
+    const { error, informer } = await firstError();
+    await informer.stop();
+    expect(String(error)).toMatch(/without events/);
+    expect(requests).toEqual(['LIST', 'WATCH rv=10']);
+  });
+});
+
+describe('watchEndError', () => {
+  it('keeps a real error and a normal end, and turns 410 and a short empty watch into errors', () => {
+    const failure = new Error('socket hang up');
+    expect(watchEndError(failure, { expired: false, delivered: 0, lastedMs: 5 })).toBe(failure);
+    expect(watchEndError(null, { expired: false, delivered: 3, lastedMs: 5 })).toBeNull();
+    expect(watchEndError(null, { expired: false, delivered: 0, lastedMs: SHORT_WATCH_MS })).toBeNull();
+    expect(String(watchEndError(null, { expired: false, delivered: 0, lastedMs: SHORT_WATCH_MS - 1 }))).toMatch(/without events/);
+    expect(String(watchEndError(null, { expired: true, delivered: 2, lastedMs: 60_000 }))).toMatch(/410/);
+    expect(String(watchEndError(Object.assign(new Error('Gone'), { statusCode: 410 }), { expired: false, delivered: 0, lastedMs: 1 }))).toMatch(/410/);
   });
 });

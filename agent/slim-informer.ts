@@ -10,7 +10,39 @@ export function withoutManagedFields<T extends KubernetesObject>(object: T): T {
   return object;
 }
 
-/** A Watch that hands every object on through `transform`. */
+/** A watch that ends sooner than this without delivering an event counts as failed (client-go's "very short watch"). */
+export const SHORT_WATCH_MS = 1000;
+
+/** How a watch ended, as far as {@link watchEndError} needs to know. */
+export interface WatchEnd {
+  /** The stream carried a `410 Gone` ERROR event (the resourceVersion is too old: a relist is needed). */
+  readonly expired: boolean;
+  /** Events delivered (ERROR events not counted). */
+  readonly delivered: number;
+  readonly lastedMs: number;
+}
+
+const isGone = (error: unknown) => {
+  const e = (error ?? {}) as { statusCode?: unknown; code?: unknown };
+  return e.statusCode === 410 || e.code === 410;
+};
+
+/**
+ * What to report when a watch ends. client-node's ListWatch restarts at once after a watch that ended without an
+ * error, and relists at once after a 410, neither with backoff: an API server (or a proxy) that keeps answering that
+ * way gets a LIST and a WATCH in a tight loop. So, as client-go's reflector does, a 410 and a watch that closed within
+ * SHORT_WATCH_MS without events become errors, which ResilientInformer retries after its backoff. A 410 error loses
+ * its status code here: ListWatch would otherwise swallow it and relist at once (the caller resets the
+ * resourceVersion itself). Any other end is passed on as it is.
+ */
+export function watchEndError(error: unknown, end: WatchEnd): unknown {
+  if (isGone(error) || (!error && end.expired)) return new Error('watch answered 410 Gone (resource version too old); relisting after backoff');
+  if (error) return error;
+  if (end.delivered === 0 && end.lastedMs < SHORT_WATCH_MS) return new Error(`watch closed after ${end.lastedMs} ms without events`);
+  return null;
+}
+
+/** A Watch that hands every object on through `transform`, and reports quick or expired ends as errors (watchEndError). */
 class TransformingWatch<T extends KubernetesObject> extends Watch {
   constructor(
     kc: KubeConfig,
@@ -25,7 +57,25 @@ class TransformingWatch<T extends KubernetesObject> extends Watch {
     callback: (phase: string, apiObj: any, watchObj?: any) => void,
     done: (err: any) => void,
   ): Promise<AbortController> {
-    return super.watch(path, queryParams, (phase, apiObj, watchObj) => callback(phase, this.transform(apiObj as T), watchObj), done);
+    const started = Date.now();
+    let delivered = 0;
+    let expired = false;
+    const onEvent = (phase: string, apiObj: any, watchObj?: any) => {
+      // An ERROR event carries a Status, not an object of the cache: it goes on untransformed, so ListWatch still reads
+      // its code (a 410 makes it forget the resourceVersion and relist).
+      if (phase === 'ERROR') {
+        expired ||= isGone(apiObj);
+        return callback(phase, apiObj, watchObj);
+      }
+      delivered += 1;
+      callback(phase, this.transform(apiObj as T), watchObj);
+    };
+    const onDone = (err: unknown) => {
+      // ListWatch forgets its resourceVersion on a 410 ERROR event: give it one for a 410 answer too, so it relists.
+      if (isGone(err)) callback('ERROR', { code: 410 });
+      done(watchEndError(err, { expired, delivered, lastedMs: Date.now() - started }));
+    };
+    return super.watch(path, queryParams, onEvent, onDone);
   }
 }
 

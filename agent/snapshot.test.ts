@@ -175,6 +175,13 @@ describe('snapshotFromObjects', () => {
     expect(paths).toContain('spec.regions.0.replicas');
   });
 
+  it('reports the cross-field problems of a spec that also breaks the schema, all at once (as edctl validate does)', () => {
+    const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }), [ROLLOUT_REVISION_ANNOTATION]: 'R' };
+    const spec = { historyLimit: 'many', regions: [{ name: 'amd', replicas: '60%' }, { name: 'amd' }] };
+    const snapshot = snapshotFromObjects(edObject(annotations, spec), regions, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(!snapshot.ok && snapshot.problems.map((p) => p.path.join('.'))).toEqual(['spec.historyLimit', 'spec.regions.1.name']);
+  });
+
   it('reports replica counts that cannot be distributed', () => {
     const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }), [ROLLOUT_REVISION_ANNOTATION]: 'R' };
     const snapshot = snapshotFromObjects(edObject(annotations, { replicas: 2, regions: [{ name: 'amd', replicas: 3 }, { name: 'arm' }] }), [], { replicaSets: [], deployments: [] }, [], NOW);

@@ -68,7 +68,12 @@ export function snapshotFromObjects(
   const invalid = (problems: readonly Problem[]): Snapshot => ({ ok: false, problems, generation, status });
 
   const parsed = parseExtendedDeployment(raw);
-  if (!parsed.ok) return invalid(parsed.problems);
+  if (!parsed.ok) {
+    // The render adds the cross-field problems (found with the schema's broken fields left out), so the condition lists
+    // every problem at once, as `edctl validate` does.
+    const rendered = renderAgainst(raw, regions);
+    return invalid(rendered.ok ? parsed.problems : rendered.problems);
+  }
   const spec = parsed.value.spec;
   // Both are checked before giving up, so the object shows every problem at once (a render reports the distribution's
   // problems itself).
@@ -198,7 +203,8 @@ function targetRevisions(raw: ExtendedDeploymentObject, ed: ExtendedDeployment, 
   return { ok: true, revisions: ordered, rolloutRevision: annotations[ROLLOUT_REVISION_ANNOTATION] ?? hashRolloutRevision(ordered) };
 }
 
-function renderTargets(raw: ExtendedDeploymentObject, regionObjects: readonly DeployRegionObject[]): Targets {
+/** Renders the object against the cached DeployRegions, exactly as `edctl render` would. */
+function renderAgainst(raw: ExtendedDeploymentObject, regionObjects: readonly DeployRegionObject[]): ReturnType<typeof renderExtendedDeployment> {
   const regions = new Map<string, DeployRegion>();
   const invalidRegions = new Set<string>();
   for (const object of regionObjects) {
@@ -206,7 +212,11 @@ function renderTargets(raw: ExtendedDeploymentObject, regionObjects: readonly De
     if (parsed.ok) regions.set(parsed.value.metadata.name, parsed.value);
     else if (object.metadata?.name) invalidRegions.add(object.metadata.name);
   }
-  const rendered = renderExtendedDeployment(raw, regions, { invalidRegions });
+  return renderExtendedDeployment(raw, regions, { invalidRegions });
+}
+
+function renderTargets(raw: ExtendedDeploymentObject, regionObjects: readonly DeployRegionObject[]): Targets {
+  const rendered = renderAgainst(raw, regionObjects);
   if (!rendered.ok) return { ok: false, problems: rendered.problems, rendered: true };
   return { ok: true, revisions: new Map(rendered.value.regions.map((r) => [r.name, r.revision])), rolloutRevision: rendered.value.rolloutRevision };
 }

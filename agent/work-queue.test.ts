@@ -130,6 +130,16 @@ describe('WorkQueue', () => {
     expect(q.len()).toBe(1);
   });
 
+  it('waits at least as long as asked (a Retry-After) when that is longer than the backoff', () => {
+    const { q, clock } = queue();
+    q.addRateLimited('ns/a', 2000);
+    clock.advance(1999);
+    expect(q.len()).toBe(0);
+    clock.advance(1);
+    expect(q.len()).toBe(1);
+    expect(q.numRequeues('ns/a')).toBe(1);
+  });
+
   it('keeps backoffs of different keys apart', () => {
     const { q, clock } = queue();
     for (let i = 0; i < 3; i++) q.addRateLimited('ns/a'); // ns/a waits 5 ms (the earliest of 5, 10, 20)

@@ -57,10 +57,10 @@ export class WorkQueue {
     this.waiting.set(key, { at, cancel });
   }
 
-  /** Queues `key` after its rate-limited delay: call this when processing it failed. */
-  addRateLimited(key: string): void {
+  /** Queues `key` after its rate-limited delay, or `atLeastMs` if longer: call this when processing it failed. */
+  addRateLimited(key: string, atLeastMs = 0): void {
     if (this.shutting) return;
-    this.addAfter(key, this.limiter.when(key));
+    this.addAfter(key, Math.max(this.limiter.when(key), atLeastMs));
   }
 
   /** Resets the backoff of `key`: call this when processing it succeeded. */

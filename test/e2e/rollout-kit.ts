@@ -2,7 +2,7 @@
 // DeployRegions per test on disjoint node sets, ExtendedDeployment manifests rendered by core and applied as a GitOps
 // tool would (server-side apply), the agent in-process, the invariant watcher beside it, `edctl` controls, and the
 // rollout followed gate by gate against core's simulateRollout.
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { startAgent, type Agent } from '../../agent/agent.js';
 import { renderedIdentity, type AgentIdentity } from './agent-identity.js';
@@ -159,6 +159,19 @@ export async function waitForPods(ns: string, rendered: RenderedExtendedDeployme
   });
 }
 
+/** Applies the ExtendedDeployment rendered from `o` and waits until every region runs it and nothing else, Healthy. */
+export async function fill(env: RolloutEnv, o: EdOptions): Promise<RenderedExtendedDeployment> {
+  const v1 = env.render(o);
+  await apply(v1);
+  const expected = v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 }));
+  await waitForPods(env.ns, v1, expected, `${o.image} filled`, 120_000);
+  await waitFor(`${o.image} Healthy`, async () => (await readStatus(env.ns)).phase === 'Healthy' && (await readStatus(env.ns)).revision === v1.rolloutRevision, {
+    timeoutMs: 60_000,
+    describe: () => readStatus(env.ns),
+  });
+  return v1;
+}
+
 /** Fails if the new-revision pods per region change during `ms` (a gate, pause or abort holds). */
 export async function assertHolds(ns: string, rendered: RenderedExtendedDeployment, ms: number, expectStatus: (s: ExtendedDeploymentStatus) => void): Promise<RegionPods[]> {
   const before = await podCounts(ns, rendered);
@@ -220,20 +233,20 @@ export interface RolloutEnv {
   render(o: EdOptions): RenderedExtendedDeployment;
 }
 
+/** Options of {@link withRolloutEnv}. */
+export interface RolloutEnvOptions {
+  /** The agent talks to the API server with this instead of the rendered install's identity (e.g. through a proxy). */
+  readonly agentKubeConfig?: KubeConfig;
+  /** Rules a test breaks on purpose from outside the agent (failed nodes take their pods out of service: `floor`). */
+  readonly ignore?: readonly ViolationKind[];
+}
+
 /**
  * Creates three DeployRegions for the test, starts the invariant watcher and the agent (in-process, as the rendered
- * install's ServiceAccount with only its RBAC, leader election on a Lease in the test namespace), runs `body`, then
- * stops both, prints what the watcher saw and fails on any violation.
+ * install's ServiceAccount with only its RBAC unless `options` says otherwise, leader election on a Lease in the test
+ * namespace), runs `body`, then stops both, prints what the watcher saw and fails on any violation.
  */
-export async function withRolloutEnv(
-  ns: string,
-  label: string,
-  body: (env: RolloutEnv) => Promise<void>,
-  options: {
-    /** Rules a test breaks on purpose from outside the agent (failed nodes take their pods out of service: `floor`). */
-    readonly ignore?: readonly ViolationKind[];
-  } = {},
-): Promise<void> {
+export async function withRolloutEnv(ns: string, label: string, body: (env: RolloutEnv) => Promise<void>, options: RolloutEnvOptions = {}): Promise<void> {
   await installCrds();
   const suffix = uniqueName('r').slice(2);
   const regions = deployRegions(suffix);
@@ -244,9 +257,9 @@ export async function withRolloutEnv(
   let failed = false;
   try {
     // The agent runs with exactly the rendered install's RBAC (issue: the rollout suite passes with that ClusterRole).
-    identity = await renderedIdentity(ns, suffix);
+    const kubeConfig = options.agentKubeConfig ?? (identity = await renderedIdentity(ns, suffix)).kubeConfig;
     agent = await startAgent({
-      kubeConfig: identity.kubeConfig,
+      kubeConfig,
       log: silentLogger,
       namespace: ns,
       metricsBindAddress: '127.0.0.1:0',

@@ -14,6 +14,7 @@ import {
   ED_NAME,
   observedExtremes,
   edctl,
+  fill,
   podCounts,
   readEd,
   readStatus,
@@ -22,25 +23,9 @@ import {
   waitForPhase,
   waitForPods,
   withRolloutEnv,
-  type EdOptions,
   type ObservedGroup,
-  type RolloutEnv,
 } from './rollout-kit.js';
 import { NAME_LABEL } from '../../core/labels.js';
-import type { RenderedExtendedDeployment } from '../../core/render.js';
-
-/** Applies v1 and waits until every region runs it, Healthy. */
-async function fill(env: RolloutEnv, o: EdOptions): Promise<RenderedExtendedDeployment> {
-  const v1 = env.render(o);
-  await apply(v1);
-  const expected = v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 }));
-  await waitForPods(env.ns, v1, expected, 'v1 filled', 120_000);
-  await waitFor('v1 Healthy', async () => (await readStatus(env.ns)).phase === 'Healthy' && (await readStatus(env.ns)).revision === v1.rolloutRevision, {
-    timeoutMs: 60_000,
-    describe: () => readStatus(env.ns),
-  });
-  return v1;
-}
 
 const table = (groups: readonly ObservedGroup[]) => groups.map((g) => `group ${g.group}: ${g.regions.map((r) => `${r.name.split('-')[0]} ${r.updated}/${r.updated + r.old}`).join(', ')}`).join(' | ');
 

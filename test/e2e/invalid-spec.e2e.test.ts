@@ -1,0 +1,124 @@
+// ExtendedDeployments that bypassed validation. The CRD is swapped for an "older" one that has no schema at all
+// (`x-kubernetes-preserve-unknown-fields` at the root, status subresource only: what a cluster that skipped a CRD
+// upgrade serves), so the API server stores what the generated CRD would reject: wrong types, an unparseable
+// percentage, no regions, a spec that is a string, schema and cross-field problems together; plus a garbled revisions
+// annotation, which no schema checks. The agent (in-process, rendered RBAC) must mark each one Valid=False with every
+// field path, emit an InvalidSpec Warning Event with them, and meanwhile roll a valid ExtendedDeployment beside them
+// through two revisions with no invariant broken. Fixing an object clears its condition. The generated CRD is put
+// back at the end.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { expect } from 'vitest';
+import { parse } from 'yaml';
+import { VALID_CONDITION } from '../../agent/status-decision.js';
+import { REVISIONS_ANNOTATION } from '../../core/labels.js';
+import { repoRoot } from '../cluster/build.js';
+import { clients, errorCode, rawRequest, serverSideApply, test, waitFor } from './helpers.js';
+import { fill, GROUP, VERSION, withRolloutEnv } from './rollout-kit.js';
+
+type Ed = { metadata: { name: string; namespace?: string; generation?: number; annotations?: Record<string, string> }; spec: any; status?: { conditions?: { type: string; status: string; reason?: string; message?: string; observedGeneration?: number }[] } };
+
+const generatedCrd = parse(readFileSync(join(repoRoot, 'crds', `${GROUP}_extendeddeployments.yaml`), 'utf8')) as KubernetesObject & { spec: { versions: Record<string, unknown>[] } };
+
+/** The generated CRD as an older release might have served it: same names and versions, no schema, no extra columns. */
+function permissiveCrd(): KubernetesObject {
+  const crd = structuredClone(generatedCrd);
+  crd.spec.versions = crd.spec.versions.map((v) => ({
+    name: v['name'],
+    served: true,
+    storage: v['storage'],
+    subresources: { status: {} },
+    schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+  }));
+  return crd;
+}
+
+const collection = (ns: string) => `/apis/${GROUP}/${VERSION}/namespaces/${ns}/extendeddeployments`;
+
+/** The ways to break an ExtendedDeployment, and the field paths the agent must name for each. */
+const MALFORMED: { name: string; mutate: (ed: Ed) => void; paths: string[] }[] = [
+  {
+    name: 'wrong-types',
+    mutate: (ed) => {
+      ed.spec.replicas = 'three';
+      ed.spec.strategy.minReadySeconds = 'soon';
+    },
+    paths: ['spec.replicas', 'spec.strategy.minReadySeconds'],
+  },
+  { name: 'bad-percent', mutate: (ed) => ((ed.spec.replicas = 4), (ed.spec.regions[0].replicas = 'lots%')), paths: ['spec.regions[0].replicas'] },
+  { name: 'no-regions', mutate: (ed) => delete ed.spec.regions, paths: ['spec.regions'] },
+  { name: 'spec-string', mutate: (ed) => (ed.spec = 'replicas: 3'), paths: ['spec'] },
+  {
+    name: 'schema-and-rules',
+    mutate: (ed) => ((ed.spec.historyLimit = 'many'), (ed.spec.regions[1].name = ed.spec.regions[0].name)),
+    paths: ['spec.historyLimit', 'spec.regions[1].name'],
+  },
+  { name: 'bad-revisions', mutate: (ed) => (ed.metadata.annotations![REVISIONS_ANNOTATION] = '{"a": '), paths: [`metadata.annotations["${REVISIONS_ANNOTATION}"]`] },
+];
+
+test('ExtendedDeployments that bypassed validation are marked invalid with field paths while a valid one rolls out', { timeout: 600_000 }, async ({ ns }) => {
+  await withRolloutEnv(ns, 'invalid-spec', async (env) => {
+    const base = env.render({ image: 'registry.example/web:1', replicas: [2, 1, 1] }).manifest as unknown as Ed;
+    const broken = MALFORMED.map((c) => {
+      const ed = structuredClone(base);
+      ed.metadata = { name: c.name, namespace: ns, annotations: { ...base.metadata.annotations } };
+      c.mutate(ed);
+      return { ...c, ed };
+    });
+
+    await serverSideApply(permissiveCrd());
+    try {
+      // The API server validates with the new CRD once its handler is rebuilt: until then the old schema rejects (422).
+      for (const { ed } of broken) {
+        await waitFor(`${ed.metadata.name} created under the permissive CRD`, async () => {
+          try {
+            await rawRequest('POST', collection(ns), ed);
+            return true;
+          } catch (e) {
+            if (errorCode(e) === 422) return false;
+            throw e;
+          }
+        });
+      }
+
+      // The valid ExtendedDeployment beside them: filled at v1, then rolled to v2.
+      await fill(env, { image: 'registry.example/web:1', replicas: [2, 1, 1] });
+      await fill(env, { image: 'registry.example/web:2', replicas: [2, 1, 1] });
+
+      const read = (name: string) => rawRequest('GET', `${collection(ns)}/${name}`) as Promise<Ed>;
+      for (const c of broken) {
+        const ed = await waitFor(
+          `${c.name}: Valid=False naming ${c.paths.join(', ')}`,
+          async () => {
+            const got = await read(c.name);
+            const valid = got.status?.conditions?.find((x) => x.type === VALID_CONDITION);
+            return valid?.status === 'False' && c.paths.every((p) => valid.message?.includes(`${p}: `)) ? got : undefined;
+          },
+          { describe: () => read(c.name) },
+        );
+        const valid = ed.status!.conditions!.find((x) => x.type === VALID_CONDITION)!;
+        expect(valid.reason).toBe('InvalidSpec');
+        expect(valid.observedGeneration).toBe(ed.metadata.generation);
+        console.log(`[invalid-spec] ${c.name}: ${valid.message}`);
+
+        const events = (await clients().core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${c.name}` })).items;
+        const warnings = events.filter((e) => e.type === 'Warning' && e.reason === 'InvalidSpec');
+        expect(warnings, JSON.stringify(events.map((e) => [e.type, e.reason, e.message]))).toHaveLength(1);
+        for (const p of c.paths) expect(warnings[0]?.message).toContain(`${p}: `);
+      }
+
+      // A fixed object is valid again: the condition goes away with the next reconcile.
+      const fixed = structuredClone(base);
+      fixed.metadata = { name: 'bad-revisions', namespace: ns, annotations: base.metadata.annotations! };
+      await serverSideApply(fixed as unknown as KubernetesObject);
+      await waitFor('bad-revisions: Valid condition cleared', async () => {
+        const got = await read('bad-revisions');
+        return !got.status?.conditions?.some((x) => x.type === VALID_CONDITION);
+      });
+      expect(env.agent.ready()).toBe(true);
+    } finally {
+      await serverSideApply(generatedCrd);
+    }
+  });
+});
