@@ -18,7 +18,7 @@ const quiet = () => {};
 const hostnames = (nodes: readonly string[]) => `kubernetes.io/hostname in (${nodes.join(',')})`;
 
 /** Pods taking every core of each node, so nothing else fits there. */
-async function fill(ns: string, nodes: readonly string[]): Promise<void> {
+async function occupy(ns: string, nodes: readonly string[]): Promise<void> {
   for (const node of nodes) {
     const pod = testPod(`filler-${node}`, { nodeSelector: { 'kubernetes.io/hostname': node } });
     pod.spec!.containers[0]!.resources = { requests: { cpu: '4' } };
@@ -30,7 +30,7 @@ async function fill(ns: string, nodes: readonly string[]): Promise<void> {
   });
 }
 
-async function unfill(ns: string, nodes: readonly string[]): Promise<void> {
+async function free(ns: string, nodes: readonly string[]): Promise<void> {
   for (const node of nodes) await clients().core.deleteNamespacedPod({ name: `filler-${node}`, namespace: ns, gracePeriodSeconds: 0 });
 }
 
@@ -76,7 +76,7 @@ describe('moves', () => {
   test('shortage: pods stuck Unschedulable move to regions with room; freed capacity brings them back', { timeout: 300_000 }, async ({ ns }) => {
     await withRolloutEnv(ns, 'moves-shortage', async (env: RolloutEnv) => {
       const [a, b, c] = env.regions.map((r) => r.metadata!.name!) as [string, string, string];
-      await fill(ns, ZONE_C_NODES);
+      await occupy(ns, ZONE_C_NODES);
       const ed = env.render({
         image: 'registry.example/web:1',
         replicas: [2, 2, 2],
@@ -99,7 +99,7 @@ describe('moves', () => {
       expect(await eventReasons(ns)).toContain('ReplicasMoved');
 
       const freed = Date.now();
-      await unfill(ns, ZONE_C_NODES);
+      await free(ns, ZONE_C_NODES);
       await waitFor(`${c} has its 2 replicas back and no move is left`, async () => {
         const [s, pods] = [await readStatus(ns), await regionPods(ns)];
         return s.moves === undefined && s.phase === 'Healthy' && [a, b, c].every((r) => pods[r]?.[1] === 2 && pods[r]?.[0] === 2);
@@ -210,7 +210,7 @@ describe('moves', () => {
   });
 
   test('an agent killed between recording a move and scaling: the next leader carries it out, nothing is moved twice', { timeout: 300_000 }, async ({ ns }) => {
-    await fill(ns, ZONE_C_NODES);
+    await occupy(ns, ZONE_C_NODES);
     let armed = false;
     let killed: AgentProcess | undefined;
     let current: AgentProcess | undefined;
