@@ -42,10 +42,11 @@ class FakeListWatch {
 
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-function setup(script: ('ok' | 'error')[], path = '/api/v1/pods') {
+function setup(script: ('ok' | 'error')[], path = '/api/v1/pods', indexBy?: (o: KubernetesObject) => string | undefined) {
   const clock = new FakeClock();
   const fake = new FakeListWatch(script);
   const events: [InformerEvent, string][] = [];
+  const seenInIndex: string[][] = [];
   const restarts: string[] = [];
   const informer = new ResilientInformer(
     new KubeConfig(),
@@ -54,15 +55,19 @@ function setup(script: ('ok' | 'error')[], path = '/api/v1/pods') {
       clock,
       log: silentLogger,
       random: () => 1, // no jitter below the full delay, and the longest watch timeout
-      onEvent: (event, object) => events.push([event, object.metadata?.name ?? '']),
+      onEvent: (event, object) => {
+        events.push([event, object.metadata?.name ?? '']);
+        seenInIndex.push(informer.byIndex('web').map((o) => o.metadata?.name ?? ''));
+      },
       onRestart: (resource) => restarts.push(resource),
       make: (_kc, p) => {
         fake.path = p;
         return fake as unknown as Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
       },
+      ...(indexBy && { indexBy }),
     },
   );
-  return { clock, fake, informer, events, restarts };
+  return { clock, fake, informer, events, restarts, seenInIndex };
 }
 
 describe('ResilientInformer', () => {
@@ -80,6 +85,20 @@ describe('ResilientInformer', () => {
       ['update', 'a'],
       ['delete', 'a'],
     ]);
+  });
+
+  it('keeps its index in step with the events, before the handler sees them', async () => {
+    const app = (o: KubernetesObject) => o.metadata?.labels?.['app'];
+    const { fake, informer, seenInIndex } = setup(['ok'], '/api/v1/pods', app);
+    informer.start();
+    await settle();
+    fake.emit('add', { metadata: { name: 'a', labels: { app: 'web' } } });
+    fake.emit('add', { metadata: { name: 'b', labels: { app: 'web' } } });
+    fake.emit('update', { metadata: { name: 'a', labels: { app: 'api' } } });
+    fake.emit('delete', { metadata: { name: 'b' } });
+    expect(seenInIndex).toEqual([['a'], ['a', 'b'], ['b'], []]);
+    expect(informer.byIndex('api').map((o) => o.metadata?.name)).toEqual(['a']);
+    expect(setup([]).informer.byIndex('web')).toEqual([]); // no index function: nothing is indexed
   });
 
   it('asks the server to end each watch after a randomized 5 to 10 minutes', () => {

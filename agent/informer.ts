@@ -3,12 +3,19 @@ import { backoffDelay, type BackoffOptions } from './backoff.js';
 import type { CancelTimer, Clock } from './clock.js';
 import { apiError } from './kube-errors.js';
 import type { Logger } from './log.js';
+import { ObjectIndex } from './object-index.js';
 
 /** Read access to an informer's cache. Objects are shared with the cache: never modify them. */
 export interface CacheReader<T> {
   /** Every cached object, or those of one namespace. */
   list(namespace?: string): readonly T[];
   get(name: string, namespace?: string): T | undefined;
+}
+
+/** A cache that also lists objects by an index value (client-go's `Indexer.ByIndex`). */
+export interface IndexedCacheReader<T> extends CacheReader<T> {
+  /** The cached objects whose index value is `value`. */
+  byIndex(value: string): readonly T[];
 }
 
 /** What an informer reports: an object was added, updated or deleted. */
@@ -45,8 +52,9 @@ const HEALTHY_AFTER_MS = 60_000;
  * relisting when that is too old). The watch carries a server-side timeout, so a connection that silently died is
  * replaced within minutes instead of never.
  */
-export class ResilientInformer<T extends KubernetesObject> implements CacheReader<T> {
+export class ResilientInformer<T extends KubernetesObject> implements IndexedCacheReader<T> {
   private readonly informer: Informer<T> & ObjectCache<T>;
+  private readonly index: ObjectIndex<T>;
   private running = false;
   private hasSynced = false;
   private attempt = 0;
@@ -66,15 +74,28 @@ export class ResilientInformer<T extends KubernetesObject> implements CacheReade
       readonly random?: () => number;
       /** Builds the underlying informer (client-node's makeInformer; tests pass a fake). */
       readonly make?: InformerFactory<T>;
+      /** The index value of an object, for `byIndex` (none: `byIndex` finds nothing). */
+      readonly indexBy?: (object: T) => string | undefined;
     },
   ) {
     // client-go picks a watch timeout between 5 and 10 minutes at random; so do we, once per informer.
     const timeout = 300 + Math.floor((options.random ?? Math.random)() * 300);
     const path = `${spec.path}${spec.path.includes('?') ? '&' : '?'}timeoutSeconds=${timeout}`;
     this.informer = (options.make ?? makeInformer)(kc, path, spec.list, spec.labelSelector);
-    this.informer.on('add', (o) => this.options.onEvent('add', o));
-    this.informer.on('update', (o) => this.options.onEvent('update', o));
-    this.informer.on('delete', (o) => this.options.onEvent('delete', o));
+    this.index = new ObjectIndex(options.indexBy ?? (() => undefined));
+    // The cache has changed when ListWatch calls back (relists included): the index follows before anyone is told.
+    this.informer.on('add', (o) => {
+      this.index.upsert(o);
+      this.options.onEvent('add', o);
+    });
+    this.informer.on('update', (o) => {
+      this.index.upsert(o);
+      this.options.onEvent('update', o);
+    });
+    this.informer.on('delete', (o) => {
+      this.index.delete(o);
+      this.options.onEvent('delete', o);
+    });
     this.informer.on('error', (e: unknown) => this.failed(e));
   }
 
@@ -109,6 +130,10 @@ export class ResilientInformer<T extends KubernetesObject> implements CacheReade
 
   get(name: string, namespace?: string): T | undefined {
     return this.informer.get(name, namespace);
+  }
+
+  byIndex(value: string): readonly T[] {
+    return this.index.get(value);
   }
 
   private async run(): Promise<void> {

@@ -13,7 +13,7 @@ import {
 import { API_GROUP } from '../core/api/common.js';
 import { NAME_LABEL } from '../core/labels.js';
 import type { Clock } from './clock.js';
-import { ResilientInformer, type CacheReader, type InformerEvent } from './informer.js';
+import { ResilientInformer, type CacheReader, type IndexedCacheReader, type InformerEvent } from './informer.js';
 import { USAGE_FIELD_SELECTOR, usagePod, type UsagePod } from './cluster-nodes.js';
 import { edKey, keysUsingRegion, ownerKey, regionKey } from './keys.js';
 import type { Logger } from './log.js';
@@ -27,13 +27,16 @@ export const ED_PLURAL = 'extendeddeployments';
 /** Plural of DeployRegion. */
 export const REGION_PLURAL = 'deployregions';
 
-/** The caches the reconciler reads. */
+/**
+ * The caches the reconciler reads. Regional workloads and pods are indexed by the key of the ExtendedDeployment they
+ * belong to ({@link ownerKey}), so a reconcile reads its own objects without scanning the others.
+ */
 export interface AgentCaches {
   readonly extendedDeployments: CacheReader<ExtendedDeploymentObject & KubernetesObject>;
   readonly deployRegions: CacheReader<DeployRegionObject & KubernetesObject>;
-  readonly replicaSets: CacheReader<V1ReplicaSet>;
-  readonly deployments: CacheReader<V1Deployment>;
-  readonly pods: CacheReader<V1Pod>;
+  readonly replicaSets: IndexedCacheReader<V1ReplicaSet>;
+  readonly deployments: IndexedCacheReader<V1Deployment>;
+  readonly pods: IndexedCacheReader<V1Pod>;
   readonly nodes: CacheReader<V1Node>;
   /** Every pod bound to a node, reduced to its requests; started only when capacity is needed (see ClusterNodes). */
   readonly usage: ResilientInformer<UsagePod>;
@@ -124,7 +127,7 @@ export function makeInformers(
       labelSelector,
       list: () => (ns ? apps.listNamespacedReplicaSet({ namespace: ns, labelSelector }) : apps.listReplicaSetForAllNamespaces({ labelSelector })),
     },
-    { ...common, onEvent: toOwner },
+    { ...common, onEvent: toOwner, indexBy: ownerKey },
   );
 
   const deployments = new ResilientInformer<V1Deployment>(
@@ -135,7 +138,7 @@ export function makeInformers(
       labelSelector,
       list: () => (ns ? apps.listNamespacedDeployment({ namespace: ns, labelSelector }) : apps.listDeploymentForAllNamespaces({ labelSelector })),
     },
-    { ...common, onEvent: toOwner },
+    { ...common, onEvent: toOwner, indexBy: ownerKey },
   );
 
   const pods = new ResilientInformer<V1Pod>(
@@ -146,7 +149,7 @@ export function makeInformers(
       labelSelector,
       list: () => (ns ? core.listNamespacedPod({ namespace: ns, labelSelector }) : core.listPodForAllNamespaces({ labelSelector })),
     },
-    { ...common, onEvent: toOwner },
+    { ...common, onEvent: toOwner, indexBy: ownerKey },
   );
 
   // Nodes feed region health and capacity (moves): every DeployRegion's status is looked at again, which in turn wakes

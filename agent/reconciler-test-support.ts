@@ -2,15 +2,17 @@ import type { DeployRegionStatus } from '../core/api/deploy-region.js';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
-import type { CacheReader } from './informer.js';
+import type { IndexedCacheReader } from './informer.js';
+import { ownerKey } from './keys.js';
 import type { DeployRegionObject, ExtendedDeploymentObject, MetaObject } from './objects.js';
 import type { ReconcilerPorts } from './reconciler.js';
 
-/** A read-only cache over fixed objects, like an informer's. */
-export function cache<T extends MetaObject>(objects: T[]): CacheReader<T> {
+/** A read-only cache over fixed objects, like an informer's, indexed by owner like the agent's. */
+export function cache<T extends MetaObject>(objects: T[]): IndexedCacheReader<T> {
   return {
     list: (namespace?: string) => objects.filter((o) => !namespace || o.metadata?.namespace === namespace),
     get: (name: string, namespace?: string) => objects.find((o) => o.metadata?.name === name && (o.metadata?.namespace ?? '') === (namespace ?? '')),
+    byIndex: (value: string) => objects.filter((o) => ownerKey(o) === value),
   };
 }
 

@@ -1,5 +1,4 @@
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
-import { NAME_LABEL } from '../core/labels.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
 import { planRollout, type RolloutEvent } from '../core/rollout/planner.js';
 import type { WorkloadKind } from './actuators.js';
@@ -7,7 +6,7 @@ import type { Clock } from './clock.js';
 import type { AgentCaches } from './informers.js';
 import type { Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
-import { splitKey, type DeployRegionObject, type ExtendedDeploymentObject, type MetaObject } from './objects.js';
+import { splitKey, type DeployRegionObject, type ExtendedDeploymentObject } from './objects.js';
 import { nextRequeueMs } from './requeue.js';
 import { regionSelectors, snapshotFromObjects, wantsMoves } from './snapshot.js';
 import { invalidSpecStatus, jsonEqual, problemsMessage, statusChanged, statusFirst } from './status-decision.js';
@@ -98,14 +97,13 @@ export class Reconciler {
     if (this.replacedVersion.get(key) === ed.metadata?.resourceVersion) return { outcome: 'stale', requeueAfterMs: STALE_RETRY_MS };
     this.replacedVersion.delete(key);
 
-    const mine = (o: MetaObject) => o.metadata?.labels?.[NAME_LABEL] === name;
     const cluster = this.deps.cluster;
     if (cluster && wantsMoves(ed)) cluster.trackUsage();
     const snapshot = snapshotFromObjects(
       ed,
       caches.deployRegions.list(),
-      { replicaSets: caches.replicaSets.list(namespace).filter(mine), deployments: caches.deployments.list(namespace).filter(mine) },
-      caches.pods.list(namespace).filter(mine),
+      { replicaSets: caches.replicaSets.byIndex(key), deployments: caches.deployments.byIndex(key) },
+      caches.pods.byIndex(key),
       clock.now(),
       cluster && wantsMoves(ed) ? { nodes: cluster.list(), usageKnown: cluster.usageKnown() } : undefined,
     );
