@@ -23,6 +23,8 @@ const ROOM_CHANGE_DELAY_MS = 1_000;
 
 /** How long a graceful stop waits for the reconciles in flight before it releases the lease anyway. */
 const DRAIN_TIMEOUT_MS = 15_000;
+/** How long a graceful stop waits for queued Events to be sent. */
+const EVENT_FLUSH_TIMEOUT_MS = 5_000;
 
 /** Everything `startAgent` needs. */
 export interface AgentOptions extends Partial<AgentSettings> {
@@ -90,7 +92,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     watchKubeConfig: (resource) => countingKubeConfig(options.kubeConfig, countRequest, resource),
   });
   cluster = new ClusterNodes(informers.caches.nodes, informers.caches.usage);
-  const recorder = apiEventRecorder(core, settings.identity, log);
+  const recorder = apiEventRecorder(core, settings.identity, log, { clock });
   const reconciler = new Reconciler({
     caches: informers.caches,
     clock,
@@ -180,6 +182,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
         }
       }
       metrics.leader.set(0);
+      await recorder.flush(EVENT_FLUSH_TIMEOUT_MS);
       // 3. Release the lease: a standby takes over at its next try instead of after the lease expires.
       await elector?.release();
       // 4. Stop watching, then close the endpoints.

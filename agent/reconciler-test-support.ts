@@ -30,7 +30,7 @@ export function recorder(failStatus = false) {
       statuses.push(status);
       return { ...ed, status };
     },
-    async recordEvent(_ed: ExtendedDeploymentObject, event: RolloutEvent) {
+    recordEvent(_ed: ExtendedDeploymentObject, event: RolloutEvent) {
       calls.push(`event:${event.reason}`);
     },
     async writeRegionStatus(region: DeployRegionObject, status: DeployRegionStatus) {

@@ -22,8 +22,11 @@ export interface ReconcilerPorts {
   performAction(namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<void>;
   /** Replaces the status (optimistic concurrency on the object's resourceVersion); returns the updated object. */
   writeStatus(ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<ExtendedDeploymentObject>;
-  /** Best effort: never throws. Also records Events about DeployRegions. */
-  recordEvent(object: ExtendedDeploymentObject | DeployRegionObject, event: RolloutEvent): Promise<void>;
+  /**
+   * Queues an Event about an ExtendedDeployment or a DeployRegion (best effort): returns at once and never throws, so
+   * no reconcile waits for Events.
+   */
+  recordEvent(object: ExtendedDeploymentObject | DeployRegionObject, event: RolloutEvent): void;
   /** Replaces a DeployRegion's status (optimistic concurrency on its resourceVersion). */
   writeRegionStatus(region: DeployRegionObject, status: DeployRegionStatus): Promise<void>;
 }
@@ -113,7 +116,7 @@ export class Reconciler {
       // enqueues it again, so no retry is needed.
       const { status, events } = invalidSpecStatus(snapshot.status, snapshot.problems, snapshot.generation, clock.now());
       if (statusChanged(ed.status, status)) await this.write(key, ed, status);
-      for (const event of events) await ports.recordEvent(ed, event);
+      for (const event of events) ports.recordEvent(ed, event);
       if (events.length > 0) log.warn('invalid spec', { problems: problemsMessage(snapshot.problems) });
       return { outcome: 'invalid' };
     }
@@ -131,7 +134,7 @@ export class Reconciler {
     if (changed && !first) await this.write(key, ed, plan.status);
     // Events describe the transition the status records: recorded only once it is written, so a retried reconcile
     // does not report it twice.
-    for (const event of plan.events) await ports.recordEvent(ed, event);
+    for (const event of plan.events) ports.recordEvent(ed, event);
     if (plan.events.length > 0 || changed) {
       log.info('reconciled', { phase: plan.status.phase, group: plan.status.groups, events: plan.events.map((e) => e.reason), actions: plan.actions.length });
     }
@@ -165,7 +168,7 @@ export class Reconciler {
     if (!jsonEqual(region.status ?? {}, status)) {
       await ports.writeRegionStatus(region, status);
       metrics?.regionStatusWrites.inc();
-      for (const event of events) await ports.recordEvent(region, event);
+      for (const event of events) ports.recordEvent(region, event);
     }
     const failsIn = health.phase !== 'Failed' && health.failsAt !== undefined ? health.failsAt - now : undefined;
     return failsIn !== undefined && failsIn > 0 ? { outcome: 'synced', requeueAfterMs: failsIn + 50 } : { outcome: 'synced' };
