@@ -9,9 +9,13 @@ import type { ExtendedDeploymentObject } from './objects.js';
 import { Reconciler, type ReconcilerPorts } from './reconciler.js';
 import { cache, recorder } from './reconciler-test-support.js';
 
-const regions = [{ apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'amd' }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } } }];
+const regions = [
+  { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'amd' }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } } },
+  { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'arm' }, spec: { matchLabels: { 'kubernetes.io/arch': 'arm64' } } },
+];
 
-function world(options: { status?: ExtendedDeploymentStatus; replicas?: number; spec?: Record<string, unknown>; podRevision?: 'old' | 'new'; newPod?: boolean } = {}) {
+function world(options: { status?: ExtendedDeploymentStatus; replicas?: number; spec?: Record<string, unknown>; podRevision?: 'old' | 'new'; newPod?: boolean; regions?: string[] } = {}) {
+  const regionNames = options.regions ?? ['amd'];
   const raw = {
     apiVersion: 'extendeddeployment.io/v1beta1',
     kind: 'ExtendedDeployment',
@@ -20,7 +24,7 @@ function world(options: { status?: ExtendedDeploymentStatus; replicas?: number; 
       replicas: 2,
       selector: { matchLabels: { app: 'web' } },
       template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'web:2' }] } },
-      regions: [{ name: 'amd' }],
+      regions: regionNames.map((name) => ({ name })),
       strategy: { minReadySeconds: 0 },
       ...options.spec,
     },
@@ -28,33 +32,34 @@ function world(options: { status?: ExtendedDeploymentStatus; replicas?: number; 
   const rendered = renderSet([...regions, raw]);
   const r = rendered.ok ? rendered.value.extendedDeployments[0] : undefined;
   const manifest = (r?.manifest ?? raw) as ExtendedDeploymentObject;
-  const revision = r?.regions[0]?.revision ?? 'x';
+  const revisionOf = (region: string) => r?.regions.find((x) => x.name === region)?.revision ?? 'x';
   const ed: ExtendedDeploymentObject = {
     ...manifest,
     metadata: { ...manifest.metadata, uid: 'uid-web', resourceVersion: '10', generation: 1 },
     ...(options.status && { status: options.status }),
   };
-  const podRevision = options.podRevision === 'new' ? revision : 'old';
-  const pods = ['a', 'b'].map((n) => ({
-    metadata: { name: `web-amd-${n}`, namespace: 'shop', uid: `uid-${n}`, labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd', [REVISION_LABEL]: podRevision } },
-    spec: { nodeName: 'node' },
-    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2025-12-31T00:00:00Z' }] },
-  }));
+  const pods = regionNames.flatMap((region) =>
+    ['a', 'b'].map((n) => ({
+      metadata: { name: `web-${region}-${n}`, namespace: 'shop', uid: `uid-${region}-${n}`, labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: region, [REVISION_LABEL]: options.podRevision === 'new' ? revisionOf(region) : 'old' } },
+      spec: { nodeName: 'node' },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2025-12-31T00:00:00Z' }] },
+    })),
+  );
   if (options.newPod) {
     pods.push({
-      metadata: { name: 'web-amd-c', namespace: 'shop', uid: 'uid-c', labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd', [REVISION_LABEL]: revision } },
+      metadata: { name: 'web-amd-c', namespace: 'shop', uid: 'uid-c', labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd', [REVISION_LABEL]: revisionOf('amd') } },
       spec: { nodeName: 'node' },
       status: { phase: 'Pending', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-01-01T00:00:00Z' }] },
     });
   }
-  const rs = {
-    metadata: { name: 'web-amd', namespace: 'shop', labels: { [NAME_LABEL]: 'web' } },
-    spec: { replicas: options.replicas ?? 2, template: { metadata: { labels: { [REVISION_LABEL]: revision } } } },
-  };
+  const replicaSets = regionNames.map((region) => ({
+    metadata: { name: `web-${region}`, namespace: 'shop', labels: { [NAME_LABEL]: 'web' } },
+    spec: { replicas: options.replicas ?? 2, template: { metadata: { labels: { [REVISION_LABEL]: revisionOf(region) } } } },
+  }));
   const caches = {
     extendedDeployments: cache([ed]),
     deployRegions: cache(regions),
-    replicaSets: cache([rs]),
+    replicaSets: cache(replicaSets),
     deployments: cache([]),
     pods: cache(pods),
     nodes: cache([]),
@@ -169,6 +174,39 @@ describe('Reconciler', () => {
     };
     await expect(new Reconciler({ caches, ports: failing, clock: clock(), log: silentLogger }).reconcile('shop/web')).rejects.toThrow('boom');
     expect(calls).toEqual(['status:Progressing:1', 'markOld:web-amd-b']);
+  });
+
+  it('acts on regions concurrently, each region in its own order: marks before its scale', async () => {
+    const { caches } = world({ regions: ['amd', 'arm'], spec: { replicas: 4 } });
+    const { ports } = recorder();
+    const log: string[] = [];
+    const release = new Map<string, () => void>();
+    const slow: ReconcilerPorts = {
+      ...ports,
+      async performAction(_ns, _kind, action) {
+        const name = `${action.kind} ${'pod' in action ? action.pod : action.region}`;
+        log.push(`start ${name}`);
+        await new Promise<void>((resolve) => release.set(name, resolve));
+        log.push(`end ${name}`);
+      },
+    };
+    const done = new Reconciler({ caches, ports: slow, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    const waitFor = async (n: number) => {
+      for (let i = 0; i < 50 && release.size < n; i++) await new Promise((r) => setTimeout(r, 1));
+    };
+    await waitFor(4);
+    // Every old pod of both regions is being marked; no scale yet.
+    expect(log).toEqual(['start markOld web-amd-a', 'start markOld web-amd-b', 'start markOld web-arm-a', 'start markOld web-arm-b']);
+    for (const pod of ['web-arm-a', 'web-arm-b']) release.get(`markOld ${pod}`)!();
+    await waitFor(5);
+    // arm's marks are answered: its scale goes out while amd still waits for its marks.
+    expect(log.slice(4)).toEqual(['end markOld web-arm-a', 'end markOld web-arm-b', 'start scale arm']);
+    release.get('scale arm')!();
+    for (const pod of ['web-amd-a', 'web-amd-b']) release.get(`markOld ${pod}`)!();
+    await waitFor(6);
+    release.get('scale amd')!();
+    await done;
+    expect(log.indexOf('start scale amd')).toBeGreaterThan(log.indexOf('end markOld web-amd-b'));
   });
 
   it('ignores a deleted ExtendedDeployment', async () => {

@@ -38,7 +38,7 @@ export interface ReconcileResult {
   readonly requeueAfterMs?: number;
 }
 
-/** Old pods marked concurrently within one reconcile. */
+/** Old pods of one region marked concurrently within one reconcile. */
 export const MARK_CONCURRENCY = 8;
 
 /** Runs `work` on every item, at most `limit` at once; waits for all, then throws the first failure if any. */
@@ -175,10 +175,12 @@ export class Reconciler {
   }
 
   /**
-   * Performs the plan's actions in order, except that a run of consecutive markOld actions goes out concurrently (up
-   * to MARK_CONCURRENCY at once): each annotates a different pod, so their order cannot matter, and a rollout's first
-   * group marks every old pod of the ExtendedDeployment at once. The run is finished (every write answered) before the
-   * next action starts; if one failed, the first failure is thrown once all have settled.
+   * Performs the plan's actions. Each region's actions touch only its own workload and pods, so regions go out
+   * concurrently, one lane each (the status that must precede them is already written). Within a region the plan's
+   * order holds, except that a run of consecutive markOld actions goes out concurrently (up to MARK_CONCURRENCY): each
+   * annotates a different pod, and a rollout's first group marks every old pod at once. A run is finished (every write
+   * answered) before the region's next action, so a scale-down never precedes the marks it relies on. A failure stops
+   * its own region; the first failure is thrown once every lane has settled.
    */
   private async perform(namespace: string, kind: WorkloadKind, actions: readonly RolloutAction[], log: Logger): Promise<void> {
     const act = async (action: RolloutAction) => {
@@ -186,17 +188,22 @@ export class Reconciler {
       this.deps.metrics?.actions.inc({ kind: action.kind });
       log.info('action', { ...action });
     };
-    for (let i = 0; i < actions.length; ) {
-      let end = i;
-      while (end < actions.length && actions[end]!.kind === 'markOld') end++;
-      if (end === i) {
-        await act(actions[i]!);
-        i += 1;
-        continue;
+    const lanes = new Map<string, RolloutAction[]>();
+    for (const action of actions) lanes.set(action.region, [...(lanes.get(action.region) ?? []), action]);
+    const lane = async (regionActions: readonly RolloutAction[]) => {
+      for (let i = 0; i < regionActions.length; ) {
+        let end = i;
+        while (end < regionActions.length && regionActions[end]!.kind === 'markOld') end++;
+        if (end === i) {
+          await act(regionActions[i]!);
+          i += 1;
+          continue;
+        }
+        await allBounded(regionActions.slice(i, end), MARK_CONCURRENCY, act);
+        i = end;
       }
-      await allBounded(actions.slice(i, end), MARK_CONCURRENCY, act);
-      i = end;
-    }
+    };
+    await allBounded([...lanes.values()], lanes.size, lane);
   }
 
   private async write(key: string, ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<void> {

@@ -40,7 +40,10 @@ export interface RolloutEvent {
 
 /** What the agent should do now. */
 export interface RolloutPlan {
-  /** Writes, in order. The status goes first when it records a group start, so intent survives a crash. */
+  /**
+   * Writes, in order within each region (regions are independent: the agent acts on them concurrently). The status
+   * goes first when it records a group start, so intent survives a crash.
+   */
   readonly actions: readonly RolloutAction[];
   readonly status: ExtendedDeploymentStatus;
   readonly events: readonly RolloutEvent[];
