@@ -2,7 +2,7 @@
  * bench/agent: the agent (the compiled `edctl agent`, as a child process) driving N ExtendedDeployments × R regions × P
  * pods on the lab cluster, all rolling out at once. Prints figures; asserts nothing about time.
  *
- *   npm run bench:agent -- [--eds 200] [--regions 3] [--replicas 5] [--batch 2] [--workers 2] [--idle-seconds 60]
+ *   npm run bench:agent -- [--eds 200] [--regions 3] [--replicas 5] [--batch 2] [--workers <agent default>] [--idle-seconds 60]
  *                          [--rollout-timeout 600] [--nodes auto] [--agent-log <file>]
  *
  * Setup: the lab is reused when healthy, else started with its own CLI (`tsx test/cluster/cli.ts up`). The bench adds
@@ -19,12 +19,20 @@
  *
  * Figures:
  * (a) group → next group delay. A group is available when, in every region, the k-th new-revision pod is available,
- *     k being the group's target. "observed" = the bench's pod watch saw it Ready, + minReadySeconds. "by condition"
- *     = its Ready condition's lastTransitionTime (whole seconds) + minReadySeconds, never before it was seen Ready: the
- *     instant Kubernetes' own minReadySeconds rule (and the agent) call it available. The next group's first write is
- *     the first increase of a regional ReplicaSet's spec.replicas (ReplicaSet watch) ordered after the status write that
- *     records the next group (the agent writes the status first): resourceVersions of one etcd order them. Also shown:
- *     the delay to that status write itself. p50/p99 over every group transition of every rollout.
+ *     k being the group's target. "by condition" (the figure the target is judged on) = its Ready condition's
+ *     lastTransitionTime (whole seconds) + minReadySeconds, never before the bench saw it Ready: the instant Kubernetes'
+ *     own minReadySeconds rule (and the agent) call it available, as soon as the cluster shows it. "observed" = the
+ *     bench's pod watch saw it Ready, + minReadySeconds: up to a second later whenever the watch was late, so it
+ *     flatters the agent. The next group's first write is the first increase of a regional ReplicaSet's spec.replicas
+ *     (ReplicaSet watch) ordered after the status write that records the next group (the agent writes the status
+ *     first): resourceVersions of one etcd order them. Also shown: the delay to that status write itself. p50/p99 over
+ *     every group transition of every rollout.
+ *     That delay is a chain of three: under scaleOutPriority a group is complete only once its old pods are gone, so
+ *     (a1) the agent sees the region's new pods available and scales the ReplicaSet down (the first scale-down to the
+ *     desired count ordered after the k-th new pod's Ready update), (a') the ReplicaSet controller and kwok take the old
+ *     pods away (not the agent), and (a2) the agent sees the group complete (every region: k new pods available and k
+ *     old pods terminating, as the bench's watch saw them) and starts the next group. (a1) and (a2) are the agent's
+ *     own reaction times and are printed apart.
  * (b) API requests per rollout: the agent's own client-side counter (extendeddeployment_agent_api_requests_total,
  *     every request its API clients send, watches included, by verb and resource) read from its /metrics before and
  *     after the rollouts; Lease traffic is time-driven and shown apart.
@@ -34,6 +42,7 @@
 import { parseArgs } from 'node:util';
 import type { RenderedExtendedDeployment } from '../core/render.js';
 import { groupTarget, regionGroups } from '../core/rollout/groups.js';
+import { DEFAULT_WORKERS } from '../agent/options.js';
 import { AgentChild, diffCounts, isLease, isWrite, metricValue, requestCounts, sum } from './agent-child.js';
 import { BenchRun, PODS_PER_NODE, log, percentile, relists, sleep, stats } from './lab-kit.js';
 import { applyFleet, fleetObjects, Observer, waitFleet, type PodSeen } from './rollout-fleet.js';
@@ -46,7 +55,8 @@ interface Options {
   readonly regions: number;
   readonly replicas: number;
   readonly batch: number;
-  readonly workers: number;
+  /** Undefined: the agent's default. */
+  readonly workers: number | undefined;
   readonly idleSeconds: number;
   readonly rolloutTimeoutSeconds: number;
   readonly nodes: number | undefined;
@@ -82,7 +92,7 @@ function parseOptions(argv: readonly string[]): Options {
     regions: positiveInt('regions', values.regions, 3),
     replicas: positiveInt('replicas', values.replicas, 5),
     batch: positiveInt('batch', values.batch, 2),
-    workers: positiveInt('workers', values.workers, 2),
+    workers: values.workers === undefined ? undefined : positiveInt('workers', values.workers, 1),
     idleSeconds: positiveInt('idle-seconds', values['idle-seconds'], 60),
     rolloutTimeoutSeconds: positiveInt('rollout-timeout', values['rollout-timeout'], 600),
     nodes: values.nodes === undefined || values.nodes === 'auto' ? undefined : positiveInt('nodes', values.nodes, 1),
@@ -100,14 +110,56 @@ interface Transition {
   availableObserved: number;
   /** Group available by the Ready condition's time + minReadySeconds (never before it was seen Ready). */
   availableByCondition: number;
+  /** Group complete: available, and in every region k old pods seen terminating. */
+  complete: number;
   statusAt: number;
   scaleAt: number | undefined;
+}
+
+/** A region's k-th new pod available (by condition) → the agent's scale-down of that region to its desired count. */
+interface RegionReaction {
+  ed: string;
+  group: number;
+  available: number;
+  scaleDownAt: number | undefined;
+}
+
+/** When pod `p` is available by Kubernetes' rule, as soon as the cluster shows it Ready (see the header). */
+const availableByCondition = (p: PodSeen) => Math.max(p.readyAt!, (p.readyLtt ?? p.readyAt!) + MIN_READY_SECONDS * 1000);
+
+/** The k-th instant of `instants` (ascending), or undefined when there are fewer. */
+const kth = (instants: readonly number[], k: number) => [...instants].sort((a, b) => a - b)[k - 1];
+
+/** (a1): every region and group of the rollout to `eds`, the agent's reaction to the group's new pods being available. */
+function regionReactions(obs: Observer, eds: readonly RenderedExtendedDeployment[], podsAtTarget: Map<string, PodSeen[]>): RegionReaction[] {
+  const out: RegionReaction[] = [];
+  for (const ed of eds) {
+    const name = ed.parsed.metadata.name;
+    const strategy = ed.parsed.spec.strategy;
+    for (const region of ed.regions) {
+      const pods = (podsAtTarget.get(`${name}/${region.name}`) ?? []).filter((p) => p.readyAt !== undefined).sort((a, b) => availableByCondition(a) - availableByCondition(b));
+      for (let g = 1; g <= regionGroups(strategy, region.replicas); g++) {
+        const kthPod = pods[groupTarget(strategy, region.replicas, g) - 1];
+        if (!kthPod) continue;
+        // The first scale-down to the desired count that the etcd order puts after the pod showed Ready.
+        const down = (obs.scales.get(`${name}-${region.name}`) ?? []).filter((s) => s.rv > (kthPod.readyRv ?? 0) && s.to < s.from && s.to <= region.replicas).sort((a, b) => a.rv - b.rv)[0];
+        out.push({ ed: name, group: g, available: availableByCondition(kthPod), scaleDownAt: down?.at });
+      }
+    }
+  }
+  return out;
 }
 
 /** Every group → next group transition of the rollout to `eds` (see the header for the definitions). */
 function transitions(obs: Observer, eds: readonly RenderedExtendedDeployment[], podsAtTarget: Map<string, PodSeen[]>): Transition[] {
   const out: Transition[] = [];
   const minReadyMs = MIN_READY_SECONDS * 1000;
+  const goneOld = new Map<string, number[]>();
+  const targets = new Map<string, string>(eds.flatMap((ed) => ed.regions.map((r) => [`${ed.parsed.metadata.name}/${r.name}`, r.revision] as const)));
+  for (const g of obs.gone.values()) {
+    const key = `${g.ed}/${g.region}`;
+    if (targets.has(key) && g.revision !== targets.get(key)) goneOld.set(key, [...(goneOld.get(key) ?? []), g.at]);
+  }
   for (const ed of eds) {
     const name = ed.parsed.metadata.name;
     const strategy = ed.parsed.spec.strategy;
@@ -115,26 +167,29 @@ function transitions(obs: Observer, eds: readonly RenderedExtendedDeployment[], 
     const statuses = (obs.statuses.get(name) ?? []).filter((s) => s.revision === ed.rolloutRevision);
     for (let g = 1; g < groups; g++) {
       let availableObserved = 0;
-      let availableByCondition = 0;
+      let availableByCond = 0;
+      let completeAt = 0;
       let complete = true;
       for (const region of ed.regions) {
         const k = groupTarget(strategy, region.replicas, g);
         const pods = (podsAtTarget.get(`${name}/${region.name}`) ?? []).filter((p) => p.readyAt !== undefined);
         const observed = pods.map((p) => p.readyAt! + minReadyMs).sort((a, b) => a - b);
-        const byCondition = pods.map((p) => Math.max(p.readyAt!, (p.readyLtt ?? p.readyAt!) + minReadyMs)).sort((a, b) => a - b);
-        if (observed.length < k) {
+        const byCondition = pods.map(availableByCondition).sort((a, b) => a - b);
+        const oldGone = kth(goneOld.get(`${name}/${region.name}`) ?? [], k);
+        if (observed.length < k || oldGone === undefined) {
           complete = false;
           break;
         }
         availableObserved = Math.max(availableObserved, observed[k - 1]!);
-        availableByCondition = Math.max(availableByCondition, byCondition[k - 1]!);
+        availableByCond = Math.max(availableByCond, byCondition[k - 1]!);
+        completeAt = Math.max(completeAt, byCondition[k - 1]!, oldGone);
       }
       const status = statuses.find((s) => s.group >= g + 1);
       if (!complete || !status) continue;
       const scale = ed.regions
         .flatMap((r) => (obs.scales.get(`${name}-${r.name}`) ?? []).filter((s) => s.rv > status.rv && s.to > s.from))
         .sort((a, b) => a.rv - b.rv)[0];
-      out.push({ ed: name, group: g, availableObserved, availableByCondition, statusAt: status.at, scaleAt: scale?.at });
+      out.push({ ed: name, group: g, availableObserved, availableByCondition: availableByCond, complete: completeAt, statusAt: status.at, scaleAt: scale?.at });
     }
   }
   return out;
@@ -210,6 +265,7 @@ async function main(): Promise<void> {
       podsAtTarget.set(key, list);
     }
     const ts = transitions(observer, v2.eds, podsAtTarget);
+    const reactions = regionReactions(observer, v2.eds, podsAtTarget).filter((r) => r.scaleDownAt !== undefined);
     const debugEd = process.env['BENCH_DEBUG_ED'];
     if (debugEd) dumpTimeline(observer, v2.eds.find((e) => e.parsed.metadata.name === debugEd), podsAtTarget, t2, ts);
     const withScale = ts.filter((t) => t.scaleAt !== undefined);
@@ -223,19 +279,22 @@ async function main(): Promise<void> {
     const idleWrites = sum(idle, (k) => isWrite(k) && !isLease(k));
     const idleLease = sum(idle, (k) => isWrite(k) && isLease(k));
     const ok = (good: boolean) => (good ? 'met' : 'NOT met');
-    const p99 = percentile(withScale.map((t) => t.scaleAt! - t.availableObserved).sort((a, b) => a - b), 99);
-    const p99c = percentile(withScale.map((t) => t.scaleAt! - t.availableByCondition).sort((a, b) => a - b), 99);
+    const p99o = percentile(withScale.map((t) => t.scaleAt! - t.availableObserved).sort((a, b) => a - b), 99);
+    const p99 = percentile(withScale.map((t) => t.scaleAt! - t.availableByCondition).sort((a, b) => a - b), 99);
 
     console.log(
       [
-        `bench:agent — ${o.eds} ExtendedDeployments × ${o.regions} regions × ${o.replicas} pods = ${pods} pods; Beta, batch ${o.batch} (surge ${o.batch}), scaleOutPriority, minReadySeconds ${MIN_READY_SECONDS}; agent --workers ${o.workers}; ${nodeCount} bench kwok nodes × ${PODS_PER_NODE} pods`,
+        `bench:agent — ${o.eds} ExtendedDeployments × ${o.regions} regions × ${o.replicas} pods = ${pods} pods; Beta, batch ${o.batch} (surge ${o.batch}), scaleOutPriority, minReadySeconds ${MIN_READY_SECONDS}; agent --workers ${o.workers ?? `${DEFAULT_WORKERS} (default)`}; ${nodeCount} bench kwok nodes × ${PODS_PER_NODE} pods`,
         `  v1 sync (ReplicaSets 1 → ${o.replicas}, ${pods} pods Ready): ${v1Seconds.toFixed(1)} s; v2 rollout of all ${o.eds} at once: applied in ${applySeconds.toFixed(1)} s, complete after ${rolloutSeconds.toFixed(1)} s${finished ? '' : ' (TIMED OUT: figures are partial)'}`,
         `(a) group available → next group's first ReplicaSet write (${withScale.length} of ${expectedTransitions} transitions measured):`,
-        `    from observed Ready + minReadySeconds:      ${stats(withScale.map((t) => t.scaleAt! - t.availableObserved))}`,
         `    from Ready condition time + minReadySeconds: ${stats(withScale.map((t) => t.scaleAt! - t.availableByCondition))}`,
-        `    to the status write recording the group (observed): ${stats(ts.map((t) => t.statusAt - t.availableObserved))}`,
-        `    by group: ${[...new Set(withScale.map((t) => t.group))].map((g) => `${g}→${g + 1}: p50 ${Math.round(percentile(withScale.filter((t) => t.group === g).map((t) => t.scaleAt! - t.availableObserved).sort((a, b) => a - b), 50))} ms`).join(', ')}`,
-        `    target p99 < 500 ms: ${ok(p99 < 500)} (observed ${Math.round(p99)} ms, by condition ${Math.round(p99c)} ms)`,
+        `    from observed Ready + minReadySeconds:      ${stats(withScale.map((t) => t.scaleAt! - t.availableObserved))}`,
+        `    to the status write recording the group (by condition): ${stats(ts.map((t) => t.statusAt - t.availableByCondition))}`,
+        `    by group: ${[...new Set(withScale.map((t) => t.group))].map((g) => `${g}→${g + 1}: p50 ${Math.round(percentile(withScale.filter((t) => t.group === g).map((t) => t.scaleAt! - t.availableByCondition).sort((a, b) => a - b), 50))} ms`).join(', ')}`,
+        `    target p99 < 500 ms: ${ok(p99 < 500)} (by condition ${Math.round(p99)} ms; observed ${Math.round(p99o)} ms)`,
+        `  the chain, apart: (a1) region's group pods available → the agent's scale-down of its old pods (${reactions.length} region-groups): ${stats(reactions.map((r) => r.scaleDownAt! - r.available))}`,
+        `    (a2) group complete (old pods terminating too) → next group's status write: ${stats(ts.map((t) => t.statusAt - t.complete))}`,
+        `    (a2) group complete → next group's first ReplicaSet write:                 ${stats(withScale.map((t) => t.scaleAt! - t.complete))}`,
         `    reconciles during the rollout: ${nReconciles} (mean ${reconcileMs.toFixed(1)} ms each)`,
         `(b) API requests per rollout (agent's client-side counter, ${o.eds} rollouts): ${perRollout((k) => !isLease(k))} (writes ${perRollout((k) => isWrite(k) && !isLease(k))}, reads ${perRollout((k) => !isWrite(k) && !isLease(k))})`,
         `    per rollout by verb and resource: ${breakdown.join(', ')}`,

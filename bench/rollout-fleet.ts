@@ -63,7 +63,17 @@ export interface PodSeen {
   readyAt?: number;
   /** Ready's lastTransitionTime (ms) when first seen Ready. */
   readyLtt?: number;
+  /** resourceVersion of the update that showed it Ready first. */
+  readyRv?: number;
   terminating: boolean;
+}
+
+/** When a pod was first seen terminating (deletionTimestamp, or gone): kept after the pod is deleted. */
+export interface GoneSeen {
+  ed: string;
+  region: string;
+  revision: string;
+  at: number;
 }
 
 export interface StatusSeen {
@@ -83,6 +93,8 @@ export interface ScaleSeen {
 
 export class Observer {
   readonly pods = new Map<string, PodSeen>();
+  /** Pod uid → when it was first seen terminating. */
+  readonly gone = new Map<string, GoneSeen>();
   readonly statuses = new Map<string, StatusSeen[]>();
   readonly lastStatus = new Map<string, StatusSeen>();
   /** ReplicaSet name → spec.replicas changes. */
@@ -109,11 +121,14 @@ export class Observer {
 
   private onPod(type: EventType, pod: any, at: number): void {
     const uid = pod.metadata.uid as string;
+    const labels = pod.metadata.labels ?? {};
+    if ((type === 'DELETED' || pod.metadata.deletionTimestamp) && !this.gone.has(uid)) {
+      this.gone.set(uid, { ed: labels[NAME_LABEL], region: labels[REGION_LABEL], revision: labels[REVISION_LABEL], at });
+    }
     if (type === 'DELETED') {
       this.pods.delete(uid);
       return;
     }
-    const labels = pod.metadata.labels ?? {};
     let seen = this.pods.get(uid);
     if (!seen) {
       seen = { ed: labels[NAME_LABEL], region: labels[REGION_LABEL], revision: labels[REVISION_LABEL], terminating: false };
@@ -124,6 +139,7 @@ export class Observer {
     if (ready?.status === 'True' && seen.readyAt === undefined) {
       seen.readyAt = at;
       seen.readyLtt = Date.parse(ready.lastTransitionTime);
+      seen.readyRv = Number(pod.metadata.resourceVersion);
     }
   }
 
