@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
-import { NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../core/labels.js';
+import { NAME_LABEL, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL } from '../core/labels.js';
 import { renderSet } from '../core/render.js';
 import { FakeClock } from './clock.js';
 import type { AgentCaches } from './informers.js';
@@ -40,20 +40,20 @@ function world(options: { status?: ExtendedDeploymentStatus; replicas?: number; 
   };
   const pods = regionNames.flatMap((region) =>
     ['a', 'b'].map((n) => ({
-      metadata: { name: `web-${region}-${n}`, namespace: 'shop', uid: `uid-${region}-${n}`, labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: region, [REVISION_LABEL]: options.podRevision === 'new' ? revisionOf(region) : 'old' } },
+      metadata: { name: `web-${region}-${n}`, namespace: 'shop', uid: `uid-${region}-${n}`, resourceVersion: '1', labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: region, [REVISION_LABEL]: options.podRevision === 'new' ? revisionOf(region) : 'old' } },
       spec: { nodeName: 'node' },
       status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2025-12-31T00:00:00Z' }] },
     })),
   );
   if (options.newPod) {
     pods.push({
-      metadata: { name: 'web-amd-c', namespace: 'shop', uid: 'uid-c', labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd', [REVISION_LABEL]: revisionOf('amd') } },
+      metadata: { name: 'web-amd-c', namespace: 'shop', uid: 'uid-c', resourceVersion: '1', labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd', [REVISION_LABEL]: revisionOf('amd') } },
       spec: { nodeName: 'node' },
       status: { phase: 'Pending', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-01-01T00:00:00Z' }] },
     });
   }
   const replicaSets = regionNames.map((region) => ({
-    metadata: { name: `web-${region}`, namespace: 'shop', labels: { [NAME_LABEL]: 'web' } },
+    metadata: { name: `web-${region}`, namespace: 'shop', resourceVersion: '1', labels: { [NAME_LABEL]: 'web' } },
     spec: { replicas: options.replicas ?? 2, template: { metadata: { labels: { [REVISION_LABEL]: revisionOf(region) } } } },
   }));
   const caches = {
@@ -64,7 +64,7 @@ function world(options: { status?: ExtendedDeploymentStatus; replicas?: number; 
     pods: cache(pods),
     nodes: cache([]),
   } as unknown as AgentCaches;
-  return { ed, caches };
+  return { ed, caches, pods, replicaSets };
 }
 
 const clock = () => new FakeClock(Date.UTC(2026, 0, 1));
@@ -116,6 +116,23 @@ describe('Reconciler', () => {
     const before = calls.length;
     expect(await reconciler.reconcile('shop/web')).toEqual({ outcome: 'stale', requeueAfterMs: 250 });
     expect(calls.length).toBe(before);
+  });
+
+  it('does not plan again until the caches show the workloads and pods it wrote (or gone)', async () => {
+    const w = world();
+    const first = recorder();
+    const reconciler = new Reconciler({ caches: w.caches, ports: first.ports, clock: clock(), log: silentLogger });
+    await reconciler.reconcile('shop/web');
+    expect(first.calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3', 'event:RolloutStarted', 'event:GroupStarted']);
+    // The cache shows the status write, not yet the scale and the marks: planning now would write them again.
+    Object.assign(w.ed, { status: first.statuses[0], metadata: { ...w.ed.metadata, resourceVersion: '11' } });
+    const before = first.calls.length;
+    expect(await reconciler.reconcile('shop/web')).toEqual({ outcome: 'stale', requeueAfterMs: 250 });
+    Object.assign(w.replicaSets[0]!, { metadata: { ...w.replicaSets[0]!.metadata, resourceVersion: '2' }, spec: { ...w.replicaSets[0]!.spec, replicas: 3 } });
+    expect((await reconciler.reconcile('shop/web')).outcome).toBe('stale'); // the marks still do not show
+    for (const pod of w.pods) Object.assign(pod.metadata, { resourceVersion: '2', annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } });
+    expect((await reconciler.reconcile('shop/web')).outcome).toBe('synced');
+    expect(first.calls.slice(before)).toEqual([]); // nothing was written twice
   });
 
   it('reports an invalid spec once, as Valid=False and an InvalidSpec event, and acts on nothing', async () => {

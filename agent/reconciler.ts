@@ -7,6 +7,7 @@ import type { AgentCaches } from './informers.js';
 import type { Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
 import { splitKey, type DeployRegionObject, type ExtendedDeploymentObject } from './objects.js';
+import { OwnWrites, type WrittenObject } from './own-writes.js';
 import { nextRequeueMs } from './requeue.js';
 import { regionSelectors, snapshotFromObjects, wantsMoves } from './snapshot.js';
 import { invalidSpecStatus, jsonEqual, problemsMessage, statusChanged, statusFirst } from './status-decision.js';
@@ -59,7 +60,7 @@ async function allBounded<T>(items: readonly T[], limit: number, work: (item: T)
   if (failure) throw failure.error;
 }
 
-/** A cache that has not yet seen the agent's own last status write is re-read after this delay. */
+/** A cache that has not yet seen the agent's own last writes is re-read after this delay (their events come first, usually). */
 const STALE_RETRY_MS = 250;
 
 /**
@@ -70,6 +71,8 @@ const STALE_RETRY_MS = 250;
 export class Reconciler {
   /** key → the resourceVersion our last status write replaced. While the cache still shows it, the cache is stale. */
   private readonly replacedVersion = new Map<string, string>();
+  /** The workloads and pods each key's last reconcile acted on: planning before the caches show them repeats writes. */
+  private readonly ownWrites = new OwnWrites();
 
   constructor(
     private readonly deps: {
@@ -94,11 +97,13 @@ export class Reconciler {
     if (!ed || ed.metadata?.deletionTimestamp) {
       // Deleted: the regional workloads are Git's to delete (or garbage-collected); nothing for the agent to do.
       this.replacedVersion.delete(key);
+      this.ownWrites.forget(key);
       metrics?.setPhase(key, undefined);
       return { outcome: 'gone' };
     }
     if (this.replacedVersion.get(key) === ed.metadata?.resourceVersion) return { outcome: 'stale', requeueAfterMs: STALE_RETRY_MS };
     this.replacedVersion.delete(key);
+    if (this.ownWrites.behind(key, (o) => this.cachedVersion(namespace, o), clock.now())) return { outcome: 'stale', requeueAfterMs: STALE_RETRY_MS };
 
     const cluster = this.deps.cluster;
     if (cluster && wantsMoves(ed)) cluster.trackUsage();
@@ -130,7 +135,18 @@ export class Reconciler {
     // A new rollout or group is recorded before anything acts on it (see statusFirst); otherwise the status follows
     // the actions, describing what was done. A failed write throws, and the key is retried on fresh caches.
     if (first) await this.write(key, ed, plan.status);
-    await this.perform(namespace, kind, plan.actions, log);
+    const written = plan.actions.map((a): WrittenObject => {
+      const [objectKind, name] = 'pod' in a ? (['Pod', a.pod] as const) : ([kind, a.workload] as const);
+      return { kind: objectKind, name, resourceVersion: this.cachedVersion(namespace, { kind: objectKind, name }) ?? '' };
+    });
+    try {
+      await this.perform(namespace, kind, plan.actions, log);
+    } catch (error) {
+      // A failed write leaves its object as it was: waiting for the cache to show it would only delay the retry.
+      this.ownWrites.forget(key);
+      throw error;
+    }
+    this.ownWrites.expect(key, written, clock.now());
     if (changed && !first) await this.write(key, ed, plan.status);
     // Events describe the transition the status records: recorded only once it is written, so a retried reconcile
     // does not report it twice.
@@ -204,6 +220,13 @@ export class Reconciler {
       }
     };
     await allBounded([...lanes.values()], lanes.size, lane);
+  }
+
+  /** The resourceVersion the cache shows for an object of the ExtendedDeployment's namespace; undefined when gone. */
+  private cachedVersion(namespace: string, object: Pick<WrittenObject, 'kind' | 'name'>): string | undefined {
+    const { caches } = this.deps;
+    const cache = object.kind === 'Pod' ? caches.pods : object.kind === 'Deployment' ? caches.deployments : caches.replicaSets;
+    return cache.get(object.name, namespace)?.metadata?.resourceVersion;
   }
 
   private async write(key: string, ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<void> {
