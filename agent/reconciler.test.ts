@@ -226,6 +226,31 @@ describe('Reconciler', () => {
     expect(log.indexOf('start scale amd')).toBeGreaterThan(log.indexOf('end markOld web-amd-b'));
   });
 
+  it('writes a change of pod counts alone at most once per interval, and requeues to write it later', async () => {
+    const t = clock();
+    const first = recorder();
+    const reconciler = new Reconciler({ caches: world().caches, ports: first.ports, clock: t, log: silentLogger });
+    await reconciler.reconcile('shop/web');
+    expect(first.statuses).toHaveLength(1);
+    // The cluster after that reconcile: its status, the ReplicaSet scaled, the old pods marked, a new pod Pending.
+    const next = world({ status: first.statuses[0], replicas: 3, newPod: true });
+    next.ed.metadata!.resourceVersion = '11';
+    for (const pod of next.caches.pods.list('shop')) {
+      if (pod.metadata?.name !== 'web-amd-c') pod.metadata!.annotations = { 'controller.kubernetes.io/pod-deletion-cost': '-100' };
+    }
+    const later = recorder();
+    const paced = new Reconciler({ caches: next.caches, ports: later.ports, clock: t, log: silentLogger });
+    (paced as unknown as { lastWrite: Map<string, number> }).lastWrite.set('shop/web', t.now());
+    const result = await paced.reconcile('shop/web');
+    expect(later.calls).toEqual([]); // only counts changed (a new pod, not Ready): nothing written yet
+    expect(result.requeueAfterMs).toBeGreaterThan(0);
+    expect(result.requeueAfterMs).toBeLessThanOrEqual(1_000);
+    t.advance(1_000);
+    await paced.reconcile('shop/web');
+    expect(later.calls).toEqual(['status:Progressing:1']);
+    expect(later.statuses[0]?.regions?.[0]).toMatchObject({ current: 3, updated: 1 });
+  });
+
   it('ignores a deleted ExtendedDeployment', async () => {
     const { caches } = world();
     const { calls, ports } = recorder();

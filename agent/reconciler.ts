@@ -10,7 +10,7 @@ import { splitKey, type DeployRegionObject, type ExtendedDeploymentObject } from
 import { OwnWrites, type WrittenObject } from './own-writes.js';
 import { nextRequeueMs } from './requeue.js';
 import { regionSelectors, snapshotFromObjects, wantsMoves } from './snapshot.js';
-import { invalidSpecStatus, jsonEqual, problemsMessage, statusChanged, statusFirst } from './status-decision.js';
+import { invalidSpecStatus, jsonEqual, problemsMessage, progressOnlyChange, statusChanged, statusFirst } from './status-decision.js';
 import { deployRegionStatus, type DeployRegionStatus } from '../core/api/deploy-region.js';
 import { assignNodes } from '../core/moves/nodes.js';
 import { DEFAULT_FAILURE_POLICY, regionHealth } from '../core/moves/region-health.js';
@@ -38,6 +38,15 @@ export interface ReconcileResult {
   /** Look at the object again after this many ms, even if nothing changes. */
   readonly requeueAfterMs?: number;
 }
+
+/**
+ * A status change that is only progress detail (pod counts, overview, messages) with nothing to do and nothing to
+ * report is written at most this often per ExtendedDeployment; the reconcile is requeued to write it when the interval
+ * is over. Pod events come in bursts during a rollout, and writing every count as it changes is the largest share of
+ * the agent's requests (bench/agent: 48 of 93 per rollout; paced 29 of 73). With 2 workers the requeued keys queued in
+ * front of due group starts, which made it slower (c43c55f); with 16 they do not.
+ */
+export const PROGRESS_WRITE_INTERVAL_MS = 1_000;
 
 /** Old pods of one region marked concurrently within one reconcile. */
 export const MARK_CONCURRENCY = 8;
@@ -73,6 +82,8 @@ export class Reconciler {
   private readonly replacedVersion = new Map<string, string>();
   /** The workloads and pods each key's last reconcile acted on: planning before the caches show them repeats writes. */
   private readonly ownWrites = new OwnWrites();
+  /** key → when this agent last wrote its status (ms): paces progress-only writes. */
+  private readonly lastWrite = new Map<string, number>();
 
   constructor(
     private readonly deps: {
@@ -98,6 +109,7 @@ export class Reconciler {
       // Deleted: the regional workloads are Git's to delete (or garbage-collected); nothing for the agent to do.
       this.replacedVersion.delete(key);
       this.ownWrites.forget(key);
+      this.lastWrite.delete(key);
       metrics?.setPhase(key, undefined);
       return { outcome: 'gone' };
     }
@@ -131,6 +143,14 @@ export class Reconciler {
     const changed = statusChanged(ed.status, plan.status);
     const first = changed && statusFirst(input.status, plan.status);
     const kind: WorkloadKind = input.ed.spec.subsetType === 'Deployment' ? 'Deployment' : 'ReplicaSet';
+    if (changed && !first && plan.actions.length === 0 && plan.events.length === 0 && progressOnlyChange(ed.status, plan.status)) {
+      const wait = (this.lastWrite.get(key) ?? Number.NEGATIVE_INFINITY) + PROGRESS_WRITE_INTERVAL_MS - clock.now();
+      if (wait > 0) {
+        // Only counts moved since the last write, which was just now: write them (and whatever comes meanwhile) later.
+        const requeue = nextRequeueMs(input, plan);
+        return { outcome: 'synced', requeueAfterMs: Math.min(requeue ?? Number.POSITIVE_INFINITY, Math.ceil(wait)) };
+      }
+    }
 
     // A new rollout or group is recorded before anything acts on it (see statusFirst); otherwise the status follows
     // the actions, describing what was done. A failed write throws, and the key is retried on fresh caches.
@@ -232,6 +252,7 @@ export class Reconciler {
   private async write(key: string, ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<void> {
     await this.deps.ports.writeStatus(ed, status);
     this.deps.metrics?.statusWrites.inc();
+    this.lastWrite.set(key, this.deps.clock.now());
     if (ed.metadata?.resourceVersion) this.replacedVersion.set(key, ed.metadata.resourceVersion);
   }
 }

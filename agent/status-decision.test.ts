@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import type { Problem } from '../core/problems.js';
-import { invalidSpecStatus, jsonEqual, problemsMessage, statusChanged, statusFirst } from './status-decision.js';
+import { invalidSpecStatus, jsonEqual, problemsMessage, progressOnlyChange, statusChanged, statusFirst } from './status-decision.js';
 
 const T = Date.UTC(2026, 0, 1);
 const status: ExtendedDeploymentStatus = {
@@ -97,5 +97,36 @@ describe('invalidSpecStatus', () => {
     const { status: s } = invalidSpecStatus(undefined, problems, 1, T);
     expect(s.observedGeneration).toBe(1);
     expect(s.conditions).toHaveLength(1);
+  });
+});
+
+describe('progressOnlyChange', () => {
+  const withRegion = (region: Record<string, unknown>, extra: Partial<ExtendedDeploymentStatus> = {}): ExtendedDeploymentStatus => ({
+    ...status,
+    replicas: 2,
+    overview: '[Normal]a: 2/2',
+    regions: [{ name: 'a', desired: 2, current: 2, updated: 0, ready: 2, available: 2, revision: 'r2', ...region }],
+    ...extra,
+  });
+
+  it('is true when only pod counts, the overview or condition messages changed', () => {
+    expect(progressOnlyChange(withRegion({}), withRegion({ current: 3, updated: 1, ready: 2 }, { replicas: 3, overview: '[Normal]a: 3/2' }))).toBe(true);
+    expect(progressOnlyChange(withRegion({ replaced: 0, swappedInPlace: 0 }), withRegion({ replaced: 1, swappedInPlace: 2 }))).toBe(true);
+    const msg = (m: string) => withRegion({}, { conditions: [{ type: 'Progressing', status: 'True', reason: 'GroupProgressing', message: m, lastTransitionTime: 'T' }] });
+    expect(progressOnlyChange(msg('new pod x is not Ready yet'), msg('group 1 of 3 in progress'))).toBe(true);
+  });
+
+  it('is false for anything a rollout decides on or a transition changes, and when nothing changed', () => {
+    expect(progressOnlyChange(withRegion({}), withRegion({}))).toBe(false);
+    expect(progressOnlyChange(withRegion({}), withRegion({}, { currentGroup: 2 }))).toBe(false);
+    expect(progressOnlyChange(withRegion({}), withRegion({}, { phase: 'Healthy' }))).toBe(false);
+    expect(progressOnlyChange(withRegion({}), withRegion({}, { lastGroupStartTime: 'T2' }))).toBe(false);
+    expect(progressOnlyChange(withRegion({}), withRegion({ desired: 3 }))).toBe(false);
+    expect(progressOnlyChange(withRegion({}), withRegion({ revision: 'r3' }))).toBe(false);
+    expect(progressOnlyChange(withRegion({ movedIn: 0 }), withRegion({ movedIn: 1 }))).toBe(false);
+    const cond = (s: 'True' | 'False') => withRegion({}, { conditions: [{ type: 'Available', status: s, reason: 'X', lastTransitionTime: 'T' }] });
+    expect(progressOnlyChange(cond('True'), cond('False'))).toBe(false);
+    expect(progressOnlyChange(undefined, withRegion({}))).toBe(false);
+    expect(progressOnlyChange('garbage', withRegion({}))).toBe(false);
   });
 });

@@ -35,6 +35,32 @@ export function statusFirst(observed: ExtendedDeploymentStatus | undefined, next
   return observed?.revision !== next.revision || (observed?.currentGroup ?? 0) !== (next.currentGroup ?? 0) || !jsonEqual(observed?.moves ?? [], next.moves ?? []);
 }
 
+/**
+ * The status without its progress detail: pod counts (status.replicas, each region's current/updated/ready/available
+ * and its swappedInPlace/replaced tallies),
+ * the overview line and condition messages. What is left (phase, revision, groups, group start, desired counts,
+ * condition types/statuses/reasons, observedGeneration, and any field not named here) is what rollouts decide on or
+ * what a transition changes.
+ */
+function withoutProgress(status: unknown): unknown {
+  if (status === undefined || status === null) return {};
+  if (typeof status !== 'object' || Array.isArray(status)) return status;
+  const { replicas: _replicas, overview: _overview, regions, conditions, ...rest } = status as ExtendedDeploymentStatus;
+  return {
+    ...rest,
+    regions: Array.isArray(regions) ? regions.map(({ current: _c, updated: _u, ready: _r, available: _a, swappedInPlace: _s, replaced: _p, ...region }) => region) : regions,
+    conditions: Array.isArray(conditions) ? conditions.map(({ message: _m, ...condition }) => condition) : conditions,
+  };
+}
+
+/**
+ * Whether `next` differs from the written status only in progress detail (counts, overview, messages): such a write can
+ * wait a little and carry several changes at once. Any other difference is not progress-only.
+ */
+export function progressOnlyChange(current: unknown, next: ExtendedDeploymentStatus): boolean {
+  return statusChanged(current, next) && jsonEqual(withoutProgress(current), withoutProgress(next));
+}
+
 /** Problems as one condition message: `spec.replicas: must not be negative; spec.regions[0].name: …`. */
 export function problemsMessage(problems: readonly Problem[]): string {
   return problems.map((p) => (p.path.length > 0 ? `${formatPath(p.path)}: ${p.message}` : p.message)).join('; ');
