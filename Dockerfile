@@ -28,5 +28,6 @@ COPY --from=build /app/lib ./lib
 # A numeric non-root user, so the kubelet can verify runAsNonRoot; the root filesystem can be read-only.
 USER 10001:10001
 EXPOSE 8080
+# The agent install sets its own command with Node.js flags (constructs/agent-install.ts AGENT_COMMAND).
 ENTRYPOINT ["node", "lib/cli/main.js"]
 CMD ["agent"]

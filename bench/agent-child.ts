@@ -7,9 +7,13 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { repoRoot, waitUntil } from './lab-kit.js';
+import { AGENT_NODE_FLAGS } from '../constructs/agent-install.js';
 
 /** Clock ticks per second of /proc's CPU times. */
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** The Node.js flags the agent install runs the agent with, and BENCH_AGENT_NODE_ARGS (e.g. --cpu-prof) added. */
+export const agentNodeOptions = [...AGENT_NODE_FLAGS, process.env['BENCH_AGENT_NODE_ARGS'] ?? ''].join(' ').trim();
 
 export class AgentChild {
   readonly child: ChildProcess;
@@ -20,8 +24,7 @@ export class AgentChild {
 
   constructor(args: string[], logFile?: string) {
     const logStream = logFile ? createWriteStream(logFile) : undefined;
-    // BENCH_AGENT_NODE_ARGS (e.g. --cpu-prof): Node.js flags for the agent only.
-    const nodeArgs = (process.env['BENCH_AGENT_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+    const nodeArgs = agentNodeOptions.split(' ').filter(Boolean);
     this.child = spawn(process.execPath, [...nodeArgs, join(repoRoot, 'lib', 'cli', 'main.js'), 'agent', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
     let gotPort: (p: number) => void = () => undefined;
     this.portReady = new Promise((resolve) => (gotPort = resolve));

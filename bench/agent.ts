@@ -43,7 +43,7 @@ import { parseArgs } from 'node:util';
 import type { RenderedExtendedDeployment } from '../core/render.js';
 import { groupTarget, regionGroups } from '../core/rollout/groups.js';
 import { DEFAULT_WORKERS } from '../agent/options.js';
-import { AgentChild, diffCounts, isLease, isWrite, metricValue, requestCounts, sum } from './agent-child.js';
+import { AgentChild, agentNodeOptions, diffCounts, isLease, isWrite, metricValue, requestCounts, sum } from './agent-child.js';
 import { BenchRun, PODS_PER_NODE, log, percentile, relists, sleep, stats } from './lab-kit.js';
 import { applyFleet, fleetObjects, Observer, waitFleet, type PodSeen } from './rollout-fleet.js';
 
@@ -102,6 +102,7 @@ function parseOptions(argv: readonly string[]): Options {
 
 
 const MIN_READY_SECONDS = 1;
+const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 
 interface Transition {
   ed: string;
@@ -300,6 +301,7 @@ async function main(): Promise<void> {
         `    per rollout by verb and resource: ${breakdown.join(', ')}`,
         `    Lease (time-driven, whole rollout window of ${rolloutSeconds.toFixed(0)} s): ${sum(during, isLease)} requests`,
         `(c) agent peak RSS (VmHWM) after the rollouts: ${memory.peakMiB.toFixed(0)} MiB (RSS then ${memory.nowMiB.toFixed(0)} MiB, after idle ${memoryIdle.nowMiB.toFixed(0)} MiB); target < 250 MB (238 MiB): ${ok(memory.peakMiB * 1.048576 < 250)}`,
+        `    V8 heap after the rollouts: used ${mib(metricValue(afterMetrics, 'nodejs_heap_size_used_bytes'))} of ${mib(metricValue(afterMetrics, 'nodejs_heap_size_total_bytes'))} MiB, external ${mib(metricValue(afterMetrics, 'nodejs_external_memory_bytes'))} MiB; agent node options: ${agentNodeOptions || '(none)'}`,
         `    idle ${o.idleSeconds} s once Healthy: ${idleWrites} writes besides the Lease${idleWrites > 0 ? ` (${[...idle].filter(([k]) => isWrite(k) && !isLease(k)).map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}; Lease renewals ${idleLease}; all requests ${sum(idle)}; target 0 writes: ${ok(idleWrites === 0)}`,
         `    agent warnings/errors logged: ${agent.warnings}; bench watch re-lists: ${relists.count}; bench wall time ${((Date.now() - started) / 1000).toFixed(0)} s`,
       ].join('\n'),

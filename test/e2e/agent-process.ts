@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { AGENT_NODE_FLAGS } from '../../constructs/agent-install.js';
 import { repoRoot } from '../cluster/build.js';
 
 /** One log line of the agent (`{"time","level","msg",...}`), with the test's receive time. */
@@ -40,7 +41,9 @@ export class AgentProcess {
   constructor(readonly options: AgentProcessOptions) {
     const main = join(repoRoot, 'lib', 'cli', 'main.js');
     if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
+    // Started with the Node.js flags the agent install runs it with.
     const args = [
+      ...AGENT_NODE_FLAGS,
       main,
       'agent',
       '--kubeconfig',
