@@ -27,12 +27,12 @@
  *     (ReplicaSet watch) ordered after the status write that records the next group (the agent writes the status
  *     first): resourceVersions of one etcd order them. Also shown: the delay to that status write itself. p50/p99 over
  *     every group transition of every rollout.
- *     That delay is a chain of three: under scaleOutPriority a group is complete only once its old pods are gone, so
- *     (a1) the agent sees the region's new pods available and scales the ReplicaSet down (the first scale-down to the
- *     desired count ordered after the k-th new pod's Ready update), (a') the ReplicaSet controller and kwok take the old
- *     pods away (not the agent), and (a2) the agent sees the group complete (every region: k new pods available and k
- *     old pods terminating, as the bench's watch saw them) and starts the next group. (a1) and (a2) are the agent's
- *     own reaction times and are printed apart.
+ *     That delay is a chain of three, printed apart: under scaleOutPriority a group is complete only once its old pods
+ *     are gone, so (a1) the agent sees the region's new pods available and scales the ReplicaSet down (the first
+ *     scale-down to the desired count ordered after the k-th new pod's Ready update); (a') the ReplicaSet controller
+ *     takes the old pods away (not the agent: the scale-down → the region's k-th old pod seen terminating); (a2) the
+ *     agent sees the group complete (every region: k new pods available and k old pods terminating, as the bench's
+ *     watch saw them) and starts the next group. (a1) and (a2) are the agent's own reaction times.
  * (b) API requests per rollout: the agent's own client-side counter (extendeddeployment_agent_api_requests_total,
  *     every request its API clients send, watches included, by verb and resource) read from its /metrics before and
  *     after the rollouts; Lease traffic is time-driven and shown apart.
@@ -123,6 +123,19 @@ interface RegionReaction {
   group: number;
   available: number;
   scaleDownAt: number | undefined;
+  /** When the region's k-th old pod was seen terminating: the ReplicaSet controller acted on the scale-down. */
+  oldGoneAt: number | undefined;
+}
+
+/** `ed/region` → when each of the region's old pods (not at the rollout's target revision) was first seen terminating. */
+function oldPodsGone(obs: Observer, eds: readonly RenderedExtendedDeployment[]): Map<string, number[]> {
+  const goneOld = new Map<string, number[]>();
+  const targets = new Map<string, string>(eds.flatMap((ed) => ed.regions.map((r) => [`${ed.parsed.metadata.name}/${r.name}`, r.revision] as const)));
+  for (const g of obs.gone.values()) {
+    const key = `${g.ed}/${g.region}`;
+    if (targets.has(key) && g.revision !== targets.get(key)) goneOld.set(key, [...(goneOld.get(key) ?? []), g.at]);
+  }
+  return goneOld;
 }
 
 /** When pod `p` is available by Kubernetes' rule, as soon as the cluster shows it Ready (see the header). */
@@ -134,17 +147,19 @@ const kth = (instants: readonly number[], k: number) => [...instants].sort((a, b
 /** (a1): every region and group of the rollout to `eds`, the agent's reaction to the group's new pods being available. */
 function regionReactions(obs: Observer, eds: readonly RenderedExtendedDeployment[], podsAtTarget: Map<string, PodSeen[]>): RegionReaction[] {
   const out: RegionReaction[] = [];
+  const goneOld = oldPodsGone(obs, eds);
   for (const ed of eds) {
     const name = ed.parsed.metadata.name;
     const strategy = ed.parsed.spec.strategy;
     for (const region of ed.regions) {
       const pods = (podsAtTarget.get(`${name}/${region.name}`) ?? []).filter((p) => p.readyAt !== undefined).sort((a, b) => availableByCondition(a) - availableByCondition(b));
       for (let g = 1; g <= regionGroups(strategy, region.replicas); g++) {
-        const kthPod = pods[groupTarget(strategy, region.replicas, g) - 1];
+        const k = groupTarget(strategy, region.replicas, g);
+        const kthPod = pods[k - 1];
         if (!kthPod) continue;
         // The first scale-down to the desired count that the etcd order puts after the pod showed Ready.
         const down = (obs.scales.get(`${name}-${region.name}`) ?? []).filter((s) => s.rv > (kthPod.readyRv ?? 0) && s.to < s.from && s.to <= region.replicas).sort((a, b) => a.rv - b.rv)[0];
-        out.push({ ed: name, group: g, available: availableByCondition(kthPod), scaleDownAt: down?.at });
+        out.push({ ed: name, group: g, available: availableByCondition(kthPod), scaleDownAt: down?.at, oldGoneAt: kth(goneOld.get(`${name}/${region.name}`) ?? [], k) });
       }
     }
   }
@@ -155,12 +170,7 @@ function regionReactions(obs: Observer, eds: readonly RenderedExtendedDeployment
 function transitions(obs: Observer, eds: readonly RenderedExtendedDeployment[], podsAtTarget: Map<string, PodSeen[]>): Transition[] {
   const out: Transition[] = [];
   const minReadyMs = MIN_READY_SECONDS * 1000;
-  const goneOld = new Map<string, number[]>();
-  const targets = new Map<string, string>(eds.flatMap((ed) => ed.regions.map((r) => [`${ed.parsed.metadata.name}/${r.name}`, r.revision] as const)));
-  for (const g of obs.gone.values()) {
-    const key = `${g.ed}/${g.region}`;
-    if (targets.has(key) && g.revision !== targets.get(key)) goneOld.set(key, [...(goneOld.get(key) ?? []), g.at]);
-  }
+  const goneOld = oldPodsGone(obs, eds);
   for (const ed of eds) {
     const name = ed.parsed.metadata.name;
     const strategy = ed.parsed.spec.strategy;
@@ -294,6 +304,7 @@ async function main(): Promise<void> {
         `    by group: ${[...new Set(withScale.map((t) => t.group))].map((g) => `${g}→${g + 1}: p50 ${Math.round(percentile(withScale.filter((t) => t.group === g).map((t) => t.scaleAt! - t.availableByCondition).sort((a, b) => a - b), 50))} ms`).join(', ')}`,
         `    target p99 < 500 ms: ${ok(p99 < 500)} (by condition ${Math.round(p99)} ms; observed ${Math.round(p99o)} ms)`,
         `  the chain, apart: (a1) region's group pods available → the agent's scale-down of its old pods (${reactions.length} region-groups): ${stats(reactions.map((r) => r.scaleDownAt! - r.available))}`,
+        `    (a') the agent's scale-down → the region's old pods seen terminating (the ReplicaSet controller, not the agent): ${stats(reactions.filter((r) => r.oldGoneAt !== undefined).map((r) => r.oldGoneAt! - r.scaleDownAt!))}`,
         `    (a2) group complete (old pods terminating too) → next group's status write: ${stats(ts.map((t) => t.statusAt - t.complete))}`,
         `    (a2) group complete → next group's first ReplicaSet write:                 ${stats(withScale.map((t) => t.scaleAt! - t.complete))}`,
         `    reconciles during the rollout: ${nReconciles} (mean ${reconcileMs.toFixed(1)} ms each)`,
