@@ -17,7 +17,8 @@ export class AgentMetrics {
   readonly queueWait = new Histogram({
     name: 'extendeddeployment_agent_queue_wait_seconds',
     help: 'Time an ExtendedDeployment waited in the work queue, from the event (or requeue) that made it due until a worker took it.',
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    // Up to minutes: with every ExtendedDeployment due at once, keys wait for the whole queue ahead of them.
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
     registers: [this.registry],
   });
   readonly actions = new Counter({

@@ -149,6 +149,11 @@ async function main(): Promise<void> {
     const idleWrites = sum(idleRequests, (k) => isWrite(k) && !isLease(k));
 
     const per = (n: number) => (n / o.eds).toFixed(1);
+    const quantileMs = (q: number) => {
+      const v = histogramQuantile(wait, q);
+      const top = Math.max(...[...wait.buckets.keys()].filter(Number.isFinite));
+      return v >= top ? `> ${top * 1000} ms (above the largest bucket)` : `${(v * 1000).toFixed(0)} ms`;
+    };
     const rssValues = rss.map(([, v]) => v);
     const s = (v: number) => v.toFixed(1);
     console.log(
@@ -160,8 +165,8 @@ async function main(): Promise<void> {
         `  agent CPU during the rollout: ${s(cpu)} s (${(cpu / rolloutSeconds).toFixed(2)} cores on average); RSS peak (VmHWM) ${memory.peakMiB.toFixed(0)} MiB, at the end ${memory.nowMiB.toFixed(0)} MiB`,
         `  API requests: ${sum(requests, (k) => !isLease(k))} (${per(sum(requests, (k) => !isLease(k)))} per rollout; writes ${per(sum(requests, (k) => isWrite(k) && !isLease(k)))}, reads ${per(sum(requests, (k) => !isWrite(k) && !isLease(k)))}); Lease ${sum(requests, isLease)}`,
         `    by verb and resource: ${[...requests].filter(([k]) => !isLease(k)).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ')}`,
-        `  queue latency (${QUEUE_WAIT}, ${wait.count} waits): p50 ${(histogramQuantile(wait, 0.5) * 1000).toFixed(0)} ms, p99 ${(histogramQuantile(wait, 0.99) * 1000).toFixed(0)} ms, mean ${((wait.sum / Math.max(1, wait.count)) * 1000).toFixed(0)} ms; reconciles ${reconciles}`,
-        `  idle ${o.idleSeconds} s: RSS ${s(rssValues[0] ?? Number.NaN)} → ${s(rssValues[rssValues.length - 1] ?? Number.NaN)} MiB (min ${s(Math.min(...rssValues))}, max ${s(Math.max(...rssValues))}, ${rss.length} samples), slope ${slope(rss).toFixed(3)} MiB/min; CPU ${s(idleCpu)} s; writes besides the Lease ${idleWrites}; agent warnings/errors ${agent.warnings}`,
+        `  queue latency (${QUEUE_WAIT}, ${wait.count} waits): p50 ${quantileMs(0.5)}, p99 ${quantileMs(0.99)}, mean ${((wait.sum / Math.max(1, wait.count)) * 1000).toFixed(0)} ms; reconciles ${reconciles}`,
+        `  idle ${o.idleSeconds} s: RSS ${s(rssValues[0] ?? Number.NaN)} → ${s(rssValues[rssValues.length - 1] ?? Number.NaN)} MiB (min ${s(Math.min(...rssValues))}, max ${s(Math.max(...rssValues))}, ${rss.length} samples), slope ${slope(rss).toFixed(3)} MiB/min; CPU ${s(idleCpu)} s; writes besides the Lease ${idleWrites}${idleWrites > 0 ? ` (${[...idleRequests].filter(([k]) => isWrite(k) && !isLease(k)).map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}; agent warnings/errors ${agent.warnings}`,
       ].join('\n'),
     );
   } finally {
