@@ -44,6 +44,7 @@ import type { RenderedExtendedDeployment } from '../core/render.js';
 import { groupTarget, regionGroups } from '../core/rollout/groups.js';
 import { DEFAULT_WORKERS } from '../agent/options.js';
 import { AgentChild, agentNodeOptions, diffCounts, isLease, isWrite, metricValue, requestCounts, sum } from './agent-child.js';
+import { positiveInt } from './figures.js';
 import { BenchRun, PODS_PER_NODE, log, percentile, relists, sleep, stats } from './lab-kit.js';
 import { applyFleet, fleetObjects, Observer, waitFleet, type PodSeen } from './rollout-fleet.js';
 
@@ -62,13 +63,6 @@ interface Options {
   readonly nodes: number | undefined;
   /** Write the agent's log lines to this file. */
   readonly agentLog: string | undefined;
-}
-
-function positiveInt(flag: string, text: string | undefined, fallback: number): number {
-  if (text === undefined) return fallback;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag} must be a positive integer, not ${JSON.stringify(text)}`);
-  return n;
 }
 
 function parseOptions(argv: readonly string[]): Options {
