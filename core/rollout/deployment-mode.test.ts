@@ -62,6 +62,14 @@ describe('compat mode: native Deployments, the agent owns replicas and paused', 
     expect(plan.status.phase).toBe('WaitingForConfirmation');
   });
 
+  it('keeps a group it held for approval done while pausing bumps the Deployment\'s generation (never unpauses it)', () => {
+    const held: ExtendedDeploymentStatus = { ...inGroup(1), phase: 'WaitingForConfirmation' };
+    // The agent's pause is in the cache; the Deployment controller has not observed that generation yet.
+    const { plan, writes: w } = writes([region('a', 3, 3, true, { generation: 3, observedGeneration: 2 }), region('b', 2, 0, true)], held, { needWaitingForConfirm: true });
+    expect(w).toEqual([]);
+    expect(plan.status.phase).toBe('WaitingForConfirmation');
+  });
+
   it('rolls every region together with regionOrder Parallel', () => {
     expect(writes([region('a', 3, 0, true), region('b', 2, 0, true)], undefined, { regionOrder: 'Parallel' }).writes).toEqual(['web-a paused=false', 'web-b paused=false']);
   });

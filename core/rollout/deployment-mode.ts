@@ -87,7 +87,11 @@ export function planDeploymentRollout(input: RolloutInput): RolloutPlan {
   const started = regions.filter((r) => rolloutRegions.includes(r.name) && progressOf(r)?.paused === false && (progressOf(r)?.updatedReplicas ?? 0) > 0);
   let group = groups.length === 0 ? 0 : Math.max(sameRollout ? (prev.currentGroup ?? 1) : 1, ...started.map((r) => groupOf(r.name)), 1);
   let groupStart = sameRollout && prev.lastGroupStartTime !== undefined && group === prev.currentGroup ? Date.parse(prev.lastGroupStartTime) : now;
-  const groupDone = (g: number) => (groups[g - 1] ?? []).every((r) => finished(r, progressOf(r) as DeploymentProgress));
+  // A group the status records as held for approval was done: pausing its Deployments bumps their generation, and until
+  // the controller observes it their status cannot show them finished. Judged again, the group would look unfinished
+  // and its region be unpaused in the middle of the gate.
+  const heldDone = (g: number) => sameRollout && prev.currentGroup === g && prev.phase === 'WaitingForConfirmation';
+  const groupDone = (g: number) => heldDone(g) || (groups[g - 1] ?? []).every((r) => finished(r, progressOf(r) as DeploymentProgress));
 
   const gate = decideGate({ strategy: ed.spec.strategy, rolloutRevision: input.rolloutRevision, controls: input.controls, now, group, totalGroups: groups.length, groupDone: groupDone(group), groupStart });
   if (gate.kind === 'advance') {
