@@ -70,6 +70,13 @@ describe('compat mode: native Deployments, the agent owns replicas and paused', 
     expect(plan.status.phase).toBe('WaitingForConfirmation');
   });
 
+  it('keeps a completed rollout complete while the last region\'s pause is not yet observed', () => {
+    const healthy: ExtendedDeploymentStatus = { ...inGroup(2), phase: 'Healthy' };
+    const { plan, writes: w } = writes([region('a', 3, 3, true), region('b', 2, 2, true, { generation: 3, observedGeneration: 2 })], healthy);
+    expect(w).toEqual([]);
+    expect(plan.status.phase).toBe('Healthy');
+  });
+
   it('rolls every region together with regionOrder Parallel', () => {
     expect(writes([region('a', 3, 0, true), region('b', 2, 0, true)], undefined, { regionOrder: 'Parallel' }).writes).toEqual(['web-a paused=false', 'web-b paused=false']);
   });

@@ -6,10 +6,14 @@ import type { RolloutInput, RolloutPlan } from './planner.js';
 import type { DeploymentProgress, RegionCounts, RegionState } from './snapshot.js';
 import { buildStatus, type Phase } from './status.js';
 
-/** A region whose Deployment finished: its generation observed, every pod updated and available, nothing extra. */
-function finished(region: RegionState, progress: DeploymentProgress): boolean {
+/**
+ * A region whose Deployment finished: its generation observed, every pod updated and available, nothing extra. With
+ * `doneBefore` (the status recorded the region's group done) a paused Deployment may lag one generation behind: the
+ * agent's own pause bumped it, and no pod changes for a pause.
+ */
+function finished(region: RegionState, progress: DeploymentProgress, doneBefore = false): boolean {
   return (
-    progress.observedGeneration >= progress.generation &&
+    (progress.observedGeneration >= progress.generation || (doneBefore && progress.paused)) &&
     progress.updatedReplicas >= region.desired &&
     progress.replicas === region.desired &&
     progress.availableReplicas >= region.desired
@@ -87,11 +91,11 @@ export function planDeploymentRollout(input: RolloutInput): RolloutPlan {
   const started = regions.filter((r) => rolloutRegions.includes(r.name) && progressOf(r)?.paused === false && (progressOf(r)?.updatedReplicas ?? 0) > 0);
   let group = groups.length === 0 ? 0 : Math.max(sameRollout ? (prev.currentGroup ?? 1) : 1, ...started.map((r) => groupOf(r.name)), 1);
   let groupStart = sameRollout && prev.lastGroupStartTime !== undefined && group === prev.currentGroup ? Date.parse(prev.lastGroupStartTime) : now;
-  // A group the status records as held for approval was done: pausing its Deployments bumps their generation, and until
-  // the controller observes it their status cannot show them finished. Judged again, the group would look unfinished
-  // and its region be unpaused in the middle of the gate.
-  const heldDone = (g: number) => sameRollout && prev.currentGroup === g && prev.phase === 'WaitingForConfirmation';
-  const groupDone = (g: number) => heldDone(g) || (groups[g - 1] ?? []).every((r) => finished(r, progressOf(r) as DeploymentProgress));
+  // A group the status records as held for approval was done, and so was every group of a rollout it records Healthy.
+  // Judged without that, a pause the controller has not observed yet would make the group look unfinished and get its
+  // region unpaused in the middle of the gate.
+  const doneBefore = (g: number) => sameRollout && ((prev.currentGroup === g && prev.phase === 'WaitingForConfirmation') || prev.phase === 'Healthy');
+  const groupDone = (g: number) => (groups[g - 1] ?? []).every((r) => finished(r, progressOf(r) as DeploymentProgress, doneBefore(g)));
 
   const gate = decideGate({ strategy: ed.spec.strategy, rolloutRevision: input.rolloutRevision, controls: input.controls, now, group, totalGroups: groups.length, groupDone: groupDone(group), groupStart });
   if (gate.kind === 'advance') {
@@ -110,7 +114,7 @@ export function planDeploymentRollout(input: RolloutInput): RolloutPlan {
   }
 
   if (gate.kind === 'complete') {
-    const allDone = regions.every((r) => finished(r, progressOf(r) as DeploymentProgress));
+    const allDone = regions.every((r) => finished(r, progressOf(r) as DeploymentProgress, doneBefore(groups.length)));
     return allDone
       ? result('Healthy', groups.length, undefined, 'RolloutComplete', 'every region runs its rendered revision', rolloutRegions, groups.length, actions)
       : result('Progressing', group, undefined, 'Scaling', 'regions are converging to their replica counts', rolloutRegions, groups.length, actions);
