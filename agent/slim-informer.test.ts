@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,19 +16,14 @@ describe('withoutManagedFields', () => {
   });
 });
 
-describe('slimInformer', () => {
+/**
+ * Serves `handler` on a loopback port for the enclosing describe block and points `kc` at it: a few canned answers,
+ * enough to drive client-node's ListWatch (not an API server).
+ */
+function servePods(kc: KubeConfig, handler: RequestListener): void {
   let server: Server;
-  const kc = new KubeConfig();
   beforeAll(async () => {
-    server = createServer((req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      if (req.url?.includes('watch=true')) {
-        res.write(`${JSON.stringify({ type: 'ADDED', object: pod('b', '11') })}\n`);
-        res.write(`${JSON.stringify({ type: 'MODIFIED', object: pod('a', '12') })}\n`);
-        return; // the watch stays open
-      }
-      res.end(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '10' }, items: [pod('a', '10')] }));
-    });
+    server = createServer(handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     kc.loadFromOptions({
       clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
@@ -40,6 +35,19 @@ describe('slimInformer', () => {
   afterAll(() => {
     server.closeAllConnections();
     return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+}
+
+describe('slimInformer', () => {
+  const kc = new KubeConfig();
+  servePods(kc, (req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (req.url?.includes('watch=true')) {
+      res.write(`${JSON.stringify({ type: 'ADDED', object: pod('b', '11') })}\n`);
+      res.write(`${JSON.stringify({ type: 'MODIFIED', object: pod('a', '12') })}\n`);
+      return; // the watch stays open
+    }
+    res.end(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '10' }, items: [pod('a', '10')] }));
   });
 
   it('caches listed and watched objects without managedFields', async () => {
@@ -65,27 +73,13 @@ describe('slimInformer when a watch ends at once', () => {
   // Each test sets how the server answers a watch; lists always succeed. Counts what the informer asked for.
   let answerWatch: (res: import('node:http').ServerResponse) => void = () => undefined;
   const requests: string[] = [];
-  let server: Server;
   const kc = new KubeConfig();
-  beforeAll(async () => {
-    server = createServer((req, res) => {
-      const watch = req.url?.includes('watch=true') ?? false;
-      requests.push(watch ? `WATCH rv=${new URL(req.url ?? '', 'http://x').searchParams.get('resourceVersion')}` : 'LIST');
-      if (watch) return answerWatch(res);
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '10' }, items: [pod('a', '10')] }));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-      users: [{ name: 'u', token: 't' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-  });
-  afterAll(() => {
-    server.closeAllConnections();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
+  servePods(kc, (req, res) => {
+    const watch = req.url?.includes('watch=true') ?? false;
+    requests.push(watch ? `WATCH rv=${new URL(req.url ?? '', 'http://x').searchParams.get('resourceVersion')}` : 'LIST');
+    if (watch) return answerWatch(res);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '10' }, items: [pod('a', '10')] }));
   });
 
   const list = async () => {
