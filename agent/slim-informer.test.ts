@@ -98,11 +98,14 @@ describe('slimInformer when a watch ends at once', () => {
 
   const gone = JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'too old resource version' } });
 
+  /** A watch answered 200 whose stream carries one ERROR event with 410 Gone, as the API server sends it. */
+  const goneInStream = (res: import('node:http').ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(`${gone}\n`);
+  };
+
   it('reports 410 Gone in the stream as an error instead of relisting at once, and relists on the next start', async () => {
-    answerWatch = (res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(`${gone}\n`);
-    };
+    answerWatch = goneInStream;
     const { error, informer } = await firstError();
     expect(String(error)).toMatch(/410/);
     expect(requests).toEqual(['LIST', 'WATCH rv=10']);
@@ -112,10 +115,7 @@ describe('slimInformer when a watch ends at once', () => {
   });
 
   it('relists after 410 Gone also when the cache keeps objects transformed (the Status reaches ListWatch as it came)', async () => {
-    answerWatch = (res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(`${gone}\n`);
-    };
+    answerWatch = goneInStream;
     const nameOnly = transformingInformer<KubernetesObject>((o) => ({ metadata: { name: o.metadata?.name, namespace: o.metadata?.namespace, resourceVersion: o.metadata?.resourceVersion } }));
     const { informer } = await firstError(nameOnly);
     await informer.start();
