@@ -75,7 +75,9 @@ describe('snapshotFromObjects', () => {
     const r = rendered();
     const [amd, arm] = r.regions;
     const ed = { ...(r.manifest as ExtendedDeploymentObject), metadata: { ...(r.manifest as ExtendedDeploymentObject).metadata, generation: 7 } };
-    const workloads = { replicaSets: [rs('web-amd', amd?.revision, 3), rs('web-arm', arm?.revision, undefined), rs('web-amd', 'x', 9, 'other')], deployments: [] };
+    const reporting = { ...rs('web-amd', amd?.revision, 3), status: { observedGeneration: 4, terminatingReplicas: 1 } };
+    reporting.metadata!.generation = 5;
+    const workloads = { replicaSets: [reporting, rs('web-arm', arm?.revision, undefined), rs('web-amd', 'x', 9, 'other')], deployments: [] };
     const pods = [
       pod('web-amd-b', 'amd', 'old', { marked: true }),
       pod('web-amd-a', 'amd', amd?.revision ?? ''),
@@ -95,8 +97,9 @@ describe('snapshotFromObjects', () => {
       ['amd', 3, amd?.revision],
       ['arm', 2, arm?.revision],
     ]);
-    expect(input.regions[0]?.workload).toEqual({ name: 'web-amd', templateRevision: amd?.revision, replicas: 3 });
-    expect(input.regions[1]?.workload).toEqual({ name: 'web-arm', templateRevision: arm?.revision, replicas: 1 });
+    // What the ReplicaSet controller reported, so new pods are asked for only once it is in (region-step.ts).
+    expect(input.regions[0]?.workload).toEqual({ name: 'web-amd', templateRevision: amd?.revision, replicas: 3, reported: { generation: 5, observedGeneration: 4, terminatingReplicas: 1 } });
+    expect(input.regions[1]?.workload).toEqual({ name: 'web-arm', templateRevision: arm?.revision, replicas: 1, reported: { generation: 0, observedGeneration: 0, terminatingReplicas: undefined } });
     // Pods of the region only, sorted by name.
     expect(input.regions[0]?.pods.map((p) => p.name)).toEqual(['web-amd-a', 'web-amd-b']);
     expect(input.regions[0]?.pods[1]).toEqual({

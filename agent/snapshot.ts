@@ -228,6 +228,13 @@ function workloadState(workload: WorkloadObject, deployment: boolean): WorkloadS
     templateRevision: workload.spec?.template?.metadata?.labels?.[REVISION_LABEL],
     // Kubernetes defaults an omitted spec.replicas to 1; the cache shows the defaulted value, this is belt and braces.
     replicas: workload.spec?.replicas ?? 1,
+    ...(!deployment && {
+      reported: {
+        generation: workload.metadata?.generation ?? 0,
+        observedGeneration: status.observedGeneration ?? 0,
+        terminatingReplicas: 'terminatingReplicas' in status && typeof status.terminatingReplicas === 'number' ? status.terminatingReplicas : undefined,
+      },
+    }),
     ...(deployment && {
       deployment: {
         paused: workload.spec?.paused === true,

@@ -97,7 +97,9 @@ export function planDeploymentRollout(input: RolloutInput): RolloutPlan {
   const doneBefore = (g: number) => sameRollout && ((prev.currentGroup === g && prev.phase === 'WaitingForConfirmation') || prev.phase === 'Healthy');
   const groupDone = (g: number) => (groups[g - 1] ?? []).every((r) => finished(r, progressOf(r) as DeploymentProgress, doneBefore(g)));
 
-  const gate = decideGate({ strategy: ed.spec.strategy, rolloutRevision: input.rolloutRevision, controls: input.controls, now, group, totalGroups: groups.length, groupDone: groupDone(group), groupStart });
+  // A region group is available only once its native rollout is done: the barrier and settling are one here.
+  const done = groupDone(group);
+  const gate = decideGate({ strategy: ed.spec.strategy, rolloutRevision: input.rolloutRevision, controls: input.controls, now, group, totalGroups: groups.length, groupAvailable: done, groupDone: done, groupStart });
   if (gate.kind === 'advance') {
     group += 1;
     groupStart = now;

@@ -21,7 +21,9 @@ export interface GateInput {
   readonly now: number;
   readonly group: number;
   readonly totalGroups: number;
-  /** Every region finished the current group. */
+  /** Every region's current group is available (Ready for minReadySeconds at the new revision): the global barrier. */
+  readonly groupAvailable: boolean;
+  /** Every region finished the current group: available, and the old pods it replaces are gone. */
   readonly groupDone: boolean;
   /** When the current group started (ms). */
   readonly groupStart: number;
@@ -41,9 +43,11 @@ export function progressDeadlineMs(strategy: Pick<RolloutStrategy, 'syncWaitTime
 
 /**
  * Every gate of the rollout model in one place. In order: a done last group completes the rollout; abort and pause
- * hold wherever the rollout is; a done group waits for approval when confirmation is on (only the first gate with
- * needFirstConfirm), approved by `edctl approve` or by `strategy.approval` naming this rollout revision; a group past
- * its progress deadline (restarted by resume) holds as Degraded.
+ * hold wherever the rollout is; the next group starts as soon as every region's current group is available (the old
+ * pods it replaces leave in the next group's first step, within the same budgets), unless confirmation is on (only
+ * the first gate with needFirstConfirm) and no approval covers it (`edctl approve`, or `strategy.approval` naming this
+ * rollout revision): then the group first settles (its old pods gone) and waits; a group past its progress deadline
+ * (restarted by resume) holds as Degraded.
  */
 export function decideGate(input: GateInput): Gate {
   const { strategy, controls, group } = input;
@@ -54,15 +58,15 @@ export function decideGate(input: GateInput): Gate {
   if (strategy.pause || controls.paused) {
     return { kind: 'hold', phase: 'Paused', reason: 'Paused', message: `paused by ${strategy.pause ? 'strategy.pause' : 'edctl pause'} in group ${group}` };
   }
-  if (input.groupDone) {
+  if (group < input.totalGroups && (input.groupAvailable || input.groupDone)) {
     const next = group + 1;
     const needsConfirm = strategy.needWaitingForConfirm && (!strategy.needFirstConfirm || group === 1);
     const approval = strategy.approval;
     const approved = (controls.approvedThrough ?? 0) >= next || (approval !== undefined && approval.revision === input.rolloutRevision && approval.throughGroup >= next);
-    if (needsConfirm && !approved) {
+    if (!needsConfirm || approved) return { kind: 'advance' };
+    if (input.groupDone) {
       return { kind: 'hold', phase: 'WaitingForConfirmation', reason: 'WaitingForConfirmation', message: `group ${group} is done; group ${next} waits for approval` };
     }
-    return { kind: 'advance' };
   }
   const deadline = progressDeadlineMs(strategy);
   if (input.now - Math.max(input.groupStart, controls.resumedAt ?? 0) > deadline) {

@@ -166,6 +166,63 @@ describe('planRollout: decisions from one snapshot', () => {
     expect(scales(approved)).toEqual(['a:5->7']);
   });
 
+  // Group 1 of a (5, batch 2) is available: its new pod is Ready, and the old pod it replaces has not left yet.
+  const group1Available = () => [region('a', 5, [...olds(5), ...news(1)])];
+
+  it('starts the next group once every region\'s group is available: the old pods it replaced leave in its first step', () => {
+    const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]);
+    const plan = planRollout(input({ ed: strategy, regions: group1Available(), status: inGroup(1, 5000) }));
+    expect(plan.status).toMatchObject({ phase: 'Progressing', currentGroup: 2, lastGroupStartTime: new Date(T0).toISOString() });
+    expect(plan.events.map((e) => e.reason)).toEqual(['GroupCompleted', 'GroupStarted']);
+    // Within the same budgets: the surge is used up until the old pod is gone, so group 2 first scales down.
+    expect(scales(plan)).toEqual(['a:6->5']);
+    const notYet = planRollout(input({ ed: strategy, regions: [region('a', 5, [...olds(5), ...news(1, { readySince: T0 - 500 })], 6)], status: inGroup(1, 5000) }));
+    expect(notYet.status.currentGroup).toBe(1);
+    expect(scales(notYet)).toEqual([]);
+  });
+
+  it('asks for a group\'s missing pods at once once the terminating pods holding the room are gone, not one by one', () => {
+    const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]);
+    const leaving = [...olds(4), ...olds(1).map((p) => ({ ...p, terminating: true })), ...news(1)];
+    // Room for one of the two missing pods: a partial scale would cost a write and a ReplicaSet controller round more.
+    expect(scales(planRollout(input({ ed: strategy, regions: [region('a', 5, leaving, 5)], status: inGroup(2) })))).toEqual([]);
+    // A pod deleted by someone else: the ReplicaSet (at 6) replaces it; its count is not lowered to the pods left.
+    expect(scales(planRollout(input({ ed: strategy, regions: [region('a', 5, leaving, 6)], status: inGroup(2) })))).toEqual([]);
+    expect(scales(planRollout(input({ ed: strategy, regions: [region('a', 5, [...olds(4), ...news(1)], 5)], status: inGroup(2) })))).toEqual(['a:5->7']);
+    // Room for every missing pod: no need to wait for the terminating ones.
+    const roomy = ed({ batchSize: 2, rolloutStrategy: 'Group', updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 4, maxUnavailable: 0 } } }, [{ name: 'a', replicas: 5 }]);
+    expect(scales(planRollout(input({ ed: roomy, regions: [region('a', 5, leaving, 5)], status: inGroup(2) })))).toEqual(['a:5->8']);
+  });
+
+  it('asks for new pods only once the ReplicaSet controller has reported the last count and the pods that left', () => {
+    const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]);
+    const after = (reported: { generation: number; observedGeneration: number; terminatingReplicas: number | undefined }): RegionState => ({ ...region('a', 5, [...olds(4), ...news(1)], 5), workload: { name: 'web-a', templateRevision: 'new', replicas: 5, reported } });
+    // Its status write for the old pod that just left is on its way: a count written now would make it conflict.
+    expect(scales(planRollout(input({ ed: strategy, regions: [after({ generation: 3, observedGeneration: 3, terminatingReplicas: 1 })], status: inGroup(2) })))).toEqual([]);
+    expect(scales(planRollout(input({ ed: strategy, regions: [after({ generation: 3, observedGeneration: 2, terminatingReplicas: 0 })], status: inGroup(2) })))).toEqual([]);
+    expect(scales(planRollout(input({ ed: strategy, regions: [after({ generation: 3, observedGeneration: 3, terminatingReplicas: 0 })], status: inGroup(2) })))).toEqual(['a:5->7']);
+    // A cluster that does not report terminating pods (before Kubernetes 1.33): the generation alone.
+    expect(scales(planRollout(input({ ed: strategy, regions: [after({ generation: 3, observedGeneration: 3, terminatingReplicas: undefined })], status: inGroup(2) })))).toEqual(['a:5->7']);
+  });
+
+  it('settles a group (its old pods gone) before it waits for approval, and starts the next one at once when already approved', () => {
+    const strategy = ed({ batchSize: 2, needWaitingForConfirm: true }, [{ name: 'a', replicas: 5 }]);
+    const settling = planRollout(input({ ed: strategy, regions: group1Available(), status: inGroup(1) }));
+    expect(settling.status).toMatchObject({ phase: 'Progressing', currentGroup: 1 });
+    expect(scales(settling)).toEqual(['a:6->5']);
+    expect(planRollout(input({ ed: strategy, regions: afterGroup1(), status: settling.status })).status.phase).toBe('WaitingForConfirmation');
+    const approved = planRollout(input({ ed: strategy, regions: group1Available(), status: inGroup(1), controls: { ...noControls, approvedThrough: 2 } }));
+    expect(approved.status).toMatchObject({ phase: 'Progressing', currentGroup: 2 });
+  });
+
+  it('completes the rollout only once the last group\'s old pods are gone', () => {
+    const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]);
+    const lastAvailable = planRollout(input({ ed: strategy, regions: [region('a', 5, [...olds(1), ...news(5)])], status: inGroup(3) }));
+    expect(lastAvailable.status).toMatchObject({ phase: 'Progressing', currentGroup: 3 });
+    expect(scales(lastAvailable)).toEqual(['a:6->5']);
+    expect(planRollout(input({ ed: strategy, regions: [region('a', 5, news(5))], status: inGroup(3) })).status.phase).toBe('Healthy');
+  });
+
   it('takes a declarative approval from Git only for its own rollout revision', () => {
     const approve = (revision: string) => ed({ batchSize: 2, needWaitingForConfirm: true, approval: { revision, throughGroup: 2 } }, [{ name: 'a', replicas: 5 }]);
     expect(planRollout(input({ ed: approve('R1'), regions: afterGroup1(), status: inGroup(1) })).status.currentGroup).toBe(2);

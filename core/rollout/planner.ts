@@ -59,7 +59,7 @@ export interface RolloutPlan {
  * plan, and every decision is re-derived from the input, so a new leader continues from what the cluster shows.
  *
  * A rollout starts when a region has pods at another revision than the rendered one. It proceeds in global groups
- * (see groups.ts); a group starts only when every region finished the previous one and the gate allows it
+ * (see groups.ts); a group starts only when every region's previous group is available and the gate allows it
  * (confirmation, pause, abort); a group that does not finish within the progress deadline makes the rollout Degraded
  * and stops it. Regions that the rollout does not change only converge to their replica count. Native Deployments
  * (compat mode) are planned by deployment-mode.ts.
@@ -106,9 +106,10 @@ function planReplicaSetRollout(input: RolloutInput): RolloutPlan {
   if (group !== (prev.currentGroup ?? 0) && sameRollout && group > (prev.currentGroup ?? 0)) groupStart = now;
   let steps = stepAll(input, schedule, group);
   const groupDone = [...steps.values()].every((s) => s.done);
+  const groupAvailable = [...steps.values()].every((s) => s.available);
   const idleActions = (s: Map<string, RegionStep>) => regions.filter((r) => !rolloutRegions.includes(r.name)).flatMap((r) => s.get(r.name)?.actions ?? []);
 
-  const gate = decideGate({ strategy, rolloutRevision: input.rolloutRevision, controls, now, group, totalGroups: schedule.totalGroups, groupDone, groupStart });
+  const gate = decideGate({ strategy, rolloutRevision: input.rolloutRevision, controls, now, group, totalGroups: schedule.totalGroups, groupAvailable, groupDone, groupStart });
   if (gate.kind === 'complete') {
     const allDone = [...steps.values()].every((s) => s.done);
     const actions = [...steps.values()].flatMap((s) => s.actions);
@@ -160,8 +161,9 @@ function stepAll(input: RolloutInput, schedule: GroupSchedule, group: number): M
         const swaps = stepInPlace(region, wantNew, unavailable, strategy.updateStrategy.gracePeriodSeconds, strategy.minReadySeconds, input.now);
         if (swaps.busy || swaps.actions.length > 0) {
           const counts = countPods(region, strategy.minReadySeconds, input.now);
-          const done = counts.updatedAvailable >= Math.min(wantNew, region.desired) && counts.old <= region.desired - Math.min(wantNew, region.desired);
-          return [region.name, { counts, actions: swaps.actions, done }];
+          const available = counts.updatedAvailable >= Math.min(wantNew, region.desired);
+          const done = available && counts.old <= region.desired - Math.min(wantNew, region.desired);
+          return [region.name, { counts, actions: swaps.actions, available, done }];
         }
       }
       return [region.name, stepRegion(region, wantNew, budgets, strategy.minReadySeconds, input.now)];

@@ -62,6 +62,16 @@ export interface WorkloadState {
   readonly replicas: number;
   /** What a native Deployment reports (compat mode, subsetType Deployment); undefined for a ReplicaSet. */
   readonly deployment?: DeploymentProgress | undefined;
+  /** What the ReplicaSet controller last reported; undefined when unknown (then never waited for). */
+  readonly reported?: ReplicaSetReport | undefined;
+}
+
+/** The ReplicaSet controller's view of a regional ReplicaSet. */
+export interface ReplicaSetReport {
+  readonly generation: number;
+  readonly observedGeneration: number;
+  /** status.terminatingReplicas (Kubernetes 1.33+); undefined when the cluster does not report it. */
+  readonly terminatingReplicas: number | undefined;
 }
 
 /** A native Deployment's own view of its rollout. */

@@ -15,7 +15,8 @@
 //   groupTarget    (ReplicaSet mode) per region, new-revision pods ≤ the target of status.currentGroup (new pods above
 //                  a shrunk desired count are surplus, not progress: min(new, desired) is compared).
 //   groupAdvance   when status.currentGroup advances within one rollout, every region had finished the group before:
-//                  (ReplicaSet mode) its target available at the new revision and no more old pods than the rest;
+//                  (ReplicaSet mode) its target available at the new revision (the old pods it replaces may still be
+//                  leaving: the next group's first step removes them, and the ceiling and floor bound it);
 //                  (compat mode) the previous group's regions entirely at the new revision and available.
 //   waitingRegionTouched  (compat mode) a region whose group has not started keeps its Deployment paused, gets no pod of
 //                  the new revision and loses no pod.
@@ -402,9 +403,8 @@ export class InvariantChecker {
         continue;
       }
       const wantNew = Math.min(targetAtGroup(strategy, scheduled, done), region.desired);
-      const wantOld = region.desired - wantNew;
-      if (newAvailable < wantNew || old > wantOld) {
-        report('groupAdvance', region.name, `group ${to} started before group ${done} was done (${newAvailable} new available of ${wantNew}, ${old} old of at most ${wantOld})`);
+      if (newAvailable < wantNew) {
+        report('groupAdvance', region.name, `group ${to} started before group ${done} was available (${newAvailable} new available of ${wantNew})`);
       }
     }
   }
