@@ -30,10 +30,12 @@ export const LEASE_DURATION_BOUNDS = { min: 2, max: 3600 } as const;
 export const DEFAULT_METRICS_BIND_ADDRESS = '127.0.0.1:8080';
 /**
  * Workers reconciling ExtendedDeployments in parallel (one key is never reconciled by two at once). A reconcile spends
- * nearly all its time waiting for the API server, so workers are cheap; with 2, rollouts queued behind each other's
- * writes (bench/agent). Controllers in the field use 10–20 (Argo Rollouts: 10).
+ * nearly all its time waiting for the API server, so workers are cheap: with many rollouts at once, a group whose pods
+ * just became available should not queue behind other objects' writes (bench/agent, 200 rollouts at once: queue wait
+ * p99 380 ms with 16 workers, 272 ms with 48; RSS 171 → 178 MiB). Controllers in the field use 10–20 (Argo Rollouts:
+ * 10) but write less per reconcile.
  */
-export const DEFAULT_WORKERS = 16;
+export const DEFAULT_WORKERS = 48;
 
 /** A unique identity per process: the host (the pod name in a cluster) plus a random suffix, as client-go advises. */
 export function defaultIdentity(): string {

@@ -251,6 +251,35 @@ describe('Reconciler', () => {
     expect(later.statuses[0]?.regions?.[0]).toMatchObject({ current: 3, updated: 1 });
   });
 
+  it('holds a change of pod counts alone for a look due within the interval (a pod turning available), at most one interval', async () => {
+    const t = clock();
+    const first = recorder();
+    await new Reconciler({ caches: world().caches, ports: first.ports, clock: t, log: silentLogger }).reconcile('shop/web');
+    // The new pod turned Ready 200 ms ago: available after minReadySeconds, 800 ms from now.
+    const readyNow = (minReadySeconds: number) => {
+      const next = world({ status: first.statuses[0], replicas: 3, newPod: true, spec: { strategy: { minReadySeconds } } });
+      next.ed.metadata!.resourceVersion = '11';
+      for (const pod of next.caches.pods.list('shop')) {
+        if (pod.metadata?.name === 'web-amd-c') pod.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(t.now() - 200) }] };
+        else pod.metadata!.annotations = { 'controller.kubernetes.io/pod-deletion-cost': '-100' };
+      }
+      return next;
+    };
+    const soon = recorder();
+    const held = new Reconciler({ caches: readyNow(1).caches, ports: soon.ports, clock: t, log: silentLogger });
+    const result = await held.reconcile('shop/web');
+    expect(soon.calls).toEqual([]);
+    expect(result.requeueAfterMs).toBe(800 + 5);
+    t.advance(400);
+    // Looked at again before the instant (another pod event): still held, the instant is within the interval.
+    expect((await held.reconcile('shop/web')).requeueAfterMs).toBe(400 + 5);
+    expect(soon.calls).toEqual([]);
+    // A look 5 s away is not worth holding the counts for: written at once.
+    const late = recorder();
+    await new Reconciler({ caches: readyNow(5).caches, ports: late.ports, clock: t, log: silentLogger }).reconcile('shop/web');
+    expect(late.calls).toEqual(['status:Progressing:1']);
+  });
+
   it('ignores a deleted ExtendedDeployment', async () => {
     const { caches } = world();
     const { calls, ports } = recorder();

@@ -84,6 +84,8 @@ export class Reconciler {
   private readonly ownWrites = new OwnWrites();
   /** key → when this agent last wrote its status (ms): paces progress-only writes. */
   private readonly lastWrite = new Map<string, number>();
+  /** Since when a count-only status change waits for an upcoming look (pacing only; lost on restart, harmlessly). */
+  private readonly countsPendingSince = new Map<string, number>();
 
   constructor(
     private readonly deps: {
@@ -110,6 +112,7 @@ export class Reconciler {
       this.replacedVersion.delete(key);
       this.ownWrites.forget(key);
       this.lastWrite.delete(key);
+      this.countsPendingSince.delete(key);
       metrics?.setPhase(key, undefined);
       return { outcome: 'gone' };
     }
@@ -144,10 +147,18 @@ export class Reconciler {
     const first = changed && statusFirst(input.status, plan.status);
     const kind: WorkloadKind = input.ed.spec.subsetType === 'Deployment' ? 'Deployment' : 'ReplicaSet';
     if (changed && !first && plan.actions.length === 0 && plan.events.length === 0 && progressOnlyChange(ed.status, plan.status)) {
-      const wait = (this.lastWrite.get(key) ?? Number.NEGATIVE_INFINITY) + PROGRESS_WRITE_INTERVAL_MS - clock.now();
+      const now = clock.now();
+      const requeue = nextRequeueMs(input, plan);
+      // Only counts moved. Since the last write, which was just now: write them (and whatever comes meanwhile) later.
+      const paced = (this.lastWrite.get(key) ?? Number.NEGATIVE_INFINITY) + PROGRESS_WRITE_INTERVAL_MS - now;
+      // Before a look due within the interval (a pod turning available, typically the next group's start), which
+      // writes the status anyway: a count-only write still in flight then would delay the group. Counts wait at most
+      // one interval in all.
+      const pendingSince = this.countsPendingSince.get(key) ?? now;
+      const upcoming = requeue !== undefined && now - pendingSince + requeue <= PROGRESS_WRITE_INTERVAL_MS ? requeue : 0;
+      const wait = Math.max(paced, upcoming);
       if (wait > 0) {
-        // Only counts moved since the last write, which was just now: write them (and whatever comes meanwhile) later.
-        const requeue = nextRequeueMs(input, plan);
+        this.countsPendingSince.set(key, pendingSince);
         return { outcome: 'synced', requeueAfterMs: Math.min(requeue ?? Number.POSITIVE_INFINITY, Math.ceil(wait)) };
       }
     }
@@ -253,6 +264,7 @@ export class Reconciler {
     await this.deps.ports.writeStatus(ed, status);
     this.deps.metrics?.statusWrites.inc();
     this.lastWrite.set(key, this.deps.clock.now());
+    this.countsPendingSince.delete(key);
     if (ed.metadata?.resourceVersion) this.replacedVersion.set(key, ed.metadata.resourceVersion);
   }
 }

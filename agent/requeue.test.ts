@@ -46,13 +46,13 @@ describe('nextRequeueMs', () => {
 
   it('looks again when the next pod becomes available', () => {
     const pods = [pod(NOW - 9_000), pod(NOW - 4_000), pod(NOW - 60_000), pod(NOW - 1_000, { terminating: true })];
-    expect(nextRequeueMs(input(pods), plan({ phase: 'Progressing' }))).toBe(1_000 + 50);
+    expect(nextRequeueMs(input(pods), plan({ phase: 'Progressing' }))).toBe(1_000 + 5);
   });
 
   it('looks again when the progress deadline passes, counted from a resume', () => {
     const status = { phase: 'Progressing' as const, lastGroupStartTime: new Date(NOW - 59_000).toISOString() };
-    expect(nextRequeueMs(input([]), plan(status))).toBe(1_000 + 1 + 50);
-    expect(nextRequeueMs(input([], NOW - 50_000), plan(status))).toBe(10_000 + 1 + 50); // the resume moved the deadline
+    expect(nextRequeueMs(input([]), plan(status))).toBe(1_000 + 1 + 5);
+    expect(nextRequeueMs(input([], NOW - 50_000), plan(status))).toBe(10_000 + 1 + 5); // the resume moved the deadline
   });
 
   it('polls at most every MAX_REQUEUE_MS while unfinished', () => {
@@ -63,7 +63,7 @@ describe('nextRequeueMs', () => {
   it('looks again when a draining pod\'s grace period ends: no event announces it, the images are swapped then', () => {
     const inPlace = { ...ed, spec: { ...ed.spec, strategy: { ...ed.spec.strategy, updateStrategy: { ...ed.spec.strategy.updateStrategy, type: 'InPlaceIfPossible' as const, gracePeriodSeconds: 5 } } } };
     const draining = pod(undefined, { revision: 'old', swap: { revision: 'new', phase: 'draining', since: NOW - 2_000 }, gated: true, gateOpen: false });
-    expect(nextRequeueMs({ ...input([draining, pod(NOW - 60_000)]), ed: inPlace }, plan({ phase: 'Progressing' }))).toBe(3_000 + 50);
+    expect(nextRequeueMs({ ...input([draining, pod(NOW - 60_000)]), ed: inPlace }, plan({ phase: 'Progressing' }))).toBe(3_000 + 5);
     // a grace period already over, or a swap past draining, sets no instant of its own
     const swapping = pod(undefined, { swap: { revision: 'new', phase: 'swapping', since: NOW - 2_000 } });
     const over = pod(undefined, { revision: 'old', swap: { revision: 'new', phase: 'draining', since: NOW - 9_000 } });
@@ -71,7 +71,7 @@ describe('nextRequeueMs', () => {
   });
 
   it('looks again at the move planner\'s instants, also when Healthy', () => {
-    expect(nextRequeueMs(input([pod(NOW - 60_000)]), { ...plan({ phase: 'Healthy' }), wakeAt: [NOW - 1, NOW + 4_000] })).toBe(4_000 + 50);
+    expect(nextRequeueMs(input([pod(NOW - 60_000)]), { ...plan({ phase: 'Healthy' }), wakeAt: [NOW - 1, NOW + 4_000] })).toBe(4_000 + 5);
   });
 
   it('polls while replicas are away with move-back on, and not with it off', () => {

@@ -4,8 +4,11 @@ import type { RolloutInput, RolloutPlan } from '../core/rollout/planner.js';
 
 /** Longest wait between two looks at an unfinished rollout: a safety net for anything no event announces. */
 export const MAX_REQUEUE_MS = 30_000;
-/** Slack after a computed instant, so the look happens after it even if timers and the wall clock drift a little. */
-const SLACK_MS = 50;
+/**
+ * Slack after a computed instant, so the look happens after it even if timers and the wall clock drift a little (a
+ * look that comes too early only costs another look). It adds to every group start that waits for minReadySeconds.
+ */
+const SLACK_MS = 5;
 
 /**
  * When to look at an ExtendedDeployment again although nothing changed. Some progress has no event: a pod becomes

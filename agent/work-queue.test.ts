@@ -31,6 +31,32 @@ describe('WorkQueue', () => {
     expect(waits).toEqual([300, 50, 50]);
   });
 
+  it('hands a key whose delay ran out before keys queued by events, and moves a queued or in-flight key ahead when it becomes due', async () => {
+    const { clock, q } = queue();
+    q.add('ns/e1');
+    q.add('ns/e2');
+    q.addAfter('ns/d', 100);
+    clock.advance(100);
+    expect([await q.get(), await q.get(), await q.get()]).toEqual(['ns/d', 'ns/e1', 'ns/e2']);
+    for (const key of ['ns/d', 'ns/e1', 'ns/e2']) q.done(key);
+    // Queued by an event, then due: it moves ahead.
+    q.add('ns/e3');
+    q.add('ns/x');
+    q.addAfter('ns/x', 50);
+    clock.advance(50);
+    expect([await q.get(), await q.get()]).toEqual(['ns/x', 'ns/e3']);
+    for (const key of ['ns/x', 'ns/e3']) q.done(key);
+    // Due while a worker has it: queued ahead once that worker is done.
+    q.add('ns/y');
+    expect(await q.get()).toBe('ns/y');
+    q.addAfter('ns/y', 10);
+    q.add('ns/e4');
+    clock.advance(10);
+    q.done('ns/y');
+    expect([await q.get(), await q.get()]).toEqual(['ns/y', 'ns/e4']);
+    expect(q.len()).toBe(0);
+  });
+
   it('hands keys out in order and holds a queued key once', async () => {
     const { q } = queue();
     q.add('ns/a');

@@ -8,11 +8,19 @@ import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.j
  * - a key is handed to one worker at a time: adding it while it is processed marks it dirty, and it is queued again
  *   when that worker calls `done`, so the newest state is always reconciled after the change;
  * - `addRateLimited` retries a failed key after the rate limiter's delay; `forget` resets the key's backoff;
+ * - a key whose delay (`addAfter`) ran out is due: it goes ahead of keys added by events. A delay marks an instant at
+ *   which the key has work (a pod turning available, a deadline, a retry), while most events change nothing; under a
+ *   burst of events a due group start would otherwise wait behind them (controller-runtime's priority queue orders
+ *   keys for the same reason);
  * - after `shutDown` adds are ignored and `get` returns the keys still queued, then `undefined`;
  *   `shutDownWithDrain` also waits until every key in flight is done.
  */
 export class WorkQueue {
   private readonly queue: string[] = [];
+  /** Keys due after a delay: handed out before `queue`. */
+  private readonly dueQueue: string[] = [];
+  /** Dirty keys that became due (queued in `dueQueue`, or to be when their worker is done). */
+  private readonly due = new Set<string>();
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
   private readonly waiting = new Map<string, { at: number; cancel: CancelTimer }>();
@@ -34,11 +42,24 @@ export class WorkQueue {
 
   /** Queues `key` unless it is already queued; a key being processed is queued again once it is done. */
   add(key: string): void {
-    if (this.shutting || this.dirty.has(key)) return;
+    this.enqueue(key, false);
+  }
+
+  private enqueue(key: string, due: boolean): void {
+    if (this.shutting) return;
+    if (this.dirty.has(key)) {
+      if (!due || this.due.has(key)) return;
+      // Already waiting behind events: it moves ahead (or will be queued ahead when its worker is done).
+      this.due.add(key);
+      const at = this.queue.indexOf(key);
+      if (at >= 0) this.dueQueue.push(...this.queue.splice(at, 1));
+      return;
+    }
     this.dirty.add(key);
+    if (due) this.due.add(key);
     this.addedAt.set(key, this.clock.now());
     if (this.processing.has(key)) return;
-    this.queue.push(key);
+    (due ? this.dueQueue : this.queue).push(key);
     this.getters.shift()?.();
   }
 
@@ -52,7 +73,7 @@ export class WorkQueue {
     current?.cancel();
     const cancel = this.clock.setTimer(ms, () => {
       this.waiting.delete(key);
-      this.add(key);
+      this.enqueue(key, true);
     });
     this.waiting.set(key, { at, cancel });
   }
@@ -78,11 +99,12 @@ export class WorkQueue {
    * caller owns the key until it calls `done(key)`.
    */
   async get(): Promise<string | undefined> {
-    while (this.queue.length === 0 && !this.shutting) await new Promise<void>((resolve) => this.getters.push(resolve));
-    const key = this.queue.shift();
+    while (this.len() === 0 && !this.shutting) await new Promise<void>((resolve) => this.getters.push(resolve));
+    const key = this.dueQueue.shift() ?? this.queue.shift();
     if (key === undefined) return undefined;
     this.processing.add(key);
     this.dirty.delete(key);
+    this.due.delete(key);
     const added = this.addedAt.get(key);
     this.addedAt.delete(key);
     if (added !== undefined) this.onWait?.(this.clock.now() - added);
@@ -93,7 +115,7 @@ export class WorkQueue {
   done(key: string): void {
     this.processing.delete(key);
     if (this.dirty.has(key)) {
-      this.queue.push(key);
+      (this.due.has(key) ? this.dueQueue : this.queue).push(key);
       this.getters.shift()?.();
     }
     this.checkDrained();
@@ -101,7 +123,7 @@ export class WorkQueue {
 
   /** Keys queued (not waiting for a delay, not in flight): the queue depth metric. */
   len(): number {
-    return this.queue.length;
+    return this.queue.length + this.dueQueue.length;
   }
 
   /** Keys being processed right now. */
@@ -127,8 +149,9 @@ export class WorkQueue {
   shutDown(discardQueued = false): void {
     this.shutting = true;
     if (discardQueued) {
-      for (const key of this.queue) this.dirty.delete(key);
       this.queue.length = 0;
+      this.dueQueue.length = 0;
+      this.due.clear();
       // A key added while in flight must not come back either.
       this.dirty.clear();
       this.addedAt.clear();
@@ -147,7 +170,7 @@ export class WorkQueue {
   }
 
   private checkDrained(): void {
-    if (!this.shutting || this.processing.size > 0 || this.queue.length > 0) return;
+    if (!this.shutting || this.processing.size > 0 || this.len() > 0) return;
     const drainers = this.drainers;
     this.drainers = [];
     for (const resolve of drainers) resolve();

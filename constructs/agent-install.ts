@@ -54,7 +54,7 @@ export interface AgentInstallProps {
   readonly watchNamespace?: string;
   /** How long the Lease lasts without renewal (`--lease-duration`, seconds). Default: the agent's, 15. */
   readonly leaseDurationSeconds?: number;
-  /** ExtendedDeployments reconciled in parallel (`--workers`). Default: the agent's, 16. */
+  /** ExtendedDeployments reconciled in parallel (`--workers`). Default: the agent's, 48. */
   readonly workers?: number;
   /** Image pull policy. Default: IfNotPresent. */
   readonly imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
