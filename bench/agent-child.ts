@@ -84,14 +84,30 @@ export class AgentChild {
   }
 }
 
-/** extendeddeployment_agent_api_requests_total as a map `VERB resource` → count. */
-export function requestCounts(metrics: string): Map<string, number> {
+/** A counter's series summed by `key` of their labels (undefined: left out) into a map key → count. */
+function countsBy(metrics: string, name: string, key: (labels: Record<string, string>) => string | undefined): Map<string, number> {
   const out = new Map<string, number>();
-  for (const m of metrics.matchAll(/^extendeddeployment_agent_api_requests_total\{([^}]*)\} (\d+)/gm)) {
-    const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
-    out.set(`${labels['verb']} ${labels['resource']}`, Number(m[2]));
+  for (const m of metrics.matchAll(new RegExp(`^${name}\\{([^}]*)\\} ([0-9.e+]+)`, 'gm'))) {
+    const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1]!, l[2]!]));
+    const k = key(labels);
+    if (k !== undefined) out.set(k, (out.get(k) ?? 0) + Number(m[2]));
   }
   return out;
+}
+
+/** extendeddeployment_agent_api_requests_total as a map `VERB resource` → count. */
+export function requestCounts(metrics: string): Map<string, number> {
+  return countsBy(metrics, 'extendeddeployment_agent_api_requests_total', (l) => `${l['verb']} ${l['resource']}`);
+}
+
+/**
+ * The API server's apiserver_request_total for pods and ReplicaSets, every client together (the ReplicaSet controller,
+ * scheduler, kwok, the agent, the bench), as `VERB resource[/subresource]` → count: the whole cluster's work.
+ */
+export function clusterRequestCounts(metrics: string): Map<string, number> {
+  return countsBy(metrics, 'apiserver_request_total', (l) =>
+    l['resource'] === 'pods' || l['resource'] === 'replicasets' ? `${l['verb']} ${l['resource']}${l['subresource'] ? `/${l['subresource']}` : ''}` : undefined,
+  );
 }
 
 export function diffCounts(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
@@ -117,10 +133,12 @@ export interface HistogramSnapshot {
   readonly sum: number;
 }
 
-export function histogram(metrics: string, name: string): HistogramSnapshot {
+/** `labels`: the series' other labels as prom-client prints them after `le` (e.g. `result="synced"`). */
+export function histogram(metrics: string, name: string, labels = ''): HistogramSnapshot {
   const buckets = new Map<number, number>();
-  for (const m of metrics.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} ([0-9.e+-]+)`, 'gm'))) buckets.set(m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[2]));
-  return { buckets, count: metricValue(metrics, `${name}_count`), sum: metricValue(metrics, `${name}_sum`) };
+  const rest = labels ? `,${labels}` : '';
+  for (const m of metrics.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"${rest}\\} ([0-9.e+-]+)`, 'gm'))) buckets.set(m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[2]));
+  return { buckets, count: metricValue(metrics, `${name}_count`, labels), sum: metricValue(metrics, `${name}_sum`, labels) };
 }
 
 /** What was observed between two snapshots. */

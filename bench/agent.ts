@@ -23,16 +23,13 @@
  *     lastTransitionTime (whole seconds) + minReadySeconds, never before the bench saw it Ready: the instant Kubernetes'
  *     own minReadySeconds rule (and the agent) call it available, as soon as the cluster shows it. "observed" = the
  *     bench's pod watch saw it Ready, + minReadySeconds: up to a second later whenever the watch was late, so it
- *     flatters the agent. The next group's first write is the first increase of a regional ReplicaSet's spec.replicas
- *     (ReplicaSet watch) ordered after the status write that records the next group (the agent writes the status
- *     first): resourceVersions of one etcd order them. Also shown: the delay to that status write itself. p50/p99 over
- *     every group transition of every rollout.
- *     That delay is a chain of three, printed apart: under scaleOutPriority a group is complete only once its old pods
- *     are gone, so (a1) the agent sees the region's new pods available and scales the ReplicaSet down (the first
- *     scale-down to the desired count ordered after the k-th new pod's Ready update); (a') the ReplicaSet controller
- *     takes the old pods away (not the agent: the scale-down → the region's k-th old pod seen terminating); (a2) the
- *     agent sees the group complete (every region: k new pods available and k old pods terminating, as the bench's
- *     watch saw them) and starts the next group. (a1) and (a2) are the agent's own reaction times.
+ *     flatters the agent. The next group's first write is the status write that records it (the agent records a group
+ *     before acting on it); also shown: its first ReplicaSet write (spec.replicas, ordered after that status write by
+ *     resourceVersion: under scaleOutPriority the old pods the previous group replaced leave first) and its first
+ *     ReplicaSet increase (its new pods asked for). p50/p99 over every group transition of every rollout.
+ *     The rest of a transition is printed apart: (a') the first ReplicaSet write → the previous group's k old pods seen
+ *     terminating in every region (the ReplicaSet controller's deletions, not the agent); (a2) those old pods gone → the
+ *     increase (the agent again, once the surge budget has room). And each rollout's duration, v2 applied → Healthy.
  * (b) API requests per rollout: the agent's own client-side counter (extendeddeployment_agent_api_requests_total,
  *     every request its API clients send, watches included, by verb and resource) read from its /metrics before and
  *     after the rollouts; Lease traffic is time-driven and shown apart.
@@ -43,7 +40,7 @@ import { parseArgs } from 'node:util';
 import type { RenderedExtendedDeployment } from '../core/render.js';
 import { groupTarget, regionGroups } from '../core/rollout/groups.js';
 import { DEFAULT_WORKERS } from '../agent/options.js';
-import { AgentChild, agentNodeOptions, diffCounts, isLease, isWrite, metricValue, requestCounts, sum } from './agent-child.js';
+import { AgentChild, agentNodeOptions, clusterRequestCounts, diffCounts, histogram, histogramDelta, histogramQuantile, isLease, isWrite, metricValue, requestCounts, sum, type HistogramSnapshot } from './agent-child.js';
 import { positiveInt } from './figures.js';
 import { BenchRun, PODS_PER_NODE, log, percentile, relists, sleep, stats } from './lab-kit.js';
 import { applyFleet, fleetObjects, Observer, waitFleet, type PodSeen } from './rollout-fleet.js';
@@ -105,20 +102,26 @@ interface Transition {
   availableObserved: number;
   /** Group available by the Ready condition's time + minReadySeconds (never before it was seen Ready). */
   availableByCondition: number;
-  /** Group complete: available, and in every region k old pods seen terminating. */
-  complete: number;
+  /** The status write recording the next group: its first write. */
   statusAt: number;
-  scaleAt: number | undefined;
+  /** When the agent decided to start the next group (its status.lastGroupStartTime, the agent's clock). */
+  decidedAt: number;
+  /** The first ReplicaSet spec.replicas change after that status write, in any region. */
+  firstScaleAt: number | undefined;
+  /** The first ReplicaSet increase after that status write, in any region: the next group's new pods asked for. */
+  scaleUpAt: number | undefined;
+  /** Per region, the rest of the transition. */
+  regions: RegionTransition[];
 }
 
-/** A region's k-th new pod available (by condition) → the agent's scale-down of that region to its desired count. */
-interface RegionReaction {
-  ed: string;
-  group: number;
-  available: number;
-  scaleDownAt: number | undefined;
-  /** When the region's k-th old pod was seen terminating: the ReplicaSet controller acted on the scale-down. */
+/** One region's part of a transition after the status write. */
+interface RegionTransition {
+  /** Its first ReplicaSet write after the status write (the old pods the previous group replaced leave first). */
+  firstScaleAt: number | undefined;
+  /** When the previous group's k-th old pod was seen terminating: the ReplicaSet controller's deletions. */
   oldGoneAt: number | undefined;
+  /** Its first ReplicaSet increase after the status write. */
+  scaleUpAt: number | undefined;
 }
 
 /** `ed/region` → when each of the region's old pods (not at the rollout's target revision) was first seen terminating. */
@@ -138,66 +141,57 @@ const availableByCondition = (p: PodSeen) => Math.max(p.readyAt!, (p.readyLtt ??
 /** The k-th instant of `instants` (ascending), or undefined when there are fewer. */
 const kth = (instants: readonly number[], k: number) => [...instants].sort((a, b) => a - b)[k - 1];
 
-/** (a1): every region and group of the rollout to `eds`, the agent's reaction to the group's new pods being available. */
-function regionReactions(obs: Observer, eds: readonly RenderedExtendedDeployment[], podsAtTarget: Map<string, PodSeen[]>): RegionReaction[] {
-  const out: RegionReaction[] = [];
-  const goneOld = oldPodsGone(obs, eds);
-  for (const ed of eds) {
-    const name = ed.parsed.metadata.name;
-    const strategy = ed.parsed.spec.strategy;
-    for (const region of ed.regions) {
-      const pods = (podsAtTarget.get(`${name}/${region.name}`) ?? []).filter((p) => p.readyAt !== undefined).sort((a, b) => availableByCondition(a) - availableByCondition(b));
-      for (let g = 1; g <= regionGroups(strategy, region.replicas); g++) {
-        const k = groupTarget(strategy, region.replicas, g);
-        const kthPod = pods[k - 1];
-        if (!kthPod) continue;
-        // The first scale-down to the desired count that the etcd order puts after the pod showed Ready.
-        const down = (obs.scales.get(`${name}-${region.name}`) ?? []).filter((s) => s.rv > (kthPod.readyRv ?? 0) && s.to < s.from && s.to <= region.replicas).sort((a, b) => a.rv - b.rv)[0];
-        out.push({ ed: name, group: g, available: availableByCondition(kthPod), scaleDownAt: down?.at, oldGoneAt: kth(goneOld.get(`${name}/${region.name}`) ?? [], k) });
-      }
-    }
-  }
-  return out;
-}
-
 /** Every group → next group transition of the rollout to `eds` (see the header for the definitions). */
 function transitions(obs: Observer, eds: readonly RenderedExtendedDeployment[], podsAtTarget: Map<string, PodSeen[]>): Transition[] {
   const out: Transition[] = [];
   const minReadyMs = MIN_READY_SECONDS * 1000;
   const goneOld = oldPodsGone(obs, eds);
+  const first = (instants: readonly (number | undefined)[]) => instants.filter((t): t is number => t !== undefined).sort((a, b) => a - b)[0];
   for (const ed of eds) {
     const name = ed.parsed.metadata.name;
     const strategy = ed.parsed.spec.strategy;
     const groups = Math.max(...ed.regions.map((r) => regionGroups(strategy, r.replicas)));
     const statuses = (obs.statuses.get(name) ?? []).filter((s) => s.revision === ed.rolloutRevision);
     for (let g = 1; g < groups; g++) {
+      const status = statuses.find((s) => s.group >= g + 1);
+      if (!status) continue;
       let availableObserved = 0;
       let availableByCond = 0;
-      let completeAt = 0;
-      let complete = true;
+      const regions: RegionTransition[] = [];
       for (const region of ed.regions) {
         const k = groupTarget(strategy, region.replicas, g);
         const pods = (podsAtTarget.get(`${name}/${region.name}`) ?? []).filter((p) => p.readyAt !== undefined);
         const observed = pods.map((p) => p.readyAt! + minReadyMs).sort((a, b) => a - b);
         const byCondition = pods.map(availableByCondition).sort((a, b) => a - b);
-        const oldGone = kth(goneOld.get(`${name}/${region.name}`) ?? [], k);
-        if (observed.length < k || oldGone === undefined) {
-          complete = false;
-          break;
-        }
+        if (observed.length < k) break;
         availableObserved = Math.max(availableObserved, observed[k - 1]!);
         availableByCond = Math.max(availableByCond, byCondition[k - 1]!);
-        completeAt = Math.max(completeAt, byCondition[k - 1]!, oldGone);
+        const after = (obs.scales.get(`${name}-${region.name}`) ?? []).filter((s) => s.rv > status.rv).sort((a, b) => a.rv - b.rv);
+        regions.push({ firstScaleAt: after[0]?.at, oldGoneAt: kth(goneOld.get(`${name}/${region.name}`) ?? [], k), scaleUpAt: after.find((s) => s.to > s.from)?.at });
       }
-      const status = statuses.find((s) => s.group >= g + 1);
-      if (!complete || !status) continue;
-      const scale = ed.regions
-        .flatMap((r) => (obs.scales.get(`${name}-${r.name}`) ?? []).filter((s) => s.rv > status.rv && s.to > s.from))
-        .sort((a, b) => a.rv - b.rv)[0];
-      out.push({ ed: name, group: g, availableObserved, availableByCondition: availableByCond, complete: completeAt, statusAt: status.at, scaleAt: scale?.at });
+      if (regions.length < ed.regions.length) continue;
+      out.push({
+        ed: name,
+        group: g,
+        availableObserved,
+        availableByCondition: availableByCond,
+        statusAt: status.at,
+        decidedAt: status.groupStart,
+        firstScaleAt: first(regions.map((r) => r.firstScaleAt)),
+        scaleUpAt: first(regions.map((r) => r.scaleUpAt)),
+        regions,
+      });
     }
   }
   return out;
+}
+
+/** Each ExtendedDeployment's rollout, from `since` to the first status the bench saw Healthy at `eds`' revision (ms). */
+function rolloutDurations(obs: Observer, eds: readonly RenderedExtendedDeployment[], since: number): number[] {
+  return eds.flatMap((ed) => {
+    const healthy = (obs.statuses.get(ed.parsed.metadata.name) ?? []).find((s) => s.revision === ed.rolloutRevision && s.phase === 'Healthy' && s.at >= since);
+    return healthy ? [healthy.at - since] : [];
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -240,6 +234,7 @@ async function main(): Promise<void> {
     // ---- phase 2: the rollout to v2, every ExtendedDeployment at once
     const before = requestCounts(await agent.metrics());
     const reconcilesBefore = await agent.metrics();
+    const clusterBefore = clusterRequestCounts(await api.text('/metrics'));
     const t2 = Date.now();
     await applyFleet(api, v2.eds);
     const applySeconds = (Date.now() - t2) / 1000;
@@ -247,6 +242,7 @@ async function main(): Promise<void> {
     const finished = await waitFleet(observer, v2.eds, 'v2', o.rolloutTimeoutSeconds * 1000);
     const rolloutSeconds = (Date.now() - t2) / 1000;
     const afterMetrics = await agent.metrics();
+    const cluster = diffCounts(clusterRequestCounts(await api.text('/metrics')), clusterBefore);
     const during = diffCounts(requestCounts(afterMetrics), before);
     const memory = agent.memory();
 
@@ -270,10 +266,9 @@ async function main(): Promise<void> {
       podsAtTarget.set(key, list);
     }
     const ts = transitions(observer, v2.eds, podsAtTarget);
-    const reactions = regionReactions(observer, v2.eds, podsAtTarget).filter((r) => r.scaleDownAt !== undefined);
     const debugEd = process.env['BENCH_DEBUG_ED'];
     if (debugEd) dumpTimeline(observer, v2.eds.find((e) => e.parsed.metadata.name === debugEd), podsAtTarget, t2, ts);
-    const withScale = ts.filter((t) => t.scaleAt !== undefined);
+    const durations = rolloutDurations(observer, v2.eds, t2);
     const expectedTransitions = v2.eds.reduce((s, ed) => s + Math.max(...ed.regions.map((r) => regionGroups(ed.parsed.spec.strategy, r.replicas))) - 1, 0);
     const reconciles = (m: string) => metricValue(m, 'extendeddeployment_agent_reconcile_duration_seconds_count', 'result="synced"');
     const reconcileSeconds = (m: string) => metricValue(m, 'extendeddeployment_agent_reconcile_duration_seconds_sum', 'result="synced"');
@@ -284,27 +279,45 @@ async function main(): Promise<void> {
     const idleWrites = sum(idle, (k) => isWrite(k) && !isLease(k));
     const idleLease = sum(idle, (k) => isWrite(k) && isLease(k));
     const ok = (good: boolean) => (good ? 'met' : 'NOT met');
-    const p99o = percentile(withScale.map((t) => t.scaleAt! - t.availableObserved).sort((a, b) => a - b), 99);
-    const p99 = percentile(withScale.map((t) => t.scaleAt! - t.availableByCondition).sort((a, b) => a - b), 99);
+    const delays = (from: (t: Transition) => number | undefined, to: (t: Transition) => number | undefined) =>
+      ts.flatMap((t) => {
+        const [a, b] = [from(t), to(t)];
+        return a === undefined || b === undefined ? [] : [b - a];
+      });
+    const byCondition = delays((t) => t.availableByCondition, (t) => t.statusAt);
+    const regionSteps = ts.flatMap((t) => t.regions);
+    const regionDelays = (from: (r: RegionTransition) => number | undefined, to: (r: RegionTransition) => number | undefined) =>
+      regionSteps.flatMap((r) => {
+        const [a, b] = [from(r), to(r)];
+        return a === undefined || b === undefined ? [] : [b - a];
+      });
+    const wait = histogramDelta(histogram(afterMetrics, 'extendeddeployment_agent_queue_wait_seconds'), histogram(reconcilesBefore, 'extendeddeployment_agent_queue_wait_seconds'));
+    const RECONCILE = 'extendeddeployment_agent_reconcile_duration_seconds';
+    const took = histogramDelta(histogram(afterMetrics, RECONCILE, 'result="synced"'), histogram(reconcilesBefore, RECONCILE, 'result="synced"'));
+    const quantiles = (h: HistogramSnapshot) => [0.5, 0.9, 0.99].map((q) => `p${q * 100} ${Math.round(histogramQuantile(h, q) * 1000)} ms`).join(', ');
+    const p99 = percentile([...byCondition].sort((a, b) => a - b), 99);
+    const p99o = percentile(delays((t) => t.availableObserved, (t) => t.statusAt).sort((a, b) => a - b), 99);
 
     console.log(
       [
         `bench:agent — ${o.eds} ExtendedDeployments × ${o.regions} regions × ${o.replicas} pods = ${pods} pods; Beta, batch ${o.batch} (surge ${o.batch}), scaleOutPriority, minReadySeconds ${MIN_READY_SECONDS}; agent --workers ${o.workers ?? `${DEFAULT_WORKERS} (default)`}; ${nodeCount} bench kwok nodes × ${PODS_PER_NODE} pods`,
         `  v1 sync (ReplicaSets 1 → ${o.replicas}, ${pods} pods Ready): ${v1Seconds.toFixed(1)} s; v2 rollout of all ${o.eds} at once: applied in ${applySeconds.toFixed(1)} s, complete after ${rolloutSeconds.toFixed(1)} s${finished ? '' : ' (TIMED OUT: figures are partial)'}`,
-        `(a) group available → next group's first ReplicaSet write (${withScale.length} of ${expectedTransitions} transitions measured):`,
-        `    from Ready condition time + minReadySeconds: ${stats(withScale.map((t) => t.scaleAt! - t.availableByCondition))}`,
-        `    from observed Ready + minReadySeconds:      ${stats(withScale.map((t) => t.scaleAt! - t.availableObserved))}`,
-        `    to the status write recording the group (by condition): ${stats(ts.map((t) => t.statusAt - t.availableByCondition))}`,
-        `    by group: ${[...new Set(withScale.map((t) => t.group))].map((g) => `${g}→${g + 1}: p50 ${Math.round(percentile(withScale.filter((t) => t.group === g).map((t) => t.scaleAt! - t.availableByCondition).sort((a, b) => a - b), 50))} ms`).join(', ')}`,
+        `(a) group available → next group's first write, the status write recording it (${ts.length} of ${expectedTransitions} transitions measured):`,
+        `    from Ready condition time + minReadySeconds: ${stats(byCondition)}`,
+        `    from observed Ready + minReadySeconds:      ${stats(delays((t) => t.availableObserved, (t) => t.statusAt))}`,
+        `    by group: ${[...new Set(ts.map((t) => t.group))].map((g) => `${g}→${g + 1}: p50 ${Math.round(percentile(ts.filter((t) => t.group === g).map((t) => t.statusAt - t.availableByCondition).sort((a, b) => a - b), 50))} ms`).join(', ')}`,
         `    target p99 < 500 ms: ${ok(p99 < 500)} (by condition ${Math.round(p99)} ms; observed ${Math.round(p99o)} ms)`,
-        `  the chain, apart: (a1) region's group pods available → the agent's scale-down of its old pods (${reactions.length} region-groups): ${stats(reactions.map((r) => r.scaleDownAt! - r.available))}`,
-        `    (a') the agent's scale-down → the region's old pods seen terminating (the ReplicaSet controller, not the agent): ${stats(reactions.filter((r) => r.oldGoneAt !== undefined).map((r) => r.oldGoneAt! - r.scaleDownAt!))}`,
-        `    (a2) group complete (old pods terminating too) → next group's status write: ${stats(ts.map((t) => t.statusAt - t.complete))}`,
-        `    (a2) group complete → next group's first ReplicaSet write:                 ${stats(withScale.map((t) => t.scaleAt! - t.complete))}`,
-        `    reconciles during the rollout: ${nReconciles} (mean ${reconcileMs.toFixed(1)} ms each)`,
+        `    to the agent's decision (status.lastGroupStartTime; no write or watch latency): ${stats(delays((t) => t.availableByCondition, (t) => t.decidedAt))}`,
+        `    to its first ReplicaSet write (by condition):   ${stats(delays((t) => t.availableByCondition, (t) => t.firstScaleAt))}`,
+        `    to its first ReplicaSet increase (by condition): ${stats(delays((t) => t.availableByCondition, (t) => t.scaleUpAt))}`,
+        `  the rest, per region (${regionSteps.length} region-transitions): (a') its first ReplicaSet write → the previous group's old pods seen terminating (the ReplicaSet controller): ${stats(regionDelays((r) => r.firstScaleAt, (r) => r.oldGoneAt))}`,
+        `    (a2) those old pods gone → its increase (the agent): ${stats(regionDelays((r) => r.oldGoneAt, (r) => r.scaleUpAt))}`,
+        `  rollout duration per ExtendedDeployment, v2 applied → Healthy (${durations.length}): ${stats(durations)}`,
+        `    reconciles during the rollout: ${nReconciles} (mean ${reconcileMs.toFixed(1)} ms each; ${quantiles(took)}, histogram buckets); queue wait ${quantiles(wait)}`,
         `(b) API requests per rollout (agent's client-side counter, ${o.eds} rollouts): ${perRollout((k) => !isLease(k))} (writes ${perRollout((k) => isWrite(k) && !isLease(k))}, reads ${perRollout((k) => !isWrite(k) && !isLease(k))})`,
         `    per rollout by verb and resource: ${breakdown.join(', ')}`,
         `    Lease (time-driven, whole rollout window of ${rolloutSeconds.toFixed(0)} s): ${sum(during, isLease)} requests`,
+        `    the cluster's work per rollout (API server requests for pods and ReplicaSets, every client): ${[...cluster].filter(([k]) => !k.startsWith('WATCH') && !k.startsWith('LIST')).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${(v / o.eds).toFixed(2)}`).join(', ')}`,
         `(c) agent peak RSS (VmHWM) after the rollouts: ${memory.peakMiB.toFixed(0)} MiB (RSS then ${memory.nowMiB.toFixed(0)} MiB, after idle ${memoryIdle.nowMiB.toFixed(0)} MiB); target < 250 MB (238 MiB): ${ok(memory.peakMiB * 1.048576 < 250)}`,
         `    V8 heap after the rollouts: used ${mib(metricValue(afterMetrics, 'nodejs_heap_size_used_bytes'))} of ${mib(metricValue(afterMetrics, 'nodejs_heap_size_total_bytes'))} MiB, external ${mib(metricValue(afterMetrics, 'nodejs_external_memory_bytes'))} MiB; agent node options: ${agentNodeOptions || '(none)'}`,
         `    idle ${o.idleSeconds} s once Healthy: ${idleWrites} writes besides the Lease${idleWrites > 0 ? ` (${[...idle].filter(([k]) => isWrite(k) && !isLease(k)).map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}; Lease renewals ${idleLease}; all requests ${sum(idle)}; target 0 writes: ${ok(idleWrites === 0)}`,

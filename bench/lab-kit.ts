@@ -79,6 +79,16 @@ export class Api {
   }
 
   async request<T = any>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
+    const text = await this.send(method, path, body, contentType);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** A GET answered in plain text (e.g. the API server's /metrics). */
+  text(path: string): Promise<string> {
+    return this.send('GET', path, undefined, 'text/plain');
+  }
+
+  private async send(method: string, path: string, body: unknown, contentType: string): Promise<string> {
     if (!this.httpsOptions) {
       const opts: RequestOptions = {};
       await this.kc.applyToHTTPSOptions(opts);
@@ -95,7 +105,7 @@ export class Api {
         res.on('end', () => {
           const code = res.statusCode ?? 0;
           if (code < 200 || code >= 300) reject(new ApiError(code, text));
-          else resolve((text ? JSON.parse(text) : undefined) as T);
+          else resolve(text);
         });
       });
       req.setTimeout(60_000, () => req.destroy(new Error(`${method} ${path}: timeout`)));

@@ -82,6 +82,8 @@ export interface StatusSeen {
   revision: string | undefined;
   group: number;
   phase: string | undefined;
+  /** status.lastGroupStartTime (ms, the agent's clock when it decided to start the group); NaN when unset. */
+  groupStart: number;
 }
 
 export interface ScaleSeen {
@@ -158,7 +160,7 @@ export class Observer {
   private onEd(type: EventType, ed: any, at: number): void {
     if (type === 'DELETED') return;
     const s = ed.status ?? {};
-    const seen: StatusSeen = { at, rv: Number(ed.metadata.resourceVersion), revision: s.revision, group: s.currentGroup ?? 0, phase: s.phase };
+    const seen: StatusSeen = { at, rv: Number(ed.metadata.resourceVersion), revision: s.revision, group: s.currentGroup ?? 0, phase: s.phase, groupStart: Date.parse(s.lastGroupStartTime ?? '') };
     const list = this.statuses.get(ed.metadata.name) ?? [];
     list.push(seen);
     this.statuses.set(ed.metadata.name, list);

@@ -20,6 +20,13 @@ describe('bench histograms', () => {
     expect([h.count, h.sum]).toEqual([4, 0.5]);
   });
 
+  it('reads one labelled series of a histogram (prom-client prints le first)', () => {
+    const text = ['x_bucket{le="1",result="synced"} 2', 'x_bucket{le="+Inf",result="synced"} 3', 'x_bucket{le="1",result="error"} 7', 'x_bucket{le="+Inf",result="error"} 9', 'x_sum{result="synced"} 4', 'x_count{result="synced"} 3'].join('\n');
+    const h = histogram(text, 'x', 'result="synced"');
+    expect([...h.buckets]).toEqual([[1, 2], [Infinity, 3]]);
+    expect([h.count, h.sum]).toEqual([3, 4]);
+  });
+
   it('subtracts an earlier scrape and interpolates quantiles within the bucket', () => {
     const before = histogram(scrape([1, 1, 1, 1], 0.005), 'w');
     const after = histogram(scrape([1, 5, 11, 11], 3.005), 'w');
