@@ -36,6 +36,7 @@
  * (c) the agent's peak RSS (VmHWM of /proc/<pid>/status) after the rollouts, and its writes during `--idle-seconds` of
  *     idle once everything is Healthy (Lease renewals shown apart).
  */
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { RenderedExtendedDeployment } from '../core/render.js';
 import { groupTarget, regionGroups } from '../core/rollout/groups.js';
@@ -235,12 +236,14 @@ async function main(): Promise<void> {
     const before = requestCounts(await agent.metrics());
     const reconcilesBefore = await agent.metrics();
     const clusterBefore = clusterRequestCounts(await api.text('/metrics'));
+    const cpuBefore = agent.cpuSeconds();
     const t2 = Date.now();
     await applyFleet(api, v2.eds);
     const applySeconds = (Date.now() - t2) / 1000;
     log(`v2 applied in ${applySeconds.toFixed(1)} s; rolling out`);
     const finished = await waitFleet(observer, v2.eds, 'v2', o.rolloutTimeoutSeconds * 1000);
     const rolloutSeconds = (Date.now() - t2) / 1000;
+    const agentCpu = agent.cpuSeconds() - cpuBefore;
     const afterMetrics = await agent.metrics();
     const cluster = diffCounts(clusterRequestCounts(await api.text('/metrics')), clusterBefore);
     const during = diffCounts(requestCounts(afterMetrics), before);
@@ -313,6 +316,7 @@ async function main(): Promise<void> {
         `  the rest, per region (${regionSteps.length} region-transitions): (a') its first ReplicaSet write → the previous group's old pods seen terminating (the ReplicaSet controller): ${stats(regionDelays((r) => r.firstScaleAt, (r) => r.oldGoneAt))}`,
         `    (a2) those old pods gone → its increase (the agent): ${stats(regionDelays((r) => r.oldGoneAt, (r) => r.scaleUpAt))}`,
         `  rollout duration per ExtendedDeployment, v2 applied → Healthy (${durations.length}): ${stats(durations)}`,
+        `  agent CPU during the rollout: ${agentCpu.toFixed(1)} s (${(agentCpu / rolloutSeconds).toFixed(2)} cores on average, of the lab's ${availableParallelism()} shared)`,
         `    reconciles during the rollout: ${nReconciles} (mean ${reconcileMs.toFixed(1)} ms each; ${quantiles(took)}, histogram buckets); queue wait ${quantiles(wait)}`,
         `(b) API requests per rollout (agent's client-side counter, ${o.eds} rollouts): ${perRollout((k) => !isLease(k))} (writes ${perRollout((k) => isWrite(k) && !isLease(k))}, reads ${perRollout((k) => !isWrite(k) && !isLease(k))})`,
         `    per rollout by verb and resource: ${breakdown.join(', ')}`,
