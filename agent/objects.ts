@@ -53,6 +53,8 @@ export interface WorkloadObject extends MetaObject {
     updatedReplicas?: number;
     readyReplicas?: number;
     availableReplicas?: number;
+    /** Pods with a deletionTimestamp (Kubernetes 1.33+). */
+    terminatingReplicas?: number;
   };
 }
 

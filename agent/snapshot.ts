@@ -232,7 +232,7 @@ function workloadState(workload: WorkloadObject, deployment: boolean): WorkloadS
       reported: {
         generation: workload.metadata?.generation ?? 0,
         observedGeneration: status.observedGeneration ?? 0,
-        terminatingReplicas: 'terminatingReplicas' in status && typeof status.terminatingReplicas === 'number' ? status.terminatingReplicas : undefined,
+        terminatingReplicas: status.terminatingReplicas,
       },
     }),
     ...(deployment && {

@@ -6,7 +6,7 @@ import { batchPods, regionOrderOf, scheduleGroups, targetAtGroup, type GroupSche
 import { planDeploymentRollout } from './deployment-mode.js';
 import { decideGate, type RolloutControls } from './gates.js';
 import { gateActions } from './readiness-gate.js';
-import { stepRegion, type RegionStep } from './region-step.js';
+import { groupProgress, stepRegion, type RegionStep } from './region-step.js';
 import { settleSwaps, stepInPlace } from './in-place-step.js';
 import { inPlaceEnabled } from '../validate.js';
 import { countPods, type RegionState } from './snapshot.js';
@@ -161,9 +161,7 @@ function stepAll(input: RolloutInput, schedule: GroupSchedule, group: number): M
         const swaps = stepInPlace(region, wantNew, unavailable, strategy.updateStrategy.gracePeriodSeconds, strategy.minReadySeconds, input.now);
         if (swaps.busy || swaps.actions.length > 0) {
           const counts = countPods(region, strategy.minReadySeconds, input.now);
-          const available = counts.updatedAvailable >= Math.min(wantNew, region.desired);
-          const done = available && counts.old <= region.desired - Math.min(wantNew, region.desired);
-          return [region.name, { counts, actions: swaps.actions, available, done }];
+          return [region.name, { counts, actions: swaps.actions, ...groupProgress(counts, wantNew, region.desired) }];
         }
       }
       return [region.name, stepRegion(region, wantNew, budgets, strategy.minReadySeconds, input.now)];
