@@ -126,6 +126,9 @@ export function metricValue(metrics: string, name: string, labels = ''): number 
   return Number(re.exec(metrics)?.[1] ?? Number.NaN);
 }
 
+/** The agent's histogram of how long keys waited in its work queue. */
+export const QUEUE_WAIT = 'extendeddeployment_agent_queue_wait_seconds';
+
 /** A histogram's cumulative buckets (`le` → count) and its count and sum, from Prometheus text. */
 export interface HistogramSnapshot {
   readonly buckets: ReadonlyMap<number, number>;

@@ -41,7 +41,7 @@ import { parseArgs } from 'node:util';
 import type { RenderedExtendedDeployment } from '../core/render.js';
 import { groupTarget, regionGroups } from '../core/rollout/groups.js';
 import { DEFAULT_WORKERS } from '../agent/options.js';
-import { AgentChild, agentNodeOptions, clusterRequestCounts, diffCounts, histogram, histogramDelta, histogramQuantile, isLease, isWrite, metricValue, requestCounts, sum, type HistogramSnapshot } from './agent-child.js';
+import { AgentChild, QUEUE_WAIT, agentNodeOptions, clusterRequestCounts, diffCounts, histogram, histogramDelta, histogramQuantile, isLease, isWrite, metricValue, requestCounts, sum, type HistogramSnapshot } from './agent-child.js';
 import { positiveInt } from './figures.js';
 import { BenchRun, PODS_PER_NODE, log, percentile, relists, sleep, stats } from './lab-kit.js';
 import { applyFleet, fleetObjects, Observer, waitFleet, type PodSeen } from './rollout-fleet.js';
@@ -187,6 +187,14 @@ function transitions(obs: Observer, eds: readonly RenderedExtendedDeployment[], 
   return out;
 }
 
+/** `to − from` of every item where both instants are known (ms). */
+function spans<T>(items: readonly T[], from: (item: T) => number | undefined, to: (item: T) => number | undefined): number[] {
+  return items.flatMap((item) => {
+    const [a, b] = [from(item), to(item)];
+    return a === undefined || b === undefined ? [] : [b - a];
+  });
+}
+
 /** Each ExtendedDeployment's rollout, from `since` to the first status the bench saw Healthy at `eds`' revision (ms). */
 function rolloutDurations(obs: Observer, eds: readonly RenderedExtendedDeployment[], since: number): number[] {
   return eds.flatMap((ed) => {
@@ -282,19 +290,11 @@ async function main(): Promise<void> {
     const idleWrites = sum(idle, (k) => isWrite(k) && !isLease(k));
     const idleLease = sum(idle, (k) => isWrite(k) && isLease(k));
     const ok = (good: boolean) => (good ? 'met' : 'NOT met');
-    const delays = (from: (t: Transition) => number | undefined, to: (t: Transition) => number | undefined) =>
-      ts.flatMap((t) => {
-        const [a, b] = [from(t), to(t)];
-        return a === undefined || b === undefined ? [] : [b - a];
-      });
+    const delays = (from: (t: Transition) => number | undefined, to: (t: Transition) => number | undefined) => spans(ts, from, to);
     const byCondition = delays((t) => t.availableByCondition, (t) => t.statusAt);
     const regionSteps = ts.flatMap((t) => t.regions);
-    const regionDelays = (from: (r: RegionTransition) => number | undefined, to: (r: RegionTransition) => number | undefined) =>
-      regionSteps.flatMap((r) => {
-        const [a, b] = [from(r), to(r)];
-        return a === undefined || b === undefined ? [] : [b - a];
-      });
-    const wait = histogramDelta(histogram(afterMetrics, 'extendeddeployment_agent_queue_wait_seconds'), histogram(reconcilesBefore, 'extendeddeployment_agent_queue_wait_seconds'));
+    const regionDelays = (from: (r: RegionTransition) => number | undefined, to: (r: RegionTransition) => number | undefined) => spans(regionSteps, from, to);
+    const wait = histogramDelta(histogram(afterMetrics, QUEUE_WAIT), histogram(reconcilesBefore, QUEUE_WAIT));
     const RECONCILE = 'extendeddeployment_agent_reconcile_duration_seconds';
     const took = histogramDelta(histogram(afterMetrics, RECONCILE, 'result="synced"'), histogram(reconcilesBefore, RECONCILE, 'result="synced"'));
     const quantiles = (h: HistogramSnapshot) => [0.5, 0.9, 0.99].map((q) => `p${q * 100} ${Math.round(histogramQuantile(h, q) * 1000)} ms`).join(', ');

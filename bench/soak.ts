@@ -21,7 +21,7 @@
  */
 import { parseArgs } from 'node:util';
 import { simulateRollout } from '../core/rollout/simulate.js';
-import { AgentChild, diffCounts, histogram, histogramDelta, histogramQuantile, isLease, isWrite, metricValue, requestCounts, sum } from './agent-child.js';
+import { AgentChild, QUEUE_WAIT, diffCounts, histogram, histogramDelta, histogramQuantile, isLease, isWrite, metricValue, requestCounts, sum } from './agent-child.js';
 import { BenchRun, PODS_PER_NODE, log, sleep } from './lab-kit.js';
 import { applyFleet, fleetObjects, Observer, waitFleet } from './rollout-fleet.js';
 
@@ -74,7 +74,6 @@ function slope(points: readonly (readonly [number, number])[]): number {
   return sxx === 0 ? Number.NaN : sxy / sxx;
 }
 
-const QUEUE_WAIT = 'extendeddeployment_agent_queue_wait_seconds';
 
 async function main(): Promise<void> {
   const o = parseOptions(process.argv.slice(2));
