@@ -2,6 +2,7 @@ import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api } from 
 import { IN_PLACE_READINESS_GATE, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
 import type { RolloutAction, SwapAction } from '../core/rollout/actions.js';
 import { isConflict, isInvalid, isNotFound } from './kube-errors.js';
+import type { MetaObject } from './objects.js';
 
 /** The field manager of every write the agent makes: Git's tools never fight it over the fields it owns. */
 export const FIELD_MANAGER = 'extendeddeployment-agent';
@@ -27,8 +28,10 @@ const POINTER = `/metadata/annotations/${POD_DELETION_COST_ANNOTATION.replace(/~
 /**
  * Performs one planned action. Every action is idempotent and aimed at one exact object: a pod is addressed by name
  * and uid, so a pod recreated under the same name is never touched; a pod that is already gone counts as done.
+ * Returns the object as the API server answered the write (the reconciler plans on it until its cache shows it);
+ * undefined for a delete and for a pod found gone.
  */
-export async function performAction(clients: ActuatorClients, namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<void> {
+export async function performAction(clients: ActuatorClients, namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<MetaObject | undefined> {
   switch (action.kind) {
     case 'scale':
       return scale(clients, namespace, kind, action.workload, action.replicas);
@@ -61,7 +64,7 @@ function unreachable(action: never): never {
  * refuses it (409) when the pod changed since the agent looked: the next reconcile decides again on fresh state.
  * swapImages also sets each changed container's image (containers merge by name) and the revision label.
  */
-async function swapStep(core: CoreV1Api, namespace: string, action: SwapAction): Promise<void> {
+async function swapStep(core: CoreV1Api, namespace: string, action: SwapAction): Promise<MetaObject | undefined> {
   const metadata: Record<string, unknown> = {
     uid: action.uid,
     resourceVersion: action.resourceVersion,
@@ -70,10 +73,11 @@ async function swapStep(core: CoreV1Api, namespace: string, action: SwapAction):
   };
   const spec = action.kind === 'swapImages' ? { containers: Object.entries(action.images ?? {}).map(([name, image]) => ({ name, image })) } : undefined;
   try {
-    await core.patchNamespacedPod({ name: action.pod, namespace, body: { metadata, ...(spec && { spec }) } }, patchAs(PatchStrategy.StrategicMergePatch));
+    return await core.patchNamespacedPod({ name: action.pod, namespace, body: { metadata, ...(spec && { spec }) } }, patchAs(PatchStrategy.StrategicMergePatch));
   } catch (error) {
     // 404: gone. 409: changed since we looked; 422: another pod by that name. The next reconcile decides again.
     if (!isNotFound(error) && !isConflict(error) && !isInvalid(error)) throw error;
+    return undefined;
   }
 }
 
@@ -82,7 +86,7 @@ async function swapStep(core: CoreV1Api, namespace: string, action: SwapAction):
  * takes the pod out of endpoints for an in-place swap, True lets it become Ready. The uid in the patch makes the API
  * server refuse it for another pod that took the name: uid is immutable.
  */
-async function setGate(core: CoreV1Api, namespace: string, name: string, uid: string, open: boolean): Promise<void> {
+async function setGate(core: CoreV1Api, namespace: string, name: string, uid: string, open: boolean): Promise<MetaObject | undefined> {
   const condition = {
     type: IN_PLACE_READINESS_GATE,
     status: open ? 'True' : 'False',
@@ -90,30 +94,30 @@ async function setGate(core: CoreV1Api, namespace: string, name: string, uid: st
     lastTransitionTime: new Date().toISOString(),
   };
   try {
-    await core.patchNamespacedPodStatus({ name, namespace, body: { metadata: { uid }, status: { conditions: [condition] } } }, patchAs(PatchStrategy.StrategicMergePatch));
+    return await core.patchNamespacedPodStatus({ name, namespace, body: { metadata: { uid }, status: { conditions: [condition] } } }, patchAs(PatchStrategy.StrategicMergePatch));
   } catch (error) {
     // 404: the pod is gone; 409/422: another pod by that name. Either way nothing is left to open.
     if (!isNotFound(error) && !isInvalid(error) && !isConflict(error)) throw error;
+    return undefined;
   }
 }
 
 /** Sets a native Deployment's spec.paused (compat mode), owned by the agent like spec.replicas (see PAUSE_FIELD_MANAGER). */
-async function setPaused(clients: ActuatorClients, namespace: string, name: string, paused: boolean): Promise<void> {
+async function setPaused(clients: ActuatorClients, namespace: string, name: string, paused: boolean): Promise<MetaObject> {
   const body = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace }, spec: { paused } };
   const params = { name, namespace, body, fieldManager: PAUSE_FIELD_MANAGER, force: true };
-  await clients.apps.patchNamespacedDeployment(params, setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply));
+  return clients.apps.patchNamespacedDeployment(params, setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply));
 }
 
 /**
  * Sets spec.replicas by server-side apply under the agent's own field manager, forcing ownership of that one field
  * (the architecture gives it to the agent). The body names nothing else, so every other field stays Git's.
  */
-async function scale(clients: ActuatorClients, namespace: string, kind: WorkloadKind, name: string, replicas: number): Promise<void> {
+async function scale(clients: ActuatorClients, namespace: string, kind: WorkloadKind, name: string, replicas: number): Promise<MetaObject> {
   const body = { apiVersion: 'apps/v1', kind, metadata: { name, namespace }, spec: { replicas } };
   const options = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
   const params = { name, namespace, body, fieldManager: FIELD_MANAGER, force: true };
-  if (kind === 'Deployment') await clients.apps.patchNamespacedDeployment(params, options);
-  else await clients.apps.patchNamespacedReplicaSet(params, options);
+  return kind === 'Deployment' ? clients.apps.patchNamespacedDeployment(params, options) : clients.apps.patchNamespacedReplicaSet(params, options);
 }
 
 /** Per-call options that set the patch content type (client-node 1.x defaults a patch to JSON patch otherwise). */
@@ -126,32 +130,36 @@ const patchAs = (strategy: (typeof PatchStrategy)[keyof typeof PatchStrategy]) =
  * else just wrote. (A JSON patch `add` cannot add a key to a missing map, and pods created from templates without
  * annotations have none: trying it first cost a rejected request for almost every pod.)
  */
-async function markOld(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<void> {
+async function markOld(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<MetaObject | undefined> {
   try {
     const body = { metadata: { uid, annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } } };
-    await core.patchNamespacedPod({ name, namespace, body }, patchAs(PatchStrategy.MergePatch));
+    return await core.patchNamespacedPod({ name, namespace, body }, patchAs(PatchStrategy.MergePatch));
   } catch (error) {
     // 404: gone meanwhile; 422: the uid differs, so the pod we meant is gone and another took its name.
     if (!isNotFound(error) && !isInvalid(error)) throw error;
+    return undefined;
   }
 }
 
 /** Removes the agent's deletion cost from a pod that is at the target revision again (a rollback). */
-async function unmark(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<void> {
+async function unmark(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<MetaObject | undefined> {
   try {
-    await core.patchNamespacedPod({ name, namespace, body: [{ op: 'test', path: '/metadata/uid', value: uid }, { op: 'remove', path: POINTER }] }, patchAs(PatchStrategy.JsonPatch));
+    return await core.patchNamespacedPod({ name, namespace, body: [{ op: 'test', path: '/metadata/uid', value: uid }, { op: 'remove', path: POINTER }] }, patchAs(PatchStrategy.JsonPatch));
   } catch (error) {
     // 404: the pod is gone; 422: another pod by that name, or the annotation is already gone. Either way: done.
     if (!isNotFound(error) && !isInvalid(error)) throw error;
+    return undefined;
   }
 }
 
 /** Deletes one exact pod (uid precondition); its ReplicaSet replaces it at the template's revision. */
-async function deletePod(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<void> {
+async function deletePod(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<undefined> {
   try {
     await core.deleteNamespacedPod({ name, namespace, body: { preconditions: { uid } } });
   } catch (error) {
     // 404: already gone; 409: the uid precondition failed, so the pod we meant is gone and another took its name.
     if (!isNotFound(error) && !isConflict(error)) throw error;
   }
+  // The answer of a delete may be the pod before it was removed: the reconciler waits for the cache instead.
+  return undefined;
 }

@@ -1,40 +1,65 @@
 import { describe, expect, it } from 'vitest';
-import { OWN_WRITES_TTL_MS, OwnWrites, type WrittenObject } from './own-writes.js';
+import type { MetaObject } from './objects.js';
+import { OWN_WRITES_TTL_MS, OwnWrites, writtenId, type WrittenKind } from './own-writes.js';
+
+const at = (name: string, resourceVersion: string): MetaObject => ({ metadata: { name, resourceVersion } });
+
+/** A cache over `versions` (name → resourceVersion; undefined: gone). */
+const cacheOf = (versions: Map<string, string | undefined>) => (_kind: WrittenKind, name: string) => {
+  const version = versions.get(name);
+  return version === undefined ? undefined : at(name, version);
+};
 
 describe('OwnWrites', () => {
-  const written: WrittenObject[] = [
-    { kind: 'ReplicaSet', name: 'web-amd', resourceVersion: '5' },
-    { kind: 'Pod', name: 'web-amd-a', resourceVersion: '7' },
-  ];
-
-  it('is behind while the cache shows any written object at the version the write replaced', () => {
+  it('plans on the API server\'s answer while the cache shows an older version, then on the cache', () => {
     const own = new OwnWrites();
-    own.expect('shop/web', written, 0);
-    const cache = new Map<string, string | undefined>([
-      ['web-amd', '5'],
-      ['web-amd-a', '7'],
-    ]);
-    const current = (o: WrittenObject) => cache.get(o.name);
-    expect(own.behind('shop/web', current, 10)).toBe(true);
-    cache.set('web-amd', '9');
-    expect(own.behind('shop/web', current, 10)).toBe(true); // the pod's mark does not show yet
-    cache.set('web-amd-a', undefined); // gone meanwhile: nothing left to wait for
-    expect(own.behind('shop/web', current, 10)).toBe(false);
-    cache.set('web-amd-a', '7');
-    expect(own.behind('shop/web', current, 10)).toBe(false); // forgotten once caught up
+    const answer = at('web-amd', '12');
+    own.record('shop/web', [{ kind: 'ReplicaSet', name: 'web-amd', replaced: '10', written: answer }], 0);
+    const cache = new Map<string, string | undefined>([['web-amd', '10']]);
+    expect(own.view('shop/web', cacheOf(cache), 1)).toEqual({ behind: false, newer: new Map([[writtenId('ReplicaSet', 'web-amd'), answer]]) });
+    // Another writer's update between the read and the write (11) is still older than the answer: versions compare.
+    cache.set('web-amd', '11');
+    expect(own.view('shop/web', cacheOf(cache), 1)).toMatchObject({ newer: new Map([[writtenId('ReplicaSet', 'web-amd'), answer]]) });
+    cache.set('web-amd', '12');
+    expect(own.view('shop/web', cacheOf(cache), 1)).toEqual({ behind: false, newer: new Map() });
+    // Forgotten once shown: an older version showing up again later is the cache's own business.
+    cache.set('web-amd', '10');
+    expect(own.view('shop/web', cacheOf(cache), 1)).toEqual({ behind: false, newer: new Map() });
   });
 
-  it('stops waiting after the TTL, and knows nothing of other keys or forgotten ones', () => {
+  it('is behind while the cache shows a write that has no answer (a delete) at the version it replaced', () => {
     const own = new OwnWrites();
-    const stale = () => '5';
-    own.expect('shop/web', [written[0]!], 1000);
-    expect(own.behind('shop/api', stale, 1000)).toBe(false);
-    expect(own.behind('shop/web', stale, 1000 + OWN_WRITES_TTL_MS - 1)).toBe(true);
-    expect(own.behind('shop/web', stale, 1000 + OWN_WRITES_TTL_MS)).toBe(false);
-    own.expect('shop/web', [written[0]!], 0);
+    own.record('shop/web', [{ kind: 'Pod', name: 'web-amd-a', replaced: '7' }, { kind: 'ReplicaSet', name: 'web-amd', replaced: '5', written: at('web-amd', '9') }], 0);
+    const cache = new Map<string, string | undefined>([['web-amd-a', '7'], ['web-amd', '9']]);
+    expect(own.view('shop/web', cacheOf(cache), 1)).toEqual({ behind: true });
+    cache.set('web-amd-a', undefined); // gone: nothing left to wait for
+    expect(own.view('shop/web', cacheOf(cache), 1)).toEqual({ behind: false, newer: new Map() });
+  });
+
+  it('without comparable versions, knows the cache is older by the versions the chain of writes replaced', () => {
+    const own = new OwnWrites();
+    const first = at('web', 'b');
+    own.record('shop/web', [{ kind: 'ExtendedDeployment', name: 'web', replaced: 'a', written: first }], 0);
+    // A second write built on the first answer, before the cache showed it.
+    const second = at('web', 'c');
+    own.record('shop/web', [{ kind: 'ExtendedDeployment', name: 'web', replaced: 'b', written: second }], 0);
+    const cache = new Map<string, string | undefined>([['web', 'a']]);
+    expect(own.view('shop/web', cacheOf(cache), 1)).toMatchObject({ newer: new Map([[writtenId('ExtendedDeployment', 'web'), second]]) });
+    cache.set('web', 'b');
+    expect(own.view('shop/web', cacheOf(cache), 1)).toMatchObject({ newer: new Map([[writtenId('ExtendedDeployment', 'web'), second]]) });
+    cache.set('web', 'x'); // neither: someone else's newer version
+    expect(own.view('shop/web', cacheOf(cache), 1)).toEqual({ behind: false, newer: new Map() });
+  });
+
+  it('stops after the TTL, and knows nothing of other keys or forgotten ones', () => {
+    const own = new OwnWrites();
+    const old = () => at('web-amd', '5');
+    own.record('shop/web', [{ kind: 'ReplicaSet', name: 'web-amd', replaced: '5' }], 1000);
+    expect(own.view('shop/api', old, 1000)).toEqual({ behind: false, newer: new Map() });
+    expect(own.view('shop/web', old, 1000 + OWN_WRITES_TTL_MS - 1)).toEqual({ behind: true });
+    expect(own.view('shop/web', old, 1000 + OWN_WRITES_TTL_MS)).toEqual({ behind: false, newer: new Map() });
+    own.record('shop/web', [{ kind: 'ReplicaSet', name: 'web-amd', replaced: '5' }], 0);
     own.forget('shop/web');
-    expect(own.behind('shop/web', stale, 0)).toBe(false);
-    own.expect('shop/web', [], 0);
-    expect(own.behind('shop/web', stale, 0)).toBe(false);
+    expect(own.view('shop/web', old, 0)).toEqual({ behind: false, newer: new Map() });
   });
 });

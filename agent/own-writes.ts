@@ -1,44 +1,103 @@
 import type { WorkloadKind } from './actuators.js';
+import type { MetaObject } from './objects.js';
+import { compareResourceVersions } from './resource-version.js';
 
-/** An object the agent wrote, by kind and name, at the resourceVersion the cache showed it when the agent planned. */
-export interface WrittenObject {
-  readonly kind: 'Pod' | WorkloadKind;
+/** The kinds of object the agent writes for an ExtendedDeployment. */
+export type WrittenKind = 'Pod' | WorkloadKind | 'ExtendedDeployment';
+
+/** One write the agent made. */
+export interface OwnWrite {
+  readonly kind: WrittenKind;
   readonly name: string;
-  readonly resourceVersion: string;
+  /** The resourceVersion the object had when the agent planned the write. */
+  readonly replaced: string;
+  /** The object as the API server answered the write; undefined when it answered none (a delete, a pod already gone). */
+  readonly written?: MetaObject | undefined;
 }
 
-/** How long a key waits at most for its caches to show its own writes. */
+/** What a key's own writes mean for planning it now. */
+export type OwnWritesView =
+  | { readonly behind: true }
+  | {
+      readonly behind: false;
+      /** `kind/name` → the object as the agent's write left it, where the cache still shows an older version. */
+      readonly newer: ReadonlyMap<string, MetaObject>;
+    };
+
+/** How long a key's writes are tracked at most: the caches show them within this (or the watch is down). */
 export const OWN_WRITES_TTL_MS = 5_000;
 
+interface Tracked {
+  readonly at: number;
+  /** Every version this object's chain of writes replaced (a write may build on the answer to the one before). */
+  readonly replaced: ReadonlySet<string>;
+  readonly written: MetaObject | undefined;
+}
+
+/** The map key of an object among a key's writes. */
+export const writtenId = (kind: WrittenKind, name: string) => `${kind}/${name}`;
+
 /**
- * What each key's last reconcile wrote (client-go controllers call these expectations). While a cache still shows one
- * of those objects at the version the write replaced, it is behind the agent's own writes: planning on it would write
- * the same scale, marks or status again. Every planned write changes its object (the planner only writes what differs
- * from the cache) or finds it changed or gone, so the cache moves on; the TTL covers what it cannot see (a watch that
- * is down), after which the key is planned on whatever the cache shows.
+ * What each key's reconciles wrote that the caches may not show yet (client-go controllers call these expectations).
+ * Planning on a cache that is behind the agent's own writes would write the same status, scale or marks again. So
+ * where the API server answered a write with the object, the key is planned on that answer until the cache shows it
+ * (or something newer): no wait for the watch. Where it answered none, the key waits until the cache moves on.
+ *
+ * "The cache shows an older version" is decided by comparing resourceVersions (Kubernetes 1.35+ guarantees they
+ * compare as integers: KEP-5504); where a server's versions do not compare, by the versions the writes replaced.
+ * Every planned write changes its object or finds it changed or gone, so the cache moves on; the TTL covers what it
+ * cannot see (a watch that is down), after which the key is planned on whatever the cache shows.
  */
 export class OwnWrites {
-  private readonly byKey = new Map<string, { readonly at: number; readonly objects: readonly WrittenObject[] }>();
+  private readonly byKey = new Map<string, Map<string, Tracked>>();
 
-  /** Records the objects `key`'s reconcile wrote (replacing what it wrote before). */
-  expect(key: string, objects: readonly WrittenObject[], now: number): void {
-    if (objects.length === 0) this.byKey.delete(key);
-    else this.byKey.set(key, { at: now, objects });
+  /** Records writes made for `key` (each replaces what was tracked for its object). */
+  record(key: string, writes: readonly OwnWrite[], now: number): void {
+    if (writes.length === 0) return;
+    const tracked = this.byKey.get(key) ?? new Map<string, Tracked>();
+    for (const write of writes) {
+      const id = writtenId(write.kind, write.name);
+      const previous = tracked.get(id);
+      const chained = previous?.written?.metadata?.resourceVersion === write.replaced ? previous.replaced : [];
+      tracked.set(id, { at: now, replaced: new Set([...chained, write.replaced]), written: write.written });
+    }
+    this.byKey.set(key, tracked);
   }
 
   /**
-   * Whether the cache is still behind `key`'s writes: `current` gives the version the cache shows now (undefined when
-   * the object is gone). A key whose writes all show, or whose wait passed the TTL, is forgotten.
+   * The key's writes against the caches: `cached` gives the object the cache shows now (undefined when gone). Writes
+   * the cache shows (or newer), gone objects and writes past the TTL are forgotten.
    */
-  behind(key: string, current: (object: WrittenObject) => string | undefined, now: number): boolean {
-    const entry = this.byKey.get(key);
-    if (!entry) return false;
-    if (now - entry.at < OWN_WRITES_TTL_MS && entry.objects.some((o) => current(o) === o.resourceVersion)) return true;
-    this.byKey.delete(key);
-    return false;
+  view(key: string, cached: (kind: WrittenKind, name: string) => MetaObject | undefined, now: number): OwnWritesView {
+    const tracked = this.byKey.get(key);
+    const newer = new Map<string, MetaObject>();
+    if (!tracked) return { behind: false, newer };
+    let behind = false;
+    for (const [id, entry] of tracked) {
+      const [kind, name] = splitId(id);
+      const current = cached(kind, name);
+      const version = current?.metadata?.resourceVersion ?? '';
+      if (!current || now - entry.at >= OWN_WRITES_TTL_MS) {
+        tracked.delete(id);
+        continue;
+      }
+      const answered = entry.written?.metadata?.resourceVersion;
+      const order = answered === undefined ? undefined : compareResourceVersions(version, answered);
+      const older = order !== undefined ? order < 0 : entry.replaced.has(version);
+      if (!older) tracked.delete(id);
+      else if (entry.written) newer.set(id, entry.written);
+      else behind = true;
+    }
+    if (tracked.size === 0) this.byKey.delete(key);
+    return behind ? { behind } : { behind, newer };
   }
 
   forget(key: string): void {
     this.byKey.delete(key);
   }
+}
+
+function splitId(id: string): [WrittenKind, string] {
+  const slash = id.indexOf('/');
+  return [id.slice(0, slash) as WrittenKind, id.slice(slash + 1)];
 }

@@ -23,12 +23,15 @@ export function recorder(failStatus = false) {
   const ports: ReconcilerPorts = {
     async performAction(_ns: string, kind: string, action: RolloutAction) {
       calls.push(`${action.kind}${action.kind === 'scale' ? `:${kind}:${action.replicas}` : 'pod' in action ? `:${action.pod}` : ''}`);
+      // No answer: the reconciler waits for its cache to show the write (as after a delete).
+      return undefined;
     },
     async writeStatus(ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus) {
       if (failStatus) throw Object.assign(new Error('conflict'), { code: 409 });
       calls.push(`status:${status.phase}:${status.currentGroup}`);
       statuses.push(status);
-      return { ...ed, status };
+      // As the API server does: a write gives the object a new resourceVersion.
+      return { ...ed, metadata: { ...ed.metadata, resourceVersion: String(Number(ed.metadata?.resourceVersion ?? 0) + 1) }, status };
     },
     recordEvent(_ed: ExtendedDeploymentObject, event: RolloutEvent) {
       calls.push(`event:${event.reason}`);

@@ -1,14 +1,15 @@
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
-import { planRollout, type RolloutEvent } from '../core/rollout/planner.js';
+import { planRollout, type RolloutEvent, type RolloutInput, type RolloutPlan } from '../core/rollout/planner.js';
 import type { WorkloadKind } from './actuators.js';
 import type { Clock } from './clock.js';
 import type { AgentCaches } from './informers.js';
 import type { Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
-import { splitKey, type DeployRegionObject, type ExtendedDeploymentObject } from './objects.js';
-import { OwnWrites, type WrittenObject } from './own-writes.js';
+import { splitKey, type DeployRegionObject, type ExtendedDeploymentObject, type MetaObject } from './objects.js';
+import { OwnWrites, writtenId, type WrittenKind } from './own-writes.js';
 import { nextRequeueMs } from './requeue.js';
+import { withoutManagedFields } from './slim-informer.js';
 import { regionSelectors, snapshotFromObjects, wantsMoves } from './snapshot.js';
 import { invalidSpecStatus, jsonEqual, problemsMessage, progressOnlyChange, statusChanged, statusFirst } from './status-decision.js';
 import { deployRegionStatus, type DeployRegionStatus } from '../core/api/deploy-region.js';
@@ -20,7 +21,8 @@ import { regionOfKey } from './keys.js';
 
 /** The writes a reconcile makes; injected so that the order of writes can be tested without a cluster. */
 export interface ReconcilerPorts {
-  performAction(namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<void>;
+  /** Performs one action; returns the object as the API server answered the write, if it answered one. */
+  performAction(namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<MetaObject | undefined>;
   /** Replaces the status (optimistic concurrency on the object's resourceVersion); returns the updated object. */
   writeStatus(ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<ExtendedDeploymentObject>;
   /**
@@ -74,15 +76,16 @@ const STALE_RETRY_MS = 250;
 
 /**
  * Reconciles one ExtendedDeployment: reads the caches, asks core's planner what to do, and does it. Holds no rollout
- * rule of its own; the only state it keeps is which status write the cache has not shown yet, to avoid planning on a
- * status it knows is outdated.
+ * rule of its own; the state it keeps is which of its own writes the caches have not shown yet, to avoid planning on
+ * objects it knows are outdated, and when it last wrote (pacing).
  */
 export class Reconciler {
-  /** key → the resourceVersion our last status write replaced. While the cache still shows it, the cache is stale. */
-  private readonly replacedVersion = new Map<string, string>();
-  /** The workloads and pods each key's last reconcile acted on: planning before the caches show them repeats writes. */
+  /**
+   * The status, workloads and pods each key's reconciles wrote: planning on caches that do not show them yet would
+   * repeat the writes, so the key is planned on the API server's answers (or waits) until they do.
+   */
   private readonly ownWrites = new OwnWrites();
-  /** key → when this agent last wrote its status (ms): paces progress-only writes. */
+  /** key → when this agent last wrote its status or acted on the key's objects (ms): paces progress-only writes. */
   private readonly lastWrite = new Map<string, number>();
   /** Since when a count-only status change waits for an upcoming look (pacing only; lost on restart, harmlessly). */
   private readonly countsPendingSince = new Map<string, number>();
@@ -106,27 +109,29 @@ export class Reconciler {
     const { caches, ports, clock, metrics } = this.deps;
     const log = this.deps.log.with({ ed: key });
     const { namespace, name } = splitKey(key);
-    const ed = caches.extendedDeployments.get(name, namespace);
-    if (!ed || ed.metadata?.deletionTimestamp) {
+    const cached = caches.extendedDeployments.get(name, namespace);
+    if (!cached || cached.metadata?.deletionTimestamp) {
       // Deleted: the regional workloads are Git's to delete (or garbage-collected); nothing for the agent to do.
-      this.replacedVersion.delete(key);
       this.ownWrites.forget(key);
       this.lastWrite.delete(key);
       this.countsPendingSince.delete(key);
       metrics?.setPhase(key, undefined);
       return { outcome: 'gone' };
     }
-    if (this.replacedVersion.get(key) === ed.metadata?.resourceVersion) return { outcome: 'stale', requeueAfterMs: STALE_RETRY_MS };
-    this.replacedVersion.delete(key);
-    if (this.ownWrites.behind(key, (o) => this.cachedVersion(namespace, o), clock.now())) return { outcome: 'stale', requeueAfterMs: STALE_RETRY_MS };
+    const own = this.ownWrites.view(key, (kind, object) => this.cachedObject(namespace, kind, object), clock.now());
+    if (own.behind) return { outcome: 'stale', requeueAfterMs: STALE_RETRY_MS };
+    const newest = <T extends MetaObject>(kind: WrittenKind, object: T): T => (own.newer.get(writtenId(kind, object.metadata?.name ?? '')) as T | undefined) ?? object;
+    const ed = newest('ExtendedDeployment', cached);
+    const workloads = { replicaSets: caches.replicaSets.byIndex(key).map((o) => newest('ReplicaSet', o)), deployments: caches.deployments.byIndex(key).map((o) => newest('Deployment', o)) };
+    const pods = caches.pods.byIndex(key).map((o) => newest('Pod', o));
 
     const cluster = this.deps.cluster;
     if (cluster && wantsMoves(ed)) cluster.trackUsage();
     const snapshot = snapshotFromObjects(
       ed,
       caches.deployRegions.list(),
-      { replicaSets: caches.replicaSets.byIndex(key), deployments: caches.deployments.byIndex(key) },
-      caches.pods.byIndex(key),
+      workloads,
+      pods,
       clock.now(),
       cluster && wantsMoves(ed) ? { nodes: cluster.list(), usageKnown: cluster.usageKnown() } : undefined,
     );
@@ -146,38 +151,33 @@ export class Reconciler {
     const changed = statusChanged(ed.status, plan.status);
     const first = changed && statusFirst(input.status, plan.status);
     const kind: WorkloadKind = input.ed.spec.subsetType === 'Deployment' ? 'Deployment' : 'ReplicaSet';
-    if (changed && !first && plan.actions.length === 0 && plan.events.length === 0 && progressOnlyChange(ed.status, plan.status)) {
-      const now = clock.now();
-      const requeue = nextRequeueMs(input, plan);
-      // Only counts moved. Since the last write, which was just now: write them (and whatever comes meanwhile) later.
-      const paced = (this.lastWrite.get(key) ?? Number.NEGATIVE_INFINITY) + PROGRESS_WRITE_INTERVAL_MS - now;
-      // Before a look due within the interval (a pod turning available, typically the next group's start), which
-      // writes the status anyway: a count-only write still in flight then would delay the group. Counts wait at most
-      // one interval in all.
-      const pendingSince = this.countsPendingSince.get(key) ?? now;
-      const upcoming = requeue !== undefined && now - pendingSince + requeue <= PROGRESS_WRITE_INTERVAL_MS ? requeue : 0;
-      const wait = Math.max(paced, upcoming);
-      if (wait > 0) {
-        this.countsPendingSince.set(key, pendingSince);
-        return { outcome: 'synced', requeueAfterMs: Math.min(requeue ?? Number.POSITIVE_INFINITY, Math.ceil(wait)) };
-      }
+    const countsOnly = changed && !first && plan.events.length === 0 && progressOnlyChange(ed.status, plan.status);
+    if (countsOnly && plan.actions.length === 0) {
+      const later = this.deferCounts(key, input, plan);
+      if (later) return later;
     }
 
     // A new rollout or group is recorded before anything acts on it (see statusFirst); otherwise the status follows
     // the actions, describing what was done. A failed write throws, and the key is retried on fresh caches.
     if (first) await this.write(key, ed, plan.status);
-    const written = plan.actions.map((a): WrittenObject => {
-      const [objectKind, name] = 'pod' in a ? (['Pod', a.pod] as const) : ([kind, a.workload] as const);
-      return { kind: objectKind, name, resourceVersion: this.cachedVersion(namespace, { kind: objectKind, name }) ?? '' };
-    });
-    try {
-      await this.perform(namespace, kind, plan.actions, log);
-    } catch (error) {
-      // A failed write leaves its object as it was: waiting for the cache to show it would only delay the retry.
-      this.ownWrites.forget(key);
-      throw error;
+    // The version each action's object had in the snapshot it was planned on.
+    const planned = new Map<string, string>();
+    for (const [objectKind, objects] of [['ReplicaSet', workloads.replicaSets], ['Deployment', workloads.deployments], ['Pod', pods]] as const) {
+      for (const o of objects) planned.set(writtenId(objectKind, o.metadata?.name ?? ''), o.metadata?.resourceVersion ?? '');
     }
-    this.ownWrites.expect(key, written, clock.now());
+    // Writes that succeeded are recorded even when another failed (a failed one leaves its object as it was).
+    await this.perform(namespace, kind, plan.actions, log, (action, answer) => {
+      const [objectKind, object] = 'pod' in action ? (['Pod', action.pod] as const) : ([kind, action.workload] as const);
+      const replaced = planned.get(writtenId(objectKind, object)) ?? '';
+      this.ownWrites.record(key, [{ kind: objectKind, name: object, replaced, written: answer && withoutManagedFields(answer) }], clock.now());
+    });
+    if (plan.actions.length > 0) {
+      this.lastWrite.set(key, clock.now());
+      // The counts the actions change are still moving (pods leave, come, turn Ready): a count-only write now would
+      // hold the key for a write that is outdated within the interval, while the next look may have to start a group.
+      const later = countsOnly ? this.deferCounts(key, input, plan) : undefined;
+      if (later) return later;
+    }
     if (changed && !first) await this.write(key, ed, plan.status);
     // Events describe the transition the status records: recorded only once it is written, so a retried reconcile
     // does not report it twice.
@@ -189,6 +189,25 @@ export class Reconciler {
     for (const change of plan.moveChanges ?? []) metrics?.movedReplicas.inc({ kind: change.kind, reason: change.reason }, change.count);
     const requeueAfterMs = nextRequeueMs(input, plan);
     return requeueAfterMs === undefined ? { outcome: 'synced' } : { outcome: 'synced', requeueAfterMs };
+  }
+
+  /**
+   * When a change of counts alone (nothing to do, nothing to report) should be written: undefined for now, or the
+   * reconcile result that looks again to write it later. At most one such write per PROGRESS_WRITE_INTERVAL_MS after
+   * the key's last write or action; and held for a look due within the interval (a pod turning available, typically
+   * the next group's start), which writes the status anyway: a count-only write still in flight then would delay the
+   * group. Counts wait at most one interval in all.
+   */
+  private deferCounts(key: string, input: RolloutInput, plan: RolloutPlan): ReconcileResult | undefined {
+    const now = this.deps.clock.now();
+    const requeue = nextRequeueMs(input, plan);
+    const paced = (this.lastWrite.get(key) ?? Number.NEGATIVE_INFINITY) + PROGRESS_WRITE_INTERVAL_MS - now;
+    const pendingSince = this.countsPendingSince.get(key) ?? now;
+    const upcoming = requeue !== undefined && now - pendingSince + requeue <= PROGRESS_WRITE_INTERVAL_MS ? requeue : 0;
+    const wait = Math.max(paced, upcoming);
+    if (wait <= 0) return undefined;
+    this.countsPendingSince.set(key, pendingSince);
+    return { outcome: 'synced', requeueAfterMs: Math.min(requeue ?? Number.POSITIVE_INFINITY, Math.ceil(wait)) };
   }
 
   /**
@@ -229,9 +248,9 @@ export class Reconciler {
    * answered) before the region's next action, so a scale-down never precedes the marks it relies on. A failure stops
    * its own region; the first failure is thrown once every lane has settled.
    */
-  private async perform(namespace: string, kind: WorkloadKind, actions: readonly RolloutAction[], log: Logger): Promise<void> {
+  private async perform(namespace: string, kind: WorkloadKind, actions: readonly RolloutAction[], log: Logger, done: (action: RolloutAction, answer: MetaObject | undefined) => void): Promise<void> {
     const act = async (action: RolloutAction) => {
-      await this.deps.ports.performAction(namespace, kind, action);
+      done(action, await this.deps.ports.performAction(namespace, kind, action));
       this.deps.metrics?.actions.inc({ kind: action.kind });
       log.info('action', { ...action });
     };
@@ -253,18 +272,20 @@ export class Reconciler {
     await allBounded([...lanes.values()], lanes.size, lane);
   }
 
-  /** The resourceVersion the cache shows for an object of the ExtendedDeployment's namespace; undefined when gone. */
-  private cachedVersion(namespace: string, object: Pick<WrittenObject, 'kind' | 'name'>): string | undefined {
+  /** The object of the ExtendedDeployment's namespace the cache shows; undefined when gone. */
+  private cachedObject(namespace: string, kind: WrittenKind, name: string): MetaObject | undefined {
     const { caches } = this.deps;
-    const cache = object.kind === 'Pod' ? caches.pods : object.kind === 'Deployment' ? caches.deployments : caches.replicaSets;
-    return cache.get(object.name, namespace)?.metadata?.resourceVersion;
+    const cache = kind === 'Pod' ? caches.pods : kind === 'Deployment' ? caches.deployments : kind === 'ReplicaSet' ? caches.replicaSets : caches.extendedDeployments;
+    return cache.get(name, namespace);
   }
 
   private async write(key: string, ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<void> {
-    await this.deps.ports.writeStatus(ed, status);
+    const updated = await this.deps.ports.writeStatus(ed, status);
+    const now = this.deps.clock.now();
     this.deps.metrics?.statusWrites.inc();
-    this.lastWrite.set(key, this.deps.clock.now());
+    this.lastWrite.set(key, now);
     this.countsPendingSince.delete(key);
-    if (ed.metadata?.resourceVersion) this.replacedVersion.set(key, ed.metadata.resourceVersion);
+    const name = ed.metadata?.name ?? '';
+    this.ownWrites.record(key, [{ kind: 'ExtendedDeployment', name, replaced: ed.metadata?.resourceVersion ?? '', written: withoutManagedFields(updated) }], now);
   }
 }

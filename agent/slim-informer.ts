@@ -5,8 +5,8 @@ import { ListWatch, Watch, type Informer, type KubeConfig, type KubernetesListOb
  * of a pod's JSON. Informer caches hold every pod of every ExtendedDeployment, so this is a third less memory for
  * them (controller-runtime's caches strip it for the same reason). Modifies and returns `object`.
  */
-export function withoutManagedFields<T extends KubernetesObject>(object: T): T {
-  if (object?.metadata && 'managedFields' in object.metadata) delete object.metadata.managedFields;
+export function withoutManagedFields<T extends { metadata?: object }>(object: T): T {
+  if (object?.metadata && 'managedFields' in object.metadata) delete (object.metadata as { managedFields?: unknown }).managedFields;
   return object;
 }
 
