@@ -19,12 +19,15 @@
  *
  * Figures:
  * (a) group → next group delay. A group is available when, in every region, the k-th new-revision pod is available,
- *     k being the group's target. "by condition" (the figure the target is judged on) = its Ready condition's
- *     lastTransitionTime (whole seconds) + minReadySeconds, never before the bench saw it Ready: the instant Kubernetes'
- *     own minReadySeconds rule (and the agent) call it available, as soon as the cluster shows it. "observed" = the
- *     bench's pod watch saw it Ready, + minReadySeconds: up to a second later whenever the watch was late, so it
- *     flatters the agent. The next group's first write is the status write that records it (the agent records a group
- *     before acting on it); also shown: its first ReplicaSet write (spec.replicas, ordered after that status write by
+ *     k being the group's target. The next group's first write is the status write that records it (the agent records
+ *     a group before acting on it). The figure the target is judged on is measured at the API server alone: from the
+ *     Ready condition's lastTransitionTime (whole seconds) + minReadySeconds, the instant Kubernetes' own rule (and the
+ *     agent) call the pod available, to the API server completing the write (its audit log, microseconds; the lab
+ *     audits only these writes). Without an audit log (a lab started before it had one), the bench's watch times are
+ *     used instead. Also shown, as the bench's watch saw them: "by condition" = the same availability, never before
+ *     the bench saw the pod Ready, to the bench seeing the write (its own lag included whenever it is busy);
+ *     "observed" = the bench saw the pod Ready, + minReadySeconds: up to a second later whenever the watch was late,
+ *     so it flatters the agent. Also shown: its first ReplicaSet write (spec.replicas, ordered after that status write by
  *     resourceVersion: under scaleOutPriority the old pods the previous group replaced leave first) and its first
  *     ReplicaSet increase (its new pods asked for). p50/p99 over every group transition of every rollout.
  *     The rest of a transition is printed apart: (a') the first ReplicaSet write → the previous group's k old pods seen
@@ -43,7 +46,7 @@ import { groupTarget, regionGroups } from '../core/rollout/groups.js';
 import { DEFAULT_WORKERS } from '../agent/options.js';
 import { AgentChild, QUEUE_WAIT, agentNodeOptions, clusterRequestCounts, diffCounts, histogram, histogramDelta, histogramQuantile, isLease, isWrite, metricValue, requestCounts, sum, type HistogramSnapshot } from './agent-child.js';
 import { positiveInt } from './figures.js';
-import { BenchRun, PODS_PER_NODE, log, percentile, relists, sleep, stats } from './lab-kit.js';
+import { BenchRun, PODS_PER_NODE, log, percentile, relists, sleep, stats, statusWritesCompleted } from './lab-kit.js';
 import { applyFleet, fleetObjects, Observer, waitFleet, type PodSeen } from './rollout-fleet.js';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -103,8 +106,12 @@ interface Transition {
   availableObserved: number;
   /** Group available by the Ready condition's time + minReadySeconds (never before it was seen Ready). */
   availableByCondition: number;
-  /** The status write recording the next group: its first write. */
+  /** Group available by the Ready condition's time + minReadySeconds alone: Kubernetes' rule, which the agent follows. */
+  availableByRule: number;
+  /** The status write recording the next group (its first write), as the bench's watch saw it. */
   statusAt: number;
+  /** The same write as the API server completed it (its audit log); undefined without one. */
+  statusWrittenAt: number | undefined;
   /** When the agent decided to start the next group (its status.lastGroupStartTime, the agent's clock). */
   decidedAt: number;
   /** The first ReplicaSet spec.replicas change after that status write, in any region. */
@@ -143,7 +150,7 @@ const availableByCondition = (p: PodSeen) => Math.max(p.readyAt!, (p.readyLtt ??
 const kth = (instants: readonly number[], k: number) => [...instants].sort((a, b) => a - b)[k - 1];
 
 /** Every group → next group transition of the rollout to `eds` (see the header for the definitions). */
-function transitions(obs: Observer, eds: readonly RenderedExtendedDeployment[], podsAtTarget: Map<string, PodSeen[]>): Transition[] {
+function transitions(obs: Observer, eds: readonly RenderedExtendedDeployment[], podsAtTarget: Map<string, PodSeen[]>, written: ReadonlyMap<string, number>): Transition[] {
   const out: Transition[] = [];
   const minReadyMs = MIN_READY_SECONDS * 1000;
   const goneOld = oldPodsGone(obs, eds);
@@ -158,6 +165,7 @@ function transitions(obs: Observer, eds: readonly RenderedExtendedDeployment[], 
       if (!status) continue;
       let availableObserved = 0;
       let availableByCond = 0;
+      let availableByRule = 0;
       const regions: RegionTransition[] = [];
       for (const region of ed.regions) {
         const k = groupTarget(strategy, region.replicas, g);
@@ -167,6 +175,7 @@ function transitions(obs: Observer, eds: readonly RenderedExtendedDeployment[], 
         if (observed.length < k) break;
         availableObserved = Math.max(availableObserved, observed[k - 1]!);
         availableByCond = Math.max(availableByCond, byCondition[k - 1]!);
+        availableByRule = Math.max(availableByRule, pods.map((p) => (p.readyLtt ?? p.readyAt!) + minReadyMs).sort((a, b) => a - b)[k - 1]!);
         const after = (obs.scales.get(`${name}-${region.name}`) ?? []).filter((s) => s.rv > status.rv).sort((a, b) => a.rv - b.rv);
         regions.push({ firstScaleAt: after[0]?.at, oldGoneAt: kth(goneOld.get(`${name}/${region.name}`) ?? [], k), scaleUpAt: after.find((s) => s.to > s.from)?.at });
       }
@@ -176,7 +185,9 @@ function transitions(obs: Observer, eds: readonly RenderedExtendedDeployment[], 
         group: g,
         availableObserved,
         availableByCondition: availableByCond,
+        availableByRule,
         statusAt: status.at,
+        statusWrittenAt: written.get(`${name}/${status.rv}`),
         decidedAt: status.groupStart,
         firstScaleAt: first(regions.map((r) => r.firstScaleAt)),
         scaleUpAt: first(regions.map((r) => r.scaleUpAt)),
@@ -276,12 +287,14 @@ async function main(): Promise<void> {
       list.push(p);
       podsAtTarget.set(key, list);
     }
-    const ts = transitions(observer, v2.eds, podsAtTarget);
+    const ts = transitions(observer, v2.eds, podsAtTarget, statusWritesCompleted(ns));
     const debugEd = process.env['BENCH_DEBUG_ED'];
     if (debugEd) dumpTimeline(observer, v2.eds.find((e) => e.parsed.metadata.name === debugEd), podsAtTarget, t2, ts);
+    dumpSlowest(ts, Number(process.env['BENCH_SLOWEST'] ?? 0));
     const durations = rolloutDurations(observer, v2.eds, t2);
     const expectedTransitions = v2.eds.reduce((s, ed) => s + Math.max(...ed.regions.map((r) => regionGroups(ed.parsed.spec.strategy, r.replicas))) - 1, 0);
-    const reconciles = (m: string) => metricValue(m, 'extendeddeployment_agent_reconcile_duration_seconds_count', 'result="synced"');
+    const reconciles = (m: string, result = 'synced') => metricValue(m, 'extendeddeployment_agent_reconcile_duration_seconds_count', `result="${result}"`);
+    const nStale = (reconciles(afterMetrics, 'stale') || 0) - (reconciles(reconcilesBefore, 'stale') || 0);
     const reconcileSeconds = (m: string) => metricValue(m, 'extendeddeployment_agent_reconcile_duration_seconds_sum', 'result="synced"');
     const nReconciles = reconciles(afterMetrics) - reconciles(reconcilesBefore);
     const reconcileMs = ((reconcileSeconds(afterMetrics) - reconcileSeconds(reconcilesBefore)) * 1000) / Math.max(1, nReconciles);
@@ -298,7 +311,9 @@ async function main(): Promise<void> {
     const RECONCILE = 'extendeddeployment_agent_reconcile_duration_seconds';
     const took = histogramDelta(histogram(afterMetrics, RECONCILE, 'result="synced"'), histogram(reconcilesBefore, RECONCILE, 'result="synced"'));
     const quantiles = (h: HistogramSnapshot) => [0.5, 0.9, 0.99].map((q) => `p${q * 100} ${Math.round(histogramQuantile(h, q) * 1000)} ms`).join(', ');
-    const p99 = percentile([...byCondition].sort((a, b) => a - b), 99);
+    const atServer = delays((t) => t.availableByRule, (t) => t.statusWrittenAt);
+    const judged = atServer.length > 0 ? atServer : byCondition;
+    const p99 = percentile([...judged].sort((a, b) => a - b), 99);
     const p99o = percentile(delays((t) => t.availableObserved, (t) => t.statusAt).sort((a, b) => a - b), 99);
 
     console.log(
@@ -306,10 +321,11 @@ async function main(): Promise<void> {
         `bench:agent — ${o.eds} ExtendedDeployments × ${o.regions} regions × ${o.replicas} pods = ${pods} pods; Beta, batch ${o.batch} (surge ${o.batch}), scaleOutPriority, minReadySeconds ${MIN_READY_SECONDS}; agent --workers ${o.workers ?? `${DEFAULT_WORKERS} (default)`}; ${nodeCount} bench kwok nodes × ${PODS_PER_NODE} pods`,
         `  v1 sync (ReplicaSets 1 → ${o.replicas}, ${pods} pods Ready): ${v1Seconds.toFixed(1)} s; v2 rollout of all ${o.eds} at once: applied in ${applySeconds.toFixed(1)} s, complete after ${rolloutSeconds.toFixed(1)} s${finished ? '' : ' (TIMED OUT: figures are partial)'}`,
         `(a) group available → next group's first write, the status write recording it (${ts.length} of ${expectedTransitions} transitions measured):`,
-        `    from Ready condition time + minReadySeconds: ${stats(byCondition)}`,
+        `    from Ready condition time + minReadySeconds to the API server completing the write (audit log): ${atServer.length > 0 ? stats(atServer) : 'no audit log (restart the lab)'}`,
+        `    from Ready condition time + minReadySeconds to the bench's watch seeing it: ${stats(byCondition)}`,
         `    from observed Ready + minReadySeconds:      ${stats(delays((t) => t.availableObserved, (t) => t.statusAt))}`,
         `    by group: ${[...new Set(ts.map((t) => t.group))].map((g) => `${g}→${g + 1}: p50 ${Math.round(percentile(ts.filter((t) => t.group === g).map((t) => t.statusAt - t.availableByCondition).sort((a, b) => a - b), 50))} ms`).join(', ')}`,
-        `    target p99 < 500 ms: ${ok(p99 < 500)} (by condition ${Math.round(p99)} ms; observed ${Math.round(p99o)} ms)`,
+        `    target p99 < 500 ms: ${ok(p99 < 500)} (${atServer.length > 0 ? 'at the API server' : 'by condition, as the bench saw it'} ${Math.round(p99)} ms; observed ${Math.round(p99o)} ms)`,
         `    to the agent's decision (status.lastGroupStartTime; no write or watch latency): ${stats(delays((t) => t.availableByCondition, (t) => t.decidedAt))}`,
         `    to its first ReplicaSet write (by condition):   ${stats(delays((t) => t.availableByCondition, (t) => t.firstScaleAt))}`,
         `    to its first ReplicaSet increase (by condition): ${stats(delays((t) => t.availableByCondition, (t) => t.scaleUpAt))}`,
@@ -317,7 +333,7 @@ async function main(): Promise<void> {
         `    (a2) those old pods gone → its increase (the agent): ${stats(regionDelays((r) => r.oldGoneAt, (r) => r.scaleUpAt))}`,
         `  rollout duration per ExtendedDeployment, v2 applied → Healthy (${durations.length}): ${stats(durations)}`,
         `  agent CPU during the rollout: ${agentCpu.toFixed(1)} s (${(agentCpu / rolloutSeconds).toFixed(2)} cores on average, of the lab's ${availableParallelism()} shared)`,
-        `    reconciles during the rollout: ${nReconciles} (mean ${reconcileMs.toFixed(1)} ms each; ${quantiles(took)}, histogram buckets); queue wait ${quantiles(wait)}`,
+        `    reconciles during the rollout: ${nReconciles} (mean ${reconcileMs.toFixed(1)} ms each; ${quantiles(took)}, histogram buckets), and ${nStale} put off until the caches showed the agent's own writes; queue wait ${quantiles(wait)}`,
         `(b) API requests per rollout (agent's client-side counter, ${o.eds} rollouts): ${perRollout((k) => !isLease(k))} (writes ${perRollout((k) => isWrite(k) && !isLease(k))}, reads ${perRollout((k) => !isWrite(k) && !isLease(k))})`,
         `    per rollout by verb and resource: ${breakdown.join(', ')}`,
         `    Lease (time-driven, whole rollout window of ${rolloutSeconds.toFixed(0)} s): ${sum(during, isLease)} requests`,
@@ -333,6 +349,19 @@ async function main(): Promise<void> {
     await agent?.stop();
     await run.tearDown(v1.regions);
     log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  }
+}
+
+/**
+ * BENCH_SLOWEST=<n>: the n slowest transitions (by the judged figure), with the instants to look up in the agent's log
+ * (`--agent-log`): when the group became available, and how long after it the agent decided, the API server completed
+ * the write and the bench saw it.
+ */
+function dumpSlowest(ts: readonly Transition[], n: number): void {
+  const judged = (t: Transition) => (t.statusWrittenAt ?? t.statusAt) - t.availableByRule;
+  for (const t of [...ts].sort((a, b) => judged(b) - judged(a)).slice(0, n)) {
+    const after = (at: number | undefined) => (at === undefined ? '-' : `+${at - t.availableByRule} ms`);
+    process.stderr.write(`  ${t.ed} group ${t.group}→${t.group + 1}: available ${new Date(t.availableByRule).toISOString()}; decided ${after(t.decidedAt)}, written ${after(t.statusWrittenAt)}, seen ${after(t.statusAt)}\n`);
   }
 }
 

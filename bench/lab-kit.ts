@@ -35,7 +35,34 @@ function findRepoRoot(): string {
   }
 }
 export const repoRoot = findRepoRoot();
-export const kubeconfigPath = join(process.env['LAB_DIR'] || join(repoRoot, '.lab'), 'kubeconfig');
+const labDir = process.env['LAB_DIR'] || join(repoRoot, '.lab');
+export const kubeconfigPath = join(labDir, 'kubeconfig');
+
+/**
+ * When the API server completed each ExtendedDeployment status write of namespace `ns`, by `name/resourceVersion`
+ * (ms, from the lab's audit log: test/cluster/lab.ts audits only these writes). Empty when the lab has no audit log.
+ */
+export function statusWritesCompleted(ns: string): Map<string, number> {
+  const path = join(labDir, 'logs', 'audit.log');
+  const completed = new Map<string, number>();
+  if (!existsSync(path)) return completed;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (!line.includes(ns)) continue;
+    const event = JSON.parse(line) as {
+      stage?: string;
+      objectRef?: { namespace?: string; name?: string; resource?: string; subresource?: string };
+      responseStatus?: { code?: number };
+      responseObject?: { metadata?: { resourceVersion?: string } };
+      stageTimestamp?: string;
+    };
+    const ref = event.objectRef;
+    const rv = event.responseObject?.metadata?.resourceVersion;
+    if (event.stage !== 'ResponseComplete' || ref?.namespace !== ns || ref.resource !== 'extendeddeployments' || ref.subresource !== 'status') continue;
+    if (event.responseStatus?.code !== 200 || !rv || !event.stageTimestamp) continue;
+    completed.set(`${ref.name}/${rv}`, Date.parse(event.stageTimestamp));
+  }
+  return completed;
+}
 
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;

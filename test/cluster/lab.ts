@@ -55,6 +55,27 @@ const statePath = () => join(labDir(), 'state.json');
 const pidPath = (c: string) => join(labDir(), 'pids', `${c}.pid`);
 const logPath = (c: string) => join(labDir(), 'logs', `${c}.log`);
 const pkiDir = () => join(labDir(), 'pki');
+const auditPolicyPath = () => join(labDir(), 'logs', 'audit-policy.yaml');
+
+/**
+ * The API server's audit log (JSON lines): when each write of an ExtendedDeployment's status completed, with
+ * microseconds and the object it returned, so a bench can time the agent's writes at the server rather than by its
+ * own watch, which lags whenever the bench itself is busy (bench/lab-kit.ts reads it).
+ */
+const auditLogPath = () => join(labDir(), 'logs', 'audit.log');
+
+/** Only ExtendedDeployment status writes are audited: the lab stays as fast as without an audit log. */
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+  - level: RequestResponse
+    verbs: [update, patch]
+    resources:
+      - group: extendeddeployment.io
+        resources: [extendeddeployments/status]
+  - level: None
+`;
 
 type Log = (s: string) => void;
 const defaultLog: Log = (s) => console.error(s);
@@ -442,6 +463,7 @@ export async function up(log: Log = defaultLog): Promise<UpResult> {
     ]);
     await waitHealthy('etcd', `http://127.0.0.1:${etcdClient}/health`, {}, 30_000, 'etcd');
 
+    writeFileSync(auditPolicyPath(), AUDIT_POLICY);
     startProcess('kube-apiserver', bin('kube-apiserver'), [
       `--etcd-servers=http://127.0.0.1:${etcdClient}`,
       '--etcd-prefix=/registry',
@@ -461,6 +483,11 @@ export async function up(log: Log = defaultLog): Promise<UpResult> {
       '--allow-privileged=true',
       '--service-cluster-ip-range=10.96.0.0/16',
       '--endpoint-reconciler-type=none',
+      `--audit-policy-file=${auditPolicyPath()}`,
+      `--audit-log-path=${auditLogPath()}`,
+      '--audit-log-format=json',
+      '--audit-log-maxsize=100',
+      '--audit-log-maxbackup=1',
       '--v=1',
     ]);
     await waitHealthy('kube-apiserver', `${state.server}/readyz`, adminTls(), 90_000, 'kube-apiserver');
