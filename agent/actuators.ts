@@ -1,6 +1,6 @@
 import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api } from '@kubernetes/client-node';
 import { IN_PLACE_READINESS_GATE, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
-import type { RolloutAction, SwapAction } from '../core/rollout/actions.js';
+import type { PauseAction, RolloutAction, ScaleAction, SwapAction } from '../core/rollout/actions.js';
 import { isConflict, isInvalid, isNotFound } from './kube-errors.js';
 import type { MetaObject } from './objects.js';
 
@@ -28,28 +28,34 @@ const POINTER = `/metadata/annotations/${POD_DELETION_COST_ANNOTATION.replace(/~
 /**
  * Performs one planned action. Every action is idempotent and aimed at one exact object: a pod is addressed by name
  * and uid, so a pod recreated under the same name is never touched; a pod that is already gone counts as done.
- * Returns the object as the API server answered the write (the reconciler plans on it until its cache shows it);
- * undefined for a delete and for a pod found gone.
+ *
+ * Returns the workload as the API server answered a scale or pause: the reconciler plans on that answer until its cache
+ * shows it. A pod write returns nothing, so the reconciler waits until its cache shows the write: a scale-down relies
+ * on the ReplicaSet controller's cache showing the old pods' deletion cost, and the agent's own cache showing it is the
+ * nearest sign of that.
  */
 export async function performAction(clients: ActuatorClients, namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<MetaObject | undefined> {
+  if (action.kind === 'scale') return scale(clients, namespace, kind, action.workload, action.replicas);
+  if (action.kind === 'setPaused') return setPaused(clients, namespace, action.workload, action.paused);
+  await podAction(clients.core, namespace, action);
+  return undefined;
+}
+
+async function podAction(core: CoreV1Api, namespace: string, action: Exclude<RolloutAction, ScaleAction | PauseAction>): Promise<void> {
   switch (action.kind) {
-    case 'scale':
-      return scale(clients, namespace, kind, action.workload, action.replicas);
     case 'markOld':
-      return markOld(clients.core, namespace, action.pod, action.uid);
+      return markOld(core, namespace, action.pod, action.uid);
     case 'unmark':
-      return unmark(clients.core, namespace, action.pod, action.uid);
+      return unmark(core, namespace, action.pod, action.uid);
     case 'deletePod':
-      return deletePod(clients.core, namespace, action.pod, action.uid);
-    case 'setPaused':
-      return setPaused(clients, namespace, action.workload, action.paused);
+      return deletePod(core, namespace, action.pod, action.uid);
     case 'openGate':
     case 'closeGate':
-      return setGate(clients.core, namespace, action.pod, action.uid, action.kind === 'openGate');
+      return setGate(core, namespace, action.pod, action.uid, action.kind === 'openGate');
     case 'swapBegin':
     case 'swapImages':
     case 'swapDone':
-      return swapStep(clients.core, namespace, action);
+      return swapStep(core, namespace, action);
     default:
       return unreachable(action);
   }
@@ -64,7 +70,7 @@ function unreachable(action: never): never {
  * refuses it (409) when the pod changed since the agent looked: the next reconcile decides again on fresh state.
  * swapImages also sets each changed container's image (containers merge by name) and the revision label.
  */
-async function swapStep(core: CoreV1Api, namespace: string, action: SwapAction): Promise<MetaObject | undefined> {
+async function swapStep(core: CoreV1Api, namespace: string, action: SwapAction): Promise<void> {
   const metadata: Record<string, unknown> = {
     uid: action.uid,
     resourceVersion: action.resourceVersion,
@@ -73,11 +79,10 @@ async function swapStep(core: CoreV1Api, namespace: string, action: SwapAction):
   };
   const spec = action.kind === 'swapImages' ? { containers: Object.entries(action.images ?? {}).map(([name, image]) => ({ name, image })) } : undefined;
   try {
-    return await core.patchNamespacedPod({ name: action.pod, namespace, body: { metadata, ...(spec && { spec }) } }, patchAs(PatchStrategy.StrategicMergePatch));
+    await core.patchNamespacedPod({ name: action.pod, namespace, body: { metadata, ...(spec && { spec }) } }, patchAs(PatchStrategy.StrategicMergePatch));
   } catch (error) {
     // 404: gone. 409: changed since we looked; 422: another pod by that name. The next reconcile decides again.
     if (!isNotFound(error) && !isConflict(error) && !isInvalid(error)) throw error;
-    return undefined;
   }
 }
 
@@ -86,7 +91,7 @@ async function swapStep(core: CoreV1Api, namespace: string, action: SwapAction):
  * takes the pod out of endpoints for an in-place swap, True lets it become Ready. The uid in the patch makes the API
  * server refuse it for another pod that took the name: uid is immutable.
  */
-async function setGate(core: CoreV1Api, namespace: string, name: string, uid: string, open: boolean): Promise<MetaObject | undefined> {
+async function setGate(core: CoreV1Api, namespace: string, name: string, uid: string, open: boolean): Promise<void> {
   const condition = {
     type: IN_PLACE_READINESS_GATE,
     status: open ? 'True' : 'False',
@@ -94,11 +99,10 @@ async function setGate(core: CoreV1Api, namespace: string, name: string, uid: st
     lastTransitionTime: new Date().toISOString(),
   };
   try {
-    return await core.patchNamespacedPodStatus({ name, namespace, body: { metadata: { uid }, status: { conditions: [condition] } } }, patchAs(PatchStrategy.StrategicMergePatch));
+    await core.patchNamespacedPodStatus({ name, namespace, body: { metadata: { uid }, status: { conditions: [condition] } } }, patchAs(PatchStrategy.StrategicMergePatch));
   } catch (error) {
     // 404: the pod is gone; 409/422: another pod by that name. Either way nothing is left to open.
     if (!isNotFound(error) && !isInvalid(error) && !isConflict(error)) throw error;
-    return undefined;
   }
 }
 
@@ -130,36 +134,32 @@ const patchAs = (strategy: (typeof PatchStrategy)[keyof typeof PatchStrategy]) =
  * else just wrote. (A JSON patch `add` cannot add a key to a missing map, and pods created from templates without
  * annotations have none: trying it first cost a rejected request for almost every pod.)
  */
-async function markOld(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<MetaObject | undefined> {
+async function markOld(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<void> {
   try {
     const body = { metadata: { uid, annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } } };
-    return await core.patchNamespacedPod({ name, namespace, body }, patchAs(PatchStrategy.MergePatch));
+    await core.patchNamespacedPod({ name, namespace, body }, patchAs(PatchStrategy.MergePatch));
   } catch (error) {
     // 404: gone meanwhile; 422: the uid differs, so the pod we meant is gone and another took its name.
     if (!isNotFound(error) && !isInvalid(error)) throw error;
-    return undefined;
   }
 }
 
 /** Removes the agent's deletion cost from a pod that is at the target revision again (a rollback). */
-async function unmark(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<MetaObject | undefined> {
+async function unmark(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<void> {
   try {
-    return await core.patchNamespacedPod({ name, namespace, body: [{ op: 'test', path: '/metadata/uid', value: uid }, { op: 'remove', path: POINTER }] }, patchAs(PatchStrategy.JsonPatch));
+    await core.patchNamespacedPod({ name, namespace, body: [{ op: 'test', path: '/metadata/uid', value: uid }, { op: 'remove', path: POINTER }] }, patchAs(PatchStrategy.JsonPatch));
   } catch (error) {
     // 404: the pod is gone; 422: another pod by that name, or the annotation is already gone. Either way: done.
     if (!isNotFound(error) && !isInvalid(error)) throw error;
-    return undefined;
   }
 }
 
 /** Deletes one exact pod (uid precondition); its ReplicaSet replaces it at the template's revision. */
-async function deletePod(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<undefined> {
+async function deletePod(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<void> {
   try {
     await core.deleteNamespacedPod({ name, namespace, body: { preconditions: { uid } } });
   } catch (error) {
     // 404: already gone; 409: the uid precondition failed, so the pod we meant is gone and another took its name.
     if (!isNotFound(error) && !isConflict(error)) throw error;
   }
-  // The answer of a delete may be the pod before it was removed: the reconciler waits for the cache instead.
-  return undefined;
 }

@@ -168,7 +168,7 @@ describe('Reconciler', () => {
     expect(first.calls.slice(before)).toEqual([]); // nothing was written twice
   });
 
-  it('plans on the answers to its writes while the caches do not show them: no wait, nothing written twice', async () => {
+  it('plans on the answers to its status and workload writes while the caches do not show them; waits for pod writes', async () => {
     const w = world();
     const { calls, ports } = recorder();
     const answering: ReconcilerPorts = {
@@ -184,7 +184,11 @@ describe('Reconciler', () => {
     const reconciler = new Reconciler({ caches: w.caches, ports: answering, clock: clock(), log: silentLogger });
     await reconciler.reconcile('shop/web');
     const before = calls.length;
-    // The caches show none of the status, the scale or the marks.
+    // The caches show none of the status, the scale or the marks. Marks are not planned on before the cache shows them
+    // (the ReplicaSet controller must see them before any scale-down relies on them), even when answered.
+    expect(await reconciler.reconcile('shop/web')).toEqual({ outcome: 'stale', requeueAfterMs: 250 });
+    for (const pod of w.pods) Object.assign(pod.metadata, { resourceVersion: '2', annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } });
+    // The marks show; the status and the scale still do not: planned on their answers.
     expect(await reconciler.reconcile('shop/web')).toMatchObject({ outcome: 'synced' });
     expect(calls.slice(before)).toEqual([]);
   });

@@ -21,7 +21,7 @@ import { regionOfKey } from './keys.js';
 
 /** The writes a reconcile makes; injected so that the order of writes can be tested without a cluster. */
 export interface ReconcilerPorts {
-  /** Performs one action; returns the object as the API server answered the write, if it answered one. */
+  /** Performs one action; returns the workload as the API server answered a scale or pause (nothing for pod writes). */
   performAction(namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<MetaObject | undefined>;
   /** Replaces the status (optimistic concurrency on the object's resourceVersion); returns the updated object. */
   writeStatus(ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<ExtendedDeploymentObject>;
@@ -165,11 +165,14 @@ export class Reconciler {
     for (const [objectKind, objects] of [['ReplicaSet', workloads.replicaSets], ['Deployment', workloads.deployments], ['Pod', pods]] as const) {
       for (const o of objects) planned.set(writtenId(objectKind, o.metadata?.name ?? ''), o.metadata?.resourceVersion ?? '');
     }
-    // Writes that succeeded are recorded even when another failed (a failed one leaves its object as it was).
+    // Writes that succeeded are recorded even when another failed (a failed one leaves its object as it was). A pod
+    // write is never planned on before the cache shows it: a scale-down relies on the ReplicaSet controller's cache
+    // showing the old pods' deletion cost, and the agent's own cache showing it is the nearest sign of that.
     await this.perform(namespace, kind, plan.actions, log, (action, answer) => {
       const [objectKind, object] = 'pod' in action ? (['Pod', action.pod] as const) : ([kind, action.workload] as const);
       const replaced = planned.get(writtenId(objectKind, object)) ?? '';
-      this.ownWrites.record(key, [{ kind: objectKind, name: object, replaced, written: answer && withoutManagedFields(answer) }], clock.now());
+      const written = objectKind === 'Pod' || !answer ? undefined : withoutManagedFields(answer);
+      this.ownWrites.record(key, [{ kind: objectKind, name: object, replaced, written }], clock.now());
     });
     if (plan.actions.length > 0) {
       this.lastWrite.set(key, clock.now());
