@@ -207,7 +207,8 @@ export class Reconciler {
     const paced = (this.lastWrite.get(key) ?? Number.NEGATIVE_INFINITY) + PROGRESS_WRITE_INTERVAL_MS - now;
     const pendingSince = this.countsPendingSince.get(key) ?? now;
     const upcoming = requeue !== undefined && now - pendingSince + requeue <= PROGRESS_WRITE_INTERVAL_MS ? requeue : 0;
-    const wait = Math.max(paced, upcoming);
+    // Actions keep moving the pacing on: the deadline keeps counts from waiting behind a long run of them.
+    const wait = Math.min(Math.max(paced, upcoming), pendingSince + PROGRESS_WRITE_INTERVAL_MS - now);
     if (wait <= 0) return undefined;
     this.countsPendingSince.set(key, pendingSince);
     return { outcome: 'synced', requeueAfterMs: Math.min(requeue ?? Number.POSITIVE_INFINITY, Math.ceil(wait)) };
