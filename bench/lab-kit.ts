@@ -43,10 +43,12 @@ export const kubeconfigPath = join(labDir, 'kubeconfig');
  * (ms, from the lab's audit log: test/cluster/lab.ts audits only these writes). Empty when the lab has no audit log.
  */
 export function statusWritesCompleted(ns: string): Map<string, number> {
-  const path = join(labDir, 'logs', 'audit.log');
+  const logs = join(labDir, 'logs');
   const completed = new Map<string, number>();
-  if (!existsSync(path)) return completed;
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
+  // audit.log and the file it was last rotated into (audit-<time>.log), which may hold the run's first writes.
+  const files = existsSync(logs) ? readdirSync(logs).filter((f) => /^audit(-.+)?\.log$/.test(f)) : [];
+  const lines = files.flatMap((f) => readFileSync(join(logs, f), 'utf8').split('\n'));
+  for (const line of lines) {
     if (!line.includes(ns)) continue;
     const event = JSON.parse(line) as {
       stage?: string;

@@ -68,6 +68,7 @@ const auditLogPath = () => join(labDir(), 'logs', 'audit.log');
 const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived, ResponseStarted]
+omitManagedFields: true
 rules:
   - level: RequestResponse
     verbs: [update, patch]
