@@ -39,8 +39,9 @@ const labDir = process.env['LAB_DIR'] || join(repoRoot, '.lab');
 export const kubeconfigPath = join(labDir, 'kubeconfig');
 
 /**
- * When the API server completed each ExtendedDeployment status write of namespace `ns`, by `name/resourceVersion`
- * (ms, from the lab's audit log: test/cluster/lab.ts audits only these writes). Empty when the lab has no audit log.
+ * When the API server completed each status write of an ExtendedDeployment or a pod of namespace `ns`, by
+ * `resource/name/resourceVersion` (`extendeddeployments/web/123`, `pods/web-a-x/456`; ms, from the lab's audit log:
+ * test/cluster/lab.ts audits only these writes). Empty when the lab has no audit log.
  */
 export function statusWritesCompleted(ns: string): Map<string, number> {
   const logs = join(labDir, 'logs');
@@ -59,9 +60,9 @@ export function statusWritesCompleted(ns: string): Map<string, number> {
     };
     const ref = event.objectRef;
     const rv = event.responseObject?.metadata?.resourceVersion;
-    if (event.stage !== 'ResponseComplete' || ref?.namespace !== ns || ref.resource !== 'extendeddeployments' || ref.subresource !== 'status') continue;
+    if (event.stage !== 'ResponseComplete' || ref?.namespace !== ns || ref.subresource !== 'status') continue;
     if (event.responseStatus?.code !== 200 || !rv || !event.stageTimestamp) continue;
-    completed.set(`${ref.name}/${rv}`, Date.parse(event.stageTimestamp));
+    completed.set(`${ref.resource}/${ref.name}/${rv}`, Date.parse(event.stageTimestamp));
   }
   return completed;
 }

@@ -57,6 +57,7 @@ export async function applyFleet(api: Api, eds: readonly RenderedExtendedDeploym
 }
 
 export interface PodSeen {
+  name: string;
   ed: string;
   region: string;
   revision: string;
@@ -133,7 +134,7 @@ export class Observer {
     }
     let seen = this.pods.get(uid);
     if (!seen) {
-      seen = { ed: labels[NAME_LABEL], region: labels[REGION_LABEL], revision: labels[REVISION_LABEL], terminating: false };
+      seen = { name: pod.metadata.name, ed: labels[NAME_LABEL], region: labels[REGION_LABEL], revision: labels[REVISION_LABEL], terminating: false };
       this.pods.set(uid, seen);
     }
     seen.terminating = !!pod.metadata.deletionTimestamp;

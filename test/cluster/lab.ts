@@ -58,13 +58,14 @@ const pkiDir = () => join(labDir(), 'pki');
 const auditPolicyPath = () => join(labDir(), 'logs', 'audit-policy.yaml');
 
 /**
- * The API server's audit log (JSON lines): when each write of an ExtendedDeployment's status completed, with
- * microseconds and the object it returned, so a bench can time the agent's writes at the server rather than by its
- * own watch, which lags whenever the bench itself is busy (bench/lab-kit.ts reads it).
+ * The API server's audit log (JSON lines): when each write of an ExtendedDeployment's status and of a pod's status
+ * completed, with microseconds and the object it returned, so a bench can time a pod turning Ready and the agent's
+ * answer at the server rather than by its own watch, which lags whenever the bench itself is busy (bench/lab-kit.ts
+ * reads it).
  */
 const auditLogPath = () => join(labDir(), 'logs', 'audit.log');
 
-/** Only ExtendedDeployment status writes are audited: the lab stays as fast as without an audit log. */
+/** Only status writes of ExtendedDeployments and pods are audited. */
 const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived, ResponseStarted]
@@ -75,6 +76,8 @@ rules:
     resources:
       - group: extendeddeployment.io
         resources: [extendeddeployments/status]
+      - group: ""
+        resources: [pods/status]
   - level: None
 `;
 
