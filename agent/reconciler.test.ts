@@ -68,8 +68,6 @@ function world(options: { status?: ExtendedDeploymentStatus; replicas?: number; 
 }
 
 const clock = () => new FakeClock(Date.UTC(2026, 0, 1));
-/** A first group of two pods per region: both old pods of a two-pod region are marked at once. */
-const GROUP_OF_TWO = { strategy: { minReadySeconds: 0, rolloutStrategy: 'Group', batchSize: 2 } };
 
 describe('Reconciler', () => {
   it('records a new rollout in status before acting on it, events after the status', async () => {
@@ -78,8 +76,7 @@ describe('Reconciler', () => {
     const result = await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile('shop/web');
     expect(result.outcome).toBe('synced');
     expect(result.requeueAfterMs).toBeGreaterThan(0);
-    // Group 1 (Beta) replaces one of the two pods: only that old pod is marked now.
-    expect(calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'scale:ReplicaSet:3', 'event:RolloutStarted', 'event:GroupStarted']);
+    expect(calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3', 'event:RolloutStarted', 'event:GroupStarted']);
   });
 
   it('within a group acts first, and writes a change of counts alone one interval after acting', async () => {
@@ -93,14 +90,14 @@ describe('Reconciler', () => {
     const reconciler = new Reconciler({ caches, ports, clock: t, log: silentLogger });
     const result = await reconciler.reconcile('shop/web');
     // The new pod counts are not written while the key is busy acting: the marks' own events change them again.
-    expect(calls).toEqual(['markOld:web-amd-a']);
+    expect(calls).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b']);
     expect(result.requeueAfterMs).toBe(1_000);
     for (const pod of pods) if (pod.metadata.name !== 'web-amd-c') Object.assign(pod.metadata, { resourceVersion: '2', annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } });
     t.advance(999);
     expect((await reconciler.reconcile('shop/web')).requeueAfterMs).toBe(1);
     t.advance(1);
     await reconciler.reconcile('shop/web');
-    expect(calls).toEqual(['markOld:web-amd-a', 'status:Progressing:1']);
+    expect(calls).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b', 'status:Progressing:1']);
     expect(calls.filter((c) => c.startsWith('event:'))).toEqual([]);
   });
 
@@ -117,7 +114,7 @@ describe('Reconciler', () => {
     Object.assign(replicaSets[0]!, { metadata: { ...replicaSets[0]!.metadata, resourceVersion: '2' }, spec: { ...replicaSets[0]!.spec, replicas: 2 } });
     t.advance(600);
     expect((await reconciler.reconcile('shop/web')).requeueAfterMs).toBe(400);
-    expect(calls).toEqual(['markOld:web-amd-a', 'scale:ReplicaSet:3']);
+    expect(calls).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3']);
   });
 
   it('acts and writes the status in one reconcile when the status records more than counts', async () => {
@@ -175,7 +172,7 @@ describe('Reconciler', () => {
     const first = recorder();
     const reconciler = new Reconciler({ caches: w.caches, ports: first.ports, clock: clock(), log: silentLogger });
     await reconciler.reconcile('shop/web');
-    expect(first.calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'scale:ReplicaSet:3', 'event:RolloutStarted', 'event:GroupStarted']);
+    expect(first.calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3', 'event:RolloutStarted', 'event:GroupStarted']);
     // The cache shows the status write, not yet the scale and the marks: planning now would write them again.
     Object.assign(w.ed, { status: first.statuses[0], metadata: { ...w.ed.metadata, resourceVersion: '11' } });
     const before = first.calls.length;
@@ -225,7 +222,7 @@ describe('Reconciler', () => {
   });
 
   it('marks old pods concurrently, and acts on nothing else until every mark is answered', async () => {
-    const { caches } = world({ spec: GROUP_OF_TWO });
+    const { caches } = world();
     const { calls, ports } = recorder();
     const log: string[] = [];
     let inFlight = 0;
@@ -253,11 +250,11 @@ describe('Reconciler', () => {
     release.splice(0).forEach((r) => r());
     await done;
     expect(log).toEqual(['start markOld', 'start markOld', 'end markOld', 'end markOld', 'start scale', 'end scale']);
-    expect(calls.filter((c) => !c.startsWith('markOld'))).toEqual(['status:Progressing:1', 'scale:ReplicaSet:4', 'event:RolloutStarted', 'event:GroupStarted']);
+    expect(calls.filter((c) => !c.startsWith('markOld'))).toEqual(['status:Progressing:1', 'scale:ReplicaSet:3', 'event:RolloutStarted', 'event:GroupStarted']);
   });
 
   it('waits for every mark of a run, then fails the reconcile with the first failure, before anything after it', async () => {
-    const { caches } = world({ spec: GROUP_OF_TWO });
+    const { caches } = world();
     const { calls, ports } = recorder();
     const failing: ReconcilerPorts = {
       ...ports,
@@ -272,7 +269,7 @@ describe('Reconciler', () => {
   });
 
   it('acts on regions concurrently, each region in its own order: marks before its scale', async () => {
-    const { caches } = world({ regions: ['amd', 'arm'], spec: { replicas: 4, ...GROUP_OF_TWO } });
+    const { caches } = world({ regions: ['amd', 'arm'], spec: { replicas: 4 } });
     const { ports } = recorder();
     const log: string[] = [];
     const release = new Map<string, () => void>();

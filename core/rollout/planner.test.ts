@@ -105,29 +105,6 @@ describe('planRollout: decisions from one snapshot', () => {
     expect(plan.actions.filter((a) => a.kind !== 'scale').map((a) => a.kind)).toEqual(['markOld', 'unmark']);
   });
 
-  it('marks only the old pods the current group replaces, those the ReplicaSet removes first anyway first', () => {
-    const unready = pod('old', { markedOld: false, ready: false, readySince: undefined });
-    const plan = planRollout(input({ regions: [region('a', 5, [...olds(4).map((p) => ({ ...p, markedOld: false })), unready])] }));
-    // Group 1 (Beta) replaces one pod of five: one mark, on the pod that is not Ready.
-    expect(plan.actions.filter((a) => a.kind === 'markOld').map((a) => ('pod' in a ? a.pod : ''))).toEqual([unready.name]);
-  });
-
-  it('removes old pods only when as many of them as leave are marked or not Ready, and marks the rest first', () => {
-    const status: ExtendedDeploymentStatus = { revision: 'R1', rolloutRegions: ['a'], currentGroup: 3, lastGroupStartTime: new Date(T0).toISOString() };
-    const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]);
-    // The last group's 5 new pods are available; both old pods leave, and only one of them is marked.
-    const oldPods = [pod('old'), pod('old', { markedOld: false })];
-    const waiting = planRollout(input({ ed: strategy, regions: [region('a', 5, [...news(5), ...oldPods])], status }));
-    expect(scales(waiting)).toEqual([]);
-    expect(waiting.actions.map((a) => a.kind)).toEqual(['markOld']);
-    expect(waiting.status.conditions?.[0]?.message).toMatch(/1 of the 2 old pods to remove are marked/);
-    // Once the second mark shows (or the pod is not Ready: the ReplicaSet removes it first anyway), both go.
-    for (const second of [{ markedOld: true }, { ready: false, readySince: undefined }]) {
-      const pods = [...news(5), oldPods[0]!, { ...oldPods[1]!, ...second }];
-      expect(scales(planRollout(input({ ed: strategy, regions: [region('a', 5, pods)], status })))).toEqual(['a:7->5']);
-    }
-  });
-
   it('never scales down while a new pod is not Ready (the ReplicaSet would pick it)', () => {
     // group 2 of scaleInPriority with batch 2 may remove one available old pod, but a new pod is not Ready
     const status: ExtendedDeploymentStatus = { revision: 'R1', rolloutRegions: ['a'], currentGroup: 2, lastGroupStartTime: new Date(T0).toISOString() };

@@ -25,12 +25,6 @@ export function groupProgress(counts: RegionCounts, wantNew: number, desired: nu
 }
 
 /**
- * The order in which old pods are marked for removal: those the ReplicaSet controller removes first anyway (not bound,
- * not running, not Ready), then by name, so the choice is stable from one look to the next.
- */
-const markOrder = (a: PodState, b: PodState) => Number(a.assigned && a.running && a.ready) - Number(b.assigned && b.running && b.ready) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-
-/**
  * Replica math for one region. Moves the region toward `wantNew` new-revision pods and `desired − wantNew` old ones
  * within the budgets: at most desired + maxSurge pods (terminating ones included) and at least
  * desired − maxUnavailable available. Old pods leave first because they are marked (pod-deletion-cost); a scale
@@ -52,15 +46,12 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   const active = region.pods.filter((p) => !p.terminating);
   const isNew = (p: PodState) => p.revision === region.targetRevision;
   const actions: RolloutAction[] = [];
-  const oldExcess = Math.max(0, counts.old - wantOld);
-  // The old pods this group removes are marked when the group starts, not every old pod at the rollout's start: a
-  // rollout's first moments (when Git syncs many objects at once) then carry one mark per region instead of all of
-  // them, and each mark still settles for the group's whole minReadySeconds before its scale-down.
-  const oldPods = active.filter((p) => !isNew(p));
-  const toMark = oldPods.filter((p) => !p.markedOld).sort(markOrder).slice(0, Math.max(0, oldExcess - oldPods.filter((p) => p.markedOld).length));
-  for (const pod of toMark) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid });
-  for (const pod of active) if (isNew(pod) && pod.markedOld) actions.push({ kind: 'unmark', region: region.name, pod: pod.name, uid: pod.uid });
+  for (const pod of active) {
+    if (!isNew(pod) && !pod.markedOld) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid });
+    if (isNew(pod) && pod.markedOld) actions.push({ kind: 'unmark', region: region.name, pod: pod.name, uid: pod.uid });
+  }
 
+  const oldExcess = Math.max(0, counts.old - wantOld);
   const oldUnavailable = counts.old - counts.oldAvailable;
   const availableToLose = Math.max(0, counts.available - (desired - budgets.maxUnavailable));
   const removable = Math.min(oldExcess, oldUnavailable + availableToLose);
@@ -98,11 +89,8 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
     const newPods = active.filter(isNew);
     const unsafe = newPods.find((p) => !p.assigned || !p.running || !p.ready);
     if (unsafe) return { counts, actions, available, done, blocked: `new pod ${unsafe.name} is not Ready yet; old pods are removed only when every new pod is` };
-    // The ReplicaSet removes pods not bound, not running or not Ready first, then the lowest deletion cost: with every
-    // new pod bound, running and Ready, exactly such old pods and the marked ones go before any new pod.
-    const leaving = active.length - replicas;
-    const first = oldPods.filter((p) => p.markedOld || !p.assigned || !p.running || !p.ready).length;
-    if (removable > 0 && first < leaving) return { counts, actions, available, done, blocked: `${first} of the ${leaving} old pods to remove are marked for removal yet` };
+    const unmarked = active.find((p) => !isNew(p) && !p.markedOld);
+    if (unmarked) return { counts, actions, available, done, blocked: `old pod ${unmarked.name} is not marked for removal yet` };
   }
   if (replicas !== workload.replicas) actions.push({ kind: 'scale', region: region.name, workload: workload.name, from: workload.replicas, replicas });
   return { counts, actions, available, done };
