@@ -29,10 +29,8 @@ const POINTER = `/metadata/annotations/${POD_DELETION_COST_ANNOTATION.replace(/~
  * Performs one planned action. Every action is idempotent and aimed at one exact object: a pod is addressed by name
  * and uid, so a pod recreated under the same name is never touched; a pod that is already gone counts as done.
  *
- * Returns the workload as the API server answered a scale or pause: the reconciler plans on that answer until its cache
- * shows it. A pod write returns nothing, so the reconciler waits until its cache shows the write: a scale-down relies
- * on the ReplicaSet controller's cache showing the old pods' deletion cost, and the agent's own cache showing it is the
- * nearest sign of that.
+ * Returns the workload as the API server answered a scale or pause (the reconciler plans on it until its cache shows
+ * it); nothing for pod writes, which the reconciler never plans on before its cache shows them.
  */
 export async function performAction(clients: ActuatorClients, namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<MetaObject | undefined> {
   if (action.kind === 'scale') return scale(clients, namespace, kind, action.workload, action.replicas);

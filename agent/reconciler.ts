@@ -160,19 +160,16 @@ export class Reconciler {
     // A new rollout or group is recorded before anything acts on it (see statusFirst); otherwise the status follows
     // the actions, describing what was done. A failed write throws, and the key is retried on fresh caches.
     if (first) await this.write(key, ed, plan.status);
-    // The version each action's object had in the snapshot it was planned on.
-    const planned = new Map<string, string>();
-    for (const [objectKind, objects] of [['ReplicaSet', workloads.replicaSets], ['Deployment', workloads.deployments], ['Pod', pods]] as const) {
-      for (const o of objects) planned.set(writtenId(objectKind, o.metadata?.name ?? ''), o.metadata?.resourceVersion ?? '');
-    }
+    // The version an action's object had in the snapshot it was planned on.
+    const planned = (objectKind: WrittenKind, object: string) =>
+      (objectKind === 'Pod' ? pods : objectKind === 'Deployment' ? workloads.deployments : workloads.replicaSets).find((o) => o.metadata?.name === object)?.metadata?.resourceVersion ?? '';
     // Writes that succeeded are recorded even when another failed (a failed one leaves its object as it was). A pod
     // write is never planned on before the cache shows it: a scale-down relies on the ReplicaSet controller's cache
     // showing the old pods' deletion cost, and the agent's own cache showing it is the nearest sign of that.
     await this.perform(namespace, kind, plan.actions, log, (action, answer) => {
       const [objectKind, object] = 'pod' in action ? (['Pod', action.pod] as const) : ([kind, action.workload] as const);
-      const replaced = planned.get(writtenId(objectKind, object)) ?? '';
       const written = objectKind === 'Pod' || !answer ? undefined : withoutManagedFields(answer);
-      this.ownWrites.record(key, [{ kind: objectKind, name: object, replaced, written }], clock.now());
+      this.ownWrites.record(key, [{ kind: objectKind, name: object, replaced: planned(objectKind, object), written }], clock.now());
     });
     if (plan.actions.length > 0) {
       this.lastWrite.set(key, clock.now());
