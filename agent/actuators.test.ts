@@ -55,7 +55,8 @@ describe('actuators on native Deployments (compat mode)', () => {
   });
 });
 
-describe('markOld', () => {
+describe('markOld and unmark', () => {
+  const MARK = { kind: 'markOld', region: 'amd', pod: 'web-1', uid: 'u-1', at: '2026-01-01T12:00:00.000Z' } as const;
   /** A pod API that records the patches it receives and answers like the API server for a pod without annotations. */
   function podApi(answer: (body: unknown, contentType: string) => unknown) {
     const calls: { name: string; body: unknown; contentType: string }[] = [];
@@ -83,22 +84,40 @@ describe('markOld', () => {
     // The API server rejects a JSON patch `add` under a missing annotations map with 422, as for a pod created from a
     // template without annotations; the merge patch creates the map.
     const pod = podApi((_body, contentType) => (contentType === 'application/json-patch+json' ? apiException(422) : undefined));
-    await performAction(pod.clients, 'shop', 'ReplicaSet', { kind: 'markOld', region: 'amd', pod: 'web-1', uid: 'u-1' });
+    await performAction(pod.clients, 'shop', 'ReplicaSet', MARK);
     expect(pod.calls).toEqual([
-      { name: 'web-1', contentType: 'application/merge-patch+json', body: { metadata: { uid: 'u-1', annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-100' } } } },
+      {
+        name: 'web-1',
+        contentType: 'application/merge-patch+json',
+        body: { metadata: { uid: 'u-1', annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-100', 'extendeddeployment.io/marked-at': '2026-01-01T12:00:00.000Z' } } },
+      },
+    ]);
+  });
+
+  it('unmarks with a merge patch that removes both annotations, so a mark without its time is removed too', async () => {
+    // A JSON patch `remove` of a missing key fails the whole patch (422): a mark made before marks carried their time
+    // would then stay forever.
+    const pod = podApi((_body, contentType) => (contentType === 'application/json-patch+json' ? apiException(422) : undefined));
+    await performAction(pod.clients, 'shop', 'ReplicaSet', { kind: 'unmark', region: 'amd', pod: 'web-1', uid: 'u-1' });
+    expect(pod.calls).toEqual([
+      {
+        name: 'web-1',
+        contentType: 'application/merge-patch+json',
+        body: { metadata: { uid: 'u-1', annotations: { 'controller.kubernetes.io/pod-deletion-cost': null, 'extendeddeployment.io/marked-at': null } } },
+      },
     ]);
   });
 
   it('counts a pod that is gone (404) or replaced by another of the same name (422: uid is immutable) as done', async () => {
     for (const code of [404, 422]) {
       const pod = podApi(() => apiException(code));
-      await expect(performAction(pod.clients, 'shop', 'ReplicaSet', { kind: 'markOld', region: 'amd', pod: 'web-1', uid: 'u-1' })).resolves.toBeUndefined();
+      await expect(performAction(pod.clients, 'shop', 'ReplicaSet', MARK)).resolves.toBeUndefined();
       expect(pod.calls).toHaveLength(1);
     }
   });
 
   it('fails on any other error, so the reconcile is retried', async () => {
     const pod = podApi(() => apiException(500));
-    await expect(performAction(pod.clients, 'shop', 'ReplicaSet', { kind: 'markOld', region: 'amd', pod: 'web-1', uid: 'u-1' })).rejects.toThrow('HTTP 500');
+    await expect(performAction(pod.clients, 'shop', 'ReplicaSet', MARK)).rejects.toThrow('HTTP 500');
   });
 });

@@ -1,5 +1,5 @@
 import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api } from '@kubernetes/client-node';
-import { IN_PLACE_READINESS_GATE, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
+import { IN_PLACE_READINESS_GATE, MARKED_AT_ANNOTATION, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
 import type { PauseAction, RolloutAction, ScaleAction, SwapAction } from '../core/rollout/actions.js';
 import { isConflict, isInvalid, isNotFound } from './kube-errors.js';
 import type { MetaObject } from './objects.js';
@@ -23,8 +23,6 @@ export interface ActuatorClients {
 /** Which kind the regional workloads of an ExtendedDeployment are. */
 export type WorkloadKind = 'ReplicaSet' | 'Deployment';
 
-const POINTER = `/metadata/annotations/${POD_DELETION_COST_ANNOTATION.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-
 /**
  * Performs one planned action. Every action is idempotent and aimed at one exact object: a pod is addressed by name
  * and uid, so a pod recreated under the same name is never touched; a pod that is already gone counts as done.
@@ -42,9 +40,9 @@ export async function performAction(clients: ActuatorClients, namespace: string,
 async function podAction(core: CoreV1Api, namespace: string, action: Exclude<RolloutAction, ScaleAction | PauseAction>): Promise<void> {
   switch (action.kind) {
     case 'markOld':
-      return markOld(core, namespace, action.pod, action.uid);
+      return mark(core, namespace, action.pod, action.uid, { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: action.at });
     case 'unmark':
-      return unmark(core, namespace, action.pod, action.uid);
+      return mark(core, namespace, action.pod, action.uid, { [POD_DELETION_COST_ANNOTATION]: null, [MARKED_AT_ANNOTATION]: null });
     case 'deletePod':
       return deletePod(core, namespace, action.pod, action.uid);
     case 'openGate':
@@ -126,28 +124,18 @@ async function scale(clients: ActuatorClients, namespace: string, kind: Workload
 const patchAs = (strategy: (typeof PatchStrategy)[keyof typeof PatchStrategy]) => setHeaderOptions('Content-Type', strategy);
 
 /**
- * Gives an old pod the agent's deletion cost, so the ReplicaSet removes it before any new pod on a scale-down. One
- * merge patch that carries the pod's uid: uid is immutable, so the API server rejects the patch (422) when the pod by
- * that name is another one; it creates the annotations map when there is none, and it never drops annotations someone
- * else just wrote. (A JSON patch `add` cannot add a key to a missing map, and pods created from templates without
- * annotations have none: trying it first cost a rejected request for almost every pod.)
+ * Sets (or, with null values, removes) the agent's mark on a pod: its deletion cost, so the ReplicaSet removes an old
+ * pod before any new pod on a scale-down, and when it was made. One merge patch that carries the pod's uid: uid is
+ * immutable, so the API server rejects the patch (422) when the pod by that name is another one; it creates the
+ * annotations map when there is none, removing a key that is not there is no error, and it never drops annotations
+ * someone else just wrote. (A JSON patch `add` cannot add a key to a missing map, and pods created from templates
+ * without annotations have none: trying it first cost a rejected request for almost every pod.)
  */
-async function markOld(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<void> {
+async function mark(core: CoreV1Api, namespace: string, name: string, uid: string, annotations: Record<string, string | null>): Promise<void> {
   try {
-    const body = { metadata: { uid, annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } } };
-    await core.patchNamespacedPod({ name, namespace, body }, patchAs(PatchStrategy.MergePatch));
+    await core.patchNamespacedPod({ name, namespace, body: { metadata: { uid, annotations } } }, patchAs(PatchStrategy.MergePatch));
   } catch (error) {
     // 404: gone meanwhile; 422: the uid differs, so the pod we meant is gone and another took its name.
-    if (!isNotFound(error) && !isInvalid(error)) throw error;
-  }
-}
-
-/** Removes the agent's deletion cost from a pod that is at the target revision again (a rollback). */
-async function unmark(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<void> {
-  try {
-    await core.patchNamespacedPod({ name, namespace, body: [{ op: 'test', path: '/metadata/uid', value: uid }, { op: 'remove', path: POINTER }] }, patchAs(PatchStrategy.JsonPatch));
-  } catch (error) {
-    // 404: the pod is gone; 422: another pod by that name, or the annotation is already gone. Either way: done.
     if (!isNotFound(error) && !isInvalid(error)) throw error;
   }
 }

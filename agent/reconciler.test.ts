@@ -68,6 +68,8 @@ function world(options: { status?: ExtendedDeploymentStatus; replicas?: number; 
 }
 
 const clock = () => new FakeClock(Date.UTC(2026, 0, 1));
+/** Groups of two pods from the first: the first group marks (and surges) two old pods per region. */
+const GROUPS_OF_TWO = { strategy: { minReadySeconds: 0, rolloutStrategy: 'Group', batchSize: 2 } };
 
 describe('Reconciler', () => {
   it('records a new rollout in status before acting on it, events after the status', async () => {
@@ -76,7 +78,8 @@ describe('Reconciler', () => {
     const result = await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile('shop/web');
     expect(result.outcome).toBe('synced');
     expect(result.requeueAfterMs).toBeGreaterThan(0);
-    expect(calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3', 'event:RolloutStarted', 'event:GroupStarted']);
+    // The Beta group replaces one old pod: only that one is marked.
+    expect(calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'scale:ReplicaSet:3', 'event:RolloutStarted', 'event:GroupStarted']);
   });
 
   it('within a group acts first, and writes a change of counts alone one interval after acting', async () => {
@@ -84,20 +87,20 @@ describe('Reconciler', () => {
     const first = recorder();
     const w = world();
     await new Reconciler({ caches: w.caches, ports: first.ports, clock: t, log: silentLogger }).reconcile('shop/web');
-    // The cluster after that reconcile: status written, RS scaled, a new pod created; the cache does not show the marks yet.
+    // The cluster after that reconcile: status written, RS scaled, a new pod created; the cache does not show the mark yet.
     const { caches, pods } = world({ status: first.statuses[0], replicas: 3, newPod: true });
     const { calls, ports } = recorder();
     const reconciler = new Reconciler({ caches, ports, clock: t, log: silentLogger });
     const result = await reconciler.reconcile('shop/web');
-    // The new pod counts are not written while the key is busy acting: the marks' own events change them again.
-    expect(calls).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b']);
+    // The new pod counts are not written while the key is busy acting: the mark's own event changes them again.
+    expect(calls).toEqual(['markOld:web-amd-a']);
     expect(result.requeueAfterMs).toBe(1_000);
     for (const pod of pods) if (pod.metadata.name !== 'web-amd-c') Object.assign(pod.metadata, { resourceVersion: '2', annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } });
     t.advance(999);
     expect((await reconciler.reconcile('shop/web')).requeueAfterMs).toBe(1);
     t.advance(1);
     await reconciler.reconcile('shop/web');
-    expect(calls).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b', 'status:Progressing:1']);
+    expect(calls).toEqual(['markOld:web-amd-a', 'status:Progressing:1']);
     expect(calls.filter((c) => c.startsWith('event:'))).toEqual([]);
   });
 
@@ -114,7 +117,7 @@ describe('Reconciler', () => {
     Object.assign(replicaSets[0]!, { metadata: { ...replicaSets[0]!.metadata, resourceVersion: '2' }, spec: { ...replicaSets[0]!.spec, replicas: 2 } });
     t.advance(600);
     expect((await reconciler.reconcile('shop/web')).requeueAfterMs).toBe(400);
-    expect(calls).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3']);
+    expect(calls).toEqual(['markOld:web-amd-a', 'scale:ReplicaSet:3']);
   });
 
   it('acts and writes the status in one reconcile when the status records more than counts', async () => {
@@ -172,13 +175,13 @@ describe('Reconciler', () => {
     const first = recorder();
     const reconciler = new Reconciler({ caches: w.caches, ports: first.ports, clock: clock(), log: silentLogger });
     await reconciler.reconcile('shop/web');
-    expect(first.calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3', 'event:RolloutStarted', 'event:GroupStarted']);
-    // The cache shows the status write, not yet the scale and the marks: planning now would write them again.
+    expect(first.calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'scale:ReplicaSet:3', 'event:RolloutStarted', 'event:GroupStarted']);
+    // The cache shows the status write, not yet the scale and the mark: planning now would write them again.
     Object.assign(w.ed, { status: first.statuses[0], metadata: { ...w.ed.metadata, resourceVersion: '11' } });
     const before = first.calls.length;
     expect(await reconciler.reconcile('shop/web')).toEqual({ outcome: 'stale', requeueAfterMs: 250 });
     Object.assign(w.replicaSets[0]!, { metadata: { ...w.replicaSets[0]!.metadata, resourceVersion: '2' }, spec: { ...w.replicaSets[0]!.spec, replicas: 3 } });
-    expect((await reconciler.reconcile('shop/web')).outcome).toBe('stale'); // the marks still do not show
+    expect((await reconciler.reconcile('shop/web')).outcome).toBe('stale'); // the mark still does not show
     for (const pod of w.pods) Object.assign(pod.metadata, { resourceVersion: '2', annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } });
     expect((await reconciler.reconcile('shop/web')).outcome).toBe('synced');
     expect(first.calls.slice(before)).toEqual([]); // nothing was written twice
@@ -222,7 +225,7 @@ describe('Reconciler', () => {
   });
 
   it('marks old pods concurrently, and acts on nothing else until every mark is answered', async () => {
-    const { caches } = world();
+    const { caches } = world({ spec: GROUPS_OF_TWO });
     const { calls, ports } = recorder();
     const log: string[] = [];
     let inFlight = 0;
@@ -250,11 +253,11 @@ describe('Reconciler', () => {
     release.splice(0).forEach((r) => r());
     await done;
     expect(log).toEqual(['start markOld', 'start markOld', 'end markOld', 'end markOld', 'start scale', 'end scale']);
-    expect(calls.filter((c) => !c.startsWith('markOld'))).toEqual(['status:Progressing:1', 'scale:ReplicaSet:3', 'event:RolloutStarted', 'event:GroupStarted']);
+    expect(calls.filter((c) => !c.startsWith('markOld'))).toEqual(['status:Progressing:1', 'scale:ReplicaSet:4', 'event:RolloutStarted', 'event:GroupStarted']);
   });
 
   it('waits for every mark of a run, then fails the reconcile with the first failure, before anything after it', async () => {
-    const { caches } = world();
+    const { caches } = world({ spec: GROUPS_OF_TWO });
     const { calls, ports } = recorder();
     const failing: ReconcilerPorts = {
       ...ports,
@@ -269,7 +272,7 @@ describe('Reconciler', () => {
   });
 
   it('acts on regions concurrently, each region in its own order: marks before its scale', async () => {
-    const { caches } = world({ regions: ['amd', 'arm'], spec: { replicas: 4 } });
+    const { caches } = world({ regions: ['amd', 'arm'], spec: { replicas: 4, ...GROUPS_OF_TWO } });
     const { ports } = recorder();
     const log: string[] = [];
     const release = new Map<string, () => void>();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { extendedDeployment, type ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import type { RolloutInput, RolloutPlan } from '../core/rollout/planner.js';
+import { MARK_SETTLE_MS } from '../core/rollout/region-step.js';
 import type { PodState } from '../core/rollout/snapshot.js';
 import { MAX_REQUEUE_MS, nextRequeueMs } from './requeue.js';
 
@@ -68,6 +69,13 @@ describe('nextRequeueMs', () => {
     const swapping = pod(undefined, { swap: { revision: 'new', phase: 'swapping', since: NOW - 2_000 } });
     const over = pod(undefined, { revision: 'old', swap: { revision: 'new', phase: 'draining', since: NOW - 9_000 } });
     expect(nextRequeueMs({ ...input([swapping, over]), ed: inPlace }, plan({ phase: 'Progressing' }))).toBe(MAX_REQUEUE_MS);
+  });
+
+  it('looks again when an old pod\'s mark settles: a scale-down may rely on it then, and no event announces it', () => {
+    const marked = (markedAt: number | undefined) => pod(NOW - 60_000, { revision: 'old', markedOld: true, markedAt });
+    expect(nextRequeueMs(input([marked(NOW - 500)]), plan({ phase: 'Progressing' }))).toBe(MARK_SETTLE_MS - 500 + 5);
+    // a settled mark, or one without its time, sets no instant of its own
+    expect(nextRequeueMs(input([marked(NOW - MARK_SETTLE_MS), marked(undefined)]), plan({ phase: 'Progressing' }))).toBe(MAX_REQUEUE_MS);
   });
 
   it('looks again at the move planner\'s instants, also when Healthy', () => {

@@ -1,6 +1,7 @@
 import { progressDeadlineMs } from '../core/rollout/gates.js';
 import { graceEndsAt } from '../core/rollout/in-place-step.js';
 import type { RolloutInput, RolloutPlan } from '../core/rollout/planner.js';
+import { MARK_SETTLE_MS } from '../core/rollout/region-step.js';
 
 /** Longest wait between two looks at an unfinished rollout: a safety net for anything no event announces. */
 export const MAX_REQUEUE_MS = 30_000;
@@ -13,7 +14,7 @@ const SLACK_MS = 5;
 /**
  * When to look at an ExtendedDeployment again although nothing changed. Some progress has no event: a pod becomes
  * available `minReadySeconds` after it became Ready, a draining pod's grace period ends (its images are swapped
- * then), and a group's progress deadline passes. The next such instant
+ * then), an old pod's mark settles (a scale-down may rely on it then), and a group's progress deadline passes. The next such instant
  * (or MAX_REQUEUE_MS while the rollout is unfinished or replicas are away) is returned in ms from now; so are the
  * move planner's instants (a pod's unschedulable timeout, a region's toleration, a stabilization period). Undefined
  * when the object is Healthy and nothing is left to do, so idle objects cost nothing.
@@ -32,6 +33,8 @@ export function nextRequeueMs(input: RolloutInput, plan: RolloutPlan): number | 
       if (pod.ready && !pod.terminating && pod.readySince !== undefined) instants.push(pod.readySince + minReadyMs);
       // An in-place swap waits out its grace period between draining and patching the images; nothing announces its end.
       if (!pod.terminating && pod.swap?.phase === 'draining') instants.push(graceEndsAt(pod, grace));
+      // A scale-down that relies on a mark waits until it has settled; nothing announces that either.
+      if (!pod.terminating && pod.markedOld && pod.markedAt !== undefined) instants.push(pod.markedAt + MARK_SETTLE_MS);
     }
   }
   const start = plan.status.lastGroupStartTime !== undefined ? Date.parse(plan.status.lastGroupStartTime) : Number.NaN;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   APPROVED_ANNOTATION,
+  MARKED_AT_ANNOTATION,
   NAME_LABEL,
   OLD_POD_DELETION_COST,
   PAUSED_ANNOTATION,
@@ -224,6 +225,17 @@ describe('podState', () => {
     const other = pod('p', 'amd', 'r');
     other.metadata = { ...other.metadata, annotations: { [POD_DELETION_COST_ANNOTATION]: '5' } };
     expect(podState(other).markedOld).toBe(false);
+  });
+
+  it('reads when the agent marked a pod, and nothing for a mark without its time or a time without the mark', () => {
+    const at = (annotations: Record<string, string>) => {
+      const p = pod('p', 'amd', 'r');
+      p.metadata = { ...p.metadata, annotations };
+      return podState(p).markedAt;
+    };
+    expect(at({ [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: '2026-01-01T11:00:00.250Z' })).toBe(Date.UTC(2026, 0, 1, 11, 0, 0, 250));
+    expect(at({ [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST })).toBeUndefined();
+    expect(at({ [MARKED_AT_ANNOTATION]: '2026-01-01T11:00:00.250Z' })).toBeUndefined();
   });
 
   it('handles a pod without status', () => {

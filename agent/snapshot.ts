@@ -3,6 +3,7 @@ import { extendedDeploymentStatus, type ExtendedDeployment, type ExtendedDeploym
 import { distributeReplicas } from '../core/distribution.js';
 import {
   IN_PLACE_READINESS_GATE,
+  MARKED_AT_ANNOTATION,
   NAME_LABEL,
   OLD_POD_DELETION_COST,
   POD_DELETION_COST_ANNOTATION,
@@ -257,6 +258,7 @@ export function podState(pod: PodObject): PodState {
   const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
   // Only the reason counts: the scheduler's message varies with the cause and the release, and may be translated.
   const unschedulable = !pod.spec?.nodeName && scheduled?.status === 'False' && scheduled.reason === 'Unschedulable';
+  const markedOld = pod.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION] === OLD_POD_DELETION_COST;
   return {
     name: pod.metadata?.name ?? '',
     uid: pod.metadata?.uid ?? '',
@@ -268,7 +270,8 @@ export function podState(pod: PodObject): PodState {
     terminating: !!pod.metadata?.deletionTimestamp,
     unschedulableSince: unschedulable ? (timestampMs(scheduled.lastTransitionTime) ?? 0) : undefined,
     createdAt: timestampMs(pod.metadata?.creationTimestamp),
-    markedOld: pod.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION] === OLD_POD_DELETION_COST,
+    markedOld,
+    markedAt: markedOld ? timestampMs(pod.metadata?.annotations?.[MARKED_AT_ANNOTATION]) : undefined,
     gated: pod.spec?.readinessGates?.some((g) => g.conditionType === IN_PLACE_READINESS_GATE) === true,
     gateOpen: gate?.status === 'True',
     gateClosedAt: gate?.status === 'False' ? timestampMs(gate.lastTransitionTime) : undefined,

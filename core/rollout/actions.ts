@@ -9,9 +9,19 @@ export interface ScaleAction {
   readonly replicas: number;
 }
 
-/** Mark an old-revision pod so the ReplicaSet removes it first (pod-deletion-cost), or clear that mark. */
+/** Mark an old-revision pod so the ReplicaSet removes it first (pod-deletion-cost). */
 export interface MarkPodAction {
-  readonly kind: 'markOld' | 'unmark';
+  readonly kind: 'markOld';
+  readonly region: string;
+  readonly pod: string;
+  readonly uid: string;
+  /** When the mark is made (RFC 3339), recorded on the pod: a scale-down relies on the mark only once it has settled. */
+  readonly at: string;
+}
+
+/** Clear the agent's mark from a pod that is at the target revision again (a rollback). */
+export interface UnmarkPodAction {
+  readonly kind: 'unmark';
   readonly region: string;
   readonly pod: string;
   readonly uid: string;
@@ -62,4 +72,4 @@ export interface SwapAction {
 }
 
 /** A write the agent performs. Every action is idempotent: performing it twice has the effect of once. */
-export type RolloutAction = ScaleAction | MarkPodAction | DeletePodAction | PauseAction | GateAction | SwapAction;
+export type RolloutAction = ScaleAction | MarkPodAction | UnmarkPodAction | DeletePodAction | PauseAction | GateAction | SwapAction;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { extendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { regionBudgets } from './budgets.js';
+import { MARK_SETTLE_MS, stepRegion } from './region-step.js';
 import { planRollout, type RolloutControls, type RolloutInput } from './planner.js';
 import { simulateRollout, type SimulatedRegion } from './simulate.js';
 import type { PodState, RegionState } from './snapshot.js';
@@ -32,6 +33,7 @@ function input(partial: Partial<RolloutInput> & Pick<RolloutInput, 'regions'>): 
 }
 const olds = (n: number) => Array.from({ length: n }, () => pod('old'));
 const news = (n: number, o: Partial<PodState> = {}) => Array.from({ length: n }, () => pod('new', o));
+const scalesDown = (plan: ReturnType<typeof planRollout>) => plan.actions.filter((a) => a.kind === 'scale' && a.replicas < a.from);
 const scales = (plan: ReturnType<typeof planRollout>) => plan.actions.filter((a) => a.kind === 'scale').map((a) => (a.kind === 'scale' ? `${a.region}:${a.from}->${a.replicas}` : ''));
 
 describe('planRollout: groups match the plan exactly (simulated cluster)', () => {
@@ -103,6 +105,66 @@ describe('planRollout: decisions from one snapshot', () => {
   it('marks old pods for removal first and unmarks pods that are new again (rollback)', () => {
     const plan = planRollout(input({ regions: [region('a', 2, [pod('old', { markedOld: false }), pod('new', { markedOld: true })])] }));
     expect(plan.actions.filter((a) => a.kind !== 'scale').map((a) => a.kind)).toEqual(['markOld', 'unmark']);
+  });
+
+  it('marks only the old pods the current group replaces (maxUnavailable 0), those the ReplicaSet removes first anyway first', () => {
+    const unready = pod('old', { markedOld: false, ready: false, readySince: undefined });
+    const plan = planRollout(input({ regions: [region('a', 5, [...olds(4).map((p) => ({ ...p, markedOld: false })), unready])] }));
+    // Group 1 (Beta) replaces one pod of five: one mark, on the pod that is not Ready, stamped with the time it is made.
+    expect(plan.actions.filter((a) => a.kind === 'markOld')).toEqual([{ kind: 'markOld', region: 'a', pod: unready.name, uid: unready.uid, at: new Date(T0).toISOString() }]);
+  });
+
+  it.each([
+    ['scaleInPriority', { upgradeMode: 'scaleInPriority', batchSize: 2 }],
+    ['DeleteAllFirst', { updateStrategy: { type: 'DeleteAllFirst' } }],
+    ['RollingUpdate with maxUnavailable', { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 1 } } }],
+  ])('%s (old pods may leave at once) marks every old pod at the rollout start, and removes none before the marks settle', (_name, strategy) => {
+    const unmarked = olds(5).map((p) => ({ ...p, markedOld: false }));
+    const spec = ed(strategy, [{ name: 'a', replicas: 5 }]);
+    const start = planRollout(input({ ed: spec, regions: [region('a', 5, unmarked)] }));
+    expect(start.actions.filter((a) => a.kind === 'markOld')).toHaveLength(5);
+    expect(scalesDown(start)).toEqual([]);
+    const status = start.status;
+    const marked = (at: number) => unmarked.map((p) => ({ ...p, markedOld: true, markedAt: at }));
+    const early = planRollout(input({ ed: spec, regions: [region('a', 5, marked(T0))], status, now: T0 + MARK_SETTLE_MS - 1 }));
+    expect(scalesDown(early)).toEqual([]);
+    expect(early.status.conditions?.[0]?.message).toMatch(/a mark counts 2 s after it is made/);
+    const settled = planRollout(input({ ed: spec, regions: [region('a', 5, marked(T0))], status, now: T0 + MARK_SETTLE_MS }));
+    expect(scalesDown(settled)).not.toEqual([]);
+  });
+
+  it('removes old pods only when as many of them as leave are marked and settled, or not Ready', () => {
+    const status: ExtendedDeploymentStatus = { revision: 'R1', rolloutRegions: ['a'], currentGroup: 3, lastGroupStartTime: new Date(T0).toISOString() };
+    const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]);
+    // The last group's 5 new pods are available; both old pods leave. One mark is old, the other just made.
+    const oldPods = [pod('old', { markedAt: T0 - 60_000 }), pod('old', { markedAt: T0 - 500 })];
+    const waiting = planRollout(input({ ed: strategy, regions: [region('a', 5, [...news(5), ...oldPods])], status }));
+    expect(scales(waiting)).toEqual([]);
+    expect(waiting.status.conditions?.[0]?.message).toMatch(/1 of the 2 old pods to remove are marked/);
+    // Settled, or made before marks carried their time, or not Ready (the ReplicaSet removes it first anyway): both go.
+    for (const second of [{ markedAt: T0 - MARK_SETTLE_MS }, { markedAt: undefined }, { markedOld: false, ready: false, readySince: undefined }]) {
+      const pods = [...news(5), oldPods[0]!, { ...oldPods[1]!, ...second }];
+      expect(scales(planRollout(input({ ed: strategy, regions: [region('a', 5, pods)], status })))).toEqual(['a:7->5']);
+    }
+    // An unmarked old pod is marked now, and removed once its mark has settled.
+    const unmarked = planRollout(input({ ed: strategy, regions: [region('a', 5, [...news(5), oldPods[0]!, { ...oldPods[1]!, markedOld: false, markedAt: undefined }])], status }));
+    expect(unmarked.actions.map((a) => a.kind)).toEqual(['markOld']);
+  });
+
+  it('removes new pods beyond the group (an old pod deleted by hand came back new) without waiting for marks', () => {
+    // A region's step toward 1 new pod of 5 while it runs 2 new and 3 unmarked old ones: no old pod is to leave.
+    const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]).spec.strategy;
+    const step = stepRegion(region('a', 5, [...news(2), ...olds(3).map((p) => ({ ...p, markedOld: false }))]), 1, regionBudgets(strategy, 5), 0, T0);
+    expect(step.blocked).toBeUndefined();
+    expect(step.actions).toEqual([{ kind: 'scale', region: 'a', workload: 'web-a', from: 5, replicas: 4 }]);
+  });
+
+  it('removes no old pod while a new pod still carries the mark (the ReplicaSet would pick it first)', () => {
+    const status: ExtendedDeploymentStatus = { revision: 'R1', rolloutRegions: ['a'], currentGroup: 3, lastGroupStartTime: new Date(T0).toISOString() };
+    const pods = [...news(4), pod('new', { markedOld: true }), ...olds(2)];
+    const plan = planRollout(input({ ed: ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]), regions: [region('a', 5, pods)], status }));
+    expect(plan.actions.map((a) => a.kind)).toEqual(['unmark']);
+    expect(plan.status.conditions?.[0]?.message).toMatch(/still carries the mark/);
   });
 
   it('never scales down while a new pod is not Ready (the ReplicaSet would pick it)', () => {

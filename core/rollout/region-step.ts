@@ -25,11 +25,34 @@ export function groupProgress(counts: RegionCounts, wantNew: number, desired: nu
 }
 
 /**
+ * How long a mark must have been on a pod before a scale-down relies on it. The ReplicaSet controller picks the pods to
+ * remove from its own cache: a mark it has not seen yet protects no new pod, and nothing the controller reports shows
+ * which pod annotations it has seen. So this bounds how far its watch of pods may lag behind the agent's write.
+ */
+export const MARK_SETTLE_MS = 2_000;
+
+/** The ReplicaSet controller removes pods that are not bound, not running or not Ready before any that are. */
+const leavesFirst = (p: PodState) => !p.assigned || !p.running || !p.ready;
+
+/**
+ * The order in which old pods are marked for removal: those the ReplicaSet controller removes first anyway, then by
+ * name, so the choice is stable from one look to the next.
+ */
+const markOrder = (a: PodState, b: PodState) => Number(leavesFirst(b)) - Number(leavesFirst(a)) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/**
  * Replica math for one region. Moves the region toward `wantNew` new-revision pods and `desired − wantNew` old ones
  * within the budgets: at most desired + maxSurge pods (terminating ones included) and at least
  * desired − maxUnavailable available. Old pods leave first because they are marked (pod-deletion-cost); a scale
- * down waits until every new pod is bound, running and Ready, so the ReplicaSet can never pick a new one. Targets
+ * down waits until every new pod is bound, running and Ready and no new pod carries a mark, and until as many old
+ * pods as leave are marked (for MARK_SETTLE_MS) or not Ready, so the ReplicaSet can never pick a new one. Targets
  * are absolute, so repeating a step on a stale view writes the same value again.
+ *
+ * Where old pods leave only after their replacements are available (maxUnavailable 0), each group marks just the old
+ * pods it removes, when it starts: the marks then settle while the new pods start and stay Ready for minReadySeconds,
+ * and a rollout's first moments, when Git syncs many objects at once, carry one write per leaving pod rather than
+ * one per old pod. Where old pods may leave at once, every old pod is marked at the rollout's start, so that each
+ * later group finds its marks settled.
  */
 export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Budgets, minReadySeconds: number, now: number): RegionStep {
   const counts = countPods(region, minReadySeconds, now);
@@ -46,12 +69,13 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   const active = region.pods.filter((p) => !p.terminating);
   const isNew = (p: PodState) => p.revision === region.targetRevision;
   const actions: RolloutAction[] = [];
-  for (const pod of active) {
-    if (!isNew(pod) && !pod.markedOld) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid });
-    if (isNew(pod) && pod.markedOld) actions.push({ kind: 'unmark', region: region.name, pod: pod.name, uid: pod.uid });
-  }
-
   const oldExcess = Math.max(0, counts.old - wantOld);
+  const oldPods = active.filter((p) => !isNew(p));
+  const unmarked = oldPods.filter((p) => !p.markedOld).sort(markOrder);
+  const markNow = budgets.maxUnavailable > 0 ? unmarked.length : Math.max(0, oldExcess - (oldPods.length - unmarked.length));
+  for (const pod of unmarked.slice(0, markNow)) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid, at: new Date(now).toISOString() });
+  for (const pod of active) if (isNew(pod) && pod.markedOld) actions.push({ kind: 'unmark', region: region.name, pod: pod.name, uid: pod.uid });
+
   const oldUnavailable = counts.old - counts.oldAvailable;
   const availableToLose = Math.max(0, counts.available - (desired - budgets.maxUnavailable));
   const removable = Math.min(oldExcess, oldUnavailable + availableToLose);
@@ -87,10 +111,16 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
 
   if (replicas < workload.replicas && counts.old > 0) {
     const newPods = active.filter(isNew);
-    const unsafe = newPods.find((p) => !p.assigned || !p.running || !p.ready);
+    const unsafe = newPods.find(leavesFirst);
     if (unsafe) return { counts, actions, available, done, blocked: `new pod ${unsafe.name} is not Ready yet; old pods are removed only when every new pod is` };
-    const unmarked = active.find((p) => !isNew(p) && !p.markedOld);
-    if (unmarked) return { counts, actions, available, done, blocked: `old pod ${unmarked.name} is not marked for removal yet` };
+    const stillMarked = newPods.find((p) => p.markedOld);
+    if (stillMarked) return { counts, actions, available, done, blocked: `new pod ${stillMarked.name} still carries the mark for removal` };
+    const leaving = active.length - replicas;
+    const settled = (p: PodState) => p.markedOld && (p.markedAt === undefined || now - p.markedAt >= MARK_SETTLE_MS);
+    const goFirst = oldPods.filter((p) => leavesFirst(p) || settled(p)).length;
+    if (removable > 0 && goFirst < leaving) {
+      return { counts, actions, available, done, blocked: `${goFirst} of the ${leaving} old pods to remove are marked for removal (a mark counts ${MARK_SETTLE_MS / 1000} s after it is made)` };
+    }
   }
   if (replicas !== workload.replicas) actions.push({ kind: 'scale', region: region.name, workload: workload.name, from: workload.replicas, replicas });
   return { counts, actions, available, done };

@@ -45,6 +45,7 @@ interface SimPod {
   ready: boolean;
   readySince: number | undefined;
   markedOld: boolean;
+  markedAt?: number;
   terminating: boolean;
   swap?: SwapState;
   /** Image per container, and restarts (an image patch restarts the pod's containers on the next tick). */
@@ -101,6 +102,7 @@ export function simulateRollout(ed: ExtendedDeployment, rolloutRevision: string,
           terminating: p.terminating,
           createdAt: p.createdAt,
           markedOld: p.markedOld,
+          markedAt: p.markedAt,
           resourceVersion: '1',
           swap: p.swap,
           swappable: r.swappable !== undefined && p.revision !== r.targetRevision ? r.swappable : undefined,
@@ -161,8 +163,10 @@ export function simulateRollout(ed: ExtendedDeployment, rolloutRevision: string,
         replicas.set(action.region, action.replicas);
         return 0;
       case 'markOld':
+        for (const p of list) if (p.name === action.pod) Object.assign(p, { markedOld: true, markedAt: Date.parse(action.at) });
+        return 0;
       case 'unmark':
-        for (const p of list) if (p.name === action.pod) p.markedOld = action.kind === 'markOld';
+        for (const p of list) if (p.name === action.pod) Object.assign(p, { markedOld: false, markedAt: undefined });
         return 0;
       case 'deletePod': {
         const pod = list.find((p) => p.name === action.pod);

@@ -34,6 +34,8 @@ export interface PodState {
   readonly createdAt?: number | undefined;
   /** Whether the agent marked the pod to be removed first (pod-deletion-cost). */
   readonly markedOld: boolean;
+  /** When the agent marked it (ms), from the mark's own record; undefined for a mark without one. */
+  readonly markedAt?: number | undefined;
   /** The pod carries the InPlaceUpdateReady readiness gate. */
   readonly gated?: boolean;
   /** Its InPlaceUpdateReady condition is True. */
