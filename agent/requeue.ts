@@ -14,10 +14,10 @@ const SLACK_MS = 5;
 /**
  * When to look at an ExtendedDeployment again although nothing changed. Some progress has no event: a pod becomes
  * available `minReadySeconds` after it became Ready, a draining pod's grace period ends (its images are swapped
- * then), an old pod's mark settles (a scale-down may rely on it then), and a group's progress deadline passes. The next such instant
- * (or MAX_REQUEUE_MS while the rollout is unfinished or replicas are away) is returned in ms from now; so are the
- * move planner's instants (a pod's unschedulable timeout, a region's toleration, a stabilization period). Undefined
- * when the object is Healthy and nothing is left to do, so idle objects cost nothing.
+ * then), an old pod's mark settles (a scale-down may rely on it then), and a group's progress deadline passes. The
+ * next such instant (or MAX_REQUEUE_MS while the rollout is unfinished or replicas are away) is returned in ms from
+ * now; so are the move planner's instants (a pod's unschedulable timeout, a region's toleration, a stabilization
+ * period). Undefined when the object is Healthy and nothing is left to do, so idle objects cost nothing.
  */
 export function nextRequeueMs(input: RolloutInput, plan: RolloutPlan): number | undefined {
   const { now } = input;

@@ -30,7 +30,8 @@
  *     "observed" = the bench saw the pod Ready, + minReadySeconds: up to a second later whenever the watch was late,
  *     so it flatters the agent. Also shown: its first ReplicaSet write (spec.replicas, ordered after that status write by
  *     resourceVersion: under scaleOutPriority the old pods the previous group replaced leave first) and its first
- *     ReplicaSet increase (its new pods asked for). p50/p99 over every group transition of every rollout.
+ *     ReplicaSet increase (its new pods asked for). p50/p99 over every group transition of every rollout; the judged
+ *     figure also split by whether the group became available while the bench was still applying v2.
  *     The rest of a transition is printed apart: (a') the first ReplicaSet write → the previous group's k old pods seen
  *     terminating in every region (the ReplicaSet controller's deletions, not the agent); (a2) those old pods gone → the
  *     increase (the agent again, once the surge budget has room). And each rollout's duration, v2 applied → Healthy.
