@@ -1,5 +1,6 @@
 import type { DeployRegion } from '../core/api/deploy-region.js';
 import { extendedDeploymentStatus, type ExtendedDeployment, type ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
+import { byName } from '../core/by-name.js';
 import { distributeReplicas } from '../core/distribution.js';
 import {
   IN_PLACE_READINESS_GATE,
@@ -103,7 +104,7 @@ export function snapshotFromObjects(
     const regionPods = pods
       .filter((p) => (p.metadata?.namespace ?? '') === namespace && p.metadata?.labels?.[NAME_LABEL] === name && p.metadata?.labels?.[REGION_LABEL] === placement.name)
       .map((p) => ({ ...podState(p), swappable: swappable(p) }))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      .sort(byName);
     const nodes = assignment?.nodes.get(placement.name) ?? (assignment ? [] : undefined);
     const room = nodes && template && cluster?.usageKnown ? regionRoom(nodes, placementOf(template.spec as PodTemplateSpec | undefined)) : undefined;
     return {

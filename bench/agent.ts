@@ -25,8 +25,9 @@
  *     condition's lastTransitionTime (whole seconds) + minReadySeconds, the instant Kubernetes' own rule (and the
  *     agent) call the pod available, but never before the pod status write that made it Ready completed (kwok may write
  *     it late in that second or after it), to the API server completing the status write. Without an audit log (a lab
- *     started before it had one), the bench's watch times are used instead. Also shown, as the bench's watch saw them: "by condition" = the same availability, never before
- *     the bench saw the pod Ready, to the bench seeing the write (its own lag included whenever it is busy);
+ *     started before it had one), the bench's watch times are used instead. Also shown, as the bench's watch saw them:
+ *     "by condition" = the same availability, never before the bench saw the pod Ready, to the bench seeing the write
+ *     (its own lag included whenever it is busy);
  *     "observed" = the bench saw the pod Ready, + minReadySeconds: up to a second later whenever the watch was late,
  *     so it flatters the agent. Also shown: its first ReplicaSet write (spec.replicas, ordered after that status write by
  *     resourceVersion: under scaleOutPriority the old pods the previous group replaced leave first) and its first
@@ -325,10 +326,8 @@ async function main(): Promise<void> {
     });
     const judged = atServer.length > 0 ? atServer : byCondition;
     const applyEnd = t2 + applySeconds * 1000;
-    const applyWindow = {
-      during: delays((t) => (t.availableAtServer < applyEnd ? t.availableAtServer : undefined), (t) => t.statusWrittenAt),
-      after: delays((t) => (t.availableAtServer >= applyEnd ? t.availableAtServer : undefined), (t) => t.statusWrittenAt),
-    };
+    const inApplyWindow = (during: boolean) => delays((t) => ((t.availableAtServer < applyEnd) === during ? t.availableAtServer : undefined), (t) => t.statusWrittenAt);
+    const applyWindow = { during: inApplyWindow(true), after: inApplyWindow(false) };
     const p99 = percentile([...judged].sort((a, b) => a - b), 99);
     const p99o = percentile(delays((t) => t.availableObserved, (t) => t.statusAt).sort((a, b) => a - b), 99);
 

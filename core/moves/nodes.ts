@@ -1,5 +1,6 @@
 import type { Toleration } from '../api/common.js';
 import type { Resources } from './resources.js';
+import { byName } from '../by-name.js';
 
 /** Taints the node-lifecycle controller puts on nodes that stopped reporting or report NotReady. */
 export const NODE_CONTROLLER_TAINTS: readonly string[] = ['node.kubernetes.io/unreachable', 'node.kubernetes.io/not-ready'];
@@ -85,8 +86,6 @@ export interface NodeAssignment {
   /** Region name → names of its nodes that also match other regions (sorted). */
   readonly overlaps: ReadonlyMap<string, readonly { readonly node: string; readonly regions: readonly string[] }[]>;
 }
-
-const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 function matches(node: NodeView, region: RegionSelector): boolean {
   return Object.entries(region.matchLabels).every(([k, v]) => node.labels[k] === v);

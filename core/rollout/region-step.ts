@@ -1,3 +1,4 @@
+import { byName } from '../by-name.js';
 import type { RolloutAction } from './actions.js';
 import type { Budgets } from './budgets.js';
 import { countPods, isAvailable, type PodState, type RegionCounts, type RegionState } from './snapshot.js';
@@ -38,7 +39,7 @@ const leavesFirst = (p: PodState) => !p.assigned || !p.running || !p.ready;
  * The order in which old pods are marked for removal: those the ReplicaSet controller removes first anyway, then by
  * name, so the choice is stable from one look to the next.
  */
-const markOrder = (a: PodState, b: PodState) => Number(leavesFirst(b)) - Number(leavesFirst(a)) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const markOrder = (a: PodState, b: PodState) => Number(leavesFirst(b)) - Number(leavesFirst(a)) || byName(a, b);
 
 /**
  * Replica math for one region. Moves the region toward `wantNew` new-revision pods and `desired − wantNew` old ones
@@ -73,7 +74,8 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   const oldPods = active.filter((p) => !isNew(p));
   const unmarked = oldPods.filter((p) => !p.markedOld).sort(markOrder);
   const markNow = budgets.maxUnavailable > 0 ? unmarked.length : Math.max(0, oldExcess - (oldPods.length - unmarked.length));
-  for (const pod of unmarked.slice(0, markNow)) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid, at: new Date(now).toISOString() });
+  const at = new Date(now).toISOString();
+  for (const pod of unmarked.slice(0, markNow)) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid, at });
   for (const pod of active) if (isNew(pod) && pod.markedOld) actions.push({ kind: 'unmark', region: region.name, pod: pod.name, uid: pod.uid });
 
   const oldUnavailable = counts.old - counts.oldAvailable;
