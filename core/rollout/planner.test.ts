@@ -51,6 +51,14 @@ describe('planRollout: groups match the plan exactly (simulated cluster)', () =>
     expect(run(strategy, [['a', 6], ['b', 4], ['c', 2]])).toEqual(expected);
   });
 
+  it('waits, as the agent does, for marks to settle before a removal relies on them', () => {
+    // scaleInPriority removes an old pod first; the simulation's tick is 1 s here, shorter than MARK_SETTLE_MS, so the
+    // first removal waits one tick more than it would if a mark counted at once (which would complete at 00:00:09).
+    const sim = simulateRollout(ed({ upgradeMode: 'scaleInPriority', minReadySeconds: 0 }, [{ name: 'a', replicas: 2 }]), 'R1', start([['a', 2]]));
+    expect(sim.newPodsRemoved).toBe(0);
+    expect(sim.finalStatus.conditions?.find((c) => c.reason === 'RolloutComplete')?.lastTransitionTime).toBe('2026-01-01T00:00:10.000Z');
+  });
+
   it.each(['scaleOutPriority', 'scaleInPriority', 'scaleSimultaneously'] as const)('%s stays within its envelope and never removes a new pod', (mode) => {
     for (const batchSize of [1, 2, 3, '40%']) {
       for (const desired of [1, 2, 5, 8]) {
