@@ -1,6 +1,7 @@
 // Builds the lab's binaries from the Go module proxy and caches them outside the repository:
 //   ~/.cache/extended-deployment/lab/<k8s>-<etcd>-<kwok>-<go>/bin/
 //     kube-apiserver kube-controller-manager kube-scheduler kubectl etcd pkigen kwok
+//   ~/.cache/extended-deployment/lab/gitops-<engine>-<version>_<go>/bin/   (on demand: kustomize-controller; argocd, lua-health)
 // The pinned versions are read from the wrapper modules' go.mod files (the single source of truth), so the cache
 // key changes exactly when a pin changes. A stamp file with a hash of every build input (go.mod, go.sum, Go sources)
 // triggers a rebuild when anything else in the wrapper modules changes.
@@ -93,10 +94,10 @@ function listFiles(dir: string): string[] {
   return out.sort();
 }
 
-/** Hash of every build input in the wrapper modules and of this script's build recipe. */
-export function inputsHash(): string {
+/** Hash of every file in the given wrapper modules and of this script's build recipe. */
+export function inputsHash(modDirs: readonly string[] = [k8sModDir, kwokModDir]): string {
   const h = createHash('sha256');
-  for (const f of [...listFiles(join(clusterDir, 'go')), fileURLToPath(import.meta.url)]) {
+  for (const f of [...modDirs.flatMap(listFiles), fileURLToPath(import.meta.url)]) {
     h.update(relative(clusterDir, f));
     h.update('\0');
     h.update(readFileSync(f));
@@ -105,11 +106,15 @@ export function inputsHash(): string {
   return h.digest('hex');
 }
 
-export function binariesReady(binDir: string): boolean {
+function ready(binDir: string, binaries: readonly string[], hash: string): boolean {
   const stamp = join(binDir, '.inputs.sha256');
   if (!existsSync(stamp)) return false;
-  if (readFileSync(stamp, 'utf8').trim() !== inputsHash()) return false;
-  return BINARIES.every((b) => existsSync(join(binDir, b)));
+  if (readFileSync(stamp, 'utf8').trim() !== hash) return false;
+  return binaries.every((b) => existsSync(join(binDir, b)));
+}
+
+export function binariesReady(binDir: string): boolean {
+  return ready(binDir, BINARIES, inputsHash());
 }
 
 function run(cmd: string, args: string[], cwd: string, log: (s: string) => void): Promise<void> {
@@ -178,57 +183,125 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-/** Returns the directory holding the binaries for the pinned versions, building them first if needed. */
-export async function ensureBinaries(log: (s: string) => void = (s) => console.error(s)): Promise<string> {
-  const pins = readPins();
-  const binDir = binDirFor(pins);
-  if (binariesReady(binDir)) return binDir;
-  const release = acquireLock(join(dirname(binDir), '.build.lock'), log);
+/** One cached build: which binaries land in which directory, and the recipe that writes them into a temp directory. */
+interface CachedBuild {
+  readonly binDir: string;
+  readonly binaries: readonly string[];
+  /** Hash of every input; a different hash rebuilds. */
+  readonly hash: string;
+  /** Logged once when a build starts. */
+  readonly description: string;
+  readonly build: (tmp: string, go: string) => Promise<void>;
+}
+
+/**
+ * Builds into a temp directory next to `binDir` under a lock shared by every build of the cache (two builds on 2 cores
+ * only slow each other down), then swaps it in with its stamp, so a killed build never leaves a half-filled cache.
+ */
+async function ensureCached(b: CachedBuild, log: (s: string) => void): Promise<string> {
+  if (ready(b.binDir, b.binaries, b.hash)) return b.binDir;
+  const release = acquireLock(join(cacheRoot(), '.build.lock'), log);
   try {
-    if (binariesReady(binDir)) return binDir;
+    if (ready(b.binDir, b.binaries, b.hash)) return b.binDir;
     const started = Date.now();
-    log(
-      `lab: building k8s ${pins.k8s} (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl), ` +
-        `etcd ${pins.etcd}, kwok ${pins.kwok} with ${pins.go} into ${binDir}`,
-    );
+    log(b.description);
     log('lab: a cold build (empty Go module and build caches) takes a while on 2 cores; later runs reuse the caches');
-    const tmp = `${binDir}.tmp-${process.pid}`;
+    const tmp = `${b.binDir}.tmp-${process.pid}`;
     rmSync(tmp, { recursive: true, force: true });
     mkdirSync(tmp, { recursive: true });
-    const go = goBinary();
-    await run(
-      go,
-      [
-        'build',
-        '-trimpath',
-        '-ldflags',
-        versionLdflags(pins),
-        '-o',
-        `${tmp}/`,
-        'k8s.io/kubernetes/cmd/kube-apiserver',
-        'k8s.io/kubernetes/cmd/kube-controller-manager',
-        'k8s.io/kubernetes/cmd/kube-scheduler',
-        'k8s.io/kubernetes/cmd/kubectl',
-        'go.etcd.io/etcd/server/v3',
-        './pkigen',
-      ],
-      k8sModDir,
-      log,
-    );
-    // `go build -o dir/` names the etcd main after its module path's last non-version element: "server".
-    renameSync(join(tmp, 'server'), join(tmp, 'etcd'));
-    await run(go, ['build', '-trimpath', '-ldflags', '-s -w', '-o', `${tmp}/`, 'sigs.k8s.io/kwok/cmd/kwok'], kwokModDir, log);
-    for (const b of BINARIES) {
-      if (!existsSync(join(tmp, b))) throw new Error(`build finished but ${b} is missing in ${tmp}`);
+    await b.build(tmp, goBinary());
+    for (const bin of b.binaries) {
+      if (!existsSync(join(tmp, bin))) throw new Error(`build finished but ${bin} is missing in ${tmp}`);
     }
-    writeFileSync(join(tmp, '.inputs.sha256'), `${inputsHash()}\n`);
-    rmSync(binDir, { recursive: true, force: true });
-    renameSync(tmp, binDir);
+    writeFileSync(join(tmp, '.inputs.sha256'), `${b.hash}\n`);
+    rmSync(b.binDir, { recursive: true, force: true });
+    renameSync(tmp, b.binDir);
     log(`lab: build done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-    return binDir;
+    return b.binDir;
   } finally {
     release();
   }
+}
+
+/** Returns the directory holding the binaries for the pinned versions, building them first if needed. */
+export async function ensureBinaries(log: (s: string) => void = (s) => console.error(s)): Promise<string> {
+  const pins = readPins();
+  return ensureCached(
+    {
+      binDir: binDirFor(pins),
+      binaries: BINARIES,
+      hash: inputsHash(),
+      description:
+        `lab: building k8s ${pins.k8s} (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl), ` +
+        `etcd ${pins.etcd}, kwok ${pins.kwok} with ${pins.go} into ${binDirFor(pins)}`,
+      async build(tmp, go) {
+        await run(
+          go,
+          [
+            'build',
+            '-trimpath',
+            '-ldflags',
+            versionLdflags(pins),
+            '-o',
+            `${tmp}/`,
+            'k8s.io/kubernetes/cmd/kube-apiserver',
+            'k8s.io/kubernetes/cmd/kube-controller-manager',
+            'k8s.io/kubernetes/cmd/kube-scheduler',
+            'k8s.io/kubernetes/cmd/kubectl',
+            'go.etcd.io/etcd/server/v3',
+            './pkigen',
+          ],
+          k8sModDir,
+          log,
+        );
+        // `go build -o dir/` names the etcd main after its module path's last non-version element: "server".
+        renameSync(join(tmp, 'server'), join(tmp, 'etcd'));
+        await run(go, ['build', '-trimpath', '-ldflags', '-s -w', '-o', `${tmp}/`, 'sigs.k8s.io/kwok/cmd/kwok'], kwokModDir, log);
+      },
+    },
+    log,
+  );
+}
+
+/** A GitOps engine the lab can run next to the cluster (test/cluster/gitops.ts). */
+export type GitopsEngine = 'flux' | 'argocd';
+
+/** Per engine: its wrapper module, the pinned module whose version names the cache, what to build and what it yields. */
+const GITOPS_BUILDS: Record<GitopsEngine, { module: string; pinned: string; packages: readonly string[]; binaries: readonly string[] }> = {
+  flux: { module: 'flux', pinned: 'github.com/fluxcd/kustomize-controller', packages: ['github.com/fluxcd/kustomize-controller'], binaries: ['kustomize-controller'] },
+  argocd: { module: 'argocd', pinned: 'github.com/argoproj/argo-cd/v3', packages: ['.', './cmd/lua-health'], binaries: ['argocd', 'lua-health'] },
+};
+
+/** The wrapper module of a GitOps engine (its go.mod pins the release; the GitOps suites read module files from it). */
+export function gitopsModDir(engine: GitopsEngine): string {
+  return join(clusterDir, 'go', GITOPS_BUILDS[engine].module);
+}
+
+/** The pinned release of an engine's main module, e.g. v1.9.6 for Flux kustomize-controller. */
+export function gitopsVersion(engine: GitopsEngine): string {
+  const b = GITOPS_BUILDS[engine];
+  return requiredVersion(join(gitopsModDir(engine), 'go.mod'), b.pinned);
+}
+
+/**
+ * Builds a GitOps engine's binaries on demand (only the GitOps suites and `lab:gitops` need them) into
+ * `<cache>/gitops-<engine>-<version>_<go>/bin/`, with the same flags, stamp and lock as the lab's own build.
+ */
+export async function ensureGitopsBinaries(engine: GitopsEngine, log: (s: string) => void = (s) => console.error(s)): Promise<string> {
+  const b = GITOPS_BUILDS[engine];
+  const modDir = gitopsModDir(engine);
+  const version = gitopsVersion(engine);
+  const binDir = join(cacheRoot(), `gitops-${engine}-${version}_${readPins().go}`, 'bin');
+  return ensureCached(
+    {
+      binDir,
+      binaries: b.binaries,
+      hash: inputsHash([modDir]),
+      description: `lab: building ${b.pinned} ${version} (${b.binaries.join(', ')}) into ${binDir}`,
+      build: (tmp, go) => run(go, ['build', '-trimpath', '-ldflags', '-s -w', '-o', `${tmp}/`, ...b.packages], modDir, log),
+    },
+    log,
+  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

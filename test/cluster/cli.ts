@@ -1,6 +1,7 @@
-// Command line for the lab: `tsx test/cluster/cli.ts <up|down|status|build|fail-nodes|heal-nodes> [selector]`.
-// npm scripts: lab:up, lab:down, lab:status, lab:build, lab:fail-nodes, lab:heal-nodes.
+// Command line for the lab: `tsx test/cluster/cli.ts <up|down|status|build|fail-nodes|heal-nodes|gitops> [args]`.
+// npm scripts: lab:up, lab:down, lab:status, lab:build, lab:fail-nodes, lab:heal-nodes, lab:gitops.
 import { ensureBinaries } from './build.js';
+import { tryGitops } from './gitops-try.js';
 import { COMPONENTS, down, failNodes, healNodes, kubeconfigPath, status, up } from './lab.js';
 
 async function main(): Promise<number> {
@@ -37,8 +38,10 @@ async function main(): Promise<number> {
     case 'heal-nodes':
       await healNodes(selector);
       return 0;
+    case 'gitops':
+      return tryGitops(rest);
     default:
-      console.error('usage: tsx test/cluster/cli.ts <up|down|status|build|fail-nodes <selector>|heal-nodes [selector]>');
+      console.error('usage: tsx test/cluster/cli.ts <up|down|status|build|fail-nodes <selector>|heal-nodes [selector]|gitops <flux|argocd> [--server-side-diff]>');
       return 2;
   }
 }

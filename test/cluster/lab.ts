@@ -97,23 +97,30 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
-/** The PID recorded for a component, if that process is still alive and still runs the lab's binary. */
+/**
+ * The PID recorded for a process the lab started, if it is still alive and still runs the program recorded with it
+ * (the pid file's second line; the component's own name for the lab's binaries), so a reused PID is never signalled.
+ */
 export function livePid(c: string): number | undefined {
   if (!existsSync(pidPath(c))) return undefined;
-  const pid = Number(readFileSync(pidPath(c), 'utf8').trim());
+  const [pidLine, program = c] = readFileSync(pidPath(c), 'utf8').trim().split('\n');
+  const pid = Number(pidLine);
   if (!Number.isInteger(pid) || pid <= 0 || !pidAlive(pid)) return undefined;
-  // Guard against PID reuse: the process must run the binary we started.
   try {
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    if (!cmdline[0]?.endsWith(`/${c}`)) return undefined;
+    if (!cmdline[0]?.endsWith(`/${program}`) && cmdline[0] !== program) return undefined;
   } catch {
     // no /proc (not Linux): trust the PID file
   }
   return pid;
 }
 
-function startProcess(c: Component, bin: string, args: string[], env: NodeJS.ProcessEnv = {}): number {
-  const out = openSync(logPath(c), 'a');
+/**
+ * Starts a process of the lab, detached, logging to logs/<name>.log, its PID in pids/<name>.pid; `lab:down` stops it.
+ * `program` is what /proc/<pid>/cmdline starts with (its basename), when that is not `name`.
+ */
+export function startProcess(name: string, bin: string, args: string[], env: NodeJS.ProcessEnv = {}, program?: string): number {
+  const out = openSync(logPath(name), 'a');
   const child = spawn(bin, args, {
     cwd: labDir(),
     detached: true,
@@ -121,9 +128,24 @@ function startProcess(c: Component, bin: string, args: string[], env: NodeJS.Pro
     env: { ...process.env, ...env },
   });
   child.unref();
-  if (!child.pid) throw new Error(`failed to start ${c}`);
-  writeFileSync(pidPath(c), `${child.pid}\n`);
+  if (!child.pid) throw new Error(`failed to start ${name}`);
+  writeFileSync(pidPath(name), `${child.pid}\n${program ? `${program}\n` : ''}`);
   return child.pid;
+}
+
+/** The log file of a process the lab started. */
+export function processLogPath(name: string): string {
+  return logPath(name);
+}
+
+/** Stops one process the lab started (SIGTERM, then SIGKILL after 10 s) and forgets its PID. */
+export async function stopProcess(name: string, log: Log = defaultLog): Promise<void> {
+  const pid = livePid(name);
+  if (pid) {
+    log(`lab: stopping ${name} (pid ${pid})`);
+    await stopPid(name, pid, log);
+  }
+  rmSync(pidPath(name), { force: true });
 }
 
 async function stopPid(c: string, pid: number, log: Log): Promise<void> {
@@ -164,7 +186,7 @@ function freePort(): Promise<number> {
   });
 }
 
-async function freePorts(n: number): Promise<number[]> {
+export async function freePorts(n: number): Promise<number[]> {
   const ports = new Set<number>();
   while (ports.size < n) ports.add(await freePort());
   return [...ports];
@@ -395,16 +417,14 @@ export async function status(): Promise<LabStatus> {
   }
 }
 
-/** Stops every process recorded in .lab/pids (kwok first, etcd last). Leaves logs in place. */
+/**
+ * Stops every process recorded in .lab/pids: what runs next to the cluster (GitOps engines, their helpers) first, then
+ * kwok, and etcd last. Leaves logs in place.
+ */
 export async function down(log: Log = defaultLog): Promise<void> {
-  for (const c of [...COMPONENTS].reverse()) {
-    const pid = livePid(c);
-    if (pid) {
-      log(`lab: stopping ${c} (pid ${pid})`);
-      await stopPid(c, pid, log);
-    }
-    rmSync(pidPath(c), { force: true });
-  }
+  const pids = join(labDir(), 'pids');
+  const extras = existsSync(pids) ? readdirSync(pids).map((f) => f.replace(/\.pid$/, '')).filter((n) => !(COMPONENTS as readonly string[]).includes(n)) : [];
+  for (const c of [...extras.sort(), ...[...COMPONENTS].reverse()]) await stopProcess(c, log);
   rmSync(statePath(), { force: true });
 }
 
