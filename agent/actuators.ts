@@ -1,18 +1,17 @@
 import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api } from '@kubernetes/client-node';
 import { IN_PLACE_READINESS_GATE, MARKED_AT_ANNOTATION, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
 import type { PauseAction, RolloutAction, ScaleAction, SwapAction } from '../core/rollout/actions.js';
+import { FIELD_MANAGER } from './field-manager.js';
 import { isConflict, isInvalid, isNotFound } from './kube-errors.js';
 import type { MetaObject } from './objects.js';
 
-/** The field manager of every write the agent makes: Git's tools never fight it over the fields it owns. */
-export const FIELD_MANAGER = 'extendeddeployment-agent';
 /**
  * The field manager of a native Deployment's spec.paused (compat mode). Server-side apply takes an apply as the
  * manager's whole intent: applying `{paused}` under the manager that applied `{replicas}` would drop its claim on
  * replicas (reset to the default 1), and the next `{replicas}` would drop paused, so the agent would fight itself.
  * Each field the agent applies on its own therefore has a manager of its own.
  */
-export const PAUSE_FIELD_MANAGER = 'extendeddeployment-agent-pause';
+export const PAUSE_FIELD_MANAGER = `${FIELD_MANAGER}-pause`;
 
 /** The clients the actuators write with. */
 export interface ActuatorClients {
@@ -75,7 +74,8 @@ async function swapStep(core: CoreV1Api, namespace: string, action: SwapAction):
   };
   const spec = action.kind === 'swapImages' ? { containers: Object.entries(action.images ?? {}).map(([name, image]) => ({ name, image })) } : undefined;
   try {
-    await core.patchNamespacedPod({ name: action.pod, namespace, body: { metadata, ...(spec && { spec }) } }, patchAs(PatchStrategy.StrategicMergePatch));
+    const body = { metadata, ...(spec && { spec }) };
+    await core.patchNamespacedPod({ name: action.pod, namespace, body, fieldManager: FIELD_MANAGER }, patchAs(PatchStrategy.StrategicMergePatch));
   } catch (error) {
     // 404: gone. 409: changed since we looked; 422: another pod by that name. The next reconcile decides again.
     if (!isNotFound(error) && !isConflict(error) && !isInvalid(error)) throw error;
@@ -95,7 +95,8 @@ async function setGate(core: CoreV1Api, namespace: string, name: string, uid: st
     lastTransitionTime: new Date().toISOString(),
   };
   try {
-    await core.patchNamespacedPodStatus({ name, namespace, body: { metadata: { uid }, status: { conditions: [condition] } } }, patchAs(PatchStrategy.StrategicMergePatch));
+    const body = { metadata: { uid }, status: { conditions: [condition] } };
+    await core.patchNamespacedPodStatus({ name, namespace, body, fieldManager: FIELD_MANAGER }, patchAs(PatchStrategy.StrategicMergePatch));
   } catch (error) {
     // 404: the pod is gone; 409/422: another pod by that name. Either way nothing is left to open.
     if (!isNotFound(error) && !isInvalid(error) && !isConflict(error)) throw error;
@@ -133,7 +134,7 @@ const patchAs = (strategy: (typeof PatchStrategy)[keyof typeof PatchStrategy]) =
  */
 async function mark(core: CoreV1Api, namespace: string, name: string, uid: string, annotations: Record<string, string | null>): Promise<void> {
   try {
-    await core.patchNamespacedPod({ name, namespace, body: { metadata: { uid, annotations } } }, patchAs(PatchStrategy.MergePatch));
+    await core.patchNamespacedPod({ name, namespace, body: { metadata: { uid, annotations } }, fieldManager: FIELD_MANAGER }, patchAs(PatchStrategy.MergePatch));
   } catch (error) {
     // 404: gone meanwhile; 422: the uid differs, so the pod we meant is gone and another took its name.
     if (!isNotFound(error) && !isInvalid(error)) throw error;

@@ -1,8 +1,7 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { CoordinationV1Api, CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { countingKubeConfig, parseResourcePath, requestResource, requestVerb } from './api-requests.js';
+import { serveApi } from './test-support.js';
 
 const url = (path: string) => new URL(`https://api.example:6443${path}`);
 
@@ -33,28 +32,15 @@ describe('requestVerb and requestResource', () => {
 });
 
 describe('countingKubeConfig', () => {
-  let server: Server;
   let seen: string[] = [];
   const kc = new KubeConfig();
-
-  beforeAll(async () => {
-    server = createServer((req, res) => {
-      seen.push(`${req.method} ${req.url}`);
-      res.writeHead(200, { 'content-type': 'application/json' });
-      if (req.url?.includes('watch=true')) return res.end(`${JSON.stringify({ type: 'ADDED', object: { kind: 'Pod', metadata: { name: 'p' } } })}\n`);
-      if (req.url?.includes('/leases/')) return res.end(JSON.stringify({ kind: 'Lease', metadata: { name: 'l' } }));
-      res.end(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: [] }));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as AddressInfo).port;
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
-      users: [{ name: 'u', token: 't' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
+  serveApi(kc, (req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (req.url?.includes('watch=true')) return res.end(`${JSON.stringify({ type: 'ADDED', object: { kind: 'Pod', metadata: { name: 'p' } } })}\n`);
+    if (req.url?.includes('/leases/')) return res.end(JSON.stringify({ kind: 'Lease', metadata: { name: 'l' } }));
+    res.end(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: [] }));
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('counts every request of API clients and watches, and still sends them as the wrapped KubeConfig would', async () => {
     seen = [];

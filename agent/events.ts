@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
+import { DEFAULT_NAMESPACE } from '../core/api/common.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
 import { realClock, type Clock } from './clock.js';
+import { FIELD_MANAGER } from './field-manager.js';
 import type { Logger } from './log.js';
 import type { ExtendedDeploymentObject } from './objects.js';
 
@@ -25,7 +27,7 @@ export const EVENT_SENDERS = 4;
 export function eventFor(ed: ExtendedDeploymentObject, event: RolloutEvent, instance: string, now: Date, suffix: string): CoreV1Event {
   const name = ed.metadata?.name ?? '';
   // Events about a cluster-scoped object (a DeployRegion) go to the default namespace, as client-go's recorder does.
-  const namespace = ed.metadata?.namespace ?? 'default';
+  const namespace = ed.metadata?.namespace ?? DEFAULT_NAMESPACE;
   return {
     metadata: { name: `${name}.${suffix}`, namespace },
     involvedObject: {
@@ -73,7 +75,7 @@ export function apiEventRecorder(
       const { body, about } = queue.shift()!;
       sending++;
       void core
-        .createNamespacedEvent({ namespace: body.metadata?.namespace ?? 'default', body })
+        .createNamespacedEvent({ namespace: body.metadata?.namespace ?? DEFAULT_NAMESPACE, body, fieldManager: FIELD_MANAGER })
         .catch((error: unknown) => log.warn('could not record event', { reason: body.reason, ed: about, error }))
         .finally(() => {
           sending--;

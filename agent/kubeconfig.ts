@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
+import { DEFAULT_NAMESPACE } from '../core/api/common.js';
 
 /** The service-account token every pod gets: its presence means "running in a cluster". */
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -63,5 +64,5 @@ export function serverOf(kc: KubeConfig): string {
 
 /** The namespace of the current context, or `default` (kubectl's rule for -n). */
 export function contextNamespace(kc: KubeConfig): string {
-  return kc.getContextObject(kc.getCurrentContext())?.namespace || 'default';
+  return kc.getContextObject(kc.getCurrentContext())?.namespace || DEFAULT_NAMESPACE;
 }

@@ -1,5 +1,6 @@
 import { V1MicroTime, type CoordinationV1Api, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
 import type { CancelTimer, Clock } from './clock.js';
+import { FIELD_MANAGER } from './field-manager.js';
 import { apiError, isNotFound } from './kube-errors.js';
 import { decideLease, mustStepDown, recordFingerprint, type LeaseRecord, type LeaseSpecWrite } from './lease-decision.js';
 import type { Logger } from './log.js';
@@ -84,7 +85,7 @@ export class LeaderElector {
       if (lease.spec?.holderIdentity !== this.config.identity) return;
       const now = this.hooks.clock.now();
       const spec: V1LeaseSpec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: micro(now), acquireTime: micro(now) };
-      await this.api.replaceNamespacedLease({ name: this.config.name, namespace: this.config.namespace, body: { ...lease, spec } });
+      await this.api.replaceNamespacedLease({ name: this.config.name, namespace: this.config.namespace, body: { ...lease, spec }, fieldManager: FIELD_MANAGER });
       this.hooks.log.info('released leadership', { lease: this.leaseName() });
     } catch (error) {
       // Not fatal: the standby takes over once the lease expires.
@@ -121,12 +122,16 @@ export class LeaderElector {
       if (!this.running) return;
       switch (decision.action) {
         case 'create':
-          await this.api.createNamespacedLease({ namespace, body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: toSpec(decision.spec) } });
+          await this.api.createNamespacedLease({
+            namespace,
+            body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: toSpec(decision.spec) },
+            fieldManager: FIELD_MANAGER,
+          });
           return this.renewed(now);
         case 'acquire':
         case 'renew':
           // `lease` carries the resourceVersion just read: a concurrent writer makes this fail with 409.
-          await this.api.replaceNamespacedLease({ name, namespace, body: { ...lease, spec: toSpec(decision.spec) } });
+          await this.api.replaceNamespacedLease({ name, namespace, body: { ...lease, spec: toSpec(decision.spec) }, fieldManager: FIELD_MANAGER });
           return this.renewed(now);
         case 'wait':
           if (decision.holder !== this.lastLeader) log.info('another agent leads', { lease: this.leaseName(), leader: decision.holder });

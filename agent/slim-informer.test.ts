@@ -1,9 +1,8 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { InformerFactory } from './informer.js';
 import { SHORT_WATCH_MS, slimInformer, transformingInformer, watchEndError, withoutManagedFields } from './slim-informer.js';
+import { serveApi } from './test-support.js';
 
 const managedFields = [{ manager: 'kube-controller-manager', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': {} } }];
 const pod = (name: string, rv: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'shop', resourceVersion: rv, labels: { app: 'web' }, managedFields } });
@@ -16,31 +15,9 @@ describe('withoutManagedFields', () => {
   });
 });
 
-/**
- * Serves `handler` on a loopback port for the enclosing describe block and points `kc` at it: a few canned answers,
- * enough to drive client-node's ListWatch (not an API server).
- */
-function servePods(kc: KubeConfig, handler: RequestListener): void {
-  let server: Server;
-  beforeAll(async () => {
-    server = createServer(handler);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-      users: [{ name: 'u', token: 't' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-  });
-  afterAll(() => {
-    server.closeAllConnections();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-}
-
 describe('slimInformer', () => {
   const kc = new KubeConfig();
-  servePods(kc, (req, res) => {
+  serveApi(kc, (req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     if (req.url?.includes('watch=true')) {
       res.write(`${JSON.stringify({ type: 'ADDED', object: pod('b', '11') })}\n`);
@@ -74,7 +51,7 @@ describe('slimInformer when a watch ends at once', () => {
   let answerWatch: (res: import('node:http').ServerResponse) => void = () => undefined;
   const requests: string[] = [];
   const kc = new KubeConfig();
-  servePods(kc, (req, res) => {
+  serveApi(kc, (req, res) => {
     const watch = req.url?.includes('watch=true') ?? false;
     requests.push(watch ? `WATCH rv=${new URL(req.url ?? '', 'http://x').searchParams.get('resourceVersion')}` : 'LIST');
     if (watch) return answerWatch(res);

@@ -2,6 +2,7 @@ import type { CustomObjectsApi } from '@kubernetes/client-node';
 import { API_GROUP } from '../core/api/common.js';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import type { DeployRegionStatus } from '../core/api/deploy-region.js';
+import { FIELD_MANAGER } from './field-manager.js';
 import { ED_PLURAL, REGION_PLURAL, VERSION } from './informers.js';
 import type { DeployRegionObject, ExtendedDeploymentObject } from './objects.js';
 
@@ -9,7 +10,8 @@ import type { DeployRegionObject, ExtendedDeploymentObject } from './objects.js'
  * Replaces an ExtendedDeployment's status through the status subresource, carrying the resourceVersion the agent
  * read: if the object changed since (a new spec, another writer), the API server answers 409 and the reconcile is
  * retried on fresh data instead of overwriting a status it never saw. Only status is sent: the subresource ignores
- * everything else, and the agent never writes spec.
+ * everything else, and the agent never writes spec. The agent's field manager goes with it, so that managedFields
+ * show the agent as the owner of status.
  */
 export async function replaceStatus(custom: CustomObjectsApi, ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<ExtendedDeploymentObject> {
   const name = ed.metadata?.name ?? '';
@@ -20,10 +22,11 @@ export async function replaceStatus(custom: CustomObjectsApi, ed: ExtendedDeploy
     metadata: { name, namespace, resourceVersion: ed.metadata?.resourceVersion },
     status,
   };
-  return (await custom.replaceNamespacedCustomObjectStatus({ group: API_GROUP, version: VERSION, namespace, plural: ED_PLURAL, name, body })) as ExtendedDeploymentObject;
+  const params = { group: API_GROUP, version: VERSION, namespace, plural: ED_PLURAL, name, body, fieldManager: FIELD_MANAGER };
+  return (await custom.replaceNamespacedCustomObjectStatus(params)) as ExtendedDeploymentObject;
 }
 
-/** Replaces a DeployRegion's status the same way (resourceVersion carried, status only). */
+/** Replaces a DeployRegion's status the same way (resourceVersion carried, status only, the agent's field manager). */
 export async function replaceRegionStatus(custom: CustomObjectsApi, region: DeployRegionObject, status: DeployRegionStatus): Promise<void> {
   const name = region.metadata?.name ?? '';
   const body = {
@@ -32,5 +35,5 @@ export async function replaceRegionStatus(custom: CustomObjectsApi, region: Depl
     metadata: { name, resourceVersion: region.metadata?.resourceVersion },
     status,
   };
-  await custom.replaceClusterCustomObjectStatus({ group: API_GROUP, version: VERSION, plural: REGION_PLURAL, name, body });
+  await custom.replaceClusterCustomObjectStatus({ group: API_GROUP, version: VERSION, plural: REGION_PLURAL, name, body, fieldManager: FIELD_MANAGER });
 }

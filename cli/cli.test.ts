@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { run } from './run.js';
 import { captured, captureOutput, fixture, regions, sample } from './test-support.js';
 
@@ -13,7 +14,8 @@ describe('edctl plan', () => {
     const plan = JSON.parse(captured.out) as { extendedDeployments: { namespace: string; name: string; regions: { name: string; replicas: number; revision: string }[] }[] };
     expect(plan.extendedDeployments).toHaveLength(1);
     const [ed] = plan.extendedDeployments;
-    expect(ed?.namespace).toBe('');
+    // The sample names no namespace: it is rendered into, and planned for, the default one.
+    expect(ed?.namespace).toBe('default');
     expect(ed?.name).toBe('extendeddeployment-sample');
     expect(ed?.regions.map((r) => [r.name, r.replicas])).toEqual([
       ['region1', 1],
@@ -25,7 +27,7 @@ describe('edctl plan', () => {
   it('prints a table for people, with the groups of the rollout', async () => {
     expect(await run(['plan', '-f', 'examples/upstream-sample'])).toBe(0);
     const lines = captured.out.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^ExtendedDeployment extendeddeployment-sample: 2 replicas, rollout revision [0-9a-f]{10}, 1 group$/);
+    expect(lines[0]).toMatch(/^ExtendedDeployment default\/extendeddeployment-sample: 2 replicas, rollout revision [0-9a-f]{10}, 1 group$/);
     expect(lines[1]).toBe('REGION   CHANGE   REPLICAS  REVISION');
     expect(lines[2]).toMatch(/^region1  rollout  1         previous -> [0-9a-f]{10}$/);
     expect(lines.slice(4)).toEqual(['new pods per region after each group:', '  group 1: region1 1/1, region2 1/1']);
@@ -124,6 +126,22 @@ describe('edctl render', () => {
     expect(readdirSync(outDir).sort()).toEqual(['regions.k8s.yaml', 'sample.k8s.yaml', 'service.k8s.yaml']);
     expect(readFileSync(join(outDir, 'service.k8s.yaml'), 'utf8')).toBe(service);
     expect(readFileSync(join(outDir, 'sample.k8s.yaml'), 'utf8')).toContain('kind: ReplicaSet');
+  });
+
+  it('names the namespace of the ExtendedDeployment and every workload: the spec\'s, else default', async () => {
+    const inShop = sample.replace('name: extendeddeployment-sample\n', 'name: in-shop\n  namespace: shop\n');
+    expect(await run(['render', '-f', fixture({ 'regions.yaml': regions, 'sample.yaml': sample, 'shop.yaml': inShop })])).toBe(0);
+    const objects = parseAllDocuments(captured.out).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string } });
+    expect(objects.filter((o) => o.kind !== 'DeployRegion').map((o) => `${o.kind} ${o.metadata.namespace ?? '(none)'}/${o.metadata.name}`)).toEqual([
+      'ExtendedDeployment default/extendeddeployment-sample',
+      'ReplicaSet default/extendeddeployment-sample-region1',
+      'ReplicaSet default/extendeddeployment-sample-region2',
+      'ExtendedDeployment shop/in-shop',
+      'ReplicaSet shop/in-shop-region1',
+      'ReplicaSet shop/in-shop-region2',
+    ]);
+    // DeployRegions are cluster-scoped: no namespace, whatever the others get.
+    expect(objects.filter((o) => o.kind === 'DeployRegion').map((o) => o.metadata.namespace)).toEqual([undefined, undefined]);
   });
 
   it('prints to stdout without --output-dir', async () => {

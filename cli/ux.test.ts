@@ -57,7 +57,7 @@ describe('edctl diff', () => {
   it('shows per region the template paths that change, in place or replace, and the groups', async () => {
     expect(await run(['diff', '-f', changed(), '--from', 'examples/upstream-sample'])).toBe(0);
     const lines = captured.out.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^ExtendedDeployment extendeddeployment-sample: rollout revision [0-9a-f]{10} -> [0-9a-f]{10}, replicas 2, 1 group$/);
+    expect(lines[0]).toMatch(/^ExtendedDeployment default\/extendeddeployment-sample: rollout revision [0-9a-f]{10} -> [0-9a-f]{10}, replicas 2, 1 group$/);
     expect(lines[1]).toBe('  region region1: none, replicas 1');
     expect(lines[2]).toMatch(/^ {2}region region2: rollout \(in-place\), replicas 1, revision [0-9a-f]{10} -> [0-9a-f]{10}$/);
     expect(lines[3]).toBe('    spec.containers[0].image: alpine -> alpine:3.20');
@@ -78,7 +78,7 @@ describe('edctl diff', () => {
 
   it('against a git revision (default HEAD): no change for committed files', async () => {
     expect(await run(['diff', '-f', 'examples/upstream-sample'])).toBe(0);
-    expect(captured.out).toBe('ExtendedDeployment extendeddeployment-sample: no change\n');
+    expect(captured.out).toBe('ExtendedDeployment default/extendeddeployment-sample: no change\n');
   });
 
   it('bad --from and malformed files are one-line errors with exit 1', async () => {

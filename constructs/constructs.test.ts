@@ -51,6 +51,22 @@ describe('ExtendedDeployment', () => {
     expect(objects[0].spec.selector).toEqual({ matchLabels: { app: 'web' } });
   });
 
+  it("takes the namespace from props, else the chart's, else default, for itself and every workload", () => {
+    const { app, chart, amd } = setup();
+    const unnamespaced = new Chart(app, 'plain');
+    new ExtendedDeployment(chart, 'web', { template, regions: [{ region: amd, replicas: 1 }] });
+    new ExtendedDeployment(chart, 'api', { namespace: 'payments', template, regions: [{ region: amd, replicas: 1 }] });
+    new ExtendedDeployment(unnamespaced, 'web', { template, regions: [{ region: amd, replicas: 1 }] });
+    expect([...Testing.synth(chart), ...Testing.synth(unnamespaced)].map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`)).toEqual([
+      'ExtendedDeployment/shop/web',
+      'ReplicaSet/shop/web-amd',
+      'ExtendedDeployment/payments/api',
+      'ReplicaSet/payments/api-amd',
+      'ExtendedDeployment/default/web',
+      'ReplicaSet/default/web-amd',
+    ]);
+  });
+
   it('turns per-region patches into upstream overriders and applies typed overrides first', () => {
     const { chart, amd, arm } = setup();
     new ExtendedDeployment(chart, 'web', {

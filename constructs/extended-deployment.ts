@@ -32,7 +32,7 @@ export interface ExtendedDeploymentRegion {
 export interface ExtendedDeploymentProps {
   /** Object name (a DNS label). Default: the construct id. */
   readonly name?: string;
-  /** Namespace. Default: the chart's namespace. */
+  /** Namespace of the ExtendedDeployment and its regional workloads. Default: the chart's namespace, else `default`. */
   readonly namespace?: string;
   /** Labels of the ExtendedDeployment object. Default: none. */
   readonly labels?: Record<string, string>;

@@ -60,4 +60,11 @@ describe('diffOf', () => {
     const removed = diffOf([], before).extendedDeployments;
     expect(removed.map((e) => [e.change, e.fromReplicas, e.removedRegions])).toEqual([['removed', 2, ['region1', 'region2']]]);
   });
+
+  it('takes an ExtendedDeployment that now names the default namespace for the same object as before, when it named none', () => {
+    const before = render(regions, sample);
+    const after = render(regions, sample.replace('  name: extendeddeployment-sample\n', '  name: extendeddeployment-sample\n  namespace: default\n'));
+    expect(after[0]?.manifest['metadata']).toHaveProperty('namespace', 'default');
+    expect(diffOf(after, before).extendedDeployments.map((e) => [e.namespace, e.name, e.change])).toEqual([['default', 'extendeddeployment-sample', 'none']]);
+  });
 });

@@ -1,4 +1,4 @@
-import { API_VERSION, type IntOrPercent } from './api/common.js';
+import { API_VERSION, DEFAULT_NAMESPACE, type IntOrPercent } from './api/common.js';
 import type { DeployRegion } from './api/deploy-region.js';
 import { podTemplate, type ExtendedDeployment, type RolloutStrategy } from './api/extended-deployment.js';
 import { distributeReplicas } from './distribution.js';
@@ -27,17 +27,17 @@ export interface RenderedRegion {
   readonly replicas: number;
   /** Revision of the final regional pod template. */
   readonly revision: string;
-  /** The regional workload manifest (ReplicaSet, or Deployment in compat mode), without spec.replicas. */
+  /** The regional workload manifest (ReplicaSet, or Deployment in compat mode), in the ExtendedDeployment's namespace, without spec.replicas. */
   readonly workload: JsonObject;
 }
 
 /** An ExtendedDeployment turned into manifests. */
 export interface RenderedExtendedDeployment {
-  /** Which object this is. */
+  /** Which object this is, in the namespace it is rendered into: plan and diff match objects by it. */
   readonly ref: ObjectRef;
   /** The validated object with every default applied. */
   readonly parsed: ExtendedDeployment;
-  /** The ExtendedDeployment manifest, as written plus the revisions each region should reach. */
+  /** The ExtendedDeployment manifest, as written plus its namespace (`default` when it names none) and the revisions each region should reach. */
   readonly manifest: JsonObject;
   /** Regions in declared order. */
   readonly regions: readonly RenderedRegion[];
@@ -76,7 +76,8 @@ export interface RenderOptions {
 /**
  * Renders one ExtendedDeployment against the DeployRegions of the same render: validates everything (every problem
  * at once), distributes replicas, builds each region's template (typed overrides, then raw patches, then labels,
- * placement and readiness gate) and its workload.
+ * placement and readiness gate) and its workload. The manifest and every workload name their namespace: the
+ * ExtendedDeployment's, else DEFAULT_NAMESPACE.
  */
 export function renderExtendedDeployment(
   raw: unknown,
@@ -94,6 +95,7 @@ export function renderExtendedDeployment(
   if (!distribution.ok) for (const p of distribution.problems) problems.add(p.path, p.message);
 
   const inPlace = inPlaceEnabled(ed);
+  const namespace = renderedNamespace(ed.metadata);
   const baseTemplate = ed.spec.template as JsonObject;
   const baseLabels = (ed.spec.template.metadata?.labels ?? {}) as Record<string, string>;
   const baseMatches = selectorMatches(ed.spec.selector, baseLabels);
@@ -146,7 +148,7 @@ export function renderExtendedDeployment(
     final.metadata = { ...final.metadata, labels: { ...final.metadata?.labels, [REVISION_LABEL]: revision } };
 
     const replicas = distribution.ok ? (distribution.replicas[i] ?? 0) : 0;
-    built.push({ name: placement.name, replicas, revision, workload: regionalWorkload(ed, placement.name, final) });
+    built.push({ name: placement.name, replicas, revision, workload: regionalWorkload(ed, namespace, placement.name, final) });
   });
 
   if (!problems.empty || !distribution.ok) return failed(problems.items);
@@ -154,13 +156,14 @@ export function renderExtendedDeployment(
   const revisions = new Map(built.map((r) => [r.name, r.revision]));
   const rollout = rolloutRevision(revisions);
   const manifest = cloneJson(raw) as JsonObject & { metadata: JsonObject };
+  manifest.metadata['namespace'] = namespace;
   manifest.metadata['annotations'] = {
     ...(manifest.metadata['annotations'] as object | undefined),
     [REVISIONS_ANNOTATION]: JSON.stringify(Object.fromEntries(revisions)),
     [ROLLOUT_REVISION_ANNOTATION]: rollout,
   };
   delete manifest['status'];
-  return ok({ ref, parsed: ed, manifest, regions: built, replicas: distribution.total, rolloutRevision: rollout, inPlace });
+  return ok({ ref: { ...ref, namespace }, parsed: ed, manifest, regions: built, replicas: distribution.total, rolloutRevision: rollout, inPlace });
 }
 
 /**
@@ -209,11 +212,18 @@ export function workloadName(ed: string, region: string): string {
   return `${ed}-${region}`;
 }
 
-function regionalWorkload(ed: ExtendedDeployment, region: string, template: PodTemplate): JsonObject {
+/**
+ * The namespace an ExtendedDeployment and its workloads are rendered into: its own, else kubectl's default. Written
+ * out on every rendered object because GitOps tools have no such fallback (see DEFAULT_NAMESPACE).
+ */
+function renderedNamespace(metadata: { readonly namespace?: string | undefined }): string {
+  return metadata.namespace ?? DEFAULT_NAMESPACE;
+}
+
+function regionalWorkload(ed: ExtendedDeployment, namespace: string, region: string, template: PodTemplate): JsonObject {
   const labels = { ...template.metadata?.labels };
   delete labels[REVISION_LABEL];
-  const metadata: JsonObject = { name: workloadName(ed.metadata.name, region), labels };
-  if (ed.metadata.namespace) metadata['namespace'] = ed.metadata.namespace;
+  const metadata: JsonObject = { name: workloadName(ed.metadata.name, region), namespace, labels };
   const selector = { matchLabels: { [NAME_LABEL]: ed.metadata.name, [REGION_LABEL]: region } };
   const spec: JsonObject = { minReadySeconds: ed.spec.strategy.minReadySeconds, selector, template };
   if (ed.spec.subsetType === 'Deployment') {
@@ -272,7 +282,9 @@ export function renderSet(objects: readonly unknown[]): Result<RenderedSet> {
       if (ref.kind === 'DeployRegion' && ref.name !== undefined) invalidRegions.add(ref.name);
       continue;
     }
-    const key = `${ref.kind}/${ref.namespace ?? ''}/${ref.name ?? ''}`;
+    // An ExtendedDeployment without a namespace is rendered into the default one: it is the same object as one there.
+    const namespace = ref.kind === 'ExtendedDeployment' ? renderedNamespace(ref) : (ref.namespace ?? '');
+    const key = `${ref.kind}/${namespace}/${ref.name ?? ''}`;
     if (seen.has(key)) problems.push({ object: ref, path: ['metadata', 'name'], message: 'is defined twice in this render' });
     seen.add(key);
     if (ref.kind === 'DeployRegion') {

@@ -70,10 +70,12 @@ describe('examples', () => {
       (o) => o['kind'] !== 'DeployRegion',
     );
     expect(yamlDocs).toEqual(constructDocs);
-    expect(constructDocs.map((o) => `${String(o['kind'])}/${String((o['metadata'] as { name: string }).name)}`)).toEqual([
-      'ExtendedDeployment/extendeddeployment-sample',
-      'ReplicaSet/extendeddeployment-sample-region1',
-      'ReplicaSet/extendeddeployment-sample-region2',
+    // The sample names no namespace; both paths write the default one, which GitOps tools need spelled out.
+    const metadata = (o: Record<string, unknown>) => o['metadata'] as { name: string; namespace?: string };
+    expect(constructDocs.map((o) => `${String(o['kind'])} ${String(metadata(o).namespace)}/${metadata(o).name}`)).toEqual([
+      'ExtendedDeployment default/extendeddeployment-sample',
+      'ReplicaSet default/extendeddeployment-sample-region1',
+      'ReplicaSet default/extendeddeployment-sample-region2',
     ]);
   });
 

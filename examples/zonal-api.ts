@@ -6,8 +6,8 @@ import { applicationNamespace } from './namespace.js';
 import type { Regions } from './regions.js';
 
 /**
- * An API spread over three zones by percentage, with at least two replicas per zone so that losing one node never
- * empties a zone. Zones roll one after another, in declared order.
+ * An API on the API pool's nodes, spread over three zones by percentage, with at least two replicas per zone so that
+ * losing one pod never empties a zone. Zones roll one after another, in declared order.
  */
 export class ZonalApi extends Chart {
   constructor(scope: Construct, id: string, regions: Regions) {

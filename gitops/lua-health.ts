@@ -8,6 +8,8 @@ export interface HealthStatus {
 
 /** The statuses Argo CD accepts from a health script; anything else becomes Unknown. */
 export const ARGO_HEALTH_STATUSES = ['Healthy', 'Progressing', 'Degraded', 'Suspended', 'Missing', 'Unknown'] as const;
+/** One of Argo CD's health statuses. */
+export type ArgoHealthStatus = (typeof ARGO_HEALTH_STATUSES)[number];
 
 const factory = new LuaFactory();
 

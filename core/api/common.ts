@@ -4,6 +4,12 @@ import { z } from 'zod';
 export const API_GROUP = 'extendeddeployment.io';
 /** The one served version. */
 export const API_VERSION = `${API_GROUP}/v1beta1`;
+/**
+ * The namespace of a namespaced object that names none, as kubectl assumes it (client-go's NamespaceDefault).
+ * Rendered manifests always carry it explicitly: GitOps tools apply without kubectl's fallback and reject a
+ * namespaced object without a namespace (Flux, Argo CD without destination.namespace).
+ */
+export const DEFAULT_NAMESPACE = 'default';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 // Kubernetes label keys: optional DNS-subdomain prefix, then a name of up to 63 characters.
