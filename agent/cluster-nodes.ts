@@ -4,7 +4,10 @@ import { PODS, podRequests, type PodResourcesSpec, type Resources } from '../cor
 import type { CacheReader } from './informer.js';
 import { nodeView } from './node-view.js';
 
-/** Pods that hold node resources: bound to a node and not finished. */
+/**
+ * Pods that hold node resources: bound to a node and not terminal (core/rollout/pod-activity.ts's isPodTerminal, as a
+ * field selector). Terminating pods stay in: their containers run, and hold their resources, until they are gone.
+ */
 export const USAGE_FIELD_SELECTOR = 'spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed';
 
 /** What capacity counting keeps of a pod: where it runs and what it requests (a few hundred bytes a pod). */

@@ -15,7 +15,7 @@ import { NAME_LABEL } from '../core/labels.js';
 import type { Clock } from './clock.js';
 import { ResilientInformer, type CacheReader, type IndexedCacheReader, type InformerEvent } from './informer.js';
 import { USAGE_FIELD_SELECTOR, usagePod, type UsagePod } from './cluster-nodes.js';
-import { edKey, keysUsingRegion, ownerKey, regionKey } from './keys.js';
+import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey, regionKey } from './keys.js';
 import type { Logger } from './log.js';
 import { slimInformer, transformingInformer } from './slim-informer.js';
 import type { DeployRegionObject, ExtendedDeploymentObject } from './objects.js';
@@ -99,6 +99,7 @@ export function makeInformers(
       onEvent: (_event, ed) => {
         const key = edKey(ed);
         if (key) options.enqueue(key);
+        keysSharingWorkloadNames(ed, extendedDeployments.list(ed.metadata?.namespace)).forEach(options.enqueue);
       },
     },
   );

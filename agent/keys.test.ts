@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NAME_LABEL } from '../core/labels.js';
-import { edKey, keysUsingRegion, ownerKey } from './keys.js';
+import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey } from './keys.js';
 import { splitKey } from './objects.js';
 
 describe('event keys', () => {
@@ -29,5 +29,20 @@ describe('event keys', () => {
     expect(keysUsingRegion({ metadata: { name: 'amd' } }, eds)).toEqual(['shop/web', 'core/api']);
     expect(keysUsingRegion({ metadata: { name: 'none' } }, eds)).toEqual([]);
     expect(keysUsingRegion({ metadata: {} }, eds)).toEqual([]);
+  });
+
+  it('maps an ExtendedDeployment to the others of its namespace whose workload names it can collide with, whatever their regions', () => {
+    const eds = [
+      { metadata: { name: 'a', namespace: 'shop' } },
+      { metadata: { name: 'a-b', namespace: 'shop' }, spec: { regions: 'broken' } },
+      { metadata: { name: 'a-b-c', namespace: 'shop' } },
+      { metadata: { name: 'ab', namespace: 'shop' } },
+      { metadata: { name: 'a-b', namespace: 'web' } },
+    ];
+    // Both ways: a change of `a-b` can start or end a collision with a shorter name or a longer one.
+    expect(keysSharingWorkloadNames({ metadata: { name: 'a-b', namespace: 'shop' } }, eds)).toEqual(['shop/a', 'shop/a-b-c']);
+    expect(keysSharingWorkloadNames({ metadata: { name: 'a', namespace: 'shop' } }, eds)).toEqual(['shop/a-b', 'shop/a-b-c']);
+    expect(keysSharingWorkloadNames({ metadata: { name: 'ab', namespace: 'shop' } }, eds)).toEqual([]);
+    expect(keysSharingWorkloadNames({ metadata: {} }, eds)).toEqual([]);
   });
 });

@@ -1,4 +1,6 @@
 import { NAME_LABEL } from '../core/labels.js';
+import { regionEntries } from '../core/parse.js';
+import { workloadNamesMayCollide } from '../core/render.js';
 import { objectKey, type DeployRegionObject, type ExtendedDeploymentObject, type MetaObject } from './objects.js';
 
 /** The queue key of an ExtendedDeployment. */
@@ -36,15 +38,19 @@ export function regionOfKey(key: string): string | undefined {
 export function keysUsingRegion(region: DeployRegionObject, eds: readonly ExtendedDeploymentObject[]): string[] {
   const name = region.metadata?.name;
   if (!name) return [];
-  return eds.filter((ed) => regionNames(ed).includes(name)).flatMap((ed) => edKey(ed) ?? []);
+  return eds.filter((ed) => regionEntries(ed).some((r) => r.name === name)).flatMap((ed) => edKey(ed) ?? []);
 }
 
-/** Region names of an unvalidated ExtendedDeployment (it may be invalid: read defensively). */
-function regionNames(ed: ExtendedDeploymentObject): string[] {
-  const regions = (ed.spec as { regions?: unknown } | undefined)?.regions;
-  if (!Array.isArray(regions)) return [];
-  return regions.flatMap((r: unknown) => {
-    const name = (r as { name?: unknown } | null)?.name;
-    return typeof name === 'string' ? [name] : [];
-  });
+/**
+ * The keys of the other ExtendedDeployments of `ed`'s namespace whose workloads can share a name with `ed`'s, whatever
+ * the regions (see workloadNamesMayCollide): a change of `ed` can start or end a collision that makes them invalid, so
+ * they are looked at again. Known from the names alone, so a change that ends a collision needs no old object.
+ */
+export function keysSharingWorkloadNames(ed: ExtendedDeploymentObject, eds: readonly ExtendedDeploymentObject[]): string[] {
+  const name = ed.metadata?.name;
+  const namespace = ed.metadata?.namespace;
+  if (!name) return [];
+  return eds
+    .filter((other) => other.metadata?.namespace === namespace && other.metadata?.name !== name && workloadNamesMayCollide(name, other.metadata?.name ?? ''))
+    .flatMap((other) => edKey(other) ?? []);
 }

@@ -3,6 +3,7 @@
  * informer caches hold objects from list responses (deserialized by client-node: timestamps are Date objects) and
  * from watch events (raw JSON: timestamps are strings), so every timestamp may be either.
  */
+import type { OwnerReference } from '../core/ownership.js';
 
 /** An RFC 3339 string (raw JSON) or a Date (client-node's deserialized lists). */
 export type Timestamp = string | Date;
@@ -18,6 +19,8 @@ export interface ObjectMeta {
   annotations?: Record<string, string>;
   creationTimestamp?: Timestamp;
   deletionTimestamp?: Timestamp;
+  /** Who controls the object: decides which workload a pod is (core/ownership.ts). */
+  ownerReferences?: OwnerReference[];
 }
 
 /** Any object with metadata. */

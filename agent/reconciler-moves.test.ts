@@ -9,7 +9,7 @@ import type { AgentCaches } from './informers.js';
 import { silentLogger } from './log.js';
 import type { ExtendedDeploymentObject, PodObject } from './objects.js';
 import { Reconciler } from './reconciler.js';
-import { cache, recorder } from './reconciler-test-support.js';
+import { cache, controlledBy, recorder } from './reconciler-test-support.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const region = (name: string, arch: string) => ({ apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name, generation: 1 }, spec: { matchLabels: { 'kubernetes.io/arch': arch } } });
@@ -47,7 +47,7 @@ function world(options: { nodes: V1Node[]; strategy?: Record<string, unknown>; s
   const pods: PodObject[] = [];
   const add = (name: string, regionName: string, node: string | undefined) =>
     pods.push({
-      metadata: { name, namespace: 'shop', uid: name, labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: regionName, [REVISION_LABEL]: revision(regionName) } },
+      metadata: { name, namespace: 'shop', uid: name, labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: regionName, [REVISION_LABEL]: revision(regionName) }, ownerReferences: controlledBy(`web-${regionName}`) },
       spec: { ...(node && { nodeName: node }), containers: [{ name: 'app', image: 'web:1' }] },
       status: node
         ? { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2025-12-31T00:00:00Z' }] }

@@ -1,11 +1,17 @@
 import type { DeployRegionStatus } from '../core/api/deploy-region.js';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
+import type { OwnerReference } from '../core/ownership.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
 import type { IndexedCacheReader } from './informer.js';
 import { ownerKey } from './keys.js';
 import type { DeployRegionObject, ExtendedDeploymentObject, MetaObject } from './objects.js';
 import type { ReconcilerPorts } from './reconciler.js';
+
+/** metadata.ownerReferences of a pod the ReplicaSet `name` created (as its controller sets them; uid when given). */
+export function controlledBy(name: string, uid?: string, kind = 'ReplicaSet'): OwnerReference[] {
+  return [{ apiVersion: 'apps/v1', kind, name, ...(uid !== undefined && { uid }), controller: true }];
+}
 
 /** A read-only cache over fixed objects, like an informer's, indexed by owner like the agent's. */
 export function cache<T extends MetaObject>(objects: T[]): IndexedCacheReader<T> {

@@ -7,7 +7,7 @@ import type { AgentCaches } from './informers.js';
 import { silentLogger } from './log.js';
 import type { ExtendedDeploymentObject } from './objects.js';
 import { Reconciler, type ReconcilerPorts } from './reconciler.js';
-import { cache, recorder } from './reconciler-test-support.js';
+import { cache, controlledBy, recorder } from './reconciler-test-support.js';
 
 const regions = [
   { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'amd' }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } } },
@@ -40,14 +40,21 @@ function world(options: { status?: ExtendedDeploymentStatus; replicas?: number; 
   };
   const pods = regionNames.flatMap((region) =>
     ['a', 'b'].map((n) => ({
-      metadata: { name: `web-${region}-${n}`, namespace: 'shop', uid: `uid-${region}-${n}`, resourceVersion: '1', labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: region, [REVISION_LABEL]: options.podRevision === 'new' ? revisionOf(region) : 'old' } },
+      metadata: {
+        name: `web-${region}-${n}`,
+        namespace: 'shop',
+        uid: `uid-${region}-${n}`,
+        resourceVersion: '1',
+        labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: region, [REVISION_LABEL]: options.podRevision === 'new' ? revisionOf(region) : 'old' },
+        ownerReferences: controlledBy(`web-${region}`),
+      },
       spec: { nodeName: 'node' },
       status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2025-12-31T00:00:00Z' }] },
     })),
   );
   if (options.newPod) {
     pods.push({
-      metadata: { name: 'web-amd-c', namespace: 'shop', uid: 'uid-c', resourceVersion: '1', labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd', [REVISION_LABEL]: revisionOf('amd') } },
+      metadata: { name: 'web-amd-c', namespace: 'shop', uid: 'uid-c', resourceVersion: '1', labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd', [REVISION_LABEL]: revisionOf('amd') }, ownerReferences: controlledBy('web-amd') },
       spec: { nodeName: 'node' },
       status: { phase: 'Pending', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-01-01T00:00:00Z' }] },
     });

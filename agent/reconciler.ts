@@ -10,7 +10,7 @@ import { splitKey, type DeployRegionObject, type ExtendedDeploymentObject, type 
 import { OwnWrites, writtenId, type WrittenKind } from './own-writes.js';
 import { nextRequeueMs } from './requeue.js';
 import { withoutManagedFields } from './slim-informer.js';
-import { regionSelectors, snapshotFromObjects, wantsMoves } from './snapshot.js';
+import { regionSelectors, snapshotFromObjects, wantsMoves, type Snapshot } from './snapshot.js';
 import { invalidSpecStatus, jsonEqual, problemsMessage, progressOnlyChange, statusChanged, statusFirst } from './status-decision.js';
 import { deployRegionStatus, type DeployRegionStatus } from '../core/api/deploy-region.js';
 import { assignNodes } from '../core/moves/nodes.js';
@@ -18,6 +18,8 @@ import { DEFAULT_FAILURE_POLICY, regionHealth } from '../core/moves/region-healt
 import { regionStatus } from '../core/moves/region-status.js';
 import type { ClusterNodes } from './cluster-nodes.js';
 import { regionOfKey } from './keys.js';
+import type { Problem } from '../core/problems.js';
+import { workloadNameCollisions, workloadNamesMayCollide } from '../core/render.js';
 
 /** The writes a reconcile makes; injected so that the order of writes can be tested without a cluster. */
 export interface ReconcilerPorts {
@@ -69,6 +71,13 @@ async function allBounded<T>(items: readonly T[], limit: number, work: (item: T)
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
   if (failure) throw failure.error;
+}
+
+/** The snapshot, invalid when problems were found beyond it; an invalid one lists them after its own. */
+function withProblems(snapshot: Snapshot, problems: readonly Problem[]): Snapshot {
+  if (problems.length === 0) return snapshot;
+  if (!snapshot.ok) return { ...snapshot, problems: [...snapshot.problems, ...problems] };
+  return { ok: false, problems, generation: snapshot.input.generation, status: snapshot.input.status };
 }
 
 /** A cache that has not yet seen the agent's own last writes is re-read after this delay (their events come first, usually). */
@@ -127,13 +136,21 @@ export class Reconciler {
 
     const cluster = this.deps.cluster;
     if (cluster && wantsMoves(ed)) cluster.trackUsage();
-    const snapshot = snapshotFromObjects(
-      ed,
-      caches.deployRegions.list(),
-      workloads,
-      pods,
-      clock.now(),
-      cluster && wantsMoves(ed) ? { nodes: cluster.list(), usageKnown: cluster.usageKnown() } : undefined,
+    // Another ExtendedDeployment of the namespace whose workload gets the same name makes both invalid, as `edctl
+    // validate` would: acting on a workload that Git keeps overwriting with the other's would only fight it. Only the
+    // names that can collide are compared (the informer wakes them for each other, so a fix clears both).
+    const neighbours = caches.extendedDeployments.list(namespace).filter((o) => workloadNamesMayCollide(name, o.metadata?.name ?? ''));
+    const collisions = workloadNameCollisions(neighbours).filter((p) => p.object.name === name);
+    const snapshot = withProblems(
+      snapshotFromObjects(
+        ed,
+        caches.deployRegions.list(),
+        workloads,
+        pods,
+        clock.now(),
+        cluster && wantsMoves(ed) ? { nodes: cluster.list(), usageKnown: cluster.usageKnown() } : undefined,
+      ),
+      collisions,
     );
 
     if (!snapshot.ok) {

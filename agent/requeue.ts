@@ -1,6 +1,7 @@
 import { progressDeadlineMs } from '../core/rollout/gates.js';
 import { graceEndsAt } from '../core/rollout/in-place-step.js';
 import type { RolloutInput, RolloutPlan } from '../core/rollout/planner.js';
+import { isPodActive } from '../core/rollout/pod-activity.js';
 import { MARK_SETTLE_MS } from '../core/rollout/region-step.js';
 
 /** Longest wait between two looks at an unfinished rollout: a safety net for anything no event announces. */
@@ -29,12 +30,13 @@ export function nextRequeueMs(input: RolloutInput, plan: RolloutPlan): number | 
   const instants: number[] = [...wakeAt];
   const grace = input.ed.spec.strategy.updateStrategy.gracePeriodSeconds;
   for (const region of input.regions) {
-    for (const pod of region.pods) {
-      if (pod.ready && !pod.terminating && pod.readySince !== undefined) instants.push(pod.readySince + minReadyMs);
+    // Only active pods: a terminating or terminal pod never becomes available, is never swapped or removed again.
+    for (const pod of region.pods.filter(isPodActive)) {
+      if (pod.ready && pod.readySince !== undefined) instants.push(pod.readySince + minReadyMs);
       // An in-place swap waits out its grace period between draining and patching the images; nothing announces its end.
-      if (!pod.terminating && pod.swap?.phase === 'draining') instants.push(graceEndsAt(pod, grace));
+      if (pod.swap?.phase === 'draining') instants.push(graceEndsAt(pod, grace));
       // A scale-down that relies on a mark waits until it has settled; nothing announces that either.
-      if (!pod.terminating && pod.markedOld && pod.markedAt !== undefined) instants.push(pod.markedAt + MARK_SETTLE_MS);
+      if (pod.markedOld && pod.markedAt !== undefined) instants.push(pod.markedAt + MARK_SETTLE_MS);
     }
   }
   const start = plan.status.lastGroupStartTime !== undefined ? Date.parse(plan.status.lastGroupStartTime) : Number.NaN;

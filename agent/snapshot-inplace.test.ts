@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { SWAP_STATE_ANNOTATION } from '../core/labels.js';
 import type { DeployRegionObject, ExtendedDeploymentObject, PodObject, WorkloadObject } from './objects.js';
+import { controlledBy } from './reconciler-test-support.js';
 import { snapshotFromObjects } from './snapshot.js';
 
 const docs = (file: string) => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string } });
@@ -30,7 +31,8 @@ describe('snapshot of in-place updates', () => {
     const state = { revision: target, phase: 'draining', since: 1 };
     const pod: PodObject = {
       ...captured,
-      metadata: { ...captured.metadata, name: 'p1', namespace: 'ml', uid: 'u1', resourceVersion: '42', annotations: { [SWAP_STATE_ANNOTATION]: JSON.stringify(state) } },
+      // The capture keeps no ownerReferences; its ReplicaSet's are set as the ReplicaSet controller sets them.
+      metadata: { ...captured.metadata, name: 'p1', namespace: 'ml', uid: 'u1', resourceVersion: '42', annotations: { [SWAP_STATE_ANNOTATION]: JSON.stringify(state) }, ownerReferences: controlledBy('llm-server-gpu-a') },
       status: { phase: 'Running', containerStatuses: [{ name: 'server', containerID: 'containerd://abc', restartCount: 2, ready: true, state: { running: {} } }] },
     };
     const snapshot = snapshotOf([rs], pod);

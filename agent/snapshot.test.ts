@@ -11,8 +11,11 @@ import {
   REVISIONS_ANNOTATION,
   ROLLOUT_REVISION_ANNOTATION,
 } from '../core/labels.js';
+import type { OwnerReference } from '../core/ownership.js';
 import { renderSet } from '../core/render.js';
+import { planRollout } from '../core/rollout/planner.js';
 import type { DeployRegionObject, ExtendedDeploymentObject, PodObject, WorkloadObject } from './objects.js';
+import { controlledBy } from './reconciler-test-support.js';
 import { podState, snapshotFromObjects } from './snapshot.js';
 
 const NOW = Date.UTC(2026, 0, 1, 12);
@@ -53,7 +56,13 @@ function rs(name: string, revision: string | undefined, replicas: number | undef
   };
 }
 
-function pod(name: string, region: string, revision: string, extra: { ready?: boolean; since?: string | Date; marked?: boolean; deleting?: boolean; node?: string; phase?: string; namespace?: string; edName?: string } = {}): PodObject {
+/** A pod of region `region`'s ReplicaSet `web-<region>` (its controller), unless `owners` says otherwise. */
+function pod(
+  name: string,
+  region: string,
+  revision: string,
+  extra: { ready?: boolean; since?: string | Date; marked?: boolean; deleting?: boolean; node?: string; phase?: string; namespace?: string; edName?: string; owners?: OwnerReference[] } = {},
+): PodObject {
   return {
     metadata: {
       name,
@@ -62,6 +71,7 @@ function pod(name: string, region: string, revision: string, extra: { ready?: bo
       labels: { app: 'web', [NAME_LABEL]: extra.edName ?? 'web', [REGION_LABEL]: region, [REVISION_LABEL]: revision },
       ...(extra.marked && { annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } }),
       ...(extra.deleting && { deletionTimestamp: '2026-01-01T11:59:00Z' }),
+      ownerReferences: extra.owners ?? controlledBy(`web-${region}`),
     },
     spec: extra.node === '' ? {} : { nodeName: extra.node ?? 'node-1' },
     status: {
@@ -109,6 +119,7 @@ describe('snapshotFromObjects', () => {
       revision: 'old',
       assigned: true,
       running: true,
+      phase: 'Running',
       ready: true,
       readySince: Date.UTC(2026, 0, 1, 11),
       terminating: false,
@@ -119,7 +130,7 @@ describe('snapshotFromObjects', () => {
       containers: [],
     });
     expect(input.regions[1]?.pods).toEqual([
-      { name: 'web-arm-a', uid: 'uid-web-arm-a', revision: 'old', assigned: false, running: false, ready: false, readySince: Date.UTC(2026, 0, 1, 11), terminating: false, markedOld: false, gated: false, gateOpen: false, resourceVersion: '', containers: [] },
+      { name: 'web-arm-a', uid: 'uid-web-arm-a', revision: 'old', assigned: false, running: false, phase: 'Pending', ready: false, readySince: Date.UTC(2026, 0, 1, 11), terminating: false, markedOld: false, gated: false, gateOpen: false, resourceVersion: '', containers: [] },
     ]);
   });
 
@@ -209,6 +220,80 @@ describe('snapshotFromObjects', () => {
       expect(!snapshot.ok && snapshot.problems.map((p) => p.message), value).toEqual([message]);
       expect(!snapshot.ok && snapshot.problems[0]?.path).toEqual(['metadata', 'annotations', REVISIONS_ANNOTATION]);
     }
+  });
+});
+
+describe('snapshotFromObjects: a region\'s pods are those its workload controls, not any pod with its labels', () => {
+  const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }), [ROLLOUT_REVISION_ANNOTATION]: 'R' };
+  const withUid = (w: WorkloadObject, uid: string, owners?: OwnerReference[]): WorkloadObject => ({ ...w, metadata: { ...w.metadata, uid, ...(owners && { ownerReferences: owners }) } });
+  /** Names of region amd's pods in the snapshot. */
+  const amdPods = (workloads: { replicaSets: WorkloadObject[]; deployments: WorkloadObject[] }, pods: PodObject[], spec: Record<string, unknown> = {}) => {
+    const snapshot = snapshotFromObjects(edObject(annotations, spec), [], workloads, pods, NOW);
+    if (!snapshot.ok) throw new Error(JSON.stringify(snapshot.problems));
+    return snapshot.input.regions[0]?.pods.map((p) => p.name);
+  };
+  const fromGit = { replicaSets: [rs('web-amd', 'a1', 2)], deployments: [] };
+  const stored = { replicaSets: [withUid(rs('web-amd', 'a1', 2), 'rs-uid')], deployments: [] };
+
+  it.each([
+    ['controlled by its ReplicaSet (kind and name decide while the ReplicaSet has no uid)', true, fromGit, controlledBy('web-amd')],
+    ['controlled by its ReplicaSet, uid and all', true, stored, controlledBy('web-amd', 'rs-uid')],
+    ['without ownerReferences (a bare pod, or one its ReplicaSet released)', false, fromGit, []],
+    ['controlled by a Job', false, fromGit, controlledBy('backfill', 'job-uid', 'Job')],
+    ['controlled by another ReplicaSet (a copy that kept the labels)', false, fromGit, controlledBy('web-amd-debug')],
+    ['owned by its ReplicaSet, but not as controller', false, fromGit, [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-amd', controller: false }]],
+    ['controlled by a deleted namesake of its ReplicaSet (another uid)', false, stored, controlledBy('web-amd', 'gone-uid')],
+  ])('a pod with the region\'s labels %s: counted %s', (_what, counted, workloads, owners) => {
+    expect(amdPods(workloads, [pod('p', 'amd', 'a1', { owners })])).toEqual(counted ? ['p'] : []);
+  });
+
+  it('gives a region without its workload no pods, whatever carries its labels', () => {
+    expect(amdPods({ replicaSets: [], deployments: [] }, [pod('p', 'amd', 'a1')])).toEqual([]);
+  });
+
+  it('compat mode: the pods of the ReplicaSets the regional Deployment controls', () => {
+    const deployment = withUid(rs('web-amd', 'a1', 2), 'deploy-uid');
+    const replicaSets = [
+      withUid(rs('web-amd-5d8f', 'a1', 2), 'rs-new', controlledBy('web-amd', 'deploy-uid', 'Deployment')),
+      withUid(rs('web-amd-77c4', 'old', 0), 'rs-old', controlledBy('web-amd', 'deploy-uid', 'Deployment')),
+      withUid(rs('web-amd-0bad', 'a1', 1), 'rs-other', controlledBy('api-amd', 'api-uid', 'Deployment')),
+    ];
+    const pods = [
+      pod('new', 'amd', 'a1', { owners: controlledBy('web-amd-5d8f', 'rs-new') }),
+      pod('old', 'amd', 'old', { owners: controlledBy('web-amd-77c4', 'rs-old') }),
+      pod('foreign', 'amd', 'a1', { owners: controlledBy('web-amd-0bad', 'rs-other') }),
+      pod('named-deployment', 'amd', 'a1', { owners: controlledBy('web-amd', 'deploy-uid', 'Deployment') }),
+      pod('bare', 'amd', 'a1', { owners: [] }),
+    ];
+    expect(amdPods({ replicaSets, deployments: [deployment] }, pods, { subsetType: 'Deployment' })).toEqual(['new', 'old']);
+  });
+
+  it('an old pod evicted after the rollout, as the kubelet leaves it, keeps no region from Healthy', () => {
+    const r = rendered();
+    const [amd, arm] = r.regions;
+    const workloads = { replicaSets: [rs('web-amd', amd?.revision, 3), rs('web-arm', arm?.revision, 2)], deployments: [] };
+    const status = {
+      phase: 'Failed',
+      reason: 'Evicted',
+      message: 'The node was low on resource: memory. Threshold quantity: 100Mi, available: 91Mi.',
+      conditions: [
+        { type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', lastTransitionTime: '2026-01-01T11:30:00Z' },
+        { type: 'Ready', status: 'False', reason: 'PodCompleted', lastTransitionTime: '2026-01-01T11:30:00Z' },
+      ],
+    };
+    const evicted = { ...pod('web-amd-old', 'amd', 'old', { marked: true }), status };
+    const current = [...['x', 'y', 'z'].map((n) => pod(`web-amd-${n}`, 'amd', amd?.revision ?? '')), ...['x', 'y'].map((n) => pod(`web-arm-${n}`, 'arm', arm?.revision ?? ''))];
+    const snapshot = snapshotFromObjects(r.manifest as ExtendedDeploymentObject, regions, workloads, [...current, evicted], NOW);
+    if (!snapshot.ok) throw new Error(JSON.stringify(snapshot.problems));
+    const plan = planRollout(snapshot.input);
+    expect(plan.status.phase).toBe('Healthy');
+    expect(plan.status.overview).toBe('[Normal]amd: 3/3; arm: 2/2');
+    expect(plan.actions).toEqual([]);
+  });
+
+  it('keeps a terminal pod of the workload, with its phase: core decides that it counts nowhere', () => {
+    const snapshot = snapshotFromObjects(edObject(annotations), [], fromGit, [pod('evicted', 'amd', 'a1', { phase: 'Failed', ready: false })], NOW);
+    expect(snapshot.ok && snapshot.input.regions[0]?.pods.map((p) => [p.name, p.phase])).toEqual([['evicted', 'Failed']]);
   });
 });
 

@@ -14,6 +14,7 @@ import {
   ROLLOUT_REVISION_ANNOTATION,
   SWAP_STATE_ANNOTATION,
 } from '../core/labels.js';
+import { isControlledBy, podControllers } from '../core/ownership.js';
 import { parseDeployRegion, parseExtendedDeployment, refOf } from '../core/parse.js';
 import type { Problem } from '../core/problems.js';
 import { renderExtendedDeployment, workloadName } from '../core/render.js';
@@ -50,7 +51,10 @@ export type Snapshot =
  * - Target revisions come from the rendered annotations; an ExtendedDeployment applied without rendering (no
  *   annotations) is rendered here against the DeployRegions, exactly as `edctl render` would.
  * - Each region's workload is the ReplicaSet (or, in compat mode, Deployment) `<ed>-<region>` of its namespace, and
- *   its pods are those labelled with the ExtendedDeployment's and the region's names.
+ *   its pods are those labelled with the ExtendedDeployment's and the region's names (the workload's selector) that
+ *   the workload controls: their controller ownerReference names the ReplicaSet, or in compat mode one of the
+ *   Deployment's ReplicaSets (core/ownership.ts). Terminal pods (Failed, Succeeded) stay in, with their phase: core
+ *   decides that they count nowhere (core/rollout/pod-activity.ts).
  * - With `cluster` (moves are on), each region gets its nodes and, when pod usage is known, its room for the pods of
  *   its workload's template.
  */
@@ -87,11 +91,14 @@ export function snapshotFromObjects(
 
   const namespace = parsed.value.metadata.namespace ?? ed.metadata?.namespace ?? '';
   const name = parsed.value.metadata.name;
-  const candidates = spec.subsetType === 'Deployment' ? workloads.deployments : workloads.replicaSets;
+  const compat = spec.subsetType === 'Deployment';
+  const candidates = compat ? workloads.deployments : workloads.replicaSets;
+  const inNamespace = (o: { metadata?: { namespace?: string } }) => (o.metadata?.namespace ?? '') === namespace;
+  const replicaSets = workloads.replicaSets.filter(inNamespace);
   const inPlace = inPlaceEnabled(parsed.value);
   const assignment = cluster ? assignNodes(regionSelectors(regions), cluster.nodes) : undefined;
   const regionStates: RegionState[] = spec.regions.map((placement, i) => {
-    const workload = candidates.find((w) => w.metadata?.name === workloadName(name, placement.name) && (w.metadata?.namespace ?? '') === namespace);
+    const workload = candidates.find((w) => w.metadata?.name === workloadName(name, placement.name) && inNamespace(w));
     const target = targets.revisions.get(placement.name) ?? '';
     const template = workload?.spec?.template;
     // Whether an old pod can reach the template by an in-place swap (only when in-place updates are on and the
@@ -101,8 +108,16 @@ export function snapshotFromObjects(
       const method = podUpdateMethod(pod, template);
       return method.method === 'in-place' ? method.images : undefined;
     };
+    // Without its workload a region has no pods: whatever carries its labels is nobody's the agent may act on.
+    const owners = workload ? podControllers(workload, compat ? 'Deployment' : 'ReplicaSet', replicaSets) : [];
     const regionPods = pods
-      .filter((p) => (p.metadata?.namespace ?? '') === namespace && p.metadata?.labels?.[NAME_LABEL] === name && p.metadata?.labels?.[REGION_LABEL] === placement.name)
+      .filter(
+        (p) =>
+          inNamespace(p) &&
+          p.metadata?.labels?.[NAME_LABEL] === name &&
+          p.metadata?.labels?.[REGION_LABEL] === placement.name &&
+          owners.some((owner) => isControlledBy(p.metadata?.ownerReferences, owner)),
+      )
       .map((p) => ({ ...podState(p), swappable: swappable(p) }))
       .sort(byName);
     const nodes = assignment?.nodes.get(placement.name) ?? (assignment ? [] : undefined);
@@ -113,7 +128,7 @@ export function snapshotFromObjects(
       desired: distribution.replicas[i] ?? 0,
       ...(nodes && { nodes }),
       ...(room !== undefined && { room }),
-      workload: workload ? workloadState(workload, spec.subsetType === 'Deployment') : undefined,
+      workload: workload ? workloadState(workload, compat) : undefined,
       pods: regionPods,
     };
   });
@@ -266,6 +281,7 @@ export function podState(pod: PodObject): PodState {
     revision: pod.metadata?.labels?.[REVISION_LABEL],
     assigned: !!pod.spec?.nodeName,
     running: pod.status?.phase === 'Running',
+    phase: pod.status?.phase,
     ready: isReady,
     readySince: timestampMs(ready?.lastTransitionTime),
     terminating: !!pod.metadata?.deletionTimestamp,

@@ -115,6 +115,33 @@ describe('edctl validate', () => {
     expect(await run(['validate', '-f', 'no/such/file.yaml'])).toBe(1);
     expect(captured.err).toBe('error: no/such/file.yaml: no such file or directory\n');
   });
+
+  it('reports workload names that collide across files, on both objects, and render refuses them too', async () => {
+    // `extendeddeployment` in region sample-region1 and the sample in region1 both render extendeddeployment-sample-region1.
+    const other = sample
+      .replace('name: extendeddeployment-sample\n', 'name: extendeddeployment\n')
+      .replace('- name: region1\n      replicas: 1\n', '- name: sample-region1\n      replicas: 1\n')
+      .replace('  overriders:\n    - name: region1\n', '  overriders:\n    - name: sample-region1\n');
+    const region = 'apiVersion: extendeddeployment.io/v1beta1\nkind: DeployRegion\nmetadata:\n  name: sample-region1\nspec:\n  matchLabels:\n    extendeddeployment.io/region: sample-region1\n';
+    const dir = fixture({ 'regions.yaml': regions, 'sample.yaml': sample, 'other.yaml': `${region}---\n${other}` });
+    const expected = [
+      `error: ${join(dir, 'other.yaml')}: ExtendedDeployment extendeddeployment: spec.regions[0].name: workload extendeddeployment-sample-region1 collides with ExtendedDeployment extendeddeployment-sample's region region1`,
+      `error: ${join(dir, 'sample.yaml')}: ExtendedDeployment extendeddeployment-sample: spec.regions[0].name: workload extendeddeployment-sample-region1 collides with ExtendedDeployment extendeddeployment's region sample-region1`,
+    ];
+    expect(await run(['validate', '-f', dir])).toBe(1);
+    expect(captured.err.trimEnd().split('\n')).toEqual(expected);
+    captured.err = '';
+    expect(await run(['render', '-f', dir])).toBe(1);
+    expect(captured.err.trimEnd().split('\n')).toEqual(expected);
+  });
+
+  it('reports a template nested past the limit with its path, no stack trace', async () => {
+    // 300 levels: past the limit, and within what the YAML parser reads (core's and the agent's tests go to 2,000).
+    const deep = `${'{a: '.repeat(300)}{}${'}'.repeat(300)}`;
+    const dir = fixture({ 'regions.yaml': regions, 'web.yaml': sample.replace('          imagePullPolicy: IfNotPresent\n', `          imagePullPolicy: IfNotPresent\n          x: ${deep}\n`) });
+    expect(await run(['validate', '-f', dir])).toBe(1);
+    expect(captured.err).toBe(`error: ${join(dir, 'web.yaml')}: ExtendedDeployment extendeddeployment-sample: spec.template.spec.containers[0].x${'.a'.repeat(94)}: nesting deeper than 100 levels\n`);
+  });
 });
 
 describe('edctl render', () => {

@@ -118,4 +118,24 @@ describe('ExtendedDeployment', () => {
       ].join('\n'),
     );
   });
+
+  it('fails the synth when two ExtendedDeployments of the app render the same workload name, naming both', () => {
+    const { app, regionsChart, chart } = setup();
+    const bc = new DeployRegion(regionsChart, 'b-c', { matchLabels: { zone: 'b-c' } });
+    const c = new DeployRegion(regionsChart, 'c', { matchLabels: { zone: 'c' } });
+    new ExtendedDeployment(chart, 'a', { replicas: 1, template, regions: [{ region: bc }] });
+    // In another chart of the same app: still one synth, one namespace.
+    const other = new Chart(app, 'other', { namespace: 'shop' });
+    expect(() => new ExtendedDeployment(other, 'a-b', { replicas: 1, template, regions: [{ region: c }] })).toThrow(
+      [
+        'invalid specification:',
+        "  ExtendedDeployment shop/a: spec.regions[0].name: workload a-b-c collides with ExtendedDeployment shop/a-b's region c",
+        "  ExtendedDeployment shop/a-b: spec.regions[0].name: workload a-b-c collides with ExtendedDeployment shop/a's region b-c",
+      ].join('\n'),
+    );
+    // Another namespace, or another app, is fine.
+    new ExtendedDeployment(new Chart(app, 'elsewhere', { namespace: 'web' }), 'a-b', { replicas: 1, template, regions: [{ region: c }] });
+    const fresh = setup();
+    new ExtendedDeployment(fresh.chart, 'a-b', { replicas: 1, template, regions: [{ region: new DeployRegion(fresh.regionsChart, 'c', { matchLabels: { zone: 'c' } }) }] });
+  });
 });

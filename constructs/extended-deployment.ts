@@ -1,10 +1,10 @@
 import { Chart } from 'cdk8s';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import { k8s } from 'cdk8s-plus-28';
 import { API_VERSION, type IntOrPercent, type LabelSelector } from '../core/api/common.js';
 import type { ExtendedDeploymentInput, ExtendedDeploymentSpecInput, RegionOverrides } from '../core/api/extended-deployment.js';
-import type { PatchOperation } from '../core/overrides.js';
-import { renderExtendedDeployment, type RenderedExtendedDeployment } from '../core/render.js';
+import type { JsonObject, PatchOperation } from '../core/overrides.js';
+import { renderExtendedDeployment, workloadNameCollisions, type RenderedExtendedDeployment } from '../core/render.js';
 import type { DeployRegion } from './deploy-region.js';
 import { emitRenderedExtendedDeployment } from './emit.js';
 import { RenderError } from './render-error.js';
@@ -26,6 +26,18 @@ export interface ExtendedDeploymentRegion {
   readonly overrides?: RegionOverrides;
   /** Raw RFC 6902 operations on this region's pod template, applied after `overrides`. */
   readonly patches?: PatchOperation[];
+}
+
+/**
+ * The manifest of each rendered ExtendedDeployment of an app, by the `namespace/name` of each of its regional
+ * workloads: every ExtendedDeployment of one app is synthesized together, so two whose workloads get the same name
+ * fail the synth, as they fail `edctl validate`. An index, so that each new one looks up only its own workloads.
+ */
+const workloadOwners = new WeakMap<IConstruct, Map<string, JsonObject>>();
+
+function workloadKey(workload: JsonObject): string {
+  const metadata = workload['metadata'] as { name?: string; namespace?: string };
+  return `${metadata.namespace ?? ''}/${metadata.name ?? ''}`;
 }
 
 /** Props of an {@link ExtendedDeployment}. */
@@ -102,6 +114,13 @@ export class ExtendedDeployment extends Construct {
     const regions = new Map(props.regions.map((r) => [r.region.name, r.region.object]));
     const result = renderExtendedDeployment(manifest, regions);
     if (!result.ok) throw new RenderError(result.problems);
+    const owners = workloadOwners.get(this.node.root) ?? new Map<string, JsonObject>();
+    workloadOwners.set(this.node.root, owners);
+    const others = new Set(result.value.regions.flatMap((r) => owners.get(workloadKey(r.workload)) ?? []));
+    // Empty for the same object defined twice (a collision only between different objects).
+    const collisions = others.size > 0 ? workloadNameCollisions([...others, result.value.manifest]) : [];
+    if (collisions.length > 0) throw new RenderError(collisions);
+    for (const r of result.value.regions) owners.set(workloadKey(r.workload), result.value.manifest);
     this.rendered = result.value;
     emitRenderedExtendedDeployment(this, result.value);
   }

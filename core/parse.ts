@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { deployRegion, type DeployRegion } from './api/deploy-region.js';
 import { extendedDeployment, type ExtendedDeployment } from './api/extended-deployment.js';
+import { nestingMessage, nestingViolation } from './nesting.js';
 import { failed, ok, type FieldPath, type ObjectRef, type Problem, type Result } from './problems.js';
 
 /** The reference of a raw object, read as far as it can be (for messages about objects that failed to parse). */
@@ -10,6 +11,25 @@ export function refOf(raw: unknown): ObjectRef {
   const name = typeof object.metadata?.name === 'string' ? object.metadata.name : undefined;
   const namespace = typeof object.metadata?.namespace === 'string' ? object.metadata.namespace : undefined;
   return { kind, ...(name !== undefined && { name }), ...(namespace !== undefined && { namespace }) };
+}
+
+/** A region entry of a raw ExtendedDeployment: its name and its index in `spec.regions`. */
+export interface RegionEntry {
+  readonly name: string;
+  readonly index: number;
+}
+
+/**
+ * The region entries of a raw ExtendedDeployment, read as far as they can be (entries without a string name are left
+ * out): for checks across objects, which must also see objects that fail to parse.
+ */
+export function regionEntries(raw: unknown): RegionEntry[] {
+  const regions = (raw as { spec?: { regions?: unknown } | null } | null)?.spec?.regions;
+  if (!Array.isArray(regions)) return [];
+  return regions.flatMap((region: unknown, index) => {
+    const name = (region as { name?: unknown } | null)?.name;
+    return typeof name === 'string' ? [{ name, index }] : [];
+  });
 }
 
 /**
@@ -130,7 +150,14 @@ function editDistance(a: string, b: string): number {
   return previous[b.length] ?? 0;
 }
 
+/**
+ * Parses with a schema, after the nesting check: zod's walk, and every walk of the render after it, recurses, so an
+ * object nested deeper than MAX_NESTING is reported here, with the path where it crosses the limit, and walked no
+ * further.
+ */
 function parseWith<S extends z.ZodType>(schema: S, raw: unknown): Result<z.output<S>> {
+  const tooDeep = nestingViolation(raw);
+  if (tooDeep) return failed([{ object: refOf(raw), path: tooDeep.path, message: nestingMessage(tooDeep) }]);
   const result = schema.safeParse(raw, { reportInput: true });
   return result.success ? ok(result.data) : failed(issuesToProblems(refOf(raw), result.error.issues, schema));
 }
@@ -155,10 +182,13 @@ export interface RepairedExtendedDeployment {
 
 /**
  * Takes out every optional field that breaks the schema (unknown fields included), so that the cross-field rules can
- * still run and every problem of an object is reported at once. Undefined when a required field is broken: then
- * nothing sensible can be checked beyond the schema.
+ * still run and every problem of an object is reported at once. Undefined when a required field is broken, or when the
+ * object nests too deep (its parse reports only that): then nothing sensible can be checked beyond the schema.
  */
 export function withoutInvalidFields(raw: unknown): RepairedExtendedDeployment | undefined {
+  // The copy and the schema's walks below recurse. And when the schema alone accepts the object (deep unknown fields),
+  // nothing is taken out: the render of the "repaired" copy would fail the same nesting check again, without end.
+  if (nestingViolation(raw)) return undefined;
   let copy: unknown;
   try {
     copy = structuredClone(raw);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { API_VERSION, DEFAULT_NAMESPACE } from './api/common.js';
 import { formatProblem } from './problems.js';
-import { renderSet, type RenderedExtendedDeployment } from './render.js';
+import { renderSet, workloadNamesMayCollide, type RenderedExtendedDeployment } from './render.js';
 
 const regions = [
   { apiVersion: API_VERSION, kind: 'DeployRegion', metadata: { name: 'amd' }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } } },
@@ -84,5 +84,83 @@ describe('renderSet', () => {
       'ReplicaSet/web-amd shop',
       'ReplicaSet/web-arm shop',
     ]);
+  });
+});
+
+describe('workload name collisions', () => {
+  /** A valid ExtendedDeployment running in the given regions (each a DeployRegion of zoneRegions). */
+  function inRegions(metadata: { name: string; namespace?: string }, regionNames: string[], replicas = 2) {
+    return { ...ed(metadata), spec: { ...ed(metadata).spec, replicas, regions: regionNames.map((name) => ({ name })) } };
+  }
+  /** DeployRegions that never overlap: each selects its own zone. */
+  const zoneRegions = (...names: string[]) => names.map((name) => ({ apiVersion: API_VERSION, kind: 'DeployRegion', metadata: { name }, spec: { matchLabels: { zone: name } } }));
+
+  it('reports `a` with region b-c and `a-b` with region c (both render a-b-c) on both objects, at the region entry', () => {
+    const result = renderSet([...zoneRegions('b-c', 'c'), inRegions({ name: 'a', namespace: 'shop' }, ['b-c']), inRegions({ name: 'a-b', namespace: 'shop' }, ['c'])]);
+    expect(result.ok ? [] : result.problems.map(formatProblem)).toEqual([
+      "ExtendedDeployment shop/a: spec.regions[0].name: workload a-b-c collides with ExtendedDeployment shop/a-b's region c",
+      "ExtendedDeployment shop/a-b: spec.regions[0].name: workload a-b-c collides with ExtendedDeployment shop/a's region b-c",
+    ]);
+  });
+
+  it('reports every collision at once, next to the objects\' other problems', () => {
+    const result = renderSet([
+      ...zoneRegions('b-c', 'x-y', 'c', 'y', 'z'),
+      inRegions({ name: 'a', namespace: 'shop' }, ['b-c', 'z', 'x-y']),
+      inRegions({ name: 'a-b', namespace: 'shop' }, ['c']),
+      // Invalid for another reason too: still compared, and both problems are reported.
+      inRegions({ name: 'a-x', namespace: 'shop' }, ['y'], -1),
+    ]);
+    expect(result.ok ? [] : result.problems.map(formatProblem)).toEqual([
+      'ExtendedDeployment shop/a-x: spec.replicas: must not be negative',
+      "ExtendedDeployment shop/a: spec.regions[0].name: workload a-b-c collides with ExtendedDeployment shop/a-b's region c",
+      "ExtendedDeployment shop/a: spec.regions[2].name: workload a-x-y collides with ExtendedDeployment shop/a-x's region y",
+      "ExtendedDeployment shop/a-b: spec.regions[0].name: workload a-b-c collides with ExtendedDeployment shop/a's region b-c",
+      "ExtendedDeployment shop/a-x: spec.regions[0].name: workload a-x-y collides with ExtendedDeployment shop/a's region x-y",
+    ]);
+  });
+
+  it('names every other object when three render the same workload', () => {
+    const result = renderSet([
+      ...zoneRegions('b-c-d', 'c-d', 'd'),
+      inRegions({ name: 'a', namespace: 'shop' }, ['b-c-d']),
+      inRegions({ name: 'a-b', namespace: 'shop' }, ['c-d']),
+      inRegions({ name: 'a-b-c', namespace: 'shop' }, ['d']),
+    ]);
+    const problems = result.ok ? [] : result.problems.map(formatProblem);
+    expect(problems).toHaveLength(6);
+    expect(problems.filter((p) => p.startsWith('ExtendedDeployment shop/a-b: '))).toEqual([
+      "ExtendedDeployment shop/a-b: spec.regions[0].name: workload a-b-c-d collides with ExtendedDeployment shop/a's region b-c-d",
+      "ExtendedDeployment shop/a-b: spec.regions[0].name: workload a-b-c-d collides with ExtendedDeployment shop/a-b-c's region d",
+    ]);
+  });
+
+  it('allows the same workload name in different namespaces', () => {
+    const result = renderSet([...zoneRegions('b-c', 'c'), inRegions({ name: 'a', namespace: 'shop' }, ['b-c']), inRegions({ name: 'a-b', namespace: 'web' }, ['c'])]);
+    expect(result.ok ? [] : result.problems.map(formatProblem)).toEqual([]);
+  });
+
+  it('compares an ExtendedDeployment without a namespace with those of the default namespace, where it is rendered', () => {
+    const result = renderSet([...zoneRegions('b-c', 'c'), inRegions({ name: 'a' }, ['b-c']), inRegions({ name: 'a-b', namespace: 'default' }, ['c'])]);
+    expect(result.ok ? [] : result.problems.map(formatProblem)).toEqual([
+      "ExtendedDeployment a: spec.regions[0].name: workload a-b-c collides with ExtendedDeployment default/a-b's region c",
+      "ExtendedDeployment default/a-b: spec.regions[0].name: workload a-b-c collides with ExtendedDeployment a's region b-c",
+    ]);
+  });
+
+  it('leaves a region listed twice in one object to that object\'s own check', () => {
+    const result = renderSet([...zoneRegions('c'), inRegions({ name: 'a', namespace: 'shop' }, ['c', 'c'])]);
+    expect(result.ok ? [] : result.problems.map(formatProblem)).toEqual(['ExtendedDeployment shop/a: spec.regions[1].name: region "c" is listed twice (first at spec.regions[0])']);
+  });
+});
+
+describe('workloadNamesMayCollide', () => {
+  it('holds only for equal names and names that extend the other after a dash', () => {
+    expect(workloadNamesMayCollide('a', 'a-b')).toBe(true);
+    expect(workloadNamesMayCollide('a-b', 'a')).toBe(true);
+    expect(workloadNamesMayCollide('a', 'a')).toBe(true);
+    expect(workloadNamesMayCollide('a', 'ab')).toBe(false);
+    expect(workloadNamesMayCollide('web', 'api')).toBe(false);
+    expect(workloadNamesMayCollide('a-b', 'a-c')).toBe(false);
   });
 });

@@ -12,9 +12,10 @@ import {
   SYNC_WAVE_ANNOTATION,
 } from './labels.js';
 import { applyPatches, applyTypedOverrides, cloneJson, type JsonObject } from './overrides.js';
-import { issuesToProblems, parseDeployRegion, parseExtendedDeployment, refOf, withoutInvalidFields } from './parse.js';
+import { nestingMessage, nestingViolation } from './nesting.js';
+import { issuesToProblems, parseDeployRegion, parseExtendedDeployment, refOf, regionEntries, withoutInvalidFields } from './parse.js';
 import { placeInRegion } from './placement.js';
-import { failed, formatPath, ok, ProblemList, type FieldPath, type ObjectRef, type Problem, type Result } from './problems.js';
+import { failed, formatObject, formatPath, ok, ProblemList, type FieldPath, type ObjectRef, type Problem, type Result } from './problems.js';
 import { rolloutRevision, templateRevision } from './revision.js';
 import { selectorMatches } from './selector.js';
 import { inPlaceEnabled, validateExtendedDeployment } from './validate.js';
@@ -113,6 +114,13 @@ export function renderExtendedDeployment(
 
     // Raw patches can break what the schema checked in the base template (typed overrides cannot): check again.
     const overridesAt: FieldPath = patchIndex >= 0 ? patchesAt : ['spec', 'regions', i, 'overrides'];
+    // Each patch value passed the object's nesting check, but a patch can add below what an earlier one added, so the
+    // result can nest deeper than its parts: checked again, from the template, before anything walks it.
+    const tooDeep = patchIndex >= 0 ? nestingViolation(patched.template) : undefined;
+    if (tooDeep) {
+      problems.add(overridesAt, `leave the pod template of region ${placement.name} invalid: ${formatPath(tooDeep.path)}: ${nestingMessage(tooDeep)}`);
+      return;
+    }
     const recheck = patchIndex >= 0 ? podTemplate.safeParse(patched.template, { reportInput: true }) : undefined;
     if (recheck && !recheck.success) {
       for (const p of issuesToProblems(ref, recheck.error.issues)) {
@@ -213,6 +221,60 @@ export function workloadName(ed: string, region: string): string {
 }
 
 /**
+ * Whether two ExtendedDeployments' workloads can get the same name: only when the names are equal or one is the other
+ * followed by `-` and more (`a` with region `b-c` and `a-b` with region `c` both give `a-b-c`), whatever the regions.
+ */
+export function workloadNamesMayCollide(a: string, b: string): boolean {
+  return a === b || b.startsWith(`${a}-`) || a.startsWith(`${b}-`);
+}
+
+/**
+ * Problems of ExtendedDeployments (raw, valid or not: the check needs only names) whose regional workloads get the
+ * same name in the same namespace: the GitOps tool would apply both as one object, and each ExtendedDeployment would
+ * wait for a workload the other keeps overwriting. Each colliding region entry gets one problem per other object,
+ * naming it, so every collision is reported at once and on both sides. Workload kinds are not compared: a ReplicaSet
+ * and a Deployment of one name do not clash today, but would as soon as either switches subsetType. Objects of the
+ * same name in the same namespace are one object defined twice, which renderSet reports as such.
+ */
+export function workloadNameCollisions(objects: readonly unknown[]): Problem[] {
+  interface Entry {
+    readonly object: ObjectRef;
+    /** `namespace/name` of the ExtendedDeployment, as it is rendered. */
+    readonly owner: string;
+    readonly region: string;
+    readonly index: number;
+    readonly workload: string;
+    /** `namespace/workload`: names are unique per namespace. */
+    readonly key: string;
+  }
+  const entries = objects.flatMap((raw): Entry[] => {
+    const object = refOf(raw);
+    const name = object.name;
+    if (name === undefined) return [];
+    const namespace = renderedNamespace(object);
+    return regionEntries(raw).map((r) => {
+      const workload = workloadName(name, r.name);
+      return { object, owner: `${namespace}/${name}`, region: r.name, index: r.index, workload, key: `${namespace}/${workload}` };
+    });
+  });
+  const byKey = new Map<string, Entry[]>();
+  for (const entry of entries) {
+    const same = byKey.get(entry.key);
+    if (same) same.push(entry);
+    else byKey.set(entry.key, [entry]);
+  }
+  return entries.flatMap((entry) =>
+    (byKey.get(entry.key) ?? [])
+      .filter((other) => other.owner !== entry.owner)
+      .map((other) => ({
+        object: entry.object,
+        path: ['spec', 'regions', entry.index, 'name'],
+        message: `workload ${entry.workload} collides with ${formatObject(other.object)}'s region ${other.region}`,
+      })),
+  );
+}
+
+/**
  * The namespace an ExtendedDeployment and its workloads are rendered into: its own, else kubectl's default. Written
  * out on every rendered object because GitOps tools have no such fallback (see DEFAULT_NAMESPACE).
  */
@@ -305,6 +367,7 @@ export function renderSet(objects: readonly unknown[]): Result<RenderedSet> {
     if (rendered.ok) extendedDeployments.push(rendered.value);
     else problems.push(...rendered.problems);
   }
+  problems.push(...workloadNameCollisions(edsRaw));
   return problems.length > 0 ? failed(problems) : ok({ deployRegions, extendedDeployments });
 }
 

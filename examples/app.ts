@@ -1,7 +1,7 @@
 import { App, Chart, YamlOutputType } from 'cdk8s';
 import { AgentInstall } from '../constructs/index.js';
 import { GpuInference } from './gpu-inference.js';
-import { MultiArchWeb } from './multi-arch-web.js';
+import { MultiArchWeb, type MultiArchWebRelease } from './multi-arch-web.js';
 import { Regions } from './regions.js';
 import { UpstreamSample } from './upstream-sample.js';
 import { ZonalApi } from './zonal-api.js';
@@ -9,12 +9,15 @@ import { ZonalApi } from './zonal-api.js';
 /** The agent image the examples install: built from the repository's Dockerfile and pushed by the platform team. */
 export const AGENT_IMAGE = 'registry.example.com/platform/extended-deployment:0.1.0';
 
-/** Builds every example into one app: one file per chart, named after the chart. */
-export function examplesApp(): App {
+/**
+ * Builds every example into one app: one file per chart, named after the chart. `web` renders another release of the
+ * web service (the GitOps end-to-end suites commit such renders); the default is what dist/ holds.
+ */
+export function examplesApp(web: MultiArchWebRelease = {}): App {
   const app = new App({ yamlOutputType: YamlOutputType.FILE_PER_CHART });
   new AgentInstall(new Chart(app, 'agent-install'), 'agent', { image: AGENT_IMAGE });
   const regions = new Regions(app, 'regions');
-  new MultiArchWeb(app, 'multi-arch-web', regions);
+  new MultiArchWeb(app, 'multi-arch-web', regions, web);
   new ZonalApi(app, 'zonal-api', regions);
   new GpuInference(app, 'gpu-inference', regions);
   new UpstreamSample(app, 'upstream-sample', regions);

@@ -1,6 +1,7 @@
 import type { RolloutStrategy } from '../api/extended-deployment.js';
 import { parsePercent, type IntOrPercent } from '../api/common.js';
 import { batchPods } from '../rollout/groups.js';
+import { isPodActive } from '../rollout/pod-activity.js';
 import { isAvailable, type PodState } from '../rollout/snapshot.js';
 import { apportionByRoom } from './apportion.js';
 import { WHOLE_SECOND_SLACK_MS, type NodeView } from './nodes.js';
@@ -99,11 +100,11 @@ const stuckAt = (p: PodState, timeoutMs: number) => (p.unschedulableSince ?? Num
 
 /** Pods of the region's current revision the scheduler has found no node for since at least `timeoutMs`. */
 function stuckPods(region: MoveRegion, timeoutMs: number, now: number): PodState[] {
-  return region.pods.filter((p) => !p.terminating && !p.assigned && p.revision === region.targetRevision && stuckAt(p, timeoutMs) <= now);
+  return region.pods.filter((p) => isPodActive(p) && !p.assigned && p.revision === region.targetRevision && stuckAt(p, timeoutMs) <= now);
 }
 
-const unschedulable = (region: MoveRegion) => region.pods.some((p) => !p.terminating && !p.assigned && p.unschedulableSince !== undefined);
-const active = (region: MoveRegion) => region.pods.filter((p) => !p.terminating).length;
+const unschedulable = (region: MoveRegion) => region.pods.some((p) => isPodActive(p) && !p.assigned && p.unschedulableSince !== undefined);
+const active = (region: MoveRegion) => region.pods.filter(isPodActive).length;
 const sum = (values: Iterable<number>) => [...values].reduce((a, b) => a + b, 0);
 const plural = (n: number) => `${n} replica${n === 1 ? '' : 's'}`;
 
@@ -141,7 +142,7 @@ export function planMoves(input: MoveInput): MovePlan {
     .map((m) => {
       const home = byName.get(m.from);
       if (m.returning === 0 || !home) return m;
-      const available = home.pods.filter((p) => !p.terminating && p.revision === home.targetRevision && isAvailable(p, strategy.minReadySeconds, now)).length;
+      const available = home.pods.filter((p) => p.revision === home.targetRevision && isAvailable(p, strategy.minReadySeconds, now)).length;
       return available >= desired(home) ? { ...m, returning: 0 } : m;
     })
     .filter((m) => m.count + m.returning > 0);
@@ -206,7 +207,7 @@ export function planMoves(input: MoveInput): MovePlan {
     for (const region of input.regions) {
       if (failed(region.name) || !health.get(region.name)) continue;
       for (const p of region.pods) {
-        if (!p.terminating && !p.assigned && p.unschedulableSince !== undefined && stuckAt(p, timeoutMs) > now) wakeAt.push(stuckAt(p, timeoutMs));
+        if (isPodActive(p) && !p.assigned && p.unschedulableSince !== undefined && stuckAt(p, timeoutMs) > now) wakeAt.push(stuckAt(p, timeoutMs));
       }
       const stuck = stuckPods(region, timeoutMs, now).length;
       // Pods above the region's count are being removed already: a move made a moment ago, not yet carried out.

@@ -1,6 +1,7 @@
 import type { RolloutAction } from './actions.js';
 import { decideGate } from './gates.js';
 import { regionOrderOf } from './groups.js';
+import { isPodActive } from './pod-activity.js';
 import { gateActions } from './readiness-gate.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
 import type { DeploymentProgress, RegionCounts, RegionState } from './snapshot.js';
@@ -75,7 +76,7 @@ export function planDeploymentRollout(input: RolloutInput): RolloutPlan {
   // rollout's revision, also while it waits for the sync, and never re-derived for that revision.
   const changes = (r: RegionState) => {
     const p = progressOf(r);
-    return r.pods.some((pod) => !pod.terminating && pod.revision !== r.targetRevision) || (p !== undefined && p.observedGeneration >= p.generation && p.updatedReplicas < p.replicas);
+    return r.pods.some((pod) => isPodActive(pod) && pod.revision !== r.targetRevision) || (p !== undefined && p.observedGeneration >= p.generation && p.updatedReplicas < p.replicas);
   };
   const rolloutRegions = sameRollout ? (prev.rolloutRegions ?? []) : regions.filter(changes).map((r) => r.name);
   const ordered = regions.filter((r) => rolloutRegions.includes(r.name));

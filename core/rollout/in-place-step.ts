@@ -1,5 +1,6 @@
 import type { SwapState } from '../inplace/swap-state.js';
 import type { SwapAction } from './actions.js';
+import { isPodActive } from './pod-activity.js';
 import { isAvailable, type PodState, type RegionState } from './snapshot.js';
 
 /** What the in-place part of a region's step did. */
@@ -43,7 +44,7 @@ function step(kind: SwapAction['kind'], region: string, pod: PodState, state: Sw
  */
 export function stepInPlace(region: RegionState, wantNew: number, maxUnavailable: number, gracePeriodSeconds: number, minReadySeconds: number, now: number): InPlaceStep {
   const actions: SwapAction[] = [];
-  const active = region.pods.filter((p) => !p.terminating);
+  const active = region.pods.filter(isPodActive);
   for (const pod of active) {
     const state = pod.swap;
     if (!state || state.phase === 'done') continue;
@@ -91,7 +92,7 @@ export function stepInPlace(region: RegionState, wantNew: number, maxUnavailable
  */
 export function settleSwaps(region: RegionState, now: number): SwapAction[] {
   return region.pods
-    .filter((p) => !p.terminating && p.swap !== undefined && (p.swap.phase === 'draining' || (p.swap.phase === 'swapping' && swapComplete(p, p.swap))))
+    .filter((p) => isPodActive(p) && p.swap !== undefined && (p.swap.phase === 'draining' || (p.swap.phase === 'swapping' && swapComplete(p, p.swap))))
     .map((p) => step('swapDone', region.name, p, { ...(p.swap as SwapState), phase: 'done', since: now }));
 }
 

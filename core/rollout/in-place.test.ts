@@ -114,6 +114,13 @@ describe('in-place swap protocol, one pod at a time', () => {
     const pods = [pod('a', { swap: { revision: 'new', phase: 'draining', since: T0 }, ready: false }), pod('b')];
     expect(kinds(stepInPlace(region(pods), 1, 2, 10, 0, T0).actions)).toEqual([]);
   });
+
+  it('a pod evicted in the middle of its swap is neither swapped on nor a swap under way: its replacement takes over', () => {
+    // a was swapping when the kubelet evicted it (phase Failed): it never restarts, so its swap never completes.
+    const evicted = pod('a', { phase: 'Failed', running: false, ready: false, swap: { revision: 'new', phase: 'swapping', since: T0, containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-a', restartCount: 0 } } } });
+    const step = stepInPlace(region([evicted, pod('b', { revision: 'new', swappable: undefined })], 2), 1, 1, 10, 0, T0);
+    expect(step).toEqual({ actions: [], busy: false });
+  });
 });
 
 describe('in-place rollouts through the planner (simulated cluster)', () => {

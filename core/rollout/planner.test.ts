@@ -375,6 +375,59 @@ describe('planRollout: decisions from one snapshot', () => {
   });
 });
 
+describe('planRollout: Failed (evicted) and Succeeded pods count nowhere, as for the ReplicaSet controller', () => {
+  // One region of 3, scaleOutPriority, batch 1 (Beta): groups of 1, 2 and 3 new pods; at most 4 pods.
+  const spec = ed({}, [{ name: 'a', replicas: 3 }]);
+  const at = (group: number, phase = 'Progressing'): ExtendedDeploymentStatus => ({
+    revision: 'R1',
+    rolloutRegions: ['a'],
+    currentGroup: group,
+    totalGroups: 3,
+    phase: phase as ExtendedDeploymentStatus['phase'],
+    lastGroupStartTime: new Date(T0).toISOString(),
+  });
+  // As the kubelet leaves an evicted pod (phase Failed, reason Evicted): containers stopped, Ready False; the object
+  // stays until someone deletes it or PodGC collects it.
+  const evicted = (revision: string) => pod(revision, { phase: 'Failed', running: false, ready: false });
+  const succeeded = (revision: string) => pod(revision, { phase: 'Succeeded', running: false, ready: false });
+
+  it.each<[string, PodState[], number, ExtendedDeploymentStatus | undefined, { phase: string; group: number; scales: string[]; current: number; updated: number }]>([
+    // The ReplicaSet (at 4) has replaced the evicted new pod: group 2 is available, so group 3 starts and the old pod
+    // group 2 replaced leaves. Counted, the dead pod kept the count at 4 as if an old pod had gone: nothing moved.
+    ['an evicted new pod its ReplicaSet replaced does not hold the group', [...news(2), evicted('new'), ...olds(2)], 4, at(2), { phase: 'Progressing', group: 3, scales: ['a:4->3'], current: 4, updated: 2 }],
+    // Not replaced yet: the group waits for the replacement, which the ReplicaSet creates (4 asked for, 3 active).
+    // Counted, the dead pod stood in for the group's second new pod.
+    ['an evicted new pod not replaced yet leaves its group waiting for the replacement', [...news(1), evicted('new'), ...olds(2)], 4, at(2), { phase: 'Progressing', group: 2, scales: [], current: 3, updated: 1 }],
+    // A rollout's start with an evicted old pod: the first new pod is asked for. Counted, the dead pod filled the surge
+    // room (4 of 4) and looked like the old pod to remove: no action at all, until the progress deadline.
+    ['an evicted old pod does not take the surge room of a starting rollout', [...olds(3), evicted('old')], 3, undefined, { phase: 'Progressing', group: 1, scales: ['a:3->4'], current: 3, updated: 0 }],
+    // A leftover evicted old pod after the rollout: Healthy. Counted, it was an old pod left: Progressing for good.
+    ['a leftover evicted old pod does not keep the rollout from Healthy', [...news(3), evicted('old')], 3, at(3), { phase: 'Healthy', group: 3, scales: [], current: 3, updated: 3 }],
+    ['a leftover evicted old pod starts no rollout', [...news(3), evicted('old')], 3, at(3, 'Healthy'), { phase: 'Healthy', group: 3, scales: [], current: 3, updated: 3 }],
+    // A Succeeded pod is not one of the region's pods either: the region does not show 4 of 3.
+    ['a Succeeded pod is not counted', [...news(3), succeeded('new')], 3, at(3, 'Healthy'), { phase: 'Healthy', group: 3, scales: [], current: 3, updated: 3 }],
+  ])('%s', (_what, pods, replicas, status, expected) => {
+    const plan = planRollout(input({ ed: spec, regions: [region('a', 3, pods, replicas)], status }));
+    expect({ phase: plan.status.phase, group: plan.status.currentGroup, scales: scales(plan) }).toEqual({ phase: expected.phase, group: expected.group, scales: expected.scales });
+    expect(plan.status.regions?.[0]).toMatchObject({ current: expected.current, updated: expected.updated });
+    // No write ever touches a terminal pod (no mark, swap or deletion of a pod that is gone already).
+    const terminal = new Set(pods.filter((p) => p.phase === 'Failed' || p.phase === 'Succeeded').map((p) => p.name));
+    expect(plan.actions.filter((a) => 'pod' in a && terminal.has(a.pod))).toEqual([]);
+  });
+
+  it('a terminating pod is not available and still holds its room; a terminal one being deleted holds none', () => {
+    // Group 2 of 3: one new pod available, one new pod terminating (deleted by someone), two old pods.
+    const terminating = pod('new', { terminating: true });
+    const step = stepRegion(region('a', 3, [...news(1), terminating, ...olds(2)], 4), 2, regionBudgets(spec.spec.strategy, 3), 0, T0);
+    expect(step.counts).toMatchObject({ current: 3, updated: 1, updatedAvailable: 1, available: 3, terminating: 1 });
+    expect(step.available).toBe(false);
+    // The same pod evicted before its deletion: it holds no room, and the replacement is asked for at once.
+    const gone = stepRegion(region('a', 3, [...news(1), { ...terminating, phase: 'Failed', running: false, ready: false }, ...olds(2)], 3), 2, regionBudgets(spec.spec.strategy, 3), 0, T0);
+    expect(gone.counts).toMatchObject({ current: 3, updated: 1, terminating: 0 });
+    expect(gone.actions).toEqual([{ kind: 'scale', region: 'a', workload: 'web-a', from: 3, replicas: 4 }]);
+  });
+});
+
 describe('regionBudgets', () => {
   it.each<[string, Record<string, unknown>, number, [number, number]]>([
     ['RollingUpdate 25%/25% of 10: surge rounds up, unavailable down', { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } }, 10, [3, 2]],

@@ -24,6 +24,8 @@ describe('InPlaceUpdateReady gate on new pods', () => {
     pod('open', { gated: true, gateOpen: true, ready: true, readySince: T0 - 60_000 }),
     pod('ungated', { gated: false }),
     pod('leaving', { gated: true, gateOpen: false, terminating: true }),
+    // Evicted: its containers stopped for good, so an open gate would serve nothing (and the write would be wasted).
+    pod('evicted', { gated: true, gateOpen: false, running: false, phase: 'Failed' }),
   ];
 
   it('opens the gate of every gated pod whose condition is not True, and only those', () => {

@@ -1,17 +1,19 @@
 import type { GateAction } from './actions.js';
+import { isPodActive } from './pod-activity.js';
 import type { PodState, RegionState } from './snapshot.js';
 
 const swapping = (p: PodState) => p.swap !== undefined && p.swap.phase !== 'done';
 
 /**
- * The InPlaceUpdateReady condition of every gated pod that is not terminating: False while the pod is swapped in
- * place (draining or swapping: out of endpoints until the swap is verified, failed swaps included), True otherwise
- * (without it a gated pod never becomes Ready), whether or not a rollout runs, in every phase.
+ * The InPlaceUpdateReady condition of every gated active pod (a terminating or terminal one never serves again):
+ * False while the pod is swapped in place (draining or swapping: out of endpoints until the swap is verified, failed
+ * swaps included), True otherwise (without it a gated pod never becomes Ready), whether or not a rollout runs, in
+ * every phase.
  */
 export function gateActions(regions: readonly RegionState[]): GateAction[] {
   return regions.flatMap((region) =>
     region.pods
-      .filter((p) => p.gated === true && !p.terminating && (p.gateOpen === true) === swapping(p))
+      .filter((p) => p.gated === true && isPodActive(p) && (p.gateOpen === true) === swapping(p))
       .map((p) => ({ kind: swapping(p) ? ('closeGate' as const) : ('openGate' as const), region: region.name, pod: p.name, uid: p.uid })),
   );
 }

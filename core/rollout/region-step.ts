@@ -1,6 +1,7 @@
 import { byName } from '../by-name.js';
 import type { RolloutAction } from './actions.js';
 import type { Budgets } from './budgets.js';
+import { isPodActive } from './pod-activity.js';
 import { countPods, isAvailable, type PodState, type RegionCounts, type RegionState } from './snapshot.js';
 
 /** What one region does now toward its group target. */
@@ -43,7 +44,8 @@ const markOrder = (a: PodState, b: PodState) => Number(leavesFirst(b)) - Number(
 
 /**
  * Replica math for one region. Moves the region toward `wantNew` new-revision pods and `desired − wantNew` old ones
- * within the budgets: at most desired + maxSurge pods (terminating ones included) and at least
+ * within the budgets: at most desired + maxSurge pods (terminating ones included; terminal ones, Failed or Succeeded,
+ * are not: they hold nothing, and the ReplicaSet controller replaces them) and at least
  * desired − maxUnavailable available. Old pods leave first because they are marked (pod-deletion-cost); a scale
  * down waits until every new pod is bound, running and Ready and no new pod carries a mark, and until as many old
  * pods as leave are marked (for MARK_SETTLE_MS) or not Ready, so the ReplicaSet can never pick a new one. Targets
@@ -67,7 +69,7 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
     return { counts, actions: [], available: false, done: false, blocked: `workload ${workload.name} is not at revision ${region.targetRevision} yet (waiting for the sync)` };
   }
 
-  const active = region.pods.filter((p) => !p.terminating);
+  const active = region.pods.filter(isPodActive);
   const isNew = (p: PodState) => p.revision === region.targetRevision;
   const actions: RolloutAction[] = [];
   const oldExcess = Math.max(0, counts.old - wantOld);
@@ -81,6 +83,8 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   const oldUnavailable = counts.old - counts.oldAvailable;
   const availableToLose = Math.max(0, counts.available - (desired - budgets.maxUnavailable));
   const removable = Math.min(oldExcess, oldUnavailable + availableToLose);
+  // Terminating pods still run on their nodes and hold the room they took until they are gone; terminal ones (Failed,
+  // Succeeded) are not in counts.terminating: they hold none, and waiting for them to go would wait for PodGC.
   const room = Math.max(0, desired + budgets.maxSurge - (counts.current + counts.terminating));
   const missing = Math.max(0, wantNew - counts.updated);
   // Pods still terminating hold room they are about to free. Asking for part of the missing pods now and the rest as

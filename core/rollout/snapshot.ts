@@ -1,5 +1,6 @@
 import type { SwapState } from '../inplace/swap-state.js';
 import type { NodeView } from '../moves/nodes.js';
+import { isPodActive, isPodTerminating } from './pod-activity.js';
 
 /** A container of a pod, as its status shows it. */
 export interface ContainerState {
@@ -22,6 +23,8 @@ export interface PodState {
   readonly assigned: boolean;
   /** Phase Running. */
   readonly running: boolean;
+  /** status.phase; a Failed or Succeeded pod never counts (see pod-activity.ts). Undefined when not reported. */
+  readonly phase?: string | undefined;
   /** Condition Ready is True. */
   readonly ready: boolean;
   /** When Ready last became True (ms since epoch). */
@@ -104,9 +107,9 @@ export interface RegionState {
   readonly pods: readonly PodState[];
 }
 
-/** Whether a pod counts as available: Ready for minReadySeconds and not terminating. */
+/** Whether a pod counts as available: active (neither terminal nor terminating) and Ready for minReadySeconds. */
 export function isAvailable(pod: PodState, minReadySeconds: number, now: number): boolean {
-  return pod.ready && !pod.terminating && pod.readySince !== undefined && pod.readySince + minReadySeconds * 1000 <= now;
+  return pod.ready && isPodActive(pod) && pod.readySince !== undefined && pod.readySince + minReadySeconds * 1000 <= now;
 }
 
 /** Counts of one region's pods. */
@@ -118,12 +121,16 @@ export interface RegionCounts {
   readonly available: number;
   readonly updatedAvailable: number;
   readonly oldAvailable: number;
+  /** Pods being deleted whose containers still run: they hold room until gone. */
   readonly terminating: number;
 }
 
-/** Counts a region's pods: active ones by revision and availability, and those terminating. */
+/**
+ * Counts a region's pods: active ones by revision and availability, and those terminating. Terminal pods (Failed,
+ * Succeeded) count nowhere: the ReplicaSet controller replaces them, and they hold no room.
+ */
 export function countPods(region: RegionState, minReadySeconds: number, now: number): RegionCounts {
-  const active = region.pods.filter((p) => !p.terminating);
+  const active = region.pods.filter(isPodActive);
   const updated = active.filter((p) => p.revision === region.targetRevision);
   const available = (pods: readonly PodState[]) => pods.filter((p) => isAvailable(p, minReadySeconds, now)).length;
   const updatedAvailable = available(updated);
@@ -136,6 +143,6 @@ export function countPods(region: RegionState, minReadySeconds: number, now: num
     available: all,
     updatedAvailable,
     oldAvailable: all - updatedAvailable,
-    terminating: region.pods.length - active.length,
+    terminating: region.pods.filter(isPodTerminating).length,
   };
 }

@@ -1,6 +1,7 @@
 import type { ExtendedDeployment, ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { selectorString } from '../selector.js';
 import type { RolloutEvent } from './planner.js';
+import { isPodActive } from './pod-activity.js';
 import type { PodState, RegionCounts, RegionState } from './snapshot.js';
 
 /** Rollout phases, as `kubectl get ed` shows them. */
@@ -36,7 +37,7 @@ const swappedToTarget = (region: RegionState, p: PodState) => p.swap?.phase === 
 
 /** Pods of the region that reached its target revision by an in-place swap (their swap state says so). */
 function swappedInPlace(region: RegionState): number {
-  return region.pods.filter((p) => !p.terminating && p.revision === region.targetRevision && swappedToTarget(region, p)).length;
+  return region.pods.filter((p) => isPodActive(p) && p.revision === region.targetRevision && swappedToTarget(region, p)).length;
 }
 
 /**
@@ -47,7 +48,7 @@ function swappedInPlace(region: RegionState): number {
  */
 function replacedPods(region: RegionState, rolloutStart: number | undefined): number {
   const since = rolloutStart === undefined ? undefined : Math.floor(rolloutStart / 1000) * 1000;
-  return region.pods.filter((p) => !p.terminating && p.revision === region.targetRevision && !swappedToTarget(region, p) && (since === undefined || p.createdAt === undefined || p.createdAt >= since)).length;
+  return region.pods.filter((p) => isPodActive(p) && p.revision === region.targetRevision && !swappedToTarget(region, p) && (since === undefined || p.createdAt === undefined || p.createdAt >= since)).length;
 }
 
 /** `(3 swapped in place, 1 replaced)` over the rollout's regions, or nothing when nothing was swapped. */

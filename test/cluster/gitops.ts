@@ -170,8 +170,10 @@ export class FluxLab {
 
 /**
  * Starts Flux next to the running lab (or finds it running): source and kustomize CRDs from the modules at the pinned
- * releases, the artifact server, and kustomize-controller. DeployRegions get an apply stage of their own
- * (`--custom-apply-stage-kinds`), so they exist before the workloads that use them (docs/flux.md).
+ * releases, the artifact server, and kustomize-controller with the two settings docs/flux.md recommends: DeployRegions
+ * get an apply stage of their own (`--custom-apply-stage-kinds`), so they exist before the workloads that use them, and
+ * a new revision cancels a running health check (`CancelHealthCheckOnNewRevision`), so a rollout waiting at an
+ * approval gate or a failing one never holds back the next commit until the Kustomization's timeout.
  */
 export async function startFlux(log: Log = defaultLog): Promise<FluxLab> {
   const running = readEngineState<FluxState>('flux', FLUX_PROCESSES);
@@ -196,7 +198,7 @@ export async function startFlux(log: Log = defaultLog): Promise<FluxLab> {
     [
       `--metrics-addr=127.0.0.1:${metricsPort}`,
       `--health-addr=127.0.0.1:${healthPort}`,
-      '--feature-gates=ExternalArtifact=true',
+      '--feature-gates=ExternalArtifact=true,CancelHealthCheckOnNewRevision=true',
       '--custom-apply-stage-kinds=extendeddeployment.io/DeployRegion',
       '--requeue-dependency=5s',
       '--log-level=debug',

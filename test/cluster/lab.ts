@@ -61,11 +61,12 @@ const auditPolicyPath = () => join(labDir(), 'logs', 'audit-policy.yaml');
  * The API server's audit log (JSON lines): when each write of an ExtendedDeployment's status and of a pod's status
  * completed, with microseconds and the object it returned, so a bench can time a pod turning Ready and the agent's
  * answer at the server rather than by its own watch, which lags whenever the bench itself is busy (bench/lab-kit.ts
- * reads it).
+ * reads it). Writes of CRDs, DeployRegions, ExtendedDeployments and regional workloads are audited at Metadata level:
+ * the GitOps suites read from them the order in which an engine applied a commit.
  */
-const auditLogPath = () => join(labDir(), 'logs', 'audit.log');
+export const auditLogPath = () => join(labDir(), 'logs', 'audit.log');
 
-/** Only status writes of ExtendedDeployments and pods are audited. */
+/** Status writes of ExtendedDeployments and pods in full; writes of the objects a GitOps engine applies, metadata only. */
 const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived, ResponseStarted]
@@ -78,6 +79,15 @@ rules:
         resources: [extendeddeployments/status]
       - group: ""
         resources: [pods/status]
+  - level: Metadata
+    verbs: [create, update, patch]
+    resources:
+      - group: apiextensions.k8s.io
+        resources: [customresourcedefinitions]
+      - group: extendeddeployment.io
+        resources: [deployregions, extendeddeployments]
+      - group: apps
+        resources: [replicasets, deployments]
   - level: None
 `;
 

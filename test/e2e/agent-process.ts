@@ -20,8 +20,8 @@ export interface AgentLogLine {
 export interface AgentProcessOptions {
   readonly kubeconfig: string;
   readonly identity: string;
-  /** Watch only this namespace (keeps the agent off other tests' objects). */
-  readonly namespace: string;
+  /** Watch only this namespace (keeps the agent off other tests' objects); every namespace when absent. */
+  readonly namespace?: string;
   readonly leaseNamespace: string;
   readonly leaseName?: string;
   readonly leaseDurationSeconds?: number;
@@ -48,8 +48,7 @@ export class AgentProcess {
       'agent',
       '--kubeconfig',
       options.kubeconfig,
-      '--namespace',
-      options.namespace,
+      ...(options.namespace ? ['--namespace', options.namespace] : []),
       '--lease-namespace',
       options.leaseNamespace,
       '--metrics-bind-address',

@@ -3,8 +3,11 @@
 // the whole picture, and checks the rollout model's safety rules on every sample:
 //
 //   ceiling        per region, pods (terminating included) ≤ desired + maxSurge, and the workload's spec.replicas too
-//                  (scaleOutPriority: desired + batch; scaleInPriority: desired). Compat mode counts live pods only:
+//                  (scaleOutPriority: desired + batch; scaleInPriority: desired). Compat mode counts active pods only:
 //                  the native Deployment controller does not count terminating ones either.
+//
+// Pods are counted as the ReplicaSet controller and the agent count them (core/rollout/pod-activity.ts): a Failed
+// (evicted) or Succeeded pod is never live, available, new or old, and holds neither surge room nor node resources.
 //   floor          per region, available pods ≥ desired − maxUnavailable (scaleOutPriority: desired; with in-place
 //                  updates on, swaps may take up to a group's batch out: desired − max(maxUnavailable, batch)), once the region
 //                  has been filled. Until then (initial fill, or after its desired count grew) available pods never
@@ -26,7 +29,8 @@
 //   placement      a pod of a region is bound only to a node of that region (a node carrying all of the DeployRegion's
 //                  matchLabels): a pod that escaped would take another region's capacity.
 //   capacity       per region, the requests of the ExtendedDeployment's pods bound to the region's nodes (terminating
-//                  ones included: they hold their resources until gone), resource by resource and as a pod count,
+//                  ones included: they hold their resources until gone; terminal ones not: their containers stopped,
+//                  and the scheduler no longer counts them), resource by resource and as a pod count,
 //                  never exceed the sum of those nodes' allocatable. What is checkable, and what is not: the watcher
 //                  sees this ExtendedDeployment's pods only, so this is a lower bound of the region's use (the scheduler
 //                  checks every pod, per node). Pods that do not fit stay Pending and unbound: the agent asking for them
@@ -49,6 +53,7 @@ import { podRequests, type PodResourcesSpec } from '../../core/moves/resources.j
 import { parseExtendedDeployment } from '../../core/parse.js';
 import { workloadName } from '../../core/render.js';
 import { regionBudgets } from '../../core/rollout/budgets.js';
+import { isPodActive, isPodTerminal } from '../../core/rollout/pod-activity.js';
 import { batchPods, regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from '../../core/rollout/groups.js';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -60,6 +65,8 @@ export interface PodSample {
   readonly name: string;
   readonly region: string;
   readonly revision: string | undefined;
+  /** status.phase: a Failed or Succeeded pod never counts (core's isPodActive). */
+  readonly phase?: string | undefined;
   readonly terminating: boolean;
   readonly ready: boolean;
   /** When Ready last became True (ms). */
@@ -143,7 +150,7 @@ interface RawMeta {
 export function podSample(pod: {
   metadata?: RawMeta;
   spec?: { nodeName?: string } & PodResourcesSpec;
-  status?: { conditions?: { type: string; status: string; lastTransitionTime?: Timestamp }[] };
+  status?: { phase?: string; conditions?: { type: string; status: string; lastTransitionTime?: Timestamp }[] };
 }): PodSample {
   const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
   return {
@@ -151,6 +158,7 @@ export function podSample(pod: {
     name: pod.metadata?.name ?? '',
     region: pod.metadata?.labels?.[REGION_LABEL] ?? '',
     revision: pod.metadata?.labels?.[REVISION_LABEL],
+    phase: pod.status?.phase,
     terminating: !!pod.metadata?.deletionTimestamp,
     ready: ready?.status === 'True',
     readySince: ready?.status === 'True' ? ms(ready.lastTransitionTime) : undefined,
@@ -251,7 +259,7 @@ interface RegionMemory {
 }
 
 const isAvailable = (p: PodSample, minReadySeconds: number, at: number) =>
-  p.ready && !p.terminating && p.readySince !== undefined && p.readySince + minReadySeconds * 1000 <= at;
+  p.ready && isPodActive(p) && p.readySince !== undefined && p.readySince + minReadySeconds * 1000 <= at;
 
 /**
  * Checks samples one after the other. A condition that holds over several samples is reported once, when it starts
@@ -313,8 +321,9 @@ export class InvariantChecker {
     const nowPods = new Map(sample.pods.map((p) => [p.uid, p]));
 
     for (const region of ed.regions) {
-      const pods = sample.pods.filter((p) => p.region === region.name);
-      const live = pods.filter((p) => !p.terminating);
+      // Terminal pods are in neither: they take no room and the ReplicaSet controller replaces them.
+      const pods = sample.pods.filter((p) => p.region === region.name && !isPodTerminal(p));
+      const live = pods.filter(isPodActive);
       const isNew = (p: PodSample) => p.revision === region.targetRevision;
       const updated = live.filter(isNew).length;
       const available = live.filter((p) => isAvailable(p, minReady, sample.at)).length;
@@ -355,7 +364,9 @@ export class InvariantChecker {
       else memory.highWater = Math.max(memory.highWater, available);
 
       // New-revision pods removed during a rollout.
-      const removed = [...prevPods.values()].filter((p) => p.region === region.name && !p.terminating && (nowPods.get(p.uid)?.terminating ?? true));
+      // A pod that turns Failed (evicted) was not removed by the rollout; deleting one that had (PodGC, a person) is
+      // cleaning up, not a removal either: only active pods that get deleted count.
+      const removed = [...prevPods.values()].filter((p) => p.region === region.name && isPodActive(p) && (nowPods.get(p.uid)?.terminating ?? true));
       for (const pod of removed) {
         if (!isNew(pod) || !inProgress) continue;
         if (updated >= region.desired) continue; // excess over a shrunk count
@@ -391,7 +402,7 @@ export class InvariantChecker {
     for (const region of ed.regions) {
       const scheduled = schedule.regions.find((r) => r.name === region.name);
       if (!scheduled || scheduled.groups === 0 || this.regions.get(region.name)?.shrinking) continue;
-      const live = sample.pods.filter((p) => p.region === region.name && !p.terminating);
+      const live = sample.pods.filter((p) => p.region === region.name && isPodActive(p));
       const isNew = (p: PodSample) => p.revision === region.targetRevision;
       const newAvailable = live.filter((p) => isNew(p) && isAvailable(p, minReady, sample.at)).length;
       const old = live.filter((p) => !isNew(p)).length;
@@ -430,7 +441,7 @@ function checkCapacity(sample: Sample, ed: EdSample, report: Report): void {
       if (node && !inRegion(node)) report('placement', region.name, `pod ${pod.name} bound to node ${node.name}, outside region ${region.name} (${JSON.stringify(matchLabels)})`);
     }
     const names = new Set(regionNodes.map((n) => n.name));
-    const onRegion = bound.filter((p) => names.has(p.node ?? ''));
+    const onRegion = bound.filter((p) => names.has(p.node ?? '') && !isPodTerminal(p));
     const used: Record<string, number> = { pods: onRegion.length };
     for (const pod of onRegion) for (const [k, v] of Object.entries(pod.requests ?? {})) used[k] = (used[k] ?? 0) + v;
     for (const [resource, amount] of Object.entries(used)) {
@@ -660,8 +671,8 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
 export function summarize(s: Sample): SampleSummary {
   const regions: Record<string, string> = {};
   for (const r of s.ed?.regions ?? []) {
-    const pods = s.pods.filter((p) => p.region === r.name);
-    const live = pods.filter((p) => !p.terminating);
+    const pods = s.pods.filter((p) => p.region === r.name && !isPodTerminal(p));
+    const live = pods.filter(isPodActive);
     const updated = live.filter((p) => p.revision === r.targetRevision).length;
     const available = live.filter((p) => isAvailable(p, s.ed?.strategy.minReadySeconds ?? 0, s.at)).length;
     regions[r.name] = `${pods.length}/${updated}/${available}`;

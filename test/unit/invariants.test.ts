@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { extendedDeploymentSpec } from '../../core/api/extended-deployment.js';
 import { renderSet } from '../../core/render.js';
+import { isPodActive } from '../../core/rollout/pod-activity.js';
 import { checkSamples, edSample, nodeSample, podSample, type EdSample, type NodeSample, type PodSample, type Sample, type WorkloadSample } from '../e2e/invariants.js';
 
 const NEW = 'new0000000';
@@ -53,14 +54,14 @@ function ed(o: EdOptions = {}): EdSample {
 
 /**
  * Pods of one region from tokens: `O3` old Ready pod with id 3, `o3` old not Ready, `N7` new Ready, `n7` new not Ready;
- * a trailing `~` marks it terminating. Ids identify pods across samples.
+ * a trailing `~` marks it terminating, a trailing `!` Failed (evicted). Ids identify pods across samples.
  */
 function pods(region: string, tokens: string): PodSample[] {
   return tokens
     .split(/\s+/)
     .filter(Boolean)
     .map((t) => {
-      const m = /^([OoNn])(\d+)(~?)$/.exec(t);
+      const m = /^([OoNn])(\d+)([~!]?)$/.exec(t);
       if (!m) throw new Error(`bad token ${t}`);
       const [, kind = 'O', id = '0', term] = m;
       const ready = kind === 'O' || kind === 'N';
@@ -69,6 +70,7 @@ function pods(region: string, tokens: string): PodSample[] {
         name: `${region}-${id}`,
         region,
         revision: kind.toLowerCase() === 'n' ? NEW : OLD,
+        ...(term === '!' && { phase: 'Failed' }),
         terminating: term === '~',
         ready,
         readySince: ready ? 0 : undefined,
@@ -80,7 +82,7 @@ let clock = 1_000;
 function sample(e: EdSample | undefined, byRegion: Record<string, string>, workloads?: WorkloadSample[]): Sample {
   clock += 1_000;
   const all = Object.entries(byRegion).flatMap(([r, t]) => pods(r, t));
-  const ws = workloads ?? Object.entries(byRegion).map(([region, t]) => ({ region, replicas: pods(region, t).filter((p) => !p.terminating).length }));
+  const ws = workloads ?? Object.entries(byRegion).map(([region, t]) => ({ region, replicas: pods(region, t).filter(isPodActive).length }));
   return { at: clock, ed: e, workloads: ws, pods: all };
 }
 
@@ -287,6 +289,33 @@ describe('invariant check: violations', () => {
   });
 });
 
+describe('invariant check: Failed (evicted) pods count as the ReplicaSet controller and the agent count them', () => {
+  it('an evicted new pod and its replacement: the dead pod is over neither the ceiling nor the group target', () => {
+    // Group 1 of a (3, batch 1): the new pod n4 was evicted and the ReplicaSet created n5 in its place.
+    const g = ed({ group: 1 });
+    expect(kinds([sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2 O3 n4' }), sample(g, { a: 'O1 O2 O3 n4!' }), sample(g, { a: 'O1 O2 O3 n4! n5' }), sample(g, { a: 'O1 O2 O3 n4! N5' })])).toEqual([]);
+  });
+
+  it('a leftover evicted old pod does not hold a finished rollout in the ceiling', () => {
+    const done = ed({ group: 3, phase: 'Healthy' });
+    expect(kinds([sample(done, { a: 'N4 N5 N6 o1!' }), sample(done, { a: 'N4 N5 N6 o1! n7' })])).toEqual([]);
+  });
+
+  it('newPodDeleted: deleting an evicted new pod (PodGC, a person) is clean-up, not a removal', () => {
+    const g = ed({ group: 2 });
+    const seq = [sample(g, { a: 'O1 N2 N3' }), sample(g, { a: 'O1 N2 n3!' }), sample(g, { a: 'O1 N2 n3! n4' }), sample(g, { a: 'O1 N2 n4' })];
+    expect(kinds(seq).filter((k) => k.startsWith('newPodDeleted'))).toEqual([]);
+    // An active new pod deleted is still reported.
+    expect(kinds([sample(g, { a: 'O1 N2 N3' }), sample(g, { a: 'O1 N2 N3~' })])).toContain('newPodDeleted:a');
+  });
+
+  it('an evicted pod is not available, even while its Ready condition still says True', () => {
+    // Group 2 starts while group 1's only new pod has failed: the group was not available.
+    const at = (group: number) => ed({ group });
+    expect(kinds([sample(at(1), { a: 'O1 O2 O3 N4!' }), sample(at(2), { a: 'O1 O2 O3 N4!' })]).filter((k) => k.startsWith('group'))).toEqual(['groupAdvance:a']);
+  });
+});
+
 describe('invariant check: group history', () => {
   it('groupBack: the group goes back within one rollout; a new rollout may start again at group 1', () => {
     expect(kinds([sample(ed({ group: 2 }), { a: 'O1 O2 N3' }), sample(ed({ group: 1 }), { a: 'O1 O2 N3' })])).toEqual(['groupBack:']);
@@ -330,6 +359,14 @@ describe('invariant check: placement and capacity', () => {
     expect(kinds([placed({ 1: 'a1', 2: 'a2', 3: 'a2' }, 0.7)])).toEqual(['capacity:a']);
     // A node leaving the region (relabelled) takes its allocatable along: what is bound there now escapes it.
     expect(kinds([placed({ 1: 'a1', 2: 'a2' }, 0.1, [node('a1', 'a'), node('a2', 'b')])])).toEqual(['placement:a']);
+  });
+
+  it('capacity: an evicted pod bound to a node holds none of it (its containers stopped)', () => {
+    // Region a's nodes take 6 pods in all.
+    const full = placed({ 1: 'a1', 2: 'a1', 3: 'a1', 4: 'a1', 5: 'a2', 6: 'a2', 7: 'a2' });
+    const evicted = { ...full, pods: full.pods.map((p) => (p.uid === 'a-4' ? { ...p, phase: 'Failed', ready: false } : p)) };
+    expect(kinds([full])).toEqual(['capacity:a']);
+    expect(kinds([evicted])).toEqual([]);
   });
 
   it('nothing is checked without nodes or region labels (unbound pods are Pending, not placed)', () => {
@@ -379,6 +416,7 @@ describe('samples from objects', () => {
     const fromList = podSample({ metadata: { uid: 'u', name: 'p', labels, deletionTimestamp: new Date(t) }, status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(t) }] } });
     expect(fromWatch).toEqual(fromList);
     expect(fromWatch).toEqual({ uid: 'u', name: 'p', region: 'r1', revision: 'abc', terminating: true, ready: true, readySince: Date.parse(t), node: undefined, requests: {} });
+    expect(podSample({ metadata: { uid: 'e', name: 'e', labels }, status: { phase: 'Failed', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: t }] } })).toMatchObject({ phase: 'Failed', terminating: false, ready: false });
 
     // Requests as the scheduler counts them: containers summed, the largest init container if larger.
     const bound = podSample({

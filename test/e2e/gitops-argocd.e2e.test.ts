@@ -1,0 +1,315 @@
+// A real Argo CD (application-controller and repo-server built from the argo-cd module, test/cluster/go/argocd) syncs
+// the committed crds/ and dist/ from a local git repository with the shipped examples/gitops/argocd-application.yaml
+// (only its repoURL swapped) and the project's health checks installed in argocd-cm as docs/argocd.md says, while the
+// real agent runs under the install's own ServiceAccount. Commits rendered with the constructs then roll the web
+// service: the health Argo CD shows follows the rollout (Progressing, Suspended at the approval gate, Healthy,
+// Degraded past the deadline), a fix reaches wave 0 while a region's nodes are down, self-heal reverts a hand edit
+// but never the agent's replica counts, and Argo CD never goes OutOfSync because of the agent, with the default diff
+// and with server-side diff. Argo CD's own health code runs every fixture of gitops/fixtures/ as the unit tests expect.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { fixtureFile } from '../../gitops/fixtures.js';
+import { ARGO_CASES } from '../../gitops/health-cases.js';
+import { repoRoot } from '../cluster/build.js';
+import { ARGOCD_NAMESPACE, ArgocdLab, applyServerSide, argocdHealth, kubectl, startArgocd, stopGitops } from '../cluster/gitops.js';
+import { failNodes, healNodes } from '../cluster/lab.js';
+import type { AgentProcess } from './agent-process.js';
+import {
+  AGENT_FIELD_MANAGER,
+  Sampler,
+  committedTree,
+  distObjects,
+  edctl,
+  expectApplyOrder,
+  extendedDeployments,
+  fieldOwners,
+  handEdited,
+  objectKey,
+  regionalReplicaSets,
+  removeExamples,
+  removeProjectCrds,
+  removeScratch,
+  startAgentAsInstalled,
+  waitAllHealthy,
+  webRelease,
+  type Commit,
+} from './gitops-kit.js';
+import { rawRequest, waitFor } from './helpers.js';
+
+const APP = ArgocdLab.exampleApplication().metadata.name;
+const ARGOCD_MANAGER = 'argocd-controller';
+
+interface ResourceHealth {
+  readonly status?: string;
+  readonly message?: string;
+}
+
+/** What the Application shows: sync and health, the last operation, history, and the health of two of its resources. */
+interface AppView {
+  readonly sync?: string;
+  readonly revision?: string;
+  readonly health?: string;
+  readonly operation?: string;
+  readonly operationRevision?: string;
+  readonly history: number;
+  /** `id:revision` of each history entry, for messages. */
+  readonly historyIds: readonly string[];
+  readonly web?: ResourceHealth;
+  readonly arm64Region?: ResourceHealth;
+}
+
+interface Application {
+  status?: {
+    sync?: { status?: string; revision?: string; revisions?: string[] };
+    health?: { status?: string };
+    operationState?: { phase?: string; syncResult?: { revision?: string; revisions?: string[]; resources?: { kind: string; name: string; namespace?: string; syncPhase?: string; status?: string }[] } };
+    history?: { id?: number; revision?: string; revisions?: string[] }[];
+    resources?: { kind: string; name: string; namespace?: string; health?: ResourceHealth }[];
+  };
+}
+
+async function application(): Promise<Application> {
+  return (await rawRequest('GET', `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications/${APP}`)) as Application;
+}
+
+const view = async (): Promise<AppView> => {
+  const s = (await application()).status;
+  const resource = (kind: string, name: string) => s?.resources?.find((r) => r.kind === kind && r.name === name)?.health;
+  const web = resource('ExtendedDeployment', 'web');
+  const arm64Region = resource('DeployRegion', 'arm64');
+  return {
+    ...(s?.sync?.status !== undefined && { sync: s.sync.status }),
+    // Two sources (crds, dist) of one repository: every revision is the same commit.
+    ...((s?.sync?.revisions?.[0] ?? s?.sync?.revision) !== undefined && { revision: s?.sync?.revisions?.[0] ?? s?.sync?.revision }),
+    ...(s?.health?.status !== undefined && { health: s.health.status }),
+    ...(s?.operationState?.phase !== undefined && { operation: s.operationState.phase }),
+    ...((s?.operationState?.syncResult?.revisions?.[0] ?? s?.operationState?.syncResult?.revision) !== undefined && {
+      operationRevision: s?.operationState?.syncResult?.revisions?.[0] ?? s?.operationState?.syncResult?.revision,
+    }),
+    history: s?.history?.length ?? 0,
+    historyIds: (s?.history ?? []).map((h) => `${h.id}:${h.revisions?.[0]?.slice(0, 8) ?? h.revision?.slice(0, 8)}`),
+    ...(web && { web }),
+    ...(arm64Region && { arm64Region }),
+  };
+};
+const show = (v: AppView) => `app ${v.sync ?? '-'}/${v.health ?? '-'} op=${v.operation ?? '-'} ED web=${v.web?.status ?? '-'}`;
+
+/** How often the controller started an automated sync, from its log (each start is logged once with the app's namespace, once as an Event). */
+function automatedSyncs(argocd: ArgocdLab): number {
+  return readFileSync(argocd.controllerLog, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('Initiated automated sync to') && l.includes('"app-namespace"')).length;
+}
+
+describe('Argo CD syncs crds/ and dist/ with the shipped Application and health checks', () => {
+  let argocd: ArgocdLab;
+  let agent: AgentProcess | undefined;
+  let sampler: Sampler<AppView> | undefined;
+  const commits: { commit: Commit; sha: string; at: number; syncedAt?: number }[] = [];
+  const report: string[] = [];
+  /** Windows in which OutOfSync is expected for a reason other than a commit (a hand edit that self-heal reverts). */
+  const handEdits: [number, number][] = [];
+
+  /** Commits a tree on main, asks Argo CD to look now, and waits until it synced that commit. */
+  async function deliver(commit: Commit): Promise<number> {
+    const at = Date.now();
+    const sha = argocd.commit(commit.root, commit.label);
+    const entry: (typeof commits)[number] = { commit, sha, at };
+    commits.push(entry);
+    argocd.refresh(APP);
+    await waitFor(
+      `Argo CD synced ${commit.label} (${sha.slice(0, 12)})`,
+      async () => {
+        const v = await view();
+        return v.sync === 'Synced' && v.revision === sha && v.operation === 'Succeeded' && v.operationRevision === sha;
+      },
+      { timeoutMs: 300_000, intervalMs: 500, describe: view },
+    );
+    entry.syncedAt = Date.now();
+    return at;
+  }
+
+  async function webHealth(want: string, timeoutMs = 300_000): Promise<ResourceHealth> {
+    return waitFor(`ED shop/web ${want} in Argo CD`, async () => {
+      const web = (await view()).web;
+      return web?.status === want ? web : undefined;
+    }, { timeoutMs, intervalMs: 500, describe: view });
+  }
+
+  beforeAll(async () => {
+    await removeProjectCrds();
+    argocd = await startArgocd({}, (s) => console.error(s));
+  }, 45 * 60_000);
+
+  afterAll(async () => {
+    await sampler?.stop();
+    if (report.length > 0) console.error(`\nArgo CD report\n${report.join('\n')}`);
+    await healNodes('kubernetes.io/arch=arm64').catch(() => undefined);
+    // The example Application has no resources finalizer: deleting it leaves the objects, which the suite removes.
+    kubectl(['delete', 'applications', '--all', '-n', ARGOCD_NAMESPACE, '--ignore-not-found', '--timeout=60s']);
+    await agent?.stop();
+    await stopGitops('argocd');
+    await removeExamples([committedTree(), ...commits.map((c) => c.commit)]);
+    removeScratch();
+  }, 300_000);
+
+  test('Argo CD\'s own health code gives every fixture the status and message the unit tests expect', async () => {
+    const cm = `${repoRoot}/gitops/argocd/argocd-cm-resource-customizations.yaml`;
+    const cases = Object.entries(ARGO_CASES).flatMap(([dir, byName]) => Object.entries(byName).map(([name, want]) => ({ file: fixtureFile(dir, name), want })));
+    const got = await argocdHealth(cm, cases.map((c) => c.file));
+    expect(got.map((g) => ({ file: g.file, status: g.status, message: g.message, error: g.error }))).toEqual(
+      cases.map((c) => ({ file: c.file, status: c.want.status, message: c.want.message, error: undefined })),
+    );
+  }, 600_000);
+
+  test('syncs CRDs (wave -2), then DeployRegions (-1), then workloads (0); every object of dist/ exists; Synced and Healthy', async () => {
+    const v1 = committedTree();
+    const since = Date.now();
+    const sha = argocd.commit(v1.root, v1.label);
+    commits.push({ commit: v1, sha, at: since });
+    applyServerSide({ objects: [ArgocdLab.exampleApplication()] });
+    sampler = new Sampler(view);
+    agent = await startAgentAsInstalled();
+    await waitFor('the Application Synced and Healthy at the first commit', async () => {
+      const v = await view();
+      return v.sync === 'Synced' && v.revision === sha && v.health === 'Healthy';
+    }, { timeoutMs: 300_000, intervalMs: 1000, describe: view });
+    commits[0]!.syncedAt = Date.now();
+    await waitAllHealthy('every example Healthy');
+
+    kubectl(['get', '-f', `${v1.root}/dist`, '-o', 'name']);
+    report.push(expectApplyOrder(v1, since));
+  }, 900_000);
+
+  test('health follows a live rollout: Progressing, Suspended at the approval gate until edctl approve, then Healthy', async () => {
+    const start = await deliver(webRelease('v2-gated', { version: '1.5.0', strategy: { needWaitingForConfirm: true } }));
+    const gate = await webHealth('Suspended');
+    expect(gate.message).toContain('waits for approval');
+    expect(gate.message).toContain('approve with: edctl approve web -n shop');
+    expect((await extendedDeployments()).find((e) => e.key === 'shop/web')?.phase).toBe('WaitingForConfirmation');
+    await new Promise((r) => setTimeout(r, 5000));
+    expect((await view()).web?.status, 'still Suspended: nothing moves without approval').toBe('Suspended');
+    const approvedAt = Date.now();
+    edctl(['approve', 'web', '-n', 'shop']);
+    await webHealth('Healthy');
+    await waitAllHealthy('web Healthy after the approval');
+    await waitFor('the Application Healthy', async () => (await view()).health === 'Healthy', { timeoutMs: 120_000, intervalMs: 500, describe: view });
+    // Group 1 can be done before Argo CD writes its health down; group 2, after the approval, is seen Progressing.
+    const seen = (from: number, to = Infinity) => sampler!.between(from, to).map((s) => s.engine.web?.status);
+    expect(seen(start, approvedAt)).toContain('Suspended');
+    expect(seen(start)).toContain('Progressing');
+    expect(seen(approvedAt)).not.toContain('Suspended');
+    expect(seen(approvedAt).at(-1)).toBe('Healthy');
+    report.push(`timeline of the gated rollout (v2):\n${sampler!.timeline(start, Date.now(), show)}`);
+  }, 600_000);
+
+  test('a group past its deadline is Degraded in Argo CD; the Application stays Synced', async () => {
+    const start = await deliver(webRelease('v3-broken', { version: 'broken-1', strategy: { syncWaitTimeout: 20 } }));
+    const degraded = await webHealth('Degraded');
+    expect(degraded.message).toContain('did not finish within 20s');
+    await waitFor('the Application Degraded', async () => (await view()).health === 'Degraded', { timeoutMs: 60_000, intervalMs: 500, describe: view });
+    expect((await view()).sync).toBe('Synced');
+    report.push(`timeline of the broken release (v3):\n${sampler!.timeline(start, Date.now(), show)}`);
+  }, 600_000);
+
+  test('outage: with the arm64 nodes down, the region is Healthy in Argo CD with its trouble in the message, and the fix reaches wave 0', async () => {
+    await failNodes('kubernetes.io/arch=arm64');
+    try {
+      const region = await waitFor('DeployRegion arm64 shows its nodes down in Argo CD', async () => {
+        const r = (await view()).arm64Region;
+        return r?.message?.match(/^(Failed|Degraded):/) ? r : undefined;
+      }, { timeoutMs: 120_000, intervalMs: 1000, describe: view });
+      expect(region.status).toBe('Healthy');
+      await deliver(webRelease('v4-fix', { version: '1.5.1' }));
+      const web = (await regionalReplicaSets()).filter((rs) => rs.metadata.namespace === 'shop');
+      expect(web.map((rs) => rs.spec?.template?.spec?.containers?.[0]?.image)).toEqual([
+        'registry.example.com/shop/web:1.5.1',
+        'registry.example.com/shop/web:1.5.1-arm64',
+      ]);
+    } finally {
+      await healNodes('kubernetes.io/arch=arm64');
+    }
+    await waitAllHealthy('every example Healthy after the nodes healed');
+    await waitFor('the Application Healthy', async () => (await view()).health === 'Healthy', { timeoutMs: 120_000, intervalMs: 1000, describe: view });
+  }, 600_000);
+
+  test('an invalid spec is Degraded with the agent\'s reason; the next good commit recovers', async () => {
+    const good = commits.at(-1)!.commit;
+    await deliver(handEdited('v5-invalid', good, 'multi-arch-web.k8s.yaml', (o) => (o.kind === 'ExtendedDeployment' ? { ...o, spec: { ...(o['spec'] as object), replicas: 1 } } : o)));
+    const invalid = await webHealth('Degraded');
+    expect(invalid.message).toMatch(/^Invalid spec: /);
+    await deliver(webRelease('v6-good', { version: '1.5.2' }));
+    await webHealth('Healthy');
+    await waitAllHealthy('web Healthy again');
+  }, 600_000);
+
+  test('no fight over spec.replicas: the agent alone owns it, Argo CD never went OutOfSync between commits, one sync per commit', async () => {
+    for (const rs of await regionalReplicaSets()) {
+      // Nobody owns a count that never left the API server's default of 1 (the agent writes only what differs).
+      const owners = fieldOwners(rs, ['f:spec', 'f:replicas']);
+      expect(owners, `spec.replicas of ${rs.metadata.namespace}/${rs.metadata.name}`).toEqual(rs.spec?.replicas === 1 && owners.length === 0 ? [] : [AGENT_FIELD_MANAGER]);
+      expect(fieldOwners(rs, ['f:spec', 'f:template'])).toEqual([ARGOCD_MANAGER]);
+    }
+    const web = (await rawRequest('GET', '/apis/extendeddeployment.io/v1beta1/namespaces/shop/extendeddeployments/web')) as Parameters<typeof fieldOwners>[0];
+    expect(fieldOwners(web, ['f:status'], 'status')).toEqual([AGENT_FIELD_MANAGER]);
+
+    const drift = outOfSyncBetweenCommits();
+    expect(drift, 'samples OutOfSync after a commit had synced and before the next').toEqual([]);
+    const v = await view();
+    expect(v.history, `history ${v.historyIds.join(' ')}; commits ${commits.map((c) => `${c.commit.label}:${c.sha.slice(0, 8)}`).join(' ')}`).toBe(commits.length);
+    expect(automatedSyncs(argocd)).toBe(commits.length);
+    report.push(`drift (default diff): ${commits.length} commits, ${v.history} history entries, ${automatedSyncs(argocd)} automated syncs, ${drift.length} OutOfSync samples between commits`);
+  }, 120_000);
+
+  /** Samples that were not Synced while no commit was pending (after a commit synced, before the next one). */
+  function outOfSyncBetweenCommits(): string[] {
+    const bad: string[] = [];
+    commits.forEach((c, i) => {
+      const until = commits[i + 1]?.at ?? Date.now();
+      for (const s of sampler!.between(c.syncedAt ?? until, until)) {
+        if (handEdits.some(([from, to]) => s.at >= from && s.at <= to)) continue;
+        if (s.engine.sync !== 'Synced') bad.push(`${new Date(s.at).toISOString()} after ${c.commit.label}: ${show(s.engine)}`);
+      }
+    });
+    return bad;
+  }
+
+  test('self-heal: a hand edit of a rendered field is reverted, the agent\'s replica counts stay', async () => {
+    const rendered = distObjects(commits.at(-1)!.commit).find((o) => objectKey(o) === 'ReplicaSet/shop/web-amd64')!;
+    const renderedMinReady = (rendered['spec'] as { minReadySeconds: number }).minReadySeconds;
+    const before = (await regionalReplicaSets()).find((rs) => rs.metadata.namespace === 'shop' && rs.metadata.name === 'web-amd64')!;
+    const from = Date.now();
+    kubectl(['patch', 'replicaset', 'web-amd64', '-n', 'shop', '--type=merge', '-p', JSON.stringify({ spec: { minReadySeconds: renderedMinReady + 37 } })]);
+    argocd.refresh(APP);
+    const after = await waitFor('self-heal reverted minReadySeconds', async () => {
+      const rs = (await regionalReplicaSets()).find((r) => r.metadata.namespace === 'shop' && r.metadata.name === 'web-amd64');
+      return rs?.spec?.minReadySeconds === renderedMinReady ? rs : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 500 });
+    await waitFor('the Application Synced again', async () => (await view()).sync === 'Synced', { timeoutMs: 60_000, intervalMs: 500, describe: view });
+    handEdits.push([from, Date.now()]);
+    expect(after.spec?.replicas).toBe(before.spec?.replicas);
+    expect(fieldOwners(after, ['f:spec', 'f:replicas'])).toEqual([AGENT_FIELD_MANAGER]);
+  }, 300_000);
+
+  test('server-side diff: the next commit syncs once and nothing the agent writes shows as a difference', async () => {
+    argocd = await startArgocd({ serverSideDiff: true }, (s) => console.error(s));
+    const syncsBefore = automatedSyncs(argocd);
+    const historyBefore = (await view()).history;
+    const commitsBefore = commits.length;
+    const start = await deliver(webRelease('v7-ssd', { version: '1.5.3' }));
+    await webHealth('Healthy');
+    await waitAllHealthy('web Healthy at 1.5.3');
+    // Several comparisons after the rollout (refresh forces one; the controller resyncs every 30 s).
+    for (let i = 0; i < 3; i++) {
+      argocd.refresh(APP);
+      await new Promise((r) => setTimeout(r, 5000));
+    }
+    const drift = outOfSyncBetweenCommits().filter((d) => d.includes('v7-ssd'));
+    expect(drift).toEqual([]);
+    expect(commits.length).toBe(commitsBefore + 1);
+    expect((await view()).history).toBe(historyBefore + 1);
+    expect(automatedSyncs(argocd) - syncsBefore).toBe(1);
+    report.push(`drift (server-side diff): 1 commit, ${drift.length} OutOfSync samples after it synced`);
+    report.push(`timeline of the release with server-side diff (v7):\n${sampler!.timeline(start, Date.now(), show)}`);
+  }, 600_000);
+});

@@ -1,0 +1,300 @@
+// A real Flux kustomize-controller (built from its Go module, test/cluster/go/flux) syncs the committed crds/ and dist/
+// into the lab with the shipped examples/gitops/flux-kustomization.yaml (only its source swapped for an
+// ExternalArtifact), while the real agent runs under the install's own ServiceAccount. Then commits rendered with the
+// constructs roll the web service: the Kustomization's health follows the rollout, a deadline and an invalid spec fail
+// it through the ExtendedDeployment's own expressions (never through kstatus' fail-fast on a ReplicaSet), a fix gets
+// through while a region's nodes are down, and Flux never fights the agent over spec.replicas.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { FLUX_NAMESPACE, FluxLab, applyServerSide, kubectl, startFlux, stopGitops, type FluxRevision } from '../cluster/gitops.js';
+import { failNodes, healNodes } from '../cluster/lab.js';
+import type { AgentProcess } from './agent-process.js';
+import {
+  AGENT_FIELD_MANAGER,
+  Sampler,
+  changedObjects,
+  committedTree,
+  distObjects,
+  edctl,
+  expectApplyOrder,
+  extendedDeployments,
+  fieldOwners,
+  handEdited,
+  objectKey,
+  regionalReplicaSets,
+  removeExamples,
+  removeProjectCrds,
+  removeScratch,
+  startAgentAsInstalled,
+  waitAllHealthy,
+  webRelease,
+  type Commit,
+} from './gitops-kit.js';
+import { rawRequest, waitFor } from './helpers.js';
+
+const APPS = 'extended-deployment-apps';
+const CRDS = 'extended-deployment-crds';
+
+interface Ready {
+  readonly status?: string;
+  readonly reason?: string;
+  readonly message?: string;
+  readonly revision?: string;
+}
+
+/** Both Kustomizations' Ready condition and the revision each last applied. */
+interface FluxView {
+  readonly apps: Ready;
+  readonly crds: Ready;
+}
+
+async function kustomization(name: string): Promise<Ready & { handled?: string; attempted?: string }> {
+  const k = (await rawRequest('GET', `/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/${FLUX_NAMESPACE}/kustomizations/${name}`)) as {
+    status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; lastAppliedRevision?: string; lastAttemptedRevision?: string; lastHandledReconcileAt?: string };
+  };
+  const ready = k.status?.conditions?.find((c) => c.type === 'Ready');
+  return {
+    ...(ready && { status: ready.status, ...(ready.reason !== undefined && { reason: ready.reason }), ...(ready.message !== undefined && { message: ready.message }) }),
+    ...(k.status?.lastAppliedRevision !== undefined && { revision: k.status.lastAppliedRevision }),
+    ...(k.status?.lastAttemptedRevision !== undefined && { attempted: k.status.lastAttemptedRevision }),
+    ...(k.status?.lastHandledReconcileAt !== undefined && { handled: k.status.lastHandledReconcileAt }),
+  };
+}
+
+const view = async (): Promise<FluxView> => ({ apps: await kustomization(APPS), crds: await kustomization(CRDS) });
+const show = (v: FluxView) => `apps Ready=${v.apps.status ?? '-'}/${v.apps.reason ?? '-'}`;
+
+/** One "server-side apply completed" line of kustomize-controller: which Kustomization, and what happened per object. */
+interface ApplyRecord {
+  readonly at: number;
+  readonly kustomization: string;
+  readonly revision: string;
+  readonly output: Readonly<Record<string, string>>;
+}
+
+/** kustomize-controller's apply results since `since` (its JSON log: one line per apply with every object's action). */
+function applies(flux: FluxLab, since: number): ApplyRecord[] {
+  return readFileSync(flux.logFile, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('server-side apply completed'))
+    .map((l) => JSON.parse(l) as { ts?: string; name?: string; revision?: string; output?: Record<string, string> })
+    .map((l) => ({ at: Date.parse(l.ts ?? ''), kustomization: l.name ?? '', revision: l.revision ?? '', output: l.output ?? {} }))
+    .filter((r) => r.at >= since);
+}
+
+/** The objects an apply changed (anything but `unchanged`). */
+const touched = (r: ApplyRecord) => Object.entries(r.output).filter(([, action]) => action !== 'unchanged').map(([key]) => key);
+
+describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kustomizations', () => {
+  let flux: FluxLab;
+  let agent: AgentProcess | undefined;
+  let sampler: Sampler<FluxView> | undefined;
+  const commits: Commit[] = [];
+  const published: { commit: Commit; at: number; revision: FluxRevision }[] = [];
+  const report: string[] = [];
+
+  /** Publishes a commit as the source's next revision; returns when. */
+  function publish(commit: Commit): number {
+    const at = Date.now();
+    const revision = flux.publish(commit.root, commit.label);
+    commits.push(commit);
+    published.push({ commit, at, revision });
+    return at;
+  }
+
+  /** The apply of the last published revision by the apps Kustomization, once it happened (health checks may still run). */
+  async function waitApplied(): Promise<ApplyRecord> {
+    const { revision } = published.at(-1)!.revision;
+    return waitFor(`${APPS} applied ${revision}`, async () => applies(flux, 0).find((r) => r.kustomization === APPS && r.revision === revision), {
+      timeoutMs: 180_000,
+      intervalMs: 500,
+      describe: () => kustomization(APPS),
+    });
+  }
+
+  /** Publishes a commit and waits until the apps Kustomization has applied it. */
+  async function deliver(commit: Commit): Promise<number> {
+    const at = publish(commit);
+    await waitApplied();
+    return at;
+  }
+
+  /** What `flux reconcile` does: asks for a reconcile now and waits until the controller handled it. */
+  async function forceReconcile(name = APPS): Promise<void> {
+    const token = new Date().toISOString();
+    kubectl(['annotate', 'kustomization', name, '-n', FLUX_NAMESPACE, '--overwrite', `reconcile.fluxcd.io/requestedAt=${token}`]);
+    await waitFor(`${name} handled the reconcile request ${token}`, async () => (await kustomization(name)).handled === token, { timeoutMs: 180_000, intervalMs: 500 });
+  }
+
+  async function waitReady(what: string, timeoutMs = 300_000): Promise<void> {
+    await waitFor(what, async () => (await kustomization(APPS)).status === 'True', { timeoutMs, intervalMs: 1000, describe: view });
+  }
+
+  beforeAll(async () => {
+    await removeProjectCrds();
+    flux = await startFlux((s) => console.error(s));
+  }, 45 * 60_000);
+
+  afterAll(async () => {
+    await sampler?.stop();
+    if (report.length > 0) console.error(`\nFlux report\n${report.join('\n')}`);
+    await healNodes('kubernetes.io/arch=arm64').catch(() => undefined);
+    // Deleting the Kustomizations lets Flux garbage-collect what it applied (prune: true), as it would in a cluster.
+    kubectl(['delete', 'kustomizations', '--all', '-n', FLUX_NAMESPACE, '--ignore-not-found', '--timeout=120s']);
+    await agent?.stop();
+    await stopGitops('flux');
+    await removeExamples([committedTree(), ...commits]);
+    removeScratch();
+  }, 300_000);
+
+  test('syncs CRDs, then DeployRegions, then workloads; every object of dist/ exists; both Kustomizations Ready', async () => {
+    const v1 = committedTree();
+    const since = publish(v1);
+    applyServerSide({ objects: FluxLab.exampleKustomizations() });
+    await waitApplied();
+    sampler = new Sampler(view);
+    agent = await startAgentAsInstalled();
+    await waitAllHealthy('every example Healthy');
+    await waitReady(`${APPS} Ready`);
+    expect((await kustomization(CRDS)).status).toBe('True');
+
+    kubectl(['get', '-f', `${v1.root}/dist`, '-o', 'name']);
+    report.push(expectApplyOrder(v1, since));
+  }, 600_000);
+
+  test('health follows a live rollout: InProgress through the approval gate (Flux has no Suspended), Ready after edctl approve', async () => {
+    const v2 = webRelease('v2-gated', { version: '1.5.0', strategy: { needWaitingForConfirm: true } });
+    const start = await deliver(v2);
+    await waitFor('web waits for approval', async () => (await extendedDeployments()).find((e) => e.key === 'shop/web')?.phase === 'WaitingForConfirmation', {
+      timeoutMs: 180_000,
+      intervalMs: 500,
+      describe: extendedDeployments,
+    });
+    // Flux handles a reconcile request only after the running health check ends, which at a gate is the
+    // Kustomization's timeout; a new revision cancels it (CancelHealthCheckOnNewRevision). The same tree under a new
+    // revision is a reconcile in the middle of the rollout: the agent's replica counts are no drift.
+    const gateReconcile = Date.now();
+    await deliver({ ...v2, label: 'v2-again' });
+    const atGate = applies(flux, gateReconcile).filter((r) => r.kustomization === APPS);
+    expect(atGate.length).toBeGreaterThan(0);
+    for (const r of atGate) expect(touched(r), 'objects a reconcile at the gate changed').toEqual([]);
+    expect((await extendedDeployments()).find((e) => e.key === 'shop/web')?.phase).toBe('WaitingForConfirmation');
+    // The health check of v2 was canceled for v2-again (Ready=False, HealthCheckCanceled); v2-again's waits again.
+    await waitFor('the Kustomization waits at the gate', async () => {
+      const k = await kustomization(APPS);
+      return k.status === 'Unknown' && k.reason === 'Progressing' ? k : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 500, describe: view });
+
+    edctl(['approve', 'web', '-n', 'shop']);
+    await waitAllHealthy('web Healthy after the approval');
+    await waitReady(`${APPS} Ready after the rollout`);
+    const samples = sampler!.between(start);
+    const progressing = samples.filter((s) => s.web === 'Progressing' || s.web === 'WaitingForConfirmation');
+    expect(progressing.length).toBeGreaterThan(0);
+    for (const s of progressing) expect(s.engine.apps.status, `Kustomization while web was ${s.web}`).not.toBe('True');
+    report.push(`timeline of the gated rollout (v2):\n${sampler!.timeline(start, Date.now(), show)}`);
+  }, 600_000);
+
+  test('no fight over spec.replicas: the agent alone owns it; only the objects changed in Git are configured, forced reconciles change nothing', async () => {
+    for (const rs of await regionalReplicaSets()) {
+      // Nobody owns a count that never left the API server's default of 1 (the agent writes only what differs).
+      const owners = fieldOwners(rs, ['f:spec', 'f:replicas']);
+      expect(owners, `spec.replicas of ${rs.metadata.namespace}/${rs.metadata.name}`).toEqual(rs.spec?.replicas === 1 && owners.length === 0 ? [] : [AGENT_FIELD_MANAGER]);
+      expect(fieldOwners(rs, ['f:spec', 'f:template'])).toEqual(['kustomize-controller']);
+    }
+    const web = (await rawRequest('GET', '/apis/extendeddeployment.io/v1beta1/namespaces/shop/extendeddeployments/web')) as Parameters<typeof fieldOwners>[0];
+    expect(fieldOwners(web, ['f:status'], 'status')).toEqual([AGENT_FIELD_MANAGER]);
+
+    // The apply after each publish changed exactly the objects whose render changed.
+    for (let i = 1; i < published.length; i++) {
+      const { commit, at, revision } = published[i]!;
+      const first = applies(flux, at).find((r) => r.kustomization === APPS && r.revision === revision.revision);
+      expect(first, `an apply of ${commit.label}`).toBeDefined();
+      expect(new Set(touched(first!)), `objects configured by ${commit.label}`).toEqual(changedObjects(published[i - 1]!.commit, commit));
+    }
+    const since = Date.now();
+    await forceReconcile();
+    await forceReconcile();
+    const after = applies(flux, since).filter((r) => r.kustomization === APPS);
+    expect(after.length).toBeGreaterThanOrEqual(2);
+    for (const r of after) {
+      expect(touched(r)).toEqual([]);
+      expect(Object.keys(r.output).length).toBe(distObjects(published.at(-1)!.commit).length);
+    }
+    report.push(`drift: ${after.length} forced reconciles after the rollouts, ${after.reduce((n, r) => n + touched(r).length, 0)} objects changed`);
+  }, 600_000);
+
+  test('a group past its deadline fails the Kustomization through the ExtendedDeployment, not kstatus on its ReplicaSet', async () => {
+    const v3 = webRelease('v3-broken', { version: 'broken-1', strategy: { syncWaitTimeout: 20 } });
+    const start = await deliver(v3);
+    await waitFor('the Kustomization failed', async () => (await kustomization(APPS)).status === 'False', { timeoutMs: 300_000, intervalMs: 1000, describe: view });
+    const failed = await kustomization(APPS);
+    expect(failed.reason).toBe('HealthCheckFailed');
+    expect(failed.message).toContain('ExtendedDeployment/shop/web');
+    expect(failed.message).not.toContain('ReplicaSet');
+    expect((await extendedDeployments()).find((e) => e.key === 'shop/web')?.phase).toBe('Degraded');
+    // Before the deadline the web pods crash-looped: the Kustomization waited, its health check did not fail on the
+    // ReplicaSets (a health check canceled by the new revision is Ready=False too, with its own reason).
+    const beforeDegraded = sampler!.between(start).filter((s) => s.web !== 'Degraded');
+    expect(beforeDegraded.some((s) => s.web === 'Progressing')).toBe(true);
+    for (const s of beforeDegraded) expect(s.engine.apps.reason, 'Kustomization before the deadline').not.toBe('HealthCheckFailed');
+    report.push(`timeline of the broken release (v3):\n${sampler!.timeline(start, Date.now(), show)}`);
+  }, 600_000);
+
+  test('outage: with the arm64 nodes down, the fix still reaches the workloads', async () => {
+    await failNodes('kubernetes.io/arch=arm64');
+    try {
+      await waitFor(
+        'DeployRegion arm64 reports its nodes down',
+        async () => ['Failed', 'Degraded'].includes(((await rawRequest('GET', '/apis/extendeddeployment.io/v1beta1/deployregions/arm64')) as { status?: { phase?: string } }).status?.phase ?? ''),
+        { timeoutMs: 120_000, intervalMs: 1000 },
+      );
+      const v4 = webRelease('v4-fix', { version: '1.5.1' });
+      await deliver(v4);
+      await waitFor(
+        'both regional ReplicaSets of web at 1.5.1',
+        async () => {
+          const web = (await regionalReplicaSets()).filter((rs) => rs.metadata.namespace === 'shop');
+          return web.length === 2 && web.every((rs) => rs.spec?.template?.spec?.containers?.[0]?.image?.includes(':1.5.1'));
+        },
+        { timeoutMs: 120_000, intervalMs: 1000 },
+      );
+    } finally {
+      await healNodes('kubernetes.io/arch=arm64');
+    }
+    await waitAllHealthy('every example Healthy after the nodes healed');
+    await waitReady(`${APPS} Ready after the fix`);
+  }, 600_000);
+
+  test('an invalid spec fails the Kustomization through the ExtendedDeployment\'s failed expression; the next good commit recovers', async () => {
+    const good = published.at(-1)!.commit;
+    const invalid = handEdited('v5-invalid', good, 'multi-arch-web.k8s.yaml', (o) =>
+      o.kind === 'ExtendedDeployment' ? { ...o, spec: { ...(o['spec'] as object), replicas: 1 } } : o,
+    );
+    await deliver(invalid);
+    await waitFor('the Kustomization failed on the invalid spec', async () => (await kustomization(APPS)).status === 'False', { timeoutMs: 300_000, intervalMs: 1000, describe: view });
+    const failed = await kustomization(APPS);
+    expect(failed.reason).toBe('HealthCheckFailed');
+    expect(failed.message).toContain('ExtendedDeployment/shop/web');
+    const web = (await rawRequest('GET', '/apis/extendeddeployment.io/v1beta1/namespaces/shop/extendeddeployments/web')) as { status?: { conditions?: { type: string; status: string }[] } };
+    expect(web.status?.conditions?.find((c) => c.type === 'Valid')?.status).toBe('False');
+    await deliver(webRelease('v6-good', { version: '1.5.2' }));
+    await waitAllHealthy('web Healthy again');
+    await waitReady(`${APPS} Ready again`);
+  }, 600_000);
+
+  test('self-heal: a hand edit of a rendered field is reverted by the next reconcile, the agent\'s replica counts stay', async () => {
+    const before = (await regionalReplicaSets()).find((rs) => rs.metadata.namespace === 'shop' && rs.metadata.name === 'web-amd64')!;
+    const rendered = distObjects(published.at(-1)!.commit).find((o) => objectKey(o) === 'ReplicaSet/shop/web-amd64')!;
+    const renderedMinReady = (rendered['spec'] as { minReadySeconds: number }).minReadySeconds;
+    kubectl(['patch', 'replicaset', 'web-amd64', '-n', 'shop', '--type=merge', '-p', JSON.stringify({ spec: { minReadySeconds: renderedMinReady + 37 } })]);
+    const since = Date.now();
+    await forceReconcile();
+    const reverted = applies(flux, since).find((r) => r.kustomization === APPS);
+    expect(reverted?.output['ReplicaSet/shop/web-amd64']).toBe('configured');
+    const after = (await regionalReplicaSets()).find((rs) => rs.metadata.namespace === 'shop' && rs.metadata.name === 'web-amd64')!;
+    expect(after.spec?.minReadySeconds).toBe(renderedMinReady);
+    expect(after.spec?.replicas).toBe(before.spec?.replicas);
+    expect(fieldOwners(after, ['f:spec', 'f:replicas'])).toEqual([AGENT_FIELD_MANAGER]);
+  }, 300_000);
+});

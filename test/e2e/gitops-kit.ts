@@ -1,0 +1,326 @@
+// What the two GitOps suites (gitops-flux, gitops-argocd) share: the commits they deliver (renders of the examples
+// with the constructs), the agent running under the install's own ServiceAccount, the order in which the engine
+// applied a commit (from the API server's audit log), field ownership of what the agent owns, a sampler that records
+// engine health against the ExtendedDeployments' phases, and the clean-up that leaves the lab as the other suites
+// expect it.
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { parse, parseAllDocuments, stringify } from 'yaml';
+import { writeApp } from '../../constructs/synth.js';
+import { API_GROUP } from '../../core/api/common.js';
+import { examplesApp } from '../../examples/app.js';
+import type { MultiArchWebRelease } from '../../examples/multi-arch-web.js';
+import { repoRoot } from '../cluster/build.js';
+import { kubectl, type Manifest } from '../cluster/gitops.js';
+import { auditLogPath, kubeconfigPath, labDir } from '../cluster/lab.js';
+import { AgentProcess } from './agent-process.js';
+import { expect } from 'vitest';
+import { rawRequest, sleep, waitFor } from './helpers.js';
+
+/** The agent's install, as rendered in dist/agent-install.k8s.yaml. */
+export const AGENT_NAMESPACE = 'extended-deployment-system';
+export const AGENT_SERVICE_ACCOUNT = 'extended-deployment-agent';
+export const AGENT_FIELD_MANAGER = 'extendeddeployment-agent';
+
+/** One commit of the suites: a directory with crds/ and dist/, as a repository would hold them. */
+export interface Commit {
+  readonly label: string;
+  readonly root: string;
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'ed-gitops-'));
+
+/** The repository's crds/ and dist/ exactly as committed. */
+export function committedTree(): Commit {
+  const root = join(scratch, 'committed');
+  for (const sub of ['crds', 'dist']) cpSync(join(repoRoot, sub), join(root, sub), { recursive: true });
+  return { label: 'committed', root };
+}
+
+/** The examples rendered with the constructs, with another release of the web service (`shop/web`). */
+export function webRelease(label: string, release: MultiArchWebRelease): Commit {
+  const root = join(scratch, label);
+  cpSync(join(repoRoot, 'crds'), join(root, 'crds'), { recursive: true });
+  writeApp(examplesApp(release), join(root, 'dist'));
+  return { label, root };
+}
+
+/** A copy of `base` with one object of dist/ changed by hand, as a bad commit that skipped `npm run synth` would. */
+export function handEdited(label: string, base: Commit, file: string, edit: (o: Manifest) => Manifest): Commit {
+  const root = join(scratch, label);
+  cpSync(base.root, root, { recursive: true });
+  const path = join(root, 'dist', file);
+  const docs = parseAllDocuments(readFileSync(path, 'utf8')).map((d) => edit(d.toJS() as Manifest));
+  writeFileSync(path, docs.map((d) => stringify(d)).join('---\n'));
+  return { label, root };
+}
+
+/** Every object of a commit's dist/. */
+export function distObjects(commit: Commit): Manifest[] {
+  const dir = join(commit.root, 'dist');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as Manifest));
+}
+
+/** `Kind/namespace/name` (cluster-scoped: `Kind/name`), the way Flux names objects in its change sets. */
+export function objectKey(o: Pick<Manifest, 'kind' | 'metadata'>): string {
+  return o.metadata.namespace ? `${o.kind}/${o.metadata.namespace}/${o.metadata.name}` : `${o.kind}/${o.metadata.name}`;
+}
+
+/** The keys of the objects whose rendered text differs between two commits (what a reviewer sees change). */
+export function changedObjects(from: Commit, to: Commit): Set<string> {
+  const before = new Map(distObjects(from).map((o) => [objectKey(o), JSON.stringify(o)]));
+  return new Set(distObjects(to).filter((o) => before.get(objectKey(o)) !== JSON.stringify(o)).map(objectKey));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// the agent, under the ServiceAccount and RBAC the engine synced from dist/agent-install.k8s.yaml
+
+/** Starts the agent on every namespace, as the install's ServiceAccount (impersonated), once the engine synced its RBAC. */
+export async function startAgentAsInstalled(): Promise<AgentProcess> {
+  await waitFor(
+    'the agent install (ServiceAccount, ClusterRoleBinding) synced by the engine',
+    async () => {
+      await rawRequest('GET', `/api/v1/namespaces/${AGENT_NAMESPACE}/serviceaccounts/${AGENT_SERVICE_ACCOUNT}`);
+      await rawRequest('GET', `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${AGENT_SERVICE_ACCOUNT}`);
+      return true;
+    },
+    { timeoutMs: 300_000, intervalMs: 1000 },
+  );
+  const kubeconfig = parse(readFileSync(kubeconfigPath(), 'utf8')) as { users: { user: Record<string, unknown> }[] };
+  for (const u of kubeconfig.users) u.user['as'] = `system:serviceaccount:${AGENT_NAMESPACE}:${AGENT_SERVICE_ACCOUNT}`;
+  const path = join(scratch, 'agent.kubeconfig');
+  writeFileSync(path, stringify(kubeconfig), { mode: 0o600 });
+  const agent = new AgentProcess({ kubeconfig: path, identity: 'gitops', leaseNamespace: AGENT_NAMESPACE, echo: !!process.env['AGENT_ECHO'] });
+  await agent.waitForLog('became leader', 120_000);
+  return agent;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// what the API server recorded
+
+interface AuditEvent {
+  verb?: string;
+  requestURI?: string;
+  objectRef?: { resource?: string; namespace?: string; name?: string; subresource?: string };
+  responseStatus?: { code?: number };
+  stageTimestamp?: string;
+  user?: { username?: string };
+}
+
+/**
+ * When each object was first written (created or applied, dry runs left out) after `since`, by `resource/namespace/name`
+ * (ms, from the lab's audit log, which records these writes with microseconds).
+ */
+function firstWrites(since: number): Map<string, number> {
+  const first = new Map<string, number>();
+  const logs = join(labDir(), 'logs');
+  const files = readdirSync(logs).filter((f) => /^audit(-.+)?\.log$/.test(f));
+  for (const f of files) {
+    for (const line of readFileSync(join(logs, f), 'utf8').split('\n')) {
+      if (!line) continue;
+      const e = JSON.parse(line) as AuditEvent;
+      const ref = e.objectRef;
+      if (!ref?.name || ref.subresource || !['create', 'patch', 'update'].includes(e.verb ?? '')) continue;
+      if ((e.requestURI ?? '').includes('dryRun') || (e.responseStatus?.code ?? 0) >= 300 || !e.stageTimestamp) continue;
+      const at = Date.parse(e.stageTimestamp);
+      const key = `${ref.resource}/${ref.namespace ?? ''}/${ref.name}`;
+      if (at >= since && !(first.get(key)! <= at)) first.set(key, at);
+    }
+  }
+  return first;
+}
+
+/**
+ * Asserts from the audit log that the engine wrote the project's CRDs, then every DeployRegion of the commit, then its
+ * ExtendedDeployments and workloads, each group finished before the next began; returns the times for the report.
+ */
+export function expectApplyOrder(commit: Commit, since: number): string {
+  expect(existsSync(auditLogPath()), 'the lab\'s audit log').toBe(true);
+  const writes = firstWrites(since);
+  const objects = distObjects(commit);
+  const of = (kinds: readonly string[]) => objects.filter((o) => kinds.includes(o.kind)).map((o) => writes.get(auditKey(o)));
+  const stages = [
+    { name: 'CRDs', times: PROJECT_CRDS.map((c) => writes.get(`customresourcedefinitions//${c}`)) },
+    { name: 'DeployRegions', times: of(['DeployRegion']) },
+    { name: 'workloads', times: of(['ExtendedDeployment', 'ReplicaSet', 'Deployment']) },
+  ];
+  for (const stage of stages) expect(stage.times.every((t) => t !== undefined), `every one of the ${stage.name} written by the sync`).toBe(true);
+  const span = stages.map((s) => ({ name: s.name, first: Math.min(...(s.times as number[])) - since, last: Math.max(...(s.times as number[])) - since }));
+  for (let i = 1; i < span.length; i++) expect(span[i - 1]!.last, `${span[i - 1]!.name} before ${span[i]!.name}`).toBeLessThan(span[i]!.first);
+  return `apply order (audit log, ms after the commit): ${span.map((s) => `${s.name} ${s.first}–${s.last}`).join(', ')}`;
+}
+
+/** The audit key of a manifest (plural resource names of the kinds the suites look at). */
+function auditKey(o: Manifest): string {
+  const plural: Record<string, string> = {
+    CustomResourceDefinition: 'customresourcedefinitions',
+    DeployRegion: 'deployregions',
+    ExtendedDeployment: 'extendeddeployments',
+    ReplicaSet: 'replicasets',
+    Deployment: 'deployments',
+  };
+  return `${plural[o.kind] ?? o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// cluster reads
+
+interface Owned {
+  metadata: { name: string; namespace?: string; generation?: number; managedFields?: { manager: string; operation: string; subresource?: string; fieldsV1?: Record<string, unknown> }[] };
+  spec?: { replicas?: number; template?: { spec?: { containers?: { image?: string }[] } }; minReadySeconds?: number };
+  status?: Record<string, unknown>;
+}
+
+/** The regional ReplicaSets of every ExtendedDeployment (labelled with its name). */
+export async function regionalReplicaSets(): Promise<Owned[]> {
+  const list = (await rawRequest('GET', `/apis/apps/v1/replicasets?labelSelector=${encodeURIComponent(`${API_GROUP}/name`)}`)) as { items: Owned[] };
+  return list.items;
+}
+
+/** The managers that own a field (`f:spec.f:replicas` style path) of an object, optionally of a subresource. */
+export function fieldOwners(o: Owned, path: readonly string[], subresource?: string): string[] {
+  return (o.metadata.managedFields ?? [])
+    .filter((m) => (m.subresource ?? '') === (subresource ?? ''))
+    .filter((m) => {
+      let node: unknown = m.fieldsV1;
+      for (const p of path) node = (node as Record<string, unknown> | undefined)?.[p];
+      return node !== undefined;
+    })
+    .map((m) => m.manager);
+}
+
+/** The ExtendedDeployments of the examples: phase, observed generation, generation. */
+export async function extendedDeployments(): Promise<{ key: string; phase?: string; generation?: number; observed?: number; message?: string }[]> {
+  const list = (await rawRequest('GET', `/apis/${API_GROUP}/v1beta1/extendeddeployments`)) as {
+    items: { metadata: { name: string; namespace: string; generation?: number }; status?: { phase?: string; observedGeneration?: number; conditions?: { type: string; message?: string }[] } }[];
+  };
+  return list.items.map((ed) => ({
+    key: `${ed.metadata.namespace}/${ed.metadata.name}`,
+    ...(ed.status?.phase !== undefined && { phase: ed.status.phase }),
+    ...(ed.metadata.generation !== undefined && { generation: ed.metadata.generation }),
+    ...(ed.status?.observedGeneration !== undefined && { observed: ed.status.observedGeneration }),
+    ...(ed.status?.conditions?.find((c) => c.type === 'Progressing')?.message !== undefined && { message: ed.status?.conditions?.find((c) => c.type === 'Progressing')?.message }),
+  }));
+}
+
+/** Waits until every ExtendedDeployment of the examples is Healthy at its current generation. */
+export async function waitAllHealthy(what: string, timeoutMs = 300_000): Promise<void> {
+  await waitFor(
+    what,
+    async () => {
+      const eds = await extendedDeployments();
+      return eds.length >= 4 && eds.every((e) => e.phase === 'Healthy' && e.observed === e.generation);
+    },
+    { timeoutMs, intervalMs: 1000, describe: extendedDeployments },
+  );
+}
+
+/** `edctl approve` as a user runs it (the built CLI, the lab's admin kubeconfig). */
+export function edctl(args: readonly string[]): string {
+  const r = spawnSync(process.execPath, [join(repoRoot, 'lib', 'cli', 'main.js'), ...args, '--kubeconfig', kubeconfigPath()], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`edctl ${args.join(' ')} exited ${r.status}: ${r.stderr}${r.stdout}`);
+  return r.stdout;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// sampling: what the engine showed against what the ExtendedDeployment was doing, once a second
+
+/** One sample: the time, the engine's view (engine-specific fields) and the phase of `shop/web`. */
+export interface Sample<T> {
+  readonly at: number;
+  readonly engine: T;
+  readonly web?: string;
+}
+
+/** Samples `read` and the web service's phase every second until stopped; errors are recorded, never thrown. */
+export class Sampler<T> {
+  readonly samples: Sample<T>[] = [];
+  readonly errors: string[] = [];
+  private running = true;
+  private readonly done: Promise<void>;
+
+  constructor(read: () => Promise<T>) {
+    this.done = (async () => {
+      while (this.running) {
+        try {
+          const [engine, eds] = await Promise.all([read(), extendedDeployments()]);
+          const web = eds.find((e) => e.key === 'shop/web');
+          this.samples.push({ at: Date.now(), engine, ...(web?.phase !== undefined && { web: web.phase }) });
+        } catch (e) {
+          this.errors.push((e as Error).message);
+        }
+        await sleep(1000);
+      }
+    })();
+  }
+
+  /** Samples taken in [from, to). */
+  between(from: number, to = Infinity): Sample<T>[] {
+    return this.samples.filter((s) => s.at >= from && s.at < to);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.done;
+  }
+
+  /** The samples as a timeline of changes (`+12.3 s  <engine view>  web=<phase>`), for the suite's report. */
+  timeline(from: number, to: number, show: (t: T) => string): string {
+    let last = '';
+    const lines: string[] = [];
+    for (const s of this.between(from, to)) {
+      const line = `${show(s.engine)}  web=${s.web ?? '-'}`;
+      if (line !== last) lines.push(`  +${((s.at - from) / 1000).toFixed(1).padStart(6)} s  ${line}`);
+      last = line;
+    }
+    return lines.join('\n');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// before and after a suite
+
+const PROJECT_CRDS = [`deployregions.${API_GROUP}`, `extendeddeployments.${API_GROUP}`];
+
+/**
+ * Removes the project's CRDs (and with them whatever earlier suites left behind), so that the engine's first sync
+ * creates them and its order can be read from the audit log. Later suites install them again (crds.ts).
+ */
+export async function removeProjectCrds(): Promise<void> {
+  kubectl(['delete', 'crd', ...PROJECT_CRDS, '--ignore-not-found', '--wait=true', '--timeout=120s']);
+}
+
+/** Deletes what the examples created (every object of the commits' dist/), so the next suites find the lab as usual. */
+export async function removeExamples(commits: readonly Commit[]): Promise<void> {
+  const keys = new Set<string>();
+  const docs: Manifest[] = [];
+  for (const c of commits) {
+    for (const o of distObjects(c)) {
+      if (keys.has(objectKey(o))) continue;
+      keys.add(objectKey(o));
+      docs.push(o);
+    }
+  }
+  const file = join(scratch, 'cleanup.yaml');
+  writeFileSync(file, docs.map((d) => stringify(d)).join('---\n'));
+  kubectl(['delete', '-f', file, '--ignore-not-found', '--wait=false']);
+  const namespaces = docs.filter((d) => d.kind === 'Namespace').map((d) => d.metadata.name);
+  await waitFor(
+    'the examples\' namespaces gone',
+    async () => {
+      const left = kubectl(['get', 'namespaces', '-o', 'name']).split('\n').map((l) => l.replace('namespace/', ''));
+      return namespaces.every((n) => !left.includes(n));
+    },
+    { timeoutMs: 180_000, intervalMs: 2000 },
+  );
+}
+
+/** Removes the scratch directory of rendered commits. */
+export function removeScratch(): void {
+  rmSync(scratch, { recursive: true, force: true });
+}
