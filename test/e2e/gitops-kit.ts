@@ -147,7 +147,8 @@ export function expectApplyOrder(commit: Commit, since: number): string {
   const stages = [
     { name: 'CRDs', times: PROJECT_CRDS.map((c) => writes.get(`customresourcedefinitions//${c}`)) },
     { name: 'DeployRegions', times: of(['DeployRegion']) },
-    { name: 'workloads', times: of(['ExtendedDeployment', 'ReplicaSet', 'Deployment']) },
+    // The ExtendedDeployments and their regional workloads (the agent's own Deployment belongs to the install's wave).
+    { name: 'workloads', times: objects.filter((o) => o.kind === 'ExtendedDeployment' || (o.metadata['labels'] as Record<string, string> | undefined)?.[`${API_GROUP}/name`]).map((o) => writes.get(auditKey(o))) },
   ];
   for (const stage of stages) expect(stage.times.every((t) => t !== undefined), `every one of the ${stage.name} written by the sync`).toBe(true);
   const span = stages.map((s) => ({ name: s.name, first: Math.min(...(s.times as number[])) - since, last: Math.max(...(s.times as number[])) - since }));
