@@ -206,7 +206,7 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     const after = seen(approvedAt);
     expect(after.slice(after.findIndex((h) => h !== 'Suspended'))).not.toContain('Suspended');
     expect(after.at(-1)).toBe('Healthy');
-    report.push(`timeline of the gated rollout (v2):\n${sampler!.timeline(start, Date.now(), show)}`);
+    report.push(`timeline of the gated rollout (v2):\n${await sampler!.timelineUntilNow(start, show)}`);
   }, 600_000);
 
   test('a group past its deadline is Degraded in Argo CD; the Application stays Synced', async () => {
@@ -215,7 +215,7 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     expect(degraded.message).toContain('did not finish within 20s');
     await waitFor('the Application Degraded', async () => (await view()).health === 'Degraded', { timeoutMs: 60_000, intervalMs: 500, describe: view });
     expect((await view()).sync).toBe('Synced');
-    report.push(`timeline of the broken release (v3):\n${sampler!.timeline(start, Date.now(), show)}`);
+    report.push(`timeline of the broken release (v3):\n${await sampler!.timelineUntilNow(start, show)}`);
   }, 600_000);
 
   test('outage: with the arm64 nodes down, the region is Healthy in Argo CD with its trouble in the message, and the fix reaches wave 0', async () => {
@@ -324,6 +324,6 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     expect((await view()).history.length).toBe(historyBefore + 1);
     expect(automatedSyncs(argocd).length - syncsBefore).toBe(1);
     report.push(`drift (server-side diff): 1 commit, ${drift.length} OutOfSync samples after it synced`);
-    report.push(`timeline of the release with server-side diff (v7):\n${sampler!.timeline(start, Date.now(), show)}`);
+    report.push(`timeline of the release with server-side diff (v7):\n${await sampler!.timelineUntilNow(start, show)}`);
   }, 600_000);
 });

@@ -192,7 +192,7 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
     const progressing = samples.filter((s) => s.web === 'Progressing' || s.web === 'WaitingForConfirmation');
     expect(progressing.length).toBeGreaterThan(0);
     for (const s of progressing) expect(s.engine.apps.status, `Kustomization while web was ${s.web}`).not.toBe('True');
-    report.push(`timeline of the gated rollout (v2):\n${sampler!.timeline(start, Date.now(), show)}`);
+    report.push(`timeline of the gated rollout (v2):\n${await sampler!.timelineUntilNow(start, show)}`);
   }, 600_000);
 
   test('no fight over spec.replicas: the agent alone owns it; only the objects changed in Git are configured, forced reconciles change nothing', async () => {
@@ -238,7 +238,7 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
     const beforeDegraded = sampler!.between(start).filter((s) => s.web !== 'Degraded');
     expect(beforeDegraded.some((s) => s.web === 'Progressing')).toBe(true);
     for (const s of beforeDegraded) expect(s.engine.apps.reason, 'Kustomization before the deadline').not.toBe('HealthCheckFailed');
-    report.push(`timeline of the broken release (v3):\n${sampler!.timeline(start, Date.now(), show)}`);
+    report.push(`timeline of the broken release (v3):\n${await sampler!.timelineUntilNow(start, show)}`);
   }, 600_000);
 
   test('outage: with the arm64 nodes down, the fix still reaches the workloads', async () => {

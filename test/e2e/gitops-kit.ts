@@ -270,6 +270,13 @@ export class Sampler<T> {
     await this.done;
   }
 
+  /** The timeline from `from` up to now, once a sample taken after this call is in (the last change included). */
+  async timelineUntilNow(from: number, show: (t: T) => string): Promise<string> {
+    const now = Date.now();
+    for (let i = 0; i < 50 && !this.samples.some((s) => s.at > now); i++) await sleep(100);
+    return this.timeline(from, Infinity, show);
+  }
+
   /** The samples as a timeline of changes (`+12.3 s  <engine view>  web=<phase>`), for the suite's report. */
   timeline(from: number, to: number, show: (t: T) => string): string {
     let last = '';
