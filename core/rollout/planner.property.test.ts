@@ -1,0 +1,337 @@
+// Property-based tests of the ReplicaSet planner (planRollout): random specs, starting clusters and event orders.
+//
+// simulateRollout (simulate.ts) is what `edctl plan` shows: every pod Ready exactly one tick after it is created,
+// terminating pods gone a tick later, ticks of minReadySeconds + 1 s. It has no hook for other timings, so here the
+// planner is driven step by step against the same cluster model (a ReplicaSet that creates pods at its template's
+// revision and removes not-Ready, then marked, then newest pods first) with the timings drawn by fast-check: how long
+// each pod takes to become Ready (so pods become Ready in random order), how long a terminating pod lingers, how long
+// each tick lasts (sometimes shorter than MARK_SETTLE_MS), and how long an approval takes to come.
+//
+// Properties (each what a doc comment promises; the budgets are regionBudgets', budgets.ts, docs/concepts.md "Modes"):
+//   ceiling   a region never holds more than desired + maxSurge pods, terminating ones included (stepRegion);
+//   floor     available pods never drop below desired − maxUnavailable, and where a region starts below that floor
+//             (pods not Ready yet) the rollout never takes available pods away from it (stepRegion);
+//   no loss   no new-revision pod is ever removed (simulate.ts: newPodsRemoved "must stay 0");
+//   groups    the current group never goes back and advances one at a time; a region never runs more new pods than
+//             its current group allows; a group starts only when every region's previous group is available
+//             (planner.ts, gates.ts: the global barrier); with confirmation on, a gated group starts only once approved;
+//   progress  with every pod eventually Ready and every gate approved, the rollout is Healthy with nothing left to do
+//             within a bounded number of steps, every region at its desired count, all at the new revision.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { extendedDeployment, type ExtendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import { distributeReplicas } from '../distribution.js';
+import type { RolloutAction } from './actions.js';
+import { regionBudgets } from './budgets.js';
+import { regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from './groups.js';
+import { planRollout } from './planner.js';
+import { countPods, type PodState, type RegionState } from './snapshot.js';
+
+const NEW = 'new0000000';
+const OLD = 'old0000000';
+const ROLLOUT = 'rollout-2';
+const T0 = Date.UTC(2026, 0, 1);
+const SEED = 20260808;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Generators: valid specs by construction (core/api schema + validate.ts rules), and a starting cluster.
+
+const percent = (min: number, max: number) => fc.integer({ min, max }).map((n) => `${n}%`);
+const intOrPercent = fc.oneof(fc.integer({ min: 0, max: 4 }), percent(0, 100));
+const isZero = (v: number | string) => v === 0 || v === '0%';
+
+const updateStrategy = fc.oneof(
+  fc.constant({ type: 'ReCreate' }),
+  fc.constant({ type: 'DeleteAllFirst' }),
+  // Both budgets 0 is the one pair validate.ts forbids.
+  fc
+    .record({ maxSurge: intOrPercent, maxUnavailable: intOrPercent })
+    .filter((r) => !(isZero(r.maxSurge) && isZero(r.maxUnavailable)))
+    .map((rollingUpdate) => ({ type: 'RollingUpdate', rollingUpdate })),
+);
+
+const strategy = fc.record({
+  rolloutStrategy: fc.constantFrom('Beta', 'Group'),
+  batchSize: fc.oneof(fc.integer({ min: 1, max: 6 }), percent(1, 100)),
+  upgradeMode: fc.constantFrom('scaleOutPriority', 'scaleInPriority', 'scaleSimultaneously'),
+  regionOrder: fc.constantFrom('Parallel', 'Sequential'),
+  needWaitingForConfirm: fc.boolean(),
+  needFirstConfirm: fc.boolean(),
+  minReadySeconds: fc.integer({ min: 0, max: 3 }),
+  updateStrategy,
+});
+
+/** Region entries: integers only, or spec.replicas shared by percentages with one region taking the rest. */
+const placements = (n: number) =>
+  fc.oneof(
+    fc.array(fc.integer({ min: 0, max: 30 }), { minLength: n, maxLength: n }).map((counts) => ({ total: undefined as number | undefined, regions: counts.map((replicas, i) => ({ name: `r${i}`, replicas: replicas as number | string | undefined })) })),
+    fc
+      .record({ total: fc.integer({ min: 0, max: 60 }), shares: fc.array(fc.integer({ min: 0, max: Math.floor(100 / n) }), { minLength: n, maxLength: n }) })
+      .map(({ total, shares }) => ({ total: total as number | undefined, regions: shares.map((p, i) => ({ name: `r${i}`, replicas: i === n - 1 ? undefined : (`${p}%` as number | string | undefined) })) })),
+  );
+
+interface Scenario {
+  readonly spec: Record<string, unknown>;
+  /** Per region: whether it starts at the old revision, and which of its starting pods are not Ready yet. */
+  readonly start: readonly { readonly old: boolean; readonly notReady: readonly boolean[] }[];
+  /** Ticks (s) until a new pod becomes Ready, drawn in turn for each pod created: pods become Ready in random order. */
+  readonly readyDelays: readonly number[];
+  /** Ticks until a terminating pod is gone, drawn in turn. */
+  readonly goneDelays: readonly number[];
+  /** Length of each tick in ms, drawn in turn (some below MARK_SETTLE_MS). */
+  readonly tickMs: readonly number[];
+  /** Ticks an approval takes after the rollout starts waiting. */
+  readonly approvalDelay: number;
+}
+
+const scenario: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 4 }).chain((n) =>
+  fc.record({
+    spec: fc.record({ placed: placements(n), strategy }).map(({ placed, strategy: s }) => ({
+      ...(placed.total !== undefined && { replicas: placed.total }),
+      regions: placed.regions.map((r) => (r.replicas === undefined ? { name: r.name } : r)),
+      strategy: { ...s, syncWaitTimeout: 86_400 },
+    })),
+    start: fc.array(fc.record({ old: fc.boolean(), notReady: fc.array(fc.boolean(), { maxLength: 30 }) }), { minLength: n, maxLength: n }),
+    readyDelays: fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 12 }),
+    goneDelays: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 6 }),
+    tickMs: fc.array(fc.constantFrom(500, 1000, 1500, 3000, 5000), { minLength: 1, maxLength: 6 }),
+    approvalDelay: fc.integer({ min: 0, max: 3 }),
+  }),
+);
+
+function parseEd(spec: Record<string, unknown>): ExtendedDeployment {
+  return extendedDeployment.parse({
+    apiVersion: 'extendeddeployment.io/v1beta1',
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } }, ...spec },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The cluster the planner acts on.
+
+interface Pod {
+  name: string;
+  revision: string;
+  createdAt: number;
+  readyAt: number;
+  readySince: number | undefined;
+  markedOld: boolean;
+  markedAt: number | undefined;
+  goneAt: number | undefined;
+}
+
+interface Violation {
+  readonly step: number;
+  readonly rule: string;
+  readonly detail: string;
+}
+
+interface Run {
+  readonly violations: Violation[];
+  readonly healthyAt: number | undefined;
+  readonly final: RegionState[];
+  readonly steps: number;
+  readonly totalGroups: number;
+  readonly bound: number;
+}
+
+const cycle = <T>(xs: readonly T[], i: number): T => xs[i % xs.length]!;
+
+function run(sc: Scenario, maxSteps: number): Run | undefined {
+  const ed = parseEd(sc.spec);
+  const dist = distributeReplicas(ed.spec.replicas, ed.spec.regions);
+  if (!dist.ok) return undefined;
+  const desired = dist.replicas;
+  const strat = ed.spec.strategy;
+  const minReady = strat.minReadySeconds;
+  const names = ed.spec.regions.map((r) => r.name);
+  let now = T0;
+  let serial = 0;
+  let readyDraw = 0;
+  let goneDraw = 0;
+  const violations: Violation[] = [];
+
+  // Starting pods: as many as desired, at the old revision (or already at the new one), some not Ready yet.
+  const pods = new Map<string, Pod[]>(
+    names.map((name, i) => {
+      const s = sc.start[i]!;
+      const list = Array.from({ length: desired[i]! }, (_, k): Pod => {
+        const notReady = s.notReady[k] ?? false;
+        const readyAt = notReady ? now + cycle(sc.readyDelays, readyDraw++) * 1000 : now - 3_600_000;
+        return { name: `${name}-${serial++}`, revision: s.old ? OLD : NEW, createdAt: now - 3_600_000, readyAt, readySince: notReady ? undefined : readyAt, markedOld: false, markedAt: undefined, goneAt: undefined };
+      });
+      return [name, list];
+    }),
+  );
+  const replicas = new Map(names.map((name, i) => [name, desired[i]!]));
+
+  const view = (): RegionState[] =>
+    names.map((name, i) => ({
+      name,
+      desired: desired[i]!,
+      targetRevision: NEW,
+      workload: { name: `web-${name}`, templateRevision: NEW, replicas: replicas.get(name) ?? 0 },
+      pods: (pods.get(name) ?? []).map(
+        (p): PodState => ({
+          name: p.name,
+          uid: p.name,
+          revision: p.revision,
+          assigned: true,
+          running: true,
+          ready: p.readySince !== undefined,
+          readySince: p.readySince,
+          terminating: p.goneAt !== undefined,
+          createdAt: p.createdAt,
+          markedOld: p.markedOld,
+          markedAt: p.markedAt,
+          resourceVersion: '1',
+        }),
+      ),
+    }));
+
+  // The schedule the rollout follows: regions with old pods at its start, in groups (groups.ts).
+  const rolloutRegions = names.filter((_, i) => sc.start[i]!.old && desired[i]! > 0);
+  const schedule: GroupSchedule = scheduleGroups(strat, regionOrderOf(ed.spec), names.map((name, i) => ({ name, replicas: desired[i]!, changes: rolloutRegions.includes(name) })));
+  const target = (i: number, group: number) => {
+    const r = schedule.regions[i]!;
+    return r.groups === 0 ? desired[i]! : Math.min(targetAtGroup(strat, r, group), desired[i]!);
+  };
+  const budgets = names.map((_, i) => regionBudgets(strat, desired[i]!));
+  const bound = stepBound(sc, ed, desired, schedule.totalGroups);
+  const startAvailable = view().map((r) => countPods(r, minReady, now).available);
+  const prevAvailable = [...startAvailable];
+
+  let status: ExtendedDeploymentStatus | undefined;
+  let approvedThrough = 0;
+  let waitingSince: number | undefined;
+  let currentStep = 0;
+  for (let step = 0; step < maxSteps; step++) {
+    currentStep = step;
+    const regions = view();
+    const group = status?.currentGroup ?? 0;
+    regions.forEach((r, i) => {
+      const c = countPods(r, minReady, now);
+      const d = desired[i]!;
+      const b = budgets[i]!;
+      if (c.current + c.terminating > d + b.maxSurge) violations.push({ step, rule: 'ceiling', detail: `${r.name}: ${c.current}+${c.terminating} terminating > ${d} + surge ${b.maxSurge}` });
+      const floor = d - b.maxUnavailable;
+      if (c.available < Math.min(floor, prevAvailable[i]!)) violations.push({ step, rule: 'floor', detail: `${r.name}: available ${c.available} < min(floor ${floor}, before ${prevAvailable[i]})` });
+      prevAvailable[i] = c.available;
+      if (schedule.regions[i]!.groups > 0 && c.updated > target(i, group)) violations.push({ step, rule: 'groupTarget', detail: `${r.name}: ${c.updated} new pods > target ${target(i, group)} of group ${group}` });
+    });
+
+    const plan = planRollout({ ed, generation: 1, rolloutRevision: ROLLOUT, regions, status, controls: { paused: false, aborted: false, approvedThrough, resumedAt: undefined }, now });
+    const next = plan.status.currentGroup ?? 0;
+    if (next < group) violations.push({ step, rule: 'groupBack', detail: `group ${group} -> ${next}` });
+    if (next > group + 1 && plan.status.phase !== 'Healthy') violations.push({ step, rule: 'groupSkip', detail: `group ${group} -> ${next}` });
+    if (next > group && group >= 1 && plan.status.phase !== 'Healthy') {
+      // The barrier: every region's previous group was available when the next one started.
+      regions.forEach((r, i) => {
+        const c = countPods(r, minReady, now);
+        if (c.updatedAvailable < target(i, group)) violations.push({ step, rule: 'groupAdvance', detail: `group ${next} started while ${r.name} had ${c.updatedAvailable} of ${target(i, group)} new pods available` });
+      });
+      const gated = strat.needWaitingForConfirm && (!strat.needFirstConfirm || group === 1);
+      if (gated && approvedThrough < next) violations.push({ step, rule: 'approval', detail: `group ${next} started without approval (approved through ${approvedThrough})` });
+    }
+    status = plan.status;
+    if (plan.status.phase === 'Healthy' && plan.actions.length === 0) return { violations, healthyAt: step, final: regions, steps: step, totalGroups: schedule.totalGroups, bound };
+
+    // Approvals come some ticks after the rollout starts waiting for one.
+    if (plan.status.phase === 'WaitingForConfirmation') {
+      waitingSince ??= step;
+      if (step - waitingSince >= sc.approvalDelay) ((approvedThrough = next + 1), (waitingSince = undefined));
+    } else waitingSince = undefined;
+
+    for (const action of plan.actions) apply(action);
+    // The ReplicaSet controller reacts to the writes before anything else changes (the planner decides on the view it
+    // has; a pod turning Ready between its look and the controller's is a race no pure step can see).
+    for (const name of names) reconcile(name, step);
+    now += cycle(sc.tickMs, step);
+    for (const name of names) {
+      const surviving = (pods.get(name) ?? []).filter((p) => p.goneAt === undefined || p.goneAt > now);
+      for (const p of surviving) if (p.readySince === undefined && p.goneAt === undefined && p.readyAt <= now) p.readySince = now;
+      pods.set(name, surviving);
+    }
+  }
+  return { violations, healthyAt: undefined, final: view(), steps: maxSteps, totalGroups: schedule.totalGroups, bound };
+
+  /**
+   * The ReplicaSet controller: creates pods at its template's revision, removes pods in its ranking (controller.ActivePods
+   * as far as this model has pods: not Ready, then marked (lower pod-deletion-cost), then Ready for less time, then newest).
+   */
+  function reconcile(name: string, step: number): void {
+    const list = pods.get(name) ?? [];
+    const alive = list.filter((p) => p.goneAt === undefined);
+    const want = replicas.get(name) ?? 0;
+    for (let k = alive.length; k < want; k++) {
+      const p: Pod = { name: `${name}-${serial++}`, revision: NEW, createdAt: now, readyAt: now + cycle(sc.readyDelays, readyDraw++) * 1000, readySince: undefined, markedOld: false, markedAt: undefined, goneAt: undefined };
+      list.push(p);
+      alive.push(p);
+    }
+    const order = (a: Pod, b: Pod) =>
+      Number(a.readySince !== undefined) - Number(b.readySince !== undefined) || Number(b.markedOld) - Number(a.markedOld) || (b.readySince ?? 0) - (a.readySince ?? 0) || b.createdAt - a.createdAt;
+    for (const p of [...alive].sort(order).slice(0, Math.max(0, alive.length - want))) remove(p, step);
+  }
+
+  function remove(p: Pod, step: number): void {
+    if (p.revision === NEW && status?.phase !== 'Healthy') violations.push({ step, rule: 'newPodRemoved', detail: `${p.name} removed while ${status?.phase}` });
+    p.goneAt = now + cycle(sc.goneDelays, goneDraw++) * 1000;
+  }
+
+  function apply(action: RolloutAction): void {
+    const list = pods.get(action.region) ?? [];
+    const pod = 'pod' in action ? list.find((p) => p.name === action.pod) : undefined;
+    switch (action.kind) {
+      case 'scale':
+        replicas.set(action.region, action.replicas);
+        break;
+      case 'markOld':
+        if (pod) ((pod.markedOld = true), (pod.markedAt = Date.parse(action.at)));
+        break;
+      case 'unmark':
+        if (pod) ((pod.markedOld = false), (pod.markedAt = undefined));
+        break;
+      case 'deletePod':
+        if (pod && pod.goneAt === undefined) remove(pod, currentStep);
+        break;
+      default:
+        throw new Error(`unexpected action ${action.kind} for a ReplicaSet rollout without in-place updates`);
+    }
+  }
+}
+
+/**
+ * Steps the rollout may take. In the worst case a region replaces one pod at a time (maxSurge 0 with maxUnavailable 1),
+ * each waiting for the slowest pod to become Ready and available, the slowest terminating pod to go and a mark to
+ * settle; and each group may wait for an approval.
+ */
+function stepBound(sc: Scenario, ed: ExtendedDeployment, desired: readonly number[], totalGroups: number): number {
+  const slowest = Math.max(...sc.readyDelays) + Math.max(...sc.goneDelays) + ed.spec.strategy.minReadySeconds + 2;
+  const perPod = Math.ceil((slowest * 1000) / Math.min(...sc.tickMs)) + 2;
+  return 20 + (totalGroups + Math.max(0, ...desired)) * (perPod + sc.approvalDelay + 1);
+}
+
+describe('planRollout: properties over random specs, clusters and event orders', () => {
+  it('keeps the budgets and the group order, and reaches Healthy with every region at the new revision', () => {
+    let runs = 0;
+    fc.assert(
+      fc.property(scenario, (sc) => {
+        const result = run(sc, 5_000);
+        fc.pre(result !== undefined);
+        if (!result) return;
+        runs++;
+        expect(result.violations).toEqual([]);
+        expect(result.healthyAt, 'reaches Healthy with nothing left to do').toBeDefined();
+        expect(result.steps).toBeLessThanOrEqual(result.bound);
+        for (const r of result.final) {
+          const c = countPods(r, 0, Number.POSITIVE_INFINITY);
+          expect({ region: r.name, current: c.current, updated: c.updated, old: c.old }).toEqual({ region: r.name, current: r.desired, updated: r.desired, old: 0 });
+        }
+      }),
+      { seed: SEED, numRuns: 200 },
+    );
+    expect(runs).toBeGreaterThan(150);
+  });
+});
