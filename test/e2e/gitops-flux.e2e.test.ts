@@ -48,15 +48,14 @@ interface FluxView {
   readonly crds: Ready;
 }
 
-async function kustomization(name: string): Promise<Ready & { handled?: string; attempted?: string }> {
+async function kustomization(name: string): Promise<Ready & { handled?: string }> {
   const k = (await rawRequest('GET', `/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/${FLUX_NAMESPACE}/kustomizations/${name}`)) as {
-    status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; lastAppliedRevision?: string; lastAttemptedRevision?: string; lastHandledReconcileAt?: string };
+    status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; lastAppliedRevision?: string; lastHandledReconcileAt?: string };
   };
   const ready = k.status?.conditions?.find((c) => c.type === 'Ready');
   return {
     ...(ready && { status: ready.status, ...(ready.reason !== undefined && { reason: ready.reason }), ...(ready.message !== undefined && { message: ready.message }) }),
     ...(k.status?.lastAppliedRevision !== undefined && { revision: k.status.lastAppliedRevision }),
-    ...(k.status?.lastAttemptedRevision !== undefined && { attempted: k.status.lastAttemptedRevision }),
     ...(k.status?.lastHandledReconcileAt !== undefined && { handled: k.status.lastHandledReconcileAt }),
   };
 }
