@@ -32,7 +32,7 @@ function ssaDeployment() {
       return {};
     },
   } as unknown as AppsV1Api;
-  return { spec, calls, clients: { apps, core: {} as CoreV1Api } };
+  return { spec, calls, clients: { apps, core: {} as CoreV1Api, now: () => 0 } };
 }
 
 describe('actuators on native Deployments (compat mode)', () => {
@@ -69,7 +69,7 @@ describe('markOld and unmark', () => {
         return {};
       },
     } as unknown as CoreV1Api;
-    return { calls, clients: { core, apps: {} as AppsV1Api } };
+    return { calls, clients: { core, apps: {} as AppsV1Api, now: () => 0 } };
   }
   const apiException = (code: number) => Object.assign(new Error(`HTTP ${code}`), { code, body: { kind: 'Status', code } });
   /** The Content-Type the per-call options set (client-node's setHeaderOptions middleware). */

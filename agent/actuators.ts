@@ -1,6 +1,7 @@
 import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api } from '@kubernetes/client-node';
 import { IN_PLACE_READINESS_GATE, MARKED_AT_ANNOTATION, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
 import type { PauseAction, RolloutAction, ScaleAction, SwapAction } from '../core/rollout/actions.js';
+import { evictPod } from './eviction.js';
 import { FIELD_MANAGER } from './field-manager.js';
 import { isConflict, isInvalid, isNotFound } from './kube-errors.js';
 import type { MetaObject } from './objects.js';
@@ -17,6 +18,8 @@ export const PAUSE_FIELD_MANAGER = `${FIELD_MANAGER}-pause`;
 export interface ActuatorClients {
   readonly core: CoreV1Api;
   readonly apps: AppsV1Api;
+  /** The time written into conditions (the API server's, see ServerClock): another replica reads it back. */
+  readonly now: () => number;
 }
 
 /** Which kind the regional workloads of an ExtendedDeployment are. */
@@ -32,21 +35,21 @@ export type WorkloadKind = 'ReplicaSet' | 'Deployment';
 export async function performAction(clients: ActuatorClients, namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<MetaObject | undefined> {
   if (action.kind === 'scale') return scale(clients, namespace, kind, action.workload, action.replicas);
   if (action.kind === 'setPaused') return setPaused(clients, namespace, action.workload, action.paused);
-  await podAction(clients.core, namespace, action);
+  await podAction(clients, namespace, action);
   return undefined;
 }
 
-async function podAction(core: CoreV1Api, namespace: string, action: Exclude<RolloutAction, ScaleAction | PauseAction>): Promise<void> {
+async function podAction({ core, now }: ActuatorClients, namespace: string, action: Exclude<RolloutAction, ScaleAction | PauseAction>): Promise<void> {
   switch (action.kind) {
     case 'markOld':
       return mark(core, namespace, action.pod, action.uid, { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: action.at });
     case 'unmark':
       return mark(core, namespace, action.pod, action.uid, { [POD_DELETION_COST_ANNOTATION]: null, [MARKED_AT_ANNOTATION]: null });
     case 'deletePod':
-      return deletePod(core, namespace, action.pod, action.uid);
+      return evictPod(core, namespace, action.pod, action.uid);
     case 'openGate':
     case 'closeGate':
-      return setGate(core, namespace, action.pod, action.uid, action.kind === 'openGate');
+      return setGate(core, namespace, action.pod, action.uid, action.kind === 'openGate', now());
     case 'swapBegin':
     case 'swapImages':
     case 'swapDone':
@@ -87,12 +90,12 @@ async function swapStep(core: CoreV1Api, namespace: string, action: SwapAction):
  * takes the pod out of endpoints for an in-place swap, True lets it become Ready. The uid in the patch makes the API
  * server refuse it for another pod that took the name: uid is immutable.
  */
-async function setGate(core: CoreV1Api, namespace: string, name: string, uid: string, open: boolean): Promise<void> {
+async function setGate(core: CoreV1Api, namespace: string, name: string, uid: string, open: boolean, now: number): Promise<void> {
   const condition = {
     type: IN_PLACE_READINESS_GATE,
     status: open ? 'True' : 'False',
     reason: open ? 'NotUpdating' : 'StartInPlaceUpdate',
-    lastTransitionTime: new Date().toISOString(),
+    lastTransitionTime: new Date(now).toISOString(),
   };
   try {
     const body = { metadata: { uid }, status: { conditions: [condition] } };
@@ -138,15 +141,5 @@ async function mark(core: CoreV1Api, namespace: string, name: string, uid: strin
   } catch (error) {
     // 404: gone meanwhile; 422: the uid differs, so the pod we meant is gone and another took its name.
     if (!isNotFound(error) && !isInvalid(error)) throw error;
-  }
-}
-
-/** Deletes one exact pod (uid precondition); its ReplicaSet replaces it at the template's revision. */
-async function deletePod(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<void> {
-  try {
-    await core.deleteNamespacedPod({ name, namespace, body: { preconditions: { uid } } });
-  } catch (error) {
-    // 404: already gone; 409: the uid precondition failed, so the pod we meant is gone and another took its name.
-    if (!isNotFound(error) && !isConflict(error)) throw error;
   }
 }

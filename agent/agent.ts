@@ -1,13 +1,15 @@
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { performAction } from './actuators.js';
 import { countingKubeConfig } from './api-requests.js';
+import { transportKubeConfig } from './api-transport.js';
 import { realClock, type Clock } from './clock.js';
 import { Controller } from './controller.js';
 import { apiEventRecorder } from './events.js';
-import { parseBindAddress, startHealthServer, type BindAddress } from './http-server.js';
-import { makeInformers } from './informers.js';
+import { startAgentEndpoints } from './endpoints.js';
+import type { BindAddress } from './http-server.js';
+import { makeInformers, stuckInformers } from './informers.js';
 import { edKey, regionKey } from './keys.js';
-import { LeaderElector, leaderElectionTiming } from './leader-election.js';
+import { LeaderElector, leaderElectionTiming, type LostLeadership } from './leader-election.js';
 import { keepAliveKubeConfig } from './keep-alive.js';
 import { jsonLogger, type Logger } from './log.js';
 import { AgentMetrics } from './metrics.js';
@@ -15,6 +17,7 @@ import { agentSettings, type AgentSettings } from './options.js';
 import { Reconciler } from './reconciler.js';
 import { replaceRegionStatus, replaceStatus } from './status-writer.js';
 import { ClusterNodes } from './cluster-nodes.js';
+import { ServerClock } from './server-clock.js';
 import { hasMoves } from './snapshot.js';
 import { WorkQueue } from './work-queue.js';
 
@@ -25,6 +28,12 @@ const ROOM_CHANGE_DELAY_MS = 1_000;
 const DRAIN_TIMEOUT_MS = 15_000;
 /** How long a graceful stop waits for queued Events to be sent. */
 const EVENT_FLUSH_TIMEOUT_MS = 5_000;
+/**
+ * Every API request (not watches) is aborted after this long: a connection that died without a close would otherwise
+ * hang its caller for the kernel's retransmission timeout (about 15 minutes). A minute leaves room for a LIST of every
+ * pod in a large cluster.
+ */
+const REQUEST_TIMEOUT_MS = 60_000;
 
 /** Everything `startAgent` needs. */
 export interface AgentOptions extends Partial<AgentSettings> {
@@ -35,16 +44,29 @@ export interface AgentOptions extends Partial<AgentSettings> {
   readonly processMetrics?: boolean;
 }
 
+/** Why a running agent ended by itself (a process exits non-zero on it, and its Deployment starts it again). */
+export interface AgentFailure {
+  readonly reason: 'LostLeadership' | 'CacheSyncTimeout';
+  readonly message: string;
+}
+
 /** A running agent. */
 export interface Agent {
-  /** Where /healthz, /readyz and /metrics are served. */
+  /** Where /metrics is served. */
   readonly address: BindAddress;
+  /** Where /healthz, /livez and /readyz are served. */
+  readonly healthAddress: BindAddress;
   readonly settings: AgentSettings;
   /** Every informer synced. */
   ready(): boolean;
   isLeader(): boolean;
   /** Stops gracefully (see the order in the code); resolves when everything is stopped. Safe to call twice. */
   stop(): Promise<void>;
+  /**
+   * Resolves when the agent stopped by itself: it lost leadership (every reconcile is cut off at its next write) or
+   * its caches did not sync in time. Everything is stopped by then; the lease was not released.
+   */
+  readonly failed: Promise<AgentFailure>;
 }
 
 /**
@@ -54,7 +76,9 @@ export interface Agent {
  */
 export async function startAgent(options: AgentOptions): Promise<Agent> {
   const settings = agentSettings(options);
-  const clock = options.clock ?? realClock;
+  // Times the agent writes down are read back by the next leader: they are the API server's, not this host's.
+  const serverClock = new ServerClock(options.clock ?? realClock);
+  const clock: Clock = serverClock;
   const log = options.log ?? jsonLogger();
   let queue: WorkQueue | undefined;
   let workers: Promise<void> | undefined;
@@ -63,7 +87,15 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   // Every request the agent sends is counted (extendeddeployment_agent_api_requests_total), watches per informer;
   // requests reuse kept-alive TLS connections instead of client-node's new connection per request.
   const countRequest = (verb: string, resource: string) => metrics.apiRequests.inc({ verb, resource });
-  const kc = countingKubeConfig(keepAliveKubeConfig(options.kubeConfig), countRequest);
+  // Every request times out and reports the server's clock; writes other than the Lease's pass the leadership fence.
+  let elector: LeaderElector | undefined;
+  let fenceClosed = false;
+  const pooled = keepAliveKubeConfig(options.kubeConfig);
+  const transport = { clock, userAgent: `extended-deployment-agent (${settings.identity})`, onResponse: serverClock.observe };
+  const kc = countingKubeConfig(
+    transportKubeConfig(pooled, { ...transport, timeoutMs: REQUEST_TIMEOUT_MS, mayWrite: () => !fenceClosed && (elector ? elector.mayWrite() : true) }),
+    countRequest,
+  );
   const core = kc.makeApiClient(CoreV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
@@ -89,6 +121,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     log,
     enqueue: (key) => queue?.add(key),
     onRestart: (resource) => metrics.informerRestarts.inc({ resource }),
+    onForbidden: (verb, resource) => metrics.forbidden.inc({ verb, resource }),
     watchKubeConfig: (resource) => countingKubeConfig(options.kubeConfig, countRequest, resource),
   });
   cluster = new ClusterNodes(informers.caches.nodes, informers.caches.usage);
@@ -100,7 +133,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     metrics,
     cluster,
     ports: {
-      performAction: (namespace, kind, action) => performAction({ core, apps }, namespace, kind, action),
+      performAction: (namespace, kind, action) => performAction({ core, apps, now: () => clock.now() }, namespace, kind, action),
       writeStatus: (ed, status) => replaceStatus(custom, ed, status),
       recordEvent: (object, event) => recorder.record(object, event),
       writeRegionStatus: (region, status) => replaceRegionStatus(custom, region, status),
@@ -109,12 +142,14 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   const controller = new Controller(reconciler, log, metrics);
   const unsynced = () => informers.all.filter((i) => !i.synced()).map((i) => i.resource);
 
-  const server = await startHealthServer(
-    parseBindAddress(settings.metricsBindAddress),
-    { notReady: () => (unsynced().length > 0 ? `informers not synced: ${unsynced().join(', ')}` : undefined) },
-    metrics.registry,
+  const server = await startAgentEndpoints(settings, {
+    // Scrapers are reviewed on standbys too: TokenReviews are no rollout writes, so they bypass the leadership fence.
+    kc: countingKubeConfig(transportKubeConfig(pooled, { ...transport, timeoutMs: REQUEST_TIMEOUT_MS }), countRequest),
+    health: { notReady: () => (unsynced().length > 0 ? `informers not synced: ${unsynced().join(', ')}` : undefined), notLive: () => stuckInformers(informers) },
+    registry: metrics.registry,
+    clock,
     log,
-  );
+  });
   for (const informer of informers.all) informer.start();
 
   const startLeading = () => {
@@ -146,11 +181,23 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     working = false;
   };
 
-  const elector = settings.leaderElect
+  let fail: (failure: AgentFailure) => void = () => undefined;
+  const failed = new Promise<AgentFailure>((resolve) => (fail = resolve));
+  const timing = leaderElectionTiming(settings.leaseDurationSeconds);
+  elector = settings.leaderElect
     ? new LeaderElector(
-        kc.makeApiClient(CoordinationV1Api),
-        { namespace: settings.leaseNamespace, name: settings.leaseName, identity: settings.identity, ...leaderElectionTiming(settings.leaseDurationSeconds) },
-        { clock, log, onStartedLeading: startLeading, onStoppedLeading: stopLeading },
+        // The Lease's own client: unfenced (it is how the fence opens), and timed out within one try.
+        countingKubeConfig(transportKubeConfig(pooled, { ...transport, timeoutMs: timing.attemptTimeoutMs }), countRequest).makeApiClient(CoordinationV1Api),
+        { namespace: settings.leaseNamespace, name: settings.leaseName, identity: settings.identity, ...timing },
+        {
+          clock,
+          log,
+          onStartedLeading: startLeading,
+          onStoppedLeading: (lost: LostLeadership) => {
+            stopLeading();
+            void shutDown({ release: false }).then(() => fail({ reason: 'LostLeadership', message: `lost leadership: ${lost.reason}` }));
+          },
+        },
       )
     : undefined;
   log.info('agent started', {
@@ -161,30 +208,44 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   });
   if (elector) elector.start();
   else startLeading();
+  // controller-runtime's CacheSyncTimeout: caches that never sync (a 403 on a list, a CRD missing) end the process
+  // with a clear log, a visible crash loop, instead of a replica that looks alive and does nothing.
+  const cacheSyncTimer = clock.setTimer(settings.cacheSyncTimeoutSeconds * 1000, () => {
+    const missing = unsynced();
+    if (missing.length === 0) return;
+    const message = `caches did not sync within ${settings.cacheSyncTimeoutSeconds}s: ${missing.join(', ')} (see the informers' warnings for the API errors)`;
+    log.error(message);
+    void shutDown({ release: false }).then(() => fail({ reason: 'CacheSyncTimeout', message }));
+  });
 
   let stopping: Promise<void> | undefined;
-  const stop = () =>
+  const shutDown = ({ release }: { release: boolean }) =>
     (stopping ??= (async () => {
       log.info('shutting down');
+      cacheSyncTimer();
       // 1. No more renewals or takeovers; the lease stays ours while the last reconciles finish, so a standby cannot
       //    act on the same objects at the same time.
       await elector?.stop();
       // 2. Drain: hand out what is queued, wait for the workers (bounded, so a hung call cannot block shutdown).
       const q = queue;
       queue = undefined;
+      let drained = true;
       if (q && !working) q.shutDown(true); // no worker ever started: nothing is in flight
       else if (q) {
-        const drained = q.shutDownWithDrain().then(() => workers);
-        const timedOut = await Promise.race([drained.then(() => false), new Promise<boolean>((resolve) => clock.setTimer(DRAIN_TIMEOUT_MS, () => resolve(true)))]);
-        if (timedOut) {
-          log.warn('reconciles still running after the drain timeout; stopping anyway', { timeoutMs: DRAIN_TIMEOUT_MS });
+        const done = q.shutDownWithDrain().then(() => workers);
+        drained = await Promise.race([done.then(() => true), new Promise<boolean>((resolve) => clock.setTimer(DRAIN_TIMEOUT_MS, () => resolve(false)))]);
+        if (!drained) {
+          log.warn('reconciles still running after the drain timeout; stopping anyway and keeping the lease until it expires', { timeoutMs: DRAIN_TIMEOUT_MS });
           q.shutDown(true);
         }
       }
       metrics.leader.set(0);
       await recorder.flush(EVENT_FLUSH_TIMEOUT_MS);
-      // 3. Release the lease: a standby takes over at its next try instead of after the lease expires.
-      await elector?.release();
+      // Nothing more is written; a reconcile still hanging on a request is refused at its next write.
+      fenceClosed = true;
+      // 3. Release the lease, only when nothing of ours can still be in flight: a standby takes over at its next try
+      //    instead of after the lease expires.
+      if (release && drained) await elector?.release();
       // 4. Stop watching, then close the endpoints.
       await Promise.all([...informers.all, informers.caches.usage].map((i) => i.stop()));
       await server.close();
@@ -192,10 +253,12 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     })());
 
   return {
-    address: server.address,
+    address: server.metrics,
+    healthAddress: server.health,
     settings,
     ready: () => unsynced().length === 0,
-    isLeader: () => (elector ? elector.isLeader() : true),
-    stop,
+    isLeader: () => (elector ? elector.isLeader() : !fenceClosed),
+    stop: () => shutDown({ release: true }),
+    failed,
   };
 }

@@ -1,3 +1,4 @@
+import { isFencedWrite } from './api-transport.js';
 import { apiError, isConflict, retryAfterMs } from './kube-errors.js';
 import type { Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
@@ -34,6 +35,12 @@ export class Controller {
       queue.forget(key);
       if (outcome.requeueAfterMs !== undefined) queue.addAfter(key, outcome.requeueAfterMs);
     } catch (error) {
+      // Leadership is gone: this term's queue is shutting down and the next leader reconciles the key.
+      if (isFencedWrite(error)) {
+        result = 'fenced';
+        this.log.info('reconcile stopped: not the leader any more', { ed: key });
+        return;
+      }
       const { code, message } = apiError(error);
       // A conflict only means the cache was behind the object: routine, retried at once on fresher data.
       const level = isConflict(error) ? 'debug' : 'warn';

@@ -62,8 +62,8 @@ describe('the agent names its field manager', () => {
     ]);
   });
 
-  it('on every pod patch and workload apply; a delete has no field manager to name (it writes no fields)', async () => {
-    const clients = { core: kc.makeApiClient(CoreV1Api), apps: kc.makeApiClient(AppsV1Api) };
+  it('on every pod patch and workload apply; an eviction has no field manager to name (it stores no object)', async () => {
+    const clients = { core: kc.makeApiClient(CoreV1Api), apps: kc.makeApiClient(AppsV1Api), now: () => Date.UTC(2026, 0, 1) };
     const pod = { region: 'amd', pod: 'web-1', uid: 'u-1' };
     const swap = { ...pod, resourceVersion: '5', state: { revision: 'r2', phase: 'swapping' as const, since: 0 }, images: { app: 'web:2' }, revision: 'r2' };
     await performAction(clients, 'shop', 'ReplicaSet', { kind: 'markOld', ...pod, at: '2026-01-01T00:00:00.000Z' });
@@ -79,7 +79,7 @@ describe('the agent names its field manager', () => {
       'PATCH /api/v1/namespaces/shop/pods/web-1 fieldManager=extendeddeployment-agent',
       'PATCH /api/v1/namespaces/shop/pods/web-1 fieldManager=extendeddeployment-agent',
       'PATCH /api/v1/namespaces/shop/pods/web-1/status fieldManager=extendeddeployment-agent',
-      'DELETE /api/v1/namespaces/shop/pods/web-1 fieldManager=null',
+      'POST /api/v1/namespaces/shop/pods/web-1/eviction fieldManager=null',
       'PATCH /apis/apps/v1/namespaces/shop/replicasets/web-amd fieldManager=extendeddeployment-agent',
       'PATCH /apis/apps/v1/namespaces/shop/deployments/web-amd fieldManager=extendeddeployment-agent',
       'PATCH /apis/apps/v1/namespaces/shop/deployments/web-amd fieldManager=extendeddeployment-agent-pause',
@@ -105,7 +105,7 @@ describe('the agent names its field manager', () => {
     const elector = new LeaderElector(kc.makeApiClient(CoordinationV1Api), config, hooks);
     elector.start();
     clock.advance(0);
-    await until(() => leading === 1 && clock.pending() === 1);
+    await until(() => leading === 1 && clock.pending() === 2); // the next try and the renew deadline
     clock.advance(LEADER_ELECTION_DEFAULTS.retryPeriodMs * 1.2);
     await until(() => requests.length === 4);
     await elector.stop();

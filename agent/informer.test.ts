@@ -1,7 +1,7 @@
 import { KubeConfig, type Informer, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from './clock.js';
-import { ResilientInformer, type InformerEvent } from './informer.js';
+import { ResilientInformer, STUCK_GRACE_MS, type InformerEvent } from './informer.js';
 import { silentLogger } from './log.js';
 
 type Callback = (arg?: unknown) => void;
@@ -16,6 +16,8 @@ class FakeListWatch {
   starts = 0;
   stops = 0;
   path = '';
+  /** The list function the informer handed over (ResilientInformer wraps it to notice each completed list). */
+  listFn: () => Promise<unknown> = async () => undefined;
   constructor(private readonly script: ('ok' | 'error')[]) {}
   on(verb: string, cb: Callback): void {
     this.callbacks.set(verb, [...(this.callbacks.get(verb) ?? []), cb]);
@@ -60,8 +62,9 @@ function setup(script: ('ok' | 'error')[], path = '/api/v1/pods', indexBy?: (o: 
         seenInIndex.push(informer.byIndex('web').map((o) => o.metadata?.name ?? ''));
       },
       onRestart: (resource) => restarts.push(resource),
-      make: (_kc, p) => {
+      make: (_kc, p, list) => {
         fake.path = p;
+        fake.listFn = list;
         return fake as unknown as Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
       },
       ...(indexBy && { indexBy }),
@@ -101,9 +104,9 @@ describe('ResilientInformer', () => {
     expect(setup([]).informer.byIndex('web')).toEqual([]); // no index function: nothing is indexed
   });
 
-  it('asks the server to end each watch after a randomized 5 to 10 minutes', () => {
-    expect(setup([]).fake.path).toBe('/api/v1/pods?timeoutSeconds=600');
-    expect(setup([], '/x?a=b').fake.path).toBe('/x?a=b&timeoutSeconds=600');
+  it('asks the server to end each watch after a randomized 5 to 10 minutes, and for bookmarks', () => {
+    expect(setup([]).fake.path).toBe('/api/v1/pods?timeoutSeconds=600&allowWatchBookmarks=true');
+    expect(setup([], '/x?a=b').fake.path).toBe('/x?a=b&timeoutSeconds=600&allowWatchBookmarks=true');
   });
 
   it('restarts after a failed start with exponential backoff, and is synced only after a success', async () => {
@@ -170,5 +173,65 @@ describe('ResilientInformer', () => {
     await settle();
     expect(fake.starts).toBe(1);
     expect(restarts).toEqual(['pods']);
+  });
+
+  describe('stuck (liveness)', () => {
+    /** random() = 1: a 600 s watch timeout, so the bound is 600 s + STUCK_GRACE_MS. */
+    const BOUND_MS = 600_000 + STUCK_GRACE_MS;
+
+    it('is stuck once it has heard nothing for longer than its watch timeout plus the grace, and says so', async () => {
+      const { clock, informer } = setup(['ok']);
+      informer.start();
+      await settle();
+      clock.advance(BOUND_MS);
+      expect(informer.stuck()).toBeUndefined();
+      clock.advance(1_000);
+      expect(informer.stuck()).toBe('informer pods: no list, watch event or watch end for 721 s (bound 720 s)');
+    });
+
+    it('hears every turn of its loop: a completed list, a watch event, a new round after a watch ended, an error', async () => {
+      const signals: Record<string, (fake: FakeListWatch) => Promise<unknown> | void> = {
+        list: (fake) => fake.listFn(),
+        add: (fake) => fake.emit('add', { metadata: { name: 'a' } }),
+        update: (fake) => fake.emit('update', { metadata: { name: 'a' } }),
+        delete: (fake) => fake.emit('delete', { metadata: { name: 'a' } }),
+        'watch ended, next round': (fake) => fake.emit('connect'),
+        error: (fake) => fake.emit('error', new Error('watch closed with an error')),
+      };
+      for (const [name, signal] of Object.entries(signals)) {
+        const { clock, fake, informer } = setup(['ok', 'ok']);
+        informer.start();
+        await settle();
+        clock.advance(BOUND_MS - 1_000);
+        await signal(fake);
+        clock.advance(2_000);
+        expect(informer.stuck(), name).toBeUndefined();
+        clock.advance(BOUND_MS);
+        expect(informer.stuck(), `${name}, then silence`).toMatch(/^informer pods: no list/);
+        await informer.stop();
+      }
+    });
+
+    it('is not stuck while it keeps failing: each try reports, and backs off at most 30 s', async () => {
+      const { clock, informer } = setup(Array.from({ length: 200 }, () => 'error' as const));
+      informer.start();
+      await settle();
+      for (let elapsed = 0; elapsed < 2 * BOUND_MS; elapsed += 10_000) {
+        clock.advance(10_000);
+        await settle();
+        expect(informer.stuck()).toBeUndefined();
+      }
+    });
+
+    it('is never stuck when not running: before start, and after stop', async () => {
+      const { clock, informer } = setup(['ok']);
+      clock.advance(2 * BOUND_MS);
+      expect(informer.stuck()).toBeUndefined();
+      informer.start();
+      await settle();
+      await informer.stop();
+      clock.advance(2 * BOUND_MS);
+      expect(informer.stuck()).toBeUndefined();
+    });
   });
 });

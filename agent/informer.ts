@@ -44,6 +44,11 @@ export type InformerFactory<T extends KubernetesObject> = (
 export const INFORMER_BACKOFF: BackoffOptions = { baseMs: 500, capMs: 30_000 };
 /** An informer that ran this long without an error starts its backoff from the beginning again. */
 const HEALTHY_AFTER_MS = 60_000;
+/**
+ * How much longer than its watch timeout an informer may stay silent before it counts as stuck: room for the server to
+ * close the watch, a backoff (at most INFORMER_BACKOFF's cap) and a slow list.
+ */
+export const STUCK_GRACE_MS = 120_000;
 
 /**
  * A client-node informer (ListWatch) that keeps itself running. client-node relists by itself after `410 Gone`, but
@@ -51,6 +56,12 @@ const HEALTHY_AFTER_MS = 60_000;
  * starts it again after an exponential, jittered, capped backoff, watching on from the last resourceVersion (or
  * relisting when that is too old). The watch carries a server-side timeout, so a connection that silently died is
  * replaced within minutes instead of never.
+ *
+ * It also knows when it is stuck (see `stuck`): every turn of its loop is heard of — a list completing, a watch event,
+ * a watch ending (normally at its timeout, or with an error) — and a running informer that has heard nothing for
+ * longer than its watch timeout plus STUCK_GRACE_MS has a request hanging that nothing will end. Watch bookmarks are
+ * requested so that a watch restarted on a quiet resource resumes from a recent resourceVersion instead of relisting
+ * after a 410; the bound does not count on them (the API server sends them only on a best-effort basis).
  */
 export class ResilientInformer<T extends KubernetesObject> implements IndexedCacheReader<T> {
   private readonly informer: Informer<T> & ObjectCache<T>;
@@ -62,6 +73,11 @@ export class ResilientInformer<T extends KubernetesObject> implements IndexedCac
   private errorDuringStart = false;
   private starting = false;
   private restartTimer: CancelTimer | undefined;
+  /** When the loop last turned (monotonic ms); see `stuck`. */
+  private lastHeard = 0;
+  /** The last error a list failed with: tells a forbidden list from a forbidden watch. */
+  private listFailure: unknown;
+  private readonly silenceBoundMs: number;
 
   constructor(
     kc: KubeConfig,
@@ -71,6 +87,8 @@ export class ResilientInformer<T extends KubernetesObject> implements IndexedCac
       readonly log: Logger;
       readonly onEvent: (event: InformerEvent, object: T) => void;
       readonly onRestart?: (resource: string) => void;
+      /** The API server answered 403 to a list or watch of the resource (RBAC: no restart helps until it is granted). */
+      readonly onForbidden?: (verb: 'list' | 'watch', resource: string) => void;
       readonly random?: () => number;
       /** Builds the underlying informer (client-node's makeInformer; tests pass a fake). */
       readonly make?: InformerFactory<T>;
@@ -80,23 +98,37 @@ export class ResilientInformer<T extends KubernetesObject> implements IndexedCac
   ) {
     // client-go picks a watch timeout between 5 and 10 minutes at random; so do we, once per informer.
     const timeout = 300 + Math.floor((options.random ?? Math.random)() * 300);
-    const path = `${spec.path}${spec.path.includes('?') ? '&' : '?'}timeoutSeconds=${timeout}`;
-    this.informer = (options.make ?? makeInformer)(kc, path, spec.list, spec.labelSelector);
+    this.silenceBoundMs = timeout * 1000 + STUCK_GRACE_MS;
+    const path = `${spec.path}${spec.path.includes('?') ? '&' : '?'}timeoutSeconds=${timeout}&allowWatchBookmarks=true`;
+    const list = async () => {
+      const result = await spec.list().catch((error: unknown) => {
+        this.listFailure = error;
+        throw error;
+      });
+      this.heard();
+      return result;
+    };
+    this.informer = (options.make ?? makeInformer)(kc, path, list, spec.labelSelector);
     this.index = new ObjectIndex(options.indexBy ?? (() => undefined));
     // The cache has changed when ListWatch calls back (relists included): the index follows before anyone is told.
     this.informer.on('add', (o) => {
+      this.heard();
       this.index.upsert(o);
       this.options.onEvent('add', o);
     });
     this.informer.on('update', (o) => {
+      this.heard();
       this.index.upsert(o);
       this.options.onEvent('update', o);
     });
     this.informer.on('delete', (o) => {
+      this.heard();
       this.index.delete(o);
       this.options.onEvent('delete', o);
     });
     this.informer.on('error', (e: unknown) => this.failed(e));
+    // A new list-and-watch round: the last watch ended (at its timeout, or after a 410 that makes it relist).
+    this.informer.on('connect', () => this.heard());
   }
 
   /** The resource name (for logs and readiness). */
@@ -113,7 +145,22 @@ export class ResilientInformer<T extends KubernetesObject> implements IndexedCac
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.heard();
     void this.run();
+  }
+
+  /**
+   * Why the informer is stuck, or undefined when it is not: it runs, and for longer than its watch timeout plus
+   * STUCK_GRACE_MS no list completed, no watch event arrived, no watch ended and no error was reported. A healthy
+   * watch ends at its server-side timeout and a failing one reports an error at each try, so only a request that
+   * hangs (a list that is never answered, a watch on a connection that died without a close) is silent that long;
+   * only a restart of the process ends it.
+   */
+  stuck(): string | undefined {
+    if (!this.running) return undefined;
+    const silentMs = this.options.clock.monotonic() - this.lastHeard;
+    if (silentMs <= this.silenceBoundMs) return undefined;
+    return `informer ${this.spec.resource}: no list, watch event or watch end for ${Math.floor(silentMs / 1000)} s (bound ${this.silenceBoundMs / 1000} s)`;
   }
 
   /** Stops watching for good. Errors the abort itself causes are ignored. */
@@ -164,11 +211,22 @@ export class ResilientInformer<T extends KubernetesObject> implements IndexedCac
     this.scheduleRestart(error);
   }
 
+  private heard(): void {
+    this.lastHeard = this.options.clock.monotonic();
+  }
+
   private scheduleRestart(error: unknown): void {
+    this.heard(); // a failure is a turn of the loop too: a failing informer is not a stuck one
     if (!this.running || this.restartTimer) return;
     if (this.options.clock.now() - this.lastStart > HEALTHY_AFTER_MS) this.attempt = 0;
     const delay = backoffDelay(this.attempt++, INFORMER_BACKOFF, this.options.random);
     const { code, message } = apiError(error);
+    if (code === 403) {
+      // The cache stays unsynced (or stale) until someone grants the verb: an error for the operator, not a blip.
+      const verb = error === this.listFailure ? 'list' : 'watch';
+      this.options.log.error('forbidden: the agent may not list or watch a resource it needs', { resource: this.spec.resource, verb, error: message });
+      this.options.onForbidden?.(verb, this.spec.resource);
+    }
     this.options.log.warn('informer stopped; restarting', { resource: this.spec.resource, code, error: message, retryInMs: delay });
     this.options.onRestart?.(this.spec.resource);
     this.restartTimer = this.options.clock.setTimer(delay, () => void this.run());

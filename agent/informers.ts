@@ -66,6 +66,8 @@ export function makeInformers(
     /** A pod bound to a node appeared, changed or went: what nodes have left changed. */
     onUsageEvent?: () => void;
     onRestart?: (resource: string) => void;
+    /** A list or watch of `resource` was forbidden (403). */
+    onForbidden?: (verb: 'list' | 'watch', resource: string) => void;
     /** The KubeConfig an informer of `resource` watches with (default `kc`): lets the agent count watch requests per resource. */
     watchKubeConfig?: (resource: string) => KubeConfig;
   },
@@ -78,7 +80,13 @@ export function makeInformers(
   const scoped = (prefix: string, plural: string) => (ns ? `${prefix}/namespaces/${encodeURIComponent(ns)}/${plural}` : `${prefix}/${plural}`);
   const labelSelector = NAME_LABEL; // "has the label": any value
   // Cached objects are kept without metadata.managedFields (never read, a third of a pod): see slim-informer.ts.
-  const common = { clock: options.clock, log: options.log, make: slimInformer, ...(options.onRestart && { onRestart: options.onRestart }) };
+  const common = {
+    clock: options.clock,
+    log: options.log,
+    make: slimInformer,
+    ...(options.onRestart && { onRestart: options.onRestart }),
+    ...(options.onForbidden && { onForbidden: options.onForbidden }),
+  };
   const toOwner = (_event: InformerEvent, object: KubernetesObject) => {
     const key = ownerKey(object);
     if (key) options.enqueue(key);
@@ -184,4 +192,10 @@ export function makeInformers(
 
   const all = [extendedDeployments, deployRegions, replicaSets, deployments, pods, nodes] as unknown as readonly ResilientInformer<KubernetesObject>[];
   return { caches: { extendedDeployments, deployRegions, replicaSets, deployments, pods, nodes, usage }, all };
+}
+
+/** Why the agent is not live: every running informer that is stuck (ResilientInformer.stuck), or undefined when none is. */
+export function stuckInformers(informers: AgentInformers): string | undefined {
+  const reasons = [...informers.all, informers.caches.usage].map((i) => i.stuck()).filter((r): r is string => r !== undefined);
+  return reasons.length > 0 ? reasons.join('; ') : undefined;
 }

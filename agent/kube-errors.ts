@@ -39,6 +39,11 @@ export function isNotFound(error: unknown): boolean {
   return apiError(error).code === 404;
 }
 
+/** 403: RBAC (or an admission webhook) refused the request; retrying cannot help until someone grants it. */
+export function isForbidden(error: unknown): boolean {
+  return apiError(error).code === 403;
+}
+
 /** 409: a resourceVersion or uid precondition failed, or the object already exists. */
 export function isConflict(error: unknown): boolean {
   return apiError(error).code === 409;

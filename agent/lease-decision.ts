@@ -24,7 +24,7 @@ export type LeaseDecision =
   | { readonly action: 'acquire'; readonly spec: LeaseSpecWrite }
   /** We hold it: extend it (an update carrying the read resourceVersion). */
   | { readonly action: 'renew'; readonly spec: LeaseSpecWrite }
-  /** Someone else holds a live lease: stay standby until `expiresAt` (local time) at the earliest. */
+  /** Someone else holds a live lease: stay standby until `expiresAt` (monotonic time) at the earliest. */
   | { readonly action: 'wait'; readonly holder: string; readonly expiresAt: number };
 
 /** Everything the decision reads. */
@@ -32,11 +32,15 @@ export interface LeaseDecisionInput {
   /** The lease as read; undefined when it does not exist. */
   readonly lease: LeaseRecord | undefined;
   /**
-   * Local time at which this candidate first saw the lease's current record. Expiry is measured from here, not from
-   * the record's renewTime, so clocks of different nodes never need to agree (client-go's rule): a holder that stops
-   * renewing loses the lease one lease duration after anyone noticed the record stopped changing.
+   * Monotonic time at which this candidate first saw the lease's current record. Expiry is measured from here, not
+   * from the record's renewTime, so clocks of different nodes never need to agree (client-go's rule): a holder that
+   * stops renewing loses the lease one lease duration after anyone noticed the record stopped changing. Monotonic, so
+   * a wall clock stepped forward never makes a standby take over early.
    */
   readonly observedAt: number;
+  /** Monotonic time now (the frame of `observedAt`). */
+  readonly monotonicNow: number;
+  /** Wall time now: what is written into acquireTime and renewTime, for people and tools reading the Lease. */
   readonly now: number;
   readonly identity: string;
   /** Lease duration to write when taking or renewing the lease. */
@@ -60,17 +64,18 @@ export function decideLease(input: LeaseDecisionInput): LeaseDecision {
     };
   }
   const expiresAt = input.observedAt + (lease.leaseDurationSeconds ?? leaseDurationSeconds) * 1000;
-  if (holder === '' || now >= expiresAt) return { action: 'acquire', spec: fresh((lease.leaseTransitions ?? 0) + 1) };
+  if (holder === '' || input.monotonicNow >= expiresAt) return { action: 'acquire', spec: fresh((lease.leaseTransitions ?? 0) + 1) };
   return { action: 'wait', holder, expiresAt };
 }
 
 /**
- * Whether a leader that last renewed at `lastRenew` must give up: renewals have failed for longer than the renew
- * deadline. It steps down before the lease (15 s) can expire for the others (10 s < 15 s), so two leaders never act
- * at once as long as clocks tick at the same rate.
+ * Whether a leader whose last successful renewal started at `lastRenew` (monotonic) must give up: no renewal
+ * succeeded within the renew deadline. It steps down before the lease (15 s) can expire for the others (10 s < 15 s),
+ * counted from the moment its renewal was sent, which is no later than when any standby observed it: so two leaders
+ * never act at once as long as clocks tick at the same rate.
  */
-export function mustStepDown(lastRenew: number, now: number, renewDeadlineMs: number): boolean {
-  return now - lastRenew > renewDeadlineMs;
+export function mustStepDown(lastRenew: number, monotonicNow: number, renewDeadlineMs: number): boolean {
+  return monotonicNow - lastRenew >= renewDeadlineMs;
 }
 
 /** The identity of the current record, to notice when it changes (a renewal or a new holder). */

@@ -9,7 +9,7 @@ export class AgentMetrics {
   readonly registry = new Registry();
   readonly reconcileDuration = new Histogram({
     name: 'extendeddeployment_agent_reconcile_duration_seconds',
-    help: 'Time to reconcile one ExtendedDeployment, by result (success, error, invalid).',
+    help: 'Time to reconcile one ExtendedDeployment, by result (success, error, invalid, fenced: cut off by a lost leadership).',
     labelNames: ['result'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
@@ -47,6 +47,12 @@ export class AgentMetrics {
     name: 'extendeddeployment_agent_informer_restarts_total',
     help: 'Informers restarted after an error, by resource.',
     labelNames: ['resource'] as const,
+    registers: [this.registry],
+  });
+  readonly forbidden = new Counter({
+    name: 'extendeddeployment_agent_forbidden_total',
+    help: 'Requests the API server answered 403 Forbidden (RBAC), by verb (list, watch, create, patch, update) and resource[/subresource].',
+    labelNames: ['verb', 'resource'] as const,
     registers: [this.registry],
   });
   readonly apiRequests = new Counter({

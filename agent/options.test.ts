@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LEADER_ELECTION_DEFAULTS, leaderElectionTiming } from './leader-election.js';
+import { LEADER_ELECTION_DEFAULTS, leaderElectionTiming, timingProblem } from './leader-election.js';
 import { mustStepDown } from './lease-decision.js';
 import { DEFAULT_LEASE_DURATION_SECONDS, agentSettings, parseLeaseDurationSeconds } from './options.js';
 
@@ -10,9 +10,9 @@ describe('--lease-duration', () => {
     expect(leaderElectionTiming(15)).toEqual(LEADER_ELECTION_DEFAULTS);
   });
 
-  it('scales the renew deadline (2/3) and the retry period (2/15) with the lease', () => {
-    expect(leaderElectionTiming(3)).toEqual({ leaseDurationSeconds: 3, retryPeriodMs: 400, renewDeadlineMs: 2_000 });
-    expect(leaderElectionTiming(30)).toEqual({ leaseDurationSeconds: 30, retryPeriodMs: 4_000, renewDeadlineMs: 20_000 });
+  it('scales the renew deadline (2/3), the retry period (2/15) and the try timeout (half the deadline) with the lease', () => {
+    expect(leaderElectionTiming(3)).toEqual({ leaseDurationSeconds: 3, retryPeriodMs: 400, renewDeadlineMs: 2_000, attemptTimeoutMs: 1_000 });
+    expect(leaderElectionTiming(30)).toEqual({ leaseDurationSeconds: 30, retryPeriodMs: 4_000, renewDeadlineMs: 20_000, attemptTimeoutMs: 10_000 });
   });
 
   it('keeps the safety order for every allowed duration: retry (with 20 % jitter) < renew deadline < lease', () => {
@@ -20,6 +20,7 @@ describe('--lease-duration', () => {
       const t = leaderElectionTiming(s);
       expect(t.retryPeriodMs * 1.2).toBeLessThan(t.renewDeadlineMs);
       expect(t.renewDeadlineMs).toBeLessThan(s * 1000);
+      expect(timingProblem(t)).toBeUndefined();
       // A leader whose renewals fail steps down before the lease can expire for a standby.
       expect(mustStepDown(0, t.renewDeadlineMs + 1, t.renewDeadlineMs)).toBe(true);
     }

@@ -5,7 +5,17 @@ import { hostname } from 'node:os';
 export interface AgentSettings {
   /** Watch one namespace; undefined watches all. */
   readonly namespace: string | undefined;
+  /** Where /metrics is served (`host:port`). */
   readonly metricsBindAddress: string;
+  /** Where /healthz, /livez and /readyz are served (`host:port`), apart from /metrics as controller-runtime does. */
+  readonly healthProbeBindAddress: string;
+  /**
+   * Every /metrics request must carry a bearer token that the API server authenticates (TokenReview) and authorizes
+   * for `get` on the non-resource URL /metrics (SubjectAccessReview).
+   */
+  readonly metricsSecure: boolean;
+  /** A directory holding tls.crt and tls.key: /metrics is served over TLS with them (reloaded when they change). */
+  readonly metricsCertDir: string | undefined;
   readonly leaderElect: boolean;
   readonly leaseNamespace: string;
   readonly leaseName: string;
@@ -16,6 +26,8 @@ export interface AgentSettings {
   readonly leaseDurationSeconds: number;
   readonly identity: string;
   readonly workers: number;
+  /** Caches not synced this long after the start end the process (non-zero exit), so the failure is visible. */
+  readonly cacheSyncTimeoutSeconds: number;
 }
 
 /** Where the agent is installed when POD_NAMESPACE (from the downward API) is not set. */
@@ -26,8 +38,13 @@ export const DEFAULT_LEASE_NAME = 'extended-deployment-agent';
 export const DEFAULT_LEASE_DURATION_SECONDS = 15;
 /** Bounds of --lease-duration: at 2 s a leader renews every ~270 ms; an hour is far beyond any sensible failover time. */
 export const LEASE_DURATION_BOUNDS = { min: 2, max: 3600 } as const;
-/** Health and metrics on loopback unless the user opens them (in a pod: 0.0.0.0:8080). */
+/** Metrics on loopback unless the user opens them (the install: 0.0.0.0:8080, with --metrics-secure). */
 export const DEFAULT_METRICS_BIND_ADDRESS = '127.0.0.1:8080';
+/**
+ * Health probes on loopback too: outside a pod nobody needs to reach them from elsewhere, and an agent run on a laptop
+ * opens no port. The install binds :8081, where the kubelet probes the pod IP.
+ */
+export const DEFAULT_HEALTH_PROBE_BIND_ADDRESS = '127.0.0.1:8081';
 /**
  * Workers reconciling ExtendedDeployments in parallel (one key is never reconciled by two at once). A reconcile spends
  * nearly all its time waiting for the API server, so workers are cheap: with many rollouts at once, a group whose pods
@@ -36,6 +53,9 @@ export const DEFAULT_METRICS_BIND_ADDRESS = '127.0.0.1:8080';
  * 10) but write less per reconcile.
  */
 export const DEFAULT_WORKERS = 48;
+
+/** How long the caches may take to sync (controller-runtime's CacheSyncTimeout default). */
+export const DEFAULT_CACHE_SYNC_TIMEOUT_SECONDS = 120;
 
 /** A unique identity per process: the host (the pod name in a cluster) plus a random suffix, as client-go advises. */
 export function defaultIdentity(): string {
@@ -52,12 +72,16 @@ export function agentSettings(partial: Partial<AgentSettings> = {}): AgentSettin
   return {
     namespace: partial.namespace,
     metricsBindAddress: partial.metricsBindAddress ?? DEFAULT_METRICS_BIND_ADDRESS,
+    healthProbeBindAddress: partial.healthProbeBindAddress ?? DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
+    metricsSecure: partial.metricsSecure ?? false,
+    metricsCertDir: partial.metricsCertDir,
     leaderElect: partial.leaderElect ?? true,
     leaseNamespace: partial.leaseNamespace ?? defaultLeaseNamespace(),
     leaseName: partial.leaseName ?? DEFAULT_LEASE_NAME,
     leaseDurationSeconds: partial.leaseDurationSeconds ?? DEFAULT_LEASE_DURATION_SECONDS,
     identity: partial.identity ?? defaultIdentity(),
     workers: partial.workers ?? DEFAULT_WORKERS,
+    cacheSyncTimeoutSeconds: partial.cacheSyncTimeoutSeconds ?? DEFAULT_CACHE_SYNC_TIMEOUT_SECONDS,
   };
 }
 

@@ -92,6 +92,11 @@ export class OwnWrites {
     return behind ? { behind } : { behind, newer };
   }
 
+  /** The object as the key's last tracked write of it left it (the API server's answer); undefined when none is tracked. */
+  written(key: string, kind: WrittenKind, name: string): MetaObject | undefined {
+    return this.byKey.get(key)?.get(writtenId(kind, name))?.written;
+  }
+
   forget(key: string): void {
     this.byKey.delete(key);
   }

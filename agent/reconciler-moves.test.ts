@@ -136,3 +136,45 @@ describe('Reconciler: moves never exceed room', () => {
     expect(statuses[0]?.conditions?.find((c) => c.type === 'Moves')).toMatchObject({ status: 'True', reason: 'NoRoom' });
   });
 });
+
+describe('Reconciler: a DeployRegion deleted under a rendered ExtendedDeployment', () => {
+  const nodes = [readyNode('amd-1', 'amd64'), readyNode('arm-1', 'arm64')];
+  /** The world without the DeployRegion arm (its node, workload and pods are all still there). */
+  const withoutArm = (w: ReturnType<typeof world>) => ({ ...w.caches, deployRegions: cache(regions.slice(0, 1)) }) as AgentCaches;
+
+  it('is invalid, naming the region, and moves and scales nothing (fault moves on, every pod running); back, it is valid again', async () => {
+    const healthy = recorder();
+    await new Reconciler({ ...world({ nodes, strategy: { faultMove: { enable: true } } }), ports: healthy.ports, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    expect(healthy.statuses[0]?.phase).toBe('Healthy');
+
+    const w = world({ nodes, strategy: { faultMove: { enable: true } }, status: healthy.statuses[0] });
+    const { calls, statuses, ports } = recorder();
+    const reconciler = new Reconciler({ caches: withoutArm(w), ports, clock: clock(), log: silentLogger, cluster: w.cluster });
+    expect(await reconciler.reconcile('shop/web')).toEqual({ outcome: 'invalid' });
+    // Read as a region without nodes, arm would count as Failed at once and its 3 replicas would move to amd.
+    expect(calls).toEqual(['status:Healthy:0', 'event:InvalidSpec']);
+    expect(statuses[0]?.moves).toBeUndefined();
+    expect(statuses[0]?.conditions?.find((c) => c.type === 'Valid')).toMatchObject({ status: 'False', reason: 'InvalidSpec', message: 'spec.regions[1].name: DeployRegion "arm" not found (known: amd)' });
+
+    const back = recorder();
+    const again = world({ nodes, strategy: { faultMove: { enable: true } }, status: statuses[0] });
+    expect(await new Reconciler({ ...again, ports: back.ports, clock: clock(), log: silentLogger }).reconcile('shop/web')).toEqual({ outcome: 'synced' });
+    expect(back.calls).toEqual(['status:Healthy:0']);
+    expect(back.statuses[0]?.conditions?.map((c) => c.type)).not.toContain('Valid');
+  });
+
+  it('keeps the moves its status records and acts on none of them while the region is gone', async () => {
+    const down = [readyNode('amd-1', 'amd64'), readyNode('arm-1', 'arm64', false)];
+    const moved = recorder();
+    await new Reconciler({ ...world({ nodes: down, strategy: { faultMove: { enable: true } } }), ports: moved.ports, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    const recorded = moved.statuses[0]?.moves;
+    expect(recorded).toHaveLength(1);
+
+    // arm's node is back, and its DeployRegion is gone: nothing returns, nothing moves, the record stays as it was.
+    const w = world({ nodes, strategy: { faultMove: { enable: true }, moveBack: { enable: true, stabilizationSeconds: 0 } }, status: moved.statuses[0] });
+    const { calls, statuses, ports } = recorder();
+    expect(await new Reconciler({ caches: withoutArm(w), ports, clock: new FakeClock(NOW + 600_000), log: silentLogger, cluster: w.cluster }).reconcile('shop/web')).toEqual({ outcome: 'invalid' });
+    expect(calls.filter((c) => !c.startsWith('status') && !c.startsWith('event:InvalidSpec'))).toEqual([]);
+    expect(statuses[0]?.moves).toEqual(recorded);
+  });
+});

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
-import { NAME_LABEL, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL } from '../core/labels.js';
+import { MARKED_AT_ANNOTATION, NAME_LABEL, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL } from '../core/labels.js';
 import { renderSet } from '../core/render.js';
+import type { RolloutAction } from '../core/rollout/actions.js';
 import { FakeClock } from './clock.js';
+import { EvictionBlockedError } from './eviction.js';
 import type { AgentCaches } from './informers.js';
 import { silentLogger } from './log.js';
 import type { ExtendedDeploymentObject } from './objects.js';
@@ -371,5 +373,68 @@ describe('Reconciler', () => {
     const { calls, ports } = recorder();
     expect(await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile('shop/gone')).toEqual({ outcome: 'gone' });
     expect(calls).toEqual([]);
+  });
+});
+
+describe('Reconciler and PodDisruptionBudgets', () => {
+  const BUDGET = 'The disruption budget web-pdb needs 2 healthy pods and has 2 currently';
+  /** scaleSimultaneously, both pods at the old revision: the agent evicts old pods itself. */
+  const SIMULTANEOUS = { strategy: { minReadySeconds: 0, upgradeMode: 'scaleSimultaneously' } };
+
+  /** Ports recording every write, whose evictions a budget refuses while `budget.open` is false. */
+  function guardedPorts() {
+    const budget = { open: false };
+    const { calls, statuses, ports } = recorder();
+    const guarded: ReconcilerPorts = {
+      ...ports,
+      async performAction(namespace: string, kind: 'ReplicaSet' | 'Deployment', action: RolloutAction) {
+        if (action.kind === 'deletePod' && !budget.open) {
+          calls.push(`refused:${action.pod}`);
+          throw new EvictionBlockedError(namespace, action.pod, 'web-pdb', BUDGET);
+        }
+        return ports.performAction(namespace, kind, action);
+      },
+    };
+    return { budget, calls, statuses, ports: guarded };
+  }
+
+  /** The caches catch up with the agent's writes: its last status, and the marks on the old pods. */
+  function catchUp(w: ReturnType<typeof world>, status: ExtendedDeploymentStatus | undefined) {
+    Object.assign(w.ed, { status, metadata: { ...w.ed.metadata, resourceVersion: '11' } });
+    for (const pod of w.pods) Object.assign(pod.metadata, { resourceVersion: '2', annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: '2026-01-01T00:00:00.000Z' } });
+  }
+
+  it('holds a rollout whose eviction a budget refuses: no error, a backoff, one Warning Event, and the rollout\'s own Events', async () => {
+    const w = world({ spec: SIMULTANEOUS });
+    const { calls, statuses, ports } = guardedPorts();
+    const t = clock();
+    const reconciler = new Reconciler({ caches: w.caches, ports, clock: t, log: silentLogger });
+    const first = await reconciler.reconcile('shop/web');
+    expect(first.outcome).toBe('blocked');
+    expect(first.requeueAfterMs).toBeGreaterThanOrEqual(500);
+    expect(first.requeueAfterMs).toBeLessThanOrEqual(1_000);
+    // The new rollout is recorded first, then the marks; the eviction is refused; the rollout's Events still go out.
+    expect(calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'markOld:web-amd-b', 'refused:web-amd-a', 'event:EvictionBlocked', 'event:RolloutStarted', 'event:GroupStarted']);
+
+    catchUp(w, statuses.at(-1));
+    t.advance(first.requeueAfterMs ?? 0);
+    calls.length = 0;
+    expect((await reconciler.reconcile('shop/web')).outcome).toBe('blocked');
+    expect(calls).toEqual(['refused:web-amd-a']); // reported once while the block lasts; nothing else written
+  });
+
+  it('goes on once the budget allows the eviction', async () => {
+    const w = world({ spec: SIMULTANEOUS });
+    const { budget, calls, statuses, ports } = guardedPorts();
+    const t = clock();
+    const reconciler = new Reconciler({ caches: w.caches, ports, clock: t, log: silentLogger });
+    const blocked = await reconciler.reconcile('shop/web');
+    expect(blocked.outcome).toBe('blocked');
+    catchUp(w, statuses.at(-1));
+    t.advance(blocked.requeueAfterMs ?? 0);
+    budget.open = true;
+    calls.length = 0;
+    expect((await reconciler.reconcile('shop/web')).outcome).toBe('synced');
+    expect(calls).toContain('deletePod:web-amd-a');
   });
 });

@@ -1,17 +1,21 @@
-import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
+import { extendedDeploymentStatus, type ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
 import { planRollout, type RolloutEvent, type RolloutInput, type RolloutPlan } from '../core/rollout/planner.js';
+import { gateActions } from '../core/rollout/readiness-gate.js';
 import type { WorkloadKind } from './actuators.js';
+import { actionWrite, REGION_STATUS_WRITE, STATUS_WRITE, type ApiWrite } from './api-writes.js';
 import type { Clock } from './clock.js';
+import { EvictionBlocks } from './eviction-blocks.js';
 import type { AgentCaches } from './informers.js';
 import type { Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
-import { splitKey, type DeployRegionObject, type ExtendedDeploymentObject, type MetaObject } from './objects.js';
+import { apiError, isForbidden } from './kube-errors.js';
+import { splitKey, type DeployRegionObject, type ExtendedDeploymentObject, type MetaObject, type PodObject, type Workloads } from './objects.js';
 import { OwnWrites, writtenId, type WrittenKind } from './own-writes.js';
 import { nextRequeueMs } from './requeue.js';
 import { withoutManagedFields } from './slim-informer.js';
-import { regionSelectors, snapshotFromObjects, wantsMoves, type Snapshot } from './snapshot.js';
-import { invalidSpecStatus, jsonEqual, problemsMessage, progressOnlyChange, statusChanged, statusFirst } from './status-decision.js';
+import { podsByRegion, regionSelectors, snapshotFromObjects, wantsMoves, type Snapshot } from './snapshot.js';
+import { forbiddenMessage, forbiddenStatus, invalidSpecStatus, jsonEqual, problemsMessage, progressOnlyChange, statusChanged, statusFirst } from './status-decision.js';
 import { deployRegionStatus, type DeployRegionStatus } from '../core/api/deploy-region.js';
 import { assignNodes } from '../core/moves/nodes.js';
 import { DEFAULT_FAILURE_POLICY, regionHealth } from '../core/moves/region-health.js';
@@ -38,7 +42,7 @@ export interface ReconcilerPorts {
 
 /** How a reconcile ended. */
 export interface ReconcileResult {
-  readonly outcome: 'synced' | 'invalid' | 'gone' | 'stale';
+  readonly outcome: 'synced' | 'invalid' | 'gone' | 'stale' | 'blocked';
   /** Look at the object again after this many ms, even if nothing changes. */
   readonly requeueAfterMs?: number;
 }
@@ -98,6 +102,10 @@ export class Reconciler {
   private readonly lastWrite = new Map<string, number>();
   /** Since when a count-only status change waits for an upcoming look (pacing only; lost on restart, harmlessly). */
   private readonly countsPendingSince = new Map<string, number>();
+  /** Keys whose evictions a PodDisruptionBudget refuses: their backoff, and which refusals got an Event. */
+  private readonly evictionBlocks = new EvictionBlocks();
+  /** The write each forbidden (403) error came from, for reportForbidden: the error alone does not say which it was. */
+  private readonly forbiddenWrites = new WeakMap<object, ApiWrite>();
 
   constructor(
     private readonly deps: {
@@ -111,10 +119,22 @@ export class Reconciler {
     },
   ) {}
 
-  /** Reconciles the ExtendedDeployment `namespace/name`. Throws when a write failed: the caller retries with backoff. */
+  /**
+   * Reconciles the ExtendedDeployment `namespace/name` (or a DeployRegion's status, for a region key). Throws when a
+   * write failed: the caller retries with backoff. A write the API server forbade (403) is reported first (see
+   * reportForbidden), so that RBAC trouble shows on the object and not only in the log.
+   */
   async reconcile(key: string): Promise<ReconcileResult> {
     const region = regionOfKey(key);
-    if (region !== undefined) return this.reconcileRegion(region);
+    try {
+      return region !== undefined ? await this.reconcileRegion(region) : await this.reconcileExtendedDeployment(key);
+    } catch (error) {
+      await this.reportForbidden(key, error);
+      throw error;
+    }
+  }
+
+  private async reconcileExtendedDeployment(key: string): Promise<ReconcileResult> {
     const { caches, ports, clock, metrics } = this.deps;
     const log = this.deps.log.with({ ed: key });
     const { namespace, name } = splitKey(key);
@@ -124,6 +144,7 @@ export class Reconciler {
       this.ownWrites.forget(key);
       this.lastWrite.delete(key);
       this.countsPendingSince.delete(key);
+      this.evictionBlocks.forget(key);
       metrics?.setPhase(key, undefined);
       return { outcome: 'gone' };
     }
@@ -133,6 +154,28 @@ export class Reconciler {
     const ed = newest('ExtendedDeployment', cached);
     const workloads = { replicaSets: caches.replicaSets.byIndex(key).map((o) => newest('ReplicaSet', o)), deployments: caches.deployments.byIndex(key).map((o) => newest('Deployment', o)) };
     const pods = caches.pods.byIndex(key).map((o) => newest('Pod', o));
+    // The version an action's object had in the snapshot it was planned on.
+    const planned = (objectKind: WrittenKind, object: string) =>
+      (objectKind === 'Pod' ? pods : objectKind === 'Deployment' ? workloads.deployments : workloads.replicaSets).find((o) => o.metadata?.name === object)?.metadata?.resourceVersion ?? '';
+    // Writes that succeeded are recorded even when another failed (a failed one leaves its object as it was). A pod
+    // write is never planned on before the cache shows it: a scale-down relies on the ReplicaSet controller's cache
+    // showing the old pods' deletion cost, and the agent's own cache showing it is the nearest sign of that.
+    const performed = (kind: WorkloadKind) => (action: RolloutAction, answer: MetaObject | undefined) => {
+      const [objectKind, object] = 'pod' in action ? (['Pod', action.pod] as const) : ([kind, action.workload] as const);
+      const written = objectKind === 'Pod' || !answer ? undefined : withoutManagedFields(answer);
+      this.ownWrites.record(key, [{ kind: objectKind, name: object, replaced: planned(objectKind, object), written }], clock.now());
+    };
+    // The fail-safe readiness gate (see openGates), for a plan that cannot be made or written.
+    const openGates = () => this.openGates(namespace, ed, workloads, pods, log, performed);
+    const failSafe = async <T>(step: () => T | Promise<T>): Promise<T> => {
+      try {
+        return await step();
+      } catch (error) {
+        // The error is what the caller retries and reports; a failure to open the gates too is only logged.
+        await openGates().catch((gateError: unknown) => log.warn('could not open readiness gates', { error: apiError(gateError).message }));
+        throw error;
+      }
+    };
 
     const cluster = this.deps.cluster;
     if (cluster && wantsMoves(ed)) cluster.trackUsage();
@@ -141,30 +184,37 @@ export class Reconciler {
     // names that can collide are compared (the informer wakes them for each other, so a fix clears both).
     const neighbours = caches.extendedDeployments.list(namespace).filter((o) => workloadNamesMayCollide(name, o.metadata?.name ?? ''));
     const collisions = workloadNameCollisions(neighbours).filter((p) => p.object.name === name);
-    const snapshot = withProblems(
-      snapshotFromObjects(
-        ed,
-        caches.deployRegions.list(),
-        workloads,
-        pods,
-        clock.now(),
-        cluster && wantsMoves(ed) ? { nodes: cluster.list(), usageKnown: cluster.usageKnown() } : undefined,
+    const snapshot = await failSafe(() =>
+      withProblems(
+        snapshotFromObjects(
+          ed,
+          caches.deployRegions.list(),
+          workloads,
+          pods,
+          clock.now(),
+          cluster && wantsMoves(ed) ? { nodes: cluster.list(), usageKnown: cluster.usageKnown() } : undefined,
+        ),
+        collisions,
       ),
-      collisions,
     );
 
     if (!snapshot.ok) {
       // An invalid object must not stop the agent: report it on the object and go on with the others. A spec change
-      // enqueues it again, so no retry is needed.
+      // enqueues it again, so no retry is needed. Its pods still become Ready: an invalid spec must not turn into an
+      // outage. Both are tried whatever the other's outcome.
       const { status, events } = invalidSpecStatus(snapshot.status, snapshot.problems, snapshot.generation, clock.now());
-      if (statusChanged(ed.status, status)) await this.write(key, ed, status);
-      for (const event of events) ports.recordEvent(ed, event);
-      if (events.length > 0) log.warn('invalid spec', { problems: problemsMessage(snapshot.problems) });
+      const report = async () => {
+        if (statusChanged(ed.status, status)) await this.write(key, ed, status, log);
+        for (const event of events) ports.recordEvent(ed, event);
+        if (events.length > 0) log.warn('invalid spec', { problems: problemsMessage(snapshot.problems) });
+      };
+      const failed = (await Promise.allSettled([openGates(), report()])).find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
       return { outcome: 'invalid' };
     }
 
     const input = snapshot.input;
-    const plan = planRollout(input);
+    const plan = await failSafe(() => planRollout(input));
     const changed = statusChanged(ed.status, plan.status);
     const first = changed && statusFirst(input.status, plan.status);
     const kind: WorkloadKind = input.ed.spec.subsetType === 'Deployment' ? 'Deployment' : 'ReplicaSet';
@@ -176,18 +226,15 @@ export class Reconciler {
 
     // A new rollout or group is recorded before anything acts on it (see statusFirst); otherwise the status follows
     // the actions, describing what was done. A failed write throws, and the key is retried on fresh caches.
-    if (first) await this.write(key, ed, plan.status);
-    // The version an action's object had in the snapshot it was planned on.
-    const planned = (objectKind: WrittenKind, object: string) =>
-      (objectKind === 'Pod' ? pods : objectKind === 'Deployment' ? workloads.deployments : workloads.replicaSets).find((o) => o.metadata?.name === object)?.metadata?.resourceVersion ?? '';
-    // Writes that succeeded are recorded even when another failed (a failed one leaves its object as it was). A pod
-    // write is never planned on before the cache shows it: a scale-down relies on the ReplicaSet controller's cache
-    // showing the old pods' deletion cost, and the agent's own cache showing it is the nearest sign of that.
-    await this.perform(namespace, kind, plan.actions, log, (action, answer) => {
-      const [objectKind, object] = 'pod' in action ? (['Pod', action.pod] as const) : ([kind, action.workload] as const);
-      const written = objectKind === 'Pod' || !answer ? undefined : withoutManagedFields(answer);
-      this.ownWrites.record(key, [{ kind: objectKind, name: object, replaced: planned(objectKind, object), written }], clock.now());
-    });
+    if (first) await failSafe(() => this.write(key, ed, plan.status, log));
+    // A budget that refuses an eviction holds the rollout there: nothing after the actions is written (EvictionBlocks).
+    const act = () => this.perform(namespace, kind, plan.actions, log, performed(kind));
+    const blocked = await this.evictionBlocks.run(key, ed, act, { record: (object, event) => ports.recordEvent(object, event), log });
+    if (blocked) {
+      // The status written first records the transition these Events describe; the next look would not report it.
+      if (first) for (const event of plan.events) ports.recordEvent(ed, event);
+      return blocked;
+    }
     if (plan.actions.length > 0) {
       this.lastWrite.set(key, clock.now());
       // The counts the actions change are still moving (pods leave, come, turn Ready): a count-only write now would
@@ -195,7 +242,7 @@ export class Reconciler {
       const later = countsOnly ? this.deferCounts(key, input, plan) : undefined;
       if (later) return later;
     }
-    if (changed && !first) await this.write(key, ed, plan.status);
+    if (changed && !first) await this.write(key, ed, plan.status, log);
     // Events describe the transition the status records: recorded only once it is written, so a retried reconcile
     // does not report it twice.
     for (const event of plan.events) ports.recordEvent(ed, event);
@@ -206,6 +253,73 @@ export class Reconciler {
     for (const change of plan.moveChanges ?? []) metrics?.movedReplicas.inc({ kind: change.kind, reason: change.reason }, change.count);
     const requeueAfterMs = nextRequeueMs(input, plan);
     return requeueAfterMs === undefined ? { outcome: 'synced' } : { outcome: 'synced', requeueAfterMs };
+  }
+
+  /**
+   * The fail-safe readiness gate: sets the InPlaceUpdateReady condition of the object's pods as core decides it from
+   * the pods alone (gateActions: open, unless the pod's swap record says a swap is under way), with neither its spec
+   * nor a plan. For an object the planner cannot plan (an invalid spec) or whose plan failed (planning threw, or the
+   * status that must precede the actions could not be written): without it, new gated pods would never become Ready.
+   */
+  private async openGates(
+    namespace: string,
+    ed: ExtendedDeploymentObject,
+    workloads: Workloads,
+    pods: readonly PodObject[],
+    log: Logger,
+    performed: (kind: WorkloadKind) => (action: RolloutAction, answer: MetaObject | undefined) => void,
+  ): Promise<void> {
+    // Pod writes only: the workload kind is read for scales and pauses alone.
+    await this.perform(namespace, 'ReplicaSet', gateActions(podsByRegion(ed, workloads, pods)), log, performed('ReplicaSet'));
+  }
+
+  /**
+   * Runs one API write. A 403 is counted (extendeddeployment_agent_forbidden_total), logged as an error naming what the
+   * agent lacks, and remembered with its error for reportForbidden; the error goes on, and the key is retried with
+   * the usual backoff.
+   */
+  private async guarded<T>(write: ApiWrite, log: Logger, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (isForbidden(error) && typeof error === 'object' && error !== null) {
+        this.forbiddenWrites.set(error, write);
+        this.deps.metrics?.forbidden.inc({ verb: write.verb, resource: write.resource });
+        log.error('forbidden: the agent lacks a permission', { verb: write.verb, resource: write.resource, error: apiError(error).message });
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Reports the forbidden write that failed a reconcile on its object: the Forbidden Warning Event and, on an
+   * ExtendedDeployment, the Authorized=False condition (forbiddenStatus), unless the status write is what was
+   * forbidden. Built on the status the reconcile last wrote, if it wrote one. Best effort: the reconcile's own error is
+   * what the caller retries, so a failure here is only logged.
+   */
+  private async reportForbidden(key: string, error: unknown): Promise<void> {
+    const write = typeof error === 'object' && error !== null ? this.forbiddenWrites.get(error) : undefined;
+    if (!write) return;
+    const { caches, ports, clock } = this.deps;
+    const region = regionOfKey(key);
+    if (region !== undefined) {
+      const object = caches.deployRegions.get(region);
+      if (object) ports.recordEvent(object, { type: 'Warning', reason: 'Forbidden', message: forbiddenMessage(write, undefined) });
+      return;
+    }
+    const log = this.deps.log.with({ ed: key });
+    const { namespace, name } = splitKey(key);
+    const cached = caches.extendedDeployments.get(name, namespace);
+    if (!cached) return;
+    const ed = (this.ownWrites.written(key, 'ExtendedDeployment', name) as ExtendedDeploymentObject | undefined) ?? cached;
+    const previous = extendedDeploymentStatus.safeParse(ed.status ?? {});
+    const { status, events } = forbiddenStatus(previous.success ? previous.data : undefined, write, namespace, ed.metadata?.generation ?? 0, clock.now());
+    try {
+      if (write !== STATUS_WRITE && statusChanged(ed.status, status)) await this.write(key, ed, status, log);
+    } catch (writeError) {
+      log.warn('could not report a forbidden write in status', { error: apiError(writeError).message });
+    }
+    for (const event of events) ports.recordEvent(ed, event);
   }
 
   /**
@@ -250,7 +364,7 @@ export class Reconciler {
       now,
     });
     if (!jsonEqual(region.status ?? {}, status)) {
-      await ports.writeRegionStatus(region, status);
+      await this.guarded(REGION_STATUS_WRITE, this.deps.log.with({ region: name }), () => ports.writeRegionStatus(region, status));
       metrics?.regionStatusWrites.inc();
       for (const event of events) ports.recordEvent(region, event);
     }
@@ -268,7 +382,7 @@ export class Reconciler {
    */
   private async perform(namespace: string, kind: WorkloadKind, actions: readonly RolloutAction[], log: Logger, done: (action: RolloutAction, answer: MetaObject | undefined) => void): Promise<void> {
     const act = async (action: RolloutAction) => {
-      done(action, await this.deps.ports.performAction(namespace, kind, action));
+      done(action, await this.guarded(actionWrite(kind, action), log, () => this.deps.ports.performAction(namespace, kind, action)));
       this.deps.metrics?.actions.inc({ kind: action.kind });
       log.info('action', { ...action });
     };
@@ -297,8 +411,8 @@ export class Reconciler {
     return cache.get(name, namespace);
   }
 
-  private async write(key: string, ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<void> {
-    const updated = await this.deps.ports.writeStatus(ed, status);
+  private async write(key: string, ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus, log: Logger): Promise<void> {
+    const updated = await this.guarded(STATUS_WRITE, log, () => this.deps.ports.writeStatus(ed, status));
     const now = this.deps.clock.now();
     this.deps.metrics?.statusWrites.inc();
     this.lastWrite.set(key, now);

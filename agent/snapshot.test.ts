@@ -16,7 +16,7 @@ import { renderSet } from '../core/render.js';
 import { planRollout } from '../core/rollout/planner.js';
 import type { DeployRegionObject, ExtendedDeploymentObject, PodObject, WorkloadObject } from './objects.js';
 import { controlledBy } from './reconciler-test-support.js';
-import { podState, snapshotFromObjects } from './snapshot.js';
+import { podsByRegion, podState, snapshotFromObjects } from './snapshot.js';
 
 const NOW = Date.UTC(2026, 0, 1, 12);
 
@@ -157,26 +157,26 @@ describe('snapshotFromObjects', () => {
       [PAUSED_ANNOTATION]: 'true',
       [APPROVED_ANNOTATION]: 'R2/3',
     };
-    const snapshot = snapshotFromObjects(edObject(annotations), [], { replicaSets: [], deployments: [] }, [], NOW);
+    const snapshot = snapshotFromObjects(edObject(annotations), regions, { replicaSets: [], deployments: [] }, [], NOW);
     expect(snapshot.ok && snapshot.input.controls).toEqual({ paused: true, aborted: false, approvedThrough: 3, resumedAt: undefined });
-    const stale = snapshotFromObjects(edObject({ ...annotations, [APPROVED_ANNOTATION]: 'R1/3' }), [], { replicaSets: [], deployments: [] }, [], NOW);
+    const stale = snapshotFromObjects(edObject({ ...annotations, [APPROVED_ANNOTATION]: 'R1/3' }), regions, { replicaSets: [], deployments: [] }, [], NOW);
     expect(stale.ok && stale.input.controls.approvedThrough).toBeUndefined();
   });
 
   it('uses Deployments in compat mode, ReplicaSets otherwise', () => {
     const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }), [ROLLOUT_REVISION_ANNOTATION]: 'R' };
     const workloads = { replicaSets: [rs('web-amd', 'from-rs', 2)], deployments: [rs('web-amd', 'from-deploy', 2)] };
-    const plain = snapshotFromObjects(edObject(annotations), [], workloads, [], NOW);
-    const compat = snapshotFromObjects(edObject(annotations, { subsetType: 'Deployment' }), [], workloads, [], NOW);
+    const plain = snapshotFromObjects(edObject(annotations), regions, workloads, [], NOW);
+    const compat = snapshotFromObjects(edObject(annotations, { subsetType: 'Deployment' }), regions, workloads, [], NOW);
     expect(plain.ok && plain.input.regions[0]?.workload?.templateRevision).toBe('from-rs');
     expect(compat.ok && compat.input.regions[0]?.workload?.templateRevision).toBe('from-deploy');
   });
 
   it('keeps a readable status and drops one it cannot read', () => {
     const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }), [ROLLOUT_REVISION_ANNOTATION]: 'R' };
-    const good = snapshotFromObjects({ ...edObject(annotations), status: { phase: 'Healthy', currentGroup: 2 } }, [], { replicaSets: [], deployments: [] }, [], NOW);
+    const good = snapshotFromObjects({ ...edObject(annotations), status: { phase: 'Healthy', currentGroup: 2 } }, regions, { replicaSets: [], deployments: [] }, [], NOW);
     expect(good.ok && good.input.status).toEqual({ phase: 'Healthy', currentGroup: 2 });
-    const bad = snapshotFromObjects({ ...edObject(annotations), status: { phase: 'Exploded' } }, [], { replicaSets: [], deployments: [] }, [], NOW);
+    const bad = snapshotFromObjects({ ...edObject(annotations), status: { phase: 'Exploded' } }, regions, { replicaSets: [], deployments: [] }, [], NOW);
     expect(bad.ok && bad.input.status).toBeUndefined();
   });
 
@@ -199,7 +199,7 @@ describe('snapshotFromObjects', () => {
 
   it('reports replica counts that cannot be distributed', () => {
     const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }), [ROLLOUT_REVISION_ANNOTATION]: 'R' };
-    const snapshot = snapshotFromObjects(edObject(annotations, { replicas: 2, regions: [{ name: 'amd', replicas: 3 }, { name: 'arm' }] }), [], { replicaSets: [], deployments: [] }, [], NOW);
+    const snapshot = snapshotFromObjects(edObject(annotations, { replicas: 2, regions: [{ name: 'amd', replicas: 3 }, { name: 'arm' }] }), regions, { replicaSets: [], deployments: [] }, [], NOW);
     expect(snapshot.ok).toBe(false);
     expect(!snapshot.ok && snapshot.problems.map((p) => p.path.join('.'))).toContain('spec.regions');
   });
@@ -207,6 +207,18 @@ describe('snapshotFromObjects', () => {
   it('reports a missing DeployRegion when it has to render', () => {
     const snapshot = snapshotFromObjects(edObject(undefined), regions.slice(0, 1), { replicaSets: [], deployments: [] }, [], NOW);
     expect(!snapshot.ok && snapshot.problems.map((p) => `${p.path.join('.')}: ${p.message}`)).toEqual(['spec.regions.1.name: DeployRegion "arm" not found (known: amd)']);
+  });
+
+  it('reports a rendered object\'s region whose DeployRegion is gone or invalid since the render (no nodes is no failure)', () => {
+    const annotations = (rendered().manifest as ExtendedDeploymentObject).metadata?.annotations ?? {};
+    const gone = snapshotFromObjects(edObject(annotations), regions.slice(0, 1), { replicaSets: [], deployments: [] }, [], NOW, { nodes: [], usageKnown: true });
+    expect(!gone.ok && gone.problems.map((p) => `${p.path.join('.')}: ${p.message}`)).toEqual(['spec.regions.1.name: DeployRegion "arm" not found (known: amd)']);
+    const broken = { ...regions[1]!, spec: { matchLabels: 'arm64' } };
+    const invalid = snapshotFromObjects(edObject(annotations), [regions[0]!, broken], { replicaSets: [], deployments: [] }, [], NOW);
+    expect(!invalid.ok && invalid.problems.map((p) => p.message)).toEqual(['DeployRegion "arm" is invalid (see its own problems)']);
+    // Reported with a revision missing as well: the object shows every problem at once.
+    const both = snapshotFromObjects(edObject({ [REVISIONS_ANNOTATION]: '{"arm": "b1"}' }), regions.slice(1), { replicaSets: [], deployments: [] }, [], NOW);
+    expect(!both.ok && both.problems.map((p) => p.message)).toEqual(['has no revision for region amd (render the object again)', 'DeployRegion "amd" not found (known: arm)']);
   });
 
   it('reports a malformed or incomplete revisions annotation', () => {
@@ -226,11 +238,17 @@ describe('snapshotFromObjects', () => {
 describe('snapshotFromObjects: a region\'s pods are those its workload controls, not any pod with its labels', () => {
   const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }), [ROLLOUT_REVISION_ANNOTATION]: 'R' };
   const withUid = (w: WorkloadObject, uid: string, owners?: OwnerReference[]): WorkloadObject => ({ ...w, metadata: { ...w.metadata, uid, ...(owners && { ownerReferences: owners }) } });
-  /** Names of region amd's pods in the snapshot. */
+  /**
+   * Names of region amd's pods in the snapshot; podsByRegion (which reads no spec) must find the same ones for an
+   * object whose spec does not parse at all.
+   */
   const amdPods = (workloads: { replicaSets: WorkloadObject[]; deployments: WorkloadObject[] }, pods: PodObject[], spec: Record<string, unknown> = {}) => {
-    const snapshot = snapshotFromObjects(edObject(annotations, spec), [], workloads, pods, NOW);
+    const snapshot = snapshotFromObjects(edObject(annotations, spec), regions, workloads, pods, NOW);
     if (!snapshot.ok) throw new Error(JSON.stringify(snapshot.problems));
-    return snapshot.input.regions[0]?.pods.map((p) => p.name);
+    const names = snapshot.input.regions[0]?.pods.map((p) => p.name);
+    const unparsed = { ...edObject(annotations), spec: 'replicas: 3' };
+    expect(podsByRegion(unparsed, workloads, pods).find((r) => r.name === 'amd')?.pods.map((p) => p.name) ?? []).toEqual(names);
+    return names;
   };
   const fromGit = { replicaSets: [rs('web-amd', 'a1', 2)], deployments: [] };
   const stored = { replicaSets: [withUid(rs('web-amd', 'a1', 2), 'rs-uid')], deployments: [] };
@@ -245,6 +263,23 @@ describe('snapshotFromObjects: a region\'s pods are those its workload controls,
     ['controlled by a deleted namesake of its ReplicaSet (another uid)', false, stored, controlledBy('web-amd', 'gone-uid')],
   ])('a pod with the region\'s labels %s: counted %s', (_what, counted, workloads, owners) => {
     expect(amdPods(workloads, [pod('p', 'amd', 'a1', { owners })])).toEqual(counted ? ['p'] : []);
+  });
+
+  it('podsByRegion: the regions the pods name, each with the pods its workload controls, and no one else\'s', () => {
+    const workloads = { replicaSets: [rs('web-arm', 'b1', 1), rs('web-amd', 'a1', 2), rs('web-gone', 'x', 1, 'other')], deployments: [] };
+    const pods = [
+      pod('b', 'amd', 'a1'),
+      pod('a', 'amd', 'a1'),
+      pod('c', 'arm', 'b1'),
+      pod('stray', 'gone', 'x'), // its workload is in another namespace
+      pod('elsewhere', 'amd', 'a1', { namespace: 'other' }),
+      pod('api', 'amd', 'a1', { edName: 'api' }),
+    ];
+    const found = podsByRegion({ ...edObject(annotations), spec: 'replicas: 3' }, workloads, pods);
+    expect(found.map((r) => [r.name, r.pods.map((p) => p.name)])).toEqual([
+      ['amd', ['a', 'b']],
+      ['arm', ['c']],
+    ]);
   });
 
   it('gives a region without its workload no pods, whatever carries its labels', () => {
@@ -292,7 +327,7 @@ describe('snapshotFromObjects: a region\'s pods are those its workload controls,
   });
 
   it('keeps a terminal pod of the workload, with its phase: core decides that it counts nowhere', () => {
-    const snapshot = snapshotFromObjects(edObject(annotations), [], fromGit, [pod('evicted', 'amd', 'a1', { phase: 'Failed', ready: false })], NOW);
+    const snapshot = snapshotFromObjects(edObject(annotations), regions, fromGit, [pod('evicted', 'amd', 'a1', { phase: 'Failed', ready: false })], NOW);
     expect(snapshot.ok && snapshot.input.regions[0]?.pods.map((p) => [p.name, p.phase])).toEqual([['evicted', 'Failed']]);
   });
 });

@@ -14,22 +14,22 @@ import {
   ROLLOUT_REVISION_ANNOTATION,
   SWAP_STATE_ANNOTATION,
 } from '../core/labels.js';
-import { isControlledBy, podControllers } from '../core/ownership.js';
+import { isControlledBy, podControllers, type OwnerId } from '../core/ownership.js';
 import { parseDeployRegion, parseExtendedDeployment, refOf } from '../core/parse.js';
 import type { Problem } from '../core/problems.js';
 import { renderExtendedDeployment, workloadName } from '../core/render.js';
 import { rolloutRevision as hashRolloutRevision } from '../core/revision.js';
 import type { RolloutInput } from '../core/rollout/planner.js';
-import type { ContainerState, PodState, RegionState, WorkloadState } from '../core/rollout/snapshot.js';
+import type { ContainerState, PodState, RegionPods, RegionState, WorkloadState } from '../core/rollout/snapshot.js';
 import { podUpdateMethod } from '../core/inplace/eligibility.js';
 import { parseSwapState } from '../core/inplace/swap-state.js';
-import { inPlaceEnabled } from '../core/validate.js';
+import { inPlaceEnabled, regionReferenceProblems } from '../core/validate.js';
 import type { Toleration } from '../core/api/common.js';
 import { regionRoom, type PodPlacement } from '../core/moves/capacity.js';
 import { assignNodes, type NodeView, type RegionSelector } from '../core/moves/nodes.js';
 import { podRequests, type PodResourcesSpec } from '../core/moves/resources.js';
 import { parseControls } from './controls.js';
-import { timestampMs, type DeployRegionObject, type ExtendedDeploymentObject, type PodObject, type WorkloadObject, type Workloads } from './objects.js';
+import { timestampMs, type DeployRegionObject, type ExtendedDeploymentObject, type MetaObject, type PodObject, type WorkloadObject, type Workloads } from './objects.js';
 
 /** The planner's input for one ExtendedDeployment, or why there is none. */
 export type Snapshot =
@@ -49,7 +49,9 @@ export type Snapshot =
  *
  * - The spec is parsed and defaulted by core; an invalid one yields its problems instead of an input.
  * - Target revisions come from the rendered annotations; an ExtendedDeployment applied without rendering (no
- *   annotations) is rendered here against the DeployRegions, exactly as `edctl render` would.
+ *   annotations) is rendered here against the DeployRegions, exactly as `edctl render` would. Either way every region
+ *   must name a DeployRegion that exists and is valid (core's regionReferenceProblems): a rendered object's DeployRegion
+ *   may be gone since its render, and a region without one would look like a region without nodes (Failed).
  * - Each region's workload is the ReplicaSet (or, in compat mode, Deployment) `<ed>-<region>` of its namespace, and
  *   its pods are those labelled with the ExtendedDeployment's and the region's names (the workload's selector) that
  *   the workload controls: their controller ownerReference names the ReplicaSet, or in compat mode one of the
@@ -93,7 +95,7 @@ export function snapshotFromObjects(
   const name = parsed.value.metadata.name;
   const compat = spec.subsetType === 'Deployment';
   const candidates = compat ? workloads.deployments : workloads.replicaSets;
-  const inNamespace = (o: { metadata?: { namespace?: string } }) => (o.metadata?.namespace ?? '') === namespace;
+  const inNamespace = within(namespace);
   const replicaSets = workloads.replicaSets.filter(inNamespace);
   const inPlace = inPlaceEnabled(parsed.value);
   const assignment = cluster ? assignNodes(regionSelectors(regions), cluster.nodes) : undefined;
@@ -110,14 +112,7 @@ export function snapshotFromObjects(
     };
     // Without its workload a region has no pods: whatever carries its labels is nobody's the agent may act on.
     const owners = workload ? podControllers(workload, compat ? 'Deployment' : 'ReplicaSet', replicaSets) : [];
-    const regionPods = pods
-      .filter(
-        (p) =>
-          inNamespace(p) &&
-          p.metadata?.labels?.[NAME_LABEL] === name &&
-          p.metadata?.labels?.[REGION_LABEL] === placement.name &&
-          owners.some((owner) => isControlledBy(p.metadata?.ownerReferences, owner)),
-      )
+    const regionPods = regionPodObjects(pods, namespace, name, placement.name, owners)
       .map((p) => ({ ...podState(p), swappable: swappable(p) }))
       .sort(byName);
     const nodes = assignment?.nodes.get(placement.name) ?? (assignment ? [] : undefined);
@@ -145,6 +140,50 @@ export function snapshotFromObjects(
       now,
     },
   };
+}
+
+/** Whether an object is in `namespace`. */
+const within =
+  (namespace: string) =>
+  (o: MetaObject): boolean =>
+    (o.metadata?.namespace ?? '') === namespace;
+
+/**
+ * The pods of region `region` of the ExtendedDeployment `namespace/name`: labelled with both names (the workload's
+ * selector) and controlled by one of `owners` (core/ownership.ts).
+ */
+function regionPodObjects(pods: readonly PodObject[], namespace: string, name: string, region: string, owners: readonly OwnerId[]): PodObject[] {
+  return pods.filter(
+    (p) =>
+      within(namespace)(p) &&
+      p.metadata?.labels?.[NAME_LABEL] === name &&
+      p.metadata?.labels?.[REGION_LABEL] === region &&
+      owners.some((owner) => isControlledBy(p.metadata?.ownerReferences, owner)),
+  );
+}
+
+/**
+ * The pods of an ExtendedDeployment by region, found without its spec, which may not parse: for what must not wait
+ * for a valid spec or a working plan (the fail-safe readiness gate). The regions are those the pods' labels name; a
+ * pod counts when the regional workload `<name>-<region>` controls it, as in the snapshot: the ReplicaSet of that
+ * name, or a ReplicaSet of the Deployment of that name (compat mode), whichever exists. Regions in name order, their
+ * pods too.
+ */
+export function podsByRegion(ed: ExtendedDeploymentObject, workloads: Workloads, pods: readonly PodObject[]): RegionPods[] {
+  const namespace = ed.metadata?.namespace ?? '';
+  const name = ed.metadata?.name ?? '';
+  const inNamespace = within(namespace);
+  const replicaSets = workloads.replicaSets.filter(inNamespace);
+  const labelled = pods.filter((p) => inNamespace(p) && p.metadata?.labels?.[NAME_LABEL] === name);
+  const regions = [...new Set(labelled.flatMap((p) => p.metadata?.labels?.[REGION_LABEL] ?? []))].sort();
+  return regions.flatMap((region) => {
+    const named = (w: WorkloadObject) => w.metadata?.name === workloadName(name, region) && inNamespace(w);
+    const replicaSet = replicaSets.find(named);
+    const deployment = workloads.deployments.find(named);
+    const owners = [...(replicaSet ? podControllers(replicaSet, 'ReplicaSet', replicaSets) : []), ...(deployment ? podControllers(deployment, 'Deployment', replicaSets) : [])];
+    const regionPods = regionPodObjects(labelled, namespace, name, region, owners).map(podState).sort(byName);
+    return regionPods.length > 0 ? [{ name: region, pods: regionPods }] : [];
+  });
 }
 
 /** The cluster's nodes, for ExtendedDeployments with moves on. */
@@ -195,12 +234,12 @@ type Targets =
  * The revision each region should reach and the rollout revision, from the render's annotations; rendered here from
  * the cached DeployRegions when the object carries none.
  */
-function targetRevisions(raw: ExtendedDeploymentObject, ed: ExtendedDeployment, regions: readonly DeployRegionObject[]): Targets {
+function targetRevisions(raw: ExtendedDeploymentObject, ed: ExtendedDeployment, regionObjects: readonly DeployRegionObject[]): Targets {
   const annotations = ed.metadata.annotations ?? {};
   const recorded = annotations[REVISIONS_ANNOTATION];
   const at = ['metadata', 'annotations', REVISIONS_ANNOTATION];
   const object = refOf(raw);
-  if (recorded === undefined) return renderTargets(raw, regions);
+  if (recorded === undefined) return renderTargets(raw, regionObjects);
 
   let map: unknown;
   try {
@@ -213,23 +252,31 @@ function targetRevisions(raw: ExtendedDeploymentObject, ed: ExtendedDeployment, 
   }
   const revisions = new Map(Object.entries(map as Record<string, string>));
   const missing = ed.spec.regions.filter((r) => !revisions.has(r.name)).map((r) => r.name);
-  if (missing.length > 0) {
-    return { ok: false, problems: [{ object, path: at, message: `has no revision for region ${missing.join(', ')} (render the object again)` }] };
-  }
+  const unrevised: Problem[] = missing.length > 0 ? [{ object, path: at, message: `has no revision for region ${missing.join(', ')} (render the object again)` }] : [];
+  // The render that wrote the annotation saw the DeployRegions of its time; the cluster's may be gone since.
+  const known = deployRegionsByName(regionObjects);
+  const unplaced = regionReferenceProblems(ed, new Set(known.regions.keys()), known.invalid, object);
+  if (unrevised.length > 0 || unplaced.length > 0) return { ok: false, problems: [...unrevised, ...unplaced] };
   const ordered = new Map(ed.spec.regions.map((r) => [r.name, revisions.get(r.name) ?? '']));
   return { ok: true, revisions: ordered, rolloutRevision: annotations[ROLLOUT_REVISION_ANNOTATION] ?? hashRolloutRevision(ordered) };
 }
 
-/** Renders the object against the cached DeployRegions, exactly as `edctl render` would. */
-function renderAgainst(raw: ExtendedDeploymentObject, regionObjects: readonly DeployRegionObject[]): ReturnType<typeof renderExtendedDeployment> {
+/** The cached DeployRegions that parse, by name, and the names of those that do not (they exist, but are invalid). */
+function deployRegionsByName(regionObjects: readonly DeployRegionObject[]): { regions: Map<string, DeployRegion>; invalid: Set<string> } {
   const regions = new Map<string, DeployRegion>();
-  const invalidRegions = new Set<string>();
+  const invalid = new Set<string>();
   for (const object of regionObjects) {
     const parsed = parseDeployRegion(withoutStatus(object));
     if (parsed.ok) regions.set(parsed.value.metadata.name, parsed.value);
-    else if (object.metadata?.name) invalidRegions.add(object.metadata.name);
+    else if (object.metadata?.name) invalid.add(object.metadata.name);
   }
-  return renderExtendedDeployment(raw, regions, { invalidRegions });
+  return { regions, invalid };
+}
+
+/** Renders the object against the cached DeployRegions, exactly as `edctl render` would. */
+function renderAgainst(raw: ExtendedDeploymentObject, regionObjects: readonly DeployRegionObject[]): ReturnType<typeof renderExtendedDeployment> {
+  const { regions, invalid } = deployRegionsByName(regionObjects);
+  return renderExtendedDeployment(raw, regions, { invalidRegions: invalid });
 }
 
 function renderTargets(raw: ExtendedDeploymentObject, regionObjects: readonly DeployRegionObject[]): Targets {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import type { Problem } from '../core/problems.js';
-import { invalidSpecStatus, jsonEqual, problemsMessage, progressOnlyChange, statusChanged, statusFirst } from './status-decision.js';
+import { forbiddenMessage, forbiddenStatus, invalidSpecStatus, jsonEqual, problemsMessage, progressOnlyChange, statusChanged, statusFirst } from './status-decision.js';
 
 const T = Date.UTC(2026, 0, 1);
 const status: ExtendedDeploymentStatus = {
@@ -97,6 +97,35 @@ describe('invalidSpecStatus', () => {
     const { status: s } = invalidSpecStatus(undefined, problems, 1, T);
     expect(s.observedGeneration).toBe(1);
     expect(s.conditions).toHaveLength(1);
+  });
+});
+
+describe('forbiddenStatus', () => {
+  const patchPods = { verb: 'patch', resource: 'pods/status' } as const;
+
+  it('keeps the previous status (observedGeneration included), sets Authorized=False naming verb and resource, and reports it once', () => {
+    const first = forbiddenStatus(status, patchPods, 'shop', 3, T);
+    expect({ ...first.status, conditions: undefined }).toEqual({ ...status, conditions: undefined });
+    const message = "the API server forbids the agent to patch pods/status in namespace shop; it retries with backoff. Grant it in the agent's ClusterRole";
+    expect(first.status.conditions).toEqual([
+      status.conditions?.[0],
+      { type: 'Authorized', status: 'False', reason: 'Forbidden', message, lastTransitionTime: '2026-01-01T00:00:00.000Z', observedGeneration: 3 },
+    ]);
+    expect(first.events).toEqual([{ type: 'Warning', reason: 'Forbidden', message }]);
+
+    const again = forbiddenStatus(first.status, patchPods, 'shop', 3, T + 60_000);
+    expect(again.events).toEqual([]);
+    expect(statusChanged(first.status, again.status)).toBe(false);
+
+    const other = forbiddenStatus(first.status, { verb: 'create', resource: 'pods/eviction' }, 'shop', 3, T + 120_000);
+    expect(other.events.map((e) => e.message)).toEqual([forbiddenMessage({ verb: 'create', resource: 'pods/eviction' }, 'shop')]);
+    expect(other.status.conditions?.[1]?.lastTransitionTime).toBe('2026-01-01T00:00:00.000Z'); // still False since T
+  });
+
+  it('names the namespace only for a namespaced object', () => {
+    expect(forbiddenMessage({ verb: 'update', resource: 'deployregions/status' }, undefined)).toBe(
+      "the API server forbids the agent to update deployregions/status; it retries with backoff. Grant it in the agent's ClusterRole",
+    );
   });
 });
 

@@ -1,6 +1,7 @@
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { formatPath, type Problem } from '../core/problems.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
+import type { ApiWrite } from './api-writes.js';
 
 /** The condition the agent sets when it cannot act on an object's spec. */
 export const VALID_CONDITION = 'Valid';
@@ -62,35 +63,65 @@ export function progressOnlyChange(current: unknown, next: ExtendedDeploymentSta
 }
 
 /** Problems as one condition message: `spec.replicas: must not be negative; spec.regions[0].name: …`. */
-export function problemsMessage(problems: readonly Problem[]): string {
+export function problemsMessage(problems: readonly Pick<Problem, 'path' | 'message'>[]): string {
   return problems.map((p) => (p.path.length > 0 ? `${formatPath(p.path)}: ${p.message}` : p.message)).join('; ');
 }
 
+/** A status with one more problem reported, and the Event announcing it when it is new. */
+interface Reported {
+  readonly status: ExtendedDeploymentStatus;
+  readonly events: RolloutEvent[];
+}
+
 /**
- * The status of an object whose spec the agent cannot act on: the status it had (the rollout holds where it is),
- * with `Valid=False` listing every problem, and the `InvalidSpec` Warning event when the problems are new (not on
- * every retry, which would flood the namespace's events).
+ * The status `previous` with the condition `type` set to False for `reason`, keeping its lastTransitionTime while it
+ * stays False, and a Warning Event `reason` only when the message is new: the same problem found again on every retry
+ * would flood the namespace's events.
  */
-export function invalidSpecStatus(
-  previous: ExtendedDeploymentStatus | undefined,
-  problems: readonly Problem[],
-  generation: number,
-  now: number,
-): { status: ExtendedDeploymentStatus; events: RolloutEvent[] } {
-  const message = problemsMessage(problems);
-  const old = previous?.conditions?.find((c) => c.type === VALID_CONDITION);
+function reportFalse(previous: ExtendedDeploymentStatus | undefined, type: string, reason: string, message: string, event: string, generation: number, now: number): Reported {
+  const old = previous?.conditions?.find((c) => c.type === type);
   const unchanged = old?.status === 'False' && old.message === message;
   const condition: Condition = {
-    type: VALID_CONDITION,
+    type,
     status: 'False',
-    reason: 'InvalidSpec',
+    reason,
     message,
     lastTransitionTime: old?.status === 'False' && old.lastTransitionTime ? old.lastTransitionTime : new Date(now).toISOString(),
     observedGeneration: generation,
   };
-  const conditions = [...(previous?.conditions ?? []).filter((c) => c.type !== VALID_CONDITION), condition];
   return {
-    status: { ...previous, observedGeneration: generation, conditions },
-    events: unchanged ? [] : [{ type: 'Warning', reason: 'InvalidSpec', message: `the agent cannot act on this spec: ${message}` }],
+    status: { ...previous, conditions: [...(previous?.conditions ?? []).filter((c) => c.type !== type), condition] },
+    events: unchanged ? [] : [{ type: 'Warning', reason, message: event }],
   };
+}
+
+/**
+ * The status of an object whose spec the agent cannot act on: the status it had (the rollout holds where it is),
+ * with `Valid=False` listing every problem, and the `InvalidSpec` Warning event when the problems are new.
+ */
+export function invalidSpecStatus(previous: ExtendedDeploymentStatus | undefined, problems: readonly Problem[], generation: number, now: number): Reported {
+  const message = problemsMessage(problems);
+  const reported = reportFalse(previous, VALID_CONDITION, 'InvalidSpec', message, `the agent cannot act on this spec: ${message}`, generation, now);
+  return { ...reported, status: { ...reported.status, observedGeneration: generation } };
+}
+
+/** The condition the agent sets when the API server forbids one of its writes (RBAC): `Authorized=False`. */
+export const AUTHORIZED_CONDITION = 'Authorized';
+
+/**
+ * The status after the API server answered 403 to `write` in `namespace`: the status it had, with `Authorized=False`
+ * (reason `Forbidden`) naming the verb and resource the agent lacks, and the `Forbidden` Warning Event when that is
+ * new. The message names no object, so retries of the same forbidden write, whichever pod they touch, neither rewrite
+ * the status nor record another Event. The next status the planner writes has no such condition: a reconcile whose
+ * writes went through clears it.
+ */
+export function forbiddenStatus(previous: ExtendedDeploymentStatus | undefined, write: ApiWrite, namespace: string, generation: number, now: number): Reported {
+  const message = forbiddenMessage(write, namespace);
+  return reportFalse(previous, AUTHORIZED_CONDITION, 'Forbidden', message, message, generation, now);
+}
+
+/** What a 403 to `write` means for the operator (`namespace` undefined for a cluster-scoped object). */
+export function forbiddenMessage(write: ApiWrite, namespace: string | undefined): string {
+  const where = namespace === undefined ? '' : ` in namespace ${namespace}`;
+  return `the API server forbids the agent to ${write.verb} ${write.resource}${where}; it retries with backoff. Grant it in the agent's ClusterRole`;
 }

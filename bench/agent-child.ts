@@ -35,7 +35,7 @@ export class AgentChild {
       try {
         const entry = JSON.parse(line) as { msg?: string; level?: string; address?: string };
         if (entry.level === 'warn' || entry.level === 'error') this.warnings++;
-        if (entry.msg === 'serving health and metrics' && entry.address) {
+        if (entry.msg === 'serving metrics' && entry.address) {
           this.port = Number(entry.address.split(':').pop());
           gotPort(this.port);
         }

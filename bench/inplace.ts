@@ -263,7 +263,7 @@ async function main(): Promise<void> {
   for (const r of regions) await api.apply(r, 'deployregions', false);
   const watch = new PodWatch(api, ns);
   await watch.start();
-  const agent = new AgentChild(['--kubeconfig', kubeconfigPath, '--namespace', ns, '--lease-namespace', ns, '--metrics-bind-address', '127.0.0.1:0', '--identity', `bench-${ns}`, '--workers', '2'], o.agentLog);
+  const agent = new AgentChild(['--kubeconfig', kubeconfigPath, '--namespace', ns, '--lease-namespace', ns, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0', '--identity', `bench-${ns}`, '--workers', '2'], o.agentLog);
   const measurements: Measurement[] = [];
   const t0 = Date.now();
   try {

@@ -395,7 +395,7 @@ export class BenchRun {
 
   /** The agent's command line for this run (the lab's admin kubeconfig, this namespace, its own Lease). */
   agentArgs(workers?: number): string[] {
-    const base = ['--kubeconfig', kubeconfigPath, '--namespace', this.ns, '--lease-namespace', this.ns, '--metrics-bind-address', '127.0.0.1:0', '--identity', `bench-${this.runId}`];
+    const base = ['--kubeconfig', kubeconfigPath, '--namespace', this.ns, '--lease-namespace', this.ns, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0', '--identity', `bench-${this.runId}`];
     return workers === undefined ? base : [...base, '--workers', String(workers)];
   }
 

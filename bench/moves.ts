@@ -325,6 +325,7 @@ class InProcessAgent {
       leaseNamespace: ns,
       identity: `bench-moves-${id}`,
       metricsBindAddress: '127.0.0.1:0',
+      healthProbeBindAddress: '127.0.0.1:0',
       log: jsonLogger({
         write: (line) => {
           if (/"level":"(warn|error)"/.test(line)) logged.warnings++;

@@ -35,8 +35,15 @@ describe('AgentInstall', () => {
       'ServiceAccount extended-deployment-system/extended-deployment-agent',
       'ClusterRole -/extended-deployment-agent',
       'ClusterRoleBinding -/extended-deployment-agent',
+      'ClusterRole -/extended-deployment-agent-metrics-reader',
       'Role extended-deployment-system/extended-deployment-agent-leader-election',
       'RoleBinding extended-deployment-system/extended-deployment-agent-leader-election',
+      'ValidatingAdmissionPolicy -/extended-deployment-agent-pods',
+      'ValidatingAdmissionPolicyBinding -/extended-deployment-agent-pods',
+      'ValidatingAdmissionPolicy -/extended-deployment-agent-replicasets',
+      'ValidatingAdmissionPolicyBinding -/extended-deployment-agent-replicasets',
+      'ValidatingAdmissionPolicy -/extended-deployment-agent-deployments',
+      'ValidatingAdmissionPolicyBinding -/extended-deployment-agent-deployments',
       'Deployment extended-deployment-system/extended-deployment-agent',
       'PodDisruptionBudget extended-deployment-system/extended-deployment-agent',
       'Service extended-deployment-system/extended-deployment-agent',
@@ -54,10 +61,13 @@ describe('AgentInstall', () => {
       'apps replicasets list,watch,patch',
       'apps deployments list,watch,patch',
       ' pods list,watch',
-      ' pods patch,delete',
+      ' pods patch',
+      ' pods/eviction create',
       ' pods/status patch',
       ' nodes list,watch',
       ' events create',
+      'authentication.k8s.io tokenreviews create',
+      'authorization.k8s.io subjectaccessreviews create',
     ]);
     for (const rule of rulesOf(role)) {
       for (const value of [...rule.apiGroups, ...rule.resources, ...rule.verbs]) expect(value).not.toContain('*');
@@ -88,15 +98,17 @@ describe('AgentInstall', () => {
       ' pods list,watch',
       ' nodes list,watch',
       ' events create',
+      'authentication.k8s.io tokenreviews create',
+      'authorization.k8s.io subjectaccessreviews create',
     ]);
     const watch = find(objects, 'Role', 'extended-deployment-agent');
     expect(watch.metadata.namespace).toBe('shop');
-    expect(rulesOf(watch).map((r) => r.resources[0])).toEqual(['extendeddeployments', 'extendeddeployments/status', 'replicasets', 'deployments', 'pods', 'pods/status']);
+    expect(rulesOf(watch).map((r) => r.resources[0])).toEqual(['extendeddeployments', 'extendeddeployments/status', 'replicasets', 'deployments', 'pods', 'pods/eviction', 'pods/status']);
     expect(find(objects, 'RoleBinding', 'extended-deployment-agent').metadata.namespace).toBe('shop');
     expect(podOf(objects).container.args).toContain('--namespace=shop');
   });
 
-  it('runs 2 leader-elected replicas with the Lease in their own namespace and the endpoints open to probes', () => {
+  it('runs 2 leader-elected replicas with the Lease in their own namespace, secure metrics and the probes on a port of their own', () => {
     const { deployment, container } = podOf(render());
     expect(deployment.spec.replicas).toBe(2);
     expect(container.args).toEqual([
@@ -105,12 +117,17 @@ describe('AgentInstall', () => {
       '--lease-name=extended-deployment-agent',
       '--leader-elect=true',
       '--metrics-bind-address=0.0.0.0:8080',
+      '--metrics-secure=true',
+      '--health-probe-bind-address=0.0.0.0:8081',
       '--log-level=info',
     ]);
     // The image's entry point with the memory-lean V8 flag the bench measures the agent with.
     expect(container['command']).toEqual(['node', '--optimize-for-size', 'lib/cli/main.js']);
     expect(container['env']).toEqual([{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }]);
-    expect(container['ports']).toEqual([{ name: 'metrics', containerPort: 8080, protocol: 'TCP' }]);
+    expect(container['ports']).toEqual([
+      { name: 'metrics', containerPort: 8080, protocol: 'TCP' },
+      { name: 'health', containerPort: 8081, protocol: 'TCP' },
+    ]);
   });
 
   it('hardens the pod: non-root, read-only root, no privilege escalation, no capabilities, RuntimeDefault seccomp', () => {
@@ -126,26 +143,48 @@ describe('AgentInstall', () => {
     expect(pod['serviceAccountName']).toBe('extended-deployment-agent');
   });
 
-  it('probes /healthz and /readyz on the metrics port and sets requests and limits', () => {
+  it('probes /healthz and /readyz on the health port and sets requests and limits', () => {
     const { container } = podOf(render());
-    expect(container['livenessProbe']).toMatchObject({ httpGet: { path: '/healthz', port: 'metrics' } });
-    expect(container['readinessProbe']).toMatchObject({ httpGet: { path: '/readyz', port: 'metrics' } });
+    expect(container['livenessProbe']).toMatchObject({ httpGet: { path: '/healthz', port: 'health' } });
+    expect(container['readinessProbe']).toMatchObject({ httpGet: { path: '/readyz', port: 'health' } });
     expect(container['resources']).toEqual({ requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } });
   });
 
   it('takes its settings from props', () => {
-    const objects = render({ namespace: 'ops', replicas: 1, metricsPort: 9090, logLevel: 'debug', leaseDurationSeconds: 30, workers: 4, resources: { requests: { cpu: '50m' } }, createNamespace: false });
+    const objects = render({ namespace: 'ops', replicas: 1, metricsPort: 9090, healthProbePort: 9091, logLevel: 'debug', leaseDurationSeconds: 30, workers: 4, resources: { requests: { cpu: '50m' } }, createNamespace: false });
     expect(objects.map((o) => o.kind)).not.toContain('Namespace');
     expect(objects.map((o) => o.kind)).not.toContain('PodDisruptionBudget');
     const { deployment, container } = podOf(objects);
     expect(deployment.spec.replicas).toBe(1);
     expect(deployment.metadata.namespace).toBe('ops');
-    expect(container.args).toEqual(expect.arrayContaining(['--metrics-bind-address=0.0.0.0:9090', '--log-level=debug', '--lease-duration=30', '--workers=4']));
+    expect(container.args).toEqual(expect.arrayContaining(['--metrics-bind-address=0.0.0.0:9090', '--health-probe-bind-address=0.0.0.0:9091', '--log-level=debug', '--lease-duration=30', '--workers=4']));
     expect(container['resources']).toEqual({ requests: { cpu: '50m' } });
     expect(find(objects, 'Service')['spec']).toEqual({
       selector: { 'app.kubernetes.io/name': 'extended-deployment-agent' },
       ports: [{ name: 'metrics', port: 9090, targetPort: 'metrics', protocol: 'TCP' }],
     });
+  });
+
+  it('renders a metrics-reader ClusterRole for Prometheus to bind, and the Service exposes only the metrics port', () => {
+    const objects = render();
+    expect(rulesOf(find(objects, 'ClusterRole', 'extended-deployment-agent-metrics-reader'))).toEqual([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+    expect(objects.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata.name)).toEqual(['extended-deployment-agent']);
+    expect(find(objects, 'Service')['spec']).toMatchObject({ ports: [{ name: 'metrics', port: 8080, targetPort: 'metrics', protocol: 'TCP' }] });
+  });
+
+  it('with metricsSecure false, serves metrics without token checks and grants no reviews', () => {
+    const objects = render({ metricsSecure: false });
+    expect(podOf(objects).container.args).toContain('--metrics-secure=false');
+    expect(objects.map((o) => o.metadata.name)).not.toContain('extended-deployment-agent-metrics-reader');
+    expect(rulesOf(find(objects, 'ClusterRole', 'extended-deployment-agent')).map(row).filter((r) => /review/.test(r))).toEqual([]);
+  });
+
+  it('with metricsCertSecret, mounts the Secret read-only and serves /metrics over TLS with it', () => {
+    const { pod, container } = podOf(render({ metricsCertSecret: 'agent-metrics-tls' }));
+    expect(container.args).toEqual(expect.arrayContaining(['--metrics-secure=true', '--metrics-cert-dir=/etc/extended-deployment/metrics-certs']));
+    expect(pod['volumes']).toEqual([{ name: 'metrics-cert', secret: { secretName: 'agent-metrics-tls' } }]);
+    expect(container['volumeMounts']).toEqual([{ name: 'metrics-cert', mountPath: '/etc/extended-deployment/metrics-certs', readOnly: true }]);
+    expect(podOf(render()).container.args.some((a) => a.startsWith('--metrics-cert-dir'))).toBe(false);
   });
 
   it('keeps cluster-scoped objects out of a namespaced chart\'s namespace', () => {

@@ -3,12 +3,15 @@ import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { CRD_SYNC_WAVE } from '../core/crd.js';
 import { SYNC_WAVE_ANNOTATION } from '../core/labels.js';
-import { AGENT_PERMISSIONS, leaseRules, policyRules } from './agent-rbac.js';
+import { agentAdmissionPolicies } from './agent-admission.js';
+import { AGENT_PERMISSIONS, isMetricsAccessPermission, leaseRules, policyRules } from './agent-rbac.js';
 
 /** Where the agent is installed unless told otherwise (also the agent's own default Lease namespace). */
 export const DEFAULT_AGENT_NAMESPACE = 'extended-deployment-system';
 /** Name of the agent's ServiceAccount, roles, Deployment, Service and Lease. */
 export const DEFAULT_AGENT_NAME = 'extended-deployment-agent';
+/** Where the Secret of `metricsCertSecret` is mounted in the agent's container (`--metrics-cert-dir`). */
+export const METRICS_CERT_DIR = '/etc/extended-deployment/metrics-certs';
 
 /** Log levels of `edctl agent --log-level`, least to most severe. */
 export type AgentLogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -43,15 +46,40 @@ export interface AgentInstallProps {
   readonly replicas?: number;
   /** Container resources. Default: requests 100m CPU and 128Mi, limits 500m CPU and 256Mi. */
   readonly resources?: AgentResources;
-  /** Port of /healthz, /readyz and /metrics, bound on every interface so the kubelet and Prometheus reach it. Default: 8080. */
+  /** Port of /metrics, bound on every interface so Prometheus reaches it through the Service. Default: 8080. */
   readonly metricsPort?: number;
+  /** Port of /healthz, /livez and /readyz, bound on every interface for the kubelet's probes; not in the Service. Default: 8081. */
+  readonly healthProbePort?: number;
+  /**
+   * Serve /metrics only to bearer tokens allowed to `get` the non-resource URL /metrics (`--metrics-secure`): bind the
+   * rendered `<name>-metrics-reader` ClusterRole to Prometheus' ServiceAccount. The agent checks each token with a
+   * TokenReview and a SubjectAccessReview (answers cached for a minute or so), which its ClusterRole then also grants.
+   * Default: true.
+   */
+  readonly metricsSecure?: boolean;
+  /**
+   * A Secret of type `kubernetes.io/tls` in the agent's namespace (e.g. a cert-manager Certificate's): /metrics is
+   * served over TLS with its tls.crt and tls.key (`--metrics-cert-dir`), picked up again when it is renewed. Without
+   * one, /metrics is plain HTTP and scrapers' bearer tokens cross the network in clear text. Default: none.
+   */
+  readonly metricsCertSecret?: string;
   /** Least severe log level written (`--log-level`). Default: info. */
   readonly logLevel?: AgentLogLevel;
   /**
    * Watch only this namespace (`--namespace`): the permissions on namespaced resources become a Role there instead of
-   * a ClusterRole. DeployRegions and Nodes are cluster-scoped and stay in the ClusterRole. Default: every namespace.
+   * a ClusterRole. DeployRegions and Nodes are cluster-scoped and stay in the ClusterRole. The admission policies then
+   * also refuse the agent's writes in any other namespace. Default: every namespace.
    */
   readonly watchNamespace?: string;
+  /**
+   * Render ValidatingAdmissionPolicies and their bindings (admissionregistration.k8s.io/v1, Kubernetes 1.30 or later)
+   * that hold the agent's ServiceAccount to the writes it makes: only on pods, ReplicaSets and Deployments labelled as
+   * an ExtendedDeployment's, and on them only container images, its own pod annotations, the revision label, the
+   * InPlaceUpdateReady condition, pod deletion, `spec.replicas` and `spec.paused` (see constructs/agent-admission.ts).
+   * RBAC alone lets the agent's token patch any pod or workload in the cluster. Turn it off only where policies
+   * cannot be installed (older clusters) or are managed elsewhere. Default: true.
+   */
+  readonly admissionPolicy?: boolean;
   /** How long the Lease lasts without renewal (`--lease-duration`, seconds). Default: the agent's, 15. */
   readonly leaseDurationSeconds?: number;
   /** ExtendedDeployments reconciled in parallel (`--workers`). Default: the agent's, 48. */
@@ -77,14 +105,20 @@ export const AGENT_COMMAND: readonly string[] = ['node', ...AGENT_NODE_FLAGS, 'l
 
 const DEFAULT_RESOURCES: Required<AgentResources> = { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } };
 
-/** The container's `args`: `edctl agent` with leader election on and the endpoints open to the kubelet's probes. */
-export function agentArgs(props: AgentInstallProps, name: string, metricsPort: number): string[] {
+/**
+ * The container's `args`: `edctl agent` with leader election on, the probes open to the kubelet and the metrics to
+ * Prometheus (behind a token check unless `metricsSecure` is false).
+ */
+export function agentArgs(props: AgentInstallProps, name: string, metricsPort: number, healthProbePort = 8081): string[] {
   return [
     'agent',
     '--lease-namespace=$(POD_NAMESPACE)',
     `--lease-name=${name}`,
     '--leader-elect=true',
     `--metrics-bind-address=0.0.0.0:${metricsPort}`,
+    `--metrics-secure=${props.metricsSecure ?? true}`,
+    ...(props.metricsCertSecret !== undefined ? [`--metrics-cert-dir=${METRICS_CERT_DIR}`] : []),
+    `--health-probe-bind-address=0.0.0.0:${healthProbePort}`,
     `--log-level=${props.logLevel ?? 'info'}`,
     ...(props.watchNamespace !== undefined ? [`--namespace=${props.watchNamespace}`] : []),
     ...(props.leaseDurationSeconds !== undefined ? [`--lease-duration=${props.leaseDurationSeconds}`] : []),
@@ -106,9 +140,11 @@ function quantities(list: AgentResourceList | undefined): Record<string, k8s.Qua
 
 /**
  * Everything the agent needs in a cluster, rendered like any other manifest: Namespace, ServiceAccount, a ClusterRole
- * with exactly the verbs the agent's code uses ({@link AGENT_PERMISSIONS}), a Role for its Lease, their bindings, the
- * Deployment (leader election on, hardened security context, probes on the metrics port), a PodDisruptionBudget when
- * there is more than one replica, and the metrics Service. Every object carries the CRDs' Argo CD sync wave, so the
+ * with exactly the verbs the agent's code uses ({@link AGENT_PERMISSIONS}), a Role for its Lease, their bindings,
+ * admission policies that narrow those verbs to the agent's own fields and objects ({@link agentAdmissionPolicies}), the
+ * Deployment (leader election on, hardened security context, probes on a port of their own), a PodDisruptionBudget
+ * when there is more than one replica, the metrics Service, and (with `metricsSecure`) the `<name>-metrics-reader`
+ * ClusterRole for Prometheus to bind. Every object carries the CRDs' Argo CD sync wave, so the
  * agent runs before DeployRegions and workloads are synced.
  */
 export class AgentInstall extends Construct {
@@ -120,12 +156,16 @@ export class AgentInstall extends Construct {
   readonly deployment: k8s.KubeDeployment;
   /** The cluster-wide permissions. */
   readonly clusterRole: k8s.KubeClusterRole;
+  /** `get` on /metrics, to bind to Prometheus' ServiceAccount; rendered only with `metricsSecure`. */
+  readonly metricsReaderRole: k8s.KubeClusterRole | undefined;
 
   constructor(scope: Construct, id: string, props: AgentInstallProps) {
     super(scope, id);
     const namespace = (this.namespace = props.namespace ?? DEFAULT_AGENT_NAMESPACE);
     const name = (this.name = props.name ?? DEFAULT_AGENT_NAME);
     const metricsPort = props.metricsPort ?? 8080;
+    const healthProbePort = props.healthProbePort ?? 8081;
+    const metricsSecure = props.metricsSecure ?? true;
     const replicas = props.replicas ?? 2;
     const labels = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': 'agent', 'app.kubernetes.io/part-of': 'extended-deployment' };
     const annotations = { [SYNC_WAVE_ANNOTATION]: CRD_SYNC_WAVE };
@@ -136,11 +176,16 @@ export class AgentInstall extends Construct {
     new k8s.KubeServiceAccount(this, 'service-account', { metadata: meta(name, namespace), automountServiceAccountToken: true });
 
     const watchNamespace = props.watchNamespace;
-    const clusterWide = watchNamespace === undefined ? AGENT_PERMISSIONS : AGENT_PERMISSIONS.filter((p) => p.scope === 'Cluster');
+    const needed = AGENT_PERMISSIONS.filter((p) => metricsSecure || !isMetricsAccessPermission(p));
+    const clusterWide = watchNamespace === undefined ? needed : needed.filter((p) => p.scope === 'Cluster');
     this.clusterRole = clusterScoped(new k8s.KubeClusterRole(this, 'cluster-role', { metadata: meta(name), rules: policyRules(clusterWide) }));
     clusterScoped(
       new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', { metadata: meta(name), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects }),
     );
+    // Not bound here: who scrapes is the cluster's choice (a ClusterRoleBinding to Prometheus' ServiceAccount).
+    this.metricsReaderRole = metricsSecure
+      ? clusterScoped(new k8s.KubeClusterRole(this, 'metrics-reader', { metadata: meta(`${name}-metrics-reader`), rules: [{ nonResourceUrLs: ['/metrics'], verbs: ['get'] }] }))
+      : undefined;
     if (watchNamespace !== undefined) {
       const namespaced = AGENT_PERMISSIONS.filter((p) => p.scope === 'Namespaced');
       new k8s.KubeRole(this, 'watch-role', { metadata: meta(name, watchNamespace), rules: policyRules(namespaced) });
@@ -153,12 +198,21 @@ export class AgentInstall extends Construct {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: leaseRole },
       subjects,
     });
+    if (props.admissionPolicy ?? true) {
+      const watchNamespaces = watchNamespace === undefined ? undefined : [watchNamespace];
+      for (const { resource, name: policyName, policy, binding } of agentAdmissionPolicies({ namespace, name, watchNamespaces })) {
+        const apiVersion = 'admissionregistration.k8s.io/v1';
+        clusterScoped(new ApiObject(this, `admission-policy-${resource}`, { apiVersion, kind: 'ValidatingAdmissionPolicy', metadata: meta(policyName), spec: policy }));
+        clusterScoped(new ApiObject(this, `admission-binding-${resource}`, { apiVersion, kind: 'ValidatingAdmissionPolicyBinding', metadata: meta(policyName), spec: binding }));
+      }
+    }
 
     const selector = { 'app.kubernetes.io/name': name };
     const resources = props.resources ?? DEFAULT_RESOURCES;
     const requests = quantities(resources.requests);
     const limits = quantities(resources.limits);
     const port = k8s.IntOrString.fromString('metrics');
+    const healthPort = k8s.IntOrString.fromString('health');
     this.deployment = new k8s.KubeDeployment(this, 'deployment', {
       metadata: meta(name, namespace),
       spec: {
@@ -175,6 +229,7 @@ export class AgentInstall extends Construct {
             securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
             // Graceful stop: in-flight reconciles drain (at most 15 s), then the Lease is released.
             terminationGracePeriodSeconds: 30,
+            ...(props.metricsCertSecret !== undefined && { volumes: [{ name: 'metrics-cert', secret: { secretName: props.metricsCertSecret } }] }),
             affinity: {
               podAntiAffinity: {
                 preferredDuringSchedulingIgnoredDuringExecution: [
@@ -188,11 +243,16 @@ export class AgentInstall extends Construct {
                 image: props.image,
                 imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
                 command: [...AGENT_COMMAND],
-                args: agentArgs(props, name, metricsPort),
+                args: agentArgs(props, name, metricsPort, healthProbePort),
                 env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
-                ports: [{ name: 'metrics', containerPort: metricsPort, protocol: 'TCP' }],
-                livenessProbe: { httpGet: { path: '/healthz', port }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 },
-                readinessProbe: { httpGet: { path: '/readyz', port }, periodSeconds: 5, timeoutSeconds: 5, failureThreshold: 3 },
+                ports: [
+                  { name: 'metrics', containerPort: metricsPort, protocol: 'TCP' },
+                  { name: 'health', containerPort: healthProbePort, protocol: 'TCP' },
+                ],
+                // The probes need no token: they have a server of their own, which answers nothing but the probes.
+                livenessProbe: { httpGet: { path: '/healthz', port: healthPort }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 },
+                readinessProbe: { httpGet: { path: '/readyz', port: healthPort }, periodSeconds: 5, timeoutSeconds: 5, failureThreshold: 3 },
+                ...(props.metricsCertSecret !== undefined && { volumeMounts: [{ name: 'metrics-cert', mountPath: METRICS_CERT_DIR, readOnly: true }] }),
                 ...((requests || limits) && { resources: { ...(requests && { requests }), ...(limits && { limits }) } }),
                 securityContext: {
                   runAsNonRoot: true,

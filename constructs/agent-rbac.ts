@@ -19,7 +19,7 @@ export interface AgentPermission {
 
 /**
  * Everything the agent does with the API, derived from its client calls (agent/informers.ts, actuators.ts,
- * status-writer.ts, events.ts). Informers list and watch; nothing is read with `get`. No Secrets, no ConfigMaps, no
+ * status-writer.ts, events.ts, metrics-access.ts). Informers list and watch; nothing is read with `get`. No Secrets, no ConfigMaps, no
  * wildcards. `constructs/agent-rbac.test.ts` checks this table against the calls in agent/.
  */
 export const AGENT_PERMISSIONS: readonly AgentPermission[] = [
@@ -30,11 +30,19 @@ export const AGENT_PERMISSIONS: readonly AgentPermission[] = [
   { apiGroup: 'apps', resource: 'replicasets', verbs: ['list', 'watch', 'patch'], scope: 'Namespaced', why: 'informer; server-side apply of spec.replicas' },
   { apiGroup: 'apps', resource: 'deployments', verbs: ['list', 'watch', 'patch'], scope: 'Namespaced', why: 'informer; server-side apply of spec.replicas and spec.paused (compat mode)' },
   { apiGroup: '', resource: 'pods', verbs: ['list', 'watch'], scope: 'Cluster', why: 'informer; capacity counts the requests of every pod on a region\'s nodes, in any namespace' },
-  { apiGroup: '', resource: 'pods', verbs: ['patch', 'delete'], scope: 'Namespaced', why: 'deletion-cost annotation and in-place image swap; replacement of old pods' },
+  { apiGroup: '', resource: 'pods', verbs: ['patch'], scope: 'Namespaced', why: 'deletion-cost annotation and in-place image swap' },
+  { apiGroup: '', resource: 'pods/eviction', verbs: ['create'], scope: 'Namespaced', why: 'replacement of old pods, through the Eviction API so PodDisruptionBudgets hold' },
   { apiGroup: '', resource: 'pods/status', verbs: ['patch'], scope: 'Namespaced', why: 'the InPlaceUpdateReady condition' },
   { apiGroup: '', resource: 'nodes', verbs: ['list', 'watch'], scope: 'Cluster', why: 'informer (region health and capacity)' },
   { apiGroup: '', resource: 'events', verbs: ['create'], scope: 'Cluster', why: 'an Event per rollout transition in the ExtendedDeployment\'s namespace; DeployRegion Events in default' },
+  { apiGroup: 'authentication.k8s.io', resource: 'tokenreviews', verbs: ['create'], scope: 'Cluster', why: 'metrics access (--metrics-secure): who a scraper\'s bearer token belongs to' },
+  { apiGroup: 'authorization.k8s.io', resource: 'subjectaccessreviews', verbs: ['create'], scope: 'Cluster', why: 'metrics access (--metrics-secure): whether that user may get /metrics' },
 ];
+
+/** Whether a permission serves only the metrics access checks, which an install without `--metrics-secure` does not need. */
+export function isMetricsAccessPermission(permission: Pick<AgentPermission, 'apiGroup'>): boolean {
+  return permission.apiGroup === 'authentication.k8s.io' || permission.apiGroup === 'authorization.k8s.io';
+}
 
 /** What leader election does with its Lease, in the agent's own namespace: read, create once, renew. */
 export const LEASE_PERMISSION = { apiGroup: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'create', 'update'] } as const;

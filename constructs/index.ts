@@ -1,3 +1,4 @@
+export * from './agent-admission.js';
 export * from './agent-install.js';
 export * from './agent-rbac.js';
 export * from './deploy-region.js';

@@ -2,12 +2,40 @@ import { parsePercent } from './api/common.js';
 import type { DeployRegion } from './api/deploy-region.js';
 import type { ExtendedDeployment } from './api/extended-deployment.js';
 import { regionsMayOverlap } from './placement.js';
-import type { ProblemList } from './problems.js';
+import type { ObjectRef, Problem, ProblemList } from './problems.js';
 import { isEmptySelector } from './selector.js';
 
 /** Whether pods of this ExtendedDeployment may be updated in place (upstream InplaceSet, or InPlaceIfPossible). */
 export function inPlaceEnabled(ed: ExtendedDeployment): boolean {
   return ed.spec.subsetType === 'InplaceSet' || ed.spec.strategy.updateStrategy.type === 'InPlaceIfPossible';
+}
+
+/**
+ * What is wrong with the DeployRegion that a region of an ExtendedDeployment names, if anything: it exists but failed
+ * its own validation (`invalidRegions`: its own problems say why), or none of that name is among `known`.
+ */
+export function regionReferenceProblem(name: string, known: ReadonlySet<string>, invalidRegions: ReadonlySet<string>): string | undefined {
+  if (invalidRegions.has(name)) return `DeployRegion ${JSON.stringify(name)} is invalid (see its own problems)`;
+  if (known.has(name)) return undefined;
+  return `DeployRegion ${JSON.stringify(name)} not found (known: ${[...known].sort().join(', ') || 'none'})`;
+}
+
+/**
+ * The regions of an ExtendedDeployment whose DeployRegion is missing or invalid, as problems of `object` at
+ * `spec.regions[i].name` (a region listed twice, once). The agent checks a rendered ExtendedDeployment with this: it
+ * was rendered elsewhere, against DeployRegions that may be gone since (deleted by hand, or pruned and re-created by a
+ * GitOps tool). Such a region selects no node, which region health reads as a region failed for good, and fault moves
+ * would then take the replicas of pods that run fine away from it. The ExtendedDeployment is invalid instead: nothing
+ * is moved or scaled until the DeployRegion is back.
+ */
+export function regionReferenceProblems(ed: ExtendedDeployment, known: ReadonlySet<string>, invalidRegions: ReadonlySet<string>, object: ObjectRef): Problem[] {
+  const seen = new Set<string>();
+  return ed.spec.regions.flatMap((region, i) => {
+    if (seen.has(region.name)) return [];
+    seen.add(region.name);
+    const message = regionReferenceProblem(region.name, known, invalidRegions);
+    return message === undefined ? [] : [{ object, path: ['spec', 'regions', i, 'name'], message }];
+  });
 }
 
 /**
@@ -22,6 +50,7 @@ export function validateExtendedDeployment(
   invalidRegions: ReadonlySet<string> = new Set(),
 ): void {
   const { spec } = ed;
+  const known = new Set(regions.keys());
 
   const firstIndex = new Map<string, number>();
   spec.regions.forEach((region, i) => {
@@ -31,12 +60,8 @@ export function validateExtendedDeployment(
       return;
     }
     firstIndex.set(region.name, i);
-    if (invalidRegions.has(region.name)) {
-      problems.add(['spec', 'regions', i, 'name'], `DeployRegion ${JSON.stringify(region.name)} is invalid (see its own problems)`);
-    } else if (!regions.has(region.name)) {
-      const known = [...regions.keys()].sort().join(', ') || 'none';
-      problems.add(['spec', 'regions', i, 'name'], `DeployRegion ${JSON.stringify(region.name)} not found (known: ${known})`);
-    }
+    const problem = regionReferenceProblem(region.name, known, invalidRegions);
+    if (problem !== undefined) problems.add(['spec', 'regions', i, 'name'], problem);
   });
 
   const used = [...firstIndex.entries()].filter(([name]) => regions.has(name));

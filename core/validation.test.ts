@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { API_VERSION } from './api/common.js';
 import { formatProblem, type Problem } from './problems.js';
+import { parseExtendedDeployment } from './parse.js';
 import { renderSet } from './render.js';
+import { regionReferenceProblems } from './validate.js';
 
 // Issue 2: validation reports every error at once, each naming its object and field path. Every case starts from the
 // same valid set (three DeployRegions with disjoint labels and the ExtendedDeployment shop/web), changes one thing
@@ -485,5 +487,34 @@ describe('renderSet returns problems, it never throws', () => {
 
   it('objects of other kinds and non-objects are left to the caller', () => {
     expect(renderSet(objectsOf((input) => input.extra.push(null, 'ed', 42, { kind: 'ConfigMap' }, { kind: 'ConfigMap' }))).ok).toBe(true);
+  });
+});
+
+describe('regionReferenceProblems: the regions of an ExtendedDeployment whose DeployRegion is gone or invalid', () => {
+  const parsed = (regions: string[]) => {
+    const ed = base().ed;
+    ed.spec.regions = regions.map((name) => ({ name }));
+    const result = parseExtendedDeployment(ed);
+    if (!result.ok) throw new Error(JSON.stringify(result.problems));
+    return result.value;
+  };
+  // [case, regions the ExtendedDeployment names, DeployRegions that parse, DeployRegions that do not, problems]
+  const table: [string, string[], string[], string[], string[]][] = [
+    ['every DeployRegion there', ['amd', 'arm'], ['amd', 'arm', 'ppc'], [], []],
+    ['one deleted', ['amd', 'arm'], ['amd'], [], [`${ED}: spec.regions[1].name: DeployRegion "arm" not found (known: amd)`]],
+    ['all deleted', ['amd', 'arm'], [], [], [`${ED}: spec.regions[0].name: DeployRegion "amd" not found (known: none)`, `${ED}: spec.regions[1].name: DeployRegion "arm" not found (known: none)`]],
+    ['one invalid: it exists, its own problems say why', ['amd', 'arm'], ['amd'], ['arm'], [`${ED}: spec.regions[1].name: DeployRegion "arm" is invalid (see its own problems)`]],
+    ['a region listed twice is reported once, at its first entry', ['arm', 'amd', 'arm'], ['amd'], [], [`${ED}: spec.regions[0].name: DeployRegion "arm" not found (known: amd)`]],
+  ];
+
+  it.each(table)('%s', (_case, regions, known, invalid, expected) => {
+    const problems = regionReferenceProblems(parsed(regions), new Set(known), new Set(invalid), { kind: 'ExtendedDeployment', name: 'web', namespace: 'shop' });
+    expect(problems.map(formatProblem)).toEqual(expected);
+  });
+
+  it('words a missing region as the render does', () => {
+    const rendered = problemsOf(({ regions }) => regions.splice(1, 1));
+    const agent = regionReferenceProblems(parsed(['amd', 'arm', 'ppc']), new Set(['amd', 'ppc']), new Set(), { kind: 'ExtendedDeployment', name: 'web', namespace: 'shop' });
+    expect(agent.map(formatProblem)).toEqual(rendered.map(formatProblem));
   });
 });

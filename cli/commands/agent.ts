@@ -1,8 +1,8 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { startAgent, type Agent } from '../../agent/agent.js';
+import { startAgent, type Agent, type AgentFailure } from '../../agent/agent.js';
 import { KubeConfigError, loadKubeConfig } from '../../agent/kubeconfig.js';
 import { jsonLogger, type LogLevel } from '../../agent/log.js';
-import { DEFAULT_LEASE_DURATION_SECONDS, DEFAULT_LEASE_NAME, DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_WORKERS, defaultLeaseNamespace, parseLeaseDurationSeconds } from '../../agent/options.js';
+import { DEFAULT_CACHE_SYNC_TIMEOUT_SECONDS, DEFAULT_HEALTH_PROBE_BIND_ADDRESS, DEFAULT_LEASE_DURATION_SECONDS, DEFAULT_LEASE_NAME, DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_WORKERS, defaultLeaseNamespace, parseLeaseDurationSeconds } from '../../agent/options.js';
 import { UserError } from '../user-error.js';
 
 interface AgentFlags {
@@ -10,12 +10,16 @@ interface AgentFlags {
   context?: string;
   namespace?: string;
   metricsBindAddress: string;
+  healthProbeBindAddress: string;
+  metricsSecure: boolean;
+  metricsCertDir?: string;
   leaderElect: boolean;
   leaseNamespace: string;
   leaseName: string;
   leaseDuration: number;
   identity?: string;
   workers: number;
+  cacheSyncTimeout: number;
   logLevel: LogLevel;
 }
 
@@ -39,6 +43,12 @@ function parseWorkers(value: string): number {
   return n;
 }
 
+function parseSeconds(value: string): number {
+  const n = Number(value.endsWith('s') ? value.slice(0, -1) : value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < 1 || n > 3600) throw new InvalidArgumentError('expected whole seconds from 1 to 3600 (e.g. 120 or 120s)');
+  return n;
+}
+
 /** Values of --log-level, least to most severe. */
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
@@ -51,7 +61,10 @@ export function registerAgent(program: Command): void {
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, in-cluster service account, ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context')
     .option('-n, --namespace <namespace>', 'watch only this namespace (default: all)')
-    .option('--metrics-bind-address <host:port>', 'address of /healthz, /readyz and /metrics (0.0.0.0:8080 to expose it in a pod)', DEFAULT_METRICS_BIND_ADDRESS)
+    .option('--metrics-bind-address <host:port>', 'address of /metrics (0.0.0.0:8080 to expose it in a pod, with --metrics-secure)', DEFAULT_METRICS_BIND_ADDRESS)
+    .option('--metrics-secure [bool]', 'serve /metrics only to bearer tokens the API server accepts and allows to get /metrics (TokenReview, SubjectAccessReview)', parseBool, false)
+    .option('--metrics-cert-dir <dir>', 'serve /metrics over TLS with tls.crt and tls.key from this directory, reloaded when they change (default: plain HTTP)')
+    .option('--health-probe-bind-address <host:port>', 'address of /healthz, /livez and /readyz (:8081 in a pod, where the kubelet probes)', DEFAULT_HEALTH_PROBE_BIND_ADDRESS)
     .option('--leader-elect [bool]', 'elect a leader among replicas through a Lease', parseBool, true)
     .option('--lease-namespace <namespace>', 'namespace of the Lease ($POD_NAMESPACE when set)', defaultLeaseNamespace())
     .option('--lease-name <name>', 'name of the Lease', DEFAULT_LEASE_NAME)
@@ -63,15 +76,18 @@ export function registerAgent(program: Command): void {
     )
     .option('--identity <id>', 'this replica\'s identity in the Lease (default: hostname and a random suffix)')
     .option('--workers <n>', 'ExtendedDeployments reconciled in parallel', parseWorkers, DEFAULT_WORKERS)
+    .option('--cache-sync-timeout <seconds>', 'exit non-zero when the caches have not synced this long after the start', parseSeconds, DEFAULT_CACHE_SYNC_TIMEOUT_SECONDS)
     .addOption(new Option('--log-level <level>', 'least severe log level written').choices(LOG_LEVELS).default('info'))
     .addHelpText(
       'after',
       `
 Logs are JSON lines on stdout. SIGTERM or SIGINT stops it gracefully: the reconciles in flight finish, the Lease is
-released so a standby takes over at once, and it exits 0.
+released so a standby takes over at once, and it exits 0. It exits 1 when it loses leadership (no write of the lost
+term is sent after that) or when its caches have not synced within --cache-sync-timeout; its Deployment starts it again.
 
 Examples:
-  ${bin} agent --kubeconfig .lab/kubeconfig --metrics-bind-address 127.0.0.1:0
+  ${bin} agent --kubeconfig .lab/kubeconfig --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0
+  ${bin} agent --metrics-bind-address :8443 --metrics-secure --metrics-cert-dir /etc/edctl/metrics-certs
   ${bin} agent --namespace shop --leader-elect=false`,
     )
     .action(async (flags: AgentFlags) => {
@@ -91,21 +107,26 @@ Examples:
           processMetrics: true,
           namespace: flags.namespace,
           metricsBindAddress: flags.metricsBindAddress,
+          healthProbeBindAddress: flags.healthProbeBindAddress,
+          metricsSecure: flags.metricsSecure,
+          ...(flags.metricsCertDir !== undefined && { metricsCertDir: flags.metricsCertDir }),
           leaderElect: flags.leaderElect,
           leaseNamespace: flags.leaseNamespace,
           leaseName: flags.leaseName,
           leaseDurationSeconds: flags.leaseDuration,
           workers: flags.workers,
+          cacheSyncTimeoutSeconds: flags.cacheSyncTimeout,
           ...(flags.identity !== undefined && { identity: flags.identity }),
         });
       } catch (error) {
-        const code = (error as { code?: unknown } | null)?.code;
+        const { code, address, port } = (error ?? {}) as { code?: unknown; address?: unknown; port?: unknown };
         if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-          throw new UserError([`cannot listen on ${flags.metricsBindAddress}: ${String(code)}`]);
+          throw new UserError([`cannot listen on ${String(address)}:${String(port)}: ${String(code)}`]);
         }
-        if (error instanceof Error && error.message.startsWith('invalid bind address')) throw new UserError([error.message]);
+        if (error instanceof Error && /^(invalid bind address|cannot read the metrics certificate)/.test(error.message)) throw new UserError([error.message]);
         throw error;
       }
+      let failed: AgentFailure | undefined;
       await new Promise<void>((resolve) => {
         const onSignal = (signal: NodeJS.Signals) => {
           log.info('signal received', { signal });
@@ -116,8 +137,17 @@ Examples:
         };
         process.once('SIGTERM', onSignal);
         process.once('SIGINT', onSignal);
+        void agent.failed.then((failure) => {
+          log.error('exiting', { reason: failure.reason, error: failure.message });
+          failed = failure;
+          resolve();
+        });
       });
-      // Idle keep-alive sockets of the API clients may hold the event loop; this timer fires only if they do.
+      // Idle keep-alive sockets of the API clients (or connections a partition left open) may hold the event loop;
+      // this timer fires only if they do.
       setTimeout(() => process.exit(process.exitCode ?? 0), 1_000).unref();
+      // Exit 1 (the error line on stderr too): the Deployment restarts the process, visibly.
+      const failure = failed as AgentFailure | undefined;
+      if (failure) throw new UserError([failure.message]);
     });
 }

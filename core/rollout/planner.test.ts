@@ -159,12 +159,15 @@ describe('planRollout: decisions from one snapshot', () => {
     expect(unmarked.actions.map((a) => a.kind)).toEqual(['markOld']);
   });
 
-  it('removes new pods beyond the group (an old pod deleted by hand came back new) without waiting for marks', () => {
-    // A region's step toward 1 new pod of 5 while it runs 2 new and 3 unmarked old ones: no old pod is to leave.
+  it('keeps new pods beyond the group (an old pod deleted by hand came back new): nothing to remove', () => {
+    // A region's step toward 1 new pod of 5 while it runs 2 new and 3 unmarked old ones: ahead of its group, not over
+    // its count. Scaled to 4, the ReplicaSet would remove the most recently Ready pod, a new one, and the region would
+    // run a pod short of desired until the next group.
     const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]).spec.strategy;
     const step = stepRegion(region('a', 5, [...news(2), ...olds(3).map((p) => ({ ...p, markedOld: false }))]), 1, regionBudgets(strategy, 5), 0, T0);
     expect(step.blocked).toBeUndefined();
-    expect(step.actions).toEqual([{ kind: 'scale', region: 'a', workload: 'web-a', from: 5, replicas: 4 }]);
+    expect(step.actions).toEqual([]);
+    expect([step.available, step.done]).toEqual([true, true]);
   });
 
   it('removes no old pod while a new pod still carries the mark (the ReplicaSet would pick it first)', () => {
@@ -425,6 +428,39 @@ describe('planRollout: Failed (evicted) and Succeeded pods count nowhere, as for
     const gone = stepRegion(region('a', 3, [...news(1), { ...terminating, phase: 'Failed', running: false, ready: false }, ...olds(2)], 3), 2, regionBudgets(spec.spec.strategy, 3), 0, T0);
     expect(gone.counts).toMatchObject({ current: 3, updated: 1, terminating: 0 });
     expect(gone.actions).toEqual([{ kind: 'scale', region: 'a', workload: 'web-a', from: 3, replicas: 4 }]);
+  });
+});
+
+describe('planRollout: an old pod evicted mid-group comes back at the new revision (the ReplicaSet replaces it)', () => {
+  // One region of 3, scaleOutPriority, Beta batch 1 (targets 1, 2, 3; at most 4 pods), confirmation after each group.
+  // Group 2 runs: the ReplicaSet (at 4) made its new pod n, then one old pod was evicted and it replaced that one at the
+  // template's revision too: 3 new pods, 1 old, 1 Failed.
+  const spec = ed({ needWaitingForConfirm: true }, [{ name: 'a', replicas: 3 }]);
+  const group2: ExtendedDeploymentStatus = { revision: 'R1', rolloutRegions: ['a'], currentGroup: 2, totalGroups: 3, phase: 'Progressing', lastGroupStartTime: new Date(T0).toISOString() };
+  const evicted = pod('old', { phase: 'Failed', running: false, ready: false });
+  const starting = { ready: false, readySince: undefined };
+  const unmarkedOld = () => pod('old', { markedOld: false });
+
+  it('the group stays the one the status records: the pods run ahead of it, but its gate has not been passed', () => {
+    const pods = [...news(1), ...news(2, starting), unmarkedOld(), evicted];
+    const plan = planRollout(input({ ed: spec, regions: [region('a', 3, pods, 4)], status: group2 }));
+    // Read from the pods (3 new exceed group 2's target), group 3 would start here, past the gate after group 2.
+    expect(plan.status).toMatchObject({ phase: 'Progressing', currentGroup: 2 });
+    expect(scalesDown(plan)).toEqual([]);
+    // Once the new pods are available, group 2 is done and its gate holds.
+    const ready = planRollout(input({ ed: spec, regions: [region('a', 3, [...news(3), unmarkedOld(), evicted], 4)], status: group2 }));
+    expect(ready.status).toMatchObject({ phase: 'WaitingForConfirmation', currentGroup: 2 });
+  });
+
+  it('the old pod leaves, marked first, rather than a new one (the ReplicaSet removes an unmarked new pod first)', () => {
+    const old = unmarkedOld();
+    const budgets = regionBudgets(spec.spec.strategy, 3);
+    const first = stepRegion(region('a', 3, [...news(3), old, evicted], 4), 2, budgets, 0, T0);
+    expect(first.actions).toEqual([{ kind: 'markOld', region: 'a', pod: old.name, uid: old.uid, at: new Date(T0).toISOString() }]);
+    expect(first.blocked).toMatch(/marked for removal/);
+    const settled = stepRegion(region('a', 3, [...news(3), { ...old, markedOld: true, markedAt: T0 }, evicted], 4), 2, budgets, 0, T0 + MARK_SETTLE_MS);
+    expect(settled.actions).toEqual([{ kind: 'scale', region: 'a', workload: 'web-a', from: 4, replicas: 3 }]);
+    expect([settled.available, settled.done]).toEqual([true, true]);
   });
 });
 

@@ -100,8 +100,13 @@ function planReplicaSetRollout(input: RolloutInput): RolloutPlan {
     return finish(base, { phase: 'Progressing', group, groupStart, reason: 'WaitingForSync', message }, []);
   }
 
-  const inferred = inferGroup(input, schedule);
-  let group = schedule.totalGroups === 0 ? 0 : Math.max(sameRollout ? (prev.currentGroup ?? 1) : 1, inferred, 1);
+  // Once this rollout's status records a group, that group holds: a new group is recorded before anything acts on it
+  // (the agent writes such a status first), so the agent never puts pods ahead of the recorded group. Others do: the
+  // ReplicaSet controller replaces an evicted or deleted old pod at the template's revision. Read from such pods, the
+  // group would jump past its confirmation gate and start before the previous one was available. The pods decide only
+  // where no group is recorded: a new rollout (a Git revert finds pods at its revision), or a lost status.
+  const recorded = sameRollout && (prev.currentGroup ?? 0) >= 1 ? prev.currentGroup : undefined;
+  let group = schedule.totalGroups === 0 ? 0 : (recorded ?? Math.max(inferGroup(input, schedule), 1));
   let groupStart = sameRollout && prev.lastGroupStartTime !== undefined ? Date.parse(prev.lastGroupStartTime) : now;
   if (group !== (prev.currentGroup ?? 0) && sameRollout && group > (prev.currentGroup ?? 0)) groupStart = now;
   let steps = stepAll(input, schedule, group);
@@ -170,10 +175,10 @@ function stepAll(input: RolloutInput, schedule: GroupSchedule, group: number): M
 }
 
 /**
- * The group the pods show: the first group whose targets no region has exceeded. A leader that died after scaling
- * but before writing status resumes in the group it had started. New pods above a region's desired count (its count
- * shrank) are surplus the region sheds, not progress: counted as progress they would exceed every target and make the
- * rollout jump to its last group, past every gate.
+ * The group the pods show: the first group whose targets no region has exceeded, for a rollout whose status records
+ * no group yet (a revert resumes where its pods are rather than removing them). New pods above a region's desired
+ * count (its count shrank) are surplus the region sheds, not progress: counted as progress they would exceed every
+ * target and make the rollout jump to its last group, past every gate.
  */
 function inferGroup(input: RolloutInput, schedule: GroupSchedule): number {
   const strategy = input.ed.spec.strategy;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { extendedDeployment } from '../api/extended-deployment.js';
 import { planRollout } from './planner.js';
+import { gateActions } from './readiness-gate.js';
 import type { PodState, RegionState } from './snapshot.js';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -35,5 +36,36 @@ describe('InPlaceUpdateReady gate on new pods', () => {
   it('opens it whatever the rollout phase: paused and aborted included', () => {
     expect(gates({ pause: true }, pods)).toEqual(['closed']);
     expect(gates({}, pods, { aborted: true })).toEqual(['closed']);
+  });
+});
+
+describe('gateActions: the gate each pod needs, from the pods and their swap records alone', () => {
+  const swap = (phase: 'draining' | 'swapping' | 'done') => ({ revision: 'new', phase, since: T0 });
+  // [case, pod, expected action]
+  const table: [string, Partial<PodState>, 'openGate' | 'closeGate' | undefined][] = [
+    ['gated, closed, no swap record', { gated: true, gateOpen: false }, 'openGate'],
+    ['gated, never set (a pod just created)', { gated: true }, 'openGate'],
+    ['gated, open, no swap record', { gated: true, gateOpen: true }, undefined],
+    ['gated, closed, swap done', { gated: true, gateOpen: false, swap: swap('done') }, 'openGate'],
+    ['gated, closed, draining', { gated: true, gateOpen: false, swap: swap('draining') }, undefined],
+    ['gated, closed, swapping', { gated: true, gateOpen: false, swap: swap('swapping') }, undefined],
+    ['gated, open, swapping (the gate write was lost)', { gated: true, gateOpen: true, swap: swap('swapping') }, 'closeGate'],
+    ['ungated', { gated: false }, undefined],
+    ['gated, closed, terminating', { gated: true, gateOpen: false, terminating: true }, undefined],
+    ['gated, closed, Failed', { gated: true, gateOpen: false, running: false, phase: 'Failed' }, undefined],
+    ['gated, closed, Succeeded', { gated: true, gateOpen: false, running: false, phase: 'Succeeded' }, undefined],
+  ];
+
+  it.each(table)('%s', (_case, state, expected) => {
+    const actions = gateActions([{ name: 'gpu', pods: [pod('p', state)] }]);
+    expect(actions).toEqual(expected ? [{ kind: expected, region: 'gpu', pod: 'p', uid: 'u-p' }] : []);
+  });
+
+  it('covers every region, each pod under its own region', () => {
+    const actions = gateActions([
+      { name: 'a', pods: [pod('a1', { gated: true }), pod('a2', { gated: true, gateOpen: true })] },
+      { name: 'b', pods: [pod('b1', { gated: true, gateOpen: false })] },
+    ]);
+    expect(actions.map((a) => `${a.kind} ${a.region}/${a.pod}`)).toEqual(['openGate a/a1', 'openGate b/b1']);
   });
 });

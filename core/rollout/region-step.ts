@@ -60,9 +60,12 @@ const markOrder = (a: PodState, b: PodState) => Number(leavesFirst(b)) - Number(
 export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Budgets, minReadySeconds: number, now: number): RegionStep {
   const counts = countPods(region, minReadySeconds, now);
   const desired = region.desired;
-  const wantNew = Math.min(wantNewRaw, desired);
+  // The group's target is the least new pods it needs. More (up to desired) stay: the ReplicaSet controller replaces an
+  // evicted or deleted old pod at the template's revision, and scaled back to the target it would remove a new pod
+  // (unmarked, the most recently Ready goes first) for a later group to create again. The old pods make room instead.
+  const wantNew = Math.min(Math.max(wantNewRaw, counts.updated), desired);
   const wantOld = desired - wantNew;
-  const { available, done } = groupProgress(counts, wantNew, desired);
+  const { available, done } = groupProgress(counts, Math.min(wantNewRaw, desired), desired);
   const workload = region.workload;
   if (!workload) return { counts, actions: [], available: false, done: false, blocked: `workload of region ${region.name} does not exist yet` };
   if (workload.templateRevision !== region.targetRevision) {

@@ -91,9 +91,14 @@ export interface DeploymentProgress {
   readonly availableReplicas: number;
 }
 
-/** One region as observed. */
-export interface RegionState {
+/** A region's pods: all that the decisions about single pods read (the readiness gate). */
+export interface RegionPods {
   readonly name: string;
+  readonly pods: readonly PodState[];
+}
+
+/** One region as observed. */
+export interface RegionState extends RegionPods {
   /** The region's rendered revision: where its pods are headed. */
   readonly targetRevision: string;
   /** Replicas the region should run: the spec's share (the planner adds moves). */
@@ -104,7 +109,6 @@ export interface RegionState {
   readonly room?: number | undefined;
   /** Undefined until Git has created the workload. */
   readonly workload: WorkloadState | undefined;
-  readonly pods: readonly PodState[];
 }
 
 /** Whether a pod counts as available: active (neither terminal nor terminating) and Ready for minReadySeconds. */

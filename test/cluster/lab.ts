@@ -62,11 +62,13 @@ const auditPolicyPath = () => join(labDir(), 'logs', 'audit-policy.yaml');
  * completed, with microseconds and the object it returned, so a bench can time a pod turning Ready and the agent's
  * answer at the server rather than by its own watch, which lags whenever the bench itself is busy (bench/lab-kit.ts
  * reads it). Writes of CRDs, DeployRegions, ExtendedDeployments and regional workloads are audited at Metadata level:
- * the GitOps suites read from them the order in which an engine applied a commit.
+ * the GitOps suites read from them the order in which an engine applied a commit. Writes of pods, evictions, Events
+ * and the agents' Leases too, with each request's User-Agent: the fencing suite reads from them that two agent
+ * replicas never wrote in the same term.
  */
 export const auditLogPath = () => join(labDir(), 'logs', 'audit.log');
 
-/** Status writes of ExtendedDeployments and pods in full; writes of the objects a GitOps engine applies, metadata only. */
+/** Status writes of ExtendedDeployments and pods in full; writes of the objects GitOps engines and agents write, metadata only. */
 const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived, ResponseStarted]
@@ -88,6 +90,18 @@ rules:
         resources: [deployregions, extendeddeployments]
       - group: apps
         resources: [replicasets, deployments]
+  - level: None
+    namespaces: [kube-node-lease, kube-system]
+    resources:
+      - group: coordination.k8s.io
+        resources: [leases]
+  - level: Metadata
+    verbs: [create, update, patch, delete]
+    resources:
+      - group: coordination.k8s.io
+        resources: [leases]
+      - group: ""
+        resources: [pods, pods/eviction, events]
   - level: None
 `;
 

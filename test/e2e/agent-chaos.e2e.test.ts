@@ -13,7 +13,7 @@
 // delays (scenario i uses seed + i). Lease 4 s keeps takeovers short. Nothing asserts on speed.
 import { randomInt } from 'node:crypto';
 import { describe, expect } from 'vitest';
-import { kubeconfigPath } from '../cluster/lab.js';
+import { renderedIdentity } from './agent-identity.js';
 import { seededRandom } from './agent-process.js';
 import { AgentSupervisor } from './agent-supervisor.js';
 import { waitMatchesGit } from './git-match.js';
@@ -52,9 +52,11 @@ describe('agent chaos: SIGKILL at seeded random moments during multi-region roll
       const regions = deployRegions(suffix);
       for (const region of regions) await serverSideApply(region);
       const renderImage = (v: number) => render([...regions, extendedDeployment(ns, suffix, { image: `registry.example/web:${v}`, replicas: REPLICAS, strategy: scenario.strategy } satisfies EdOptions)]);
+      // The agents run as the rendered install's ServiceAccount, under its RBAC and admission policies.
+      const account = await renderedIdentity(ns, suffix);
       const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: ED_NAME });
       const supervisor = new AgentSupervisor({
-        kubeconfig: kubeconfigPath(),
+        kubeconfig: account.kubeconfigFile(),
         namespace: ns,
         prefix: 'chaos-',
         agents: scenario.agents,
@@ -106,6 +108,7 @@ describe('agent chaos: SIGKILL at seeded random moments during multi-region roll
           ].join('\n'),
         );
         await supervisor.stop();
+        await account.remove();
         const violations = await stopAndReport(watch, `agent-chaos ${scenario.name} (seed ${seed})`, failed);
         await deleteAll(regions);
         if (!failed) expect(violations).toEqual([]);

@@ -6,9 +6,9 @@
 // takeover delay (kill → the standby's "became leader") is printed, not asserted.
 import type { V1Lease } from '@kubernetes/client-node';
 import { expect } from 'vitest';
+import { renderedIdentity } from './agent-identity.js';
 import { AgentProcess } from './agent-process.js';
 import { clients, serverSideApply, test, uniqueName, waitFor } from './helpers.js';
-import { kubeconfigPath } from '../cluster/lab.js';
 import { waitMatchesGit } from './git-match.js';
 import { start as startWatcher, stopAndReport } from './invariants.js';
 import { apply, deleteAll, extendedDeployment, installCrds, readStatus, render, threeRegions, waitRolledOut } from './rollout-fixtures.js';
@@ -29,10 +29,13 @@ test('the standby takes over a killed leader within the lease duration and finis
   const regions = threeRegions(suffix);
   for (const region of regions) await serverSideApply(region);
   const desired = new Map(regions.map((r, i) => [r.metadata!.name!, REPLICAS[i]!]));
+  // The agents run as the rendered install's ServiceAccount, under its RBAC and admission policies.
+  const account = await renderedIdentity(ns, suffix);
   const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: 'web' });
   let failed = false;
   const echo = !!process.env.AGENT_ECHO;
-  const agents = ['a1', 'a2'].map((identity) => new AgentProcess({ kubeconfig: kubeconfigPath(), identity, namespace: ns, leaseNamespace: ns, echo }));
+  const kubeconfig = account.kubeconfigFile();
+  const agents = ['a1', 'a2'].map((identity) => new AgentProcess({ kubeconfig, identity, namespace: ns, leaseNamespace: ns, echo }));
   try {
     const v1 = render([...regions, extendedDeployment(ns, regions, REPLICAS, 'registry.example/web:1')]);
     await apply(v1);
@@ -90,6 +93,7 @@ test('the standby takes over a killed leader within the lease duration and finis
     throw e;
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
+    await account.remove();
     const violations = await stopAndReport(watch, 'agent-failover', failed);
     await deleteAll(regions);
     if (!failed) expect(violations).toEqual([]);

@@ -19,6 +19,7 @@ import { expect } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../../core/api/extended-deployment.js';
 import { NAME_LABEL } from '../../core/labels.js';
 import type { RenderedExtendedDeployment } from '../../core/render.js';
+import { renderedIdentity } from './agent-identity.js';
 import { AgentProcess, seededRandom } from './agent-process.js';
 import { startApiProxy, type ProxiedRequest, type Verdict } from './api-proxy.js';
 import { clients, serverSideApply, sleep, test, uniqueName, waitFor } from './helpers.js';
@@ -75,6 +76,9 @@ test('kill -9 at random points and between intent and action: every rollout comp
   const renders: RenderedExtendedDeployment[] = [];
   const renderVersion = (v: number) => render([...regions, extendedDeployment(ns, regions, REPLICAS, `registry.example/web:${v}`)]);
 
+  // ---- the agents' identity: the rendered install's ServiceAccount, under its RBAC and admission policies
+  const account = await renderedIdentity(ns, suffix);
+
   // ---- invariants, from watches
   const desired = new Map(regions.map((r, i) => [r.metadata!.name!, REPLICAS[i]!]));
   const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: 'web' });
@@ -130,12 +134,14 @@ test('kill -9 at random points and between intent and action: every rollout comp
     return 'forward';
   };
   const proxy = await startApiProxy(ns, onRequest);
+  // Through the proxy as the ServiceAccount: the proxy forwards the Impersonate-User header with the admin's certificate.
+  const kubeconfig = account.kubeconfigFile(proxy.kubeconfig);
 
   const startAgentProcess = () => {
     if (finishing) return;
     agents += 1;
     leaderAt = 0;
-    const next = new AgentProcess({ kubeconfig: proxy.kubeconfig, identity: `a${agents}`, namespace: ns, leaseNamespace: ns, leaseDurationSeconds: LEASE_SECONDS, echo: !!process.env.AGENT_ECHO });
+    const next = new AgentProcess({ kubeconfig, identity: `a${agents}`, namespace: ns, leaseNamespace: ns, leaseDurationSeconds: LEASE_SECONDS, echo: !!process.env.AGENT_ECHO });
     agent = next;
     next.waitForLog('became leader', 120_000).then(
       () => {
@@ -217,6 +223,7 @@ test('kill -9 at random points and between intent and action: every rollout comp
     await agent?.stop();
     const violations = await stopAndReport(watch, `agent-kill (seed ${seed})`, failed);
     await proxy.close();
+    await account.remove();
     await deleteAll(regions);
     if (!failed) expect(violations).toEqual([]);
   }

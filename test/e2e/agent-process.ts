@@ -28,6 +28,8 @@ export interface AgentProcessOptions {
   readonly workers?: number;
   /** Print the agent's log lines to stderr, prefixed with its identity. */
   readonly echo?: boolean;
+  /** Run the process with its wall clock this far off the host's (skewed-clock.mjs), as on a node with a wrong clock. */
+  readonly clockSkewMs?: number;
 }
 
 export class AgentProcess {
@@ -44,6 +46,7 @@ export class AgentProcess {
     // Started with the Node.js flags the agent install runs it with.
     const args = [
       ...AGENT_NODE_FLAGS,
+      ...(options.clockSkewMs ? ['--import', join(repoRoot, 'test', 'e2e', 'skewed-clock.mjs')] : []),
       main,
       'agent',
       '--kubeconfig',
@@ -53,13 +56,16 @@ export class AgentProcess {
       options.leaseNamespace,
       '--metrics-bind-address',
       '127.0.0.1:0',
+      '--health-probe-bind-address',
+      '127.0.0.1:0',
       '--identity',
       options.identity,
       ...(options.leaseName ? ['--lease-name', options.leaseName] : []),
       ...(options.leaseDurationSeconds ? ['--lease-duration', String(options.leaseDurationSeconds)] : []),
       ...(options.workers ? ['--workers', String(options.workers)] : []),
     ];
-    this.child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = options.clockSkewMs ? { ...process.env, EXTENDED_DEPLOYMENT_TEST_CLOCK_SKEW_MS: String(options.clockSkewMs) } : process.env;
+    this.child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
     createInterface({ input: this.child.stdout! }).on('line', (text) => {
       let line: AgentLogLine;
@@ -117,15 +123,20 @@ export class AgentProcess {
     });
   }
 
-  /** The port of /healthz, /readyz and /metrics (from the "serving health and metrics" line). */
+  /** The port of /metrics (from the "serving metrics" line). */
   async metricsPort(): Promise<number> {
-    const line = await this.waitForLog('serving health and metrics');
+    const line = await this.waitForLog('serving metrics');
     return Number(String(line['address']).split(':').pop());
   }
 
   async metrics(): Promise<string> {
     const res = await fetch(`http://127.0.0.1:${await this.metricsPort()}/metrics`);
     return res.text();
+  }
+
+  /** SIGSTOP / SIGCONT: the process freezes (a long GC pause, a frozen VM, a throttled cgroup) and later resumes. */
+  freeze(frozen: boolean): void {
+    if (this.alive()) this.child.kill(frozen ? 'SIGSTOP' : 'SIGCONT');
   }
 
   /** kill -9: the process gets no chance to release the Lease or finish anything. */

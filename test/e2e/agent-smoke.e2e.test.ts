@@ -130,6 +130,7 @@ test('the agent rolls image changes group by group, as simulateRollout predicts'
       log: silentLogger,
       namespace: ns,
       metricsBindAddress: '127.0.0.1:0',
+      healthProbeBindAddress: '127.0.0.1:0',
       leaseNamespace: ns,
       identity: 'e2e-agent',
       workers: 2,
@@ -141,7 +142,7 @@ test('the agent rolls image changes group by group, as simulateRollout predicts'
       const counts = await podCounts(ns, v1);
       return status.phase === 'Healthy' && JSON.stringify(counts.map((c) => [c.updated, c.old])) === '[[3,0],[2,0]]';
     }, { timeoutMs: 120_000, describe: async () => ({ status: await readStatus(ns), pods: await podCounts(ns, v1) }) });
-    const ready = await fetch(`http://127.0.0.1:${agent.address.port}/readyz`);
+    const ready = await fetch(`http://127.0.0.1:${agent.healthAddress.port}/readyz`);
     expect(ready.status).toBe(200);
 
     // Git changes the image; the rollout waits for approval after every group.

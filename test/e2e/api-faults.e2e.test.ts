@@ -29,8 +29,13 @@ import { apply, fill, readEd, readStatus, waitForPods, withRolloutEnv, type EdOp
 
 /** Saturation window length (ms). */
 const W = 8_000;
+/**
+ * How long every Lease request fails: the renew deadline (10 s) less two retry periods with jitter (2 × 2.4 s), so the
+ * last renewal before the outage plus the outage stay within the deadline whatever the phase.
+ */
+const LEASE_OUTAGE_MS = 5_000;
 const REPLICAS = [3, 2, 2];
-/** Version n of the ExtendedDeployment. Odd versions roll scaleSimultaneously, where the agent deletes old pods itself. */
+/** Version n of the ExtendedDeployment. Odd versions roll scaleSimultaneously, where the agent evicts old pods itself. */
 const version = (n: number): EdOptions => ({
   image: `registry.example/web:${n}`,
   replicas: REPLICAS,
@@ -62,7 +67,11 @@ test('API faults by seeded schedule: the agent converges, never double-acts, and
       if (status < 200 || status >= 300) return;
       const endpoint = endpointOf(request);
       const path = request.path.split('?')[0] ?? '';
-      if (endpoint === 'DELETE pods') podDeletes.set(path, (podDeletes.get(path) ?? 0) + 1);
+      // Old pods are replaced through the Eviction API: a POST to the pod's eviction subresource deletes it.
+      if (endpoint === 'POST pods/eviction') {
+        const pod = path.replace(/\/eviction$/, '');
+        podDeletes.set(pod, (podDeletes.get(pod) ?? 0) + 1);
+      }
       if (endpoint === 'PUT extendeddeployments/status') statusWritten.push((JSON.parse(request.body.toString()) as { status: ExtendedDeploymentStatus }).status);
     },
   });
@@ -70,14 +79,14 @@ test('API faults by seeded schedule: the agent converges, never double-acts, and
   agentKubeConfig.loadFromFile(proxy.kubeconfig);
   const report: string[] = [];
 
-  /** Runs `during` with one endpoint failing every request by `kind` for W ms; returns the requests and watch events in the window. */
-  const saturate = async (kind: FaultKind, endpoints: string[], during: () => Promise<void>) => {
+  /** Runs `during` with one endpoint failing every request by `kind` for `ms`; returns the requests and watch events in the window. */
+  const saturate = async (kind: FaultKind, endpoints: string[], during: () => Promise<void>, ms = W) => {
     const from = Date.now();
-    injector.schedule([{ kind, from: 0, to: W, probability: 1, endpoints }]);
+    injector.schedule([{ kind, from: 0, to: ms, probability: 1, endpoints }]);
     await during();
-    await sleep(from + W + 200 - Date.now());
-    const requests = Object.fromEntries(endpoints.map((e) => [e, injector.count(e, from, from + W)]));
-    return { requests, total: Object.values(requests).reduce((a, b) => a + b, 0), events: watchEvents.filter((t) => t >= from && t < from + W).length };
+    await sleep(from + ms + 200 - Date.now());
+    const requests = Object.fromEntries(endpoints.map((e) => [e, injector.count(e, from, from + ms)]));
+    return { requests, total: Object.values(requests).reduce((a, b) => a + b, 0), events: watchEvents.filter((t) => t >= from && t < from + ms).length };
   };
 
   try {
@@ -147,18 +156,28 @@ test('API faults by seeded schedule: the agent converges, never double-acts, and
         await apply(v4, 'workloads');
         await converged(env, v4, 'after 429s');
 
+        // 2d. Every Lease request answered 500 for LEASE_OUTAGE_MS: with the renewal before it up to a retry period
+        // (+20 % jitter) old, still within the renew deadline (10 s). The leader keeps leading, and nothing it does stops
+        // meanwhile (v5 arrives and rolls).
+        const v5 = env.render(version(++v));
+        const leaseErrors = await saturate('serverError', ['GET leases', 'PUT leases'], () => apply(v5), LEASE_OUTAGE_MS);
+        report.push(`500 on Lease requests for ${LEASE_OUTAGE_MS} ms (renew deadline 10 s): ${leaseErrors.total} tried; still leader: ${env.agent.isLeader()}`);
+        expect(leaseErrors.total).toBeGreaterThan(1);
+        expect(env.agent.isLeader()).toBe(true);
+        await converged(env, v5, 'after Lease 500s');
+
         injector.clear();
 
         // The agent still works: one more rollout, no faults.
-        const v5 = env.render(version(++v));
-        await apply(v5);
-        const final = await converged(env, v5, 'after every fault');
+        const v6 = env.render(version(++v));
+        await apply(v6);
+        const final = await converged(env, v6, 'after every fault');
         expect(final.observedGeneration).toBe((await readEd(ns)).metadata?.generation);
-        expect(final.regions?.map((r) => [r.name, r.desired, r.updated, r.available])).toEqual(v5.regions.map((r) => [r.name, r.replicas, r.replicas, r.replicas]));
+        expect(final.regions?.map((r) => [r.name, r.desired, r.updated, r.available])).toEqual(v6.regions.map((r) => [r.name, r.replicas, r.replicas, r.replicas]));
 
         report.push(`faults injected in all: ${FAULT_KINDS.map((k) => `${k} ${injector.injected.get(k)}`).join(', ')}`);
         report.push(`requests through the proxy: ${injector.seen.length} (${Object.entries(injector.totals()).map(([e, n]) => `${e} ${n}`).join(', ')})`);
-        report.push(`status writes accepted: ${statusWritten.length}; pod deletes accepted: ${[...podDeletes.values()].reduce((a, b) => a + b, 0)}`);
+        report.push(`status writes accepted: ${statusWritten.length}; pod evictions accepted: ${[...podDeletes.values()].reduce((a, b) => a + b, 0)}`);
         console.log(`[api-faults] seed ${seed}\n  ${report.join('\n  ')}`);
 
         for (const kind of FAULT_KINDS) expect(randomFaults.get(kind), `random ${kind} faults`).toBeGreaterThan(0);

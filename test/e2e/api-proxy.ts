@@ -61,6 +61,12 @@ export interface ApiProxy {
   readonly kubeconfig: string;
   /** Destroys the connections of the open watches `match` accepts (as a network failure would); returns how many. */
   cutWatches(match: (request: ProxiedRequest) => boolean): number;
+  /**
+   * A network partition that drops packets silently: while on, connections stay open but nothing more reaches the
+   * agent (responses and watch events in flight stop), and new requests are accepted and never answered nor
+   * forwarded. The agent sees no error, only silence, until its own timeouts fire.
+   */
+  blackHole(on: boolean): void;
   close(): Promise<void>;
 }
 
@@ -73,6 +79,8 @@ export async function startApiProxy(name: string, onRequest: (request: ProxiedRe
   const upstream = new URL(state.server);
   const upstreamAgent = new Agent({ keepAlive: true, ...tls });
   const openWatches = new Map<ServerResponse, ProxiedRequest>();
+  let holding = false;
+  const relaying = new Set<{ upRes: NodeJS.ReadableStream; res: ServerResponse }>();
   const server: Server = createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -80,6 +88,7 @@ export async function startApiProxy(name: string, onRequest: (request: ProxiedRe
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const proxied: ProxiedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', body, at: Date.now() };
+      if (holding) return; // black-holed: never answered, never forwarded
       const verdict = onRequest(proxied);
       if (verdict === 'drop') {
         req.socket.destroy();
@@ -100,6 +109,7 @@ export async function startApiProxy(name: string, onRequest: (request: ProxiedRe
         const up = request(
           { host: upstream.hostname, port: upstream.port, method: proxied.method, path: proxied.path, headers, agent: upstreamAgent },
           (upRes) => {
+            if (holding) return upRes.resume(); // the answer is lost in the black hole
             options.onResponse?.({ request: proxied, status: upRes.statusCode ?? 0 });
             res.writeHead(upRes.statusCode ?? 502, upRes.headers);
             // A watch answers with headers and then nothing until an event: send the headers on at once.
@@ -114,6 +124,9 @@ export async function startApiProxy(name: string, onRequest: (request: ProxiedRe
               });
             }
             upRes.pipe(res);
+            const relay = { upRes, res };
+            relaying.add(relay);
+            res.on('close', () => relaying.delete(relay));
             upRes.on('error', () => res.destroy());
             if (typeof verdict === 'object' && 'cutAfterMs' in verdict) {
               const timer = setTimeout(() => res.socket?.destroy(), verdict.cutAfterMs);
@@ -139,6 +152,16 @@ export async function startApiProxy(name: string, onRequest: (request: ProxiedRe
   return {
     port,
     kubeconfig,
+    blackHole: (on) => {
+      holding = on;
+      // Streams in flight go silent: the agent keeps its connections and hears nothing more (data is discarded).
+      for (const { upRes, res } of relaying) {
+        if (on) {
+          upRes.unpipe(res);
+          upRes.resume();
+        } else res.destroy(); // what was dropped cannot be replayed: the agent sees the connection end and retries
+      }
+    },
     cutWatches: (match) => {
       const cut = [...openWatches].filter(([, r]) => match(r));
       for (const [res] of cut) res.socket?.destroy();

@@ -7,8 +7,8 @@
 //
 // Kinds: `serverError` (500), `throttled` (429 with Retry-After), `conflict` (409 on writes), `slow` (forwarded late),
 // `watchCut` (a watch forwarded, then its connection destroyed mid-stream), `watchGone` (a watch answered with the
-// API server's 410 Gone ERROR event). Leases and Events are never hit: the first would test leader election (another
-// suite's business), the second are best effort by design.
+// API server's 410 Gone ERROR event). Lease requests are hit like any other (short windows stay within the renew
+// deadline: the leader keeps leading); Events are never hit, being best effort by design.
 import { requestResource, requestVerb } from '../../agent/api-requests.js';
 import { seededRandom } from './agent-process.js';
 import type { ProxiedRequest, Verdict } from './api-proxy.js';
@@ -41,7 +41,7 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'DELETECOLLECTION']);
 /** Whether a fault of `kind` can hit a request to `endpoint`. */
 export function applies(kind: FaultKind, endpoint: string): boolean {
   const [verb = '', resource = ''] = endpoint.split(' ');
-  if (resource.startsWith('leases') || resource.startsWith('events')) return false;
+  if (resource.startsWith('events')) return false;
   switch (kind) {
     case 'watchCut':
     case 'watchGone':

@@ -6,6 +6,7 @@
 // compare once no move is active.) gitDifferences is pure (unit-tested in test/unit/git-match.test.ts); waitMatchesGit reads
 // the invariant watcher's picture until it matches or the time is up.
 import type { RenderedExtendedDeployment } from '../../core/render.js';
+import { isPodTerminal } from '../../core/rollout/pod-activity.js';
 import type { InvariantWatch, Sample } from './invariants.js';
 
 /** What Git rendered, reduced to what the comparison reads. */
@@ -23,7 +24,7 @@ export function gitTarget(rendered: RenderedExtendedDeployment): GitTarget {
 export function gitDifferences(sample: Sample, target: GitTarget): string[] {
   const out: string[] = [];
   const ed = sample.ed;
-  if (!ed) return ['the ExtendedDeployment is missing or does not parse'];
+  if (!ed) return [sample.unparsed ?? 'the ExtendedDeployment is missing'];
   if (ed.rolloutRevision !== target.rolloutRevision) out.push(`ExtendedDeployment at rollout revision ${ed.rolloutRevision}, Git rendered ${target.rolloutRevision}`);
   const s = ed.status;
   if (s.phase !== 'Healthy' || s.revision !== target.rolloutRevision) out.push(`status ${s.phase ?? '-'} for rollout ${s.revision ?? '-'}, not Healthy for ${target.rolloutRevision}`);
@@ -36,7 +37,9 @@ export function gitDifferences(sample: Sample, target: GitTarget): string[] {
       if (workload.revision !== region.revision) out.push(`${region.name}: workload template at revision ${workload.revision ?? '-'}, Git rendered ${region.revision}`);
       if (workload.replicas !== region.replicas) out.push(`${region.name}: workload spec.replicas ${workload.replicas}, Git wants ${region.replicas}`);
     }
-    const pods = sample.pods.filter((p) => p.region === region.name);
+    // Pods that stopped for good (Failed, Succeeded) run nothing and wait for PodGC: the agent counts them nowhere
+    // (core/rollout/pod-activity.ts), and neither does this comparison.
+    const pods = sample.pods.filter((p) => p.region === region.name && !isPodTerminal(p));
     const terminating = pods.filter((p) => p.terminating).length;
     const stale = pods.filter((p) => !p.terminating && p.revision !== region.revision).length;
     const current = pods.filter((p) => !p.terminating && p.revision === region.revision);

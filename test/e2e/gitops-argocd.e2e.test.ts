@@ -198,6 +198,7 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     await waitAllHealthy('web Healthy after the approval');
     await waitFor('the Application Healthy', async () => (await view()).health === 'Healthy', { timeoutMs: 120_000, intervalMs: 500, describe: view });
     // Group 1 can be done before Argo CD writes its health down; group 2, after the approval, is seen Progressing.
+    await sampler!.catchUp();
     const seen = (from: number, to = Infinity) => sampler!.between(from, to).map((s) => s.engine.web?.status);
     // Argo CD writes resource health down a moment after it changes: after the approval, Suspended may linger in a
     // sample or two, but once it is gone it never comes back.

@@ -14,8 +14,9 @@ import { examplesApp } from '../../examples/app.js';
 import type { MultiArchWebRelease } from '../../examples/multi-arch-web.js';
 import { repoRoot } from '../cluster/build.js';
 import { kubectl, type Manifest } from '../cluster/gitops.js';
-import { auditLogPath, kubeconfigPath, labDir } from '../cluster/lab.js';
+import { auditLogPath, kubeconfigPath } from '../cluster/lab.js';
 import { AgentProcess } from './agent-process.js';
+import { auditEvents, isWrite } from './audit-log.js';
 import { expect } from 'vitest';
 import { rawRequest, sleep, waitFor } from './helpers.js';
 
@@ -103,34 +104,19 @@ export async function startAgentAsInstalled(): Promise<AgentProcess> {
 // ---------------------------------------------------------------------------------------------------------------
 // what the API server recorded
 
-interface AuditEvent {
-  verb?: string;
-  requestURI?: string;
-  objectRef?: { resource?: string; namespace?: string; name?: string; subresource?: string };
-  responseStatus?: { code?: number };
-  stageTimestamp?: string;
-  user?: { username?: string };
-}
-
 /**
  * When each object was first written (created or applied, dry runs left out) after `since`, by `resource/namespace/name`
  * (ms, from the lab's audit log, which records these writes with microseconds).
  */
 function firstWrites(since: number): Map<string, number> {
   const first = new Map<string, number>();
-  const logs = join(labDir(), 'logs');
-  const files = readdirSync(logs).filter((f) => /^audit(-.+)?\.log$/.test(f));
-  for (const f of files) {
-    for (const line of readFileSync(join(logs, f), 'utf8').split('\n')) {
-      if (!line) continue;
-      const e = JSON.parse(line) as AuditEvent;
-      const ref = e.objectRef;
-      if (!ref?.name || ref.subresource || !['create', 'patch', 'update'].includes(e.verb ?? '')) continue;
-      if ((e.requestURI ?? '').includes('dryRun') || (e.responseStatus?.code ?? 0) >= 300 || !e.stageTimestamp) continue;
-      const at = Date.parse(e.stageTimestamp);
-      const key = `${ref.resource}/${ref.namespace ?? ''}/${ref.name}`;
-      if (at >= since && !(first.get(key)! <= at)) first.set(key, at);
-    }
+  for (const e of auditEvents()) {
+    const ref = e.objectRef;
+    if (!ref?.name || ref.subresource || !['create', 'patch', 'update'].includes(e.verb ?? '') || !isWrite(e)) continue;
+    if ((e.responseStatus?.code ?? 0) >= 300 || !e.stageTimestamp) continue;
+    const at = Date.parse(e.stageTimestamp);
+    const key = `${ref.resource}/${ref.namespace ?? ''}/${ref.name}`;
+    if (at >= since && !(first.get(key)! <= at)) first.set(key, at);
   }
   return first;
 }
@@ -248,10 +234,12 @@ export class Sampler<T> {
   constructor(read: () => Promise<T>) {
     this.done = (async () => {
       while (this.running) {
+        // Stamped when the reads start, so a sample stamped after an instant saw nothing older than that instant.
+        const at = Date.now();
         try {
           const [engine, eds] = await Promise.all([read(), extendedDeployments()]);
           const web = eds.find((e) => e.key === 'shop/web');
-          this.samples.push({ at: Date.now(), engine, ...(web?.phase !== undefined && { web: web.phase }) });
+          this.samples.push({ at, engine, ...(web?.phase !== undefined && { web: web.phase }) });
         } catch (e) {
           this.errors.push((e as Error).message);
         }
@@ -270,10 +258,15 @@ export class Sampler<T> {
     await this.done;
   }
 
-  /** The timeline from `from` up to now, once a sample taken after this call is in (the last change included). */
-  async timelineUntilNow(from: number, show: (t: T) => string): Promise<string> {
+  /** Waits until a sample whose reads started after this call is in, so the last sample shows the present. */
+  async catchUp(): Promise<void> {
     const now = Date.now();
-    for (let i = 0; i < 50 && !this.samples.some((s) => s.at > now); i++) await sleep(100);
+    for (let i = 0; i < 100 && !this.samples.some((s) => s.at > now); i++) await sleep(100);
+  }
+
+  /** The timeline from `from` up to now (the last change included). */
+  async timelineUntilNow(from: number, show: (t: T) => string): Promise<string> {
+    await this.catchUp();
     return this.timeline(from, Infinity, show);
   }
 

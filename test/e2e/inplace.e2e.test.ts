@@ -21,6 +21,7 @@ import { parseSwapState } from '../../core/inplace/swap-state.js';
 import { planOf } from '../../core/plan.js';
 import type { RenderedExtendedDeployment } from '../../core/render.js';
 import { simulateRollout, type Simulation } from '../../core/rollout/simulate.js';
+import { renderedIdentity } from './agent-identity.js';
 import { AgentProcess } from './agent-process.js';
 import { startApiProxy } from './api-proxy.js';
 import { clients, serverSideApply, sleep, test, uniqueName, waitFor } from './helpers.js';
@@ -405,10 +406,14 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
       }
       return 'forward';
     });
+    // The agents run as the rendered install's ServiceAccount, under its RBAC and admission policies (through the
+    // proxy, which forwards the Impersonate-User header).
+    const account = await renderedIdentity(ns, suffix);
+    const kubeconfig = account.kubeconfigFile(proxy.kubeconfig);
     let n = 0;
     const startAgentProcess = () => {
       n += 1;
-      agent = new AgentProcess({ kubeconfig: proxy.kubeconfig, identity: `inplace-${n}`, namespace: ns, leaseNamespace: ns, leaseDurationSeconds: 4, echo: !!process.env.AGENT_ECHO });
+      agent = new AgentProcess({ kubeconfig, identity: `inplace-${n}`, namespace: ns, leaseNamespace: ns, leaseDurationSeconds: 4, echo: !!process.env.AGENT_ECHO });
       return agent;
     };
     try {
@@ -480,6 +485,7 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
       journal.stop();
       const violations = await stopAndReport(watch, 'inplace-kill');
       await proxy.close();
+      await account.remove();
       for (const region of regions) await clients().objects.delete(region).catch(() => undefined);
       expect(violations).toEqual([]);
     }

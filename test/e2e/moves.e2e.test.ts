@@ -7,6 +7,7 @@ import { afterEach, describe, expect } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../../core/api/extended-deployment.js';
 import { NAME_LABEL, REGION_LABEL } from '../../core/labels.js';
 import { failNodes, healNodes } from '../cluster/lab.js';
+import { renderedIdentity } from './agent-identity.js';
 import { AgentProcess } from './agent-process.js';
 import { startApiProxy, type ProxiedRequest, type Verdict } from './api-proxy.js';
 import { clients, nodeReady, podReady, serverSideApply, sleep, test, testPod, uniqueName, waitFor } from './helpers.js';
@@ -231,16 +232,20 @@ describe('moves', () => {
       return 'forward';
     };
     const proxy = await startApiProxy(`${ns}-moves`, onRequest);
+    // The agents run as the rendered install's ServiceAccount, under its RBAC and admission policies (through the
+    // proxy, which forwards the Impersonate-User header).
+    const account = await renderedIdentity(ns, uniqueName('m').slice(2));
+    const kubeconfig = account.kubeconfigFile(proxy.kubeconfig);
     try {
       await withRolloutEnvWithoutAgent(ns, async (env) => {
         const c = env.regions[2]!.metadata!.name!;
         const ed = env.render({ image: 'registry.example/web:1', replicas: [2, 2, 2], strategy: { autoReschedule: { enable: true, timeoutSeconds: 3 } } });
-        current = new AgentProcess({ kubeconfig: proxy.kubeconfig, identity: 'm1', namespace: ns, leaseNamespace: ns, leaseDurationSeconds: 4 });
+        current = new AgentProcess({ kubeconfig, identity: 'm1', namespace: ns, leaseNamespace: ns, leaseDurationSeconds: 4 });
         await apply(ed);
         await waitFor('the first agent killed right after its move was recorded', async () => killed !== undefined, { timeoutMs: 90_000, describe: async () => ({ writes, status: await readStatus(ns) }) });
         await killed?.exited;
         const recorded = (await readStatus(ns)).moves;
-        current = new AgentProcess({ kubeconfig: proxy.kubeconfig, identity: 'm2', namespace: ns, leaseNamespace: ns, leaseDurationSeconds: 4 });
+        current = new AgentProcess({ kubeconfig, identity: 'm2', namespace: ns, leaseNamespace: ns, leaseDurationSeconds: 4 });
         await waitFor('the next leader scaled both regions for the recorded move', async () => {
           const rs = (await clients().apps.listNamespacedReplicaSet({ namespace: ns, labelSelector: NAME_LABEL })).items;
           const total = rs.reduce((s, r) => s + (r.spec?.replicas ?? 0), 0);
@@ -265,6 +270,7 @@ describe('moves', () => {
     } finally {
       current?.child.kill('SIGKILL');
       await proxy.close();
+      await account.remove();
     }
   });
 });

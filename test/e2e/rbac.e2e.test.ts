@@ -4,7 +4,8 @@
 // test's suffix so parallel runs do not collide), and the in-process agent talks to the API server as that
 // ServiceAccount: its kubeconfig impersonates `system:serviceaccount:<ns>:<name>` (client-node 1.4.0 sends a kubeconfig
 // user's `as` as the Impersonate-User header, on API calls and on watches; the API server adds the ServiceAccount's
-// groups), so every request is authorized by RBAC for that identity. The rollout: an image change over two regions with
+// groups), so every request is authorized by RBAC for that identity, and every write passes the rendered
+// ValidatingAdmissionPolicies (bound to that ServiceAccount; a refusal is a 403 too). The rollout: an image change over two regions with
 // in-place updates on (pods carry the InPlaceUpdateReady readiness gate, which the agent opens, closes while swapping,
 // and opens again), two groups with one confirmation gate, approved with `edctl approve`. It must complete Healthy,
 // every pod swapped in place (same pod UIDs), and the agent's log must hold no 403 / forbidden.
@@ -34,6 +35,8 @@ test('the agent rolls out in place through a confirmation gate with only the ren
   const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: ED_NAME });
   try {
     identity = await renderedIdentity(ns, suffix);
+    // Under the admission policies too, in force (renderedIdentity waits until each refuses a probe).
+    expect(identity.rbac.filter((o) => o.kind === 'ValidatingAdmissionPolicy')).toHaveLength(3);
     for (const r of regions) await serverSideApply(r);
 
     // Who the agent is: the ServiceAccount, with its groups; and it cannot do what the ClusterRole does not grant.
@@ -61,6 +64,7 @@ test('the agent rolls out in place through a confirmation gate with only the ren
       log: jsonLogger({ level: 'debug', write: (line) => void logLines.push(line) }),
       namespace: ns,
       metricsBindAddress: '127.0.0.1:0',
+      healthProbeBindAddress: '127.0.0.1:0',
       leaseNamespace: ns, // the leader-election Role is in the ServiceAccount's namespace, for the rendered Lease name
       identity: 'e2e-rbac',
       workers: 2,

@@ -2,20 +2,21 @@
 // DeployRegions per test on disjoint node sets, ExtendedDeployment manifests rendered by core and applied as a GitOps
 // tool would (server-side apply), the agent in-process, the invariant watcher beside it, `edctl` controls, and the
 // rollout followed gate by gate against core's simulateRollout.
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { startAgent, type Agent } from '../../agent/agent.js';
-import { renderedIdentity, type AgentIdentity } from './agent-identity.js';
+import { impersonating, renderedIdentity, type AgentIdentity } from './agent-identity.js';
 import { silentLogger } from '../../agent/log.js';
 import { run } from '../../cli/run.js';
 import type { ExtendedDeploymentStatus } from '../../core/api/extended-deployment.js';
 import { NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../../core/labels.js';
 import { renderSet, type RenderedExtendedDeployment } from '../../core/render.js';
 import { simulateRollout, type Simulation } from '../../core/rollout/simulate.js';
+import { isPodActive } from '../../core/rollout/pod-activity.js';
 import { kubeconfigPath } from '../cluster/lab.js';
 import { clients, serverSideApply, sleep, uniqueName, waitFor } from './helpers.js';
 import { waitMatchesGit } from './git-match.js';
-import { start as startWatcher, stopAndReport, type InvariantWatch, type ViolationKind } from './invariants.js';
+import { start as startWatcher, stopAndReport, type InvariantWatch, type Violation } from './invariants.js';
 
 export const GROUP = 'extendeddeployment.io';
 export const VERSION = 'v1beta1';
@@ -111,9 +112,19 @@ export interface RegionPods {
   readonly old: number;
 }
 
-/** Live pods (not terminating) per region: at the region's rendered revision, and the others. */
+/** Every pod of the ExtendedDeployment, Failed and terminating ones included. */
+export async function edPods(ns: string): Promise<V1Pod[]> {
+  return (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=${ED_NAME}` })).items;
+}
+
+/** Whether a pod counts as the ReplicaSet controller and the agent count it: neither Failed/Succeeded nor terminating. */
+export function isLive(pod: V1Pod): boolean {
+  return isPodActive({ phase: pod.status?.phase, terminating: !!pod.metadata?.deletionTimestamp });
+}
+
+/** Live pods (see isLive) per region: at the region's rendered revision, and the others. */
 export async function podCounts(ns: string, rendered: RenderedExtendedDeployment): Promise<RegionPods[]> {
-  const pods = (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=${ED_NAME}` })).items.filter((p) => !p.metadata?.deletionTimestamp);
+  const pods = (await edPods(ns)).filter(isLive);
   return rendered.regions.map((r) => {
     const mine = pods.filter((p) => p.metadata?.labels?.[REGION_LABEL] === r.name);
     const updated = mine.filter((p) => p.metadata?.labels?.[REVISION_LABEL] === r.revision).length;
@@ -123,7 +134,7 @@ export async function podCounts(ns: string, rendered: RenderedExtendedDeployment
 
 /** Live pods per region and revision: `{region: {revision: count}}`, the starting point of a simulation. */
 export async function runningByRevision(ns: string): Promise<Record<string, Record<string, number>>> {
-  const pods = (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=${ED_NAME}` })).items.filter((p) => !p.metadata?.deletionTimestamp);
+  const pods = (await edPods(ns)).filter(isLive);
   const out: Record<string, Record<string, number>> = {};
   for (const p of pods) {
     const region = p.metadata?.labels?.[REGION_LABEL] ?? '';
@@ -235,16 +246,16 @@ export interface RolloutEnv {
 
 /** Options of {@link withRolloutEnv}. */
 export interface RolloutEnvOptions {
-  /** The agent talks to the API server with this instead of the rendered install's identity (e.g. through a proxy). */
+  /** The agent talks to the API server through this (e.g. a proxy's), still as the rendered install's ServiceAccount. */
   readonly agentKubeConfig?: KubeConfig;
   /** Rules a test breaks on purpose from outside the agent (failed nodes take their pods out of service: `floor`). */
-  readonly ignore?: readonly ViolationKind[];
+  readonly ignore?: readonly Violation['kind'][];
 }
 
 /**
  * Creates three DeployRegions for the test, starts the invariant watcher and the agent (in-process, as the rendered
- * install's ServiceAccount with only its RBAC unless `options` says otherwise, leader election on a Lease in the test
- * namespace), runs `body`, then stops both, prints what the watcher saw and fails on any violation.
+ * install's ServiceAccount with only its RBAC and under its admission policies, leader election on a Lease in the
+ * test namespace), runs `body`, then stops both, prints what the watcher saw and fails on any violation.
  */
 export async function withRolloutEnv(ns: string, label: string, body: (env: RolloutEnv) => Promise<void>, options: RolloutEnvOptions = {}): Promise<void> {
   await installCrds();
@@ -256,13 +267,16 @@ export async function withRolloutEnv(ns: string, label: string, body: (env: Roll
   let identity: AgentIdentity | undefined;
   let failed = false;
   try {
-    // The agent runs with exactly the rendered install's RBAC (issue: the rollout suite passes with that ClusterRole).
-    const kubeConfig = options.agentKubeConfig ?? (identity = await renderedIdentity(ns, suffix)).kubeConfig;
+    // The agent runs with exactly the rendered install's RBAC and admission policies (the rollout suite passes with
+    // that ClusterRole and under those policies), also through a proxy: it forwards the Impersonate-User header.
+    identity = await renderedIdentity(ns, suffix);
+    const kubeConfig = options.agentKubeConfig ? impersonating(options.agentKubeConfig, identity.subject) : identity.kubeConfig;
     agent = await startAgent({
       kubeConfig,
       log: silentLogger,
       namespace: ns,
       metricsBindAddress: '127.0.0.1:0',
+      healthProbeBindAddress: '127.0.0.1:0',
       leaseNamespace: ns,
       identity: `e2e-${label}`,
       workers: 2,

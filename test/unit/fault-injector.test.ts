@@ -27,13 +27,14 @@ describe('fault targets', () => {
     expect(endpointOf(request('GET', '/apis/apps/v1/namespaces/n/replicasets?labelSelector=x', 0))).toBe('LIST replicasets');
   });
 
-  it('hits watches only with watch faults, writes only with conflicts, and never leases or events', () => {
+  it('hits watches only with watch faults, writes only with conflicts, leases like anything else, never events', () => {
     expect(applies('watchGone', 'WATCH pods')).toBe(true);
     expect(applies('watchGone', 'LIST pods')).toBe(false);
     expect(applies('serverError', 'WATCH pods')).toBe(false);
     expect(applies('conflict', 'PATCH replicasets')).toBe(true);
     expect(applies('conflict', 'LIST replicasets')).toBe(false);
-    expect(applies('slow', 'PUT leases')).toBe(false);
+    expect(applies('slow', 'PUT leases')).toBe(true);
+    expect(applies('conflict', 'PUT leases')).toBe(true);
     expect(applies('serverError', 'POST events')).toBe(false);
   });
 });

@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { extendedDeploymentSpec } from '../../core/api/extended-deployment.js';
 import { renderSet } from '../../core/render.js';
 import { isPodActive } from '../../core/rollout/pod-activity.js';
-import { checkSamples, edSample, nodeSample, podSample, type EdSample, type NodeSample, type PodSample, type Sample, type WorkloadSample } from '../e2e/invariants.js';
+import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { REVISIONS_ANNOTATION, ROLLOUT_REVISION_ANNOTATION } from '../../core/labels.js';
+import { checkSamples, edReading, InvariantChecker, nodeSample, podSample, start as startWatch, type EdSample, type NodeSample, type PodSample, type Sample, type WorkloadSample } from '../e2e/invariants.js';
 
 const NEW = 'new0000000';
 const OLD = 'old0000000';
@@ -171,7 +173,7 @@ describe('invariant check: a correct rollout has no violation', () => {
   });
 
   it('replicas moved to another region: the receiving region may run them, the giving one sheds them', () => {
-    // (desired counts as edSample computes them from the moves in the status)
+    // (desired counts as edReading computes them from the moves in the status)
     const before = ed({ desired: { a: 3, b: 3 }, phase: 'Healthy', group: 0, rolloutRegions: [] });
     const moved = ed({ desired: { a: 1, b: 5 }, phase: 'Healthy', group: 0, rolloutRegions: [] });
     const seq = [
@@ -316,6 +318,60 @@ describe('invariant check: Failed (evicted) pods count as the ReplicaSet control
   });
 });
 
+describe('invariant check: pods the test evicts (Sample.disrupted) are disruptions from outside the rollout', () => {
+  /** The violations over `states` (pods per region, in order) with `uids` declared evicted, and without the declaration. */
+  const evicting = (e: EdSample, states: Record<string, string>[], uids: string[], workloads?: WorkloadSample[]) => {
+    const run = (declared: string[]) => kinds(states.map((s) => ({ ...sample(e, s, workloads), disrupted: new Set(declared) })));
+    return { declared: run(uids), undeclared: run([]) };
+  };
+
+  it('an available old pod evicted (Failed) in group 1: its replacement at the new revision is no groupTarget, the dip no floor', () => {
+    // a: 3, scaleOutPriority batch 1 (floor 3). O1 is evicted; the ReplicaSet replaces it with n5 at the template's revision.
+    // Undeclared, the dip and the extra new pod are the rollout's.
+    const states = [{ a: 'O1 O2 O3 n4' }, { a: 'O1! O2 O3 n4' }, { a: 'O1! O2 O3 n4 n5' }, { a: 'O1! O2 O3 N4 N5' }];
+    expect(evicting(ed({ group: 1 }), states, ['a-1'])).toEqual({ declared: [], undeclared: ['floor:a', 'groupTarget:a'] });
+  });
+
+  it('the floor is lowered by what evictions took only until the region has it back: the rollout keeps its own budget', () => {
+    const g = ed({ group: 1 });
+    // While O1's replacement is not available, the rollout removing O3 as well takes a second pod: a violation.
+    expect(evicting(g, [{ a: 'O1 O2 O3 n4' }, { a: 'O1! O2 O3 n4' }, { a: 'O1! O2 O3~ n4 n5' }], ['a-1']).declared).toEqual(['floor:a']);
+    // Back at the floor, the lowering is gone: a later dip is a violation again.
+    const back = [{ a: 'O1 O2 O3 N4' }, { a: 'O1! O2 O3 N4' }, { a: 'O1! O2 O3 N4 N5' }, { a: 'O1! O2 O3~ N4 N5' }, { a: 'O1! O2 N4 N5' }, { a: 'O1! O2~ N4 N5' }];
+    expect(evicting(g, back, ['a-1']).declared).toEqual(['floor:a']);
+  });
+
+  it('in place: an eviction that leaves the region at its floor still excuses the swap under way', () => {
+    // a: 3, batch 1: swaps may take 1 pod out (floor 2). Group 2 began swapping O2 when O3 was evicted: 2 pods out, the
+    // swap's and the eviction's, until the replacement n4 is available.
+    const g = ed({ group: 2, strategy: { updateStrategy: { type: 'InPlaceIfPossible' } } });
+    const states = [{ a: 'N1 O2 O3' }, { a: 'N1 O2 O3!' }, { a: 'N1 O2 O3! n4' }, { a: 'N1 o2 O3! n4' }, { a: 'N1 o2 O3! N4' }, { a: 'N1 N2 O3! N4' }];
+    expect(evicting(g, states, ['a-3'])).toEqual({ declared: [], undeclared: ['floor:a', 'groupTarget:a'] });
+  });
+
+  it('a pod the Eviction API deleted is not over the ceiling while it terminates and the ReplicaSet replaces it', () => {
+    // a: 3 with its surge pod N4 (ceiling 4); O1 is evicted and its replacement n5 comes before O1 is gone.
+    const states = [{ a: 'O1 O2 O3 N4' }, { a: 'O1~ O2 O3 N4 n5' }, { a: 'O2 O3 N4 n5' }];
+    expect(evicting(ed({ group: 1 }), states, ['a-1'])).toEqual({ declared: [], undeclared: ['ceiling:a', 'groupTarget:a'] });
+  });
+
+  it('a new pod deleted by the Eviction API is no newPodDeleted; one the test did not evict still is', () => {
+    const g = ed({ group: 2 });
+    expect(evicting(g, [{ a: 'O1 N2 N3' }, { a: 'O1 N2~ N3' }, { a: 'O1 N3 n4' }], ['a-2']).declared).toEqual([]);
+    expect(evicting(g, [{ a: 'O1 N2 N3' }, { a: 'O1 N2 N3~' }], ['a-2']).declared).toContain('newPodDeleted:a');
+  });
+
+  it('compat mode: a pod evicted in a region waiting for its group does not count as touched', () => {
+    const c = ed({ subsetType: 'Deployment', desired: { a: 2, b: 2 }, group: 1 });
+    const paused: WorkloadSample[] = [
+      { region: 'a', replicas: 2, paused: false },
+      { region: 'b', replicas: 2, paused: true },
+    ];
+    const states = [{ a: 'O1 O2 n3', b: 'O1 O2' }, { a: 'O1 O2 n3', b: 'O1 O2~' }, { a: 'O1 O2 n3', b: 'O1 o4' }, { a: 'O1 O2 n3', b: 'O1 O4' }];
+    expect(evicting(c, states, ['b-2'], paused)).toEqual({ declared: [], undeclared: ['floor:b', 'waitingRegionTouched:b'] });
+  });
+});
+
 describe('invariant check: group history', () => {
   it('groupBack: the group goes back within one rollout; a new rollout may start again at group 1', () => {
     expect(kinds([sample(ed({ group: 2 }), { a: 'O1 O2 N3' }), sample(ed({ group: 1 }), { a: 'O1 O2 N3' })])).toEqual(['groupBack:']);
@@ -378,36 +434,40 @@ describe('invariant check: placement and capacity', () => {
   });
 });
 
-describe('samples from objects', () => {
-  it('edSample reads a rendered ExtendedDeployment as core parses it; podSample reads Date and string timestamps', () => {
-    const rendered = renderSet([
-      { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'r1' }, spec: { matchLabels: { zone: 'a' } } },
-      { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'r2' }, spec: { matchLabels: { zone: 'b' } } },
-      {
-        apiVersion: 'extendeddeployment.io/v1beta1',
-        kind: 'ExtendedDeployment',
-        metadata: { name: 'web', namespace: 'ns' },
-        spec: {
-          replicas: 5,
-          selector: { matchLabels: { app: 'web' } },
-          template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'x:1' }] } },
-          regions: [{ name: 'r1', replicas: '60%' }, { name: 'r2' }],
-          strategy: { upgradeMode: 'scaleInPriority', regionOrder: 'Sequential' },
-        },
+/** ExtendedDeployment ns/web over regions r1 (60% of 5) and r2, rendered by core as `edctl render` writes it. */
+function renderedWeb() {
+  const rendered = renderSet([
+    { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'r1' }, spec: { matchLabels: { zone: 'a' } } },
+    { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'r2' }, spec: { matchLabels: { zone: 'b' } } },
+    {
+      apiVersion: 'extendeddeployment.io/v1beta1',
+      kind: 'ExtendedDeployment',
+      metadata: { name: 'web', namespace: 'ns' },
+      spec: {
+        replicas: 5,
+        selector: { matchLabels: { app: 'web' } },
+        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'x:1' }] } },
+        regions: [{ name: 'r1', replicas: '60%' }, { name: 'r2' }],
+        strategy: { upgradeMode: 'scaleInPriority', regionOrder: 'Sequential' },
       },
-    ]);
-    if (!rendered.ok) throw new Error('render failed');
-    const [r] = rendered.value.extendedDeployments;
-    const s = edSample({ ...(r?.manifest as object), status: { phase: 'Healthy', revision: r?.rolloutRevision, currentGroup: 2, rolloutRegions: ['r1'] } });
+    },
+  ]);
+  if (!rendered.ok) throw new Error('render failed');
+  return rendered.value.extendedDeployments[0]!;
+}
+
+describe('samples from objects', () => {
+  it('edReading reads a rendered ExtendedDeployment as core parses it; podSample reads Date and string timestamps', () => {
+    const r = renderedWeb();
+    const s = edReading({ ...(r?.manifest as object), status: { phase: 'Healthy', revision: r?.rolloutRevision, currentGroup: 2, rolloutRegions: ['r1'] } }).ed;
     expect(s?.regions).toEqual(r?.regions.map((x) => ({ name: x.name, desired: x.replicas, targetRevision: x.revision })));
     expect(s?.regions.map((x) => x.desired)).toEqual([3, 2]);
     expect(s?.rolloutRevision).toBe(r?.rolloutRevision);
     expect(s?.regionOrder).toBe('Sequential');
     expect(s?.strategy.upgradeMode).toBe('scaleInPriority');
     expect(s?.status).toEqual({ observedGeneration: undefined, lastGroupStartTime: undefined, phase: 'Healthy', revision: r?.rolloutRevision, currentGroup: 2, totalGroups: undefined, rolloutRegions: ['r1'] });
-    expect(edSample({ metadata: { name: 'web' }, spec: {} })).toBeUndefined();
     // Replicas the status records as moved count in the region they moved to.
-    const moved = edSample({ ...(r?.manifest as object), status: { moves: [{ from: 'r1', to: 'r2', count: 2, reason: 'Shortage', since: '2026-01-01T00:00:00Z' }] } });
+    const moved = edReading({ ...(r?.manifest as object), status: { moves: [{ from: 'r1', to: 'r2', count: 2, reason: 'Shortage', since: '2026-01-01T00:00:00Z' }] } }).ed;
     expect(moved?.regions.map((x) => x.desired)).toEqual([1, 4]);
 
     const labels = { 'extendeddeployment.io/region': 'r1', 'extendeddeployment.io/revision': 'abc' };
@@ -434,5 +494,98 @@ describe('samples from objects', () => {
       labels: { zone: 'a' },
       allocatable: { cpu: 4, memory: 8 * 2 ** 30, pods: 20, 'nvidia.com/gpu': 2 },
     });
+  });
+});
+
+describe('what keeps the rules from covering a run fails it', () => {
+  const rendered = () => renderedWeb().manifest as { metadata: { annotations: Record<string, string> }; spec: Record<string, unknown> };
+
+  it('edReading names the object and why the rules cannot read it', () => {
+    const manifest = rendered();
+    const annotations = manifest.metadata.annotations;
+    const readings = [
+      { ...manifest, spec: 'replicas: 3' },
+      { ...manifest, metadata: { ...manifest.metadata, annotations: {} } },
+      { ...manifest, metadata: { ...manifest.metadata, annotations: { ...annotations, [REVISIONS_ANNOTATION]: '{"r1": ' } } },
+      { ...manifest, metadata: { ...manifest.metadata, annotations: { ...annotations, [REVISIONS_ANNOTATION]: '{}' } } },
+      { ...manifest, spec: { ...manifest.spec, replicas: 1, regions: [{ name: 'r1', replicas: 3 }] } },
+    ].map((o) => edReading(o));
+    expect(readings.map((r) => r.ed)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect(readings.map((r) => r.unparsed)).toEqual([
+      'ExtendedDeployment ns/web: does not parse: spec: must be an object, not the string "replicas: 3"',
+      `ExtendedDeployment ns/web: carries no rendered revisions (annotations ${REVISIONS_ANNOTATION}, ${ROLLOUT_REVISION_ANNOTATION})`,
+      `ExtendedDeployment ns/web: annotation ${REVISIONS_ANNOTATION} is not JSON`,
+      `ExtendedDeployment ns/web: annotation ${REVISIONS_ANNOTATION} has no revision for region r1, r2`,
+      'ExtendedDeployment ns/web: replicas cannot be distributed: spec.regions: integer replicas add up to 3, more than spec.replicas (1)',
+    ]);
+    expect(edReading(manifest).unparsed).toBeUndefined();
+  });
+
+  it('an ExtendedDeployment the rules cannot read is a violation, once per stretch, and those samples are not counted as checked', () => {
+    const unreadable = (): Sample => ({ ...sample(undefined, { a: 'O1' }), unparsed: 'ExtendedDeployment ns/web: does not parse: spec: x' });
+    const seq = [sample(ed(), { a: 'O1' }), unreadable(), unreadable(), sample(ed(), { a: 'O1' }), unreadable()];
+    const checker = new InvariantChecker();
+    for (const s of seq) checker.observe(s);
+    expect(checker.violations.map((v) => `${v.kind}: ${v.message}`)).toEqual([
+      'unparsed: the rules cannot run: ExtendedDeployment ns/web: does not parse: spec: x',
+      'unparsed: the rules cannot run: ExtendedDeployment ns/web: does not parse: spec: x',
+    ]);
+    expect(checker.checked).toBe(2);
+    // A test that makes it unreadable on purpose declares so: those samples are only left unchecked.
+    const expecting = new InvariantChecker({ expectInvalid: true });
+    for (const s of seq) expecting.observe(s);
+    expect(expecting.violations).toEqual([]);
+    expect(expecting.checked).toBe(2);
+    // Before the object exists there is nothing to read and nothing wrong.
+    expect(checkSamples([sample(undefined, {})])).toEqual([]);
+  });
+
+  /** A list-watch stand-in: the objects it lists, and events and errors played by the test. */
+  class FakeWatch {
+    readonly objects: KubernetesObject[] = [];
+    private readonly handlers = new Map<string, ((arg: unknown) => void)[]>();
+    on(event: string, cb: (arg: unknown) => void): void {
+      this.handlers.set(event, [...(this.handlers.get(event) ?? []), cb]);
+    }
+    emit(event: string, arg: unknown): void {
+      for (const cb of this.handlers.get(event) ?? []) cb(arg);
+    }
+    async start(): Promise<void> {}
+    async stop(): Promise<void> {}
+    list(): KubernetesObject[] {
+      return this.objects;
+    }
+  }
+
+  /** Starts the watcher on fakes, in its order of watches: ExtendedDeployments, ReplicaSets, Deployments, pods, nodes, DeployRegions. */
+  const watchOnFakes = async (expectInvalid = false) => {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions({ clusters: [{ name: 'c', server: 'http://127.0.0.1:1' }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    const fakes: FakeWatch[] = [];
+    const watch = await startWatch({ kubeConfig, namespace: 'ns', name: 'web', expectInvalid, makeInformer: (() => fakes[fakes.push(new FakeWatch()) - 1]) as never });
+    const [eds, , , pods] = fakes as [FakeWatch, FakeWatch, FakeWatch, FakeWatch];
+    return { watch, eds, pods };
+  };
+
+  it('the watcher: counts the events the rules ran on apart from all events, and fails on an unreadable object and on a watch error', async () => {
+    const { watch, eds, pods } = await watchOnFakes();
+    const manifest = rendered();
+    eds.emit('add', { ...manifest, metadata: { ...manifest.metadata, resourceVersion: '5' } });
+    eds.emit('update', { ...manifest, metadata: { ...manifest.metadata, resourceVersion: '6' }, spec: 'replicas: 3' });
+    pods.emit('error', new Error('connection reset by peer'));
+    const violations = await watch.stop();
+    expect(violations.map((v) => v.kind)).toEqual(['unparsed', 'watchError']);
+    expect(violations[1]?.message).toBe('pod watch: connection reset by peer');
+    // The sample of the initial lists (no object yet), the readable one, the unreadable one.
+    expect(watch.events()).toBe(3);
+    expect(watch.checked()).toBe(1);
+  });
+
+  it('the watcher: an unreadable object the test expects is no violation, a watch error still is', async () => {
+    const { watch, eds, pods } = await watchOnFakes(true);
+    eds.emit('add', { metadata: { name: 'web', namespace: 'ns', resourceVersion: '5' }, spec: 'replicas: 3' });
+    pods.emit('error', new Error('connection reset by peer'));
+    expect((await watch.stop()).map((v) => v.kind)).toEqual(['watchError']);
+    expect(watch.checked()).toBe(0);
   });
 });

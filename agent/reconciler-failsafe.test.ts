@@ -1,0 +1,195 @@
+// The reconciler when it cannot carry out a plan: the fail-safe readiness gate (an invalid spec, a plan that threw, a
+// status write that failed) and writes the API server forbids (403). Same level as reconciler.test.ts: fixed caches,
+// recorded writes.
+import { describe, expect, it } from 'vitest';
+import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
+import { IN_PLACE_READINESS_GATE, NAME_LABEL, REGION_LABEL, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
+import { renderSet } from '../core/render.js';
+import type { RolloutAction } from '../core/rollout/actions.js';
+import { FakeClock } from './clock.js';
+import type { AgentCaches } from './informers.js';
+import { silentLogger } from './log.js';
+import { AgentMetrics } from './metrics.js';
+import type { DeployRegionObject, ExtendedDeploymentObject, PodObject } from './objects.js';
+import { Reconciler, type ReconcilerPorts } from './reconciler.js';
+import { cache, controlledBy, recorder } from './reconciler-test-support.js';
+import { AUTHORIZED_CONDITION } from './status-decision.js';
+
+const NOW = Date.UTC(2026, 0, 1);
+const region: DeployRegionObject = { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'amd' }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } } };
+
+/** What the API server answers a request the agent's RBAC does not allow (client-node's ApiException shape). */
+const forbidden = () => Object.assign(new Error('forbidden'), { code: 403, body: { kind: 'Status', reason: 'Forbidden', message: 'pods "x" is forbidden: User cannot patch resource "pods"' } });
+
+/**
+ * ExtendedDeployment shop/web with in-place updates on (its pods carry the InPlaceUpdateReady readiness gate) in one
+ * region of 3: a and b Ready with the gate open, c just created (gate never set), d in the middle of a swap (gate
+ * closed, swap record `swapping`). `spec` changes the spec (before the render: an invalid one is not rendered).
+ */
+function world(o: { spec?: Record<string, unknown>; status?: ExtendedDeploymentStatus; regions?: DeployRegionObject[] } = {}) {
+  const raw = {
+    apiVersion: 'extendeddeployment.io/v1beta1',
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: {
+      replicas: 4,
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'web:1' }] } },
+      regions: [{ name: 'amd' }],
+      strategy: { minReadySeconds: 0, updateStrategy: { type: 'InPlaceIfPossible' } },
+      ...o.spec,
+    },
+  };
+  const rendered = renderSet([region, raw]);
+  const r = rendered.ok ? rendered.value.extendedDeployments[0] : undefined;
+  const manifest = (r?.manifest ?? raw) as ExtendedDeploymentObject;
+  const revision = r?.regions[0]?.revision ?? 'x';
+  const ed: ExtendedDeploymentObject = { ...manifest, metadata: { ...manifest.metadata, uid: 'uid-web', resourceVersion: '10', generation: 1 }, ...(o.status && { status: o.status }) };
+  const pod = (name: string, gate: 'True' | 'False' | undefined, ready: boolean, swap?: string): PodObject => ({
+    metadata: {
+      name,
+      namespace: 'shop',
+      uid: `uid-${name}`,
+      resourceVersion: '1',
+      labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd', [REVISION_LABEL]: revision },
+      ...(swap && { annotations: { [SWAP_STATE_ANNOTATION]: JSON.stringify({ revision, phase: swap, since: NOW - 1_000 }) } }),
+      ownerReferences: controlledBy('web-amd'),
+    },
+    spec: { nodeName: 'node', containers: [{ name: 'app', image: 'web:1' }], readinessGates: [{ conditionType: IN_PLACE_READINESS_GATE }] },
+    status: {
+      phase: 'Running',
+      conditions: [
+        { type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: '2025-12-31T00:00:00Z' },
+        ...(gate ? [{ type: IN_PLACE_READINESS_GATE, status: gate, lastTransitionTime: '2025-12-31T00:00:00Z' }] : []),
+      ],
+    },
+  });
+  const pods = [pod('web-amd-a', 'True', true), pod('web-amd-b', 'True', true), pod('web-amd-c', undefined, false), pod('web-amd-d', 'False', false, 'swapping')];
+  const replicaSets = [{ metadata: { name: 'web-amd', namespace: 'shop', resourceVersion: '1', labels: { [NAME_LABEL]: 'web' } }, spec: { replicas: 4, template: { metadata: { labels: { [REVISION_LABEL]: revision } } } } }];
+  return {
+    extendedDeployments: cache([ed]),
+    deployRegions: cache(o.regions ?? [region]),
+    replicaSets: cache(replicaSets),
+    deployments: cache([]),
+    pods: cache(pods),
+    nodes: cache([]),
+  } as unknown as AgentCaches;
+}
+
+const clock = () => new FakeClock(NOW);
+const reconcilerOf = (caches: AgentCaches, ports: ReconcilerPorts, metrics?: AgentMetrics) => new Reconciler({ caches, ports, clock: clock(), log: silentLogger, ...(metrics && { metrics }) });
+
+describe('Reconciler: the fail-safe readiness gate', () => {
+  it('opens the gate of a new pod of an invalid ExtendedDeployment, never that of a pod being swapped, and reports the spec', async () => {
+    const { calls, ports } = recorder();
+    const result = await reconcilerOf(world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3 }] } }), ports).reconcile('shop/web');
+    expect(result).toEqual({ outcome: 'invalid' });
+    expect([...calls].sort()).toEqual(['event:InvalidSpec', 'openGate:web-amd-c', 'status:undefined:undefined']);
+  });
+
+  it('opens it for an ExtendedDeployment made invalid by a deleted DeployRegion', async () => {
+    const { calls, ports } = recorder();
+    expect(await reconcilerOf(world({ regions: [] }), ports).reconcile('shop/web')).toEqual({ outcome: 'invalid' });
+    expect(calls).toContain('openGate:web-amd-c');
+  });
+
+  it('opens it while the invalid status cannot be written, and the reconcile still fails for a retry', async () => {
+    const { calls, ports } = recorder(true);
+    await expect(reconcilerOf(world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3 }] } }), ports).reconcile('shop/web')).rejects.toThrow('conflict');
+    expect(calls).toEqual(['openGate:web-amd-c']);
+  });
+
+  it('opens it when the status that must precede the plan\'s actions cannot be written', async () => {
+    // No status yet: the plan records the rollout first, and that write fails.
+    const { calls, ports } = recorder(true);
+    await expect(reconcilerOf(world(), ports).reconcile('shop/web')).rejects.toThrow('conflict');
+    expect(calls).toEqual(['openGate:web-amd-c']);
+  });
+
+  it('opens it when planning throws', async () => {
+    const caches = world();
+    const broken = { ...caches, deployRegions: { ...caches.deployRegions, list: () => { throw new RangeError('Maximum call stack size exceeded'); } } } as AgentCaches;
+    const { calls, ports } = recorder();
+    await expect(reconcilerOf(broken, ports).reconcile('shop/web')).rejects.toThrow(RangeError);
+    expect(calls).toEqual(['openGate:web-amd-c']);
+  });
+});
+
+describe('Reconciler: writes the API server forbids (403)', () => {
+  /** Ports whose actions of `kind` answer 403; everything else is recorded as by `recorder`. */
+  const forbidding = (kind: RolloutAction['kind'], base = recorder()) => {
+    const ports: ReconcilerPorts = {
+      ...base.ports,
+      async performAction(ns, workloadKind, action) {
+        if (action.kind === kind) throw forbidden();
+        return base.ports.performAction(ns, workloadKind, action);
+      },
+    };
+    return { ...base, ports };
+  };
+  const forbiddenCounts = async (metrics: AgentMetrics) => (await metrics.forbidden.get()).values.map((v) => ({ ...v.labels, value: v.value }));
+
+  it('reports a forbidden action as Authorized=False naming verb and resource, one Warning Event and the metric; retried, nothing more', async () => {
+    const metrics = new AgentMetrics({ queueDepth: () => 0 });
+    // The status a reconcile writes for this world: from then on the gate is the only write to make.
+    const settled = recorder();
+    await reconcilerOf(world(), settled.ports).reconcile('shop/web');
+    const status = settled.statuses.at(-1);
+    const first = forbidding('openGate');
+    await expect(reconcilerOf(world({ status }), first.ports, metrics).reconcile('shop/web')).rejects.toMatchObject({ code: 403 });
+    expect(first.calls).toEqual(['status:Progressing:0', 'event:Forbidden']);
+    expect(first.statuses[0]?.conditions?.find((c) => c.type === AUTHORIZED_CONDITION)).toMatchObject({
+      status: 'False',
+      reason: 'Forbidden',
+      message: "the API server forbids the agent to patch pods/status in namespace shop; it retries with backoff. Grant it in the agent's ClusterRole",
+    });
+    expect(await forbiddenCounts(metrics)).toEqual([{ verb: 'patch', resource: 'pods/status', value: 1 }]);
+
+    // The retry (the caller backs off) finds the condition: the same 403 writes no status and records no Event again.
+    const again = forbidding('openGate');
+    await expect(reconcilerOf(world({ status: first.statuses[0] }), again.ports, metrics).reconcile('shop/web')).rejects.toMatchObject({ code: 403 });
+    expect(again.calls).toEqual([]);
+    expect(await forbiddenCounts(metrics)).toEqual([{ verb: 'patch', resource: 'pods/status', value: 2 }]);
+
+    // Granted: the next reconcile writes its status without the condition.
+    const granted = recorder();
+    await reconcilerOf(world({ status: first.statuses[0] }), granted.ports, metrics).reconcile('shop/web');
+    expect(granted.calls).toContain('openGate:web-amd-c');
+    expect(granted.statuses.at(-1)?.conditions?.map((c) => c.type)).not.toContain(AUTHORIZED_CONDITION);
+  });
+
+  it('reports a forbidden status write with an Event and the metric, without trying the status again', async () => {
+    const metrics = new AgentMetrics({ queueDepth: () => 0 });
+    const { calls, ports } = recorder();
+    let statusWrites = 0;
+    const denied: ReconcilerPorts = {
+      ...ports,
+      async writeStatus() {
+        statusWrites++;
+        throw forbidden();
+      },
+    };
+    await expect(reconcilerOf(world(), denied, metrics).reconcile('shop/web')).rejects.toMatchObject({ code: 403 });
+    expect(statusWrites).toBe(1);
+    expect(calls).toEqual(['openGate:web-amd-c', 'event:Forbidden']);
+    expect(await forbiddenCounts(metrics)).toEqual([{ verb: 'update', resource: 'extendeddeployments/status', value: 1 }]);
+  });
+
+  it('reports a forbidden DeployRegion status write on the DeployRegion', async () => {
+    const metrics = new AgentMetrics({ queueDepth: () => 0 });
+    const { calls, ports } = recorder();
+    const events: string[] = [];
+    const denied: ReconcilerPorts = {
+      ...ports,
+      recordEvent: (object, event) => events.push(`${object.kind} ${object.metadata?.name}: ${event.type} ${event.reason}: ${event.message}`),
+      writeRegionStatus: async () => {
+        throw forbidden();
+      },
+    };
+    const cluster = { list: () => [], usageKnown: () => true, trackUsage: () => undefined } as never;
+    await expect(new Reconciler({ caches: world(), ports: denied, clock: clock(), log: silentLogger, metrics, cluster }).reconcile('DeployRegion/amd')).rejects.toMatchObject({ code: 403 });
+    expect(calls).toEqual([]);
+    expect(events).toEqual(["DeployRegion amd: Warning Forbidden: the API server forbids the agent to update deployregions/status; it retries with backoff. Grant it in the agent's ClusterRole"]);
+    expect(await forbiddenCounts(metrics)).toEqual([{ verb: 'update', resource: 'deployregions/status', value: 1 }]);
+  });
+});

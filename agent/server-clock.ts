@@ -1,0 +1,64 @@
+import type { CancelTimer, Clock } from './clock.js';
+
+/** How long a response's evidence about the API server's clock is kept: long enough to narrow, short enough to follow drift. */
+const SAMPLE_WINDOW_MS = 5 * 60_000;
+/** The most samples kept (a busy agent sees thousands of responses a minute; a few hundred pin the offset down). */
+const MAX_SAMPLES = 256;
+
+interface OffsetBounds {
+  /** When the sample was taken (monotonic). */
+  readonly at: number;
+  readonly low: number;
+  readonly high: number;
+}
+
+/**
+ * The API server's clock, as far as this process can tell. Every time the agent writes down (group start, approvals,
+ * marks, swap times) is read back by whichever replica leads next; with each replica's own wall clock, a replica whose
+ * clock is 30 s ahead would end a deadline 30 s early or trust a mark too soon. Each response's Date header (whole
+ * seconds) was stamped between the request leaving and the response arriving, which bounds `server − monotonic` from
+ * both sides; the bounds of the last few minutes' responses are intersected. `now()` is the local wall clock as long as
+ * it lies within those bounds (a correct clock is never made worse by the header's coarse resolution), and the nearest
+ * bound when the evidence proves it off: then it is anchored on the monotonic clock, immune to the local wall clock
+ * being skewed or stepped. Until the first response, it is the local wall clock.
+ */
+export class ServerClock implements Clock {
+  private samples: OffsetBounds[] = [];
+  private bounds: { low: number; high: number } | undefined;
+
+  constructor(private readonly local: Clock) {}
+
+  now(): number {
+    const local = this.local.now();
+    if (!this.bounds) return local;
+    const monotonic = this.local.monotonic();
+    const offset = Math.min(Math.max(local - monotonic, this.bounds.low), this.bounds.high);
+    return monotonic + offset;
+  }
+
+  monotonic(): number {
+    return this.local.monotonic();
+  }
+
+  setTimer(ms: number, fn: () => void): CancelTimer {
+    return this.local.setTimer(ms, fn);
+  }
+
+  /** How far this process's wall clock is proven off the server's (ms; positive: the server is ahead); 0 if not. */
+  skewMs(): number {
+    return this.now() - this.local.now();
+  }
+
+  /** One response: its Date header and the monotonic times the request was sent and its response received. */
+  readonly observe = (serverDateMs: number, sentAt: number, receivedAt: number): void => {
+    // The server stamped the header at a time in [date, date + 1 s) while the request was out, in [sentAt, receivedAt].
+    const sample: OffsetBounds = { at: receivedAt, low: serverDateMs - receivedAt, high: serverDateMs + 1000 - sentAt };
+    const fresh = this.samples.filter((s) => receivedAt - s.at <= SAMPLE_WINDOW_MS).slice(-(MAX_SAMPLES - 1));
+    fresh.push(sample);
+    const low = Math.max(...fresh.map((s) => s.low));
+    const high = Math.min(...fresh.map((s) => s.high));
+    // Disjoint bounds mean the server's clock was stepped: keep only the newest evidence.
+    this.samples = low <= high ? fresh : [sample];
+    this.bounds = low <= high ? { low, high } : { low: sample.low, high: sample.high };
+  };
+}

@@ -1,0 +1,364 @@
+import { isDeepStrictEqual } from 'node:util';
+import { Environment, type Optional } from '@marcbachmann/cel-js';
+import { Chart, Testing } from 'cdk8s';
+import { describe, expect, it } from 'vitest';
+import { IN_PLACE_READINESS_GATE, MARKED_AT_ANNOTATION, NAME_LABEL, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
+import { agentAdmissionPolicies, type AgentAdmissionPolicySpec } from './agent-admission.js';
+import { AgentInstall, type AgentInstallProps } from './index.js';
+
+type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; spec?: unknown };
+type Json = Record<string, unknown>;
+type Container = { name: string; image: string };
+interface Meta {
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  ownerReferences?: Json[];
+  finalizers?: string[];
+}
+interface PodFixture extends Json {
+  metadata: Meta;
+  spec: { containers: Container[]; initContainers?: Container[]; tolerations: Json[]; [field: string]: unknown };
+  status: { conditions: Json[]; containerStatuses: Json[]; [field: string]: unknown };
+}
+interface WorkloadFixture extends Json {
+  metadata: Meta;
+  spec: { replicas: number; selector: { matchLabels: Record<string, string> }; template: { metadata: Json; spec: { containers: Container[] } }; [field: string]: unknown };
+}
+
+function render(props: Partial<AgentInstallProps> = {}, chartNamespace?: string): Obj[] {
+  const chart = new Chart(Testing.app(), 'agent-install', chartNamespace !== undefined ? { namespace: chartNamespace } : {});
+  new AgentInstall(chart, 'agent', { image: 'registry.example.com/edctl:1.0.0', ...props });
+  return Testing.synth(chart) as Obj[];
+}
+
+const AGENT = 'system:serviceaccount:extended-deployment-system:extended-deployment-agent';
+
+/**
+ * A ValidatingAdmissionPolicy evaluated as the API server does, with cel-js: the match conditions decide whether it
+ * applies; variables are evaluated when first read (a rule that never reads `object` works on DELETE, where it is
+ * null); every validation that is false denies with its message, and one that fails to evaluate denies too
+ * (`failurePolicy: Fail`). cel-js lacks cel-go's equality of optionals (`a.?x == b.?x`), added here with cel-go's
+ * meaning: both absent, or both present and equal. test/e2e/admission.e2e.test.ts runs the same rules on an API server.
+ */
+function admit(policy: AgentAdmissionPolicySpec, request: { operation: string; namespace?: string; subResource?: string; username?: string }, object: Json | null, oldObject: Json | null): string[] {
+  const env = new Environment({ unlistedVariablesAreDyn: true, enableOptionalTypes: true, homogeneousAggregateLiterals: false });
+  env.registerOperator('optional<dyn> == optional<dyn>', (a: Optional<unknown>, b: Optional<unknown>) => a.hasValue() === b.hasValue() && (!a.hasValue() || isDeepStrictEqual(a.value(), b.value())));
+  const req = { operation: request.operation, namespace: request.namespace ?? 'shop', subResource: request.subResource ?? '', userInfo: { username: request.username ?? AGENT } };
+  const variables: Json = {};
+  const context = { request: req, object, oldObject, variables };
+  for (const v of policy.variables) {
+    let value: unknown;
+    Object.defineProperty(variables, v.name, { enumerable: true, get: () => (value ??= env.evaluate(v.expression, context)) });
+  }
+  if (!policy.matchConditions.every((c) => env.evaluate(c.expression, context) === true)) return ['(not matched)'];
+  return policy.validations.flatMap((v) => {
+    try {
+      return env.evaluate(v.expression, context) === true ? [] : [v.message];
+    } catch (error) {
+      return [`${v.message} (error: ${(error as Error).message})`];
+    }
+  });
+}
+
+const policies = Object.fromEntries(agentAdmissionPolicies({ namespace: 'extended-deployment-system', name: 'extended-deployment-agent' }).map((p) => [p.resource, p.policy]));
+const pods = policies['pods']!;
+const replicaSets = policies['replicasets']!;
+const deployments = policies['deployments']!;
+const message = (policy: AgentAdmissionPolicySpec, fragment: string) => {
+  const found = policy.validations.find((v) => v.message.includes(fragment));
+  if (!found) throw new Error(`no rule about ${fragment}`);
+  return found.message;
+};
+
+const labels = { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd64', [REVISION_LABEL]: 'r1', app: 'web' };
+
+/** A pod of an ExtendedDeployment with in-place updates on, as the API server stores it. */
+function pod(): PodFixture {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'web-amd64-x',
+      namespace: 'shop',
+      labels: { ...labels },
+      annotations: { 'team.example/owner': 'shop' },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-amd64', uid: 'u1', controller: true }],
+    },
+    spec: {
+      containers: [{ name: 'web', image: 'registry.example/web:1' }],
+      readinessGates: [{ conditionType: IN_PLACE_READINESS_GATE }],
+      tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
+      terminationGracePeriodSeconds: 30,
+      nodeName: 'n1',
+    },
+    status: {
+      phase: 'Running',
+      podIP: '10.0.0.7',
+      podIPs: [{ ip: '10.0.0.7' }],
+      conditions: [
+        { type: IN_PLACE_READINESS_GATE, status: 'True' },
+        { type: 'Ready', status: 'True' },
+      ],
+      containerStatuses: [{ name: 'web', ready: true, image: 'registry.example/web:1' }],
+    },
+  };
+}
+
+/** A copy of `o` changed by `change`. */
+function changed<T>(o: T, change: (copy: T) => void): T {
+  const copy = structuredClone(o);
+  change(copy);
+  return copy;
+}
+
+/** A regional workload as rendered (core/render.ts), as the API server stores it. */
+function workload(kind: 'ReplicaSet' | 'Deployment'): WorkloadFixture {
+  const selector = { matchLabels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd64' } };
+  return {
+    apiVersion: 'apps/v1',
+    kind,
+    metadata: { name: 'web-amd64', namespace: 'shop', labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd64', app: 'web' }, annotations: { 'deployment.kubernetes.io/revision': '1' } },
+    spec: {
+      replicas: 3,
+      minReadySeconds: 0,
+      selector,
+      template: { metadata: { labels: { ...labels } }, spec: { containers: [{ name: 'web', image: 'registry.example/web:1' }] } },
+      ...(kind === 'Deployment' && { strategy: { type: 'RollingUpdate' }, revisionHistoryLimit: 10, paused: false }),
+    },
+  };
+}
+
+const update = { operation: 'UPDATE' };
+
+/** Each change of `old`, as an update (of `subResource`), is refused by exactly one rule: the one about `fragment`. */
+function expectRefused<T>(policy: AgentAdmissionPolicySpec, fragment: string, old: T & Json, changes: Record<string, (copy: T) => void>, subResource = ''): void {
+  const rule = message(policy, fragment);
+  for (const [what, change] of Object.entries(changes)) expect(admit(policy, { operation: 'UPDATE', subResource }, changed(old, change), old), what).toEqual([rule]);
+}
+
+describe('agent admission policies: rendered objects', () => {
+  it('renders a policy and a Deny binding per kind the agent writes, after the RBAC objects, in the sync wave', () => {
+    const objects = render();
+    const admission = objects.filter((o) => o.apiVersion === 'admissionregistration.k8s.io/v1');
+    expect(admission.map((o) => `${o.kind} ${o.metadata.name}`)).toEqual([
+      'ValidatingAdmissionPolicy extended-deployment-agent-pods',
+      'ValidatingAdmissionPolicyBinding extended-deployment-agent-pods',
+      'ValidatingAdmissionPolicy extended-deployment-agent-replicasets',
+      'ValidatingAdmissionPolicyBinding extended-deployment-agent-replicasets',
+      'ValidatingAdmissionPolicy extended-deployment-agent-deployments',
+      'ValidatingAdmissionPolicyBinding extended-deployment-agent-deployments',
+    ]);
+    for (const o of admission) {
+      expect(o.metadata.namespace, o.metadata.name).toBeUndefined();
+      expect(o.metadata.annotations?.['argocd.argoproj.io/sync-wave']).toBe('-2');
+    }
+    for (const o of admission.filter((p) => p.kind === 'ValidatingAdmissionPolicyBinding')) {
+      expect(o.spec).toEqual({ policyName: o.metadata.name, validationActions: ['Deny'] });
+    }
+    for (const o of admission.filter((p) => p.kind === 'ValidatingAdmissionPolicy')) {
+      const spec = o.spec as AgentAdmissionPolicySpec;
+      expect(spec.failurePolicy).toBe('Fail');
+      expect(spec.matchConditions).toEqual([{ name: 'agent-service-account', expression: `request.userInfo.username == '${AGENT}'` }]);
+      // Refused as RBAC refuses (403): the agent ignores a 422 on pod writes (another pod took the name).
+      for (const v of spec.validations) expect(v.reason).toBe('Forbidden');
+    }
+    const rules = admission.filter((p) => p.kind === 'ValidatingAdmissionPolicy').map((o) => (o.spec as AgentAdmissionPolicySpec).matchConstraints.resourceRules);
+    expect(rules).toEqual([
+      [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'pods/status'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
+      [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: ['replicasets'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
+      [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
+    ]);
+    // Cluster-scoped also in a namespaced chart.
+    for (const o of render({}, 'somewhere').filter((p) => p.apiVersion === 'admissionregistration.k8s.io/v1')) expect(o.metadata.namespace).toBeUndefined();
+  });
+
+  it('names the ServiceAccount it renders, and renders the same bytes every time', () => {
+    const objects = render({ namespace: 'ops', name: 'ed' });
+    const policy = objects.find((o) => o.kind === 'ValidatingAdmissionPolicy')!;
+    expect(policy.metadata.name).toBe('ed-pods');
+    expect((policy.spec as AgentAdmissionPolicySpec).matchConditions[0]?.expression).toBe("request.userInfo.username == 'system:serviceaccount:ops:ed'");
+    expect(JSON.stringify(render())).toBe(JSON.stringify(render()));
+  });
+
+  it('is left out with admissionPolicy: false', () => {
+    expect(render({ admissionPolicy: false }).filter((o) => o.apiVersion.startsWith('admissionregistration'))).toEqual([]);
+  });
+
+  it('with watchNamespace, refuses the agent\'s writes in every other namespace', () => {
+    const scoped = render({ watchNamespace: 'shop' }).filter((o) => o.kind === 'ValidatingAdmissionPolicy');
+    expect(scoped).toHaveLength(3);
+    for (const o of scoped) {
+      const spec = o.spec as AgentAdmissionPolicySpec;
+      const rule = "request.namespace in ['shop']";
+      expect(spec.validations.map((v) => v.expression)).toContain(rule);
+      const elsewhere = admit(spec, { operation: 'DELETE', namespace: 'kube-system' }, null, o.metadata.name.endsWith('-pods') ? pod() : workload('ReplicaSet'));
+      expect(elsewhere, o.metadata.name).toContain('the agent writes only in the namespaces it watches: shop');
+    }
+    const [pods] = scoped;
+    expect(admit(pods!.spec as AgentAdmissionPolicySpec, { operation: 'DELETE', namespace: 'shop' }, null, pod())).toEqual([]);
+  });
+});
+
+describe('agent admission policies: pods', () => {
+  it('applies only to the agent\'s ServiceAccount', () => {
+    expect(admit(pods, { operation: 'CREATE', username: 'system:serviceaccount:kube-system:replicaset-controller' }, pod(), null)).toEqual(['(not matched)']);
+  });
+
+  it('lets the agent make each of its pod writes (agent/actuators.ts)', () => {
+    const old = pod();
+    const writes: Record<string, PodFixture> = {
+      markOld: changed(old, (p) => Object.assign(p.metadata.annotations, { [POD_DELETION_COST_ANNOTATION]: '-100', [MARKED_AT_ANNOTATION]: '2026-01-01T00:00:00Z' })),
+      swapBegin: changed(old, (p) => (p.metadata.annotations[SWAP_STATE_ANNOTATION] = '{"phase":"draining"}')),
+      swapImages: changed(old, (p) => {
+        p.metadata.annotations[SWAP_STATE_ANNOTATION] = '{"phase":"swapping"}';
+        p.metadata.labels[REVISION_LABEL] = 'r2';
+        p.spec.containers[0]!.image = 'registry.example/web:2';
+      }),
+      closeGate: changed(old, (p) => (p.status.conditions[0] = { type: IN_PLACE_READINESS_GATE, status: 'False', reason: 'StartInPlaceUpdate' })),
+    };
+    for (const [write, object] of Object.entries(writes)) expect(admit(pods, update, object, old), write).toEqual([]);
+    const marked = writes['markOld']!;
+    expect(admit(pods, update, changed(marked, (p) => delete p.metadata.annotations[MARKED_AT_ANNOTATION]), marked), 'unmark').toEqual([]);
+    expect(admit(pods, { operation: 'UPDATE', subResource: 'status' }, writes['closeGate']!, old), 'closeGate on pods/status').toEqual([]);
+    expect(admit(pods, { operation: 'DELETE' }, null, old), 'deletePod').toEqual([]);
+    // Pods without annotations at all (the common case: templates rarely carry any).
+    const bare = changed(old, (p) => delete (p.metadata as Partial<Meta>).annotations);
+    expect(admit(pods, update, changed(bare, (p) => (p.metadata.annotations = { [POD_DELETION_COST_ANNOTATION]: '-100' })), bare), 'markOld, no annotations before').toEqual([]);
+  });
+
+  it('refuses to create a pod', () => {
+    expect(admit(pods, { operation: 'CREATE' }, pod(), null)).toEqual([message(pods, 'never creates pods')]);
+  });
+
+  it('refuses to change or delete a pod without the ExtendedDeployment labels', () => {
+    const unrelated = changed(pod(), (p) => (p.metadata.labels = { app: 'coredns' }));
+    const rule = message(pods, 'labelled');
+    expect(admit(pods, { operation: 'DELETE' }, null, unrelated)).toEqual([rule]);
+    expect(admit(pods, update, changed(unrelated, (p) => (p.metadata.annotations[POD_DELETION_COST_ANNOTATION] = '-100')), unrelated)).toEqual([rule]);
+    // One of the two labels is not enough.
+    const nameOnly = changed(pod(), (p) => delete p.metadata.labels[REGION_LABEL]);
+    expect(admit(pods, { operation: 'DELETE' }, null, nameOnly)).toEqual([rule]);
+  });
+
+  it('refuses label changes other than the revision label, also through pods/status', () => {
+    const changes = {
+      'a label changed': (p: PodFixture) => (p.metadata.labels['app'] = 'other'),
+      'a label added': (p: PodFixture) => (p.metadata.labels['extra'] = 'x'),
+      'a label removed': (p: PodFixture) => delete p.metadata.labels['app'],
+    };
+    expectRefused(pods, 'no pod label', pod(), changes);
+    expectRefused(pods, 'no pod label', pod(), { 'the region label': (p) => (p.metadata.labels[REGION_LABEL] = 'arm64') }, 'status');
+  });
+
+  it('refuses annotation changes other than the agent\'s own', () => {
+    expectRefused(pods, 'no pod annotation', pod(), {
+      'an annotation changed': (p) => (p.metadata.annotations['team.example/owner'] = 'mallory'),
+      'an annotation added': (p) => (p.metadata.annotations['kubectl.kubernetes.io/restartedAt'] = 'now'),
+      'an annotation removed': (p) => delete p.metadata.annotations['team.example/owner'],
+    });
+  });
+
+  it('refuses owner reference and finalizer changes', () => {
+    expectRefused(pods, 'ownerReferences', pod(), {
+      'the controller reference dropped': (p) => delete p.metadata.ownerReferences,
+      'a finalizer added': (p) => (p.metadata.finalizers = ['example.com/hold']),
+    });
+  });
+
+  it('refuses every spec change the API allows besides images', () => {
+    expectRefused(pods, 'no pod spec field', changed(pod(), (p) => (p.spec.initContainers = [{ name: 'init', image: 'registry.example/init:1' }])), {
+      'an init container image': (p) => (p.spec.initContainers![0]!.image = 'evil:1'),
+      'a toleration': (p) => p.spec.tolerations.push({ key: 'node-role.kubernetes.io/control-plane', operator: 'Exists' }),
+      activeDeadlineSeconds: (p) => (p.spec['activeDeadlineSeconds'] = 1),
+      terminationGracePeriodSeconds: (p) => (p.spec['terminationGracePeriodSeconds'] = 1),
+      nodeSelector: (p) => (p.spec['nodeSelector'] = { 'kubernetes.io/hostname': 'control-plane' }),
+    });
+  });
+
+  it('refuses status changes other than the InPlaceUpdateReady condition', () => {
+    const changes: Record<string, (p: PodFixture) => void> = {
+      podIP: (p) => (p.status['podIP'] = '10.9.9.9'),
+      phase: (p) => (p.status['phase'] = 'Failed'),
+      'the Ready condition': (p) => (p.status.conditions[1] = { type: 'Ready', status: 'False' }),
+      'a condition added': (p) => p.status.conditions.push({ type: 'DisruptionTarget', status: 'True' }),
+      'container readiness': (p) => (p.status.containerStatuses[0]!['ready'] = false),
+    };
+    expectRefused(pods, 'no pod status', pod(), changes, 'status');
+  });
+
+  it('swaps images and sets InPlaceUpdateReady only on pods with the readiness gate', () => {
+    const rule = message(pods, 'readiness gate');
+    const ungated = changed(pod(), (p) => {
+      delete p.spec['readinessGates'];
+      p.status.conditions.splice(0, 1);
+    });
+    expect(admit(pods, update, changed(ungated, (p) => (p.spec.containers[0]!.image = 'evil:1')), ungated)).toEqual([rule]);
+    const gate = { type: IN_PLACE_READINESS_GATE, status: 'False' };
+    expect(admit(pods, { operation: 'UPDATE', subResource: 'status' }, changed(ungated, (p) => p.status.conditions.push(gate)), ungated)).toEqual([rule]);
+    // The agent still marks ungated pods.
+    expect(admit(pods, update, changed(ungated, (p) => (p.metadata.annotations[POD_DELETION_COST_ANNOTATION] = '-100')), ungated)).toEqual([]);
+  });
+});
+
+describe('agent admission policies: ReplicaSets and Deployments', () => {
+  it('lets the agent scale, and pause a Deployment', () => {
+    const rs = workload('ReplicaSet');
+    expect(admit(replicaSets, update, changed(rs, (w) => (w.spec.replicas = 5)), rs)).toEqual([]);
+    const d = workload('Deployment');
+    expect(admit(deployments, update, changed(d, (w) => Object.assign(w.spec, { replicas: 0, paused: true })), d)).toEqual([]);
+  });
+
+  it('refuses to create or delete a workload', () => {
+    for (const [policy, kind] of [[replicaSets, 'ReplicaSet'], [deployments, 'Deployment']] as const) {
+      const rule = message(policy, 'never creates or deletes');
+      expect(admit(policy, { operation: 'CREATE' }, workload(kind), null), kind).toEqual([rule]);
+      expect(admit(policy, { operation: 'DELETE' }, null, workload(kind)), kind).toEqual([rule]);
+    }
+  });
+
+  it('refuses to change a workload without the ExtendedDeployment labels', () => {
+    for (const [policy, kind] of [[replicaSets, 'ReplicaSet'], [deployments, 'Deployment']] as const) {
+      const unrelated = changed(workload(kind), (w) => (w.metadata.labels = { app: 'coredns' }));
+      expect(admit(policy, update, changed(unrelated, (w) => (w.spec.replicas = 0)), unrelated), kind).toEqual([message(policy, 'labelled')]);
+    }
+  });
+
+  it('refuses to change the template, the selector or any other spec field', () => {
+    expectRefused(replicaSets, 'only spec.replicas', workload('ReplicaSet'), {
+      'the template': (w) => (w.spec.template.spec.containers[0]!.image = 'evil:1'),
+      'the selector': (w) => (w.spec.selector.matchLabels = { app: 'web' }),
+      minReadySeconds: (w) => (w.spec['minReadySeconds'] = 600),
+    });
+    expectRefused(deployments, 'only spec.replicas and spec.paused', workload('Deployment'), {
+      'the template': (w) => (w.spec.template.spec.containers[0]!.image = 'evil:1'),
+      strategy: (w) => (w.spec['strategy'] = { type: 'Recreate' }),
+      progressDeadlineSeconds: (w) => (w.spec['progressDeadlineSeconds'] = 1),
+    });
+  });
+
+  it('refuses metadata changes', () => {
+    for (const [policy, kind] of [[replicaSets, 'ReplicaSet'], [deployments, 'Deployment']] as const) {
+      expectRefused(policy, 'labels, annotations', workload(kind), {
+        [`${kind}: a label`]: (c) => (c.metadata.labels['app'] = 'other'),
+        [`${kind}: an annotation`]: (c) => (c.metadata.annotations['x'] = 'y'),
+        [`${kind}: an owner`]: (c) => (c.metadata.ownerReferences = [{ kind: 'Deployment', name: 'x', uid: 'u', controller: true }]),
+      });
+    }
+  });
+});
+
+describe('agent admission policies: coverage', () => {
+  it('has a test above that fails without each rule', () => {
+    // Every rule's message, by the fragment the tests above look it up with (a new rule needs a test and a fragment).
+    const fragments: Record<string, readonly string[]> = {
+      pods: ['never creates pods', 'labelled', 'no pod label', 'no pod annotation', 'ownerReferences', 'no pod spec field', 'no pod status', 'readiness gate'],
+      replicasets: ['never creates or deletes', 'labelled', 'labels, annotations', 'only spec.replicas'],
+      deployments: ['never creates or deletes', 'labelled', 'labels, annotations', 'only spec.replicas and spec.paused'],
+    };
+    for (const [resource, policy] of Object.entries(policies)) {
+      expect(policy.validations.map((v) => fragments[resource]?.filter((f) => v.message.includes(f)).length), resource).toEqual(policy.validations.map(() => 1));
+    }
+  });
+});
