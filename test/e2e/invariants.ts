@@ -47,7 +47,9 @@
 //
 // What keeps the rules from covering a run fails it too, as violations that are no rule: `unparsed`, an existing
 // ExtendedDeployment the rules cannot read (unless the test declares `expectInvalid`), and `watchError`, any failed
-// list or watch. Events are counted apart from the samples the rules ran on, and stopAndReport prints both.
+// list or watch but one the API server refused to start with 429 (its watch cache was (re)initializing, e.g. after a
+// CRD update, and it asked to retry): those are restarted after a second and printed as throttled, with how long the
+// kind went unwatched. Events are counted apart from the samples the rules ran on, and stopAndReport prints both.
 import { makeInformer, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { extendedDeploymentStatus, type ExtendedDeployment, type RolloutStrategy } from '../../core/api/extended-deployment.js';
@@ -569,6 +571,8 @@ export interface InvariantWatch {
   readonly samples: readonly SampleSummary[];
   /** Violations found so far, watch errors included (each watch is restarted after its error). */
   readonly violations: readonly Violation[];
+  /** Watches the API server refused to start with 429 and that were restarted: which, when, and how long until they synced again. */
+  readonly throttled: readonly string[];
   /** Stops watching; resolves with every violation found. */
   stop(): Promise<Violation[]>;
   /** Declares a pod (uid) disrupted from outside the rollout, before the test evicts it (see Sample.disrupted). */
@@ -604,6 +608,7 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
   const checker = new InvariantChecker({ expectInvalid: options.expectInvalid === true });
   const samples: SampleSummary[] = [];
   const watchErrors: Violation[] = [];
+  const throttled: string[] = [];
   /** Pods the test evicts (InvariantWatch.disrupt); only grows, read by every sample. */
   const disrupted = new Set<string>();
   const makeWatch = options.makeInformer ?? makeInformer;
@@ -721,11 +726,19 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
       // client-node reports an error only when a list or watch failed (a watch's normal end and a 410 are handled
       // without one), and the restart relists: the states in between are never sampled, so the rules did not see
       // them. The run is not fully checked, and the test fails at stopAndReport.
-      watchErrors.push({ kind: 'watchError', at: Date.now(), message: `${kind} watch: ${e instanceof Error ? e.message : String(e)}` });
+      const message = `${kind} watch: ${e instanceof Error ? e.message : String(e)}`;
+      const at = Date.now();
+      // client-node words it `HTTP-Code: 429 …` or `Too Many Requests` depending on where the watch failed.
+      const refusedToStart = /HTTP-Code: 429\b|Too Many Requests/.test(message);
+      if (!refusedToStart) watchErrors.push({ kind: 'watchError', at, message });
       // client-node stops an informer on any error but 410; start it again shortly (it relists and watches on).
       setTimeout(() => {
-        if (!stopped) void informer.start().catch(() => undefined);
-      }, 500);
+        if (stopped) return;
+        void informer.start().then(
+          () => void (refusedToStart && throttled.push(`${new Date(at).toISOString()} ${message}: watched again after ${Date.now() - at} ms`)),
+          () => undefined,
+        );
+      }, refusedToStart ? 1000 : 500);
     });
   }
   await Promise.all(Object.values(informers).map((i) => i.start()));
@@ -742,6 +755,7 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
     get violations() {
       return [...checker.violations, ...watchErrors];
     },
+    throttled,
     async stop() {
       // What is still held is replayed first (it happened before the stop).
       await new Promise((r) => setTimeout(r, SETTLE_MS));
@@ -781,6 +795,7 @@ export async function stopAndReport(watch: InvariantWatch, label: string, states
     `[invariants] ${label}: ${watch.events()} events, ${watch.checked()} of them checked against ${VIOLATION_KINDS.length} rules, ${watch.samples.length} distinct states, ${violations.length} violations`,
   );
   for (const v of violations) console.log(`[invariants]   ${new Date(v.at).toISOString()} ${v.kind} ${v.region ?? ''}: ${v.message}`);
+  for (const t of watch.throttled) console.log(`[invariants]   throttled, not checked meanwhile: ${t}`);
   if (states || violations.length > 0) {
     for (const s of watch.samples.slice(-60)) console.log(`[invariants]   state ${new Date(s.at).toISOString()} ${s.phase ?? '-'} ${s.group} ${JSON.stringify(s.regions)}`);
   }

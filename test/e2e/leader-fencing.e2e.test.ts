@@ -1,5 +1,6 @@
-// Fenced leadership against the real API server. Two agent processes (the compiled `edctl agent`, lease 4 s) each talk
-// to the lab through their own proxy (api-proxy.ts), so one of them can be cut off alone. Mid-rollout, the leader is
+// Fenced leadership against the real API server. Two agent processes (the compiled `edctl agent`, lease 4 s, as the
+// rendered install's ServiceAccount under its RBAC and admission policies) each talk to the lab through their own
+// proxy (api-proxy.ts), so one of them can be cut off alone. Mid-rollout, the leader is
 // (1) frozen with SIGSTOP and thawed with SIGCONT once the standby has taken over, or (2) black-holed: its proxy keeps
 // the connections open and lets nothing through either way. The standby must take over and finish the rollout, the
 // old leader must exit on its own (code 1, "lost leadership") and, by the API server's audit log, which names each
@@ -9,6 +10,7 @@
 // 2 s of when the write arrived), and a progress deadline of 20 s started by one and enforced by the other fires no
 // sooner than 20 s after the group started.
 import { expect } from 'vitest';
+import { renderedIdentity, type AgentIdentity } from './agent-identity.js';
 import { AgentProcess } from './agent-process.js';
 import { startApiProxy, type ApiProxy } from './api-proxy.js';
 import { auditEvents, isWrite, type AuditEvent } from './audit-log.js';
@@ -20,6 +22,11 @@ import { apply, deleteAll, extendedDeployment, installCrds, readStatus, render, 
 const REPLICAS = [3, 2, 2] as const;
 const LEASE_SECONDS = 4;
 const USER_AGENT = /^extended-deployment-agent \((.+)\)$/;
+/**
+ * How far a time an agent writes may be from the API server's clock: the agents learn it from whole-second Date headers
+ * (agent/server-clock.ts), to within tens of milliseconds here; uncorrected, the skew tested is 30 s.
+ */
+const CLOCK_TOLERANCE_MS = 2_000;
 
 /** One write an agent replica sent, as the API server recorded it. */
 interface AgentWrite {
@@ -70,12 +77,13 @@ function expectNoInterleaving(ns: string, since: number, old: string, next: stri
   return `${old}: ${oldWork.length} writes, the last complete ${firstNext - lastOld} ms before ${next}'s first of ${nextWork.length}; ${next} took the Lease ${firstNext - acquired!.received} ms before its first write`;
 }
 
-/** Two agents, each behind its own proxy; `a` is started first and leads. */
-async function startPair(ns: string, skews: readonly [number, number] = [0, 0]): Promise<{ agents: AgentProcess[]; proxies: ApiProxy[] }> {
+/** Two agents as the rendered install's ServiceAccount, each behind its own proxy; `a` is started first and leads. */
+async function startPair(ns: string, account: AgentIdentity, skews: readonly [number, number] = [0, 0]): Promise<{ agents: AgentProcess[]; proxies: ApiProxy[] }> {
   const proxies = [await startApiProxy(`${ns}-a`), await startApiProxy(`${ns}-b`)];
   const spawn = (i: number) =>
     new AgentProcess({
-      kubeconfig: proxies[i]!.kubeconfig,
+      // The proxy forwards the Impersonate-User header: the agent is authorized by the rendered RBAC and policies.
+      kubeconfig: account.kubeconfigFile(proxies[i]!.kubeconfig),
       identity: `${ns}-${'ab'[i]}`,
       namespace: ns,
       leaseNamespace: ns,
@@ -90,24 +98,27 @@ async function startPair(ns: string, skews: readonly [number, number] = [0, 0]):
   return { agents: [a, b], proxies };
 }
 
-/** Runs `body` with three regions, the invariant watcher and cleanup; fails on any invariant violated. */
+/** Runs `body` with three regions, the agents' identity, the invariant watcher and cleanup; fails on any invariant violated. */
 async function withRegions(
   ns: string,
   name: string,
-  body: (regions: ReturnType<typeof threeRegions>, watch: Awaited<ReturnType<typeof startWatcher>>) => Promise<void>,
+  body: (regions: ReturnType<typeof threeRegions>, watch: Awaited<ReturnType<typeof startWatcher>>, account: AgentIdentity) => Promise<void>,
 ): Promise<void> {
   await installCrds();
-  const regions = threeRegions(uniqueName('lf').slice(2));
+  const suffix = uniqueName('lf').slice(2);
+  const regions = threeRegions(suffix);
   for (const region of regions) await serverSideApply(region);
+  const account = await renderedIdentity(ns, suffix);
   const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: 'web' });
   let failed = false;
   try {
-    await body(regions, watch);
+    await body(regions, watch, account);
   } catch (e) {
     failed = true;
     throw e;
   } finally {
     const violations = await stopAndReport(watch, name, failed);
+    await account.remove();
     await deleteAll(regions);
     if (!failed) expect(violations).toEqual([]);
   }
@@ -117,8 +128,8 @@ type Fault = 'freeze' | 'black hole';
 
 for (const fault of ['freeze', 'black hole'] as const satisfies readonly Fault[]) {
   test(`a leader cut off by a ${fault} stops writing before the standby starts, exits, and the standby finishes`, { timeout: 600_000 }, async ({ ns }) => {
-    await withRegions(ns, `leader-fencing ${fault}`, async (regions, watch) => {
-      const { agents, proxies } = await startPair(ns);
+    await withRegions(ns, `leader-fencing ${fault}`, async (regions, watch, account) => {
+      const { agents, proxies } = await startPair(ns, account);
       const [a, b] = agents as [AgentProcess, AgentProcess];
       try {
         const v1 = render([...regions, extendedDeployment(ns, regions, REPLICAS, 'registry.example/web:1')]);
@@ -183,9 +194,9 @@ function timestamps(value: unknown, path = ''): Map<string, string> {
 }
 
 test('agents whose clocks are 30 s behind and ahead write the API server\'s time, and a deadline is neither early nor late', { timeout: 600_000 }, async ({ ns }) => {
-  await withRegions(ns, 'leader-fencing clock skew', async (regions) => {
+  await withRegions(ns, 'leader-fencing clock skew', async (regions, _watch, account) => {
     const skews = [-30_000, 30_000] as const;
-    const { agents, proxies } = await startPair(ns, skews);
+    const { agents, proxies } = await startPair(ns, account, skews);
     const [a, b] = agents as [AgentProcess, AgentProcess];
     try {
       const since = Date.now();
@@ -221,19 +232,20 @@ test('agents whose clocks are 30 s behind and ahead write the API server\'s time
           if (previous.get(path) === value) continue;
           checked++;
           const t = Date.parse(value);
-          if (t < w.received - 2_000 || t > w.completed + 2_000) off.push(`${w.identity} ${path}=${value} written at ${new Date(w.received).toISOString()}`);
+          if (t < w.received - CLOCK_TOLERANCE_MS || t > w.completed + CLOCK_TOLERANCE_MS) off.push(`${w.identity} ${path}=${value} written at ${new Date(w.received).toISOString()}`);
         }
         previous = now;
       }
       expect(checked, 'timestamps written').toBeGreaterThan(0);
       expect(off, 'timestamps off the API server\'s clock by more than 2 s').toEqual([]);
 
-      // When: the Degraded write arrived no sooner than 20 s after the group started (by the server's clock).
+      // When: the Degraded write arrived no sooner than 20 s after the group started (by the server's clock, within the
+      // clocks' tolerance; uncorrected, b would end the deadline at once, 60 s early by its clock).
       const degradedWrite = statusWrites.find((w) => (w.event.responseObject as { status?: { phase?: string } } | undefined)?.status?.phase === 'Degraded');
       expect(degradedWrite?.identity).toBe(b.identity);
       const groupStart = Date.parse(started.lastGroupStartTime!);
       const afterMs = degradedWrite!.received - groupStart;
-      expect(afterMs, 'the deadline fired no sooner than 20 s after the group started').toBeGreaterThanOrEqual(20_000);
+      expect(afterMs, 'the deadline fired no sooner than 20 s after the group started').toBeGreaterThanOrEqual(20_000 - CLOCK_TOLERANCE_MS);
       console.log(
         [
           `leader-fencing clock skew: ${a.identity} ${skews[0] / 1000} s, ${b.identity} +${skews[1] / 1000} s; ${checked} timestamps in ${statusWrites.length} status writes, all within 2 s of the server's time`,

@@ -581,6 +581,19 @@ describe('what keeps the rules from covering a run fails it', () => {
     expect(watch.checked()).toBe(1);
   });
 
+  it('the watcher: a watch the API server refused to start with 429 is restarted and reported as throttled, no violation', async () => {
+    const { watch, eds, pods } = await watchOnFakes();
+    // The two ways client-node words the API server's `storage is (re)initializing` answer.
+    pods.emit('error', new Error('HTTP-Code: 429 Message: Unknown API Status Code!'));
+    eds.emit('error', new Error('Too Many Requests'));
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // restarted after a second
+    expect(await watch.stop()).toEqual([]);
+    expect(watch.throttled).toEqual([
+      expect.stringMatching(/pod watch: HTTP-Code: 429 Message: Unknown API Status Code!: watched again after \d+ ms$/),
+      expect.stringMatching(/ed watch: Too Many Requests: watched again after \d+ ms$/),
+    ]);
+  });
+
   it('the watcher: an unreadable object the test expects is no violation, a watch error still is', async () => {
     const { watch, eds, pods } = await watchOnFakes(true);
     eds.emit('add', { metadata: { name: 'web', namespace: 'ns', resourceVersion: '5' }, spec: 'replicas: 3' });
