@@ -23,7 +23,7 @@ import type { RenderedExtendedDeployment } from '../../core/render.js';
 import { simulateRollout, type Simulation } from '../../core/rollout/simulate.js';
 import { renderedIdentity } from './agent-identity.js';
 import { AgentProcess } from './agent-process.js';
-import { startApiProxy } from './api-proxy.js';
+import { startApiProxy, type ProxiedRequest } from './api-proxy.js';
 import { clients, serverSideApply, sleep, test, uniqueName, waitFor } from './helpers.js';
 import { Journal, type PodRecord } from './inplace-journal.js';
 import { start as startWatcher, stopAndReport } from './invariants.js';
@@ -390,22 +390,33 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
     let agent: AgentProcess | undefined;
     const kills: { agent: string; pod: string; uid: string; phase: string; gate: string | undefined; at: number }[] = [];
     let begun: { pod: string } | undefined;
-    const proxy = await startApiProxy(ns, (r) => {
-      if (!armed || r.method !== 'PATCH' || !agent?.alive()) return 'forward';
-      const path = r.path.split('?')[0] ?? '';
-      const pod = /\/pods\/([^/]+)(\/status)?$/.exec(path);
-      if (!pod) return 'forward';
-      if (!begun && !pod[2] && r.body.toString().includes('draining')) {
-        begun = { pod: pod[1]! };
+    // A swapBegin counts once the API server accepted it (a 409 on a pod the kubelet just updated is retried).
+    const beginning = new Map<ProxiedRequest, string>();
+    const proxy = await startApiProxy(
+      ns,
+      (r) => {
+        if (!armed || r.method !== 'PATCH' || !agent?.alive()) return 'forward';
+        const path = r.path.split('?')[0] ?? '';
+        const pod = /\/pods\/([^/]+)(\/status)?$/.exec(path);
+        if (!pod) return 'forward';
+        if (!begun && !pod[2] && r.body.toString().includes('draining')) {
+          beginning.set(r, pod[1]!);
+          return 'forward';
+        }
+        if (begun) {
+          armed = false;
+          agent.killHard();
+          return 'drop';
+        }
         return 'forward';
-      }
-      if (begun) {
-        armed = false;
-        agent.killHard();
-        return 'drop';
-      }
-      return 'forward';
-    });
+      },
+      {
+        onResponse: ({ request, status }) => {
+          const pod = beginning.get(request);
+          if (pod !== undefined && status < 300) begun ??= { pod };
+        },
+      },
+    );
     // The agents run as the rendered install's ServiceAccount, under its RBAC and admission policies (through the
     // proxy, which forwards the Impersonate-User header).
     const account = await renderedIdentity(ns, suffix);
