@@ -7,8 +7,10 @@
 //
 // Kinds: `serverError` (500), `throttled` (429 with Retry-After), `conflict` (409 on writes), `slow` (forwarded late),
 // `watchCut` (a watch forwarded, then its connection destroyed mid-stream), `watchGone` (a watch answered with the
-// API server's 410 Gone ERROR event). Lease requests are hit like any other (short windows stay within the renew
-// deadline: the leader keeps leading); Events are never hit, being best effort by design.
+// API server's 410 Gone ERROR event). Lease requests are hit only by a window that names them (the suite holds every
+// Lease request at 500 for less than the renew deadline): random windows in a row can outlast the deadline, and a
+// leader that loses its Lease exits, which an in-process agent cannot survive. Events are never hit, being best effort
+// by design.
 import { requestResource, requestVerb } from '../../agent/api-requests.js';
 import { seededRandom } from './agent-process.js';
 import type { ProxiedRequest, Verdict } from './api-proxy.js';
@@ -101,7 +103,9 @@ export class FaultInjector {
   readonly verdict = (request: ProxiedRequest): Verdict => {
     const endpoint = endpointOf(request);
     const t = request.at - this.startedAt;
-    const window = this.windows.find((w) => t >= w.from && t < w.to && applies(w.kind, endpoint) && (!w.endpoints || w.endpoints.includes(endpoint)));
+    const window = this.windows.find(
+      (w) => t >= w.from && t < w.to && applies(w.kind, endpoint) && (w.endpoints ? w.endpoints.includes(endpoint) : !endpoint.endsWith(' leases')),
+    );
     const hit = window !== undefined && this.random() < window.probability;
     this.seen.push({ endpoint, at: request.at, ...(hit && { fault: window.kind }) });
     if (!hit) return 'forward';

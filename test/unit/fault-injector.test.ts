@@ -27,7 +27,7 @@ describe('fault targets', () => {
     expect(endpointOf(request('GET', '/apis/apps/v1/namespaces/n/replicasets?labelSelector=x', 0))).toBe('LIST replicasets');
   });
 
-  it('hits watches only with watch faults, writes only with conflicts, leases like anything else, never events', () => {
+  it('hits watches only with watch faults, writes only with conflicts, never events', () => {
     expect(applies('watchGone', 'WATCH pods')).toBe(true);
     expect(applies('watchGone', 'LIST pods')).toBe(false);
     expect(applies('serverError', 'WATCH pods')).toBe(false);
@@ -50,6 +50,14 @@ describe('FaultInjector', () => {
     expect(injector.injected.get('throttled')).toBe(1);
     expect(injector.count('PUT extendeddeployments/status', 0, 3000)).toBe(3);
     expect(injector.totals()).toEqual({ 'PUT extendeddeployments/status': 3, 'PATCH replicasets': 1 });
+  });
+
+  it('hits Lease requests only in a window that names them', () => {
+    const lease = (at: number) => request('PUT', '/apis/coordination.k8s.io/v1/namespaces/n/leases/agent', at);
+    const random = new FaultInjector(1, [{ kind: 'serverError', from: 0, to: 1000, probability: 1 }], 0);
+    expect(random.verdict(lease(10))).toBe('forward');
+    const named = new FaultInjector(1, [{ kind: 'serverError', from: 0, to: 1000, probability: 1, endpoints: ['PUT leases'] }], 0);
+    expect(named.verdict(lease(10))).toMatchObject({ status: 500 });
   });
 });
 
