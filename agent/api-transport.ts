@@ -1,5 +1,4 @@
-import { createConfiguration, ServerConfiguration, type HttpLibrary, type KubeConfig, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
-import { Observable } from '@kubernetes/client-node';
+import { createConfiguration, Observable, ServerConfiguration, type HttpLibrary, type KubeConfig, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
 import type { Clock } from './clock.js';
 
 /**

@@ -4,15 +4,14 @@
 import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { IN_PLACE_READINESS_GATE, NAME_LABEL, REGION_LABEL, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
-import { renderSet } from '../core/render.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
 import { FakeClock } from './clock.js';
 import type { AgentCaches } from './informers.js';
 import { silentLogger } from './log.js';
 import { AgentMetrics } from './metrics.js';
-import type { DeployRegionObject, ExtendedDeploymentObject, PodObject } from './objects.js';
+import type { DeployRegionObject, PodObject } from './objects.js';
 import { Reconciler, type ReconcilerPorts } from './reconciler.js';
-import { cache, controlledBy, recorder } from './reconciler-test-support.js';
+import { cache, controlledBy, recorder, webExtendedDeployment } from './reconciler-test-support.js';
 import { AUTHORIZED_CONDITION } from './status-decision.js';
 
 const NOW = Date.UTC(2026, 0, 1);
@@ -27,24 +26,13 @@ const forbidden = () => Object.assign(new Error('forbidden'), { code: 403, body:
  * closed, swap record `swapping`). `spec` changes the spec (before the render: an invalid one is not rendered).
  */
 function world(o: { spec?: Record<string, unknown>; status?: ExtendedDeploymentStatus; regions?: DeployRegionObject[] } = {}) {
-  const raw = {
-    apiVersion: 'extendeddeployment.io/v1beta1',
-    kind: 'ExtendedDeployment',
-    metadata: { name: 'web', namespace: 'shop' },
-    spec: {
-      replicas: 4,
-      selector: { matchLabels: { app: 'web' } },
-      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'web:1' }] } },
-      regions: [{ name: 'amd' }],
-      strategy: { minReadySeconds: 0, updateStrategy: { type: 'InPlaceIfPossible' } },
-      ...o.spec,
-    },
-  };
-  const rendered = renderSet([region, raw]);
-  const r = rendered.ok ? rendered.value.extendedDeployments[0] : undefined;
-  const manifest = (r?.manifest ?? raw) as ExtendedDeploymentObject;
-  const revision = r?.regions[0]?.revision ?? 'x';
-  const ed: ExtendedDeploymentObject = { ...manifest, metadata: { ...manifest.metadata, uid: 'uid-web', resourceVersion: '10', generation: 1 }, ...(o.status && { status: o.status }) };
+  const { ed, revisionOf } = webExtendedDeployment({
+    regions: [region],
+    image: 'web:1',
+    spec: { replicas: 4, regions: [{ name: 'amd' }], strategy: { minReadySeconds: 0, updateStrategy: { type: 'InPlaceIfPossible' } }, ...o.spec },
+    ...(o.status && { status: o.status }),
+  });
+  const revision = revisionOf('amd');
   const pod = (name: string, gate: 'True' | 'False' | undefined, ready: boolean, swap?: string): PodObject => ({
     metadata: {
       name,

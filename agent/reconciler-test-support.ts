@@ -1,6 +1,7 @@
 import type { DeployRegionStatus } from '../core/api/deploy-region.js';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import type { OwnerReference } from '../core/ownership.js';
+import { renderSet } from '../core/render.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
 import type { IndexedCacheReader } from './informer.js';
@@ -49,3 +50,30 @@ export function recorder(failStatus = false) {
   return { calls, statuses, ports };
 }
 
+
+/**
+ * ExtendedDeployment shop/web (selector and pod label app=web, one container `app` running `image`) with `spec` over
+ * those defaults, as the agent's cache holds it: rendered against `regions` (an invalid spec stays unrendered), with a
+ * uid, resourceVersion 10, generation 1 and `status`. `revisionOf` gives a region's rendered revision (`x` if none).
+ */
+export function webExtendedDeployment(o: { regions: readonly DeployRegionObject[]; image: string; spec: Record<string, unknown>; status?: ExtendedDeploymentStatus }) {
+  const raw = {
+    apiVersion: 'extendeddeployment.io/v1beta1',
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: {
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: o.image }] } },
+      ...o.spec,
+    },
+  };
+  const rendered = renderSet([...o.regions, raw]);
+  const r = rendered.ok ? rendered.value.extendedDeployments[0] : undefined;
+  const manifest = (r?.manifest ?? raw) as ExtendedDeploymentObject;
+  const ed: ExtendedDeploymentObject = {
+    ...manifest,
+    metadata: { ...manifest.metadata, uid: 'uid-web', resourceVersion: '10', generation: 1 },
+    ...(o.status && { status: o.status }),
+  };
+  return { ed, revisionOf: (region: string) => r?.regions.find((x) => x.name === region)?.revision ?? 'x' };
+}

@@ -1,15 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { MARKED_AT_ANNOTATION, NAME_LABEL, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL } from '../core/labels.js';
-import { renderSet } from '../core/render.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
 import { FakeClock } from './clock.js';
 import { EvictionBlockedError } from './eviction.js';
 import type { AgentCaches } from './informers.js';
 import { silentLogger } from './log.js';
-import type { ExtendedDeploymentObject } from './objects.js';
 import { Reconciler, type ReconcilerPorts } from './reconciler.js';
-import { cache, controlledBy, recorder } from './reconciler-test-support.js';
+import { cache, controlledBy, recorder, webExtendedDeployment } from './reconciler-test-support.js';
 
 const regions = [
   { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'amd' }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } } },
@@ -18,28 +16,12 @@ const regions = [
 
 function world(options: { status?: ExtendedDeploymentStatus; replicas?: number; spec?: Record<string, unknown>; podRevision?: 'old' | 'new'; newPod?: boolean; regions?: string[] } = {}) {
   const regionNames = options.regions ?? ['amd'];
-  const raw = {
-    apiVersion: 'extendeddeployment.io/v1beta1',
-    kind: 'ExtendedDeployment',
-    metadata: { name: 'web', namespace: 'shop' },
-    spec: {
-      replicas: 2,
-      selector: { matchLabels: { app: 'web' } },
-      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'web:2' }] } },
-      regions: regionNames.map((name) => ({ name })),
-      strategy: { minReadySeconds: 0 },
-      ...options.spec,
-    },
-  };
-  const rendered = renderSet([...regions, raw]);
-  const r = rendered.ok ? rendered.value.extendedDeployments[0] : undefined;
-  const manifest = (r?.manifest ?? raw) as ExtendedDeploymentObject;
-  const revisionOf = (region: string) => r?.regions.find((x) => x.name === region)?.revision ?? 'x';
-  const ed: ExtendedDeploymentObject = {
-    ...manifest,
-    metadata: { ...manifest.metadata, uid: 'uid-web', resourceVersion: '10', generation: 1 },
+  const { ed, revisionOf } = webExtendedDeployment({
+    regions,
+    image: 'web:2',
+    spec: { replicas: 2, regions: regionNames.map((name) => ({ name })), strategy: { minReadySeconds: 0 }, ...options.spec },
     ...(options.status && { status: options.status }),
-  };
+  });
   const pods = regionNames.flatMap((region) =>
     ['a', 'b'].map((n) => ({
       metadata: {
