@@ -384,8 +384,8 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
     const replicas = [3, 2, 3];
     const strategy = { batchSize: 1, ...IN_PLACE, updateStrategy: { type: 'InPlaceIfPossible', gracePeriodSeconds: 3 } };
 
-    // Kill 1 is armed through the API proxy: the agent's first swapBegin patch goes through, its next write (closing
-    // the gate) is dropped and the agent killed: a pod is left draining with its gate still open.
+    // Kill 1 is armed through the API proxy: the agent's first swapBegin patch goes through, its next pod writes
+    // (closing the gate among them) are dropped and the agent killed: a pod is left draining with its gate still open.
     let armed = false;
     let agent: AgentProcess | undefined;
     const kills: { agent: string; pod: string; uid: string; phase: string; gate: string | undefined; at: number }[] = [];
@@ -403,8 +403,9 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
           beginning.set(r, pod[1]!);
           return 'forward';
         }
+        // Every pod write after it is dropped until the process is gone: the agent writes several pods at once, and
+        // one sent between SIGKILL and the process's end (the gate's close) would otherwise go through.
         if (begun) {
-          armed = false;
           agent.killHard();
           return 'drop';
         }
@@ -440,6 +441,7 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
       // Kill 1: as soon as the swapBegin went through.
       const first = agent!;
       await first.exited;
+      armed = false;
       const [k1uid, k1] = [...(await podTable(ns)).entries()].find(([, p]) => p.name === begun?.pod) ?? ['', undefined];
       kills.push({ agent: first.identity, pod: begun?.pod ?? '', uid: k1uid, phase: k1?.swap?.phase ?? '-', gate: k1?.gate, at: Date.now() });
       expect([k1?.swap?.phase, k1?.gate]).toEqual(['draining', 'True']);
