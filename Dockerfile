@@ -15,7 +15,6 @@ COPY constructs ./constructs
 COPY agent ./agent
 COPY cli ./cli
 COPY examples ./examples
-COPY bench ./bench
 RUN npm run build
 
 # Run: production dependencies and the compiled lib/ only; no compiler, no sources, no npm cache.

@@ -36,7 +36,7 @@ function ssaDeployment() {
 }
 
 describe('actuators on native Deployments (compat mode)', () => {
-  it('scale and setPaused keep each other\'s field: the agent never fights itself over replicas and paused', async () => {
+  it("scale and setPaused keep each other's field: the agent never fights itself over replicas and paused", async () => {
     const d = ssaDeployment();
     const scale = { kind: 'scale', region: 'a', workload: 'web-a', from: 1, replicas: 3 } as const;
     const pause = (paused: boolean) => ({ kind: 'setPaused', region: 'a', workload: 'web-a', paused }) as const;
@@ -89,7 +89,12 @@ describe('markOld and unmark', () => {
       {
         name: 'web-1',
         contentType: 'application/merge-patch+json',
-        body: { metadata: { uid: 'u-1', annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-100', 'extendeddeployment.io/marked-at': '2026-01-01T12:00:00.000Z' } } },
+        body: {
+          metadata: {
+            uid: 'u-1',
+            annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-100', 'extendeddeployment.io/marked-at': '2026-01-01T12:00:00.000Z' },
+          },
+        },
       },
     ]);
   });

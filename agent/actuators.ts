@@ -1,10 +1,17 @@
 import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api } from '@kubernetes/client-node';
-import { IN_PLACE_READINESS_GATE, MARKED_AT_ANNOTATION, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
+import {
+  IN_PLACE_READINESS_GATE,
+  MARKED_AT_ANNOTATION,
+  OLD_POD_DELETION_COST,
+  POD_DELETION_COST_ANNOTATION,
+  REVISION_LABEL,
+  SWAP_STATE_ANNOTATION,
+} from '../core/labels.js';
 import type { PauseAction, RolloutAction, ScaleAction, SwapAction } from '../core/rollout/actions.js';
 import { evictPod } from './eviction.js';
 import { FIELD_MANAGER } from './field-manager.js';
-import { isConflict, isInvalid, isNotFound } from './kube-errors.js';
-import type { MetaObject } from './objects.js';
+import { isConflict, isInvalid, isNotFound } from './runtime/kube-errors.js';
+import type { MetaObject, WorkloadKind } from '../core/kube/objects.js';
 
 /**
  * The field manager of a native Deployment's spec.paused (compat mode). Server-side apply takes an apply as the
@@ -21,9 +28,6 @@ export interface ActuatorClients {
   /** The time written into conditions (the API server's, see ServerClock): another replica reads it back. */
   readonly now: () => number;
 }
-
-/** Which kind the regional workloads of an ExtendedDeployment are. */
-export type WorkloadKind = 'ReplicaSet' | 'Deployment';
 
 /**
  * Performs one planned action. Every action is idempotent and aimed at one exact object: a pod is addressed by name
@@ -137,7 +141,10 @@ const patchAs = (strategy: (typeof PatchStrategy)[keyof typeof PatchStrategy]) =
  */
 async function mark(core: CoreV1Api, namespace: string, name: string, uid: string, annotations: Record<string, string | null>): Promise<void> {
   try {
-    await core.patchNamespacedPod({ name, namespace, body: { metadata: { uid, annotations } }, fieldManager: FIELD_MANAGER }, patchAs(PatchStrategy.MergePatch));
+    await core.patchNamespacedPod(
+      { name, namespace, body: { metadata: { uid, annotations } }, fieldManager: FIELD_MANAGER },
+      patchAs(PatchStrategy.MergePatch),
+    );
   } catch (error) {
     // 404: gone meanwhile; 422: the uid differs, so the pod we meant is gone and another took its name.
     if (!isNotFound(error) && !isInvalid(error)) throw error;

@@ -1,28 +1,36 @@
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { performAction } from './actuators.js';
-import { countingKubeConfig } from './api-requests.js';
-import { transportKubeConfig } from './api-transport.js';
-import { realClock, type Clock } from './clock.js';
-import { Controller } from './controller.js';
+import { countingKubeConfig } from './runtime/api-requests.js';
+import { transportKubeConfig } from './runtime/api-transport.js';
+import { realClock, type Clock } from './runtime/clock.js';
+import { Controller } from './runtime/controller.js';
 import { apiEventRecorder } from './events.js';
 import { startAgentEndpoints } from './endpoints.js';
-import type { BindAddress } from './http-server.js';
+import type { BindAddress } from './runtime/http-server.js';
 import { makeInformers, stuckInformers } from './informers.js';
-import { edKey, regionKey } from './keys.js';
-import { LeaderElector, leaderElectionTiming, type LostLeadership } from './leader-election.js';
-import { keepAliveKubeConfig } from './keep-alive.js';
-import { jsonLogger, type Logger } from './log.js';
+import { FIELD_MANAGER } from './field-manager.js';
+import { edKey, regionKey, type EdKey, type RegionKey } from './keys.js';
+import { LeaderElector, leaderElectionTiming, type LostLeadership } from './runtime/leader-election.js';
+import { keepAliveKubeConfig } from './runtime/keep-alive.js';
+import { jsonLogger, type Logger } from './runtime/log.js';
 import { AgentMetrics } from './metrics.js';
 import { agentSettings, type AgentSettings } from './options.js';
 import { Reconciler } from './reconciler.js';
+import { RegionStatusReconciler } from './region-status-reconciler.js';
 import { replaceRegionStatus, replaceStatus } from './status-writer.js';
 import { ClusterNodes } from './cluster-nodes.js';
-import { ServerClock } from './server-clock.js';
-import { hasMoves } from './snapshot.js';
-import { WorkQueue } from './work-queue.js';
+import { ServerClock } from './runtime/server-clock.js';
+import { hasMoves } from '../core/observe/observe.js';
+import { WorkQueue } from './runtime/work-queue.js';
 
 /** How long after a node or pod-usage change the ExtendedDeployments with replicas away are looked at again. */
 const ROOM_CHANGE_DELAY_MS = 1_000;
+
+/**
+ * Workers writing DeployRegion statuses: DeployRegions are few, and a reconcile writes only when a region's health
+ * changed.
+ */
+const REGION_WORKERS = 2;
 
 /** How long a graceful stop waits for the reconciles in flight before it releases the lease anyway. */
 const DRAIN_TIMEOUT_MS = 15_000;
@@ -71,8 +79,9 @@ export interface Agent {
 
 /**
  * Starts the agent: health server, informers (on every replica, so a standby's caches are warm), leader election,
- * and — only while leading — the work queue and its workers. The structure is sample-controller's: informer event
- * → key in a rate-limited queue → reconcile by key from the caches.
+ * and — only while leading — two controllers, each with its own work queue and workers: ExtendedDeployments, and
+ * DeployRegion statuses. The structure is sample-controller's: informer event → key in a rate-limited queue →
+ * reconcile by key from the caches.
  */
 export async function startAgent(options: AgentOptions): Promise<Agent> {
   const settings = agentSettings(options);
@@ -80,10 +89,14 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   const serverClock = new ServerClock(options.clock ?? realClock);
   const clock: Clock = serverClock;
   const log = options.log ?? jsonLogger();
-  let queue: WorkQueue | undefined;
+  // This leadership term's queues, one per controller: created, shut down and drained together.
+  let term: { readonly eds: WorkQueue<EdKey>; readonly regions: WorkQueue<RegionKey> } | undefined;
   let workers: Promise<void> | undefined;
   let working = false;
-  const metrics = new AgentMetrics({ queueDepth: () => queue?.len() ?? 0, defaultMetrics: options.processMetrics ?? false });
+  const metrics = new AgentMetrics({
+    queueDepth: (controller) => (controller === 'extendeddeployment' ? term?.eds : term?.regions)?.len() ?? 0,
+    defaultMetrics: options.processMetrics ?? false,
+  });
   // Every request the agent sends is counted (extendeddeployment_agent_api_requests_total), watches per informer;
   // requests reuse kept-alive TLS connections instead of client-node's new connection per request.
   const countRequest = (verb: string, resource: string) => metrics.apiRequests.inc({ verb, resource });
@@ -100,13 +113,13 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   const apps = kc.makeApiClient(AppsV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
 
-  // Handlers run on every replica; only the leader has a queue, and a standby simply drops the keys.
+  // Handlers run on every replica; only the leader has queues, and a standby simply drops the keys.
   let cluster: ClusterNodes | undefined;
   // Room freed by other pods or nodes announces nothing to an ExtendedDeployment: those with replicas away are looked
   // at again shortly after (a second, coalescing bursts), so a return is not held back until their next poll.
   const nodesChanged = () => {
     cluster?.changed();
-    const q = queue;
+    const q = term?.eds;
     if (!q) return;
     for (const ed of informers.caches.extendedDeployments.list()) {
       const key = edKey(ed);
@@ -119,7 +132,8 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     namespace: settings.namespace,
     clock,
     log,
-    enqueue: (key) => queue?.add(key),
+    enqueue: (key) => term?.eds.add(key),
+    enqueueRegion: (key) => term?.regions.add(key),
     onRestart: (resource) => metrics.informerRestarts.inc({ resource }),
     onForbidden: (verb, resource) => metrics.forbidden.inc({ verb, resource }),
     watchKubeConfig: (resource) => countingKubeConfig(options.kubeConfig, countRequest, resource),
@@ -135,17 +149,32 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     ports: {
       performAction: (namespace, kind, action) => performAction({ core, apps, now: () => clock.now() }, namespace, kind, action),
       writeStatus: (ed, status) => replaceStatus(custom, ed, status),
-      recordEvent: (object, event) => recorder.record(object, event),
-      writeRegionStatus: (region, status) => replaceRegionStatus(custom, region, status),
+      recordEvent: (ed, event) => recorder.record(ed, event),
     },
   });
-  const controller = new Controller(reconciler, log, metrics);
+  const regionReconciler = new RegionStatusReconciler({
+    caches: informers.caches,
+    clock,
+    log,
+    metrics,
+    cluster,
+    ports: {
+      writeRegionStatus: (region, status) => replaceRegionStatus(custom, region, status),
+      recordEvent: (region, event) => recorder.record(region, event),
+    },
+  });
+  const { reconcileDuration } = metrics;
+  const edController = new Controller(reconciler, log, { name: 'extendeddeployment', keyField: 'ed', reconcileDuration });
+  const regionController = new Controller(regionReconciler, log, { name: 'deployregion', keyField: 'region', reconcileDuration });
   const unsynced = () => informers.all.filter((i) => !i.synced()).map((i) => i.resource);
 
   const server = await startAgentEndpoints(settings, {
     // Scrapers are reviewed on standbys too: TokenReviews are no rollout writes, so they bypass the leadership fence.
     kc: countingKubeConfig(transportKubeConfig(pooled, { ...transport, timeoutMs: REQUEST_TIMEOUT_MS }), countRequest),
-    health: { notReady: () => (unsynced().length > 0 ? `informers not synced: ${unsynced().join(', ')}` : undefined), notLive: () => stuckInformers(informers) },
+    health: {
+      notReady: () => (unsynced().length > 0 ? `informers not synced: ${unsynced().join(', ')}` : undefined),
+      notLive: () => stuckInformers(informers),
+    },
     registry: metrics.registry,
     clock,
     log,
@@ -154,30 +183,32 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
 
   const startLeading = () => {
     metrics.leader.set(1);
-    const q = new WorkQueue({ clock, onWait: (ms) => metrics.queueWait.observe(ms / 1000) });
-    queue = q;
+    const eds = new WorkQueue<EdKey>({ clock, onWait: (ms) => metrics.queueWait.observe({ controller: 'extendeddeployment' }, ms / 1000) });
+    const regions = new WorkQueue<RegionKey>({ clock, onWait: (ms) => metrics.queueWait.observe({ controller: 'deployregion' }, ms / 1000) });
+    term = { eds, regions };
     const previous = workers;
     workers = (async () => {
       // Leadership regained: the last term's reconciles in flight finish first, so no key is ever processed twice at once.
       await previous;
       // sample-controller's WaitForCacheSync: never plan on a partial cache (a missing pod looks like a pod to create).
-      while (unsynced().length > 0 && !q.shuttingDown()) await new Promise<void>((resolve) => clock.setTimer(100, resolve));
-      if (q.shuttingDown()) return;
+      while (unsynced().length > 0 && !eds.shuttingDown()) await new Promise<void>((resolve) => clock.setTimer(100, resolve));
+      if (eds.shuttingDown()) return;
       for (const ed of informers.caches.extendedDeployments.list()) {
         const key = edKey(ed);
-        if (key) q.add(key);
+        if (key) eds.add(key);
       }
-      for (const region of informers.caches.deployRegions.list()) if (region.metadata?.name) q.add(regionKey(region.metadata.name));
-      log.info('workers started', { workers: settings.workers });
+      for (const region of informers.caches.deployRegions.list()) if (region.metadata?.name) regions.add(regionKey(region.metadata.name));
+      log.info('workers started', { workers: settings.workers, regionWorkers: REGION_WORKERS });
       working = true;
-      await controller.run(q, settings.workers);
+      await Promise.all([edController.run(eds, settings.workers), regionController.run(regions, REGION_WORKERS)]);
     })();
   };
   const stopLeading = () => {
     metrics.leader.set(0);
     // Another agent leads now: drop what is queued, let the reconciles in flight finish.
-    queue?.shutDown(true);
-    queue = undefined;
+    term?.eds.shutDown(true);
+    term?.regions.shutDown(true);
+    term = undefined;
     working = false;
   };
 
@@ -188,7 +219,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     ? new LeaderElector(
         // The Lease's own client: unfenced (it is how the fence opens), and timed out within one try.
         countingKubeConfig(transportKubeConfig(pooled, { ...transport, timeoutMs: timing.attemptTimeoutMs }), countRequest).makeApiClient(CoordinationV1Api),
-        { namespace: settings.leaseNamespace, name: settings.leaseName, identity: settings.identity, ...timing },
+        { namespace: settings.leaseNamespace, name: settings.leaseName, identity: settings.identity, fieldManager: FIELD_MANAGER, ...timing },
         {
           clock,
           log,
@@ -226,17 +257,19 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
       // 1. No more renewals or takeovers; the lease stays ours while the last reconciles finish, so a standby cannot
       //    act on the same objects at the same time.
       await elector?.stop();
-      // 2. Drain: hand out what is queued, wait for the workers (bounded, so a hung call cannot block shutdown).
-      const q = queue;
-      queue = undefined;
+      // 2. Drain both queues: hand out what is queued, wait for the workers (bounded, so a hung call cannot block
+      //    shutdown).
+      const queues = term ? [term.eds, term.regions] : [];
+      term = undefined;
       let drained = true;
-      if (q && !working) q.shutDown(true); // no worker ever started: nothing is in flight
-      else if (q) {
-        const done = q.shutDownWithDrain().then(() => workers);
+      if (!working)
+        for (const q of queues) q.shutDown(true); // no worker ever started: nothing is in flight
+      else if (queues.length > 0) {
+        const done = Promise.all(queues.map((q) => q.shutDownWithDrain())).then(() => workers);
         drained = await Promise.race([done.then(() => true), new Promise<boolean>((resolve) => clock.setTimer(DRAIN_TIMEOUT_MS, () => resolve(false)))]);
         if (!drained) {
           log.warn('reconciles still running after the drain timeout; stopping anyway and keeping the lease until it expires', { timeoutMs: DRAIN_TIMEOUT_MS });
-          q.shutDown(true);
+          for (const q of queues) q.shutDown(true);
         }
       }
       metrics.leader.set(0);

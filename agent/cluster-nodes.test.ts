@@ -34,7 +34,11 @@ describe('nodeView', () => {
 
 describe('usagePod', () => {
   it('keeps only where the pod runs and what it requests', () => {
-    expect(usagePod(pod('p', 'n1', '250m'))).toEqual({ metadata: { name: 'p', namespace: 'x', uid: 'p', resourceVersion: '1' }, spec: { nodeName: 'n1' }, requests: { cpu: 0.25 } });
+    expect(usagePod(pod('p', 'n1', '250m'))).toEqual({
+      metadata: { name: 'p', namespace: 'x', uid: 'p', resourceVersion: '1' },
+      spec: { nodeName: 'n1' },
+      requests: { cpu: 0.25 },
+    });
   });
 });
 
@@ -56,7 +60,10 @@ describe('ClusterNodes', () => {
     cluster.trackUsage();
     expect(started()).toBe(1);
     expect(cluster.usageKnown()).toBe(true);
-    expect(cluster.list().map((n) => n.requested)).toEqual([{ pods: 2, cpu: 1.5 }, { pods: 1, cpu: 0.1 }]);
+    expect(cluster.list().map((n) => n.requested)).toEqual([
+      { pods: 2, cpu: 1.5 },
+      { pods: 1, cpu: 0.1 },
+    ]);
   });
 
   it('rebuilds its views only after a change', () => {

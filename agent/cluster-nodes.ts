@@ -1,7 +1,7 @@
 import type { KubernetesObject, V1Node, V1Pod } from '@kubernetes/client-node';
 import type { NodeView } from '../core/moves/nodes.js';
-import { PODS, podRequests, type PodResourcesSpec, type Resources } from '../core/moves/resources.js';
-import type { CacheReader } from './informer.js';
+import { PODS, podRequests, type Resources } from '../core/moves/resources.js';
+import type { CacheReader } from './runtime/informer.js';
 import { nodeView } from './node-view.js';
 
 /**
@@ -22,7 +22,7 @@ export function usagePod(pod: V1Pod): UsagePod {
   return {
     metadata: { name, namespace, uid, resourceVersion },
     spec: { nodeName: pod.spec?.nodeName ?? '' },
-    requests: podRequests(pod.spec as PodResourcesSpec | undefined),
+    requests: podRequests(pod.spec),
   };
 }
 

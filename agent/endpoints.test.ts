@@ -1,10 +1,10 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from './clock.js';
+import { FakeClock } from './runtime/clock.js';
 import { isLoopback, startAgentEndpoints } from './endpoints.js';
-import { jsonLogger } from './log.js';
-import type { AccessReviews } from './metrics-access.js';
+import { jsonLogger } from './runtime/log.js';
+import type { AccessReviews } from './runtime/metrics-access.js';
 
 const health = { notReady: () => undefined, notLive: () => undefined };
 const reviews: AccessReviews = { authenticate: async () => undefined, authorize: async () => false };
@@ -39,7 +39,7 @@ describe('agent endpoints', () => {
   it('warn when metrics are reachable from the network without authorization, or with tokens in clear text', async () => {
     for (const [metricsSecure, expected] of [
       [false, 'metrics are readable by anyone who reaches the port: serve them with --metrics-secure'],
-      [true, 'scrapers\' bearer tokens reach /metrics in clear text: give a certificate with --metrics-cert-dir'],
+      [true, "scrapers' bearer tokens reach /metrics in clear text: give a certificate with --metrics-cert-dir"],
     ] as const) {
       const { endpoints, warnings } = await start({ metricsBindAddress: '0.0.0.0:0', metricsSecure });
       await endpoints.close();

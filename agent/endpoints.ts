@@ -1,10 +1,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
-import type { Clock } from './clock.js';
-import { parseBindAddress, startHealthServer, type BindAddress, type HealthSource, type HttpEndpoint } from './http-server.js';
-import type { Logger } from './log.js';
-import { MetricsAccess, apiAccessReviews, type AccessReviews } from './metrics-access.js';
-import { startMetricsServer } from './metrics-server.js';
+import type { Clock } from './runtime/clock.js';
+import { parseBindAddress, startHealthServer, type BindAddress, type HealthSource, type HttpEndpoint } from './runtime/http-server.js';
+import type { Logger } from './runtime/log.js';
+import { MetricsAccess, apiAccessReviews, type AccessReviews } from './runtime/metrics-access.js';
+import { startMetricsServer } from './runtime/metrics-server.js';
 import type { AgentSettings } from './options.js';
 
 /** The agent's two servers: health probes and metrics. */
@@ -27,7 +27,14 @@ export function isLoopback(host: string): boolean {
  */
 export async function startAgentEndpoints(
   settings: Pick<AgentSettings, 'healthProbeBindAddress' | 'metricsBindAddress' | 'metricsSecure' | 'metricsCertDir'>,
-  deps: { readonly kc: KubeConfig; readonly health: HealthSource; readonly registry: Registry; readonly clock: Clock; readonly log: Logger; readonly reviews?: AccessReviews },
+  deps: {
+    readonly kc: KubeConfig;
+    readonly health: HealthSource;
+    readonly registry: Registry;
+    readonly clock: Clock;
+    readonly log: Logger;
+    readonly reviews?: AccessReviews;
+  },
 ): Promise<AgentEndpoints> {
   const { log } = deps;
   const metricsBind = parseBindAddress(settings.metricsBindAddress);
@@ -36,14 +43,20 @@ export async function startAgentEndpoints(
   const health = await startHealthServer(healthBind, deps.health, log);
   let metrics: HttpEndpoint;
   try {
-    metrics = await startMetricsServer(metricsBind, deps.registry, { ...(access && { access }), ...(settings.metricsCertDir !== undefined && { certDir: settings.metricsCertDir }) }, log);
+    metrics = await startMetricsServer(
+      metricsBind,
+      deps.registry,
+      { ...(access && { access }), ...(settings.metricsCertDir !== undefined && { certDir: settings.metricsCertDir }) },
+      log,
+    );
   } catch (error) {
     await health.close();
     throw error;
   }
   if (!isLoopback(metricsBind.host)) {
     if (!access) log.warn('metrics are readable by anyone who reaches the port: serve them with --metrics-secure', { address: settings.metricsBindAddress });
-    else if (settings.metricsCertDir === undefined) log.warn('scrapers\' bearer tokens reach /metrics in clear text: give a certificate with --metrics-cert-dir', { address: settings.metricsBindAddress });
+    else if (settings.metricsCertDir === undefined)
+      log.warn("scrapers' bearer tokens reach /metrics in clear text: give a certificate with --metrics-cert-dir", { address: settings.metricsBindAddress });
   }
   return {
     health: health.address,

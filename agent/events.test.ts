@@ -1,17 +1,28 @@
 import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from './clock.js';
+import { FakeClock } from './runtime/clock.js';
 import { apiEventRecorder, eventFor, REPORTING_COMPONENT } from './events.js';
-import type { Logger } from './log.js';
+import type { Logger } from './runtime/log.js';
 
 describe('eventFor', () => {
-  const ed = { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'ExtendedDeployment', metadata: { name: 'web', namespace: 'shop', uid: 'u1', resourceVersion: '7' } };
+  const ed = {
+    apiVersion: 'extendeddeployment.io/v1beta1',
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'web', namespace: 'shop', uid: 'u1', resourceVersion: '7' },
+  };
   const now = new Date(Date.UTC(2026, 0, 1));
 
   it('builds a core/v1 Event about the ExtendedDeployment', () => {
     expect(eventFor(ed, { type: 'Normal', reason: 'GroupStarted', message: 'group 2 of 3 started' }, 'agent-1', now, 'abc')).toEqual({
       metadata: { name: 'web.abc', namespace: 'shop' },
-      involvedObject: { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'ExtendedDeployment', name: 'web', namespace: 'shop', uid: 'u1', resourceVersion: '7' },
+      involvedObject: {
+        apiVersion: 'extendeddeployment.io/v1beta1',
+        kind: 'ExtendedDeployment',
+        name: 'web',
+        namespace: 'shop',
+        uid: 'u1',
+        resourceVersion: '7',
+      },
       type: 'Normal',
       reason: 'GroupStarted',
       message: 'group 2 of 3 started',

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
 import { DEFAULT_NAMESPACE } from '../core/api/common.js';
+import { API_VERSION, ED_KIND } from '../core/api/identity.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
-import { realClock, type Clock } from './clock.js';
+import { realClock, type Clock } from './runtime/clock.js';
 import { FIELD_MANAGER } from './field-manager.js';
-import type { Logger } from './log.js';
-import type { ExtendedDeploymentObject } from './objects.js';
+import type { Logger } from './runtime/log.js';
+import type { ExtendedDeploymentObject } from '../core/kube/objects.js';
 
 /** The component name on every Event the agent records (what `kubectl describe` shows under From). */
 export const REPORTING_COMPONENT = 'extendeddeployment-agent';
@@ -31,8 +32,8 @@ export function eventFor(ed: ExtendedDeploymentObject, event: RolloutEvent, inst
   return {
     metadata: { name: `${name}.${suffix}`, namespace },
     involvedObject: {
-      apiVersion: ed.apiVersion ?? 'extendeddeployment.io/v1beta1',
-      kind: ed.kind ?? 'ExtendedDeployment',
+      apiVersion: ed.apiVersion ?? API_VERSION,
+      kind: ed.kind ?? ED_KIND,
       name,
       ...(ed.metadata?.namespace !== undefined && { namespace }),
       ...(ed.metadata?.uid !== undefined && { uid: ed.metadata.uid }),

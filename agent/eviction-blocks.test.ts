@@ -2,16 +2,20 @@ import { describe, expect, it } from 'vitest';
 import type { RolloutEvent } from '../core/rollout/planner.js';
 import { EVICTION_BLOCKED_BACKOFF, EvictionBlocks } from './eviction-blocks.js';
 import { EvictionBlockedError } from './eviction.js';
-import { silentLogger } from './log.js';
+import { silentLogger } from './runtime/log.js';
 
 const BUDGET = 'The disruption budget web-pdb needs 2 healthy pods and has 2 currently';
-const blocked = (pod: string, detail = BUDGET) => async () => Promise.reject(new EvictionBlockedError('shop', pod, 'web-pdb', detail));
+const blocked =
+  (pod: string, detail = BUDGET) =>
+  async () =>
+    Promise.reject(new EvictionBlockedError('shop', pod, 'web-pdb', detail));
 
 function setup() {
   const events: RolloutEvent[] = [];
   // random() = 1: no jitter, each delay is the full backoff.
   const blocks = new EvictionBlocks(() => 1);
-  const run = (step: () => Promise<void>, key = 'shop/web') => blocks.run(key, 'the ExtendedDeployment', step, { record: (_object, event) => events.push(event), log: silentLogger });
+  const run = (step: () => Promise<void>, key = 'shop/web') =>
+    blocks.run(key, 'the ExtendedDeployment', step, { record: (_object, event) => events.push(event), log: silentLogger });
   return { blocks, events, run };
 }
 

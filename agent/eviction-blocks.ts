@@ -1,8 +1,8 @@
 import type { RolloutEvent } from '../core/rollout/planner.js';
-import { backoffDelay, type BackoffOptions } from './backoff.js';
+import { backoffDelay, type BackoffOptions } from './runtime/backoff.js';
 import { EvictionBlockedError } from './eviction.js';
-import type { Logger } from './log.js';
-import { MAX_REQUEUE_MS } from './requeue.js';
+import type { Logger } from './runtime/log.js';
+import { MAX_REQUEUE_MS } from '../core/rollout/requeue.js';
 
 /**
  * Retries of a reconcile held by a PodDisruptionBudget: 1 s doubling to MAX_REQUEUE_MS (30 s), jittered. Nothing the
@@ -36,7 +36,12 @@ export class EvictionBlocks {
    * Runs `step` (the reconcile's actions) for `key`. Undefined when it completed, which ends the key's block; the
    * blocked result when a budget refused an eviction (after `record` got the Event); throws anything else.
    */
-  async run<T>(key: string, object: T, step: () => Promise<void>, deps: { readonly record: (object: T, event: RolloutEvent) => void; readonly log: Logger }): Promise<BlockedResult | undefined> {
+  async run<T>(
+    key: string,
+    object: T,
+    step: () => Promise<void>,
+    deps: { readonly record: (object: T, event: RolloutEvent) => void; readonly log: Logger },
+  ): Promise<BlockedResult | undefined> {
     try {
       await step();
     } catch (error) {
@@ -49,7 +54,12 @@ export class EvictionBlocks {
         state.reported.add(refusal);
         deps.record(object, { type: 'Warning', reason: EVICTION_BLOCKED_REASON, message: `${error.message}; the rollout waits and retries` });
       }
-      deps.log.info('eviction blocked by a PodDisruptionBudget; retrying', { pod: error.pod, budget: error.budget, detail: error.detail, retryInMs: requeueAfterMs });
+      deps.log.info('eviction blocked by a PodDisruptionBudget; retrying', {
+        pod: error.pod,
+        budget: error.budget,
+        detail: error.detail,
+        retryInMs: requeueAfterMs,
+      });
       return { outcome: 'blocked', requeueAfterMs };
     }
     this.blocked.delete(key);

@@ -4,7 +4,7 @@
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { EvictionBlockedError, evictPod } from './eviction.js';
-import { serveApi } from './test-support.js';
+import { serveApi } from './runtime/test-support.js';
 
 const status = (code: number, reason: string, message: string, causes?: { reason: string; message: string }[]) => ({
   kind: 'Status',
@@ -43,7 +43,12 @@ describe('evictPod', () => {
       {
         method: 'POST',
         path: '/api/v1/namespaces/shop/pods/web-amd-a/eviction',
-        body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'web-amd-a', namespace: 'shop' }, deleteOptions: { preconditions: { uid: 'uid-a' } } },
+        body: {
+          apiVersion: 'policy/v1',
+          kind: 'Eviction',
+          metadata: { name: 'web-amd-a', namespace: 'shop' },
+          deleteOptions: { preconditions: { uid: 'uid-a' } },
+        },
       },
     ]);
   });
@@ -59,8 +64,16 @@ describe('evictPod', () => {
   });
 
   it('reports a budget that allows no disruption as EvictionBlockedError, naming the pod and the budget', async () => {
-    answer = { code: 429, body: status(429, 'TooManyRequests', 'Cannot evict pod as it would violate the pod\'s disruption budget.', [{ reason: 'DisruptionBudget', message: BUDGET }]) };
-    const error = await evict().then(() => undefined, (e: unknown) => e);
+    answer = {
+      code: 429,
+      body: status(429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget.", [
+        { reason: 'DisruptionBudget', message: BUDGET },
+      ]),
+    };
+    const error = await evict().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(EvictionBlockedError);
     expect(error).toMatchObject({ namespace: 'shop', pod: 'web-amd-a', budget: 'web-pdb', detail: BUDGET });
     expect((error as Error).message).toBe(`eviction of pod shop/web-amd-a blocked by PodDisruptionBudget web-pdb: ${BUDGET}`);
@@ -68,9 +81,15 @@ describe('evictPod', () => {
 
   it('also when the budget is not processed yet (its cause names it), and when an older server sends only the message', async () => {
     const pending = 'The disruption budget web-pdb is still being processed by the server.';
-    answer = { code: 429, body: status(429, 'TooManyRequests', 'Cannot evict pod as it would violate the pod\'s disruption budget.', [{ reason: 'DisruptionBudget', message: pending }]), headers: { 'retry-after': '10' } };
+    answer = {
+      code: 429,
+      body: status(429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget.", [
+        { reason: 'DisruptionBudget', message: pending },
+      ]),
+      headers: { 'retry-after': '10' },
+    };
     await expect(evict()).rejects.toMatchObject({ budget: 'web-pdb', detail: pending });
-    answer = { code: 429, body: status(429, 'TooManyRequests', 'Cannot evict pod as it would violate the pod\'s disruption budget.') };
+    answer = { code: 429, body: status(429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget.") };
     await expect(evict()).rejects.toMatchObject({ name: 'EvictionBlockedError', budget: undefined });
   });
 
@@ -79,8 +98,20 @@ describe('evictPod', () => {
       [429, 'TooManyRequests'],
       [500, 'InternalError'],
     ] as const) {
-      answer = { code, body: status(code, reason, code === 429 ? 'Too many requests, please try again later.' : 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.') };
-      const error = await evict().then(() => undefined, (e: unknown) => e);
+      answer = {
+        code,
+        body: status(
+          code,
+          reason,
+          code === 429
+            ? 'Too many requests, please try again later.'
+            : 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
+        ),
+      };
+      const error = await evict().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error, reason).toMatchObject({ code });
       expect(error, reason).not.toBeInstanceOf(EvictionBlockedError);
     }

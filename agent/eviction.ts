@@ -1,5 +1,5 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { apiError, isConflict, isNotFound } from './kube-errors.js';
+import { apiError, isConflict, isNotFound } from './runtime/kube-errors.js';
 
 /**
  * An eviction the API server refused because a PodDisruptionBudget allows no disruption now (429 with a

@@ -4,12 +4,13 @@
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { performAction } from './actuators.js';
-import { FakeClock } from './clock.js';
+import { FakeClock } from './runtime/clock.js';
 import { apiEventRecorder } from './events.js';
-import { LEADER_ELECTION_DEFAULTS, LeaderElector } from './leader-election.js';
-import { silentLogger } from './log.js';
+import { FIELD_MANAGER } from './field-manager.js';
+import { LEADER_ELECTION_DEFAULTS, LeaderElector } from './runtime/leader-election.js';
+import { silentLogger } from './runtime/log.js';
 import { replaceRegionStatus, replaceStatus } from './status-writer.js';
-import { serveApi } from './test-support.js';
+import { serveApi } from './runtime/test-support.js';
 
 const LEASE_PATH = '/apis/coordination.k8s.io/v1/namespaces/ed-system/leases';
 
@@ -55,7 +56,11 @@ describe('the agent names its field manager', () => {
     const custom = kc.makeApiClient(CustomObjectsApi);
     const ed = { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'ExtendedDeployment', metadata: { name: 'web', namespace: 'shop', resourceVersion: '7' } };
     await replaceStatus(custom, ed, { phase: 'Healthy' });
-    await replaceRegionStatus(custom, { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'amd', resourceVersion: '3' } }, { phase: 'Healthy' });
+    await replaceRegionStatus(
+      custom,
+      { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'amd', resourceVersion: '3' } },
+      { phase: 'Healthy' },
+    );
     expect(requests).toEqual([
       'PUT /apis/extendeddeployment.io/v1beta1/namespaces/shop/extendeddeployments/web/status fieldManager=extendeddeployment-agent',
       'PUT /apis/extendeddeployment.io/v1beta1/deployregions/amd/status fieldManager=extendeddeployment-agent',
@@ -100,7 +105,7 @@ describe('the agent names its field manager', () => {
   it('on every Lease write: create, renew and release', async () => {
     const clock = new FakeClock(Date.now());
     let leading = 0;
-    const config = { namespace: 'ed-system', name: 'agent', identity: 'agent-1', ...LEADER_ELECTION_DEFAULTS };
+    const config = { namespace: 'ed-system', name: 'agent', identity: 'agent-1', fieldManager: FIELD_MANAGER, ...LEADER_ELECTION_DEFAULTS };
     const hooks = { clock, log: silentLogger, onStartedLeading: () => leading++, onStoppedLeading: () => leading-- };
     const elector = new LeaderElector(kc.makeApiClient(CoordinationV1Api), config, hooks);
     elector.start();

@@ -10,25 +10,18 @@ import {
   type V1Pod,
   type V1ReplicaSet,
 } from '@kubernetes/client-node';
-import { API_GROUP } from '../core/api/common.js';
+import { API_GROUP, ED_PLURAL, REGION_PLURAL, VERSION } from '../core/api/identity.js';
 import { NAME_LABEL } from '../core/labels.js';
-import type { Clock } from './clock.js';
-import { ResilientInformer, type CacheReader, type IndexedCacheReader, type InformerEvent } from './informer.js';
+import type { Clock } from './runtime/clock.js';
+import { ResilientInformer, type CacheReader, type IndexedCacheReader, type InformerEvent } from './runtime/informer.js';
 import { USAGE_FIELD_SELECTOR, usagePod, type UsagePod } from './cluster-nodes.js';
-import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey, regionKey } from './keys.js';
-import type { Logger } from './log.js';
-import { slimInformer, transformingInformer } from './slim-informer.js';
-import type { DeployRegionObject, ExtendedDeploymentObject } from './objects.js';
-
-/** API version of the project's resources. */
-export const VERSION = 'v1beta1';
-/** Plural of ExtendedDeployment (REST path and CustomObjectsApi). */
-export const ED_PLURAL = 'extendeddeployments';
-/** Plural of DeployRegion. */
-export const REGION_PLURAL = 'deployregions';
+import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey, regionKey, type EdKey, type RegionKey } from './keys.js';
+import type { Logger } from './runtime/log.js';
+import { slimInformer, transformingInformer } from './runtime/slim-informer.js';
+import type { DeployRegionObject, ExtendedDeploymentObject } from '../core/kube/objects.js';
 
 /**
- * The caches the reconciler reads. Regional workloads and pods are indexed by the key of the ExtendedDeployment they
+ * The caches the reconcilers read. Regional workloads and pods are indexed by the key of the ExtendedDeployment they
  * belong to ({@link ownerKey}), so a reconcile reads its own objects without scanning the others.
  */
 export interface AgentCaches {
@@ -52,7 +45,8 @@ export interface AgentInformers {
  * Builds the agent's informers: ExtendedDeployments, DeployRegions (cluster-scoped), the regional ReplicaSets and
  * Deployments and their pods (only objects labelled with an ExtendedDeployment's name, so the agent never caches a
  * cluster's unrelated pods), and Nodes. `namespace` limits the namespaced ones to one namespace. Every change is
- * turned into the key of the ExtendedDeployment it concerns and passed to `enqueue`.
+ * turned into the keys of the ExtendedDeployments it concerns, passed to `enqueue`, and a change of a DeployRegion or
+ * a node into the keys of the DeployRegions whose status it can change, passed to `enqueueRegion`.
  */
 export function makeInformers(
   kc: KubeConfig,
@@ -60,7 +54,8 @@ export function makeInformers(
     namespace: string | undefined;
     clock: Clock;
     log: Logger;
-    enqueue: (key: string) => void;
+    enqueue: (key: EdKey) => void;
+    enqueueRegion: (key: RegionKey) => void;
     /** A node changed (also its status: health is read from it). */
     onNodeEvent?: () => void;
     /** A pod bound to a node appeared, changed or went: what nodes have left changed. */
@@ -100,7 +95,9 @@ export function makeInformers(
       list: () =>
         (ns
           ? custom.listNamespacedCustomObject({ group: API_GROUP, version: VERSION, namespace: ns, plural: ED_PLURAL })
-          : custom.listCustomObjectForAllNamespaces({ group: API_GROUP, version: VERSION, plural: ED_PLURAL })) as Promise<KubernetesListObject<ExtendedDeploymentObject & KubernetesObject>>,
+          : custom.listCustomObjectForAllNamespaces({ group: API_GROUP, version: VERSION, plural: ED_PLURAL })) as Promise<
+          KubernetesListObject<ExtendedDeploymentObject & KubernetesObject>
+        >,
     },
     {
       ...common,
@@ -117,12 +114,15 @@ export function makeInformers(
     {
       resource: REGION_PLURAL,
       path: `/apis/${API_GROUP}/${VERSION}/${REGION_PLURAL}`,
-      list: () => custom.listClusterCustomObject({ group: API_GROUP, version: VERSION, plural: REGION_PLURAL }) as Promise<KubernetesListObject<DeployRegionObject & KubernetesObject>>,
+      list: () =>
+        custom.listClusterCustomObject({ group: API_GROUP, version: VERSION, plural: REGION_PLURAL }) as Promise<
+          KubernetesListObject<DeployRegionObject & KubernetesObject>
+        >,
     },
     {
       ...common,
       onEvent: (_event, region) => {
-        if (region.metadata?.name) options.enqueue(regionKey(region.metadata.name));
+        if (region.metadata?.name) options.enqueueRegion(regionKey(region.metadata.name));
         keysUsingRegion(region, extendedDeployments.list()).forEach(options.enqueue);
       },
     },
@@ -170,7 +170,7 @@ export function makeInformers(
       ...common,
       onEvent: () => {
         options.onNodeEvent?.();
-        for (const region of deployRegions.list()) if (region.metadata?.name) options.enqueue(regionKey(region.metadata.name));
+        for (const region of deployRegions.list()) if (region.metadata?.name) options.enqueueRegion(regionKey(region.metadata.name));
       },
     },
   );

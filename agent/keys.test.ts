@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NAME_LABEL } from '../core/labels.js';
 import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey } from './keys.js';
-import { splitKey } from './objects.js';
+import { splitKey } from '../core/kube/objects.js';
 
 describe('event keys', () => {
   it('keys an ExtendedDeployment by namespace/name', () => {

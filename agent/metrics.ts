@@ -4,19 +4,25 @@ import type { Phase } from '../core/rollout/status.js';
 /** Every rollout phase, so that the phases gauge shows zeros instead of missing series. */
 const PHASES: readonly Phase[] = ['Progressing', 'Paused', 'WaitingForConfirmation', 'Healthy', 'Degraded'];
 
+/** The agent's controllers, each with its own queue and workers: the `controller` label of their metrics. */
+export const CONTROLLERS = ['extendeddeployment', 'deployregion'] as const;
+/** One of {@link CONTROLLERS}. */
+export type ControllerName = (typeof CONTROLLERS)[number];
+
 /** The agent's Prometheus metrics, on a registry of its own (several agents can run in one process, e.g. tests). */
 export class AgentMetrics {
   readonly registry = new Registry();
   readonly reconcileDuration = new Histogram({
     name: 'extendeddeployment_agent_reconcile_duration_seconds',
-    help: 'Time to reconcile one ExtendedDeployment, by result (success, error, invalid, fenced: cut off by a lost leadership).',
-    labelNames: ['result'] as const,
+    help: 'Time to reconcile one key, by controller (extendeddeployment, deployregion) and result (synced, error, invalid, blocked, gone, stale, fenced: cut off by a lost leadership).',
+    labelNames: ['controller', 'result'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
   readonly queueWait = new Histogram({
     name: 'extendeddeployment_agent_queue_wait_seconds',
-    help: 'Time an ExtendedDeployment waited in the work queue, from the event (or requeue) that made it due until a worker took it.',
+    help: "Time a key waited in its controller's work queue, from the event (or requeue) that made it due until a worker took it.",
+    labelNames: ['controller'] as const,
     // Up to minutes: with every ExtendedDeployment due at once, keys wait for the whole queue ahead of them.
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
     registers: [this.registry],
@@ -68,13 +74,15 @@ export class AgentMetrics {
   });
   private readonly phases = new Map<string, Phase>();
 
-  constructor(options: { queueDepth: () => number; defaultMetrics?: boolean }) {
+  /** `queueDepth` tells how many keys wait in a controller's queue (0 while it has none: a standby). */
+  constructor(options: { queueDepth: (controller: ControllerName) => number; defaultMetrics?: boolean }) {
     new Gauge({
       name: 'extendeddeployment_agent_queue_depth',
-      help: 'ExtendedDeployments waiting in the work queue.',
+      help: "Keys waiting in each controller's work queue.",
+      labelNames: ['controller'] as const,
       registers: [this.registry],
       collect() {
-        this.set(options.queueDepth());
+        for (const controller of CONTROLLERS) this.set({ controller }, options.queueDepth(controller));
       },
     });
     const phases = this.phases;

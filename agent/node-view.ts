@@ -2,7 +2,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import type { NodeView, Taint } from '../core/moves/nodes.js';
 import { parseQuantity } from '../core/moves/quantity.js';
 import type { Resources } from '../core/moves/resources.js';
-import { timestampMs } from './objects.js';
+import { timestampMs } from '../core/kube/objects.js';
 
 /** A Node as core's region health and capacity read it; `requested` comes from the pods bound to it. */
 export function nodeView(node: V1Node, requested: Resources): NodeView {

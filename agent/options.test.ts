@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LEADER_ELECTION_DEFAULTS, leaderElectionTiming, timingProblem } from './leader-election.js';
-import { mustStepDown } from './lease-decision.js';
+import { LEADER_ELECTION_DEFAULTS, leaderElectionTiming, timingProblem } from './runtime/leader-election.js';
+import { mustStepDown } from './runtime/lease-decision.js';
 import { DEFAULT_LEASE_DURATION_SECONDS, agentSettings, parseLeaseDurationSeconds } from './options.js';
 
 describe('--lease-duration', () => {
@@ -30,6 +30,7 @@ describe('--lease-duration', () => {
     expect(parseLeaseDurationSeconds('15')).toBe(15);
     expect(parseLeaseDurationSeconds('4s')).toBe(4);
     expect(parseLeaseDurationSeconds('2')).toBe(2);
-    for (const bad of ['', 's', '1', '0', '-5', '2.5', 'abc', '3601', '15m']) expect(() => parseLeaseDurationSeconds(bad), bad).toThrow(/whole seconds from 2 to 3600/);
+    for (const bad of ['', 's', '1', '0', '-5', '2.5', 'abc', '3601', '15m'])
+      expect(() => parseLeaseDurationSeconds(bad), bad).toThrow(/whole seconds from 2 to 3600/);
   });
 });

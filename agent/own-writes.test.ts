@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { MetaObject } from './objects.js';
+import type { MetaObject } from '../core/kube/objects.js';
 import { OWN_WRITES_TTL_MS, OwnWrites, writtenId, type WrittenKind } from './own-writes.js';
 
 const at = (name: string, resourceVersion: string): MetaObject => ({ metadata: { name, resourceVersion } });
@@ -11,7 +11,7 @@ const cacheOf = (versions: Map<string, string | undefined>) => (_kind: WrittenKi
 };
 
 describe('OwnWrites', () => {
-  it('plans on the API server\'s answer while the cache shows an older version, then on the cache', () => {
+  it("plans on the API server's answer while the cache shows an older version, then on the cache", () => {
     const own = new OwnWrites();
     const answer = at('web-amd', '12');
     own.record('shop/web', [{ kind: 'ReplicaSet', name: 'web-amd', replaced: '10', written: answer }], 0);
@@ -29,8 +29,18 @@ describe('OwnWrites', () => {
 
   it('is behind while the cache shows a write that has no answer (a delete) at the version it replaced', () => {
     const own = new OwnWrites();
-    own.record('shop/web', [{ kind: 'Pod', name: 'web-amd-a', replaced: '7' }, { kind: 'ReplicaSet', name: 'web-amd', replaced: '5', written: at('web-amd', '9') }], 0);
-    const cache = new Map<string, string | undefined>([['web-amd-a', '7'], ['web-amd', '9']]);
+    own.record(
+      'shop/web',
+      [
+        { kind: 'Pod', name: 'web-amd-a', replaced: '7' },
+        { kind: 'ReplicaSet', name: 'web-amd', replaced: '5', written: at('web-amd', '9') },
+      ],
+      0,
+    );
+    const cache = new Map<string, string | undefined>([
+      ['web-amd-a', '7'],
+      ['web-amd', '9'],
+    ]);
     expect(own.view('shop/web', cacheOf(cache), 1)).toEqual({ behind: true });
     cache.set('web-amd-a', undefined); // gone: nothing left to wait for
     expect(own.view('shop/web', cacheOf(cache), 1)).toEqual({ behind: false, newer: new Map() });

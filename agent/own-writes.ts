@@ -1,9 +1,10 @@
-import type { WorkloadKind } from './actuators.js';
-import type { MetaObject } from './objects.js';
-import { compareResourceVersions } from './resource-version.js';
+import type { ED_KIND } from '../core/api/identity.js';
+import type { WorkloadKind } from '../core/kube/objects.js';
+import type { MetaObject } from '../core/kube/objects.js';
+import { compareResourceVersions } from './runtime/resource-version.js';
 
 /** The kinds of object the agent writes for an ExtendedDeployment. */
-export type WrittenKind = 'Pod' | WorkloadKind | 'ExtendedDeployment';
+export type WrittenKind = 'Pod' | WorkloadKind | typeof ED_KIND;
 
 /** One write the agent made. */
 export interface OwnWrite {

@@ -5,20 +5,31 @@ import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { IN_PLACE_READINESS_GATE, NAME_LABEL, REGION_LABEL, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
-import { FakeClock } from './clock.js';
+import { FakeClock } from './runtime/clock.js';
 import type { AgentCaches } from './informers.js';
-import { silentLogger } from './log.js';
+import { silentLogger } from './runtime/log.js';
 import { AgentMetrics } from './metrics.js';
-import type { DeployRegionObject, PodObject } from './objects.js';
+import type { DeployRegionObject, PodObject } from '../core/kube/objects.js';
+import { edKeyOf } from './keys.js';
 import { Reconciler, type ReconcilerPorts } from './reconciler.js';
-import { cache, controlledBy, recorder, webExtendedDeployment } from './reconciler-test-support.js';
-import { AUTHORIZED_CONDITION } from './status-decision.js';
+import { controlledBy } from '../core/kube/test-support.js';
+import { cache, recorder, webExtendedDeployment } from './reconciler-test-support.js';
+import { AUTHORIZED_CONDITION } from '../core/api/conditions.js';
 
 const NOW = Date.UTC(2026, 0, 1);
-const region: DeployRegionObject = { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'amd' }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } } };
+const region: DeployRegionObject = {
+  apiVersion: 'extendeddeployment.io/v1beta1',
+  kind: 'DeployRegion',
+  metadata: { name: 'amd' },
+  spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } },
+};
 
 /** What the API server answers a request the agent's RBAC does not allow (client-node's ApiException shape). */
-const forbidden = () => Object.assign(new Error('forbidden'), { code: 403, body: { kind: 'Status', reason: 'Forbidden', message: 'pods "x" is forbidden: User cannot patch resource "pods"' } });
+const forbidden = () =>
+  Object.assign(new Error('forbidden'), {
+    code: 403,
+    body: { kind: 'Status', reason: 'Forbidden', message: 'pods "x" is forbidden: User cannot patch resource "pods"' },
+  });
 
 /**
  * ExtendedDeployment shop/web with in-place updates on (its pods carry the InPlaceUpdateReady readiness gate) in one
@@ -52,8 +63,18 @@ function world(o: { spec?: Record<string, unknown>; status?: ExtendedDeploymentS
       ],
     },
   });
-  const pods = [pod('web-amd-a', 'True', true), pod('web-amd-b', 'True', true), pod('web-amd-c', undefined, false), pod('web-amd-d', 'False', false, 'swapping')];
-  const replicaSets = [{ metadata: { name: 'web-amd', namespace: 'shop', resourceVersion: '1', labels: { [NAME_LABEL]: 'web' } }, spec: { replicas: 4, template: { metadata: { labels: { [REVISION_LABEL]: revision } } } } }];
+  const pods = [
+    pod('web-amd-a', 'True', true),
+    pod('web-amd-b', 'True', true),
+    pod('web-amd-c', undefined, false),
+    pod('web-amd-d', 'False', false, 'swapping'),
+  ];
+  const replicaSets = [
+    {
+      metadata: { name: 'web-amd', namespace: 'shop', resourceVersion: '1', labels: { [NAME_LABEL]: 'web' } },
+      spec: { replicas: 4, template: { metadata: { labels: { [REVISION_LABEL]: revision } } } },
+    },
+  ];
   return {
     extendedDeployments: cache([ed]),
     deployRegions: cache(o.regions ?? [region]),
@@ -65,40 +86,51 @@ function world(o: { spec?: Record<string, unknown>; status?: ExtendedDeploymentS
 }
 
 const clock = () => new FakeClock(NOW);
-const reconcilerOf = (caches: AgentCaches, ports: ReconcilerPorts, metrics?: AgentMetrics) => new Reconciler({ caches, ports, clock: clock(), log: silentLogger, ...(metrics && { metrics }) });
+const reconcilerOf = (caches: AgentCaches, ports: ReconcilerPorts, metrics?: AgentMetrics) =>
+  new Reconciler({ caches, ports, clock: clock(), log: silentLogger, ...(metrics && { metrics }) });
 
 describe('Reconciler: the fail-safe readiness gate', () => {
   it('opens the gate of a new pod of an invalid ExtendedDeployment, never that of a pod being swapped, and reports the spec', async () => {
     const { calls, ports } = recorder();
-    const result = await reconcilerOf(world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3 }] } }), ports).reconcile('shop/web');
+    const result = await reconcilerOf(world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3 }] } }), ports).reconcile(edKeyOf('shop', 'web'));
     expect(result).toEqual({ outcome: 'invalid' });
     expect([...calls].sort()).toEqual(['event:InvalidSpec', 'openGate:web-amd-c', 'status:undefined:undefined']);
   });
 
   it('opens it for an ExtendedDeployment made invalid by a deleted DeployRegion', async () => {
     const { calls, ports } = recorder();
-    expect(await reconcilerOf(world({ regions: [] }), ports).reconcile('shop/web')).toEqual({ outcome: 'invalid' });
+    expect(await reconcilerOf(world({ regions: [] }), ports).reconcile(edKeyOf('shop', 'web'))).toEqual({ outcome: 'invalid' });
     expect(calls).toContain('openGate:web-amd-c');
   });
 
   it('opens it while the invalid status cannot be written, and the reconcile still fails for a retry', async () => {
     const { calls, ports } = recorder(true);
-    await expect(reconcilerOf(world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3 }] } }), ports).reconcile('shop/web')).rejects.toThrow('conflict');
+    await expect(
+      reconcilerOf(world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3 }] } }), ports).reconcile(edKeyOf('shop', 'web')),
+    ).rejects.toThrow('conflict');
     expect(calls).toEqual(['openGate:web-amd-c']);
   });
 
-  it('opens it when the status that must precede the plan\'s actions cannot be written', async () => {
+  it("opens it when the status that must precede the plan's actions cannot be written", async () => {
     // No status yet: the plan records the rollout first, and that write fails.
     const { calls, ports } = recorder(true);
-    await expect(reconcilerOf(world(), ports).reconcile('shop/web')).rejects.toThrow('conflict');
+    await expect(reconcilerOf(world(), ports).reconcile(edKeyOf('shop', 'web'))).rejects.toThrow('conflict');
     expect(calls).toEqual(['openGate:web-amd-c']);
   });
 
   it('opens it when planning throws', async () => {
     const caches = world();
-    const broken = { ...caches, deployRegions: { ...caches.deployRegions, list: () => { throw new RangeError('Maximum call stack size exceeded'); } } } as AgentCaches;
+    const broken = {
+      ...caches,
+      deployRegions: {
+        ...caches.deployRegions,
+        list: () => {
+          throw new RangeError('Maximum call stack size exceeded');
+        },
+      },
+    } as AgentCaches;
     const { calls, ports } = recorder();
-    await expect(reconcilerOf(broken, ports).reconcile('shop/web')).rejects.toThrow(RangeError);
+    await expect(reconcilerOf(broken, ports).reconcile(edKeyOf('shop', 'web'))).rejects.toThrow(RangeError);
     expect(calls).toEqual(['openGate:web-amd-c']);
   });
 });
@@ -121,10 +153,10 @@ describe('Reconciler: writes the API server forbids (403)', () => {
     const metrics = new AgentMetrics({ queueDepth: () => 0 });
     // The status a reconcile writes for this world: from then on the gate is the only write to make.
     const settled = recorder();
-    await reconcilerOf(world(), settled.ports).reconcile('shop/web');
+    await reconcilerOf(world(), settled.ports).reconcile(edKeyOf('shop', 'web'));
     const status = settled.statuses.at(-1);
     const first = forbidding('openGate');
-    await expect(reconcilerOf(world({ status }), first.ports, metrics).reconcile('shop/web')).rejects.toMatchObject({ code: 403 });
+    await expect(reconcilerOf(world({ status }), first.ports, metrics).reconcile(edKeyOf('shop', 'web'))).rejects.toMatchObject({ code: 403 });
     expect(first.calls).toEqual(['status:Progressing:0', 'event:Forbidden']);
     expect(first.statuses[0]?.conditions?.find((c) => c.type === AUTHORIZED_CONDITION)).toMatchObject({
       status: 'False',
@@ -135,13 +167,15 @@ describe('Reconciler: writes the API server forbids (403)', () => {
 
     // The retry (the caller backs off) finds the condition: the same 403 writes no status and records no Event again.
     const again = forbidding('openGate');
-    await expect(reconcilerOf(world({ status: first.statuses[0] }), again.ports, metrics).reconcile('shop/web')).rejects.toMatchObject({ code: 403 });
+    await expect(reconcilerOf(world({ status: first.statuses[0] }), again.ports, metrics).reconcile(edKeyOf('shop', 'web'))).rejects.toMatchObject({
+      code: 403,
+    });
     expect(again.calls).toEqual([]);
     expect(await forbiddenCounts(metrics)).toEqual([{ verb: 'patch', resource: 'pods/status', value: 2 }]);
 
     // Granted: the next reconcile writes its status without the condition.
     const granted = recorder();
-    await reconcilerOf(world({ status: first.statuses[0] }), granted.ports, metrics).reconcile('shop/web');
+    await reconcilerOf(world({ status: first.statuses[0] }), granted.ports, metrics).reconcile(edKeyOf('shop', 'web'));
     expect(granted.calls).toContain('openGate:web-amd-c');
     expect(granted.statuses.at(-1)?.conditions?.map((c) => c.type)).not.toContain(AUTHORIZED_CONDITION);
   });
@@ -157,27 +191,9 @@ describe('Reconciler: writes the API server forbids (403)', () => {
         throw forbidden();
       },
     };
-    await expect(reconcilerOf(world(), denied, metrics).reconcile('shop/web')).rejects.toMatchObject({ code: 403 });
+    await expect(reconcilerOf(world(), denied, metrics).reconcile(edKeyOf('shop', 'web'))).rejects.toMatchObject({ code: 403 });
     expect(statusWrites).toBe(1);
     expect(calls).toEqual(['openGate:web-amd-c', 'event:Forbidden']);
     expect(await forbiddenCounts(metrics)).toEqual([{ verb: 'update', resource: 'extendeddeployments/status', value: 1 }]);
-  });
-
-  it('reports a forbidden DeployRegion status write on the DeployRegion', async () => {
-    const metrics = new AgentMetrics({ queueDepth: () => 0 });
-    const { calls, ports } = recorder();
-    const events: string[] = [];
-    const denied: ReconcilerPorts = {
-      ...ports,
-      recordEvent: (object, event) => events.push(`${object.kind} ${object.metadata?.name}: ${event.type} ${event.reason}: ${event.message}`),
-      writeRegionStatus: async () => {
-        throw forbidden();
-      },
-    };
-    const cluster = { list: () => [], usageKnown: () => true, trackUsage: () => undefined } as never;
-    await expect(new Reconciler({ caches: world(), ports: denied, clock: clock(), log: silentLogger, metrics, cluster }).reconcile('DeployRegion/amd')).rejects.toMatchObject({ code: 403 });
-    expect(calls).toEqual([]);
-    expect(events).toEqual(["DeployRegion amd: Warning Forbidden: the API server forbids the agent to update deployregions/status; it retries with backoff. Grant it in the agent's ClusterRole"]);
-    expect(await forbiddenCounts(metrics)).toEqual([{ verb: 'update', resource: 'deployregions/status', value: 1 }]);
   });
 });

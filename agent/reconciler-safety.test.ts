@@ -3,17 +3,28 @@
 import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { MAX_NESTING } from '../core/nesting.js';
-import { FakeClock } from './clock.js';
+import { FakeClock } from './runtime/clock.js';
 import type { AgentCaches } from './informers.js';
-import { silentLogger } from './log.js';
-import type { DeployRegionObject, ExtendedDeploymentObject } from './objects.js';
+import { silentLogger } from './runtime/log.js';
+import type { DeployRegionObject, ExtendedDeploymentObject } from '../core/kube/objects.js';
+import { edKeyOf, type EdKey } from './keys.js';
 import { Reconciler } from './reconciler.js';
 import { cache, recorder } from './reconciler-test-support.js';
 
-const zoneRegion = (name: string): DeployRegionObject => ({ apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name }, spec: { matchLabels: { zone: name } } });
+const zoneRegion = (name: string): DeployRegionObject => ({
+  apiVersion: 'extendeddeployment.io/v1beta1',
+  kind: 'DeployRegion',
+  metadata: { name },
+  spec: { matchLabels: { zone: name } },
+});
 
 /** An ExtendedDeployment as the API server stores it, applied without rendering; `x` goes into its container. */
-function edObject(name: string, namespace: string, regions: string[], options: { x?: unknown; status?: ExtendedDeploymentStatus } = {}): ExtendedDeploymentObject {
+function edObject(
+  name: string,
+  namespace: string,
+  regions: string[],
+  options: { x?: unknown; status?: ExtendedDeploymentStatus } = {},
+): ExtendedDeploymentObject {
   return {
     apiVersion: 'extendeddeployment.io/v1beta1',
     kind: 'ExtendedDeployment',
@@ -21,7 +32,10 @@ function edObject(name: string, namespace: string, regions: string[], options: {
     spec: {
       replicas: 2,
       selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image: 'web:1', ...(options.x !== undefined && { x: options.x }) }] } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name: 'app', image: 'web:1', ...(options.x !== undefined && { x: options.x }) }] },
+      },
       regions: regions.map((region) => ({ name: region })),
     },
     ...(options.status && { status: options.status }),
@@ -29,10 +43,17 @@ function edObject(name: string, namespace: string, regions: string[], options: {
 }
 
 function caches(eds: ExtendedDeploymentObject[], regions: DeployRegionObject[]): AgentCaches {
-  return { extendedDeployments: cache(eds), deployRegions: cache(regions), replicaSets: cache([]), deployments: cache([]), pods: cache([]), nodes: cache([]) } as unknown as AgentCaches;
+  return {
+    extendedDeployments: cache(eds),
+    deployRegions: cache(regions),
+    replicaSets: cache([]),
+    deployments: cache([]),
+    pods: cache([]),
+    nodes: cache([]),
+  } as unknown as AgentCaches;
 }
 
-async function reconcile(key: string, eds: ExtendedDeploymentObject[], regions: DeployRegionObject[]) {
+async function reconcile(key: EdKey, eds: ExtendedDeploymentObject[], regions: DeployRegionObject[]) {
   const recorded = recorder();
   const reconciler = new Reconciler({ caches: caches(eds, regions), ports: recorded.ports, clock: new FakeClock(Date.UTC(2026, 0, 1)), log: silentLogger });
   return { result: await reconciler.reconcile(key), ...recorded };
@@ -43,7 +64,7 @@ describe('Reconciler on a spec nested past the limit', () => {
     let deep: Record<string, unknown> = {};
     for (let i = 1; i < 2_000; i++) deep = { a: deep };
     const regions = [zoneRegion('amd')];
-    const first = await reconcile('shop/web', [edObject('web', 'shop', ['amd'], { x: deep })], regions);
+    const first = await reconcile(edKeyOf('shop', 'web'), [edObject('web', 'shop', ['amd'], { x: deep })], regions);
     expect(first.result).toEqual({ outcome: 'invalid' });
     expect(first.calls).toEqual(['status:undefined:undefined', 'event:InvalidSpec']);
     const condition = first.statuses[0]?.conditions?.[0];
@@ -51,7 +72,7 @@ describe('Reconciler on a spec nested past the limit', () => {
     // The container's x is level 7: the first object past the limit is MAX_NESTING - 6 levels into it.
     expect(condition?.message).toBe(`spec.template.spec.containers[0].x${'.a'.repeat(MAX_NESTING - 6)}: nesting deeper than ${MAX_NESTING} levels`);
     // Looked at again (a resync, a pod event), the object is reported, not retried: nothing more is written.
-    const again = await reconcile('shop/web', [edObject('web', 'shop', ['amd'], { x: deep, status: first.statuses[0] })], regions);
+    const again = await reconcile(edKeyOf('shop', 'web'), [edObject('web', 'shop', ['amd'], { x: deep, status: first.statuses[0] })], regions);
     expect(again.result).toEqual({ outcome: 'invalid' });
     expect(again.calls).toEqual([]);
   });
@@ -61,13 +82,13 @@ describe('Reconciler on workload names that collide', () => {
   const regions = [zoneRegion('b-c'), zoneRegion('c')];
 
   it('is in sync for either ExtendedDeployment alone', async () => {
-    expect((await reconcile('shop/a', [edObject('a', 'shop', ['b-c'])], regions)).result.outcome).toBe('synced');
-    expect((await reconcile('shop/a-b', [edObject('a-b', 'shop', ['c'])], regions)).result.outcome).toBe('synced');
+    expect((await reconcile(edKeyOf('shop', 'a'), [edObject('a', 'shop', ['b-c'])], regions)).result.outcome).toBe('synced');
+    expect((await reconcile(edKeyOf('shop', 'a-b'), [edObject('a-b', 'shop', ['c'])], regions)).result.outcome).toBe('synced');
   });
 
   it('marks both invalid, each naming the other, when both render a-b-c in one namespace, and acts on nothing', async () => {
     const both = [edObject('a', 'shop', ['b-c']), edObject('a-b', 'shop', ['c'])];
-    const a = await reconcile('shop/a', both, regions);
+    const a = await reconcile(edKeyOf('shop', 'a'), both, regions);
     expect(a.result).toEqual({ outcome: 'invalid' });
     expect(a.calls).toEqual(['status:undefined:undefined', 'event:InvalidSpec']);
     expect(a.statuses[0]?.conditions?.[0]).toMatchObject({
@@ -76,22 +97,23 @@ describe('Reconciler on workload names that collide', () => {
       reason: 'InvalidSpec',
       message: "spec.regions[0].name: workload a-b-c collides with ExtendedDeployment shop/a-b's region c",
     });
-    const ab = await reconcile('shop/a-b', both, regions);
+    const ab = await reconcile(edKeyOf('shop', 'a-b'), both, regions);
     expect(ab.result).toEqual({ outcome: 'invalid' });
     expect(ab.statuses[0]?.conditions?.[0]?.message).toBe("spec.regions[0].name: workload a-b-c collides with ExtendedDeployment shop/a's region b-c");
   });
 
-  it('lists a collision after the object\'s other problems', async () => {
+  it("lists a collision after the object's other problems", async () => {
     const both = [edObject('a', 'shop', ['b-c', 'missing']), edObject('a-b', 'shop', ['c'])];
-    const a = await reconcile('shop/a', both, regions);
+    const a = await reconcile(edKeyOf('shop', 'a'), both, regions);
     expect(a.statuses[0]?.conditions?.[0]?.message).toBe(
-      'spec.regions[1].name: DeployRegion "missing" not found (known: b-c, c); ' + "spec.regions[0].name: workload a-b-c collides with ExtendedDeployment shop/a-b's region c",
+      'spec.regions[1].name: DeployRegion "missing" not found (known: b-c, c); ' +
+        "spec.regions[0].name: workload a-b-c collides with ExtendedDeployment shop/a-b's region c",
     );
   });
 
   it('lets the same workload name live in another namespace', async () => {
     const apart = [edObject('a', 'shop', ['b-c']), edObject('a-b', 'web', ['c'])];
-    expect((await reconcile('shop/a', apart, regions)).result.outcome).toBe('synced');
-    expect((await reconcile('web/a-b', apart, regions)).result.outcome).toBe('synced');
+    expect((await reconcile(edKeyOf('shop', 'a'), apart, regions)).result.outcome).toBe('synced');
+    expect((await reconcile(edKeyOf('web', 'a-b'), apart, regions)).result.outcome).toBe('synced');
   });
 });

@@ -1,18 +1,13 @@
 import type { DeployRegionStatus } from '../core/api/deploy-region.js';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
-import type { OwnerReference } from '../core/ownership.js';
 import { renderSet } from '../core/render.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
-import type { IndexedCacheReader } from './informer.js';
+import type { IndexedCacheReader } from './runtime/informer.js';
 import { ownerKey } from './keys.js';
-import type { DeployRegionObject, ExtendedDeploymentObject, MetaObject } from './objects.js';
+import type { DeployRegionObject, ExtendedDeploymentObject, MetaObject } from '../core/kube/objects.js';
 import type { ReconcilerPorts } from './reconciler.js';
-
-/** metadata.ownerReferences of a pod the ReplicaSet `name` created (as its controller sets them; uid when given). */
-export function controlledBy(name: string, uid?: string, kind = 'ReplicaSet'): OwnerReference[] {
-  return [{ apiVersion: 'apps/v1', kind, name, ...(uid !== undefined && { uid }), controller: true }];
-}
+import type { RegionStatusPorts } from './region-status-reconciler.js';
 
 /** A read-only cache over fixed objects, like an informer's, indexed by owner like the agent's. */
 export function cache<T extends MetaObject>(objects: T[]): IndexedCacheReader<T> {
@@ -23,11 +18,11 @@ export function cache<T extends MetaObject>(objects: T[]): IndexedCacheReader<T>
   };
 }
 
-/** Ports that record every write in order; `failStatus` makes status writes fail like a 409. */
+/** Ports of both reconcilers that record every write in order; `failStatus` makes status writes fail like a 409. */
 export function recorder(failStatus = false) {
   const calls: string[] = [];
   const statuses: ExtendedDeploymentStatus[] = [];
-  const ports: ReconcilerPorts = {
+  const ports: ReconcilerPorts & RegionStatusPorts = {
     async performAction(_ns: string, kind: string, action: RolloutAction) {
       calls.push(`${action.kind}${action.kind === 'scale' ? `:${kind}:${action.replicas}` : 'pod' in action ? `:${action.pod}` : ''}`);
       // No answer: the reconciler waits for its cache to show the write (as after a delete).
@@ -50,13 +45,17 @@ export function recorder(failStatus = false) {
   return { calls, statuses, ports };
 }
 
-
 /**
  * ExtendedDeployment shop/web (selector and pod label app=web, one container `app` running `image`) with `spec` over
  * those defaults, as the agent's cache holds it: rendered against `regions` (an invalid spec stays unrendered), with a
  * uid, resourceVersion 10, generation 1 and `status`. `revisionOf` gives a region's rendered revision (`x` if none).
  */
-export function webExtendedDeployment(o: { regions: readonly DeployRegionObject[]; image: string; spec: Record<string, unknown>; status?: ExtendedDeploymentStatus }) {
+export function webExtendedDeployment(o: {
+  regions: readonly DeployRegionObject[];
+  image: string;
+  spec: Record<string, unknown>;
+  status?: ExtendedDeploymentStatus;
+}) {
   const raw = {
     apiVersion: 'extendeddeployment.io/v1beta1',
     kind: 'ExtendedDeployment',

@@ -2,19 +2,30 @@ import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { MARKED_AT_ANNOTATION, NAME_LABEL, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL } from '../core/labels.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
-import { FakeClock } from './clock.js';
+import { FakeClock } from './runtime/clock.js';
 import { EvictionBlockedError } from './eviction.js';
 import type { AgentCaches } from './informers.js';
-import { silentLogger } from './log.js';
+import { silentLogger } from './runtime/log.js';
+import { edKeyOf } from './keys.js';
 import { Reconciler, type ReconcilerPorts } from './reconciler.js';
-import { cache, controlledBy, recorder, webExtendedDeployment } from './reconciler-test-support.js';
+import { controlledBy } from '../core/kube/test-support.js';
+import { cache, recorder, webExtendedDeployment } from './reconciler-test-support.js';
 
 const regions = [
   { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'amd' }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } } },
   { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'arm' }, spec: { matchLabels: { 'kubernetes.io/arch': 'arm64' } } },
 ];
 
-function world(options: { status?: ExtendedDeploymentStatus; replicas?: number; spec?: Record<string, unknown>; podRevision?: 'old' | 'new'; newPod?: boolean; regions?: string[] } = {}) {
+function world(
+  options: {
+    status?: ExtendedDeploymentStatus;
+    replicas?: number;
+    spec?: Record<string, unknown>;
+    podRevision?: 'old' | 'new';
+    newPod?: boolean;
+    regions?: string[];
+  } = {},
+) {
   const regionNames = options.regions ?? ['amd'];
   const { ed, revisionOf } = webExtendedDeployment({
     regions,
@@ -38,7 +49,14 @@ function world(options: { status?: ExtendedDeploymentStatus; replicas?: number; 
   );
   if (options.newPod) {
     pods.push({
-      metadata: { name: 'web-amd-c', namespace: 'shop', uid: 'uid-c', resourceVersion: '1', labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd', [REVISION_LABEL]: revisionOf('amd') }, ownerReferences: controlledBy('web-amd') },
+      metadata: {
+        name: 'web-amd-c',
+        namespace: 'shop',
+        uid: 'uid-c',
+        resourceVersion: '1',
+        labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd', [REVISION_LABEL]: revisionOf('amd') },
+        ownerReferences: controlledBy('web-amd'),
+      },
       spec: { nodeName: 'node' },
       status: { phase: 'Pending', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-01-01T00:00:00Z' }] },
     });
@@ -66,7 +84,7 @@ describe('Reconciler', () => {
   it('records a new rollout in status before acting on it, events after the status', async () => {
     const { caches } = world();
     const { calls, ports } = recorder();
-    const result = await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    const result = await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
     expect(result.outcome).toBe('synced');
     expect(result.requeueAfterMs).toBeGreaterThan(0);
     // The Beta group replaces one old pod: only that one is marked.
@@ -77,20 +95,22 @@ describe('Reconciler', () => {
     const t = clock();
     const first = recorder();
     const w = world();
-    await new Reconciler({ caches: w.caches, ports: first.ports, clock: t, log: silentLogger }).reconcile('shop/web');
+    await new Reconciler({ caches: w.caches, ports: first.ports, clock: t, log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
     // The cluster after that reconcile: status written, RS scaled, a new pod created; the cache does not show the mark yet.
     const { caches, pods } = world({ status: first.statuses[0], replicas: 3, newPod: true });
     const { calls, ports } = recorder();
     const reconciler = new Reconciler({ caches, ports, clock: t, log: silentLogger });
-    const result = await reconciler.reconcile('shop/web');
+    const result = await reconciler.reconcile(edKeyOf('shop', 'web'));
     // The new pod counts are not written while the key is busy acting: the mark's own event changes them again.
     expect(calls).toEqual(['markOld:web-amd-a']);
     expect(result.requeueAfterMs).toBe(1_000);
-    for (const pod of pods) if (pod.metadata.name !== 'web-amd-c') Object.assign(pod.metadata, { resourceVersion: '2', annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } });
+    for (const pod of pods)
+      if (pod.metadata.name !== 'web-amd-c')
+        Object.assign(pod.metadata, { resourceVersion: '2', annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } });
     t.advance(999);
-    expect((await reconciler.reconcile('shop/web')).requeueAfterMs).toBe(1);
+    expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(1);
     t.advance(1);
-    await reconciler.reconcile('shop/web');
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
     expect(calls).toEqual(['markOld:web-amd-a', 'status:Progressing:1']);
     expect(calls.filter((c) => c.startsWith('event:'))).toEqual([]);
   });
@@ -98,23 +118,25 @@ describe('Reconciler', () => {
   it('lets a change of counts wait at most one interval in all, however often the agent acts meanwhile', async () => {
     const t = clock();
     const first = recorder();
-    await new Reconciler({ caches: world().caches, ports: first.ports, clock: t, log: silentLogger }).reconcile('shop/web');
+    await new Reconciler({ caches: world().caches, ports: first.ports, clock: t, log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
     const { caches, pods, replicaSets } = world({ status: first.statuses[0], replicas: 3, newPod: true });
     const { calls, ports } = recorder();
     const reconciler = new Reconciler({ caches, ports, clock: t, log: silentLogger });
-    expect((await reconciler.reconcile('shop/web')).requeueAfterMs).toBe(1_000);
-    for (const pod of pods) if (pod.metadata.name !== 'web-amd-c') Object.assign(pod.metadata, { resourceVersion: '2', annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } });
+    expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(1_000);
+    for (const pod of pods)
+      if (pod.metadata.name !== 'web-amd-c')
+        Object.assign(pod.metadata, { resourceVersion: '2', annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } });
     // 600 ms later someone has scaled the ReplicaSet back: the agent acts again, and the counts still wait, 400 ms more.
     Object.assign(replicaSets[0]!, { metadata: { ...replicaSets[0]!.metadata, resourceVersion: '2' }, spec: { ...replicaSets[0]!.spec, replicas: 2 } });
     t.advance(600);
-    expect((await reconciler.reconcile('shop/web')).requeueAfterMs).toBe(400);
+    expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(400);
     expect(calls).toEqual(['markOld:web-amd-a', 'scale:ReplicaSet:3']);
   });
 
   it('acts and writes the status in one reconcile when the status records more than counts', async () => {
     const { caches } = world({ replicas: 1 });
     const { calls, ports } = recorder();
-    await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
     // A new rollout: its status goes first, whatever the actions.
     expect(calls.slice(0, 2)).toEqual(['status:Progressing:1', 'markOld:web-amd-a']);
   });
@@ -122,16 +144,23 @@ describe('Reconciler', () => {
   it('does not act when the status that records a new group cannot be written', async () => {
     const { caches } = world();
     const { calls, ports } = recorder(true);
-    await expect(new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile('shop/web')).rejects.toThrow('conflict');
+    await expect(new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'))).rejects.toThrow('conflict');
     expect(calls).toEqual([]);
   });
 
   it('writes nothing when the status is unchanged and nothing is to do', async () => {
     const first = recorder();
-    await new Reconciler({ caches: world({ podRevision: 'new' }).caches, ports: first.ports, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    await new Reconciler({ caches: world({ podRevision: 'new' }).caches, ports: first.ports, clock: clock(), log: silentLogger }).reconcile(
+      edKeyOf('shop', 'web'),
+    );
     expect(first.statuses[0]?.phase).toBe('Healthy');
     const { calls, ports } = recorder();
-    const result = await new Reconciler({ caches: world({ podRevision: 'new', status: first.statuses[0] }).caches, ports, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    const result = await new Reconciler({
+      caches: world({ podRevision: 'new', status: first.statuses[0] }).caches,
+      ports,
+      clock: clock(),
+      log: silentLogger,
+    }).reconcile(edKeyOf('shop', 'web'));
     expect(calls).toEqual([]);
     expect(result).toEqual({ outcome: 'synced' });
   });
@@ -142,22 +171,22 @@ describe('Reconciler', () => {
     const bases: (string | undefined)[] = [];
     const tracking: ReconcilerPorts = { ...ports, writeStatus: (ed, status) => (bases.push(ed.metadata?.resourceVersion), ports.writeStatus(ed, status)) };
     const reconciler = new Reconciler({ caches: w.caches, ports: tracking, clock: clock(), log: silentLogger });
-    expect(await reconciler.reconcile('shop/web')).toEqual({ outcome: 'synced' });
+    expect(await reconciler.reconcile(edKeyOf('shop', 'web'))).toEqual({ outcome: 'synced' });
     expect(calls).toEqual(['status:Healthy:0']);
     // The cache still shows version 10 (no status): the written status holds, nothing is written again.
-    expect(await reconciler.reconcile('shop/web')).toEqual({ outcome: 'synced' });
+    expect(await reconciler.reconcile(edKeyOf('shop', 'web'))).toEqual({ outcome: 'synced' });
     expect(calls).toEqual(['status:Healthy:0']);
     // A pod stops being Ready: the next write builds on the returned version 11, not on the cache's 10.
     w.pods[0]!.status.conditions[0]!.status = 'False';
-    await reconciler.reconcile('shop/web');
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
     expect(bases).toEqual(['10', '11']);
     // Two writes in a row, and the cache still shows the first one's base: planned on the second one's answer.
     const writes = calls.length;
-    await reconciler.reconcile('shop/web');
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
     expect(calls.length).toBe(writes);
     // The cache shows an object nobody in this chain wrote (another writer): the cache is planned on again.
     w.ed.metadata!.resourceVersion = '20';
-    await reconciler.reconcile('shop/web');
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
     expect(bases.at(-1)).toBe('20');
   });
 
@@ -165,16 +194,16 @@ describe('Reconciler', () => {
     const w = world();
     const first = recorder();
     const reconciler = new Reconciler({ caches: w.caches, ports: first.ports, clock: clock(), log: silentLogger });
-    await reconciler.reconcile('shop/web');
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
     expect(first.calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'scale:ReplicaSet:3', 'event:RolloutStarted', 'event:GroupStarted']);
     // The cache shows the status write, not yet the scale and the mark: planning now would write them again.
     Object.assign(w.ed, { status: first.statuses[0], metadata: { ...w.ed.metadata, resourceVersion: '11' } });
     const before = first.calls.length;
-    expect(await reconciler.reconcile('shop/web')).toEqual({ outcome: 'stale', requeueAfterMs: 250 });
+    expect(await reconciler.reconcile(edKeyOf('shop', 'web'))).toEqual({ outcome: 'stale', requeueAfterMs: 250 });
     Object.assign(w.replicaSets[0]!, { metadata: { ...w.replicaSets[0]!.metadata, resourceVersion: '2' }, spec: { ...w.replicaSets[0]!.spec, replicas: 3 } });
-    expect((await reconciler.reconcile('shop/web')).outcome).toBe('stale'); // the mark still does not show
+    expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).outcome).toBe('stale'); // the mark still does not show
     for (const pod of w.pods) Object.assign(pod.metadata, { resourceVersion: '2', annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } });
-    expect((await reconciler.reconcile('shop/web')).outcome).toBe('synced');
+    expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).outcome).toBe('synced');
     expect(first.calls.slice(before)).toEqual([]); // nothing was written twice
   });
 
@@ -186,32 +215,33 @@ describe('Reconciler', () => {
       async performAction(ns, kind, action) {
         await ports.performAction(ns, kind, action);
         const rs = w.replicaSets.find((r) => action.kind === 'scale' && r.metadata.name === action.workload);
-        if (rs && action.kind === 'scale') return { ...rs, metadata: { ...rs.metadata, resourceVersion: '2' }, spec: { ...rs.spec, replicas: action.replicas } };
+        if (rs && action.kind === 'scale')
+          return { ...rs, metadata: { ...rs.metadata, resourceVersion: '2' }, spec: { ...rs.spec, replicas: action.replicas } };
         const pod = w.pods.find((p) => 'pod' in action && p.metadata.name === action.pod);
         return pod && { ...pod, metadata: { ...pod.metadata, resourceVersion: '2', annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } } };
       },
     };
     const reconciler = new Reconciler({ caches: w.caches, ports: answering, clock: clock(), log: silentLogger });
-    await reconciler.reconcile('shop/web');
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
     const before = calls.length;
     // The caches show none of the status, the scale or the marks. Marks are not planned on before the cache shows them
     // (the ReplicaSet controller must see them before any scale-down relies on them), even when answered.
-    expect(await reconciler.reconcile('shop/web')).toEqual({ outcome: 'stale', requeueAfterMs: 250 });
+    expect(await reconciler.reconcile(edKeyOf('shop', 'web'))).toEqual({ outcome: 'stale', requeueAfterMs: 250 });
     for (const pod of w.pods) Object.assign(pod.metadata, { resourceVersion: '2', annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } });
     // The marks show; the status and the scale still do not: planned on their answers.
-    expect(await reconciler.reconcile('shop/web')).toMatchObject({ outcome: 'synced' });
+    expect(await reconciler.reconcile(edKeyOf('shop', 'web'))).toMatchObject({ outcome: 'synced' });
     expect(calls.slice(before)).toEqual([]);
   });
 
   it('reports an invalid spec once, as Valid=False and an InvalidSpec event, and acts on nothing', async () => {
     const { caches } = world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3 }] } });
     const first = recorder();
-    expect((await new Reconciler({ caches, ports: first.ports, clock: clock(), log: silentLogger }).reconcile('shop/web')).outcome).toBe('invalid');
+    expect((await new Reconciler({ caches, ports: first.ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'))).outcome).toBe('invalid');
     expect(first.calls).toEqual(['status:undefined:undefined', 'event:InvalidSpec']);
     expect(first.statuses[0]?.conditions?.[0]).toMatchObject({ type: 'Valid', status: 'False', reason: 'InvalidSpec' });
     const again = world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3 }] }, status: first.statuses[0] });
     const second = recorder();
-    await new Reconciler({ caches: again.caches, ports: second.ports, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    await new Reconciler({ caches: again.caches, ports: second.ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
     expect(second.calls).toEqual([]);
   });
 
@@ -237,7 +267,7 @@ describe('Reconciler', () => {
         return answer;
       },
     };
-    const done = new Reconciler({ caches, ports: slow, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    const done = new Reconciler({ caches, ports: slow, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
     for (let i = 0; i < 20 && release.length < 2; i++) await new Promise((r) => setTimeout(r, 1));
     expect(most).toBe(2); // both marks are out before either is answered
     expect(log).toEqual(['start markOld', 'start markOld']);
@@ -258,7 +288,7 @@ describe('Reconciler', () => {
         return ports.performAction(ns, kind, action);
       },
     };
-    await expect(new Reconciler({ caches, ports: failing, clock: clock(), log: silentLogger }).reconcile('shop/web')).rejects.toThrow('boom');
+    await expect(new Reconciler({ caches, ports: failing, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'))).rejects.toThrow('boom');
     expect(calls).toEqual(['status:Progressing:1', 'markOld:web-amd-b']);
   });
 
@@ -277,7 +307,7 @@ describe('Reconciler', () => {
         return undefined;
       },
     };
-    const done = new Reconciler({ caches, ports: slow, clock: clock(), log: silentLogger }).reconcile('shop/web');
+    const done = new Reconciler({ caches, ports: slow, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
     const waitFor = async (n: number) => {
       for (let i = 0; i < 50 && release.size < n; i++) await new Promise((r) => setTimeout(r, 1));
     };
@@ -300,7 +330,7 @@ describe('Reconciler', () => {
     const t = clock();
     const first = recorder();
     const reconciler = new Reconciler({ caches: world().caches, ports: first.ports, clock: t, log: silentLogger });
-    await reconciler.reconcile('shop/web');
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
     expect(first.statuses).toHaveLength(1);
     // The cluster after that reconcile: its status, the ReplicaSet scaled, the old pods marked, a new pod Pending.
     const next = world({ status: first.statuses[0], replicas: 3, newPod: true });
@@ -311,12 +341,12 @@ describe('Reconciler', () => {
     const later = recorder();
     const paced = new Reconciler({ caches: next.caches, ports: later.ports, clock: t, log: silentLogger });
     (paced as unknown as { lastWrite: Map<string, number> }).lastWrite.set('shop/web', t.now());
-    const result = await paced.reconcile('shop/web');
+    const result = await paced.reconcile(edKeyOf('shop', 'web'));
     expect(later.calls).toEqual([]); // only counts changed (a new pod, not Ready): nothing written yet
     expect(result.requeueAfterMs).toBeGreaterThan(0);
     expect(result.requeueAfterMs).toBeLessThanOrEqual(1_000);
     t.advance(1_000);
-    await paced.reconcile('shop/web');
+    await paced.reconcile(edKeyOf('shop', 'web'));
     expect(later.calls).toEqual(['status:Progressing:1']);
     expect(later.statuses[0]?.regions?.[0]).toMatchObject({ current: 3, updated: 1 });
   });
@@ -324,36 +354,37 @@ describe('Reconciler', () => {
   it('holds a change of pod counts alone for a look due within the interval (a pod turning available), at most one interval', async () => {
     const t = clock();
     const first = recorder();
-    await new Reconciler({ caches: world().caches, ports: first.ports, clock: t, log: silentLogger }).reconcile('shop/web');
+    await new Reconciler({ caches: world().caches, ports: first.ports, clock: t, log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
     // The new pod turned Ready 200 ms ago: available after minReadySeconds, 800 ms from now.
     const readyNow = (minReadySeconds: number) => {
       const next = world({ status: first.statuses[0], replicas: 3, newPod: true, spec: { strategy: { minReadySeconds } } });
       next.ed.metadata!.resourceVersion = '11';
       for (const pod of next.caches.pods.list('shop')) {
-        if (pod.metadata?.name === 'web-amd-c') pod.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(t.now() - 200) }] };
+        if (pod.metadata?.name === 'web-amd-c')
+          pod.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(t.now() - 200) }] };
         else pod.metadata!.annotations = { 'controller.kubernetes.io/pod-deletion-cost': '-100' };
       }
       return next;
     };
     const soon = recorder();
     const held = new Reconciler({ caches: readyNow(1).caches, ports: soon.ports, clock: t, log: silentLogger });
-    const result = await held.reconcile('shop/web');
+    const result = await held.reconcile(edKeyOf('shop', 'web'));
     expect(soon.calls).toEqual([]);
     expect(result.requeueAfterMs).toBe(800 + 5);
     t.advance(400);
     // Looked at again before the instant (another pod event): still held, the instant is within the interval.
-    expect((await held.reconcile('shop/web')).requeueAfterMs).toBe(400 + 5);
+    expect((await held.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(400 + 5);
     expect(soon.calls).toEqual([]);
     // A look 5 s away is not worth holding the counts for: written at once.
     const late = recorder();
-    await new Reconciler({ caches: readyNow(5).caches, ports: late.ports, clock: t, log: silentLogger }).reconcile('shop/web');
+    await new Reconciler({ caches: readyNow(5).caches, ports: late.ports, clock: t, log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
     expect(late.calls).toEqual(['status:Progressing:1']);
   });
 
   it('ignores a deleted ExtendedDeployment', async () => {
     const { caches } = world();
     const { calls, ports } = recorder();
-    expect(await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile('shop/gone')).toEqual({ outcome: 'gone' });
+    expect(await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'gone'))).toEqual({ outcome: 'gone' });
     expect(calls).toEqual([]);
   });
 });
@@ -383,25 +414,37 @@ describe('Reconciler and PodDisruptionBudgets', () => {
   /** The caches catch up with the agent's writes: its last status, and the marks on the old pods. */
   function catchUp(w: ReturnType<typeof world>, status: ExtendedDeploymentStatus | undefined) {
     Object.assign(w.ed, { status, metadata: { ...w.ed.metadata, resourceVersion: '11' } });
-    for (const pod of w.pods) Object.assign(pod.metadata, { resourceVersion: '2', annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: '2026-01-01T00:00:00.000Z' } });
+    for (const pod of w.pods)
+      Object.assign(pod.metadata, {
+        resourceVersion: '2',
+        annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: '2026-01-01T00:00:00.000Z' },
+      });
   }
 
-  it('holds a rollout whose eviction a budget refuses: no error, a backoff, one Warning Event, and the rollout\'s own Events', async () => {
+  it("holds a rollout whose eviction a budget refuses: no error, a backoff, one Warning Event, and the rollout's own Events", async () => {
     const w = world({ spec: SIMULTANEOUS });
     const { calls, statuses, ports } = guardedPorts();
     const t = clock();
     const reconciler = new Reconciler({ caches: w.caches, ports, clock: t, log: silentLogger });
-    const first = await reconciler.reconcile('shop/web');
+    const first = await reconciler.reconcile(edKeyOf('shop', 'web'));
     expect(first.outcome).toBe('blocked');
     expect(first.requeueAfterMs).toBeGreaterThanOrEqual(500);
     expect(first.requeueAfterMs).toBeLessThanOrEqual(1_000);
     // The new rollout is recorded first, then the marks; the eviction is refused; the rollout's Events still go out.
-    expect(calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'markOld:web-amd-b', 'refused:web-amd-a', 'event:EvictionBlocked', 'event:RolloutStarted', 'event:GroupStarted']);
+    expect(calls).toEqual([
+      'status:Progressing:1',
+      'markOld:web-amd-a',
+      'markOld:web-amd-b',
+      'refused:web-amd-a',
+      'event:EvictionBlocked',
+      'event:RolloutStarted',
+      'event:GroupStarted',
+    ]);
 
     catchUp(w, statuses.at(-1));
     t.advance(first.requeueAfterMs ?? 0);
     calls.length = 0;
-    expect((await reconciler.reconcile('shop/web')).outcome).toBe('blocked');
+    expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).outcome).toBe('blocked');
     expect(calls).toEqual(['refused:web-amd-a']); // reported once while the block lasts; nothing else written
   });
 
@@ -410,13 +453,13 @@ describe('Reconciler and PodDisruptionBudgets', () => {
     const { budget, calls, statuses, ports } = guardedPorts();
     const t = clock();
     const reconciler = new Reconciler({ caches: w.caches, ports, clock: t, log: silentLogger });
-    const blocked = await reconciler.reconcile('shop/web');
+    const blocked = await reconciler.reconcile(edKeyOf('shop', 'web'));
     expect(blocked.outcome).toBe('blocked');
     catchUp(w, statuses.at(-1));
     t.advance(blocked.requeueAfterMs ?? 0);
     budget.open = true;
     calls.length = 0;
-    expect((await reconciler.reconcile('shop/web')).outcome).toBe('synced');
+    expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).outcome).toBe('synced');
     expect(calls).toContain('deletePod:web-amd-a');
   });
 });

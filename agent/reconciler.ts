@@ -1,29 +1,24 @@
 import { extendedDeploymentStatus, type ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
+import { ED_KIND } from '../core/api/identity.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
-import { planRollout, type RolloutEvent, type RolloutInput, type RolloutPlan } from '../core/rollout/planner.js';
+import type { RolloutEvent } from '../core/rollout/planner.js';
 import { gateActions } from '../core/rollout/readiness-gate.js';
-import type { WorkloadKind } from './actuators.js';
-import { actionWrite, REGION_STATUS_WRITE, STATUS_WRITE, type ApiWrite } from './api-writes.js';
-import type { Clock } from './clock.js';
+import type { WorkloadKind } from '../core/kube/objects.js';
+import { actionWrite, STATUS_WRITE, type ApiWrite } from '../core/kube/api-writes.js';
+import type { Clock } from './runtime/clock.js';
 import { EvictionBlocks } from './eviction-blocks.js';
 import type { AgentCaches } from './informers.js';
-import type { Logger } from './log.js';
+import type { Logger } from './runtime/log.js';
 import type { AgentMetrics } from './metrics.js';
-import { apiError, isForbidden } from './kube-errors.js';
-import { splitKey, type DeployRegionObject, type ExtendedDeploymentObject, type MetaObject, type PodObject, type Workloads } from './objects.js';
+import { apiError, isForbidden } from './runtime/kube-errors.js';
+import { splitKey, type ExtendedDeploymentObject, type MetaObject, type PodObject, type Workloads } from '../core/kube/objects.js';
 import { OwnWrites, writtenId, type WrittenKind } from './own-writes.js';
-import { nextRequeueMs } from './requeue.js';
-import { withoutManagedFields } from './slim-informer.js';
-import { podsByRegion, regionSelectors, snapshotFromObjects, wantsMoves, type Snapshot } from './snapshot.js';
-import { forbiddenMessage, forbiddenStatus, invalidSpecStatus, jsonEqual, problemsMessage, progressOnlyChange, statusChanged, statusFirst } from './status-decision.js';
-import { deployRegionStatus, type DeployRegionStatus } from '../core/api/deploy-region.js';
-import { assignNodes } from '../core/moves/nodes.js';
-import { DEFAULT_FAILURE_POLICY, regionHealth } from '../core/moves/region-health.js';
-import { regionStatus } from '../core/moves/region-status.js';
+import { decide, decideInvalid, type Decision } from '../core/rollout/decision.js';
+import { withoutManagedFields } from './runtime/slim-informer.js';
+import { podsByRegion, observe, wantsMoves } from '../core/observe/observe.js';
+import { forbiddenStatus, problemsMessage, statusChanged } from '../core/rollout/status-decision.js';
 import type { ClusterNodes } from './cluster-nodes.js';
-import { regionOfKey } from './keys.js';
-import type { Problem } from '../core/problems.js';
-import { workloadNameCollisions, workloadNamesMayCollide } from '../core/render.js';
+import type { EdKey } from './keys.js';
 
 /** The writes a reconcile makes; injected so that the order of writes can be tested without a cluster. */
 export interface ReconcilerPorts {
@@ -32,12 +27,10 @@ export interface ReconcilerPorts {
   /** Replaces the status (optimistic concurrency on the object's resourceVersion); returns the updated object. */
   writeStatus(ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<ExtendedDeploymentObject>;
   /**
-   * Queues an Event about an ExtendedDeployment or a DeployRegion (best effort): returns at once and never throws, so
-   * no reconcile waits for Events.
+   * Queues an Event about an ExtendedDeployment (best effort): returns at once and never throws, so no reconcile waits
+   * for Events.
    */
-  recordEvent(object: ExtendedDeploymentObject | DeployRegionObject, event: RolloutEvent): void;
-  /** Replaces a DeployRegion's status (optimistic concurrency on its resourceVersion). */
-  writeRegionStatus(region: DeployRegionObject, status: DeployRegionStatus): Promise<void>;
+  recordEvent(ed: ExtendedDeploymentObject, event: RolloutEvent): void;
 }
 
 /** How a reconcile ended. */
@@ -77,13 +70,6 @@ async function allBounded<T>(items: readonly T[], limit: number, work: (item: T)
   if (failure) throw failure.error;
 }
 
-/** The snapshot, invalid when problems were found beyond it; an invalid one lists them after its own. */
-function withProblems(snapshot: Snapshot, problems: readonly Problem[]): Snapshot {
-  if (problems.length === 0) return snapshot;
-  if (!snapshot.ok) return { ...snapshot, problems: [...snapshot.problems, ...problems] };
-  return { ok: false, problems, generation: snapshot.input.generation, status: snapshot.input.status };
-}
-
 /** A cache that has not yet seen the agent's own last writes is re-read after this delay (their events come first, usually). */
 const STALE_RETRY_MS = 250;
 
@@ -120,14 +106,13 @@ export class Reconciler {
   ) {}
 
   /**
-   * Reconciles the ExtendedDeployment `namespace/name` (or a DeployRegion's status, for a region key). Throws when a
-   * write failed: the caller retries with backoff. A write the API server forbade (403) is reported first (see
-   * reportForbidden), so that RBAC trouble shows on the object and not only in the log.
+   * Reconciles the ExtendedDeployment `key`. Throws when a write failed: the caller retries with backoff. A write the
+   * API server forbade (403) is reported first (see reportForbidden), so that RBAC trouble shows on the object and not
+   * only in the log.
    */
-  async reconcile(key: string): Promise<ReconcileResult> {
-    const region = regionOfKey(key);
+  async reconcile(key: EdKey): Promise<ReconcileResult> {
     try {
-      return region !== undefined ? await this.reconcileRegion(region) : await this.reconcileExtendedDeployment(key);
+      return await this.reconcileExtendedDeployment(key);
     } catch (error) {
       await this.reportForbidden(key, error);
       throw error;
@@ -150,13 +135,18 @@ export class Reconciler {
     }
     const own = this.ownWrites.view(key, (kind, object) => this.cachedObject(namespace, kind, object), clock.now());
     if (own.behind) return { outcome: 'stale', requeueAfterMs: STALE_RETRY_MS };
-    const newest = <T extends MetaObject>(kind: WrittenKind, object: T): T => (own.newer.get(writtenId(kind, object.metadata?.name ?? '')) as T | undefined) ?? object;
-    const ed = newest('ExtendedDeployment', cached);
-    const workloads = { replicaSets: caches.replicaSets.byIndex(key).map((o) => newest('ReplicaSet', o)), deployments: caches.deployments.byIndex(key).map((o) => newest('Deployment', o)) };
+    const newest = <T extends MetaObject>(kind: WrittenKind, object: T): T =>
+      (own.newer.get(writtenId(kind, object.metadata?.name ?? '')) as T | undefined) ?? object;
+    const ed = newest(ED_KIND, cached);
+    const workloads = {
+      replicaSets: caches.replicaSets.byIndex(key).map((o) => newest('ReplicaSet', o)),
+      deployments: caches.deployments.byIndex(key).map((o) => newest('Deployment', o)),
+    };
     const pods = caches.pods.byIndex(key).map((o) => newest('Pod', o));
     // The version an action's object had in the snapshot it was planned on.
     const planned = (objectKind: WrittenKind, object: string) =>
-      (objectKind === 'Pod' ? pods : objectKind === 'Deployment' ? workloads.deployments : workloads.replicaSets).find((o) => o.metadata?.name === object)?.metadata?.resourceVersion ?? '';
+      (objectKind === 'Pod' ? pods : objectKind === 'Deployment' ? workloads.deployments : workloads.replicaSets).find((o) => o.metadata?.name === object)
+        ?.metadata?.resourceVersion ?? '';
     // Writes that succeeded are recorded even when another failed (a failed one leaves its object as it was). A pod
     // write is never planned on before the cache shows it: a scale-down relies on the ReplicaSet controller's cache
     // showing the old pods' deletion cost, and the agent's own cache showing it is the nearest sign of that.
@@ -179,53 +169,47 @@ export class Reconciler {
 
     const cluster = this.deps.cluster;
     if (cluster && wantsMoves(ed)) cluster.trackUsage();
-    // Another ExtendedDeployment of the namespace whose workload gets the same name makes both invalid, as `edctl
-    // validate` would: acting on a workload that Git keeps overwriting with the other's would only fight it. Only the
-    // names that can collide are compared (the informer wakes them for each other, so a fix clears both).
-    const neighbours = caches.extendedDeployments.list(namespace).filter((o) => workloadNamesMayCollide(name, o.metadata?.name ?? ''));
-    const collisions = workloadNameCollisions(neighbours).filter((p) => p.object.name === name);
-    const snapshot = await failSafe(() =>
-      withProblems(
-        snapshotFromObjects(
-          ed,
-          caches.deployRegions.list(),
-          workloads,
-          pods,
-          clock.now(),
-          cluster && wantsMoves(ed) ? { nodes: cluster.list(), usageKnown: cluster.usageKnown() } : undefined,
-        ),
-        collisions,
+    // The namespace's other ExtendedDeployments, for workload name collisions (the informer wakes them for each other,
+    // so a fix clears both).
+    const observed = await failSafe(() =>
+      observe(
+        ed,
+        caches.deployRegions.list(),
+        workloads,
+        pods,
+        clock.now(),
+        cluster && wantsMoves(ed) ? { nodes: cluster.list(), usageKnown: cluster.usageKnown() } : undefined,
+        caches.extendedDeployments.list(namespace),
       ),
     );
 
-    if (!snapshot.ok) {
+    if (!observed.ok) {
       // An invalid object must not stop the agent: report it on the object and go on with the others. A spec change
       // enqueues it again, so no retry is needed. Its pods still become Ready: an invalid spec must not turn into an
       // outage. Both are tried whatever the other's outcome.
-      const { status, events } = invalidSpecStatus(snapshot.status, snapshot.problems, snapshot.generation, clock.now());
+      const { status, events, statusWrite } = decideInvalid(observed, ed.status, clock.now());
       const report = async () => {
-        if (statusChanged(ed.status, status)) await this.write(key, ed, status, log);
+        if (statusWrite !== 'none') await this.write(key, ed, status, log);
         for (const event of events) ports.recordEvent(ed, event);
-        if (events.length > 0) log.warn('invalid spec', { problems: problemsMessage(snapshot.problems) });
+        if (events.length > 0) log.warn('invalid spec', { problems: problemsMessage(observed.problems) });
       };
       const failed = (await Promise.allSettled([openGates(), report()])).find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
       return { outcome: 'invalid' };
     }
 
-    const input = snapshot.input;
-    const plan = await failSafe(() => planRollout(input));
-    const changed = statusChanged(ed.status, plan.status);
-    const first = changed && statusFirst(input.status, plan.status);
+    const input = observed.input;
+    const decision = await failSafe(() => decide(input, ed.status));
+    const { plan, statusWrite, progressOnly } = decision;
+    const first = statusWrite === 'first';
     const kind: WorkloadKind = input.ed.spec.subsetType === 'Deployment' ? 'Deployment' : 'ReplicaSet';
-    const countsOnly = changed && !first && plan.events.length === 0 && progressOnlyChange(ed.status, plan.status);
-    if (countsOnly && plan.actions.length === 0) {
-      const later = this.deferCounts(key, input, plan);
+    if (progressOnly && plan.actions.length === 0) {
+      const later = this.deferCounts(key, decision);
       if (later) return later;
     }
 
-    // A new rollout or group is recorded before anything acts on it (see statusFirst); otherwise the status follows
-    // the actions, describing what was done. A failed write throws, and the key is retried on fresh caches.
+    // The status goes out where the decision puts it (core/rollout/decision.ts). A failed write throws, and the key is
+    // retried on fresh caches.
     if (first) await failSafe(() => this.write(key, ed, plan.status, log));
     // A budget that refuses an eviction holds the rollout there: nothing after the actions is written (EvictionBlocks).
     const act = () => this.perform(namespace, kind, plan.actions, log, performed(kind));
@@ -239,19 +223,19 @@ export class Reconciler {
       this.lastWrite.set(key, clock.now());
       // The counts the actions change are still moving (pods leave, come, turn Ready): a count-only write now would
       // hold the key for a write that is outdated within the interval, while the next look may have to start a group.
-      const later = countsOnly ? this.deferCounts(key, input, plan) : undefined;
+      const later = progressOnly ? this.deferCounts(key, decision) : undefined;
       if (later) return later;
     }
-    if (changed && !first) await this.write(key, ed, plan.status, log);
+    if (statusWrite === 'after') await this.write(key, ed, plan.status, log);
     // Events describe the transition the status records: recorded only once it is written, so a retried reconcile
     // does not report it twice.
     for (const event of plan.events) ports.recordEvent(ed, event);
-    if (plan.events.length > 0 || changed) {
+    if (plan.events.length > 0 || statusWrite !== 'none') {
       log.info('reconciled', { phase: plan.status.phase, group: plan.status.groups, events: plan.events.map((e) => e.reason), actions: plan.actions.length });
     }
     if (plan.status.phase) metrics?.setPhase(key, plan.status.phase);
     for (const change of plan.moveChanges ?? []) metrics?.movedReplicas.inc({ kind: change.kind, reason: change.reason }, change.count);
-    const requeueAfterMs = nextRequeueMs(input, plan);
+    const requeueAfterMs = decision.lookAgainInMs;
     return requeueAfterMs === undefined ? { outcome: 'synced' } : { outcome: 'synced', requeueAfterMs };
   }
 
@@ -292,26 +276,20 @@ export class Reconciler {
   }
 
   /**
-   * Reports the forbidden write that failed a reconcile on its object: the Forbidden Warning Event and, on an
-   * ExtendedDeployment, the Authorized=False condition (forbiddenStatus), unless the status write is what was
-   * forbidden. Built on the status the reconcile last wrote, if it wrote one. Best effort: the reconcile's own error is
-   * what the caller retries, so a failure here is only logged.
+   * Reports the forbidden write that failed a reconcile on its ExtendedDeployment: the Forbidden Warning Event and the
+   * Authorized=False condition (forbiddenStatus), unless the status write is what was forbidden. Built on the status
+   * the reconcile last wrote, if it wrote one. Best effort: the reconcile's own error is what the caller retries, so a
+   * failure here is only logged.
    */
   private async reportForbidden(key: string, error: unknown): Promise<void> {
     const write = typeof error === 'object' && error !== null ? this.forbiddenWrites.get(error) : undefined;
     if (!write) return;
     const { caches, ports, clock } = this.deps;
-    const region = regionOfKey(key);
-    if (region !== undefined) {
-      const object = caches.deployRegions.get(region);
-      if (object) ports.recordEvent(object, { type: 'Warning', reason: 'Forbidden', message: forbiddenMessage(write, undefined) });
-      return;
-    }
     const log = this.deps.log.with({ ed: key });
     const { namespace, name } = splitKey(key);
     const cached = caches.extendedDeployments.get(name, namespace);
     if (!cached) return;
-    const ed = (this.ownWrites.written(key, 'ExtendedDeployment', name) as ExtendedDeploymentObject | undefined) ?? cached;
+    const ed: ExtendedDeploymentObject = this.ownWrites.written(key, ED_KIND, name) ?? cached;
     const previous = extendedDeploymentStatus.safeParse(ed.status ?? {});
     const { status, events } = forbiddenStatus(previous.success ? previous.data : undefined, write, namespace, ed.metadata?.generation ?? 0, clock.now());
     try {
@@ -329,9 +307,9 @@ export class Reconciler {
    * the next group's start), which writes the status anyway: a count-only write still in flight then would delay the
    * group. Counts wait at most one interval in all.
    */
-  private deferCounts(key: string, input: RolloutInput, plan: RolloutPlan): ReconcileResult | undefined {
+  private deferCounts(key: string, decision: Decision): ReconcileResult | undefined {
     const now = this.deps.clock.now();
-    const requeue = nextRequeueMs(input, plan);
+    const requeue = decision.lookAgainInMs;
     const paced = (this.lastWrite.get(key) ?? Number.NEGATIVE_INFINITY) + PROGRESS_WRITE_INTERVAL_MS - now;
     const pendingSince = this.countsPendingSince.get(key) ?? now;
     const upcoming = requeue !== undefined && now - pendingSince + requeue <= PROGRESS_WRITE_INTERVAL_MS ? requeue : 0;
@@ -343,36 +321,6 @@ export class Reconciler {
   }
 
   /**
-   * Writes a DeployRegion's health: its nodes as assigned over every DeployRegion (a node in two regions counts in
-   * one), judged by the default failure policy. Looks again when the region would turn Failed.
-   */
-  private async reconcileRegion(name: string): Promise<ReconcileResult> {
-    const { caches, ports, clock, metrics } = this.deps;
-    const region = caches.deployRegions.get(name);
-    if (!region || region.metadata?.deletionTimestamp || !this.deps.cluster) return { outcome: 'gone' };
-    const selectors = regionSelectors(caches.deployRegions.list());
-    if (!selectors.some((s) => s.name === name)) return { outcome: 'invalid' };
-    const now = clock.now();
-    const assignment = assignNodes(selectors, this.deps.cluster.list());
-    const health = regionHealth(assignment.nodes.get(name) ?? [], DEFAULT_FAILURE_POLICY, now);
-    const previous = deployRegionStatus.safeParse(region.status ?? {});
-    const { status, events } = regionStatus({
-      health,
-      overlaps: assignment.overlaps.get(name) ?? [],
-      generation: region.metadata?.generation ?? 0,
-      previous: previous.success ? previous.data : undefined,
-      now,
-    });
-    if (!jsonEqual(region.status ?? {}, status)) {
-      await this.guarded(REGION_STATUS_WRITE, this.deps.log.with({ region: name }), () => ports.writeRegionStatus(region, status));
-      metrics?.regionStatusWrites.inc();
-      for (const event of events) ports.recordEvent(region, event);
-    }
-    const failsIn = health.phase !== 'Failed' && health.failsAt !== undefined ? health.failsAt - now : undefined;
-    return failsIn !== undefined && failsIn > 0 ? { outcome: 'synced', requeueAfterMs: failsIn + 50 } : { outcome: 'synced' };
-  }
-
-  /**
    * Performs the plan's actions. Each region's actions touch only its own workload and pods, so regions go out
    * concurrently, one lane each (the status that must precede them is already written). Within a region the plan's
    * order holds, except that a run of consecutive markOld actions goes out concurrently (up to MARK_CONCURRENCY): each
@@ -380,7 +328,13 @@ export class Reconciler {
    * answered) before the region's next action, so a scale-down never precedes the marks it relies on. A failure stops
    * its own region; the first failure is thrown once every lane has settled.
    */
-  private async perform(namespace: string, kind: WorkloadKind, actions: readonly RolloutAction[], log: Logger, done: (action: RolloutAction, answer: MetaObject | undefined) => void): Promise<void> {
+  private async perform(
+    namespace: string,
+    kind: WorkloadKind,
+    actions: readonly RolloutAction[],
+    log: Logger,
+    done: (action: RolloutAction, answer: MetaObject | undefined) => void,
+  ): Promise<void> {
     const act = async (action: RolloutAction) => {
       done(action, await this.guarded(actionWrite(kind, action), log, () => this.deps.ports.performAction(namespace, kind, action)));
       this.deps.metrics?.actions.inc({ kind: action.kind });
@@ -389,7 +343,7 @@ export class Reconciler {
     const lanes = new Map<string, RolloutAction[]>();
     for (const action of actions) lanes.set(action.region, [...(lanes.get(action.region) ?? []), action]);
     const lane = async (regionActions: readonly RolloutAction[]) => {
-      for (let i = 0; i < regionActions.length; ) {
+      for (let i = 0; i < regionActions.length;) {
         let end = i;
         while (end < regionActions.length && regionActions[end]!.kind === 'markOld') end++;
         if (end === i) {
@@ -407,7 +361,8 @@ export class Reconciler {
   /** The object of the ExtendedDeployment's namespace the cache shows; undefined when gone. */
   private cachedObject(namespace: string, kind: WrittenKind, name: string): MetaObject | undefined {
     const { caches } = this.deps;
-    const cache = kind === 'Pod' ? caches.pods : kind === 'Deployment' ? caches.deployments : kind === 'ReplicaSet' ? caches.replicaSets : caches.extendedDeployments;
+    const cache =
+      kind === 'Pod' ? caches.pods : kind === 'Deployment' ? caches.deployments : kind === 'ReplicaSet' ? caches.replicaSets : caches.extendedDeployments;
     return cache.get(name, namespace);
   }
 
@@ -418,6 +373,6 @@ export class Reconciler {
     this.lastWrite.set(key, now);
     this.countsPendingSince.delete(key);
     const name = ed.metadata?.name ?? '';
-    this.ownWrites.record(key, [{ kind: 'ExtendedDeployment', name, replaced: ed.metadata?.resourceVersion ?? '', written: withoutManagedFields(updated) }], now);
+    this.ownWrites.record(key, [{ kind: ED_KIND, name, replaced: ed.metadata?.resourceVersion ?? '', written: withoutManagedFields(updated) }], now);
   }
 }

@@ -1,10 +1,9 @@
 import type { CustomObjectsApi } from '@kubernetes/client-node';
-import { API_GROUP } from '../core/api/common.js';
+import { API_GROUP, API_VERSION, ED_KIND, ED_PLURAL, REGION_KIND, REGION_PLURAL, VERSION } from '../core/api/identity.js';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import type { DeployRegionStatus } from '../core/api/deploy-region.js';
 import { FIELD_MANAGER } from './field-manager.js';
-import { ED_PLURAL, REGION_PLURAL, VERSION } from './informers.js';
-import type { DeployRegionObject, ExtendedDeploymentObject } from './objects.js';
+import type { DeployRegionObject, ExtendedDeploymentObject } from '../core/kube/objects.js';
 
 /**
  * Replaces an ExtendedDeployment's status through the status subresource, carrying the resourceVersion the agent
@@ -13,12 +12,16 @@ import type { DeployRegionObject, ExtendedDeploymentObject } from './objects.js'
  * everything else, and the agent never writes spec. The agent's field manager goes with it, so that managedFields
  * show the agent as the owner of status.
  */
-export async function replaceStatus(custom: CustomObjectsApi, ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<ExtendedDeploymentObject> {
+export async function replaceStatus(
+  custom: CustomObjectsApi,
+  ed: ExtendedDeploymentObject,
+  status: ExtendedDeploymentStatus,
+): Promise<ExtendedDeploymentObject> {
   const name = ed.metadata?.name ?? '';
   const namespace = ed.metadata?.namespace ?? '';
   const body = {
-    apiVersion: ed.apiVersion ?? `${API_GROUP}/${VERSION}`,
-    kind: ed.kind ?? 'ExtendedDeployment',
+    apiVersion: ed.apiVersion ?? API_VERSION,
+    kind: ed.kind ?? ED_KIND,
     metadata: { name, namespace, resourceVersion: ed.metadata?.resourceVersion },
     status,
   };
@@ -30,8 +33,8 @@ export async function replaceStatus(custom: CustomObjectsApi, ed: ExtendedDeploy
 export async function replaceRegionStatus(custom: CustomObjectsApi, region: DeployRegionObject, status: DeployRegionStatus): Promise<void> {
   const name = region.metadata?.name ?? '';
   const body = {
-    apiVersion: region.apiVersion ?? `${API_GROUP}/${VERSION}`,
-    kind: region.kind ?? 'DeployRegion',
+    apiVersion: region.apiVersion ?? API_VERSION,
+    kind: region.kind ?? REGION_KIND,
     metadata: { name, resourceVersion: region.metadata?.resourceVersion },
     status,
   };

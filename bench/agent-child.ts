@@ -25,7 +25,10 @@ export class AgentChild {
   constructor(args: string[], logFile?: string) {
     const logStream = logFile ? createWriteStream(logFile) : undefined;
     const nodeArgs = agentNodeOptions.split(' ').filter(Boolean);
-    this.child = spawn(process.execPath, [...nodeArgs, join(repoRoot, 'lib', 'cli', 'main.js'), 'agent', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [...nodeArgs, join(repoRoot, 'lib', 'cli', 'main.js'), 'agent', ...args], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let gotPort: (p: number) => void = () => undefined;
     this.portReady = new Promise((resolve) => (gotPort = resolve));
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
@@ -128,6 +131,8 @@ export function metricValue(metrics: string, name: string, labels = ''): number 
 
 /** The agent's histogram of how long keys waited in its work queue. */
 export const QUEUE_WAIT = 'extendeddeployment_agent_queue_wait_seconds';
+/** The label of the ExtendedDeployment controller's series (queue and reconcile metrics are per controller). */
+export const ED_CONTROLLER = 'controller="extendeddeployment"';
 
 /** A histogram's cumulative buckets (`le` → count) and its count and sum, from Prometheus text. */
 export interface HistogramSnapshot {
@@ -136,11 +141,12 @@ export interface HistogramSnapshot {
   readonly sum: number;
 }
 
-/** `labels`: the series' other labels as prom-client prints them after `le` (e.g. `result="synced"`). */
+/** `labels`: the series' other labels as prom-client prints them after `le` (e.g. `controller="extendeddeployment",result="synced"`). */
 export function histogram(metrics: string, name: string, labels = ''): HistogramSnapshot {
   const buckets = new Map<number, number>();
   const rest = labels ? `,${labels}` : '';
-  for (const m of metrics.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"${rest}\\} ([0-9.e+-]+)`, 'gm'))) buckets.set(m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[2]));
+  for (const m of metrics.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"${rest}\\} ([0-9.e+-]+)`, 'gm')))
+    buckets.set(m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[2]));
   return { buckets, count: metricValue(metrics, `${name}_count`, labels), sum: metricValue(metrics, `${name}_sum`, labels) };
 }
 

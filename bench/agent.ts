@@ -47,7 +47,23 @@ import { parseArgs } from 'node:util';
 import type { RenderedExtendedDeployment } from '../core/render.js';
 import { groupTarget, regionGroups } from '../core/rollout/groups.js';
 import { DEFAULT_WORKERS } from '../agent/options.js';
-import { AgentChild, QUEUE_WAIT, agentNodeOptions, clusterRequestCounts, diffCounts, histogram, histogramDelta, histogramQuantile, isLease, isWrite, metricValue, requestCounts, sum, type HistogramSnapshot } from './agent-child.js';
+import {
+  AgentChild,
+  ED_CONTROLLER,
+  QUEUE_WAIT,
+  agentNodeOptions,
+  clusterRequestCounts,
+  diffCounts,
+  histogram,
+  histogramDelta,
+  histogramQuantile,
+  isLease,
+  isWrite,
+  metricValue,
+  requestCounts,
+  sum,
+  type HistogramSnapshot,
+} from './agent-child.js';
 import { positiveInt } from './figures.js';
 import { BenchRun, PODS_PER_NODE, log, percentile, relists, sleep, stats, statusWritesCompleted } from './lab-kit.js';
 import { applyFleet, fleetObjects, Observer, waitFleet, type PodSeen } from './rollout-fleet.js';
@@ -97,7 +113,6 @@ function parseOptions(argv: readonly string[]): Options {
     agentLog: values['agent-log'],
   };
 }
-
 
 const MIN_READY_SECONDS = 1;
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
@@ -156,7 +171,12 @@ const availableByCondition = (p: PodSeen) => Math.max(p.readyAt!, (p.readyLtt ??
 const kth = (instants: readonly number[], k: number) => [...instants].sort((a, b) => a - b)[k - 1];
 
 /** Every group → next group transition of the rollout to `eds` (see the header for the definitions). */
-function transitions(obs: Observer, eds: readonly RenderedExtendedDeployment[], podsAtTarget: Map<string, PodSeen[]>, written: ReadonlyMap<string, number>): Transition[] {
+function transitions(
+  obs: Observer,
+  eds: readonly RenderedExtendedDeployment[],
+  podsAtTarget: Map<string, PodSeen[]>,
+  written: ReadonlyMap<string, number>,
+): Transition[] {
   const out: Transition[] = [];
   const minReadyMs = MIN_READY_SECONDS * 1000;
   const goneOld = oldPodsGone(obs, eds);
@@ -184,7 +204,11 @@ function transitions(obs: Observer, eds: readonly RenderedExtendedDeployment[], 
         const atServer = pods.map((p) => Math.max((p.readyLtt ?? p.readyAt!) + minReadyMs, written.get(`pods/${p.name}/${p.readyRv}`) ?? p.readyAt!));
         availableAtServer = Math.max(availableAtServer, atServer.sort((a, b) => a - b)[k - 1]!);
         const after = (obs.scales.get(`${name}-${region.name}`) ?? []).filter((s) => s.rv > status.rv).sort((a, b) => a.rv - b.rv);
-        regions.push({ firstScaleAt: after[0]?.at, oldGoneAt: kth(goneOld.get(`${name}/${region.name}`) ?? [], k), scaleUpAt: after.find((s) => s.to > s.from)?.at });
+        regions.push({
+          firstScaleAt: after[0]?.at,
+          oldGoneAt: kth(goneOld.get(`${name}/${region.name}`) ?? [], k),
+          scaleUpAt: after.find((s) => s.to > s.from)?.at,
+        });
       }
       if (regions.length < ed.regions.length) continue;
       out.push({
@@ -234,7 +258,9 @@ async function main(): Promise<void> {
   const nodeCount = nodesPerRegion * o.regions;
   const run = await BenchRun.open('agent');
   const { api, runId, ns } = run;
-  log(`run ${runId}: ${o.eds} ExtendedDeployments × ${o.regions} regions × ${o.replicas} pods = ${pods} pods (up to ${peakPods} with surge) on ${nodeCount} bench nodes`);
+  log(
+    `run ${runId}: ${o.eds} ExtendedDeployments × ${o.regions} regions × ${o.replicas} pods = ${pods} pods (up to ${peakPods} with surge) on ${nodeCount} bench nodes`,
+  );
   const shape = { ...o, minReadySeconds: MIN_READY_SECONDS };
   const v1 = fleetObjects(runId, ns, shape, 'registry.example/bench:1');
   const v2 = fleetObjects(runId, ns, shape, 'registry.example/bench:2');
@@ -297,39 +323,72 @@ async function main(): Promise<void> {
     const written = statusWritesCompleted(ns);
     const ts = transitions(observer, v2.eds, podsAtTarget, written);
     const debugEd = process.env['BENCH_DEBUG_ED'];
-    if (debugEd) dumpTimeline(observer, v2.eds.find((e) => e.parsed.metadata.name === debugEd), podsAtTarget, t2, ts);
+    if (debugEd)
+      dumpTimeline(
+        observer,
+        v2.eds.find((e) => e.parsed.metadata.name === debugEd),
+        podsAtTarget,
+        t2,
+        ts,
+      );
     dumpSlowest(ts, Number(process.env['BENCH_SLOWEST'] ?? 0), t2);
     const durations = rolloutDurations(observer, v2.eds, t2);
     const expectedTransitions = v2.eds.reduce((s, ed) => s + Math.max(...ed.regions.map((r) => regionGroups(ed.parsed.spec.strategy, r.replicas))) - 1, 0);
-    const reconciles = (m: string, result = 'synced') => metricValue(m, 'extendeddeployment_agent_reconcile_duration_seconds_count', `result="${result}"`);
+    const reconciles = (m: string, result = 'synced') =>
+      metricValue(m, 'extendeddeployment_agent_reconcile_duration_seconds_count', `${ED_CONTROLLER},result="${result}"`);
     const nStale = (reconciles(afterMetrics, 'stale') || 0) - (reconciles(reconcilesBefore, 'stale') || 0);
-    const reconcileSeconds = (m: string) => metricValue(m, 'extendeddeployment_agent_reconcile_duration_seconds_sum', 'result="synced"');
+    const reconcileSeconds = (m: string) => metricValue(m, 'extendeddeployment_agent_reconcile_duration_seconds_sum', `${ED_CONTROLLER},result="synced"`);
     const nReconciles = reconciles(afterMetrics) - reconciles(reconcilesBefore);
     const reconcileMs = ((reconcileSeconds(afterMetrics) - reconcileSeconds(reconcilesBefore)) * 1000) / Math.max(1, nReconciles);
     const perRollout = (keep: (k: string) => boolean) => (sum(during, keep) / o.eds).toFixed(1);
-    const breakdown = [...during].filter(([k]) => !isLease(k)).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${(v / o.eds).toFixed(2)}`);
+    const breakdown = [...during]
+      .filter(([k]) => !isLease(k))
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k} ${(v / o.eds).toFixed(2)}`);
     const idleWrites = sum(idle, (k) => isWrite(k) && !isLease(k));
     const idleLease = sum(idle, (k) => isWrite(k) && isLease(k));
     const ok = (good: boolean) => (good ? 'met' : 'NOT met');
     const delays = (from: (t: Transition) => number | undefined, to: (t: Transition) => number | undefined) => spans(ts, from, to);
-    const byCondition = delays((t) => t.availableByCondition, (t) => t.statusAt);
+    const byCondition = delays(
+      (t) => t.availableByCondition,
+      (t) => t.statusAt,
+    );
     const regionSteps = ts.flatMap((t) => t.regions);
     const regionDelays = (from: (r: RegionTransition) => number | undefined, to: (r: RegionTransition) => number | undefined) => spans(regionSteps, from, to);
-    const wait = histogramDelta(histogram(afterMetrics, QUEUE_WAIT), histogram(reconcilesBefore, QUEUE_WAIT));
+    const wait = histogramDelta(histogram(afterMetrics, QUEUE_WAIT, ED_CONTROLLER), histogram(reconcilesBefore, QUEUE_WAIT, ED_CONTROLLER));
     const RECONCILE = 'extendeddeployment_agent_reconcile_duration_seconds';
-    const took = histogramDelta(histogram(afterMetrics, RECONCILE, 'result="synced"'), histogram(reconcilesBefore, RECONCILE, 'result="synced"'));
+    const took = histogramDelta(
+      histogram(afterMetrics, RECONCILE, `${ED_CONTROLLER},result="synced"`),
+      histogram(reconcilesBefore, RECONCILE, `${ED_CONTROLLER},result="synced"`),
+    );
     const quantiles = (h: HistogramSnapshot) => [0.5, 0.9, 0.99].map((q) => `p${q * 100} ${Math.round(histogramQuantile(h, q) * 1000)} ms`).join(', ');
-    const atServer = delays((t) => t.availableAtServer, (t) => t.statusWrittenAt);
+    const atServer = delays(
+      (t) => t.availableAtServer,
+      (t) => t.statusWrittenAt,
+    );
     const watchLag = [...observer.pods.values()].flatMap((p) => {
       const completed = written.get(`pods/${p.name}/${p.readyRv}`);
       return completed === undefined || p.readyAt === undefined ? [] : [p.readyAt - completed];
     });
     const judged = atServer.length > 0 ? atServer : byCondition;
     const applyEnd = t2 + applySeconds * 1000;
-    const inApplyWindow = (during: boolean) => delays((t) => ((t.availableAtServer < applyEnd) === during ? t.availableAtServer : undefined), (t) => t.statusWrittenAt);
+    const inApplyWindow = (during: boolean) =>
+      delays(
+        (t) => (t.availableAtServer < applyEnd === during ? t.availableAtServer : undefined),
+        (t) => t.statusWrittenAt,
+      );
     const applyWindow = { during: inApplyWindow(true), after: inApplyWindow(false) };
-    const p99 = percentile([...judged].sort((a, b) => a - b), 99);
-    const p99o = percentile(delays((t) => t.availableObserved, (t) => t.statusAt).sort((a, b) => a - b), 99);
+    const p99 = percentile(
+      [...judged].sort((a, b) => a - b),
+      99,
+    );
+    const p99o = percentile(
+      delays(
+        (t) => t.availableObserved,
+        (t) => t.statusAt,
+      ).sort((a, b) => a - b),
+      99,
+    );
 
     console.log(
       [
@@ -338,26 +397,80 @@ async function main(): Promise<void> {
         `(a) group available → next group's first write, the status write recording it (${ts.length} of ${expectedTransitions} transitions measured):`,
         `    from Ready condition time + minReadySeconds (once the Ready write completed) to the API server completing the write (audit log): ${atServer.length > 0 ? stats(atServer) : 'no audit log (restart the lab)'}`,
         `    from Ready condition time + minReadySeconds to the bench's watch seeing it: ${stats(byCondition)}`,
-        `    from observed Ready + minReadySeconds:      ${stats(delays((t) => t.availableObserved, (t) => t.statusAt))}`,
-        `    by group: ${[...new Set(ts.map((t) => t.group))].map((g) => `${g}→${g + 1}: p50 ${Math.round(percentile(ts.filter((t) => t.group === g).map((t) => t.statusAt - t.availableByCondition).sort((a, b) => a - b), 50))} ms`).join(', ')}`,
+        `    from observed Ready + minReadySeconds:      ${stats(
+          delays(
+            (t) => t.availableObserved,
+            (t) => t.statusAt,
+          ),
+        )}`,
+        `    by group: ${[...new Set(ts.map((t) => t.group))]
+          .map(
+            (g) =>
+              `${g}→${g + 1}: p50 ${Math.round(
+                percentile(
+                  ts
+                    .filter((t) => t.group === g)
+                    .map((t) => t.statusAt - t.availableByCondition)
+                    .sort((a, b) => a - b),
+                  50,
+                ),
+              )} ms`,
+          )
+          .join(', ')}`,
         `    split at the API server: available while the bench was still applying v2 (${applyWindow.during.length}): ${stats(applyWindow.during)}; after (${applyWindow.after.length}): ${stats(applyWindow.after)}`,
         `    target p99 < 500 ms: ${ok(p99 < 500)} (${atServer.length > 0 ? 'at the API server' : 'by condition, as the bench saw it'} ${Math.round(p99)} ms; observed ${Math.round(p99o)} ms)`,
-        `    to the agent's decision (status.lastGroupStartTime; no write latency), from the same instant: ${stats(delays((t) => (atServer.length > 0 ? t.availableAtServer : t.availableByCondition), (t) => t.decidedAt))}`,
+        `    to the agent's decision (status.lastGroupStartTime; no write latency), from the same instant: ${stats(
+          delays(
+            (t) => (atServer.length > 0 ? t.availableAtServer : t.availableByCondition),
+            (t) => t.decidedAt,
+          ),
+        )}`,
         `    the API server's watch delay: a pod status write that made a pod Ready completed → the bench's watch saw it: ${watchLag.length > 0 ? stats(watchLag) : 'no audit log'}`,
-        `    to its first ReplicaSet write (by condition):   ${stats(delays((t) => t.availableByCondition, (t) => t.firstScaleAt))}`,
-        `    to its first ReplicaSet increase (by condition): ${stats(delays((t) => t.availableByCondition, (t) => t.scaleUpAt))}`,
-        `  the rest, per region (${regionSteps.length} region-transitions): (a') its first ReplicaSet write → the previous group's old pods seen terminating (the ReplicaSet controller): ${stats(regionDelays((r) => r.firstScaleAt, (r) => r.oldGoneAt))}`,
-        `    (a2) those old pods gone → its increase (the agent): ${stats(regionDelays((r) => r.oldGoneAt, (r) => r.scaleUpAt))}`,
+        `    to its first ReplicaSet write (by condition):   ${stats(
+          delays(
+            (t) => t.availableByCondition,
+            (t) => t.firstScaleAt,
+          ),
+        )}`,
+        `    to its first ReplicaSet increase (by condition): ${stats(
+          delays(
+            (t) => t.availableByCondition,
+            (t) => t.scaleUpAt,
+          ),
+        )}`,
+        `  the rest, per region (${regionSteps.length} region-transitions): (a') its first ReplicaSet write → the previous group's old pods seen terminating (the ReplicaSet controller): ${stats(
+          regionDelays(
+            (r) => r.firstScaleAt,
+            (r) => r.oldGoneAt,
+          ),
+        )}`,
+        `    (a2) those old pods gone → its increase (the agent): ${stats(
+          regionDelays(
+            (r) => r.oldGoneAt,
+            (r) => r.scaleUpAt,
+          ),
+        )}`,
         `  rollout duration per ExtendedDeployment, v2 applied → Healthy (${durations.length}): ${stats(durations)}`,
         `  agent CPU during the rollout: ${agentCpu.toFixed(1)} s (${(agentCpu / rolloutSeconds).toFixed(2)} cores on average, of the lab's ${availableParallelism()} shared)`,
         `    reconciles during the rollout: ${nReconciles} (mean ${reconcileMs.toFixed(1)} ms each; ${quantiles(took)}, histogram buckets), and ${nStale} put off until the caches showed the agent's own writes; queue wait ${quantiles(wait)}`,
         `(b) API requests per rollout (agent's client-side counter, ${o.eds} rollouts): ${perRollout((k) => !isLease(k))} (writes ${perRollout((k) => isWrite(k) && !isLease(k))}, reads ${perRollout((k) => !isWrite(k) && !isLease(k))})`,
         `    per rollout by verb and resource: ${breakdown.join(', ')}`,
         `    Lease (time-driven, whole rollout window of ${rolloutSeconds.toFixed(0)} s): ${sum(during, isLease)} requests`,
-        `    the cluster's work per rollout (API server requests for pods and ReplicaSets, every client): ${[...cluster].filter(([k]) => !k.startsWith('WATCH') && !k.startsWith('LIST')).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${(v / o.eds).toFixed(2)}`).join(', ')}`,
+        `    the cluster's work per rollout (API server requests for pods and ReplicaSets, every client): ${[...cluster]
+          .filter(([k]) => !k.startsWith('WATCH') && !k.startsWith('LIST'))
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, v]) => `${k} ${(v / o.eds).toFixed(2)}`)
+          .join(', ')}`,
         `(c) agent peak RSS (VmHWM) after the rollouts: ${memory.peakMiB.toFixed(0)} MiB (RSS then ${memory.nowMiB.toFixed(0)} MiB, after idle ${memoryIdle.nowMiB.toFixed(0)} MiB); target < 250 MB (238 MiB): ${ok(memory.peakMiB * 1.048576 < 250)}`,
         `    V8 heap after the rollouts: used ${mib(metricValue(afterMetrics, 'nodejs_heap_size_used_bytes'))} of ${mib(metricValue(afterMetrics, 'nodejs_heap_size_total_bytes'))} MiB, external ${mib(metricValue(afterMetrics, 'nodejs_external_memory_bytes'))} MiB; agent node options: ${agentNodeOptions || '(none)'}`,
-        `    idle ${o.idleSeconds} s once Healthy: ${idleWrites} writes besides the Lease${idleWrites > 0 ? ` (${[...idle].filter(([k]) => isWrite(k) && !isLease(k)).map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}; Lease renewals ${idleLease}; all requests ${sum(idle)}; target 0 writes: ${ok(idleWrites === 0)}`,
+        `    idle ${o.idleSeconds} s once Healthy: ${idleWrites} writes besides the Lease${
+          idleWrites > 0
+            ? ` (${[...idle]
+                .filter(([k]) => isWrite(k) && !isLease(k))
+                .map(([k, v]) => `${k} ${v}`)
+                .join(', ')})`
+            : ''
+        }; Lease renewals ${idleLease}; all requests ${sum(idle)}; target 0 writes: ${ok(idleWrites === 0)}`,
         `    agent warnings/errors logged: ${agent.warnings}; bench watch re-lists: ${relists.count}; bench wall time ${((Date.now() - started) / 1000).toFixed(0)} s`,
       ].join('\n'),
     );
@@ -378,21 +491,31 @@ function dumpSlowest(ts: readonly Transition[], n: number, applied: number): voi
   const judged = (t: Transition) => (t.statusWrittenAt ?? t.statusAt) - t.availableAtServer;
   for (const t of [...ts].sort((a, b) => judged(b) - judged(a)).slice(0, n)) {
     const after = (at: number | undefined) => (at === undefined ? '-' : `+${at - t.availableAtServer} ms`);
-    process.stderr.write(`  ${t.ed} group ${t.group}→${t.group + 1}: available ${new Date(t.availableAtServer).toISOString()} (${((t.availableAtServer - applied) / 1000).toFixed(1)} s after v2's apply began); decided ${after(t.decidedAt)}, written ${after(t.statusWrittenAt)}, seen ${after(t.statusAt)}\n`);
+    process.stderr.write(
+      `  ${t.ed} group ${t.group}→${t.group + 1}: available ${new Date(t.availableAtServer).toISOString()} (${((t.availableAtServer - applied) / 1000).toFixed(1)} s after v2's apply began); decided ${after(t.decidedAt)}, written ${after(t.statusWrittenAt)}, seen ${after(t.statusAt)}\n`,
+    );
   }
 }
 
 /** BENCH_DEBUG_ED=<name>: one ExtendedDeployment's rollout as the bench saw it, ms after v2 was applied. */
-function dumpTimeline(obs: Observer, ed: RenderedExtendedDeployment | undefined, podsAtTarget: Map<string, PodSeen[]>, t0: number, ts: readonly Transition[]): void {
+function dumpTimeline(
+  obs: Observer,
+  ed: RenderedExtendedDeployment | undefined,
+  podsAtTarget: Map<string, PodSeen[]>,
+  t0: number,
+  ts: readonly Transition[],
+): void {
   if (!ed) return;
   const name = ed.parsed.metadata.name;
   const rows: [number, string][] = [];
   for (const s of obs.statuses.get(name) ?? []) if (s.at >= t0) rows.push([s.at, `status rv ${s.rv} ${s.revision} group ${s.group} ${s.phase}`]);
   for (const r of ed.regions) {
     for (const s of obs.scales.get(`${name}-${r.name}`) ?? []) if (s.at >= t0) rows.push([s.at, `scale ${r.name} ${s.from}→${s.to} rv ${s.rv}`]);
-    for (const p of podsAtTarget.get(`${name}/${r.name}`) ?? []) rows.push([p.readyAt ?? 0, `new pod Ready in ${r.name} (condition ${p.readyLtt !== undefined ? p.readyLtt - t0 : '-'})`]);
+    for (const p of podsAtTarget.get(`${name}/${r.name}`) ?? [])
+      rows.push([p.readyAt ?? 0, `new pod Ready in ${r.name} (condition ${p.readyLtt !== undefined ? p.readyLtt - t0 : '-'})`]);
   }
-  for (const t of ts.filter((x) => x.ed === name)) rows.push([t.availableObserved, `group ${t.group} available (observed); by condition at ${t.availableByCondition - t0}`]);
+  for (const t of ts.filter((x) => x.ed === name))
+    rows.push([t.availableObserved, `group ${t.group} available (observed); by condition at ${t.availableByCondition - t0}`]);
   for (const [at, what] of rows.sort((a, b) => a[0] - b[0])) process.stderr.write(`  ${String(at - t0).padStart(7)} ${what}\n`);
 }
 

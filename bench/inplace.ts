@@ -86,7 +86,9 @@ interface Variant {
 function variants(o: Options): Variant[] {
   return [
     { key: 'ip', label: `in place (grace ${o.grace} s)`, updateStrategy: { type: 'InPlaceIfPossible', gracePeriodSeconds: o.grace }, inPlace: true },
-    ...(o.grace !== 0 ? [{ key: 'ipz', label: 'in place (grace 0 s)', updateStrategy: { type: 'InPlaceIfPossible', gracePeriodSeconds: 0 }, inPlace: true }] : []),
+    ...(o.grace !== 0
+      ? [{ key: 'ipz', label: 'in place (grace 0 s)', updateStrategy: { type: 'InPlaceIfPossible', gracePeriodSeconds: 0 }, inPlace: true }]
+      : []),
     { key: 'rc', label: 'replacement (ReCreate)', updateStrategy: { type: 'ReCreate' }, inPlace: false },
   ];
 }
@@ -114,8 +116,8 @@ function renderEd(ns: string, regions: readonly KubernetesObject[], variant: Var
 }
 
 async function applyRendered(api: Api, r: RenderedExtendedDeployment): Promise<void> {
-  await api.apply(r.manifest as KubernetesObject, 'extendeddeployments', true);
-  for (const region of r.regions) await api.apply(region.workload as KubernetesObject, 'replicasets', true);
+  await api.apply(r.manifest, 'extendeddeployments', true);
+  for (const region of r.regions) await api.apply(region.workload, 'replicasets', true);
 }
 
 interface Status {
@@ -126,7 +128,7 @@ interface Status {
 }
 
 async function readStatus(api: Api, ns: string, name: string): Promise<Status> {
-  const ed = (await api.request('GET', `/apis/${GROUP}/${VERSION}/namespaces/${ns}/extendeddeployments/${name}`)) as { status?: Status };
+  const ed = await api.request<{ status?: Status }>('GET', `/apis/${GROUP}/${VERSION}/namespaces/${ns}/extendeddeployments/${name}`);
   return ed.status ?? {};
 }
 
@@ -259,11 +261,31 @@ async function main(): Promise<void> {
   const rollouts = o.runs * vs.length;
   log(`namespace ${ns}; ${o.regions} regions × ${o.replicas} pods, Beta batch ${o.batch}; ${o.runs} runs × ${vs.length} variants = ${rollouts} rollouts`);
   await api.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, 'namespaces', false);
-  await waitUntil('the namespace default ServiceAccount', 60_000, () => api.request('GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`).then(() => true));
+  await waitUntil('the namespace default ServiceAccount', 60_000, () =>
+    api.request('GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`).then(() => true),
+  );
   for (const r of regions) await api.apply(r, 'deployregions', false);
   const watch = new PodWatch(api, ns);
   await watch.start();
-  const agent = new AgentChild(['--kubeconfig', kubeconfigPath, '--namespace', ns, '--lease-namespace', ns, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0', '--identity', `bench-${ns}`, '--workers', '2'], o.agentLog);
+  const agent = new AgentChild(
+    [
+      '--kubeconfig',
+      kubeconfigPath,
+      '--namespace',
+      ns,
+      '--lease-namespace',
+      ns,
+      '--metrics-bind-address',
+      '127.0.0.1:0',
+      '--health-probe-bind-address',
+      '127.0.0.1:0',
+      '--identity',
+      `bench-${ns}`,
+      '--workers',
+      '2',
+    ],
+    o.agentLog,
+  );
   const measurements: Measurement[] = [];
   const t0 = Date.now();
   try {
@@ -285,7 +307,9 @@ async function main(): Promise<void> {
         const swapped = (status.regions ?? []).reduce((s, r) => s + (r.swappedInPlace ?? 0), 0);
         const replaced = (status.regions ?? []).reduce((s, r) => s + (r.replaced ?? 0), 0);
         measurements.push({ variant: v.key, run, seconds, ...pods, swapped, replaced });
-        log(`  run ${run} ${v.label}: ${seconds.toFixed(1)} s, ${pods.created} pods created, ${pods.removed} removed, ${swapped} swapped in place, ${status.totalGroups ?? '?'} groups`);
+        log(
+          `  run ${run} ${v.label}: ${seconds.toFixed(1)} s, ${pods.created} pods created, ${pods.removed} removed, ${swapped} swapped in place, ${status.totalGroups ?? '?'} groups`,
+        );
       }
     }
   } finally {
@@ -311,7 +335,16 @@ async function main(): Promise<void> {
     };
   });
   const header = ['variant', 'median s', 'runs (s)', 'pods created', 'pods removed', 'swapped in place', 'most pods/region', 'fewest ready/region'];
-  const cells = rows.map((r) => [r.label, r.seconds.toFixed(1), r.all, String(r.created), String(r.removed), String(r.swapped), String(r.maxPods), String(r.minReady)]);
+  const cells = rows.map((r) => [
+    r.label,
+    r.seconds.toFixed(1),
+    r.all,
+    String(r.created),
+    String(r.removed),
+    String(r.swapped),
+    String(r.maxPods),
+    String(r.minReady),
+  ]);
   const total = o.regions * o.replicas;
   const out = [
     `bench:inplace — image-only rollout of ${total} pods (${o.regions} regions × ${o.replicas}), Beta batch ${o.batch}, scaleOutPriority, minReadySeconds 1, no gates; ${o.runs} runs, medians`,
@@ -320,7 +353,8 @@ async function main(): Promise<void> {
   ];
   const replace = rows.find((r) => r.label.startsWith('replacement'));
   for (const r of rows.filter((x) => x !== replace)) {
-    if (replace && replace.seconds > 0) out.push(`ratio ${r.label} / replacement: ${(r.seconds / replace.seconds).toFixed(2)} (time), pods created ${r.created} vs ${replace.created}`);
+    if (replace && replace.seconds > 0)
+      out.push(`ratio ${r.label} / replacement: ${(r.seconds / replace.seconds).toFixed(2)} (time), pods created ${r.created} vs ${replace.created}`);
   }
   out.push(`total bench time ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   process.stdout.write(`${out.join('\n')}\n`);
@@ -329,7 +363,7 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (e: unknown) => {
-    log(`failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+    log(`failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     process.exit(1);
   },
 );

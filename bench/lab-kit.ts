@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KubeConfig, Watch, type KubernetesObject } from '@kubernetes/client-node';
+import { KubeConfig, Watch, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 
 export const GROUP = 'extendeddeployment.io';
@@ -108,7 +108,7 @@ export class Api {
     this.kc.loadFromFile(path);
   }
 
-  async request<T = any>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
+  async request<T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
     const text = await this.send(method, path, body, contentType);
     return (text ? JSON.parse(text) : undefined) as T;
   }
@@ -183,7 +183,11 @@ export const relists = { count: 0 };
  * List, then watch from there, again after every end, until stopped. Events carry the local receive time; a re-list
  * reports objects that vanished meanwhile as DELETED.
  */
-export function listWatch<T extends KubernetesObject>(api: Api, path: string, onEvent: (type: EventType, object: T, at: number) => void): { synced: Promise<void>; stop: () => void } {
+export function listWatch<T extends KubernetesObject>(
+  api: Api,
+  path: string,
+  onEvent: (type: EventType, object: T, at: number) => void,
+): { synced: Promise<void>; stop: () => void } {
   let stopped = false;
   let controller: AbortController | undefined;
   let markSynced: () => void = () => undefined;
@@ -301,7 +305,10 @@ export async function installCrds(api: Api): Promise<void> {
   for (const crd of crds) await api.apply(crd, 'customresourcedefinitions', false);
   for (const crd of crds) {
     await waitUntil(`CRD ${crd.metadata?.name} Established`, 60_000, async () => {
-      const got = await api.request<{ status?: { conditions?: { type: string; status: string }[] } }>('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata?.name}`);
+      const got = await api.request<{ status?: { conditions?: { type: string; status: string }[] } }>(
+        'GET',
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata?.name}`,
+      );
       return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
     });
   }
@@ -376,7 +383,7 @@ export class BenchRun {
   static async open(name: string): Promise<BenchRun> {
     ensureLab();
     const api = new Api(kubeconfigPath);
-    const labNode = (await api.request<{ items: any[] }>('GET', `/api/v1/nodes?labelSelector=${encodeURIComponent(`${KWOK_LABEL}=managed`)}`)).items[0];
+    const labNode = (await api.request<{ items: V1Node[] }>('GET', `/api/v1/nodes?labelSelector=${encodeURIComponent(`${KWOK_LABEL}=managed`)}`)).items[0];
     await installCrds(api);
     return new BenchRun(api, name, labNode?.status?.nodeInfo?.kubeletVersion ?? 'v0.0.0');
   }
@@ -385,17 +392,39 @@ export class BenchRun {
   async setUp(count: number, regions: number): Promise<void> {
     this.nodes = Array.from({ length: count }, (_, i) => benchNode(this.runId, i, `bench-zone-${(i % regions) + 1}`, this.kubeletVersion));
     await pool(this.nodes, 4, (n) => this.api.request('POST', '/api/v1/nodes', n));
-    await waitUntil('bench nodes Ready', 180_000 + count * 1000, async () => {
-      const list = await this.api.request<{ items: any[] }>('GET', `/api/v1/nodes?labelSelector=${encodeURIComponent(`${BENCH_LABEL}=${this.runId}`)}`);
-      return list.items.filter((n) => (n.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True')).length === count;
-    }, 1000);
+    await waitUntil(
+      'bench nodes Ready',
+      180_000 + count * 1000,
+      async () => {
+        const list = await this.api.request<{ items: V1Node[] }>('GET', `/api/v1/nodes?labelSelector=${encodeURIComponent(`${BENCH_LABEL}=${this.runId}`)}`);
+        return list.items.filter((n) => (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')).length === count;
+      },
+      1000,
+    );
     await this.api.request('POST', '/api/v1/namespaces', { metadata: { name: this.ns, labels: { 'extendeddeployment.io/bench': 'true' } } });
-    await waitUntil("the namespace's default ServiceAccount", 60_000, async () => !!(await this.api.request('GET', `/api/v1/namespaces/${this.ns}/serviceaccounts/default`)));
+    await waitUntil(
+      "the namespace's default ServiceAccount",
+      60_000,
+      async () => !!(await this.api.request('GET', `/api/v1/namespaces/${this.ns}/serviceaccounts/default`)),
+    );
   }
 
   /** The agent's command line for this run (the lab's admin kubeconfig, this namespace, its own Lease). */
   agentArgs(workers?: number): string[] {
-    const base = ['--kubeconfig', kubeconfigPath, '--namespace', this.ns, '--lease-namespace', this.ns, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0', '--identity', `bench-${this.runId}`];
+    const base = [
+      '--kubeconfig',
+      kubeconfigPath,
+      '--namespace',
+      this.ns,
+      '--lease-namespace',
+      this.ns,
+      '--metrics-bind-address',
+      '127.0.0.1:0',
+      '--health-probe-bind-address',
+      '127.0.0.1:0',
+      '--identity',
+      `bench-${this.runId}`,
+    ];
     return workers === undefined ? base : [...base, '--workers', String(workers)];
   }
 
@@ -404,14 +433,19 @@ export class BenchRun {
     log('cleaning up: namespace, DeployRegions, bench nodes');
     const api = this.api;
     await api.deleteIgnoringMissing(`/api/v1/namespaces/${this.ns}`).catch((e: unknown) => log(`namespace delete: ${String(e)}`));
-    await waitUntil('the bench namespace gone', 300_000, async () => {
-      try {
-        await api.request('GET', `/api/v1/namespaces/${this.ns}`);
-        return false;
-      } catch (e) {
-        return e instanceof ApiError && e.code === 404;
-      }
-    }, 2000).catch((e: unknown) => log(String(e)));
+    await waitUntil(
+      'the bench namespace gone',
+      300_000,
+      async () => {
+        try {
+          await api.request('GET', `/api/v1/namespaces/${this.ns}`);
+          return false;
+        } catch (e) {
+          return e instanceof ApiError && e.code === 404;
+        }
+      },
+      2000,
+    ).catch((e: unknown) => log(String(e)));
     for (const region of regions) await api.deleteIgnoringMissing(`/apis/${GROUP}/${VERSION}/deployregions/${region.metadata!.name}`).catch(() => undefined);
     await pool(this.nodes, 4, (n) => api.deleteIgnoringMissing(`/api/v1/nodes/${n.metadata!.name}`).catch(() => undefined));
   }

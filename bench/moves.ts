@@ -42,8 +42,8 @@ import { createWriteStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { KubeConfig, type KubernetesObject, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { startAgent, type Agent } from '../agent/agent.js';
-import { countingKubeConfig } from '../agent/api-requests.js';
-import { jsonLogger } from '../agent/log.js';
+import { countingKubeConfig } from '../agent/runtime/api-requests.js';
+import { jsonLogger } from '../agent/runtime/log.js';
 import { nodeView } from '../agent/node-view.js';
 import { WHOLE_SECOND_SLACK_MS } from '../core/moves/nodes.js';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
@@ -52,7 +52,22 @@ import { regionHealth } from '../core/moves/region-health.js';
 import { renderSet, type RenderedExtendedDeployment } from '../core/render.js';
 import { median, positiveInt, textTable } from './figures.js';
 import { diffCounts, isLease, isWrite, metricValue, requestCounts, sum } from './agent-child.js';
-import { Api, GROUP, LAB_NODE_SETS, VERSION, ensureLab, installCrds, kubeconfigPath, labCli, labDeployRegions, listWatch, log, relists, sleep, waitUntil } from './lab-kit.js';
+import {
+  Api,
+  GROUP,
+  LAB_NODE_SETS,
+  VERSION,
+  ensureLab,
+  installCrds,
+  kubeconfigPath,
+  labCli,
+  labDeployRegions,
+  listWatch,
+  log,
+  relists,
+  sleep,
+  waitUntil,
+} from './lab-kit.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // options
@@ -90,7 +105,8 @@ function parseOptions(argv: readonly string[]): Options {
   });
   const scenarios = (values.scenarios ?? SCENARIOS.join(',')).split(',').map((s) => s.trim());
   const unknown = scenarios.filter((s) => !SCENARIOS.includes(s as Scenario));
-  if (unknown.length > 0 || scenarios.length === 0) throw new Error(`--scenarios: expected a list of ${SCENARIOS.join(', ')}, not ${JSON.stringify(values.scenarios)}`);
+  if (unknown.length > 0 || scenarios.length === 0)
+    throw new Error(`--scenarios: expected a list of ${SCENARIOS.join(', ')}, not ${JSON.stringify(values.scenarios)}`);
   return {
     runs: positiveInt('runs', values.runs, 3),
     replicas: positiveInt('replicas', values.replicas, 2),
@@ -124,7 +140,10 @@ function renderEd(ns: string, regions: readonly KubernetesObject[], o: Options):
       selector: { matchLabels: { app: ED_NAME } },
       template: {
         metadata: { labels: { app: ED_NAME } },
-        spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'app', image: 'registry.example/web:1', resources: { requests: { cpu: '50m', memory: '32Mi' } } }] },
+        spec: {
+          terminationGracePeriodSeconds: 0,
+          containers: [{ name: 'app', image: 'registry.example/web:1', resources: { requests: { cpu: '50m', memory: '32Mi' } } }],
+        },
       },
       regions: regions.map((r) => ({ name: r.metadata?.name, replicas: o.replicas })),
       strategy: {
@@ -145,7 +164,14 @@ function renderEd(ns: string, regions: readonly KubernetesObject[], o: Options):
 }
 
 function priorityClass(name: string): KubernetesObject {
-  return { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value: 1_000_000, preemptionPolicy: 'PreemptLowerPriority', description: 'bench:moves fillers' } as KubernetesObject;
+  return {
+    apiVersion: 'scheduling.k8s.io/v1',
+    kind: 'PriorityClass',
+    metadata: { name },
+    value: 1_000_000,
+    preemptionPolicy: 'PreemptLowerPriority',
+    description: 'bench:moves fillers',
+  } as KubernetesObject;
 }
 
 /** A pod pinned to `node` that takes its whole CPU and may preempt the service's pods there. */
@@ -283,7 +309,12 @@ class Observer {
   /** Every region at its own count, every pod Ready, nothing moved or terminating. */
   steady(regions: readonly string[], replicas: number): boolean {
     const per = this.perRegion();
-    return this.status.phase === 'Healthy' && (this.status.moves ?? []).length === 0 && per.terminating === undefined && regions.every((r) => per[r]?.[0] === replicas && per[r]?.[1] === replicas);
+    return (
+      this.status.phase === 'Healthy' &&
+      (this.status.moves ?? []).length === 0 &&
+      per.terminating === undefined &&
+      regions.every((r) => per[r]?.[0] === replicas && per[r]?.[1] === replicas)
+    );
   }
 
   private poke(at: number): void {
@@ -363,7 +394,8 @@ class InProcessAgent {
   async sample(): Promise<Sample> {
     const text = await this.metrics();
     // Summed over the reasons; a series appears once something was counted in it.
-    const moved = (kind: string) => MOVE_REASONS.reduce((n, reason) => n + (metricValue(text, 'extendeddeployment_agent_moved_replicas_total', `kind="${kind}",reason="${reason}"`) || 0), 0);
+    const moved = (kind: string) =>
+      MOVE_REASONS.reduce((n, reason) => n + (metricValue(text, 'extendeddeployment_agent_moved_replicas_total', `kind="${kind}",reason="${reason}"`) || 0), 0);
     return { requests: requestCounts(text), moved: moved('move'), returned: moved('return') };
   }
 
@@ -423,8 +455,15 @@ interface Env {
 const seconds = (from: number | undefined, to: number | undefined) => (from === undefined || to === undefined ? Number.NaN : (to - from) / 1000);
 
 async function waitSteady(env: Env, what: string): Promise<void> {
-  await waitUntil(`${what}: every region at ${env.o.replicas} Ready pods, no move`, env.o.waitTimeoutSeconds * 1000, () => env.observer.steady(env.regions, env.o.replicas), 100).catch((e: unknown) => {
-    throw new Error(`${e instanceof Error ? e.message : String(e)}; status ${JSON.stringify(env.observer.status)}; pods ${JSON.stringify(env.observer.perRegion())}`);
+  await waitUntil(
+    `${what}: every region at ${env.o.replicas} Ready pods, no move`,
+    env.o.waitTimeoutSeconds * 1000,
+    () => env.observer.steady(env.regions, env.o.replicas),
+    100,
+  ).catch((e: unknown) => {
+    throw new Error(
+      `${e instanceof Error ? e.message : String(e)}; status ${JSON.stringify(env.observer.status)}; pods ${JSON.stringify(env.observer.perRegion())}`,
+    );
   });
 }
 
@@ -464,7 +503,8 @@ async function restore(env: Env, scenario: Scenario): Promise<void> {
     env.failed = false;
     return;
   }
-  for (const node of env.observer.sourceNodes.keys()) await env.api.deleteIgnoringMissing(`/api/v1/namespaces/${env.ns}/pods/filler-${node}?gracePeriodSeconds=0`);
+  for (const node of env.observer.sourceNodes.keys())
+    await env.api.deleteIgnoringMissing(`/api/v1/namespaces/${env.ns}/pods/filler-${node}?gracePeriodSeconds=0`);
 }
 
 async function fillersGone(env: Env): Promise<void> {
@@ -493,7 +533,12 @@ async function oneRun(env: Env, scenario: Scenario, run: number): Promise<Run> {
   const movedAt = agent.lastStatusWrite(t0, seenAt) ?? seenAt;
   observer.watchFor('service whole', () => observer.at('capacity lost') !== undefined && observer.readyPods() >= env.total);
   const wholeAt = await observer.wait('service whole', timeoutMs, () => observer.perRegion());
-  await waitUntil('the status to show the service whole', timeoutMs, () => observer.status.phase === 'Healthy' && (observer.status.regions ?? []).reduce((s, r) => s + (r.ready ?? 0), 0) >= env.total, 100);
+  await waitUntil(
+    'the status to show the service whole',
+    timeoutMs,
+    () => observer.status.phase === 'Healthy' && (observer.status.regions ?? []).reduce((s, r) => s + (r.ready ?? 0), 0) >= env.total,
+    100,
+  );
   const moveRecords = (observer.status.moves ?? []).filter((m) => m.from === env.source && m.reason === reason).length;
   const afterMove = await agent.quiet();
 
@@ -569,24 +614,55 @@ function report(o: Options, results: ReadonlyMap<Scenario, Run[]>, startedAt: nu
       ...textTable(
         ['figure', 'median', 'max', 'runs', 'planned min', 'median/min'],
         [
-          row(`trigger → ${detection}`, runs.map((r) => r.triggerToDetect)),
-          row(`${detection} → first move write`, runs.map((r) => r.detectToMove), minimum),
-          row(`earliest allowed (${scenario === 'shortage' ? 'PodScheduled time + timeout' : 'failing since + toleration'}) → first move write`, runs.map((r) => r.allowedToMove)),
-          row('first move write → first ReplicaSet scale', runs.map((r) => r.moveToScale)),
-          row(`first move write → ${total} pods Ready again`, runs.map((r) => r.moveToReady)),
-          row(`capacity lost (Ready < ${total}) → ${total} Ready again`, runs.map((r) => r.capacityLost)),
-          row(`capacity restored → every replica back home (stabilization ${o.stabilizationSeconds} s)`, runs.map((r) => r.returnSeconds)),
+          row(
+            `trigger → ${detection}`,
+            runs.map((r) => r.triggerToDetect),
+          ),
+          row(
+            `${detection} → first move write`,
+            runs.map((r) => r.detectToMove),
+            minimum,
+          ),
+          row(
+            `earliest allowed (${scenario === 'shortage' ? 'PodScheduled time + timeout' : 'failing since + toleration'}) → first move write`,
+            runs.map((r) => r.allowedToMove),
+          ),
+          row(
+            'first move write → first ReplicaSet scale',
+            runs.map((r) => r.moveToScale),
+          ),
+          row(
+            `first move write → ${total} pods Ready again`,
+            runs.map((r) => r.moveToReady),
+          ),
+          row(
+            `capacity lost (Ready < ${total}) → ${total} Ready again`,
+            runs.map((r) => r.capacityLost),
+          ),
+          row(
+            `capacity restored → every replica back home (stabilization ${o.stabilizationSeconds} s)`,
+            runs.map((r) => r.returnSeconds),
+          ),
         ].map((r) => r.map((c) => `${c}`)),
       ),
     );
     const over = runs.map((r) => r.detectToMove - minimum);
     if (scenario === 'fault') out.push(`  over the toleration: median ${f(median(over))} s, max ${f(Math.max(...over))} s (target: under 1 s)`);
     else {
-      out.push(`  over the timeout: median ${f(median(over))} s, max ${f(Math.max(...over))} s (the condition's time has whole seconds: the agent waits out the latest instant of that second)`);
+      out.push(
+        `  over the timeout: median ${f(median(over))} s, max ${f(Math.max(...over))} s (the condition's time has whole seconds: the agent waits out the latest instant of that second)`,
+      );
     }
     out.push(`  move write seen on the bench's watch: median ${(median(runs.map((r) => r.seenLag)) * 1000).toFixed(0)} ms after the agent sent it`);
-    out.push(`  moved: ${runs.map((r) => r.moved).join(' / ')} replicas in ${runs.map((r) => r.moveRecords).join(' / ')} moves (status.moves entries); returned: ${runs.map((r) => r.returned).join(' / ')}`);
-    out.push(writesLine('API writes for the move', runs, (r) => r.moveWrites, [['moved replica', (r) => r.moved], ['move', (r) => r.moveRecords]]));
+    out.push(
+      `  moved: ${runs.map((r) => r.moved).join(' / ')} replicas in ${runs.map((r) => r.moveRecords).join(' / ')} moves (status.moves entries); returned: ${runs.map((r) => r.returned).join(' / ')}`,
+    );
+    out.push(
+      writesLine('API writes for the move', runs, (r) => r.moveWrites, [
+        ['moved replica', (r) => r.moved],
+        ['move', (r) => r.moveRecords],
+      ]),
+    );
     out.push(writesLine('API writes for the return', runs, (r) => r.returnWrites, [['returned replica', (r) => r.returned]]));
   }
   out.push('', ...extra, `total bench time ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
@@ -610,7 +686,9 @@ async function main(): Promise<void> {
   const ed = renderEd(ns, regionObjects, o);
   log(`namespace ${ns}; ${o.scenarios.join(' and ')} × ${o.runs} runs`);
   await api.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, 'namespaces', false);
-  await waitUntil('the namespace default ServiceAccount', 60_000, () => api.request('GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`).then(() => true));
+  await waitUntil('the namespace default ServiceAccount', 60_000, () =>
+    api.request('GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`).then(() => true),
+  );
   for (const r of regionObjects) await api.apply(r, 'deployregions', false);
   await api.apply(pc, 'priorityclasses', false);
 
@@ -624,8 +702,8 @@ async function main(): Promise<void> {
     agent = await InProcessAgent.start(ns, id, o.agentLog);
     const a = agent;
     await waitUntil('the agent to lead', 60_000, () => a.agent.isLeader());
-    await api.apply(ed.manifest as KubernetesObject, 'extendeddeployments', true);
-    for (const region of ed.regions) await api.apply(region.workload as KubernetesObject, 'replicasets', true);
+    await api.apply(ed.manifest, 'extendeddeployments', true);
+    for (const region of ed.regions) await api.apply(region.workload, 'replicasets', true);
     env = { api, ns, o, regions, source: regions[2]!, total: 3 * o.replicas, observer, agent, priorityClassName: pc.metadata!.name!, failed: false };
     await waitSteady(env, 'first rollout');
     for (const scenario of o.scenarios) {

@@ -244,7 +244,12 @@ function runParent(options: Options): void {
     const order = k % 2 === 0 ? SIDES : [...SIDES].reverse();
     for (const side of order) children.push(spawnSide(side, options, 1));
   }
-  const results = SIDES.map((side) => combine(side, children.filter((c) => c.side === side)));
+  const results = SIDES.map((side) =>
+    combine(
+      side,
+      children.filter((c) => c.side === side),
+    ),
+  );
   const ours = results.find((r) => r.side === 'ours');
   const baseline = results.find((r) => r.side === 'baseline');
   if (!ours || !baseline) throw new Error('a side did not report');
@@ -272,7 +277,9 @@ function runParent(options: Options): void {
     printTable(results);
     console.log('');
     for (const r of results) {
-      const kinds = Object.entries(r.kinds).map(([kind, n]) => `${n} ${kind}`).join(', ');
+      const kinds = Object.entries(r.kinds)
+        .map(([kind, n]) => `${n} ${kind}`)
+        .join(', ');
       console.log(`${r.side}: ${kinds} (expected ${r.expectedDocuments} documents)`);
     }
     for (const r of results) {

@@ -2,7 +2,7 @@
  * A bench fleet on the lab: N identical ExtendedDeployments × R regions × P pods on the run's bench nodes (rendered by
  * core, applied as a GitOps tool would), and an observer that follows their pods, ReplicaSets and statuses by watch.
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Pod, V1ReplicaSet } from '@kubernetes/client-node';
 import { NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../core/labels.js';
 import { renderSet, type RenderedExtendedDeployment } from '../core/render.js';
 import { Api, BENCH_LABEL, GROUP, VERSION, listWatch, log, pool, sleep, type EventType } from './lab-kit.js';
@@ -51,8 +51,8 @@ export function fleetObjects(runId: string, ns: string, o: FleetShape, image: st
 
 export async function applyFleet(api: Api, eds: readonly RenderedExtendedDeployment[]): Promise<void> {
   await pool(eds, 6, async (ed) => {
-    await api.apply(ed.manifest as KubernetesObject, 'extendeddeployments', true);
-    for (const region of ed.regions) await api.apply(region.workload as KubernetesObject, 'replicasets', true);
+    await api.apply(ed.manifest, 'extendeddeployments', true);
+    for (const region of ed.regions) await api.apply(region.workload, 'replicasets', true);
   });
 }
 
@@ -94,6 +94,11 @@ export interface ScaleSeen {
   to: number;
 }
 
+/** The part of an ExtendedDeployment the observer reads. */
+interface ObservedEd extends KubernetesObject {
+  status?: { revision?: string; currentGroup?: number; phase?: string; lastGroupStartTime?: string };
+}
+
 export class Observer {
   readonly pods = new Map<string, PodSeen>();
   /** Pod uid → when it was first seen terminating. */
@@ -108,9 +113,9 @@ export class Observer {
   constructor(api: Api, ns: string) {
     const selector = encodeURIComponent(NAME_LABEL);
     this.watches.push(
-      listWatch<any>(api, `/api/v1/namespaces/${ns}/pods?labelSelector=${selector}`, (type, pod, at) => this.onPod(type, pod, at)),
-      listWatch<any>(api, `/apis/apps/v1/namespaces/${ns}/replicasets?labelSelector=${selector}`, (type, rs, at) => this.onReplicaSet(type, rs, at)),
-      listWatch<any>(api, `/apis/${GROUP}/${VERSION}/namespaces/${ns}/extendeddeployments`, (type, ed, at) => this.onEd(type, ed, at)),
+      listWatch<V1Pod>(api, `/api/v1/namespaces/${ns}/pods?labelSelector=${selector}`, (type, pod, at) => this.onPod(type, pod, at)),
+      listWatch<V1ReplicaSet>(api, `/apis/apps/v1/namespaces/${ns}/replicasets?labelSelector=${selector}`, (type, rs, at) => this.onReplicaSet(type, rs, at)),
+      listWatch<ObservedEd>(api, `/apis/${GROUP}/${VERSION}/namespaces/${ns}/extendeddeployments`, (type, ed, at) => this.onEd(type, ed, at)),
     );
   }
 
@@ -122,11 +127,12 @@ export class Observer {
     for (const w of this.watches) w.stop();
   }
 
-  private onPod(type: EventType, pod: any, at: number): void {
-    const uid = pod.metadata.uid as string;
-    const labels = pod.metadata.labels ?? {};
-    if ((type === 'DELETED' || pod.metadata.deletionTimestamp) && !this.gone.has(uid)) {
-      this.gone.set(uid, { ed: labels[NAME_LABEL], region: labels[REGION_LABEL], revision: labels[REVISION_LABEL], at });
+  private onPod(type: EventType, pod: V1Pod, at: number): void {
+    const uid = pod.metadata!.uid!;
+    const labels = pod.metadata!.labels ?? {};
+    const [ed = '', region = '', revision = ''] = [labels[NAME_LABEL], labels[REGION_LABEL], labels[REVISION_LABEL]];
+    if ((type === 'DELETED' || pod.metadata!.deletionTimestamp) && !this.gone.has(uid)) {
+      this.gone.set(uid, { ed, region, revision, at });
     }
     if (type === 'DELETED') {
       this.pods.delete(uid);
@@ -134,38 +140,46 @@ export class Observer {
     }
     let seen = this.pods.get(uid);
     if (!seen) {
-      seen = { name: pod.metadata.name, ed: labels[NAME_LABEL], region: labels[REGION_LABEL], revision: labels[REVISION_LABEL], terminating: false };
+      seen = { name: pod.metadata!.name!, ed, region, revision, terminating: false };
       this.pods.set(uid, seen);
     }
-    seen.terminating = !!pod.metadata.deletionTimestamp;
-    const ready = (pod.status?.conditions ?? []).find((c: any) => c.type === 'Ready');
+    seen.terminating = !!pod.metadata!.deletionTimestamp;
+    const ready = (pod.status?.conditions ?? []).find((c) => c.type === 'Ready');
     if (ready?.status === 'True' && seen.readyAt === undefined) {
       seen.readyAt = at;
-      seen.readyLtt = Date.parse(ready.lastTransitionTime);
-      seen.readyRv = Number(pod.metadata.resourceVersion);
+      seen.readyLtt = ready.lastTransitionTime === undefined ? NaN : new Date(ready.lastTransitionTime).getTime();
+      seen.readyRv = Number(pod.metadata!.resourceVersion);
     }
   }
 
-  private onReplicaSet(type: EventType, rs: any, at: number): void {
-    const name = rs.metadata.name as string;
+  private onReplicaSet(type: EventType, rs: V1ReplicaSet, at: number): void {
+    const name = rs.metadata!.name!;
     if (type === 'DELETED') return;
     const to = rs.spec?.replicas ?? 1;
     const from = this.replicas.get(name);
     this.replicas.set(name, to);
     if (from === undefined || from === to) return;
     const list = this.scales.get(name) ?? [];
-    list.push({ at, rv: Number(rs.metadata.resourceVersion), from, to });
+    list.push({ at, rv: Number(rs.metadata!.resourceVersion), from, to });
     this.scales.set(name, list);
   }
 
-  private onEd(type: EventType, ed: any, at: number): void {
+  private onEd(type: EventType, ed: ObservedEd, at: number): void {
     if (type === 'DELETED') return;
     const s = ed.status ?? {};
-    const seen: StatusSeen = { at, rv: Number(ed.metadata.resourceVersion), revision: s.revision, group: s.currentGroup ?? 0, phase: s.phase, groupStart: Date.parse(s.lastGroupStartTime ?? '') };
-    const list = this.statuses.get(ed.metadata.name) ?? [];
+    const name = ed.metadata!.name!;
+    const seen: StatusSeen = {
+      at,
+      rv: Number(ed.metadata!.resourceVersion),
+      revision: s.revision,
+      group: s.currentGroup ?? 0,
+      phase: s.phase,
+      groupStart: Date.parse(s.lastGroupStartTime ?? ''),
+    };
+    const list = this.statuses.get(name) ?? [];
     list.push(seen);
-    this.statuses.set(ed.metadata.name, list);
-    this.lastStatus.set(ed.metadata.name, seen);
+    this.statuses.set(name, list);
+    this.lastStatus.set(name, seen);
   }
 
   /** What the ExtendedDeployments that are not done show: status and pods by region, revision and state. */
@@ -178,7 +192,10 @@ export class Observer {
       const st = this.lastStatus.get(name);
       const fresh = pods.filter((p) => !p.terminating && p.revision === targets.get(p.region) && p.readyAt !== undefined).length;
       if (st?.phase === 'Healthy' && st.revision === ed.rolloutRevision && fresh === ed.replicas && pods.length === ed.replicas) continue;
-      const desc = pods.map((p) => `${p.region.slice(-2)}:${p.revision === targets.get(p.region) ? 'new' : 'old'}${p.terminating ? ':terminating' : ''}${p.readyAt ? '' : ':notReady'}`);
+      const desc = pods.map(
+        (p) =>
+          `${p.region.slice(-2)}:${p.revision === targets.get(p.region) ? 'new' : 'old'}${p.terminating ? ':terminating' : ''}${p.readyAt ? '' : ':notReady'}`,
+      );
       out.push(`${name} ${st?.phase}/${st?.group} [${desc.filter((d) => !d.endsWith(':new')).join(',')}]`);
     }
     return out;

@@ -20,8 +20,22 @@
  *   slope (MiB per minute) and the change first → last; writes other than Lease renewals.
  */
 import { parseArgs } from 'node:util';
-import { simulateRollout } from '../core/rollout/simulate.js';
-import { AgentChild, QUEUE_WAIT, diffCounts, histogram, histogramDelta, histogramQuantile, isLease, isWrite, metricValue, requestCounts, sum } from './agent-child.js';
+import { startFromRender } from '../core/simulate/from-render.js';
+import { simulateRollout } from '../core/simulate/simulate.js';
+import {
+  AgentChild,
+  ED_CONTROLLER,
+  QUEUE_WAIT,
+  diffCounts,
+  histogram,
+  histogramDelta,
+  histogramQuantile,
+  isLease,
+  isWrite,
+  metricValue,
+  requestCounts,
+  sum,
+} from './agent-child.js';
 import { BenchRun, PODS_PER_NODE, log, sleep } from './lab-kit.js';
 import { applyFleet, fleetObjects, Observer, waitFleet } from './rollout-fleet.js';
 
@@ -40,7 +54,12 @@ interface Options {
 function parseOptions(argv: readonly string[]): Options {
   const { values } = parseArgs({
     args: [...argv],
-    options: Object.fromEntries(['eds', 'regions', 'replicas', 'batch', 'min-ready', 'workers', 'idle-seconds', 'rss-every', 'rollout-timeout'].map((k) => [k, { type: 'string' as const }])),
+    options: Object.fromEntries(
+      ['eds', 'regions', 'replicas', 'batch', 'min-ready', 'workers', 'idle-seconds', 'rss-every', 'rollout-timeout'].map((k) => [
+        k,
+        { type: 'string' as const },
+      ]),
+    ),
     strict: true,
   });
   const int = (flag: string, fallback: number, min = 1) => {
@@ -74,7 +93,6 @@ function slope(points: readonly (readonly [number, number])[]): number {
   return sxx === 0 ? Number.NaN : sxy / sxx;
 }
 
-
 async function main(): Promise<void> {
   const o = parseOptions(process.argv.slice(2));
   const started = Date.now();
@@ -92,9 +110,14 @@ async function main(): Promise<void> {
   const sample = v2.eds[0]!;
   const from = v1.eds[0]!;
   const sim = simulateRollout(
-    sample.parsed,
-    sample.rolloutRevision,
-    sample.regions.map((r, i) => ({ name: r.name, desired: r.replicas, targetRevision: r.revision, running: { [from.regions[i]!.revision]: r.replicas } })),
+    startFromRender(
+      sample,
+      (name) => {
+        const old = from.regions.find((r) => r.name === name)!;
+        return { replicas: old.replicas, running: { [old.revision]: old.replicas } };
+      },
+      from,
+    ),
   );
   const plannedSeconds = sim.totalGroups * o.minReady;
 
@@ -128,8 +151,10 @@ async function main(): Promise<void> {
     const after = await agent.metrics();
     const memory = agent.memory();
     const requests = diffCounts(requestCounts(after), requestCounts(before));
-    const wait = histogramDelta(histogram(after, QUEUE_WAIT), histogram(before, QUEUE_WAIT));
-    const reconciles = metricValue(after, 'extendeddeployment_agent_reconcile_duration_seconds_count', 'result="synced"') - metricValue(before, 'extendeddeployment_agent_reconcile_duration_seconds_count', 'result="synced"');
+    const wait = histogramDelta(histogram(after, QUEUE_WAIT, ED_CONTROLLER), histogram(before, QUEUE_WAIT, ED_CONTROLLER));
+    const reconciles =
+      metricValue(after, 'extendeddeployment_agent_reconcile_duration_seconds_count', `${ED_CONTROLLER},result="synced"`) -
+      metricValue(before, 'extendeddeployment_agent_reconcile_duration_seconds_count', `${ED_CONTROLLER},result="synced"`);
 
     // ---- idle: RSS over time
     log(`idle for ${o.idleSeconds} s, RSS every ${o.rssEvery} s`);
@@ -163,9 +188,20 @@ async function main(): Promise<void> {
         `  planned minimum: ${sim.totalGroups} groups × minReadySeconds ${o.minReady} = ${plannedSeconds} s (core's simulateRollout); ratio ${(rolloutSeconds / plannedSeconds).toFixed(2)}× the plan`,
         `  agent CPU during the rollout: ${s(cpu)} s (${(cpu / rolloutSeconds).toFixed(2)} cores on average); RSS peak (VmHWM) ${memory.peakMiB.toFixed(0)} MiB, at the end ${memory.nowMiB.toFixed(0)} MiB`,
         `  API requests: ${sum(requests, (k) => !isLease(k))} (${per(sum(requests, (k) => !isLease(k)))} per rollout; writes ${per(sum(requests, (k) => isWrite(k) && !isLease(k)))}, reads ${per(sum(requests, (k) => !isWrite(k) && !isLease(k)))}); Lease ${sum(requests, isLease)}`,
-        `    by verb and resource: ${[...requests].filter(([k]) => !isLease(k)).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+        `    by verb and resource: ${[...requests]
+          .filter(([k]) => !isLease(k))
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
         `  queue latency (${QUEUE_WAIT}, ${wait.count} waits): p50 ${quantileMs(0.5)}, p99 ${quantileMs(0.99)}, mean ${((wait.sum / Math.max(1, wait.count)) * 1000).toFixed(0)} ms; reconciles ${reconciles}`,
-        `  idle ${o.idleSeconds} s: RSS ${s(rssValues[0] ?? Number.NaN)} → ${s(rssValues[rssValues.length - 1] ?? Number.NaN)} MiB (min ${s(Math.min(...rssValues))}, max ${s(Math.max(...rssValues))}, ${rss.length} samples), slope ${slope(rss).toFixed(3)} MiB/min; CPU ${s(idleCpu)} s; writes besides the Lease ${idleWrites}${idleWrites > 0 ? ` (${[...idleRequests].filter(([k]) => isWrite(k) && !isLease(k)).map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}; agent warnings/errors ${agent.warnings}`,
+        `  idle ${o.idleSeconds} s: RSS ${s(rssValues[0] ?? Number.NaN)} → ${s(rssValues[rssValues.length - 1] ?? Number.NaN)} MiB (min ${s(Math.min(...rssValues))}, max ${s(Math.max(...rssValues))}, ${rss.length} samples), slope ${slope(rss).toFixed(3)} MiB/min; CPU ${s(idleCpu)} s; writes besides the Lease ${idleWrites}${
+          idleWrites > 0
+            ? ` (${[...idleRequests]
+                .filter(([k]) => isWrite(k) && !isLease(k))
+                .map(([k, v]) => `${k} ${v}`)
+                .join(', ')})`
+            : ''
+        }; agent warnings/errors ${agent.warnings}`,
       ].join('\n'),
     );
   } finally {

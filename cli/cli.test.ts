@@ -11,7 +11,9 @@ captureOutput();
 describe('edctl plan', () => {
   it('prints the stable JSON shape, regions in declared order', async () => {
     expect(await run(['plan', '-f', 'examples/upstream-sample', '--output', 'json'])).toBe(0);
-    const plan = JSON.parse(captured.out) as { extendedDeployments: { namespace: string; name: string; regions: { name: string; replicas: number; revision: string }[] }[] };
+    const plan = JSON.parse(captured.out) as {
+      extendedDeployments: { namespace: string; name: string; regions: { name: string; replicas: number; revision: string }[] }[];
+    };
     expect(plan.extendedDeployments).toHaveLength(1);
     const [ed] = plan.extendedDeployments;
     // The sample names no namespace: it is rendered into, and planned for, the default one.
@@ -29,13 +31,15 @@ describe('edctl plan', () => {
     const lines = captured.out.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^ExtendedDeployment default\/extendeddeployment-sample: 2 replicas, rollout revision [0-9a-f]{10}, 1 group$/);
     expect(lines[1]).toBe('REGION   CHANGE   REPLICAS  REVISION');
-    expect(lines[2]).toMatch(/^region1  rollout  1         previous -> [0-9a-f]{10}$/);
+    expect(lines[2]).toMatch(/^region1 {2}rollout {2}1 {9}previous -> [0-9a-f]{10}$/);
     expect(lines.slice(4)).toEqual(['new pods per region after each group:', '  group 1: region1 1/1, region2 1/1']);
   });
 
   it('adds the groups to the JSON shape', async () => {
     expect(await run(['plan', '-f', 'dist/multi-arch-web.k8s.yaml', 'dist/regions.k8s.yaml', '-o', 'json'])).toBe(0);
-    const [ed] = (JSON.parse(captured.out) as { extendedDeployments: { name: string; groups: { group: number; regions: { name: string; updated: number }[] }[] }[] }).extendedDeployments;
+    const [ed] = (
+      JSON.parse(captured.out) as { extendedDeployments: { name: string; groups: { group: number; regions: { name: string; updated: number }[] }[] }[] }
+    ).extendedDeployments;
     expect(ed?.name).toBe('web');
     expect(ed?.groups.map((g) => g.regions.map((r) => `${r.name}=${r.updated}`).join(' '))).toEqual(['amd64=2 arm64=1', 'amd64=4 arm64=2']);
   });
@@ -53,13 +57,19 @@ describe('edctl plan', () => {
   it('says per region whether pods are swapped in place or replaced when in-place updates are on', async () => {
     const imageOnly = fixture({ 'regions.yaml': regions, 'sample.yaml': sample.replace('          image: alpine\n', '          image: alpine:3.20\n') });
     expect(await run(['plan', '-f', imageOnly, '--from', 'examples/upstream-sample', '-o', 'json'])).toBe(0);
-    const plan = (text: string) => (JSON.parse(text) as { extendedDeployments: { regions: { name: string; update?: string; updateReason?: string }[] }[] }).extendedDeployments[0]?.regions;
+    const plan = (text: string) =>
+      (JSON.parse(text) as { extendedDeployments: { regions: { name: string; update?: string; updateReason?: string }[] }[] }).extendedDeployments[0]?.regions;
     expect(plan(captured.out)?.[1]).toMatchObject({ name: 'region2', update: 'in-place' });
     captured.out = '';
-    const more = fixture({ 'regions.yaml': regions, 'sample.yaml': sample.replace('          image: alpine\n', '          image: alpine:3.20\n').replace('            - sleep 100000', '            - sleep 200000') });
+    const more = fixture({
+      'regions.yaml': regions,
+      'sample.yaml': sample
+        .replace('          image: alpine\n', '          image: alpine:3.20\n')
+        .replace('            - sleep 100000', '            - sleep 200000'),
+    });
     expect(await run(['plan', '-f', more, '--from', 'examples/upstream-sample'])).toBe(0);
-    expect(captured.out).toMatch(/region1  rollout \(replace: fields other than images changed\)  1 /);
-    expect(captured.out).toMatch(/region2  rollout \(replace: fields other than images changed\)  1 /);
+    expect(captured.out).toMatch(/region1 {2}rollout \(replace: fields other than images changed\) {2}1 /);
+    expect(captured.out).toMatch(/region2 {2}rollout \(replace: fields other than images changed\) {2}1 /);
   });
 
   it('--from a git revision reads the files as they were there', async () => {
@@ -89,7 +99,9 @@ describe('edctl validate', () => {
   it('lists every problem with its file, object and path, exits 1, no stack trace', async () => {
     const dir = fixture({
       'regions.yaml': regions,
-      'web.yaml': sample.replace('replicas: 1\n    - name: region2', 'replicas: "150%"\n    - name: region2').replace('name: region2\n      replicas: 1', 'name: region3\n      replicas: 1'),
+      'web.yaml': sample
+        .replace('replicas: 1\n    - name: region2', 'replicas: "150%"\n    - name: region2')
+        .replace('name: region2\n      replicas: 1', 'name: region3\n      replicas: 1'),
     });
     expect(await run(['validate', '-f', dir])).toBe(1);
     expect(captured.err.trimEnd().split('\n')).toEqual([
@@ -122,7 +134,8 @@ describe('edctl validate', () => {
       .replace('name: extendeddeployment-sample\n', 'name: extendeddeployment\n')
       .replace('- name: region1\n      replicas: 1\n', '- name: sample-region1\n      replicas: 1\n')
       .replace('  overriders:\n    - name: region1\n', '  overriders:\n    - name: sample-region1\n');
-    const region = 'apiVersion: extendeddeployment.io/v1beta1\nkind: DeployRegion\nmetadata:\n  name: sample-region1\nspec:\n  matchLabels:\n    extendeddeployment.io/region: sample-region1\n';
+    const region =
+      'apiVersion: extendeddeployment.io/v1beta1\nkind: DeployRegion\nmetadata:\n  name: sample-region1\nspec:\n  matchLabels:\n    extendeddeployment.io/region: sample-region1\n';
     const dir = fixture({ 'regions.yaml': regions, 'sample.yaml': sample, 'other.yaml': `${region}---\n${other}` });
     const expected = [
       `error: ${join(dir, 'other.yaml')}: ExtendedDeployment extendeddeployment: spec.regions[0].name: workload extendeddeployment-sample-region1 collides with ExtendedDeployment extendeddeployment-sample's region region1`,
@@ -138,9 +151,14 @@ describe('edctl validate', () => {
   it('reports a template nested past the limit with its path, no stack trace', async () => {
     // 300 levels: past the limit, and within what the YAML parser reads (core's and the agent's tests go to 2,000).
     const deep = `${'{a: '.repeat(300)}{}${'}'.repeat(300)}`;
-    const dir = fixture({ 'regions.yaml': regions, 'web.yaml': sample.replace('          imagePullPolicy: IfNotPresent\n', `          imagePullPolicy: IfNotPresent\n          x: ${deep}\n`) });
+    const dir = fixture({
+      'regions.yaml': regions,
+      'web.yaml': sample.replace('          imagePullPolicy: IfNotPresent\n', `          imagePullPolicy: IfNotPresent\n          x: ${deep}\n`),
+    });
     expect(await run(['validate', '-f', dir])).toBe(1);
-    expect(captured.err).toBe(`error: ${join(dir, 'web.yaml')}: ExtendedDeployment extendeddeployment-sample: spec.template.spec.containers[0].x${'.a'.repeat(94)}: nesting deeper than 100 levels\n`);
+    expect(captured.err).toBe(
+      `error: ${join(dir, 'web.yaml')}: ExtendedDeployment extendeddeployment-sample: spec.template.spec.containers[0].x${'.a'.repeat(94)}: nesting deeper than 100 levels\n`,
+    );
   });
 });
 
@@ -155,7 +173,7 @@ describe('edctl render', () => {
     expect(readFileSync(join(outDir, 'sample.k8s.yaml'), 'utf8')).toContain('kind: ReplicaSet');
   });
 
-  it('names the namespace of the ExtendedDeployment and every workload: the spec\'s, else default', async () => {
+  it("names the namespace of the ExtendedDeployment and every workload: the spec's, else default", async () => {
     const inShop = sample.replace('name: extendeddeployment-sample\n', 'name: in-shop\n  namespace: shop\n');
     expect(await run(['render', '-f', fixture({ 'regions.yaml': regions, 'sample.yaml': sample, 'shop.yaml': inShop })])).toBe(0);
     const objects = parseAllDocuments(captured.out).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string } });

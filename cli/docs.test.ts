@@ -9,7 +9,16 @@ describe('field reference', () => {
 
   it('documents every field of the strategy, with its default', () => {
     const text = fieldReference();
-    for (const field of ['batchSize', 'minReadySeconds', 'needWaitingForConfirm', 'needFirstConfirm', 'syncWaitTimeout', 'rolloutStrategy', 'pause', 'upgradeMode']) {
+    for (const field of [
+      'batchSize',
+      'minReadySeconds',
+      'needWaitingForConfirm',
+      'needFirstConfirm',
+      'syncWaitTimeout',
+      'rolloutStrategy',
+      'pause',
+      'upgradeMode',
+    ]) {
       expect(text).toMatch(new RegExp(`\\| \`spec\\.strategy\\.${field}\` \\| .+ \\| \`[^\`]+\` \\| [A-Z].+ \\|$`, 'm'));
     }
     expect(text).toContain('| `spec.regions[].overrides.images` | map of string |');

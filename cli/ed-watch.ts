@@ -1,10 +1,9 @@
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
-import { API_GROUP } from '../core/api/common.js';
-import { realClock } from '../agent/clock.js';
-import { ResilientInformer } from '../agent/informer.js';
-import { ED_PLURAL, VERSION } from '../agent/informers.js';
-import { silentLogger, type Logger } from '../agent/log.js';
-import type { ExtendedDeploymentObject } from '../agent/objects.js';
+import { API_GROUP, ED_PLURAL, VERSION } from '../core/api/identity.js';
+import { realClock } from '../agent/runtime/clock.js';
+import { ResilientInformer } from '../agent/runtime/informer.js';
+import { silentLogger, type Logger } from '../agent/runtime/log.js';
+import type { ExtendedDeploymentObject } from '../core/kube/objects.js';
 import type { Kube } from './kube.js';
 
 /** What a watch of one ExtendedDeployment reports. */
@@ -26,7 +25,11 @@ export function watchExtendedDeployment(kube: Kube, name: string, handlers: EdWa
   const fieldSelector = `metadata.name=${name}`;
   const log: Logger = {
     ...silentLogger,
-    warn: (_msg, fields) => handlers.onRetry?.(String(fields?.['error'] ?? 'watch stopped')),
+    // The informer logs its restarts with the failure's message (a string) as `error`.
+    warn: (_msg, fields) => {
+      const error = fields?.['error'];
+      handlers.onRetry?.(typeof error === 'string' ? error : 'watch stopped');
+    },
     with: () => log,
   };
   const informer = new ResilientInformer<ExtendedDeploymentObject & KubernetesObject>(

@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import { API_GROUP } from '../core/api/common.js';
-import { ED_PLURAL, VERSION } from '../agent/informers.js';
-import { apiError, isUnreachable } from '../agent/kube-errors.js';
-import { contextNamespace, KubeConfigError, loadKubeConfig, serverOf } from '../agent/kubeconfig.js';
-import type { ExtendedDeploymentObject } from '../agent/objects.js';
+import { API_GROUP, ED_PLURAL, VERSION } from '../core/api/identity.js';
+import { apiError, isUnreachable } from '../agent/runtime/kube-errors.js';
+import { contextNamespace, KubeConfigError, loadKubeConfig, serverOf } from '../agent/runtime/kubeconfig.js';
+import type { ExtendedDeploymentObject } from '../core/kube/objects.js';
 import { UserError } from './user-error.js';
 
 /** kubectl-style connection flags. */
@@ -59,7 +58,13 @@ export function userErrorOf(kube: Kube, error: unknown, what: string): UserError
 /** Reads one ExtendedDeployment; a missing one (or a cluster without the CRD) is a one-line user error. */
 export async function readExtendedDeployment(kube: Kube, name: string): Promise<ExtendedDeploymentObject> {
   try {
-    return (await kube.custom.getNamespacedCustomObject({ group: API_GROUP, version: VERSION, namespace: kube.namespace, plural: ED_PLURAL, name })) as ExtendedDeploymentObject;
+    return (await kube.custom.getNamespacedCustomObject({
+      group: API_GROUP,
+      version: VERSION,
+      namespace: kube.namespace,
+      plural: ED_PLURAL,
+      name,
+    })) as ExtendedDeploymentObject;
   } catch (error) {
     throw notFoundOr(kube, name, error);
   }
@@ -69,7 +74,15 @@ export async function readExtendedDeployment(kube: Kube, name: string): Promise<
 export async function patchAnnotations(kube: Kube, name: string, annotations: Readonly<Record<string, string | null>>): Promise<void> {
   try {
     await kube.custom.patchNamespacedCustomObject(
-      { group: API_GROUP, version: VERSION, namespace: kube.namespace, plural: ED_PLURAL, name, body: { metadata: { annotations } }, fieldManager: EDCTL_FIELD_MANAGER },
+      {
+        group: API_GROUP,
+        version: VERSION,
+        namespace: kube.namespace,
+        plural: ED_PLURAL,
+        name,
+        body: { metadata: { annotations } },
+        fieldManager: EDCTL_FIELD_MANAGER,
+      },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
   } catch (error) {

@@ -50,7 +50,8 @@ export function loadObjects(paths: readonly string[]): LoadedObject[] {
     const text = readFileSync(file, 'utf8');
     for (const doc of parseAllDocuments(text)) {
       if (doc.errors.length > 0) {
-        for (const e of doc.errors) errors.push(`${file}: line ${(e.linePos?.[0].line ?? 0).toString()}: ${(e.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`);
+        for (const e of doc.errors)
+          errors.push(`${file}: line ${(e.linePos?.[0].line ?? 0).toString()}: ${(e.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`);
         continue;
       }
       const value: unknown = doc.toJS();

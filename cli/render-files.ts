@@ -6,7 +6,7 @@ import { renderSet, type RenderedExtendedDeployment, type RenderedSet } from '..
 import { emitManifest } from '../constructs/manifest.js';
 import { emitRenderedDeployRegion, emitRenderedExtendedDeployment } from '../constructs/emit.js';
 import { refOf } from '../core/parse.js';
-import type { JsonObject } from '../core/overrides.js';
+import { ED_KIND, REGION_KIND } from '../core/api/identity.js';
 import { pathsAtRef } from './git-files.js';
 import { formatProblemsWithFiles, loadObjects, type LoadedObject } from './load.js';
 import { UserError } from './user-error.js';
@@ -58,9 +58,9 @@ export function appFromFiles(paths: readonly string[]): App {
     const chart = chartFor(loaded.file);
     const ref = refOf(loaded.object);
     const id = `${ref.kind}-${ref.namespace ?? ''}-${ref.name ?? i}`;
-    if (ref.kind === 'DeployRegion') emitRenderedDeployRegion(chart, id, rendered.deployRegions[r++]!);
-    else if (ref.kind === 'ExtendedDeployment') emitRenderedExtendedDeployment(new Construct(chart, id), rendered.extendedDeployments[e++]!);
-    else emitManifest(chart, id, loaded.object as JsonObject);
+    if (ref.kind === REGION_KIND) emitRenderedDeployRegion(chart, id, rendered.deployRegions[r++]!);
+    else if (ref.kind === ED_KIND) emitRenderedExtendedDeployment(new Construct(chart, id), rendered.extendedDeployments[e++]!);
+    else emitManifest(chart, id, loaded.object);
   });
   return app;
 }

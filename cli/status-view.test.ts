@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { ExtendedDeploymentObject } from '../agent/objects.js';
+import type { ExtendedDeploymentObject } from '../core/kube/objects.js';
 import { PAUSED_ANNOTATION } from '../core/labels.js';
-import { bar, colorEnabled, colors, gateOf, outcomeOf, statusFrame, statusLine } from './status-view.js';
+import { gateOf } from '../core/rollout/status-reading.js';
+import { bar, colorEnabled, colors, outcomeOf, statusFrame, statusLine } from './status-view.js';
 
 const ESC = '\u001b[';
 
@@ -51,11 +52,23 @@ describe('gateOf and outcomeOf', () => {
   it('is done when Healthy for the current generation, failed when Degraded or invalid', () => {
     expect(outcomeOf(ed({ phase: 'Healthy' }))).toEqual({ done: 'healthy' });
     expect(outcomeOf(ed({ phase: 'Healthy', observedGeneration: 1 }))).toBeUndefined();
-    expect(outcomeOf(ed({ phase: 'Degraded', revision: 'r', currentGroup: 2, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'group 2 took longer than 60 s' }] }))).toEqual({
+    expect(
+      outcomeOf(
+        ed({
+          phase: 'Degraded',
+          revision: 'r',
+          currentGroup: 2,
+          conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'group 2 took longer than 60 s' }],
+        }),
+      ),
+    ).toEqual({
       done: 'failed',
       why: 'rollout r is Degraded in group 2: group 2 took longer than 60 s',
     });
-    expect(outcomeOf(ed({ conditions: [{ type: 'Valid', status: 'False', reason: 'InvalidSpec', message: 'bad' }] }))).toEqual({ done: 'failed', why: 'invalid spec: bad' });
+    expect(outcomeOf(ed({ conditions: [{ type: 'Valid', status: 'False', reason: 'InvalidSpec', message: 'bad' }] }))).toEqual({
+      done: 'failed',
+      why: 'invalid spec: bad',
+    });
     expect(outcomeOf(rolling)).toBeUndefined();
   });
 });
@@ -79,7 +92,9 @@ describe('moves in the status views', () => {
   });
 
   it('shows replicas on their way back and why a move is blocked', () => {
-    expect(statusLine(moving)).toContain('moves arm64->amd 1 (+1 returning) (Fault); moves blocked: region arm64 failed; no other region has room for 1 replica');
+    expect(statusLine(moving)).toContain(
+      'moves arm64->amd 1 (+1 returning) (Fault); moves blocked: region arm64 failed; no other region has room for 1 replica',
+    );
     const frame = statusFrame(moving, { colors: colors(false), bin: 'edctl' }).split('\n');
     expect(frame).toContain('  moved 1 (+1 returning) from arm64 to amd (Fault since 2026-01-01T00:00:00Z)');
     expect(frame).toContain('  moves blocked: region arm64 failed; no other region has room for 1 replica');
@@ -114,7 +129,9 @@ describe('statusFrame', () => {
 
   it('suggests resume after edctl pause or abort, but not for a pause from Git', () => {
     const paused = { phase: 'Paused', conditions: [{ type: 'Progressing', status: 'True', reason: 'Paused' }] };
-    expect(statusFrame(ed(paused, { annotations: { [PAUSED_ANNOTATION]: 'true' } }), { colors: colors(false), bin: 'edctl' })).toContain('next: edctl resume web -n shop');
+    expect(statusFrame(ed(paused, { annotations: { [PAUSED_ANNOTATION]: 'true' } }), { colors: colors(false), bin: 'edctl' })).toContain(
+      'next: edctl resume web -n shop',
+    );
     expect(statusFrame(ed(paused), { colors: colors(false), bin: 'edctl' })).not.toContain('next:');
     expect(statusFrame(ed({}, { generation: 1 }), { colors: colors(false), bin: 'edctl' })).toContain('no status yet');
   });

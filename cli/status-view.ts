@@ -1,7 +1,9 @@
 import pc from 'picocolors';
-import { extendedDeploymentStatus, type ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
+import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
+import { MOVES_CONDITION, MovesReason } from '../core/api/conditions.js';
 import { PAUSED_ANNOTATION } from '../core/labels.js';
-import type { ExtendedDeploymentObject } from '../agent/objects.js';
+import type { ExtendedDeploymentObject } from '../core/kube/objects.js';
+import { rolloutReading, type RolloutReading } from '../core/rollout/status-reading.js';
 
 /** Colour functions (picocolors'); all of them return their input unchanged when colour is off. */
 export type Colors = ReturnType<typeof pc.createColors>;
@@ -19,43 +21,22 @@ export function colors(enabled: boolean): Colors {
   return pc.createColors(enabled);
 }
 
-/** Where a rollout is held: waiting for an approval, paused, aborted, or past its progress deadline. */
-export type Gate = 'WaitingForConfirmation' | 'Paused' | 'Aborted' | 'Degraded';
-
-/** The status, parsed leniently (a status this edctl does not know shows as empty, never as an error). */
-export function statusOf(ed: ExtendedDeploymentObject): ExtendedDeploymentStatus {
-  const parsed = extendedDeploymentStatus.safeParse(ed.status ?? {});
-  return parsed.success ? parsed.data : {};
-}
-
-/** The gate the rollout is held at, if any. An abort shows as phase Paused with the Progressing reason Aborted. */
-export function gateOf(status: ExtendedDeploymentStatus): Gate | undefined {
-  const reason = status.conditions?.find((c) => c.type === 'Progressing')?.reason;
-  if (reason === 'Aborted') return 'Aborted';
-  return status.phase === 'WaitingForConfirmation' || status.phase === 'Paused' || status.phase === 'Degraded' ? status.phase : undefined;
-}
-
-/** Whether the status describes the spec as it is now (the agent has seen the current generation). */
-function current(ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): boolean {
-  const generation = ed.metadata?.generation;
-  return generation === undefined || (status.observedGeneration !== undefined && status.observedGeneration >= generation);
-}
-
 /** How a watch with --until-done ends: the rollout is Healthy, it cannot finish without help (why), or not yet. */
 export type Outcome = { readonly done: 'healthy' } | { readonly done: 'failed'; readonly why: string } | undefined;
 
-/** Whether a rollout is over, as `edctl status --until-done` decides it. Only a status of the current generation counts. */
+/**
+ * Whether a rollout is over, as `edctl status --until-done` decides it: Healthy is done, Degraded (an invalid spec, a
+ * missed deadline) cannot finish without help. The health is read for the current generation only.
+ */
 export function outcomeOf(ed: ExtendedDeploymentObject): Outcome {
-  const status = statusOf(ed);
-  const invalid = status.conditions?.find((c) => c.type === 'Valid' && c.status === 'False');
-  if (!current(ed, status)) return undefined;
+  const { health, invalid, progressing, status } = rolloutReading(ed);
+  if (health === 'Healthy') return { done: 'healthy' };
+  if (health !== 'Degraded') return undefined;
   if (invalid) return { done: 'failed', why: `invalid spec: ${invalid.message ?? invalid.reason ?? ''}` };
-  if (status.phase === 'Healthy') return { done: 'healthy' };
-  if (status.phase === 'Degraded') {
-    const progressing = status.conditions?.find((c) => c.type === 'Progressing');
-    return { done: 'failed', why: `rollout ${status.revision ?? ''} is Degraded in group ${status.currentGroup ?? 0}: ${progressing?.message ?? progressing?.reason ?? ''}` };
-  }
-  return undefined;
+  return {
+    done: 'failed',
+    why: `rollout ${status.revision ?? ''} is Degraded in group ${status.currentGroup ?? 0}: ${progressing?.message ?? progressing?.reason ?? ''}`,
+  };
 }
 
 const qualifiedName = (ed: ExtendedDeploymentObject) => `${ed.metadata?.namespace ? `${ed.metadata.namespace}/` : ''}${ed.metadata?.name ?? ''}`;
@@ -78,8 +59,8 @@ function regionCounts(status: ExtendedDeploymentStatus): RegionCounts[] {
 const groupText = (status: ExtendedDeploymentStatus) => (status.totalGroups ? `group ${status.currentGroup ?? 0}/${status.totalGroups}` : '');
 
 /** The phase or gate word shown for a status: the gate when held, else the phase. */
-function stateWord(status: ExtendedDeploymentStatus): string {
-  return gateOf(status) ?? status.phase ?? 'no phase';
+function stateWord({ gate, status }: RolloutReading): string {
+  return gate ?? status.phase ?? 'no phase';
 }
 
 /**
@@ -87,14 +68,17 @@ function stateWord(status: ExtendedDeploymentStatus): string {
  * old and ready pods, and the moves. `edctl status --watch` prints it whenever it changes when stdout is not a terminal.
  */
 export function statusLine(ed: ExtendedDeploymentObject): string {
-  const status = statusOf(ed);
-  if (!status.phase && !status.conditions?.length) return `${qualifiedName(ed)}: no status yet`;
-  const head = [`${qualifiedName(ed)}:`, status.revision ? `rollout ${status.revision}` : '', groupText(status), stateWord(status)].filter((s) => s !== '').join(' ');
+  const reading = rolloutReading(ed);
+  const { status } = reading;
+  if (!reading.reported) return `${qualifiedName(ed)}: no status yet`;
+  const head = [`${qualifiedName(ed)}:`, status.revision ? `rollout ${status.revision}` : '', groupText(status), stateWord(reading)]
+    .filter((s) => s !== '')
+    .join(' ');
   const parts = [head, ...regionCounts(status).map((r) => `${r.name} new ${r.updated}/${r.desired} old ${r.old} ready ${r.ready}`)];
   if (status.moves?.length) parts.push(`moves ${status.moves.map((m) => `${m.from}->${m.to} ${m.count}${returning(m)} (${m.reason})`).join(', ')}`);
   const blocked = blockedMoves(status);
   if (blocked) parts.push(`moves blocked: ${blocked}`);
-  if (!current(ed, status)) parts.push(`status of generation ${status.observedGeneration ?? 0}, spec at ${ed.metadata?.generation ?? 0}`);
+  if (!reading.observed) parts.push(`status of generation ${status.observedGeneration ?? 0}, spec at ${ed.metadata?.generation ?? 0}`);
   return parts.join('; ');
 }
 
@@ -103,8 +87,8 @@ const returning = (m: Move) => (m.returning ? ` (+${m.returning} returning)` : '
 
 /** Why replicas that should move cannot (no room anywhere, every region looks failed), from the Moves condition. */
 function blockedMoves(status: ExtendedDeploymentStatus): string | undefined {
-  const moves = status.conditions?.find((c) => c.type === 'Moves');
-  return moves?.reason === 'NoRoom' || moves?.reason === 'AllRegionsFailed' ? moves.message : undefined;
+  const moves = status.conditions?.find((c) => c.type === MOVES_CONDITION);
+  return moves?.reason === MovesReason.NoRoom || moves?.reason === MovesReason.AllRegionsFailed ? moves.message : undefined;
 }
 
 /** Cells of a region's bar. */
@@ -121,8 +105,8 @@ export function bar(r: Pick<RegionCounts, 'desired' | 'updated' | 'old'>, c: Col
   return `${c.green('█'.repeat(updated))}${c.yellow('▒'.repeat(old))}${c.dim('·'.repeat(width - updated - old))}`;
 }
 
-function colouredState(status: ExtendedDeploymentStatus, c: Colors): string {
-  const word = stateWord(status);
+function colouredState(reading: RolloutReading, c: Colors): string {
+  const word = stateWord(reading);
   if (word === 'Healthy') return c.green(word);
   if (word === 'Degraded' || word === 'Aborted') return c.red(word);
   if (word === 'WaitingForConfirmation' || word === 'Paused') return c.yellow(word);
@@ -141,14 +125,15 @@ export interface FrameOptions {
  * gate, a bar per region with its new, old and ready pods against desired, the moves, and what to do at a gate.
  */
 export function statusFrame(ed: ExtendedDeploymentObject, { colors: c, bin }: FrameOptions): string {
-  const status = statusOf(ed);
+  const reading = rolloutReading(ed);
+  const { status, invalid, progressing, gate } = reading;
   const name = qualifiedName(ed);
   const lines: string[] = [];
-  if (!status.phase && !status.conditions?.length) {
+  if (!reading.reported) {
     lines.push(`${c.bold(`ExtendedDeployment ${name}`)}  ${c.dim('no status yet: is the agent running?')}`);
     return `${lines.join('\n')}\n`;
   }
-  const head = [c.bold(`ExtendedDeployment ${name}`), status.revision ? `rollout ${status.revision}` : '', groupText(status), colouredState(status, c)];
+  const head = [c.bold(`ExtendedDeployment ${name}`), status.revision ? `rollout ${status.revision}` : '', groupText(status), colouredState(reading, c)];
   lines.push(head.filter((s) => s !== '').join('  '));
   const regions = regionCounts(status);
   const width = Math.max(0, ...regions.map((r) => r.name.length));
@@ -160,14 +145,12 @@ export function statusFrame(ed: ExtendedDeploymentObject, { colors: c, bin }: Fr
   for (const m of status.moves ?? []) lines.push(`  ${c.magenta('moved')} ${m.count}${returning(m)} from ${m.from} to ${m.to} (${m.reason} since ${m.since})`);
   const blocked = blockedMoves(status);
   if (blocked) lines.push(`  ${c.red('moves blocked:')} ${blocked}`);
-  const progressing = status.conditions?.find((c2) => c2.type === 'Progressing');
-  const invalid = status.conditions?.find((c2) => c2.type === 'Valid' && c2.status === 'False');
   if (invalid) lines.push(`  ${c.red('invalid spec:')} ${invalid.message ?? ''}`);
   else if (progressing?.message) lines.push(`  ${c.dim(progressing.message)}`);
   const target = `${ed.metadata?.name ?? ''}${ed.metadata?.namespace ? ` -n ${ed.metadata.namespace}` : ''}`;
-  const gate = gateOf(status);
   if (gate === 'WaitingForConfirmation') lines.push(`  next: ${bin} approve ${target}`);
   else if ((gate === 'Paused' && ed.metadata?.annotations?.[PAUSED_ANNOTATION] === 'true') || gate === 'Aborted') lines.push(`  next: ${bin} resume ${target}`);
-  if (!current(ed, status)) lines.push(`  ${c.dim(`the agent has not yet seen generation ${ed.metadata?.generation ?? 0} (status is for ${status.observedGeneration ?? 0})`)}`);
+  if (!reading.observed)
+    lines.push(`  ${c.dim(`the agent has not yet seen generation ${ed.metadata?.generation ?? 0} (status is for ${status.observedGeneration ?? 0})`)}`);
   return `${lines.join('\n')}\n`;
 }

@@ -21,7 +21,9 @@ describe('every command', () => {
   it('cluster commands take --kubeconfig, --context and -n/--namespace; read commands -o/--output json', () => {
     for (const name of CLUSTER_COMMANDS) {
       const flags = commands.find((c) => c.name() === name)?.options.map((o) => o.flags);
-      expect(flags, name).toEqual(expect.arrayContaining([expect.stringMatching(/^--kubeconfig /), expect.stringMatching(/^--context /), expect.stringMatching(/^-n, --namespace /)]));
+      expect(flags, name).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^--kubeconfig /), expect.stringMatching(/^--context /), expect.stringMatching(/^-n, --namespace /)]),
+      );
     }
     for (const name of READ_COMMANDS) {
       const output = commands.find((c) => c.name() === name)?.options.find((o) => o.long === '--output');
@@ -65,12 +67,38 @@ describe('edctl diff', () => {
   });
 
   it('prints the JSON shape, with replicas before and after', async () => {
-    const dir = fixture({ 'regions.yaml': regions, 'sample.yaml': sample.replace('          image: alpine\n', '          image: alpine:3.20\n').replace('- sleep 100000', '- sleep 200000') });
+    const dir = fixture({
+      'regions.yaml': regions,
+      'sample.yaml': sample.replace('          image: alpine\n', '          image: alpine:3.20\n').replace('- sleep 100000', '- sleep 200000'),
+    });
     expect(await run(['diff', '-f', dir, '--from', 'examples/upstream-sample', '-o', 'json'])).toBe(0);
-    const [ed] = (JSON.parse(captured.out) as { extendedDeployments: { change: string; fromReplicas: number; replicas: number; regions: { name: string; update: string; updateReason: string; fromReplicas: number; replicas: number; templateChanges: { path: string; from: unknown; to: unknown }[] }[]; groups: unknown[] }[] }).extendedDeployments;
+    const [ed] = (
+      JSON.parse(captured.out) as {
+        extendedDeployments: {
+          change: string;
+          fromReplicas: number;
+          replicas: number;
+          regions: {
+            name: string;
+            update: string;
+            updateReason: string;
+            fromReplicas: number;
+            replicas: number;
+            templateChanges: { path: string; from: unknown; to: unknown }[];
+          }[];
+          groups: unknown[];
+        }[];
+      }
+    ).extendedDeployments;
     expect(ed?.change).toBe('changed');
     expect([ed?.fromReplicas, ed?.replicas]).toEqual([2, 2]);
-    expect(ed?.regions[1]).toMatchObject({ name: 'region2', update: 'replace', updateReason: 'fields other than images changed', fromReplicas: 1, replicas: 1 });
+    expect(ed?.regions[1]).toMatchObject({
+      name: 'region2',
+      update: 'replace',
+      updateReason: 'fields other than images changed',
+      fromReplicas: 1,
+      replicas: 1,
+    });
     expect(ed?.regions[1]?.templateChanges.map((c) => c.path)).toEqual(['spec.containers[0].image', 'spec.containers[0].command[2]']);
     expect(ed?.regions[0]?.templateChanges).toEqual([{ path: 'spec.containers[0].command[2]', from: 'sleep 100000', to: 'sleep 200000' }]);
     expect(ed?.groups).toHaveLength(1);
@@ -106,7 +134,14 @@ describe('edctl validate -o json', () => {
       objects: 3,
       deployRegions: 2,
       extendedDeployments: 1,
-      problems: [{ file: join(dir, 'web.yaml'), object: 'ExtendedDeployment extendeddeployment-sample', path: 'spec.regions[0].replicas', message: '"150%" exceeds 100%' }],
+      problems: [
+        {
+          file: join(dir, 'web.yaml'),
+          object: 'ExtendedDeployment extendeddeployment-sample',
+          path: 'spec.regions[0].replicas',
+          message: '"150%" exceeds 100%',
+        },
+      ],
     });
     expect(captured.err).toBe('error: 1 problem (listed in the JSON on stdout)\n');
   });

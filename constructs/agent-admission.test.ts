@@ -2,7 +2,15 @@ import { isDeepStrictEqual } from 'node:util';
 import { Environment, type Optional } from '@marcbachmann/cel-js';
 import { Chart, Testing } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
-import { IN_PLACE_READINESS_GATE, MARKED_AT_ANNOTATION, NAME_LABEL, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
+import {
+  IN_PLACE_READINESS_GATE,
+  MARKED_AT_ANNOTATION,
+  NAME_LABEL,
+  POD_DELETION_COST_ANNOTATION,
+  REGION_LABEL,
+  REVISION_LABEL,
+  SWAP_STATE_ANNOTATION,
+} from '../core/labels.js';
 import { agentAdmissionPolicies, type AgentAdmissionPolicySpec } from './agent-admission.js';
 import { AgentInstall, type AgentInstallProps } from './index.js';
 
@@ -24,7 +32,12 @@ interface PodFixture extends Json {
 }
 interface WorkloadFixture extends Json {
   metadata: Meta;
-  spec: { replicas: number; selector: { matchLabels: Record<string, string> }; template: { metadata: Json; spec: { containers: Container[] } }; [field: string]: unknown };
+  spec: {
+    replicas: number;
+    selector: { matchLabels: Record<string, string> };
+    template: { metadata: Json; spec: { containers: Container[] } };
+    [field: string]: unknown;
+  };
 }
 
 function render(props: Partial<AgentInstallProps> = {}, chartNamespace?: string): Obj[] {
@@ -42,10 +55,23 @@ const AGENT = 'system:serviceaccount:extended-deployment-system:extended-deploym
  * (`failurePolicy: Fail`). cel-js lacks cel-go's equality of optionals (`a.?x == b.?x`), added here with cel-go's
  * meaning: both absent, or both present and equal. test/e2e/admission.e2e.test.ts runs the same rules on an API server.
  */
-function admit(policy: AgentAdmissionPolicySpec, request: { operation: string; namespace?: string; subResource?: string; username?: string }, object: Json | null, oldObject: Json | null): string[] {
+function admit(
+  policy: AgentAdmissionPolicySpec,
+  request: { operation: string; namespace?: string; subResource?: string; username?: string },
+  object: Json | null,
+  oldObject: Json | null,
+): string[] {
   const env = new Environment({ unlistedVariablesAreDyn: true, enableOptionalTypes: true, homogeneousAggregateLiterals: false });
-  env.registerOperator('optional<dyn> == optional<dyn>', (a: Optional<unknown>, b: Optional<unknown>) => a.hasValue() === b.hasValue() && (!a.hasValue() || isDeepStrictEqual(a.value(), b.value())));
-  const req = { operation: request.operation, namespace: request.namespace ?? 'shop', subResource: request.subResource ?? '', userInfo: { username: request.username ?? AGENT } };
+  env.registerOperator(
+    'optional<dyn> == optional<dyn>',
+    (a: Optional<unknown>, b: Optional<unknown>) => a.hasValue() === b.hasValue() && (!a.hasValue() || isDeepStrictEqual(a.value(), b.value())),
+  );
+  const req = {
+    operation: request.operation,
+    namespace: request.namespace ?? 'shop',
+    subResource: request.subResource ?? '',
+    userInfo: { username: request.username ?? AGENT },
+  };
   const variables: Json = {};
   const context = { request: req, object, oldObject, variables };
   for (const v of policy.variables) {
@@ -62,7 +88,9 @@ function admit(policy: AgentAdmissionPolicySpec, request: { operation: string; n
   });
 }
 
-const policies = Object.fromEntries(agentAdmissionPolicies({ namespace: 'extended-deployment-system', name: 'extended-deployment-agent' }).map((p) => [p.resource, p.policy]));
+const policies = Object.fromEntries(
+  agentAdmissionPolicies({ namespace: 'extended-deployment-system', name: 'extended-deployment-agent' }).map((p) => [p.resource, p.policy]),
+);
 const pods = policies['pods']!;
 const replicaSets = policies['replicasets']!;
 const deployments = policies['deployments']!;
@@ -119,7 +147,12 @@ function workload(kind: 'ReplicaSet' | 'Deployment'): WorkloadFixture {
   return {
     apiVersion: 'apps/v1',
     kind,
-    metadata: { name: 'web-amd64', namespace: 'shop', labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd64', app: 'web' }, annotations: { 'deployment.kubernetes.io/revision': '1' } },
+    metadata: {
+      name: 'web-amd64',
+      namespace: 'shop',
+      labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd64', app: 'web' },
+      annotations: { 'deployment.kubernetes.io/revision': '1' },
+    },
     spec: {
       replicas: 3,
       minReadySeconds: 0,
@@ -133,9 +166,16 @@ function workload(kind: 'ReplicaSet' | 'Deployment'): WorkloadFixture {
 const update = { operation: 'UPDATE' };
 
 /** Each change of `old`, as an update (of `subResource`), is refused by exactly one rule: the one about `fragment`. */
-function expectRefused<T>(policy: AgentAdmissionPolicySpec, fragment: string, old: T & Json, changes: Record<string, (copy: T) => void>, subResource = ''): void {
+function expectRefused<T>(
+  policy: AgentAdmissionPolicySpec,
+  fragment: string,
+  old: T & Json,
+  changes: Record<string, (copy: T) => void>,
+  subResource = '',
+): void {
   const rule = message(policy, fragment);
-  for (const [what, change] of Object.entries(changes)) expect(admit(policy, { operation: 'UPDATE', subResource }, changed(old, change), old), what).toEqual([rule]);
+  for (const [what, change] of Object.entries(changes))
+    expect(admit(policy, { operation: 'UPDATE', subResource }, changed(old, change), old), what).toEqual([rule]);
 }
 
 describe('agent admission policies: rendered objects', () => {
@@ -164,7 +204,9 @@ describe('agent admission policies: rendered objects', () => {
       // Refused as RBAC refuses (403): the agent ignores a 422 on pod writes (another pod took the name).
       for (const v of spec.validations) expect(v.reason).toBe('Forbidden');
     }
-    const rules = admission.filter((p) => p.kind === 'ValidatingAdmissionPolicy').map((o) => (o.spec as AgentAdmissionPolicySpec).matchConstraints.resourceRules);
+    const rules = admission
+      .filter((p) => p.kind === 'ValidatingAdmissionPolicy')
+      .map((o) => (o.spec as AgentAdmissionPolicySpec).matchConstraints.resourceRules);
     expect(rules).toEqual([
       [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'pods/status'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
       [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: ['replicasets'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
@@ -186,14 +228,19 @@ describe('agent admission policies: rendered objects', () => {
     expect(render({ admissionPolicy: false }).filter((o) => o.apiVersion.startsWith('admissionregistration'))).toEqual([]);
   });
 
-  it('with watchNamespace, refuses the agent\'s writes in every other namespace', () => {
+  it("with watchNamespace, refuses the agent's writes in every other namespace", () => {
     const scoped = render({ watchNamespace: 'shop' }).filter((o) => o.kind === 'ValidatingAdmissionPolicy');
     expect(scoped).toHaveLength(3);
     for (const o of scoped) {
       const spec = o.spec as AgentAdmissionPolicySpec;
       const rule = "request.namespace in ['shop']";
       expect(spec.validations.map((v) => v.expression)).toContain(rule);
-      const elsewhere = admit(spec, { operation: 'DELETE', namespace: 'kube-system' }, null, o.metadata.name.endsWith('-pods') ? pod() : workload('ReplicaSet'));
+      const elsewhere = admit(
+        spec,
+        { operation: 'DELETE', namespace: 'kube-system' },
+        null,
+        o.metadata.name.endsWith('-pods') ? pod() : workload('ReplicaSet'),
+      );
       expect(elsewhere, o.metadata.name).toContain('the agent writes only in the namespaces it watches: shop');
     }
     const [pods] = scoped;
@@ -202,14 +249,16 @@ describe('agent admission policies: rendered objects', () => {
 });
 
 describe('agent admission policies: pods', () => {
-  it('applies only to the agent\'s ServiceAccount', () => {
+  it("applies only to the agent's ServiceAccount", () => {
     expect(admit(pods, { operation: 'CREATE', username: 'system:serviceaccount:kube-system:replicaset-controller' }, pod(), null)).toEqual(['(not matched)']);
   });
 
   it('lets the agent make each of its pod writes (agent/actuators.ts)', () => {
     const old = pod();
     const writes: Record<string, PodFixture> = {
-      markOld: changed(old, (p) => Object.assign(p.metadata.annotations, { [POD_DELETION_COST_ANNOTATION]: '-100', [MARKED_AT_ANNOTATION]: '2026-01-01T00:00:00Z' })),
+      markOld: changed(old, (p) =>
+        Object.assign(p.metadata.annotations, { [POD_DELETION_COST_ANNOTATION]: '-100', [MARKED_AT_ANNOTATION]: '2026-01-01T00:00:00Z' }),
+      ),
       swapBegin: changed(old, (p) => (p.metadata.annotations[SWAP_STATE_ANNOTATION] = '{"phase":"draining"}')),
       swapImages: changed(old, (p) => {
         p.metadata.annotations[SWAP_STATE_ANNOTATION] = '{"phase":"swapping"}';
@@ -220,12 +269,28 @@ describe('agent admission policies: pods', () => {
     };
     for (const [write, object] of Object.entries(writes)) expect(admit(pods, update, object, old), write).toEqual([]);
     const marked = writes['markOld']!;
-    expect(admit(pods, update, changed(marked, (p) => delete p.metadata.annotations[MARKED_AT_ANNOTATION]), marked), 'unmark').toEqual([]);
+    expect(
+      admit(
+        pods,
+        update,
+        changed(marked, (p) => delete p.metadata.annotations[MARKED_AT_ANNOTATION]),
+        marked,
+      ),
+      'unmark',
+    ).toEqual([]);
     expect(admit(pods, { operation: 'UPDATE', subResource: 'status' }, writes['closeGate']!, old), 'closeGate on pods/status').toEqual([]);
     expect(admit(pods, { operation: 'DELETE' }, null, old), 'deletePod').toEqual([]);
     // Pods without annotations at all (the common case: templates rarely carry any).
     const bare = changed(old, (p) => delete (p.metadata as Partial<Meta>).annotations);
-    expect(admit(pods, update, changed(bare, (p) => (p.metadata.annotations = { [POD_DELETION_COST_ANNOTATION]: '-100' })), bare), 'markOld, no annotations before').toEqual([]);
+    expect(
+      admit(
+        pods,
+        update,
+        changed(bare, (p) => (p.metadata.annotations = { [POD_DELETION_COST_ANNOTATION]: '-100' })),
+        bare,
+      ),
+      'markOld, no annotations before',
+    ).toEqual([]);
   });
 
   it('refuses to create a pod', () => {
@@ -236,7 +301,14 @@ describe('agent admission policies: pods', () => {
     const unrelated = changed(pod(), (p) => (p.metadata.labels = { app: 'coredns' }));
     const rule = message(pods, 'labelled');
     expect(admit(pods, { operation: 'DELETE' }, null, unrelated)).toEqual([rule]);
-    expect(admit(pods, update, changed(unrelated, (p) => (p.metadata.annotations[POD_DELETION_COST_ANNOTATION] = '-100')), unrelated)).toEqual([rule]);
+    expect(
+      admit(
+        pods,
+        update,
+        changed(unrelated, (p) => (p.metadata.annotations[POD_DELETION_COST_ANNOTATION] = '-100')),
+        unrelated,
+      ),
+    ).toEqual([rule]);
     // One of the two labels is not enough.
     const nameOnly = changed(pod(), (p) => delete p.metadata.labels[REGION_LABEL]);
     expect(admit(pods, { operation: 'DELETE' }, null, nameOnly)).toEqual([rule]);
@@ -252,7 +324,7 @@ describe('agent admission policies: pods', () => {
     expectRefused(pods, 'no pod label', pod(), { 'the region label': (p) => (p.metadata.labels[REGION_LABEL] = 'arm64') }, 'status');
   });
 
-  it('refuses annotation changes other than the agent\'s own', () => {
+  it("refuses annotation changes other than the agent's own", () => {
     expectRefused(pods, 'no pod annotation', pod(), {
       'an annotation changed': (p) => (p.metadata.annotations['team.example/owner'] = 'mallory'),
       'an annotation added': (p) => (p.metadata.annotations['kubectl.kubernetes.io/restartedAt'] = 'now'),
@@ -268,13 +340,18 @@ describe('agent admission policies: pods', () => {
   });
 
   it('refuses every spec change the API allows besides images', () => {
-    expectRefused(pods, 'no pod spec field', changed(pod(), (p) => (p.spec.initContainers = [{ name: 'init', image: 'registry.example/init:1' }])), {
-      'an init container image': (p) => (p.spec.initContainers![0]!.image = 'evil:1'),
-      'a toleration': (p) => p.spec.tolerations.push({ key: 'node-role.kubernetes.io/control-plane', operator: 'Exists' }),
-      activeDeadlineSeconds: (p) => (p.spec['activeDeadlineSeconds'] = 1),
-      terminationGracePeriodSeconds: (p) => (p.spec['terminationGracePeriodSeconds'] = 1),
-      nodeSelector: (p) => (p.spec['nodeSelector'] = { 'kubernetes.io/hostname': 'control-plane' }),
-    });
+    expectRefused(
+      pods,
+      'no pod spec field',
+      changed(pod(), (p) => (p.spec.initContainers = [{ name: 'init', image: 'registry.example/init:1' }])),
+      {
+        'an init container image': (p) => (p.spec.initContainers![0]!.image = 'evil:1'),
+        'a toleration': (p) => p.spec.tolerations.push({ key: 'node-role.kubernetes.io/control-plane', operator: 'Exists' }),
+        activeDeadlineSeconds: (p) => (p.spec['activeDeadlineSeconds'] = 1),
+        terminationGracePeriodSeconds: (p) => (p.spec['terminationGracePeriodSeconds'] = 1),
+        nodeSelector: (p) => (p.spec['nodeSelector'] = { 'kubernetes.io/hostname': 'control-plane' }),
+      },
+    );
   });
 
   it('refuses status changes other than the InPlaceUpdateReady condition', () => {
@@ -294,24 +371,62 @@ describe('agent admission policies: pods', () => {
       delete p.spec['readinessGates'];
       p.status.conditions.splice(0, 1);
     });
-    expect(admit(pods, update, changed(ungated, (p) => (p.spec.containers[0]!.image = 'evil:1')), ungated)).toEqual([rule]);
+    expect(
+      admit(
+        pods,
+        update,
+        changed(ungated, (p) => (p.spec.containers[0]!.image = 'evil:1')),
+        ungated,
+      ),
+    ).toEqual([rule]);
     const gate = { type: IN_PLACE_READINESS_GATE, status: 'False' };
-    expect(admit(pods, { operation: 'UPDATE', subResource: 'status' }, changed(ungated, (p) => p.status.conditions.push(gate)), ungated)).toEqual([rule]);
+    expect(
+      admit(
+        pods,
+        { operation: 'UPDATE', subResource: 'status' },
+        changed(ungated, (p) => p.status.conditions.push(gate)),
+        ungated,
+      ),
+    ).toEqual([rule]);
     // The agent still marks ungated pods.
-    expect(admit(pods, update, changed(ungated, (p) => (p.metadata.annotations[POD_DELETION_COST_ANNOTATION] = '-100')), ungated)).toEqual([]);
+    expect(
+      admit(
+        pods,
+        update,
+        changed(ungated, (p) => (p.metadata.annotations[POD_DELETION_COST_ANNOTATION] = '-100')),
+        ungated,
+      ),
+    ).toEqual([]);
   });
 });
 
 describe('agent admission policies: ReplicaSets and Deployments', () => {
   it('lets the agent scale, and pause a Deployment', () => {
     const rs = workload('ReplicaSet');
-    expect(admit(replicaSets, update, changed(rs, (w) => (w.spec.replicas = 5)), rs)).toEqual([]);
+    expect(
+      admit(
+        replicaSets,
+        update,
+        changed(rs, (w) => (w.spec.replicas = 5)),
+        rs,
+      ),
+    ).toEqual([]);
     const d = workload('Deployment');
-    expect(admit(deployments, update, changed(d, (w) => Object.assign(w.spec, { replicas: 0, paused: true })), d)).toEqual([]);
+    expect(
+      admit(
+        deployments,
+        update,
+        changed(d, (w) => Object.assign(w.spec, { replicas: 0, paused: true })),
+        d,
+      ),
+    ).toEqual([]);
   });
 
   it('refuses to create or delete a workload', () => {
-    for (const [policy, kind] of [[replicaSets, 'ReplicaSet'], [deployments, 'Deployment']] as const) {
+    for (const [policy, kind] of [
+      [replicaSets, 'ReplicaSet'],
+      [deployments, 'Deployment'],
+    ] as const) {
       const rule = message(policy, 'never creates or deletes');
       expect(admit(policy, { operation: 'CREATE' }, workload(kind), null), kind).toEqual([rule]);
       expect(admit(policy, { operation: 'DELETE' }, null, workload(kind)), kind).toEqual([rule]);
@@ -319,9 +434,20 @@ describe('agent admission policies: ReplicaSets and Deployments', () => {
   });
 
   it('refuses to change a workload without the ExtendedDeployment labels', () => {
-    for (const [policy, kind] of [[replicaSets, 'ReplicaSet'], [deployments, 'Deployment']] as const) {
+    for (const [policy, kind] of [
+      [replicaSets, 'ReplicaSet'],
+      [deployments, 'Deployment'],
+    ] as const) {
       const unrelated = changed(workload(kind), (w) => (w.metadata.labels = { app: 'coredns' }));
-      expect(admit(policy, update, changed(unrelated, (w) => (w.spec.replicas = 0)), unrelated), kind).toEqual([message(policy, 'labelled')]);
+      expect(
+        admit(
+          policy,
+          update,
+          changed(unrelated, (w) => (w.spec.replicas = 0)),
+          unrelated,
+        ),
+        kind,
+      ).toEqual([message(policy, 'labelled')]);
     }
   });
 
@@ -339,7 +465,10 @@ describe('agent admission policies: ReplicaSets and Deployments', () => {
   });
 
   it('refuses metadata changes', () => {
-    for (const [policy, kind] of [[replicaSets, 'ReplicaSet'], [deployments, 'Deployment']] as const) {
+    for (const [policy, kind] of [
+      [replicaSets, 'ReplicaSet'],
+      [deployments, 'Deployment'],
+    ] as const) {
       expectRefused(policy, 'labels, annotations', workload(kind), {
         [`${kind}: a label`]: (c) => (c.metadata.labels['app'] = 'other'),
         [`${kind}: an annotation`]: (c) => (c.metadata.annotations['x'] = 'y'),
@@ -358,7 +487,10 @@ describe('agent admission policies: coverage', () => {
       deployments: ['never creates or deletes', 'labelled', 'labels, annotations', 'only spec.replicas and spec.paused'],
     };
     for (const [resource, policy] of Object.entries(policies)) {
-      expect(policy.validations.map((v) => fragments[resource]?.filter((f) => v.message.includes(f)).length), resource).toEqual(policy.validations.map(() => 1));
+      expect(
+        policy.validations.map((v) => fragments[resource]?.filter((f) => v.message.includes(f)).length),
+        resource,
+      ).toEqual(policy.validations.map(() => 1));
     }
   });
 });

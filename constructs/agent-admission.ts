@@ -4,7 +4,15 @@
 // agent/actuators.ts makes, on the objects the renderer labels (core/render.ts), so a stolen agent token cannot run
 // an image of its choice in kube-system, rewrite a workload's template, or spoof a pod's IP or readiness.
 // constructs/agent-admission.test.ts evaluates every rule; test/e2e/admission.e2e.test.ts applies them to an API server.
-import { IN_PLACE_READINESS_GATE, MARKED_AT_ANNOTATION, NAME_LABEL, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
+import {
+  IN_PLACE_READINESS_GATE,
+  MARKED_AT_ANNOTATION,
+  NAME_LABEL,
+  POD_DELETION_COST_ANNOTATION,
+  REGION_LABEL,
+  REVISION_LABEL,
+  SWAP_STATE_ANNOTATION,
+} from '../core/labels.js';
 
 /** One CEL validation of a policy: the expression must be true, else the request is denied with `message`. */
 export interface AdmissionValidation {
@@ -138,7 +146,12 @@ function commonValidations(kind: string, options: AgentAdmissionOptions, operati
         { expression: `request.operation != 'CREATE'`, message: `the agent never creates ${kind}` },
     ...(options.watchNamespaces !== undefined
       ? // With watched namespaces the agent has no business elsewhere, whatever RBAC says.
-        [{ expression: `request.namespace in ${list(options.watchNamespaces)}`, message: `the agent writes only in the namespaces it watches: ${options.watchNamespaces.join(', ')}` }]
+        [
+          {
+            expression: `request.namespace in ${list(options.watchNamespaces)}`,
+            message: `the agent writes only in the namespaces it watches: ${options.watchNamespaces.join(', ')}`,
+          },
+        ]
       : []),
     // Only an ExtendedDeployment's objects: unrelated pods and workloads (kube-system's, other teams') are not the agent's.
     {
@@ -159,7 +172,9 @@ function podPolicy(options: AgentAdmissionOptions): AgentAdmissionPolicySpec {
   const gate = quote(IN_PLACE_READINESS_GATE);
   return {
     ...shared(options),
-    matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'pods/status'], operations: ['CREATE', 'UPDATE', 'DELETE'] }] },
+    matchConstraints: {
+      resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'pods/status'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
+    },
     variables: [
       ...METADATA_VARIABLES,
       // In-place updates are on for the pod: the renderer adds the readiness gate only then (core/render.ts), and a
@@ -185,7 +200,7 @@ function podPolicy(options: AgentAdmissionOptions): AgentAdmissionPolicySpec {
       {
         // Dropping the controller reference orphans a pod (its ReplicaSet stops counting it); finalizers hold deletion.
         expression: onUpdate(unchanged('.metadata', ['ownerReferences', 'finalizers'])),
-        message: 'the agent may not change a pod\'s ownerReferences or finalizers',
+        message: "the agent may not change a pod's ownerReferences or finalizers",
       },
       {
         // Container images are the only other spec field the API lets an update change.
@@ -226,7 +241,9 @@ function workloadPolicy(options: AgentAdmissionOptions, resource: 'replicasets' 
       ...commonValidations(resource, options, 'update'),
       {
         // The agent writes no metadata on workloads; labels are also the selector's.
-        expression: onUpdate(`variables.newLabels == variables.oldLabels && variables.newAnnotations == variables.oldAnnotations && ${unchanged('.metadata', ['ownerReferences', 'finalizers'])}`),
+        expression: onUpdate(
+          `variables.newLabels == variables.oldLabels && variables.newAnnotations == variables.oldAnnotations && ${unchanged('.metadata', ['ownerReferences', 'finalizers'])}`,
+        ),
         message: `the agent may not change a ${resource === 'deployments' ? 'Deployment' : 'ReplicaSet'}'s labels, annotations, ownerReferences or finalizers`,
       },
       { expression: onUpdate(unchanged('.spec', pinned)), message: `the agent may change only ${writable} (${pinned.join(', ')} stay)` },

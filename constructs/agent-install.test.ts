@@ -21,14 +21,16 @@ const row = (r: Rule) => `${r.apiGroups.join(',')} ${r.resources.join(',')} ${r.
 
 /** The agent's container and pod spec from the rendered Deployment. */
 function podOf(objects: Obj[]) {
-  const deployment = find(objects, 'Deployment') as Obj & { spec: { replicas: number; template: { spec: Record<string, unknown> & { containers: Record<string, unknown>[] } } } };
+  const deployment = find(objects, 'Deployment') as Obj & {
+    spec: { replicas: number; template: { spec: Record<string, unknown> & { containers: Record<string, unknown>[] } } };
+  };
   const pod = deployment.spec.template.spec;
   const container = pod.containers[0] as Record<string, unknown> & { args: string[]; securityContext: Record<string, unknown> };
   return { deployment, pod, container };
 }
 
 describe('AgentInstall', () => {
-  it('renders the install in its namespace, every object in the CRDs\' sync wave', () => {
+  it("renders the install in its namespace, every object in the CRDs' sync wave", () => {
     const objects = render();
     expect(objects.map((o) => `${o.kind} ${o.metadata.namespace ?? '-'}/${o.metadata.name}`)).toEqual([
       'Namespace -/extended-deployment-system',
@@ -80,7 +82,11 @@ describe('AgentInstall', () => {
     const objects = render();
     const subject = [{ kind: 'ServiceAccount', name: 'extended-deployment-agent', namespace: 'extended-deployment-system' }];
     expect(find(objects, 'ClusterRoleBinding')['subjects']).toEqual(subject);
-    expect(find(objects, 'ClusterRoleBinding')['roleRef']).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'extended-deployment-agent' });
+    expect(find(objects, 'ClusterRoleBinding')['roleRef']).toEqual({
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: 'extended-deployment-agent',
+    });
     expect(rulesOf(find(objects, 'Role')).map(row)).toEqual([
       'coordination.k8s.io leases create',
       'coordination.k8s.io leases get,update [extended-deployment-agent]',
@@ -103,7 +109,15 @@ describe('AgentInstall', () => {
     ]);
     const watch = find(objects, 'Role', 'extended-deployment-agent');
     expect(watch.metadata.namespace).toBe('shop');
-    expect(rulesOf(watch).map((r) => r.resources[0])).toEqual(['extendeddeployments', 'extendeddeployments/status', 'replicasets', 'deployments', 'pods', 'pods/eviction', 'pods/status']);
+    expect(rulesOf(watch).map((r) => r.resources[0])).toEqual([
+      'extendeddeployments',
+      'extendeddeployments/status',
+      'replicasets',
+      'deployments',
+      'pods',
+      'pods/eviction',
+      'pods/status',
+    ]);
     expect(find(objects, 'RoleBinding', 'extended-deployment-agent').metadata.namespace).toBe('shop');
     expect(podOf(objects).container.args).toContain('--namespace=shop');
   });
@@ -151,13 +165,31 @@ describe('AgentInstall', () => {
   });
 
   it('takes its settings from props', () => {
-    const objects = render({ namespace: 'ops', replicas: 1, metricsPort: 9090, healthProbePort: 9091, logLevel: 'debug', leaseDurationSeconds: 30, workers: 4, resources: { requests: { cpu: '50m' } }, createNamespace: false });
+    const objects = render({
+      namespace: 'ops',
+      replicas: 1,
+      metricsPort: 9090,
+      healthProbePort: 9091,
+      logLevel: 'debug',
+      leaseDurationSeconds: 30,
+      workers: 4,
+      resources: { requests: { cpu: '50m' } },
+      createNamespace: false,
+    });
     expect(objects.map((o) => o.kind)).not.toContain('Namespace');
     expect(objects.map((o) => o.kind)).not.toContain('PodDisruptionBudget');
     const { deployment, container } = podOf(objects);
     expect(deployment.spec.replicas).toBe(1);
     expect(deployment.metadata.namespace).toBe('ops');
-    expect(container.args).toEqual(expect.arrayContaining(['--metrics-bind-address=0.0.0.0:9090', '--health-probe-bind-address=0.0.0.0:9091', '--log-level=debug', '--lease-duration=30', '--workers=4']));
+    expect(container.args).toEqual(
+      expect.arrayContaining([
+        '--metrics-bind-address=0.0.0.0:9090',
+        '--health-probe-bind-address=0.0.0.0:9091',
+        '--log-level=debug',
+        '--lease-duration=30',
+        '--workers=4',
+      ]),
+    );
     expect(container['resources']).toEqual({ requests: { cpu: '50m' } });
     expect(find(objects, 'Service')['spec']).toEqual({
       selector: { 'app.kubernetes.io/name': 'extended-deployment-agent' },
@@ -176,7 +208,11 @@ describe('AgentInstall', () => {
     const objects = render({ metricsSecure: false });
     expect(podOf(objects).container.args).toContain('--metrics-secure=false');
     expect(objects.map((o) => o.metadata.name)).not.toContain('extended-deployment-agent-metrics-reader');
-    expect(rulesOf(find(objects, 'ClusterRole', 'extended-deployment-agent')).map(row).filter((r) => /review/.test(r))).toEqual([]);
+    expect(
+      rulesOf(find(objects, 'ClusterRole', 'extended-deployment-agent'))
+        .map(row)
+        .filter((r) => /review/.test(r)),
+    ).toEqual([]);
   });
 
   it('with metricsCertSecret, mounts the Secret read-only and serves /metrics over TLS with it', () => {
@@ -187,7 +223,7 @@ describe('AgentInstall', () => {
     expect(podOf(render()).container.args.some((a) => a.startsWith('--metrics-cert-dir'))).toBe(false);
   });
 
-  it('keeps cluster-scoped objects out of a namespaced chart\'s namespace', () => {
+  it("keeps cluster-scoped objects out of a namespaced chart's namespace", () => {
     const objects = render({}, 'somewhere');
     for (const kind of ['Namespace', 'ClusterRole', 'ClusterRoleBinding']) expect(find(objects, kind).metadata.namespace, kind).toBeUndefined();
     expect(find(objects, 'Deployment').metadata.namespace).toBe('extended-deployment-system');

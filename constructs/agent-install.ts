@@ -169,7 +169,12 @@ export class AgentInstall extends Construct {
     const replicas = props.replicas ?? 2;
     const labels = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': 'agent', 'app.kubernetes.io/part-of': 'extended-deployment' };
     const annotations = { [SYNC_WAVE_ANNOTATION]: CRD_SYNC_WAVE };
-    const meta = (objectName: string, objectNamespace?: string) => ({ name: objectName, ...(objectNamespace && { namespace: objectNamespace }), labels, annotations });
+    const meta = (objectName: string, objectNamespace?: string) => ({
+      name: objectName,
+      ...(objectNamespace && { namespace: objectNamespace }),
+      labels,
+      annotations,
+    });
     const subjects = [{ kind: 'ServiceAccount', name, namespace }];
 
     if (props.createNamespace ?? true) clusterScoped(new k8s.KubeNamespace(this, 'namespace', { metadata: meta(namespace) }));
@@ -180,16 +185,29 @@ export class AgentInstall extends Construct {
     const clusterWide = watchNamespace === undefined ? needed : needed.filter((p) => p.scope === 'Cluster');
     this.clusterRole = clusterScoped(new k8s.KubeClusterRole(this, 'cluster-role', { metadata: meta(name), rules: policyRules(clusterWide) }));
     clusterScoped(
-      new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', { metadata: meta(name), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects }),
+      new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', {
+        metadata: meta(name),
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+        subjects,
+      }),
     );
     // Not bound here: who scrapes is the cluster's choice (a ClusterRoleBinding to Prometheus' ServiceAccount).
     this.metricsReaderRole = metricsSecure
-      ? clusterScoped(new k8s.KubeClusterRole(this, 'metrics-reader', { metadata: meta(`${name}-metrics-reader`), rules: [{ nonResourceUrLs: ['/metrics'], verbs: ['get'] }] }))
+      ? clusterScoped(
+          new k8s.KubeClusterRole(this, 'metrics-reader', {
+            metadata: meta(`${name}-metrics-reader`),
+            rules: [{ nonResourceUrLs: ['/metrics'], verbs: ['get'] }],
+          }),
+        )
       : undefined;
     if (watchNamespace !== undefined) {
       const namespaced = AGENT_PERMISSIONS.filter((p) => p.scope === 'Namespaced');
       new k8s.KubeRole(this, 'watch-role', { metadata: meta(name, watchNamespace), rules: policyRules(namespaced) });
-      new k8s.KubeRoleBinding(this, 'watch-role-binding', { metadata: meta(name, watchNamespace), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects });
+      new k8s.KubeRoleBinding(this, 'watch-role-binding', {
+        metadata: meta(name, watchNamespace),
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects,
+      });
     }
     const leaseRole = `${name}-leader-election`;
     new k8s.KubeRole(this, 'lease-role', { metadata: meta(leaseRole, namespace), rules: leaseRules(name) });
@@ -202,8 +220,17 @@ export class AgentInstall extends Construct {
       const watchNamespaces = watchNamespace === undefined ? undefined : [watchNamespace];
       for (const { resource, name: policyName, policy, binding } of agentAdmissionPolicies({ namespace, name, watchNamespaces })) {
         const apiVersion = 'admissionregistration.k8s.io/v1';
-        clusterScoped(new ApiObject(this, `admission-policy-${resource}`, { apiVersion, kind: 'ValidatingAdmissionPolicy', metadata: meta(policyName), spec: policy }));
-        clusterScoped(new ApiObject(this, `admission-binding-${resource}`, { apiVersion, kind: 'ValidatingAdmissionPolicyBinding', metadata: meta(policyName), spec: binding }));
+        clusterScoped(
+          new ApiObject(this, `admission-policy-${resource}`, { apiVersion, kind: 'ValidatingAdmissionPolicy', metadata: meta(policyName), spec: policy }),
+        );
+        clusterScoped(
+          new ApiObject(this, `admission-binding-${resource}`, {
+            apiVersion,
+            kind: 'ValidatingAdmissionPolicyBinding',
+            metadata: meta(policyName),
+            spec: binding,
+          }),
+        );
       }
     }
 
@@ -268,7 +295,10 @@ export class AgentInstall extends Construct {
       },
     });
     if (replicas > 1) {
-      new k8s.KubePodDisruptionBudget(this, 'pdb', { metadata: meta(name, namespace), spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector } } });
+      new k8s.KubePodDisruptionBudget(this, 'pdb', {
+        metadata: meta(name, namespace),
+        spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector } },
+      });
     }
     new k8s.KubeService(this, 'service', {
       metadata: meta(name, namespace),

@@ -37,7 +37,8 @@ const NEEDS: Record<string, readonly string[]> = {
 /** Every generated API method (list, read, create, replace, patch, delete) the agent's non-test code calls on a client (`.listNamespacedPod(`, `.replaceNamespacedLease(`, ...). */
 function agentApiCalls(): Set<string> {
   const calls = new Set<string>();
-  for (const file of readdirSync('agent').filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))) {
+  // agent/runtime/ too: leader election and the metrics reviews call the API from there.
+  for (const file of readdirSync('agent', { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))) {
     const text = readFileSync(join('agent', file), 'utf8');
     for (const match of text.matchAll(/\.((?:list|read|create|replace|patch|delete)[A-Z]\w*)\(/g)) calls.add(match[1] ?? '');
   }

@@ -1,4 +1,4 @@
-import { API_GROUP } from '../core/api/common.js';
+import { API_GROUP, ED_PLURAL, REGION_PLURAL } from '../core/api/identity.js';
 
 /** Whether a resource lives in a namespace (a Role can grant it) or in the cluster (only a ClusterRole can). */
 export type ResourceScope = 'Namespaced' | 'Cluster';
@@ -23,20 +23,56 @@ export interface AgentPermission {
  * wildcards. `constructs/agent-rbac.test.ts` checks this table against the calls in agent/.
  */
 export const AGENT_PERMISSIONS: readonly AgentPermission[] = [
-  { apiGroup: API_GROUP, resource: 'extendeddeployments', verbs: ['list', 'watch'], scope: 'Namespaced', why: 'informer' },
-  { apiGroup: API_GROUP, resource: 'extendeddeployments/status', verbs: ['update'], scope: 'Namespaced', why: 'status writer (replace with resourceVersion)' },
-  { apiGroup: API_GROUP, resource: 'deployregions', verbs: ['list', 'watch'], scope: 'Cluster', why: 'informer' },
-  { apiGroup: API_GROUP, resource: 'deployregions/status', verbs: ['update'], scope: 'Cluster', why: 'region health (replace with resourceVersion)' },
+  { apiGroup: API_GROUP, resource: ED_PLURAL, verbs: ['list', 'watch'], scope: 'Namespaced', why: 'informer' },
+  { apiGroup: API_GROUP, resource: `${ED_PLURAL}/status`, verbs: ['update'], scope: 'Namespaced', why: 'status writer (replace with resourceVersion)' },
+  { apiGroup: API_GROUP, resource: REGION_PLURAL, verbs: ['list', 'watch'], scope: 'Cluster', why: 'informer' },
+  { apiGroup: API_GROUP, resource: `${REGION_PLURAL}/status`, verbs: ['update'], scope: 'Cluster', why: 'region health (replace with resourceVersion)' },
   { apiGroup: 'apps', resource: 'replicasets', verbs: ['list', 'watch', 'patch'], scope: 'Namespaced', why: 'informer; server-side apply of spec.replicas' },
-  { apiGroup: 'apps', resource: 'deployments', verbs: ['list', 'watch', 'patch'], scope: 'Namespaced', why: 'informer; server-side apply of spec.replicas and spec.paused (compat mode)' },
-  { apiGroup: '', resource: 'pods', verbs: ['list', 'watch'], scope: 'Cluster', why: 'informer; capacity counts the requests of every pod on a region\'s nodes, in any namespace' },
+  {
+    apiGroup: 'apps',
+    resource: 'deployments',
+    verbs: ['list', 'watch', 'patch'],
+    scope: 'Namespaced',
+    why: 'informer; server-side apply of spec.replicas and spec.paused (compat mode)',
+  },
+  {
+    apiGroup: '',
+    resource: 'pods',
+    verbs: ['list', 'watch'],
+    scope: 'Cluster',
+    why: "informer; capacity counts the requests of every pod on a region's nodes, in any namespace",
+  },
   { apiGroup: '', resource: 'pods', verbs: ['patch'], scope: 'Namespaced', why: 'deletion-cost annotation and in-place image swap' },
-  { apiGroup: '', resource: 'pods/eviction', verbs: ['create'], scope: 'Namespaced', why: 'replacement of old pods, through the Eviction API so PodDisruptionBudgets hold' },
+  {
+    apiGroup: '',
+    resource: 'pods/eviction',
+    verbs: ['create'],
+    scope: 'Namespaced',
+    why: 'replacement of old pods, through the Eviction API so PodDisruptionBudgets hold',
+  },
   { apiGroup: '', resource: 'pods/status', verbs: ['patch'], scope: 'Namespaced', why: 'the InPlaceUpdateReady condition' },
   { apiGroup: '', resource: 'nodes', verbs: ['list', 'watch'], scope: 'Cluster', why: 'informer (region health and capacity)' },
-  { apiGroup: '', resource: 'events', verbs: ['create'], scope: 'Cluster', why: 'an Event per rollout transition in the ExtendedDeployment\'s namespace; DeployRegion Events in default' },
-  { apiGroup: 'authentication.k8s.io', resource: 'tokenreviews', verbs: ['create'], scope: 'Cluster', why: 'metrics access (--metrics-secure): who a scraper\'s bearer token belongs to' },
-  { apiGroup: 'authorization.k8s.io', resource: 'subjectaccessreviews', verbs: ['create'], scope: 'Cluster', why: 'metrics access (--metrics-secure): whether that user may get /metrics' },
+  {
+    apiGroup: '',
+    resource: 'events',
+    verbs: ['create'],
+    scope: 'Cluster',
+    why: "an Event per rollout transition in the ExtendedDeployment's namespace; DeployRegion Events in default",
+  },
+  {
+    apiGroup: 'authentication.k8s.io',
+    resource: 'tokenreviews',
+    verbs: ['create'],
+    scope: 'Cluster',
+    why: "metrics access (--metrics-secure): who a scraper's bearer token belongs to",
+  },
+  {
+    apiGroup: 'authorization.k8s.io',
+    resource: 'subjectaccessreviews',
+    verbs: ['create'],
+    scope: 'Cluster',
+    why: 'metrics access (--metrics-secure): whether that user may get /metrics',
+  },
 ];
 
 /** Whether a permission serves only the metrics access checks, which an install without `--metrics-secure` does not need. */

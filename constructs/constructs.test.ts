@@ -94,7 +94,12 @@ describe('ExtendedDeployment', () => {
       error = e;
     }
     expect(error).toBeInstanceOf(RenderError);
-    expect((error as RenderError).message.split('\n').slice(1).map((l) => l.trim())).toEqual([
+    expect(
+      (error as RenderError).message
+        .split('\n')
+        .slice(1)
+        .map((l) => l.trim()),
+    ).toEqual([
       'ExtendedDeployment shop/web: spec.regions[0].replicas: "150%" exceeds 100%',
       'ExtendedDeployment shop/web: spec.regions[1].name: region "amd" is listed twice (first at spec.regions[0])',
       'ExtendedDeployment shop/web: spec.template.spec.restartPolicy: must be Always for a long-running workload, not "Never"',
@@ -103,12 +108,13 @@ describe('ExtendedDeployment', () => {
 
   it('reports cross-field problems together', () => {
     const { chart, amd } = setup();
-    expect(() =>
-      new ExtendedDeployment(chart, 'web', {
-        replicas: 2,
-        template: { ...template, spec: { containers: [{ name: 'web', image: 'web:1' }], restartPolicy: 'Never' } },
-        regions: [{ region: amd, replicas: 5 }, { region: amd }],
-      }),
+    expect(
+      () =>
+        new ExtendedDeployment(chart, 'web', {
+          replicas: 2,
+          template: { ...template, spec: { containers: [{ name: 'web', image: 'web:1' }], restartPolicy: 'Never' } },
+          regions: [{ region: amd, replicas: 5 }, { region: amd }],
+        }),
     ).toThrow(
       [
         'invalid specification:',
@@ -136,6 +142,10 @@ describe('ExtendedDeployment', () => {
     // Another namespace, or another app, is fine.
     new ExtendedDeployment(new Chart(app, 'elsewhere', { namespace: 'web' }), 'a-b', { replicas: 1, template, regions: [{ region: c }] });
     const fresh = setup();
-    new ExtendedDeployment(fresh.chart, 'a-b', { replicas: 1, template, regions: [{ region: new DeployRegion(fresh.regionsChart, 'c', { matchLabels: { zone: 'c' } }) }] });
+    new ExtendedDeployment(fresh.chart, 'a-b', {
+      replicas: 1,
+      template,
+      regions: [{ region: new DeployRegion(fresh.regionsChart, 'c', { matchLabels: { zone: 'c' } }) }],
+    });
   });
 });

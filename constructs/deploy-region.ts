@@ -1,5 +1,6 @@
 import { Construct } from 'constructs';
-import { API_VERSION, type Toleration } from '../core/api/common.js';
+import { type Toleration } from '../core/api/common.js';
+import { API_VERSION, REGION_KIND } from '../core/api/identity.js';
 import type { DeployRegion as DeployRegionObject, DeployRegionInput } from '../core/api/deploy-region.js';
 import { renderDeployRegion } from '../core/render.js';
 import { emitManifest } from './manifest.js';
@@ -32,7 +33,7 @@ export class DeployRegion extends Construct {
     this.name = props.name ?? id;
     const manifest: DeployRegionInput = {
       apiVersion: API_VERSION,
-      kind: 'DeployRegion',
+      kind: REGION_KIND,
       metadata: { name: this.name, ...(props.labels && { labels: props.labels }) },
       spec: { matchLabels: props.matchLabels, ...(props.tolerations && { tolerations: props.tolerations }) },
     };

@@ -1,7 +1,8 @@
 import { Chart } from 'cdk8s';
 import { Construct, type IConstruct } from 'constructs';
 import { k8s } from 'cdk8s-plus-28';
-import { API_VERSION, type IntOrPercent, type LabelSelector } from '../core/api/common.js';
+import { type IntOrPercent, type LabelSelector } from '../core/api/common.js';
+import { API_VERSION, ED_KIND } from '../core/api/identity.js';
 import type { ExtendedDeploymentInput, ExtendedDeploymentSpecInput, RegionOverrides } from '../core/api/extended-deployment.js';
 import type { JsonObject, PatchOperation } from '../core/overrides.js';
 import { renderExtendedDeployment, workloadNameCollisions, type RenderedExtendedDeployment } from '../core/render.js';
@@ -82,7 +83,7 @@ export class ExtendedDeployment extends Construct {
     this.name = props.name ?? id;
     const namespace = props.namespace ?? Chart.of(this).namespace;
     const template = k8s.toJson_PodTemplateSpec(props.template) as ExtendedDeploymentSpecInput['template'];
-    const templateLabels = (template.metadata?.labels ?? {}) as Record<string, string>;
+    const templateLabels = template.metadata?.labels ?? {};
     const overriders = props.regions.filter((r) => r.patches && r.patches.length > 0).map((r) => ({ name: r.region.name, overriders: r.patches ?? [] }));
     const spec: ExtendedDeploymentSpecInput = {
       ...(props.replicas !== undefined && { replicas: props.replicas }),
@@ -102,7 +103,7 @@ export class ExtendedDeployment extends Construct {
     };
     const manifest: ExtendedDeploymentInput = {
       apiVersion: API_VERSION,
-      kind: 'ExtendedDeployment',
+      kind: ED_KIND,
       metadata: {
         name: this.name,
         ...(namespace && { namespace }),

@@ -33,7 +33,10 @@ export function chartYaml(chart: Chart): string {
 
 /** Every chart of the app as one multi-document YAML text, charts in creation order. */
 export function appYaml(app: App): string {
-  return app.charts.map(chartYaml).filter((text) => text !== '').join('---\n');
+  return app.charts
+    .map(chartYaml)
+    .filter((text) => text !== '')
+    .join('---\n');
 }
 
 /**

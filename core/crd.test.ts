@@ -58,7 +58,13 @@ describe('generated CRDs', () => {
     expect(byApiServer.strategy).toEqual(byZod.strategy);
     expect(byApiServer.historyLimit).toBe(5);
     expect(byApiServer.subsetType).toBe('ReplicaSet');
-    expect(byZod.strategy).toMatchObject({ batchSize: 1, minReadySeconds: 5, rolloutStrategy: 'Beta', syncWaitTimeout: 0, updateStrategy: { type: 'ReCreate', gracePeriodSeconds: 5 } });
+    expect(byZod.strategy).toMatchObject({
+      batchSize: 1,
+      minReadySeconds: 5,
+      rolloutStrategy: 'Beta',
+      syncWaitTimeout: 0,
+      updateStrategy: { type: 'ReCreate', gracePeriodSeconds: 5 },
+    });
   });
 
   it('ExtendedDeployment has status and scale subresources, so an HPA can scale it', () => {
@@ -87,7 +93,9 @@ describe('generated CRDs', () => {
       'percentage replicas need spec.replicas',
       'in-place updates need subsetType ReplicaSet or InplaceSet',
     ]);
-    const replicas = ((((spec['properties'] as Record<string, Schema>)['regions'] as Schema)['items'] as Schema)['properties'] as Record<string, Schema>)['replicas'] as Schema;
+    const replicas = ((((spec['properties'] as Record<string, Schema>)['regions'] as Schema)['items'] as Schema)['properties'] as Record<string, Schema>)[
+      'replicas'
+    ] as Schema;
     expect(replicas['x-kubernetes-int-or-string']).toBe(true);
     expect(JSON.stringify(replicas['x-kubernetes-validations'])).toContain("self.matches('^(100|[1-9]?[0-9])%$')");
   });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { API_GROUP } from './api/common.js';
+import { API_GROUP, ED_KIND, ED_PLURAL, REGION_KIND, REGION_PLURAL, VERSION } from './api/identity.js';
 import { deployRegionSpec, deployRegionStatus } from './api/deploy-region.js';
 import { extendedDeploymentSpec, extendedDeploymentStatus } from './api/extended-deployment.js';
 import { SYNC_WAVE_ANNOTATION } from './labels.js';
@@ -33,7 +33,20 @@ function toStructural(node: Schema): Schema {
     out['x-kubernetes-preserve-unknown-fields'] = true;
     return out;
   }
-  copy(node, out, ['description', 'type', 'default', 'enum', 'minimum', 'exclusiveMinimum', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'minProperties']);
+  copy(node, out, [
+    'description',
+    'type',
+    'default',
+    'enum',
+    'minimum',
+    'exclusiveMinimum',
+    'minLength',
+    'maxLength',
+    'pattern',
+    'minItems',
+    'maxItems',
+    'minProperties',
+  ]);
   if (typeof node['maximum'] === 'number' && node['maximum'] < Number.MAX_SAFE_INTEGER) out['maximum'] = node['maximum'];
   if (node['type'] === 'object') {
     const properties = node['properties'] as Record<string, Schema> | undefined;
@@ -79,15 +92,25 @@ function crd(options: CrdOptions): Schema {
     metadata: { name: `${options.plural}.${API_GROUP}`, annotations: { [SYNC_WAVE_ANNOTATION]: CRD_SYNC_WAVE } },
     spec: {
       group: API_GROUP,
-      names: { kind: options.kind, listKind: `${options.kind}List`, plural: options.plural, singular: options.singular, shortNames: options.shortNames, categories: ['extendeddeployment'] },
+      names: {
+        kind: options.kind,
+        listKind: `${options.kind}List`,
+        plural: options.plural,
+        singular: options.singular,
+        shortNames: options.shortNames,
+        categories: ['extendeddeployment'],
+      },
       scope: options.scope,
       versions: [
         {
-          name: 'v1beta1',
+          name: VERSION,
           served: true,
           storage: true,
           subresources,
-          additionalPrinterColumns: [...options.printerColumns, { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since creation.' }],
+          additionalPrinterColumns: [
+            ...options.printerColumns,
+            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since creation.' },
+          ],
           schema: {
             openAPIV3Schema: {
               type: 'object',
@@ -112,11 +135,11 @@ function crd(options: CrdOptions): Schema {
 export function customResourceDefinitions(): { fileName: string; crd: Schema }[] {
   return [
     {
-      fileName: `${API_GROUP}_deployregions.yaml`,
+      fileName: `${API_GROUP}_${REGION_PLURAL}.yaml`,
       crd: crd({
-        kind: 'DeployRegion',
-        plural: 'deployregions',
-        singular: 'deployregion',
+        kind: REGION_KIND,
+        plural: REGION_PLURAL,
+        singular: REGION_KIND.toLowerCase(),
         shortNames: ['dr'],
         scope: 'Cluster',
         spec: deployRegionSpec,
@@ -130,11 +153,11 @@ export function customResourceDefinitions(): { fileName: string; crd: Schema }[]
       }),
     },
     {
-      fileName: `${API_GROUP}_extendeddeployments.yaml`,
+      fileName: `${API_GROUP}_${ED_PLURAL}.yaml`,
       crd: crd({
-        kind: 'ExtendedDeployment',
-        plural: 'extendeddeployments',
-        singular: 'extendeddeployment',
+        kind: ED_KIND,
+        plural: ED_PLURAL,
+        singular: ED_KIND.toLowerCase(),
         shortNames: ['ed', 'extendeddeploy'],
         scope: 'Namespaced',
         spec: extendedDeploymentSpec,

@@ -20,7 +20,9 @@ describe('fieldChanges', () => {
   });
 
   it('quotes keys that are not identifiers, and reports a changed type as one change', () => {
-    expect(fieldChanges({ metadata: { labels: { 'app.kubernetes.io/name': 'a' } }, x: 1 }, { metadata: { labels: { 'app.kubernetes.io/name': 'b' } }, x: { y: 1 } })).toEqual([
+    expect(
+      fieldChanges({ metadata: { labels: { 'app.kubernetes.io/name': 'a' } }, x: 1 }, { metadata: { labels: { 'app.kubernetes.io/name': 'b' } }, x: { y: 1 } }),
+    ).toEqual([
       { path: 'metadata.labels["app.kubernetes.io/name"]', from: 'a', to: 'b' },
       { path: 'x', from: 1, to: { y: 1 } },
     ]);

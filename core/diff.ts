@@ -1,3 +1,4 @@
+import type { WorkloadObject } from './kube/objects.js';
 import { REVISION_LABEL } from './labels.js';
 import { planOf, type ExtendedDeploymentPlan, type RegionPlan } from './plan.js';
 import { formatPath, type FieldPath } from './problems.js';
@@ -63,7 +64,7 @@ const sameObject = (a: RenderedExtendedDeployment, b: RenderedExtendedDeployment
 
 /** The pod template of a rendered regional workload, without the revision label. */
 function templateOf(workload: Readonly<Record<string, unknown>>): unknown {
-  const template = ((workload['spec'] ?? {}) as { template?: { metadata?: { labels?: Record<string, string> } } }).template ?? {};
+  const template = ((workload['spec'] ?? {}) as NonNullable<WorkloadObject['spec']>).template ?? {};
   const labels = { ...(template.metadata?.labels ?? {}) };
   delete labels[REVISION_LABEL];
   return { ...template, metadata: { ...template.metadata, labels } };
@@ -97,22 +98,23 @@ export function diffOf(after: readonly RenderedExtendedDeployment[], before: rea
   });
   const removed = before
     .filter((b) => !after.some((a) => sameObject(a, b)))
-    .map(
-      (b): ExtendedDeploymentDiff => ({
-        namespace: b.ref.namespace ?? '',
-        name: b.ref.name ?? '',
-        change: 'removed',
-        replicas: 0,
-        rolloutRevision: b.rolloutRevision,
-        fromReplicas: b.replicas,
-        fromRolloutRevision: b.rolloutRevision,
-        regions: [],
-        removedRegions: b.regions.map((r) => r.name),
-        groups: [],
-        approvals: [],
-        swapped: 0,
-        created: 0,
-      }),
-    );
+    .map((b): ExtendedDeploymentDiff => ({
+      namespace: b.ref.namespace ?? '',
+      name: b.ref.name ?? '',
+      change: 'removed',
+      replicas: 0,
+      rolloutRevision: b.rolloutRevision,
+      fromReplicas: b.replicas,
+      fromRolloutRevision: b.rolloutRevision,
+      regions: [],
+      removedRegions: b.regions.map((r) => r.name),
+      groups: [],
+      totalGroups: 0,
+      runs: [],
+      approvals: [],
+      approvalRanges: [],
+      swapped: 0,
+      created: 0,
+    }));
   return { extendedDeployments: [...changed, ...removed] };
 }

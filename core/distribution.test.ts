@@ -23,10 +23,33 @@ describe('distributeReplicas', () => {
   });
 
   it.each([
-    ['minimums first, then shares', 6, [{ replicas: '50%', minReplicas: 2 }, { replicas: '30%', minReplicas: 2 }, { replicas: '20%', minReplicas: 2 }], [2, 2, 2]],
-    ['minimums satisfied, shares as usual', 10, [{ replicas: '50%', minReplicas: 2 }, { replicas: '30%', minReplicas: 2 }, { replicas: '20%', minReplicas: 2 }], [5, 3, 2]],
+    [
+      'minimums first, then shares',
+      6,
+      [
+        { replicas: '50%', minReplicas: 2 },
+        { replicas: '30%', minReplicas: 2 },
+        { replicas: '20%', minReplicas: 2 },
+      ],
+      [2, 2, 2],
+    ],
+    [
+      'minimums satisfied, shares as usual',
+      10,
+      [
+        { replicas: '50%', minReplicas: 2 },
+        { replicas: '30%', minReplicas: 2 },
+        { replicas: '20%', minReplicas: 2 },
+      ],
+      [5, 3, 2],
+    ],
     ['a capped region leaves the rest to later regions', 10, [{ maxReplicas: 2 }, {}], [2, 8]],
-    ['what caps leave goes up to every maximum in declared order', 9, [{ replicas: '50%', maxReplicas: 3 }, { replicas: '50%', maxReplicas: 5 }, { maxReplicas: 10 }], [3, 5, 1]],
+    [
+      'what caps leave goes up to every maximum in declared order',
+      9,
+      [{ replicas: '50%', maxReplicas: 3 }, { replicas: '50%', maxReplicas: 5 }, { maxReplicas: 10 }],
+      [3, 5, 1],
+    ],
     ['a minimum raises an unset region above its even share', 4, [{}, { minReplicas: 3 }], [1, 3]],
   ])('bounds: %s', (_name, total, regions, expected) => {
     expect(distributeReplicas(total, regions)).toEqual({ ok: true, total, replicas: expected });
@@ -36,11 +59,35 @@ describe('distributeReplicas', () => {
     ['percentages without spec.replicas', undefined, pct('50%', 1), 'spec.regions.0.replicas', '"50%" needs spec.replicas to take a share of'],
     ['percentages over 100%', 10, pct('60%', '50%'), 'spec.regions', 'percentages add up to 110%, more than 100%'],
     ['integers over spec.replicas', 10, pct(6, 5), 'spec.regions', 'integer replicas add up to 11, more than spec.replicas (10)'],
-    ['all fixed but not summing to replicas', 10, pct(3, '50%'), 'spec.regions', 'every region has a fixed count, but they add up to 8, not spec.replicas (10)'],
-    ['all percentages summing below 100%', 10, pct('30%', '60%'), 'spec.regions', 'every region has a fixed count, but they add up to 9, not spec.replicas (10)'],
+    [
+      'all fixed but not summing to replicas',
+      10,
+      pct(3, '50%'),
+      'spec.regions',
+      'every region has a fixed count, but they add up to 8, not spec.replicas (10)',
+    ],
+    [
+      'all percentages summing below 100%',
+      10,
+      pct('30%', '60%'),
+      'spec.regions',
+      'every region has a fixed count, but they add up to 9, not spec.replicas (10)',
+    ],
     ['integer and percentage over replicas', 10, pct(5, '60%'), 'spec.regions', 'regions ask for 11 replicas, more than spec.replicas (10)'],
-    ['minimums over the pool', 3, [{ minReplicas: 2 }, { minReplicas: 2 }], 'spec.regions', 'minReplicas add up to 4, more than the 3 replicas these regions share'],
-    ['maximums under the pool', 10, [{ maxReplicas: 2 }, { maxReplicas: 3 }], 'spec.regions', 'maxReplicas add up to 5, fewer than the 10 replicas these regions share'],
+    [
+      'minimums over the pool',
+      3,
+      [{ minReplicas: 2 }, { minReplicas: 2 }],
+      'spec.regions',
+      'minReplicas add up to 4, more than the 3 replicas these regions share',
+    ],
+    [
+      'maximums under the pool',
+      10,
+      [{ maxReplicas: 2 }, { maxReplicas: 3 }],
+      'spec.regions',
+      'maxReplicas add up to 5, fewer than the 10 replicas these regions share',
+    ],
     ['min above max', 10, [{ minReplicas: 5, maxReplicas: 2 }, {}], 'spec.regions.0.minReplicas', '5 exceeds maxReplicas 2'],
     ['integer below its minimum', 10, [{ replicas: 1, minReplicas: 2 }, {}], 'spec.regions.0.replicas', '1 is below minReplicas 2'],
   ])('rejects %s', (_name, total, regions, path, message) => {

@@ -41,7 +41,8 @@ export function distributeReplicas(total: number | undefined, regions: readonly 
 
   if (total === undefined) {
     percents.forEach((p, i) => {
-      if (p !== undefined) problems.push({ path: at(i, 'replicas'), message: `${JSON.stringify(regions[i]?.replicas)} needs spec.replicas to take a share of` });
+      if (p !== undefined)
+        problems.push({ path: at(i, 'replicas'), message: `${JSON.stringify(regions[i]?.replicas)} needs spec.replicas to take a share of` });
     });
   }
   const T = total ?? intSum;
@@ -66,12 +67,19 @@ export function distributeReplicas(total: number | undefined, regions: readonly 
   const targets = regions.map((_, i) => ints[i] ?? 0);
   const percentTotal = Math.floor((T * percentSum) / 100);
   const percentIdx = indexesWhere(percents, (p) => p !== undefined);
-  largestRemainder(T, percentIdx.map((i) => percents[i] ?? 0), percentTotal).forEach((n, k) => (targets[percentIdx[k] ?? 0] = n));
+  largestRemainder(
+    T,
+    percentIdx.map((i) => percents[i] ?? 0),
+    percentTotal,
+  ).forEach((n, k) => (targets[percentIdx[k] ?? 0] = n));
 
   const unsetIdx = indexesWhere(regions, (r) => r.replicas === undefined);
   const rest = T - intSum - percentTotal;
   if (rest < 0) {
-    return { ok: false, problems: [{ path: ['spec', 'regions'], message: `regions ask for ${intSum + percentTotal} replicas, more than spec.replicas (${T})` }] };
+    return {
+      ok: false,
+      problems: [{ path: ['spec', 'regions'], message: `regions ask for ${intSum + percentTotal} replicas, more than spec.replicas (${T})` }],
+    };
   }
   if (unsetIdx.length === 0 && rest > 0) {
     return {
@@ -105,10 +113,16 @@ function applyBounds(pool: number, regions: readonly RegionShare[], ints: readon
   const minSum = flexible.reduce((s, i) => s + lo(i), 0);
   const maxSum = flexible.reduce((s, i) => s + hi(i), 0);
   if (minSum > pool) {
-    return { ok: false, problems: [{ path: ['spec', 'regions'], message: `minReplicas add up to ${minSum}, more than the ${pool} replicas these regions share` }] };
+    return {
+      ok: false,
+      problems: [{ path: ['spec', 'regions'], message: `minReplicas add up to ${minSum}, more than the ${pool} replicas these regions share` }],
+    };
   }
   if (flexible.length > 0 && maxSum < pool) {
-    return { ok: false, problems: [{ path: ['spec', 'regions'], message: `maxReplicas add up to ${maxSum}, fewer than the ${pool} replicas these regions share` }] };
+    return {
+      ok: false,
+      problems: [{ path: ['spec', 'regions'], message: `maxReplicas add up to ${maxSum}, fewer than the ${pool} replicas these regions share` }],
+    };
   }
 
   const result = regions.map((_, i) => ints[i] ?? lo(i));

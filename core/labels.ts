@@ -1,4 +1,4 @@
-import { API_GROUP } from './api/common.js';
+import { API_GROUP } from './api/identity.js';
 
 /** Label on every regional workload and pod: the ExtendedDeployment's name. */
 export const NAME_LABEL = `${API_GROUP}/name`;

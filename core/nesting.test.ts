@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { API_VERSION } from './api/common.js';
+import { API_VERSION } from './api/identity.js';
 import { MAX_NESTING, nestingViolation } from './nesting.js';
 import { parseDeployRegion, parseExtendedDeployment } from './parse.js';
 import { formatProblem, type FieldPath } from './problems.js';
@@ -65,12 +65,16 @@ describe('nesting limit of rendered objects', () => {
     expect(result.ok ? [] : result.problems).toEqual([
       { object: { kind: 'ExtendedDeployment', name: 'web', namespace: 'shop' }, path: pathPastLimit, message: `nesting deeper than ${MAX_NESTING} levels` },
     ]);
-    expect(result.ok ? '' : formatProblem(result.problems[0]!)).toMatch(/^ExtendedDeployment shop\/web: spec\.template\.spec\.containers\[0\]\.x(\.a){94}: nesting deeper than 100 levels$/);
+    expect(result.ok ? '' : formatProblem(result.problems[0]!)).toMatch(
+      /^ExtendedDeployment shop\/web: spec\.template\.spec\.containers\[0\]\.x(\.a){94}: nesting deeper than 100 levels$/,
+    );
   });
 
   it('gives a template 2,000 levels deep one problem, not a throw, also together with other problems and without the guard of renderSet', () => {
     const deep = withContainerField(nested(2_000), { replicas: -1, historyLimit: 'many' });
-    const expected = [{ object: { kind: 'ExtendedDeployment', name: 'web', namespace: 'shop' }, path: pathPastLimit, message: 'nesting deeper than 100 levels' }];
+    const expected = [
+      { object: { kind: 'ExtendedDeployment', name: 'web', namespace: 'shop' }, path: pathPastLimit, message: 'nesting deeper than 100 levels' },
+    ];
     expect(parseExtendedDeployment(deep)).toEqual({ ok: false, problems: expected });
     // renderExtendedDeployment is what the agent calls: no renderSet guard around it turns a throw into a problem.
     expect(renderExtendedDeployment(deep, new Map())).toEqual({ ok: false, problems: expected });
@@ -79,14 +83,25 @@ describe('nesting limit of rendered objects', () => {
 
   it('reports a DeployRegion nested too deep', () => {
     const deep = { ...region, spec: { ...region.spec, extra: nested(2_000) } };
-    expect(parseDeployRegion(deep)).toMatchObject({ ok: false, problems: [{ path: ['spec', 'extra', ...Array<string>(MAX_NESTING - 2).fill('a')], message: 'nesting deeper than 100 levels' }] });
+    expect(parseDeployRegion(deep)).toMatchObject({
+      ok: false,
+      problems: [{ path: ['spec', 'extra', ...Array<string>(MAX_NESTING - 2).fill('a')], message: 'nesting deeper than 100 levels' }],
+    });
     expect(renderSet([deep]).ok).toBe(false);
   });
 
   it('reports patches that together nest the template too deep, although each value is within the limit', () => {
     // The first patch adds x, 60 levels deep, at level 5 of the template; the second adds b below x's deepest object.
     const under = `/spec/containers/0/x/${Array<string>(59).fill('a').join('/')}/b`;
-    const overriders = [{ name: 'amd', overriders: [{ op: 'add', path: '/spec/containers/0/x', value: nested(60) }, { op: 'add', path: under, value: nested(60) }] }];
+    const overriders = [
+      {
+        name: 'amd',
+        overriders: [
+          { op: 'add', path: '/spec/containers/0/x', value: nested(60) },
+          { op: 'add', path: under, value: nested(60) },
+        ],
+      },
+    ];
     const result = renderSet([region, withContainerField(undefined, { overriders })]);
     const problems = result.ok ? [] : result.problems.map(formatProblem);
     expect(problems).toHaveLength(1);

@@ -53,7 +53,14 @@ describe('applyPatches: upstream override vectors', () => {
 
   it('fails loudly, naming the operation, where upstream silently kept the base template', () => {
     const base = { spec: { containers: [{ name: 'c', image: 'nginx' }] } };
-    const result = applyPatches(base, [{ op: 'replace', path: '/spec/containers/0/image', value: 'x' }, { op: 'remove', path: '/spec/containers/0/args' }], ['spec', 'overriders', 1, 'overriders']);
+    const result = applyPatches(
+      base,
+      [
+        { op: 'replace', path: '/spec/containers/0/image', value: 'x' },
+        { op: 'remove', path: '/spec/containers/0/args' },
+      ],
+      ['spec', 'overriders', 1, 'overriders'],
+    );
     expect(result.problems).toEqual([
       { path: ['spec', 'overriders', 1, 'overriders', 1], message: 'remove /spec/containers/0/args does not apply: the path does not exist in the template' },
     ]);
@@ -61,7 +68,14 @@ describe('applyPatches: upstream override vectors', () => {
 
   it('reports a path that is not a JSON pointer and a missing value', () => {
     const base = { spec: { containers: [{ name: 'c', image: 'nginx' }] } };
-    const result = applyPatches(base, [{ op: 'replace', path: 'spec/containers' , value: 1 }, { op: 'add', path: '/spec/x' }], ['p']);
+    const result = applyPatches(
+      base,
+      [
+        { op: 'replace', path: 'spec/containers', value: 1 },
+        { op: 'add', path: '/spec/x' },
+      ],
+      ['p'],
+    );
     expect(result.problems.map((p) => p.message)).toEqual([
       'replace spec/containers does not apply: the path is not a JSON pointer (it must start with "/")',
       'add /spec/x needs a value',
@@ -81,7 +95,12 @@ describe('applyTypedOverrides', () => {
     spec: {
       initContainers: [{ name: 'init', image: 'busybox' }],
       containers: [
-        { name: 'app', image: 'web:1', env: [{ name: 'MODE', valueFrom: { configMapKeyRef: { name: 'x', key: 'y' } } }], resources: { requests: { cpu: '1' } } },
+        {
+          name: 'app',
+          image: 'web:1',
+          env: [{ name: 'MODE', valueFrom: { configMapKeyRef: { name: 'x', key: 'y' } } }],
+          resources: { requests: { cpu: '1' } },
+        },
         { name: 'sidecar', image: 'proxy:1' },
       ],
       tolerations: [{ key: 'a', operator: 'Exists' }],
@@ -113,17 +132,33 @@ describe('applyTypedOverrides', () => {
   it('merges labels, annotations, node selector and tolerations without duplicates', () => {
     const { template } = applyTypedOverrides(
       base(),
-      { labels: { tier: 'gpu' }, annotations: { note: 'x' }, nodeSelector: { disk: 'ssd' }, tolerations: [{ key: 'a', operator: 'Exists' }, { key: 'b', operator: 'Exists' }] },
+      {
+        labels: { tier: 'gpu' },
+        annotations: { note: 'x' },
+        nodeSelector: { disk: 'ssd' },
+        tolerations: [
+          { key: 'a', operator: 'Exists' },
+          { key: 'b', operator: 'Exists' },
+        ],
+      },
       [],
     );
     expect(template['metadata']).toEqual({ labels: { app: 'web', tier: 'gpu' }, annotations: { note: 'x' } });
     const spec = template['spec'] as JsonObject;
     expect(spec['nodeSelector']).toEqual({ disk: 'ssd' });
-    expect(spec['tolerations']).toEqual([{ key: 'a', operator: 'Exists' }, { key: 'b', operator: 'Exists' }]);
+    expect(spec['tolerations']).toEqual([
+      { key: 'a', operator: 'Exists' },
+      { key: 'b', operator: 'Exists' },
+    ]);
   });
 
   it('reports unknown containers and reserved labels at their paths', () => {
-    const { problems } = applyTypedOverrides(base(), { images: { nope: 'x' }, env: { ghost: { A: '1' } }, labels: { 'extendeddeployment.io/region': 'x' } }, ['spec', 'regions', 1, 'overrides']);
+    const { problems } = applyTypedOverrides(base(), { images: { nope: 'x' }, env: { ghost: { A: '1' } }, labels: { 'extendeddeployment.io/region': 'x' } }, [
+      'spec',
+      'regions',
+      1,
+      'overrides',
+    ]);
     expect(problems).toEqual([
       { path: ['spec', 'regions', 1, 'overrides', 'images', 'nope'], message: 'no container named "nope" in the template (containers: app, sidecar, init)' },
       { path: ['spec', 'regions', 1, 'overrides', 'env', 'ghost'], message: 'no container named "ghost" in the template (containers: app, sidecar, init)' },

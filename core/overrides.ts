@@ -1,7 +1,7 @@
 import fastJsonPatch from 'fast-json-patch';
 import type { Operation } from 'fast-json-patch';
-import type { Toleration } from './api/common.js';
 import type { RegionOverrides } from './api/extended-deployment.js';
+import type { Container, PodTemplate, PodToleration } from './kube/objects.js';
 import { RESERVED_LABELS } from './labels.js';
 import type { FieldPath } from './problems.js';
 
@@ -15,13 +15,7 @@ export interface OverrideProblem {
 }
 
 /** The overridden template, or the problems that stopped it. */
-export type OverrideResult = { readonly template: JsonObject; readonly problems: readonly OverrideProblem[] };
-
-interface Container extends JsonObject {
-  name: string;
-  env?: { name: string; value?: string; valueFrom?: unknown }[];
-  resources?: { requests?: JsonObject; limits?: JsonObject };
-}
+export type OverrideResult<Template> = { readonly template: Template; readonly problems: readonly OverrideProblem[] };
 
 /**
  * Deep copy of plain JSON. Arrays and plain objects are copied by a direct walk, several times faster than
@@ -42,7 +36,8 @@ export function cloneJson<T>(value: T): T {
 
 /** Nesting beyond which cloneJson hands the whole value to structuredClone (pod templates nest about 12 deep). */
 const FAST_CLONE_DEPTH = 100;
-const TOO_DEEP = Symbol('too deep');
+/** Thrown by cloneValue past FAST_CLONE_DEPTH and caught by cloneJson: one instance, so the fallback costs no allocation. */
+const TOO_DEEP = new Error('too deep for the fast clone walk');
 
 function cloneValue(value: unknown, depth: number): unknown {
   if (value === null) return value;
@@ -61,24 +56,15 @@ function cloneValue(value: unknown, depth: number): unknown {
   return out;
 }
 
-function allContainers(template: JsonObject): Container[] {
-  const spec = template['spec'] as { containers?: Container[]; initContainers?: Container[] } | undefined;
-  return [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])];
-}
-
-function child(parent: JsonObject, key: string): JsonObject {
-  const existing = parent[key];
-  if (existing !== null && typeof existing === 'object' && !Array.isArray(existing)) return existing as JsonObject;
-  const created: JsonObject = {};
-  parent[key] = created;
-  return created;
+function allContainers(template: PodTemplate): Container[] {
+  return [...(template.spec?.containers ?? []), ...(template.spec?.initContainers ?? [])];
 }
 
 /**
  * Applies typed overrides to a copy of `template`. Each container-keyed override must name a container of the
  * template; reserved labels may not be set. `at` is the overrides' path inside the ExtendedDeployment.
  */
-export function applyTypedOverrides(template: JsonObject, overrides: RegionOverrides | undefined, at: FieldPath): OverrideResult {
+export function applyTypedOverrides(template: PodTemplate, overrides: RegionOverrides | undefined, at: FieldPath): OverrideResult<PodTemplate> {
   const out = cloneJson(template);
   const problems: OverrideProblem[] = [];
   if (!overrides) return { template: out, problems };
@@ -96,7 +82,7 @@ export function applyTypedOverrides(template: JsonObject, overrides: RegionOverr
   };
 
   forContainer('images', overrides.images, (c, image) => {
-    c['image'] = image;
+    c.image = image;
   });
   forContainer('env', overrides.env, (c, vars) => {
     const env = (c.env ??= []);
@@ -116,22 +102,22 @@ export function applyTypedOverrides(template: JsonObject, overrides: RegionOverr
     }
   });
 
-  const metadata = child(out, 'metadata');
+  const metadata = (out.metadata ??= {});
   for (const key of Object.keys(overrides.labels ?? {})) {
     if (RESERVED_LABELS.includes(key)) problems.push({ path: [...at, 'labels', key], message: 'is set by the renderer and cannot be overridden' });
   }
-  if (overrides.labels) Object.assign(child(metadata, 'labels'), overrides.labels);
-  if (overrides.annotations) Object.assign(child(metadata, 'annotations'), overrides.annotations);
-  const spec = child(out, 'spec');
-  if (overrides.nodeSelector) Object.assign(child(spec, 'nodeSelector'), overrides.nodeSelector);
-  if (overrides.tolerations) spec['tolerations'] = mergeTolerations(spec['tolerations'] as Toleration[] | undefined, overrides.tolerations);
+  if (overrides.labels) Object.assign((metadata.labels ??= {}), overrides.labels);
+  if (overrides.annotations) Object.assign((metadata.annotations ??= {}), overrides.annotations);
+  const spec = (out.spec ??= {});
+  if (overrides.nodeSelector) Object.assign((spec.nodeSelector ??= {}), overrides.nodeSelector);
+  if (overrides.tolerations) spec.tolerations = mergeTolerations(spec.tolerations, overrides.tolerations);
   return { template: out, problems };
 }
 
 /** Appends tolerations that are not already present (compared field by field). */
-export function mergeTolerations(existing: readonly Toleration[] | undefined, added: readonly Toleration[]): Toleration[] {
+export function mergeTolerations(existing: readonly PodToleration[] | undefined, added: readonly PodToleration[]): PodToleration[] {
   const out = [...(existing ?? [])];
-  const same = (a: Toleration, b: Toleration) =>
+  const same = (a: PodToleration, b: PodToleration) =>
     a.key === b.key && a.operator === b.operator && a.value === b.value && a.effect === b.effect && a.tolerationSeconds === b.tolerationSeconds;
   for (const t of added) if (!out.some((o) => same(o, t))) out.push(t);
   return out;
@@ -148,7 +134,7 @@ export interface PatchOperation {
  * Applies RFC 6902 operations in order to a copy of `template` (no operations: `template` itself). An operation that cannot apply is a problem at its
  * own path (`at` + index): it is never silently dropped, unlike upstream, which quietly kept the base template.
  */
-export function applyPatches(template: JsonObject, operations: readonly PatchOperation[], at: FieldPath): OverrideResult {
+export function applyPatches(template: JsonObject, operations: readonly PatchOperation[], at: FieldPath): OverrideResult<JsonObject> {
   if (operations.length === 0) return { template, problems: [] };
   let out = cloneJson(template);
   const problems: OverrideProblem[] = [];
@@ -159,7 +145,7 @@ export function applyPatches(template: JsonObject, operations: readonly PatchOpe
       return;
     }
     try {
-      out = fastJsonPatch.applyOperation(out, op, true, true, true, i).newDocument as JsonObject;
+      out = fastJsonPatch.applyOperation(out, op, true, true, true, i).newDocument;
     } catch (error) {
       problems.push({ path: [...at, i], message: `${operation.op} ${operation.path} does not apply: ${patchErrorText(error)}` });
     }

@@ -55,7 +55,9 @@ export function issuesToProblems(object: ObjectRef, issues: readonly z.core.$Zod
     } else if (issue.code === 'invalid_key') {
       problems.push({ object, path, message: lowerFirst(issue.issues[0]?.message ?? 'is not an allowed key') });
     } else if (issue.code === 'invalid_union' && issue.message === 'Invalid input') {
-      const expected = issue.errors.flatMap((branch) => branch.filter((i) => i.code === 'invalid_type' && i.path.length === 0).map((i) => typeName((i as { expected: string }).expected)));
+      const expected = issue.errors.flatMap((branch) =>
+        branch.filter((i) => i.code === 'invalid_type' && i.path.length === 0).map((i) => typeName((i as { expected: string }).expected)),
+      );
       const shown = 'input' in issue ? `, not ${describeValue(issue.input)}` : '';
       problems.push({ object, path, message: expected.length === issue.errors.length ? `must be ${expected.join(' or ')}${shown}` : `is not valid${shown}` });
     } else {
@@ -121,7 +123,7 @@ function knownKeys(schema: z.ZodType, path: FieldPath): string[] {
 }
 
 function defOf(schema: z.ZodType | undefined): ZodDef {
-  return ((schema as { _zod?: { def?: ZodDef } } | undefined)?._zod?.def ?? {}) as ZodDef;
+  return (schema as { _zod?: { def?: ZodDef } } | undefined)?._zod?.def ?? {};
 }
 
 /** The known key an unknown one is most likely a typo of: same letters in another case, or at most two edits away. */

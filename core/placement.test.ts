@@ -15,7 +15,9 @@ describe('placeInRegion', () => {
 
   it('ANDs the region into every existing term instead of appending an OR-ed term', () => {
     const spec = {
-      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [term(['disk', 'In', ['ssd']]), term(['gen', 'In', ['4']])] } } },
+      affinity: {
+        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [term(['disk', 'In', ['ssd']]), term(['gen', 'In', ['4']])] } },
+      },
     };
     const { template } = placeInRegion({ spec }, amd);
     expect(requiredTerms(template)).toEqual([
@@ -38,9 +40,19 @@ describe('placeInRegion', () => {
   });
 
   it('drops terms the region cannot satisfy and reports when none is left', () => {
-    const spec = { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [term(['kubernetes.io/arch', 'In', ['arm64']]), term(['disk', 'In', ['ssd']])] } } } };
-    expect(requiredTerms(placeInRegion({ spec }, amd).template)).toEqual([term(['disk', 'In', ['ssd']], ['kubernetes.io/arch', 'In', ['amd64']], ['pool', 'In', ['general']])]);
-    const only = { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [term(['kubernetes.io/arch', 'NotIn', ['amd64']])] } } } };
+    const spec = {
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [term(['kubernetes.io/arch', 'In', ['arm64']]), term(['disk', 'In', ['ssd']])] },
+        },
+      },
+    };
+    expect(requiredTerms(placeInRegion({ spec }, amd).template)).toEqual([
+      term(['disk', 'In', ['ssd']], ['kubernetes.io/arch', 'In', ['amd64']], ['pool', 'In', ['general']]),
+    ]);
+    const only = {
+      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [term(['kubernetes.io/arch', 'NotIn', ['amd64']])] } } },
+    };
     expect(placeInRegion({ spec: only }, amd).conflict).toBe('every required node-selector term of the template excludes the nodes of region amd');
   });
 
@@ -51,7 +63,11 @@ describe('placeInRegion', () => {
   });
 
   it('adds the region tolerations once', () => {
-    const gpu = { name: 'gpu', matchLabels: { pool: 'gpu' }, tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists' as const, effect: 'NoSchedule' as const }] };
+    const gpu = {
+      name: 'gpu',
+      matchLabels: { pool: 'gpu' },
+      tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists' as const, effect: 'NoSchedule' as const }],
+    };
     const { template } = placeInRegion({ spec: { tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }] } }, gpu);
     expect((template['spec'] as { tolerations: unknown[] }).tolerations).toHaveLength(1);
     expect((placeInRegion({ spec: {} }, gpu).template['spec'] as { tolerations: unknown[] }).tolerations).toEqual(gpu.tolerations);

@@ -1,5 +1,6 @@
 import type { Toleration } from './api/common.js';
-import { cloneJson, mergeTolerations, type JsonObject } from './overrides.js';
+import type { NodeSelectorRequirement, PodTemplate } from './kube/objects.js';
+import { cloneJson, mergeTolerations } from './overrides.js';
 
 /** What placement needs of a DeployRegion. */
 export interface RegionNodes {
@@ -8,19 +9,9 @@ export interface RegionNodes {
   readonly tolerations?: readonly Toleration[] | undefined;
 }
 
-interface Requirement {
-  key: string;
-  operator: string;
-  values?: string[];
-}
-interface Term {
-  matchExpressions?: Requirement[];
-  matchFields?: unknown[];
-}
-
 /** The placed template, and why the template cannot run in the region if it cannot. */
 export interface Placement {
-  readonly template: JsonObject;
+  readonly template: PodTemplate;
   readonly conflict?: string;
 }
 
@@ -30,23 +21,26 @@ export interface Placement {
  * The region's tolerations are added. A template whose own node constraints exclude every node of the region is
  * reported as a conflict.
  */
-export function placeInRegion(template: JsonObject, region: RegionNodes): Placement {
+export function placeInRegion(template: PodTemplate, region: RegionNodes): Placement {
   const out = cloneJson(template);
-  const spec = (out['spec'] ??= {}) as JsonObject;
+  const spec = (out.spec ??= {});
   const labels = Object.keys(region.matchLabels)
     .sort()
     .map((key) => ({ key, value: region.matchLabels[key] ?? '' }));
 
-  const nodeSelector = (spec['nodeSelector'] ?? {}) as Record<string, string>;
+  const nodeSelector = spec.nodeSelector ?? {};
   for (const { key, value } of labels) {
     if (key in nodeSelector && nodeSelector[key] !== value) {
-      return { template: out, conflict: `the template's nodeSelector ${key}=${nodeSelector[key]} excludes every node of region ${region.name} (${key}=${value})` };
+      return {
+        template: out,
+        conflict: `the template's nodeSelector ${key}=${nodeSelector[key]} excludes every node of region ${region.name} (${key}=${value})`,
+      };
     }
   }
 
-  const affinity = (spec['affinity'] ??= {}) as JsonObject;
-  const nodeAffinity = (affinity['nodeAffinity'] ??= {}) as JsonObject;
-  const required = (nodeAffinity['requiredDuringSchedulingIgnoredDuringExecution'] ??= {}) as { nodeSelectorTerms?: Term[] };
+  const affinity = (spec.affinity ??= {});
+  const nodeAffinity = (affinity.nodeAffinity ??= {});
+  const required = (nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution ??= {});
   const terms = required.nodeSelectorTerms && required.nodeSelectorTerms.length > 0 ? required.nodeSelectorTerms : [{}];
   const satisfiable = terms.filter((term) => labels.every(({ key, value }) => (term.matchExpressions ?? []).every((r) => r.key !== key || allows(r, value))));
   if (satisfiable.length === 0) {
@@ -63,13 +57,13 @@ export function placeInRegion(template: JsonObject, region: RegionNodes): Placem
   });
 
   if (region.tolerations && region.tolerations.length > 0) {
-    spec['tolerations'] = mergeTolerations(spec['tolerations'] as Toleration[] | undefined, region.tolerations);
+    spec.tolerations = mergeTolerations(spec.tolerations, region.tolerations);
   }
   return { template: out };
 }
 
 /** Whether a node whose label `key` has `value` can satisfy the requirement on that key. */
-function allows(requirement: Requirement, value: string): boolean {
+function allows(requirement: NodeSelectorRequirement, value: string): boolean {
   switch (requirement.operator) {
     case 'In':
       return (requirement.values ?? []).includes(value);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { API_VERSION, DEFAULT_NAMESPACE } from './api/common.js';
+import { DEFAULT_NAMESPACE } from './api/common.js';
+import { API_VERSION } from './api/identity.js';
 import { formatProblem } from './problems.js';
 import { renderSet, workloadNamesMayCollide, type RenderedExtendedDeployment } from './render.js';
 
@@ -49,11 +50,7 @@ describe('renderExtendedDeployment namespaces', () => {
     'gives an ExtendedDeployment without a namespace, and each %s, the default namespace (GitOps tools have no fallback)',
     (subsetType) => {
       const object = ed({ name: 'web' }, subsetType);
-      expect(namespaces(renderOne(object))).toEqual([
-        'ExtendedDeployment/web default',
-        `${subsetType}/web-amd default`,
-        `${subsetType}/web-arm default`,
-      ]);
+      expect(namespaces(renderOne(object))).toEqual(['ExtendedDeployment/web default', `${subsetType}/web-amd default`, `${subsetType}/web-arm default`]);
       // The input is left as written: the namespace is added to the rendered copy only.
       expect(object.metadata).toEqual({ name: 'web' });
     },
@@ -93,17 +90,22 @@ describe('workload name collisions', () => {
     return { ...ed(metadata), spec: { ...ed(metadata).spec, replicas, regions: regionNames.map((name) => ({ name })) } };
   }
   /** DeployRegions that never overlap: each selects its own zone. */
-  const zoneRegions = (...names: string[]) => names.map((name) => ({ apiVersion: API_VERSION, kind: 'DeployRegion', metadata: { name }, spec: { matchLabels: { zone: name } } }));
+  const zoneRegions = (...names: string[]) =>
+    names.map((name) => ({ apiVersion: API_VERSION, kind: 'DeployRegion', metadata: { name }, spec: { matchLabels: { zone: name } } }));
 
   it('reports `a` with region b-c and `a-b` with region c (both render a-b-c) on both objects, at the region entry', () => {
-    const result = renderSet([...zoneRegions('b-c', 'c'), inRegions({ name: 'a', namespace: 'shop' }, ['b-c']), inRegions({ name: 'a-b', namespace: 'shop' }, ['c'])]);
+    const result = renderSet([
+      ...zoneRegions('b-c', 'c'),
+      inRegions({ name: 'a', namespace: 'shop' }, ['b-c']),
+      inRegions({ name: 'a-b', namespace: 'shop' }, ['c']),
+    ]);
     expect(result.ok ? [] : result.problems.map(formatProblem)).toEqual([
       "ExtendedDeployment shop/a: spec.regions[0].name: workload a-b-c collides with ExtendedDeployment shop/a-b's region c",
       "ExtendedDeployment shop/a-b: spec.regions[0].name: workload a-b-c collides with ExtendedDeployment shop/a's region b-c",
     ]);
   });
 
-  it('reports every collision at once, next to the objects\' other problems', () => {
+  it("reports every collision at once, next to the objects' other problems", () => {
     const result = renderSet([
       ...zoneRegions('b-c', 'x-y', 'c', 'y', 'z'),
       inRegions({ name: 'a', namespace: 'shop' }, ['b-c', 'z', 'x-y']),
@@ -136,7 +138,11 @@ describe('workload name collisions', () => {
   });
 
   it('allows the same workload name in different namespaces', () => {
-    const result = renderSet([...zoneRegions('b-c', 'c'), inRegions({ name: 'a', namespace: 'shop' }, ['b-c']), inRegions({ name: 'a-b', namespace: 'web' }, ['c'])]);
+    const result = renderSet([
+      ...zoneRegions('b-c', 'c'),
+      inRegions({ name: 'a', namespace: 'shop' }, ['b-c']),
+      inRegions({ name: 'a-b', namespace: 'web' }, ['c']),
+    ]);
     expect(result.ok ? [] : result.problems.map(formatProblem)).toEqual([]);
   });
 
@@ -148,9 +154,11 @@ describe('workload name collisions', () => {
     ]);
   });
 
-  it('leaves a region listed twice in one object to that object\'s own check', () => {
+  it("leaves a region listed twice in one object to that object's own check", () => {
     const result = renderSet([...zoneRegions('c'), inRegions({ name: 'a', namespace: 'shop' }, ['c', 'c'])]);
-    expect(result.ok ? [] : result.problems.map(formatProblem)).toEqual(['ExtendedDeployment shop/a: spec.regions[1].name: region "c" is listed twice (first at spec.regions[0])']);
+    expect(result.ok ? [] : result.problems.map(formatProblem)).toEqual([
+      'ExtendedDeployment shop/a: spec.regions[1].name: region "c" is listed twice (first at spec.regions[0])',
+    ]);
   });
 });
 

@@ -1,4 +1,5 @@
-import { API_VERSION, DEFAULT_NAMESPACE, type IntOrPercent } from './api/common.js';
+import { DEFAULT_NAMESPACE, type IntOrPercent } from './api/common.js';
+import { API_VERSION, ED_KIND, REGION_KIND } from './api/identity.js';
 import type { DeployRegion } from './api/deploy-region.js';
 import { podTemplate, type ExtendedDeployment, type RolloutStrategy } from './api/extended-deployment.js';
 import { distributeReplicas } from './distribution.js';
@@ -12,6 +13,7 @@ import {
   SYNC_WAVE_ANNOTATION,
 } from './labels.js';
 import { applyPatches, applyTypedOverrides, cloneJson, type JsonObject } from './overrides.js';
+import type { PodTemplate } from './kube/objects.js';
 import { nestingMessage, nestingViolation } from './nesting.js';
 import { issuesToProblems, parseDeployRegion, parseExtendedDeployment, refOf, regionEntries, withoutInvalidFields } from './parse.js';
 import { placeInRegion } from './placement.js';
@@ -97,8 +99,8 @@ export function renderExtendedDeployment(
 
   const inPlace = inPlaceEnabled(ed);
   const namespace = renderedNamespace(ed.metadata);
-  const baseTemplate = ed.spec.template as JsonObject;
-  const baseLabels = (ed.spec.template.metadata?.labels ?? {}) as Record<string, string>;
+  const baseTemplate = ed.spec.template;
+  const baseLabels = ed.spec.template.metadata?.labels ?? {};
   const baseMatches = selectorMatches(ed.spec.selector, baseLabels);
   if (!baseMatches) problems.add(['spec', 'template', 'metadata', 'labels'], 'do not match spec.selector');
 
@@ -129,10 +131,11 @@ export function renderExtendedDeployment(
       return;
     }
 
-    const template = patched.template as PodTemplate;
-    const labels = (template.metadata?.labels ?? {}) as Record<string, string>;
+    // Typed overrides keep the shape the schema checked; a patched template was checked again above.
+    const template: PodTemplate = patched.template;
+    const labels = template.metadata?.labels ?? {};
     if (baseMatches && !selectorMatches(ed.spec.selector, labels)) {
-      const typedLabels = ((typed.template as PodTemplate).metadata?.labels ?? {}) as Record<string, string>;
+      const typedLabels = typed.template.metadata?.labels ?? {};
       const culprit: FieldPath = selectorMatches(ed.spec.selector, typedLabels) ? patchesAt : ['spec', 'regions', i, 'overrides', 'labels'];
       problems.add(culprit, `make the pod labels of region ${placement.name} stop matching spec.selector`);
     }
@@ -143,14 +146,17 @@ export function renderExtendedDeployment(
       if (base >= 0 && baseContainers[base]?.image) {
         problems.add(overridesAt, `leave container ${JSON.stringify(c.name)} of region ${placement.name} without an image`);
       } else {
-        problems.add(['spec', 'template', 'spec', 'containers', base >= 0 ? base : k, 'image'], `is not set, and region ${placement.name} sets none in overrides.images`);
+        problems.add(
+          ['spec', 'template', 'spec', 'containers', base >= 0 ? base : k, 'image'],
+          `is not set, and region ${placement.name} sets none in overrides.images`,
+        );
       }
     });
 
     template.metadata = { ...template.metadata, labels: { ...labels, [NAME_LABEL]: ed.metadata.name, [REGION_LABEL]: placement.name } };
-    const placed = placeInRegion(template as JsonObject, { name: placement.name, matchLabels: region.spec.matchLabels, tolerations: region.spec.tolerations });
+    const placed = placeInRegion(template, { name: placement.name, matchLabels: region.spec.matchLabels, tolerations: region.spec.tolerations });
     if (placed.conflict) problems.add(['spec', 'regions', i, 'name'], placed.conflict);
-    const final = placed.template as PodTemplate;
+    const final = placed.template;
     if (inPlace) addReadinessGate(final);
     const revision = templateRevision(final);
     final.metadata = { ...final.metadata, labels: { ...final.metadata?.labels, [REVISION_LABEL]: revision } };
@@ -201,12 +207,6 @@ function isCountPath(path: FieldPath): boolean {
   if (path[1] === 'replicas') return true;
   if (path[1] !== 'regions') return false;
   return path.length === 2 || (typeof path[2] === 'number' && ['replicas', 'minReplicas', 'maxReplicas'].includes(String(path[3])));
-}
-
-interface PodTemplate {
-  metadata?: { labels?: Record<string, string>; [key: string]: unknown };
-  spec?: { containers?: { name: string; image?: unknown }[]; readinessGates?: { conditionType: string }[]; [key: string]: unknown };
-  [key: string]: unknown;
 }
 
 function addReadinessGate(template: PodTemplate): void {
@@ -338,18 +338,18 @@ export function renderSet(objects: readonly unknown[]): Result<RenderedSet> {
   for (const raw of objects) {
     const ref = refOf(raw);
     const apiVersion = (raw as { apiVersion?: unknown } | null)?.apiVersion;
-    if (ref.kind !== 'DeployRegion' && ref.kind !== 'ExtendedDeployment') continue;
+    if (ref.kind !== REGION_KIND && ref.kind !== ED_KIND) continue;
     if (apiVersion !== API_VERSION) {
       problems.push({ object: ref, path: ['apiVersion'], message: `must be ${API_VERSION}, not ${JSON.stringify(apiVersion)}` });
-      if (ref.kind === 'DeployRegion' && ref.name !== undefined) invalidRegions.add(ref.name);
+      if (ref.kind === REGION_KIND && ref.name !== undefined) invalidRegions.add(ref.name);
       continue;
     }
     // An ExtendedDeployment without a namespace is rendered into the default one: it is the same object as one there.
-    const namespace = ref.kind === 'ExtendedDeployment' ? renderedNamespace(ref) : (ref.namespace ?? '');
+    const namespace = ref.kind === ED_KIND ? renderedNamespace(ref) : (ref.namespace ?? '');
     const key = `${ref.kind}/${namespace}/${ref.name ?? ''}`;
     if (seen.has(key)) problems.push({ object: ref, path: ['metadata', 'name'], message: 'is defined twice in this render' });
     seen.add(key);
-    if (ref.kind === 'DeployRegion') {
+    if (ref.kind === REGION_KIND) {
       const region = guarded(ref, () => renderDeployRegion(raw));
       if (region.ok) {
         deployRegions.push(region.value);
@@ -358,7 +358,7 @@ export function renderSet(objects: readonly unknown[]): Result<RenderedSet> {
         problems.push(...region.problems);
         if (ref.name !== undefined) invalidRegions.add(ref.name);
       }
-    } else if (ref.kind === 'ExtendedDeployment') edsRaw.push(raw);
+    } else if (ref.kind === ED_KIND) edsRaw.push(raw);
   }
 
   const extendedDeployments: RenderedExtendedDeployment[] = [];

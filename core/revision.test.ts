@@ -25,14 +25,50 @@ describe('revision hash', () => {
   });
 
   it('rollout revision does not depend on region order', () => {
-    expect(rolloutRevision(new Map([['a', '1'], ['b', '2']]))).toBe(rolloutRevision(new Map([['b', '2'], ['a', '1']])));
-    expect(rolloutRevision(new Map([['a', '1'], ['b', '2']]))).not.toBe(rolloutRevision(new Map([['a', '1'], ['b', '3']])));
+    expect(
+      rolloutRevision(
+        new Map([
+          ['a', '1'],
+          ['b', '2'],
+        ]),
+      ),
+    ).toBe(
+      rolloutRevision(
+        new Map([
+          ['b', '2'],
+          ['a', '1'],
+        ]),
+      ),
+    );
+    expect(
+      rolloutRevision(
+        new Map([
+          ['a', '1'],
+          ['b', '2'],
+        ]),
+      ),
+    ).not.toBe(
+      rolloutRevision(
+        new Map([
+          ['a', '1'],
+          ['b', '3'],
+        ]),
+      ),
+    );
   });
 });
 
 describe('canonicalJson', () => {
   const reversed = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(reversed) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.keys(v).reverse().map((k) => [k, reversed((v as Record<string, unknown>)[k])])) : v;
+    Array.isArray(v)
+      ? v.map(reversed)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .reverse()
+              .map((k) => [k, reversed((v as Record<string, unknown>)[k])]),
+          )
+        : v;
 
   it('is lossless and does not depend on the order keys were inserted in, for any JSON value', async () => {
     const fc = (await import('fast-check')).default;

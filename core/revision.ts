@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { PodTemplate } from './kube/objects.js';
 import { REVISION_LABEL } from './labels.js';
 
 /** JSON with object keys sorted at every level; arrays keep their order. The same value always gives the same text. */
@@ -21,7 +22,7 @@ export function shortHash(value: unknown): string {
 }
 
 /** The revision of a final regional pod template: its hash with the revision label itself left out. */
-export function templateRevision(template: { metadata?: { labels?: Record<string, string> } }): string {
+export function templateRevision(template: PodTemplate): string {
   const labels = { ...(template.metadata?.labels ?? {}) };
   delete labels[REVISION_LABEL];
   return shortHash({ ...template, metadata: { ...template.metadata, labels } });

@@ -84,26 +84,31 @@ export function validateExtendedDeployment(
     if (first !== undefined) {
       problems.add(['spec', 'overriders', i, 'name'], `second entry for region ${JSON.stringify(entry.name)} (first at spec.overriders[${first}]); merge them`);
     } else overriderIndex.set(entry.name, i);
-    if (!firstIndex.has(entry.name)) problems.add(['spec', 'overriders', i, 'name'], `${JSON.stringify(entry.name)} is not a region of this ExtendedDeployment`);
+    if (!firstIndex.has(entry.name))
+      problems.add(['spec', 'overriders', i, 'name'], `${JSON.stringify(entry.name)} is not a region of this ExtendedDeployment`);
   });
 
   if (isEmptySelector(spec.selector)) problems.add(['spec', 'selector'], 'must select something: set matchLabels or matchExpressions');
 
   const seen = new Set<string>();
   const podSpec = spec.template.spec;
-  [...podSpec.containers.map((c, i) => ['containers', i, c.name] as const), ...(podSpec.initContainers ?? []).map((c, i) => ['initContainers', i, c.name] as const)].forEach(
-    ([list, i, name]) => {
-      if (seen.has(name)) problems.add(['spec', 'template', 'spec', list, i, 'name'], `container name ${JSON.stringify(name)} is used twice`);
-      seen.add(name);
-    },
-  );
+  [
+    ...podSpec.containers.map((c, i) => ['containers', i, c.name] as const),
+    ...(podSpec.initContainers ?? []).map((c, i) => ['initContainers', i, c.name] as const),
+  ].forEach(([list, i, name]) => {
+    if (seen.has(name)) problems.add(['spec', 'template', 'spec', list, i, 'name'], `container name ${JSON.stringify(name)} is used twice`);
+    seen.add(name);
+  });
   if (podSpec.restartPolicy !== undefined && podSpec.restartPolicy !== 'Always') {
     problems.add(['spec', 'template', 'spec', 'restartPolicy'], `must be Always for a long-running workload, not ${JSON.stringify(podSpec.restartPolicy)}`);
   }
 
   const strategy = spec.strategy;
   if (spec.subsetType === 'Deployment' && strategy.updateStrategy.type === 'InPlaceIfPossible') {
-    problems.add(['spec', 'strategy', 'updateStrategy', 'type'], 'InPlaceIfPossible needs subsetType ReplicaSet (or InplaceSet); native Deployments replace pods');
+    problems.add(
+      ['spec', 'strategy', 'updateStrategy', 'type'],
+      'InPlaceIfPossible needs subsetType ReplicaSet (or InplaceSet); native Deployments replace pods',
+    );
   }
   if (typeof strategy.batchSize === 'number' ? strategy.batchSize < 1 : parsePercent(strategy.batchSize) === 0) {
     problems.add(['spec', 'strategy', 'batchSize'], `${JSON.stringify(strategy.batchSize)} must be at least 1 pod or 1%`);

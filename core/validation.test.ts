@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { API_VERSION } from './api/common.js';
+import { API_VERSION } from './api/identity.js';
 import { formatProblem, type Problem } from './problems.js';
 import { parseExtendedDeployment } from './parse.js';
 import { renderSet } from './render.js';
@@ -9,7 +9,9 @@ import { regionReferenceProblems } from './validate.js';
 // same valid set (three DeployRegions with disjoint labels and the ExtendedDeployment shop/web), changes one thing
 // (or a few), renders the set and compares the exact formatted lines.
 
-// The objects are plain JSON as read from YAML; cases poke into them freely.
+// The objects are plain JSON as read from YAML; cases poke into them freely, writing values of the wrong type on
+// purpose (validation is what is under test), which no type short of any admits.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
 interface RenderInput {
@@ -70,14 +72,26 @@ interface Case {
 
 const cases: Case[] = [
   // Names
-  { name: 'ExtendedDeployment name with upper case', mutate: ({ ed }) => (ed.metadata.name = 'Web'), expected: [`ExtendedDeployment shop/Web: metadata.name: ${DNS}`] },
+  {
+    name: 'ExtendedDeployment name with upper case',
+    mutate: ({ ed }) => (ed.metadata.name = 'Web'),
+    expected: [`ExtendedDeployment shop/Web: metadata.name: ${DNS}`],
+  },
   {
     name: 'ExtendedDeployment name longer than 63 characters',
     mutate: ({ ed }) => (ed.metadata.name = 'w'.repeat(64)),
     expected: [`ExtendedDeployment shop/${'w'.repeat(64)}: metadata.name: must be at most 63 characters`],
   },
-  { name: 'namespace that is not a DNS label', mutate: ({ ed }) => (ed.metadata.namespace = 'Shop'), expected: [`ExtendedDeployment Shop/web: metadata.namespace: ${DNS}`] },
-  { name: 'region name in spec.regions that is not a DNS label', mutate: ({ ed }) => (ed.spec.regions[1].name = 'Arm_64'), expected: [`${ED}: spec.regions[1].name: ${DNS}`] },
+  {
+    name: 'namespace that is not a DNS label',
+    mutate: ({ ed }) => (ed.metadata.namespace = 'Shop'),
+    expected: [`ExtendedDeployment Shop/web: metadata.namespace: ${DNS}`],
+  },
+  {
+    name: 'region name in spec.regions that is not a DNS label',
+    mutate: ({ ed }) => (ed.spec.regions[1].name = 'Arm_64'),
+    expected: [`${ED}: spec.regions[1].name: ${DNS}`],
+  },
   {
     name: 'DeployRegion with a name that is not a DNS label',
     mutate: ({ regions }) => (regions[0].metadata.name = 'AMD'),
@@ -86,25 +100,47 @@ const cases: Case[] = [
   {
     name: 'DeployRegion with empty matchLabels',
     mutate: ({ regions }) => (regions[0].spec.matchLabels = {}),
-    expected: ['DeployRegion amd: spec.matchLabels: must name at least one label', `${ED}: spec.regions[0].name: DeployRegion "amd" is invalid (see its own problems)`],
+    expected: [
+      'DeployRegion amd: spec.matchLabels: must name at least one label',
+      `${ED}: spec.regions[0].name: DeployRegion "amd" is invalid (see its own problems)`,
+    ],
   },
   {
     name: 'DeployRegion with a wrong apiVersion',
     mutate: ({ regions }) => (regions[0].apiVersion = 'apps/v1'),
-    expected: [`DeployRegion amd: apiVersion: must be ${API_VERSION}, not "apps/v1"`, `${ED}: spec.regions[0].name: DeployRegion "amd" is invalid (see its own problems)`],
+    expected: [
+      `DeployRegion amd: apiVersion: must be ${API_VERSION}, not "apps/v1"`,
+      `${ED}: spec.regions[0].name: DeployRegion "amd" is invalid (see its own problems)`,
+    ],
   },
   {
     name: 'ExtendedDeployment with a wrong apiVersion',
     mutate: ({ ed }) => (ed.apiVersion = 'extendeddeployment.io/v1'),
     expected: [`${ED}: apiVersion: must be ${API_VERSION}, not "extendeddeployment.io/v1"`],
   },
-  { name: 'the same ExtendedDeployment twice in one render', mutate: (input) => input.extra.push(structuredClone(input.ed)), expected: [`${ED}: metadata.name: is defined twice in this render`] },
-  { name: 'the same DeployRegion twice in one render', mutate: (input) => input.extra.push(structuredClone(input.regions[0])), expected: ['DeployRegion amd: metadata.name: is defined twice in this render'] },
+  {
+    name: 'the same ExtendedDeployment twice in one render',
+    mutate: (input) => input.extra.push(structuredClone(input.ed)),
+    expected: [`${ED}: metadata.name: is defined twice in this render`],
+  },
+  {
+    name: 'the same DeployRegion twice in one render',
+    mutate: (input) => input.extra.push(structuredClone(input.regions[0])),
+    expected: ['DeployRegion amd: metadata.name: is defined twice in this render'],
+  },
 
   // Selector
   { name: 'missing spec.selector', mutate: ({ ed }) => delete ed.spec.selector, expected: [`${ED}: spec.selector: is required`] },
-  { name: 'empty selector', mutate: ({ ed }) => (ed.spec.selector = {}), expected: [`${ED}: spec.selector: must select something: set matchLabels or matchExpressions`] },
-  { name: 'selector not matching the template labels', mutate: ({ ed }) => (ed.spec.selector.matchLabels.app = 'shop'), expected: [`${ED}: spec.template.metadata.labels: do not match spec.selector`] },
+  {
+    name: 'empty selector',
+    mutate: ({ ed }) => (ed.spec.selector = {}),
+    expected: [`${ED}: spec.selector: must select something: set matchLabels or matchExpressions`],
+  },
+  {
+    name: 'selector not matching the template labels',
+    mutate: ({ ed }) => (ed.spec.selector.matchLabels.app = 'shop'),
+    expected: [`${ED}: spec.template.metadata.labels: do not match spec.selector`],
+  },
   {
     name: 'selector with an unknown operator',
     mutate: ({ ed }) => (ed.spec.selector = { matchExpressions: [{ key: 'app', operator: 'Equals', values: ['web'] }] }),
@@ -120,18 +156,38 @@ const cases: Case[] = [
     mutate: ({ ed }) => (ed.spec.overriders = patches({ op: 'remove', path: '/metadata/labels/app' })),
     expected: [`${ED}: spec.overriders[0].overriders: make the pod labels of region arm stop matching spec.selector`],
   },
-  { name: 'template label key that is not a label key', mutate: ({ ed }) => (ed.spec.template.metadata.labels['bad key'] = 'x'), expected: [`${ED}: spec.template.metadata.labels["bad key"]: is not a valid label key`] },
-  { name: 'template label value that is not a label value', mutate: ({ ed }) => (ed.spec.template.metadata.labels.tier = '-x'), expected: [`${ED}: spec.template.metadata.labels.tier: is not a valid label value`] },
+  {
+    name: 'template label key that is not a label key',
+    mutate: ({ ed }) => (ed.spec.template.metadata.labels['bad key'] = 'x'),
+    expected: [`${ED}: spec.template.metadata.labels["bad key"]: is not a valid label key`],
+  },
+  {
+    name: 'template label value that is not a label value',
+    mutate: ({ ed }) => (ed.spec.template.metadata.labels.tier = '-x'),
+    expected: [`${ED}: spec.template.metadata.labels.tier: is not a valid label value`],
+  },
 
   // Unknown fields and types
-  { name: 'unknown field in spec (typo "replica")', mutate: ({ ed }) => (ed.spec.replica = 3), expected: [`${ED}: spec.replica: unknown field (did you mean "replicas"?)`] },
-  { name: 'unknown field inside strategy', mutate: ({ ed }) => (ed.spec.strategy = { batchsize: 2 }), expected: [`${ED}: spec.strategy.batchsize: unknown field (did you mean "batchSize"?)`] },
+  {
+    name: 'unknown field in spec (typo "replica")',
+    mutate: ({ ed }) => (ed.spec.replica = 3),
+    expected: [`${ED}: spec.replica: unknown field (did you mean "replicas"?)`],
+  },
+  {
+    name: 'unknown field inside strategy',
+    mutate: ({ ed }) => (ed.spec.strategy = { batchsize: 2 }),
+    expected: [`${ED}: spec.strategy.batchsize: unknown field (did you mean "batchSize"?)`],
+  },
   {
     name: 'unknown field inside a region override',
     mutate: ({ ed }) => (ed.spec.regions[1].overrides = { image: { app: 'shop/web:1.0-arm64' } }),
     expected: [`${ED}: spec.regions[1].overrides.image: unknown field (did you mean "images"?)`],
   },
-  { name: 'replicas of the wrong type ("3")', mutate: ({ ed }) => (ed.spec.replicas = '3'), expected: [`${ED}: spec.replicas: must be a number, not the string "3"`] },
+  {
+    name: 'replicas of the wrong type ("3")',
+    mutate: ({ ed }) => (ed.spec.replicas = '3'),
+    expected: [`${ED}: spec.replicas: must be a number, not the string "3"`],
+  },
   { name: 'negative replicas', mutate: ({ ed }) => (ed.spec.replicas = -1), expected: [`${ED}: spec.replicas: must not be negative`] },
   {
     name: 'env value of the wrong type',
@@ -145,12 +201,36 @@ const cases: Case[] = [
   },
 
   // Percentages
-  { name: 'region replicas "150%"', mutate: ({ ed }) => (ed.spec.regions[1].replicas = '150%'), expected: [`${ED}: spec.regions[1].replicas: "150%" exceeds 100%`] },
-  { name: 'region replicas "abc"', mutate: ({ ed }) => (ed.spec.regions[1].replicas = 'abc'), expected: [`${ED}: spec.regions[1].replicas: "abc" is neither an integer nor a percentage like "30%"`] },
-  { name: 'region replicas "12.5%"', mutate: ({ ed }) => (ed.spec.regions[1].replicas = '12.5%'), expected: [`${ED}: spec.regions[1].replicas: "12.5%" is neither an integer nor a percentage like "30%"`] },
-  { name: 'region replicas 1.5', mutate: ({ ed }) => (ed.spec.regions[1].replicas = 1.5), expected: [`${ED}: spec.regions[1].replicas: 1.5 is neither an integer nor a percentage like "30%"`] },
-  { name: 'region replicas true', mutate: ({ ed }) => (ed.spec.regions[1].replicas = true), expected: [`${ED}: spec.regions[1].replicas: must be an integer or a percentage like "30%"`] },
-  { name: 'negative region replicas', mutate: ({ ed }) => (ed.spec.regions[1].replicas = -2), expected: [`${ED}: spec.regions[1].replicas: must not be negative`] },
+  {
+    name: 'region replicas "150%"',
+    mutate: ({ ed }) => (ed.spec.regions[1].replicas = '150%'),
+    expected: [`${ED}: spec.regions[1].replicas: "150%" exceeds 100%`],
+  },
+  {
+    name: 'region replicas "abc"',
+    mutate: ({ ed }) => (ed.spec.regions[1].replicas = 'abc'),
+    expected: [`${ED}: spec.regions[1].replicas: "abc" is neither an integer nor a percentage like "30%"`],
+  },
+  {
+    name: 'region replicas "12.5%"',
+    mutate: ({ ed }) => (ed.spec.regions[1].replicas = '12.5%'),
+    expected: [`${ED}: spec.regions[1].replicas: "12.5%" is neither an integer nor a percentage like "30%"`],
+  },
+  {
+    name: 'region replicas 1.5',
+    mutate: ({ ed }) => (ed.spec.regions[1].replicas = 1.5),
+    expected: [`${ED}: spec.regions[1].replicas: 1.5 is neither an integer nor a percentage like "30%"`],
+  },
+  {
+    name: 'region replicas true',
+    mutate: ({ ed }) => (ed.spec.regions[1].replicas = true),
+    expected: [`${ED}: spec.regions[1].replicas: must be an integer or a percentage like "30%"`],
+  },
+  {
+    name: 'negative region replicas',
+    mutate: ({ ed }) => (ed.spec.regions[1].replicas = -2),
+    expected: [`${ED}: spec.regions[1].replicas: must not be negative`],
+  },
   {
     name: 'percentage without spec.replicas',
     mutate: ({ ed }) => {
@@ -214,10 +294,26 @@ const cases: Case[] = [
 
   // Regions
   { name: 'no regions', mutate: ({ ed }) => (ed.spec.regions = []), expected: [`${ED}: spec.regions: needs at least one region`] },
-  { name: 'duplicate region in spec.regions', mutate: ({ ed }) => (ed.spec.regions[2].name = 'amd'), expected: [`${ED}: spec.regions[2].name: region "amd" is listed twice (first at spec.regions[0])`] },
-  { name: 'unknown region (DeployRegion missing)', mutate: ({ regions }) => regions.pop(), expected: [`${ED}: spec.regions[2].name: DeployRegion "ppc" not found (known: amd, arm)`] },
-  { name: 'overlapping regions: identical labels', mutate: ({ regions }) => (regions[2].spec.matchLabels = { 'kubernetes.io/arch': 'amd64' }), expected: [overlap(2, 'ppc', 'amd')] },
-  { name: 'overlapping regions: subset of labels', mutate: ({ regions }) => (regions[2].spec.matchLabels = { 'kubernetes.io/arch': 'amd64', pool: 'big' }), expected: [overlap(2, 'ppc', 'amd')] },
+  {
+    name: 'duplicate region in spec.regions',
+    mutate: ({ ed }) => (ed.spec.regions[2].name = 'amd'),
+    expected: [`${ED}: spec.regions[2].name: region "amd" is listed twice (first at spec.regions[0])`],
+  },
+  {
+    name: 'unknown region (DeployRegion missing)',
+    mutate: ({ regions }) => regions.pop(),
+    expected: [`${ED}: spec.regions[2].name: DeployRegion "ppc" not found (known: amd, arm)`],
+  },
+  {
+    name: 'overlapping regions: identical labels',
+    mutate: ({ regions }) => (regions[2].spec.matchLabels = { 'kubernetes.io/arch': 'amd64' }),
+    expected: [overlap(2, 'ppc', 'amd')],
+  },
+  {
+    name: 'overlapping regions: subset of labels',
+    mutate: ({ regions }) => (regions[2].spec.matchLabels = { 'kubernetes.io/arch': 'amd64', pool: 'big' }),
+    expected: [overlap(2, 'ppc', 'amd')],
+  },
   {
     name: 'overlapping regions: different label keys',
     mutate: ({ regions }) => (regions[2].spec.matchLabels = { 'topology.kubernetes.io/zone': 'a' }),
@@ -235,13 +331,21 @@ const cases: Case[] = [
     name: 'template node affinity excluding a region',
     mutate: ({ ed }) =>
       (ed.spec.template.spec.affinity = {
-        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'NotIn', values: ['arm64'] }] }] } },
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'NotIn', values: ['arm64'] }] }],
+          },
+        },
       }),
     expected: [`${ED}: spec.regions[1].name: every required node-selector term of the template excludes the nodes of region arm`],
   },
 
   // Overrides and patches
-  { name: 'overriders for an unknown region', mutate: ({ ed }) => (ed.spec.overriders = [{ name: 'gpu', overriders: [] }]), expected: [`${ED}: spec.overriders[0].name: "gpu" is not a region of this ExtendedDeployment`] },
+  {
+    name: 'overriders for an unknown region',
+    mutate: ({ ed }) => (ed.spec.overriders = [{ name: 'gpu', overriders: [] }]),
+    expected: [`${ED}: spec.overriders[0].name: "gpu" is not a region of this ExtendedDeployment`],
+  },
   {
     name: 'duplicate overriders entry',
     mutate: ({ ed }) => (ed.spec.overriders = [...patches(), ...patches()]),
@@ -249,16 +353,30 @@ const cases: Case[] = [
   },
   {
     name: 'patch that does not apply (remove of a missing path)',
-    mutate: ({ ed }) => (ed.spec.overriders = patches({ op: 'replace', path: '/spec/containers/0/image', value: 'shop/web:1.0-arm64' }, { op: 'remove', path: '/spec/containers/0/args' })),
+    mutate: ({ ed }) =>
+      (ed.spec.overriders = patches(
+        { op: 'replace', path: '/spec/containers/0/image', value: 'shop/web:1.0-arm64' },
+        { op: 'remove', path: '/spec/containers/0/args' },
+      )),
     expected: [`${ED}: spec.overriders[0].overriders[1]: remove /spec/containers/0/args does not apply: the path does not exist in the template`],
   },
   {
     name: 'patch path without a leading slash',
     mutate: ({ ed }) => (ed.spec.overriders = patches({ op: 'replace', path: 'spec/containers/0/image', value: 'shop/web:1.0-arm64' })),
-    expected: [`${ED}: spec.overriders[0].overriders[0]: replace spec/containers/0/image does not apply: the path is not a JSON pointer (it must start with "/")`],
+    expected: [
+      `${ED}: spec.overriders[0].overriders[0]: replace spec/containers/0/image does not apply: the path is not a JSON pointer (it must start with "/")`,
+    ],
   },
-  { name: 'patch add without a value', mutate: ({ ed }) => (ed.spec.overriders = patches({ op: 'add', path: '/spec/hostNetwork' })), expected: [`${ED}: spec.overriders[0].overriders[0].value: add /spec/hostNetwork needs a value`] },
-  { name: 'patch with an unknown op', mutate: ({ ed }) => (ed.spec.overriders = patches({ op: 'move', path: '/spec/hostNetwork' })), expected: [`${ED}: spec.overriders[0].overriders[0].op: must be one of "add", "remove", "replace"`] },
+  {
+    name: 'patch add without a value',
+    mutate: ({ ed }) => (ed.spec.overriders = patches({ op: 'add', path: '/spec/hostNetwork' })),
+    expected: [`${ED}: spec.overriders[0].overriders[0].value: add /spec/hostNetwork needs a value`],
+  },
+  {
+    name: 'patch with an unknown op',
+    mutate: ({ ed }) => (ed.spec.overriders = patches({ op: 'move', path: '/spec/hostNetwork' })),
+    expected: [`${ED}: spec.overriders[0].overriders[0].op: must be one of "add", "remove", "replace"`],
+  },
   {
     name: 'patch that leaves the template invalid',
     mutate: ({ ed }) => (ed.spec.overriders = patches({ op: 'remove', path: '/spec/containers/0/name' })),
@@ -274,7 +392,11 @@ const cases: Case[] = [
     mutate: ({ ed }) => (ed.spec.regions[1].overrides = { labels: { 'extendeddeployment.io/region': 'amd' } }),
     expected: [`${ED}: spec.regions[1].overrides.labels["extendeddeployment.io/region"]: is set by the renderer and cannot be overridden`],
   },
-  { name: 'typed override with an empty image', mutate: ({ ed }) => (ed.spec.regions[1].overrides = { images: { app: '' } }), expected: [`${ED}: spec.regions[1].overrides.images.app: must not be empty`] },
+  {
+    name: 'typed override with an empty image',
+    mutate: ({ ed }) => (ed.spec.regions[1].overrides = { images: { app: '' } }),
+    expected: [`${ED}: spec.regions[1].overrides.images.app: must not be empty`],
+  },
   {
     name: 'empty image after a patch',
     mutate: ({ ed }) => (ed.spec.overriders = patches({ op: 'remove', path: '/spec/containers/0/image' })),
@@ -291,8 +413,16 @@ const cases: Case[] = [
   },
 
   // Template
-  { name: 'template with no containers', mutate: ({ ed }) => (ed.spec.template.spec.containers = []), expected: [`${ED}: spec.template.spec.containers: needs at least one container`] },
-  { name: 'template without a containers field', mutate: ({ ed }) => delete ed.spec.template.spec.containers, expected: [`${ED}: spec.template.spec.containers: is required`] },
+  {
+    name: 'template with no containers',
+    mutate: ({ ed }) => (ed.spec.template.spec.containers = []),
+    expected: [`${ED}: spec.template.spec.containers: needs at least one container`],
+  },
+  {
+    name: 'template without a containers field',
+    mutate: ({ ed }) => delete ed.spec.template.spec.containers,
+    expected: [`${ED}: spec.template.spec.containers: is required`],
+  },
   {
     name: 'duplicate container names',
     mutate: ({ ed }) => ed.spec.template.spec.containers.push({ name: 'app', image: 'envoy:1.30' }),
@@ -318,8 +448,16 @@ const cases: Case[] = [
     },
     expected: [`${ED}: spec.strategy.updateStrategy.type: InPlaceIfPossible needs subsetType ReplicaSet (or InplaceSet); native Deployments replace pods`],
   },
-  { name: 'batchSize 0', mutate: ({ ed }) => (ed.spec.strategy = { batchSize: 0 }), expected: [`${ED}: spec.strategy.batchSize: 0 must be at least 1 pod or 1%`] },
-  { name: 'batchSize "0%"', mutate: ({ ed }) => (ed.spec.strategy = { batchSize: '0%' }), expected: [`${ED}: spec.strategy.batchSize: "0%" must be at least 1 pod or 1%`] },
+  {
+    name: 'batchSize 0',
+    mutate: ({ ed }) => (ed.spec.strategy = { batchSize: 0 }),
+    expected: [`${ED}: spec.strategy.batchSize: 0 must be at least 1 pod or 1%`],
+  },
+  {
+    name: 'batchSize "0%"',
+    mutate: ({ ed }) => (ed.spec.strategy = { batchSize: '0%' }),
+    expected: [`${ED}: spec.strategy.batchSize: "0%" must be at least 1 pod or 1%`],
+  },
   {
     name: 'rollingUpdate with maxSurge and maxUnavailable both 0',
     mutate: ({ ed }) => (ed.spec.strategy = { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: '0%' } } }),
@@ -330,8 +468,16 @@ const cases: Case[] = [
     mutate: ({ ed }) => (ed.spec.strategy = { faultMove: { failureThreshold: 0 } }),
     expected: [`${ED}: spec.strategy.faultMove.failureThreshold: must be at least 1 node or 1%: 0 would mark every region failed`],
   },
-  { name: 'unknown subsetType', mutate: ({ ed }) => (ed.spec.subsetType = 'StatefulSet'), expected: [`${ED}: spec.subsetType: must be one of "ReplicaSet", "Deployment", "InplaceSet"`] },
-  { name: 'unknown rolloutStrategy', mutate: ({ ed }) => (ed.spec.strategy = { rolloutStrategy: 'Canary' }), expected: [`${ED}: spec.strategy.rolloutStrategy: must be one of "Beta", "Group"`] },
+  {
+    name: 'unknown subsetType',
+    mutate: ({ ed }) => (ed.spec.subsetType = 'StatefulSet'),
+    expected: [`${ED}: spec.subsetType: must be one of "ReplicaSet", "Deployment", "InplaceSet"`],
+  },
+  {
+    name: 'unknown rolloutStrategy',
+    mutate: ({ ed }) => (ed.spec.strategy = { rolloutStrategy: 'Canary' }),
+    expected: [`${ED}: spec.strategy.rolloutStrategy: must be one of "Beta", "Group"`],
+  },
   {
     name: 'unknown updateStrategy type',
     mutate: ({ ed }) => (ed.spec.strategy = { updateStrategy: { type: 'Rolling' } }),
@@ -392,7 +538,10 @@ const cases: Case[] = [
       ed.spec.regions[0].replicas = '50%';
       ed.spec.regions[2].name = 'amd';
     },
-    expected: [`${ED}: spec.replicas: must be a number, not the string "6"`, `${ED}: spec.regions[2].name: region "amd" is listed twice (first at spec.regions[0])`],
+    expected: [
+      `${ED}: spec.replicas: must be a number, not the string "6"`,
+      `${ED}: spec.regions[2].name: region "amd" is listed twice (first at spec.regions[0])`,
+    ],
   },
 ];
 
@@ -502,9 +651,27 @@ describe('regionReferenceProblems: the regions of an ExtendedDeployment whose De
   const table: [string, string[], string[], string[], string[]][] = [
     ['every DeployRegion there', ['amd', 'arm'], ['amd', 'arm', 'ppc'], [], []],
     ['one deleted', ['amd', 'arm'], ['amd'], [], [`${ED}: spec.regions[1].name: DeployRegion "arm" not found (known: amd)`]],
-    ['all deleted', ['amd', 'arm'], [], [], [`${ED}: spec.regions[0].name: DeployRegion "amd" not found (known: none)`, `${ED}: spec.regions[1].name: DeployRegion "arm" not found (known: none)`]],
-    ['one invalid: it exists, its own problems say why', ['amd', 'arm'], ['amd'], ['arm'], [`${ED}: spec.regions[1].name: DeployRegion "arm" is invalid (see its own problems)`]],
-    ['a region listed twice is reported once, at its first entry', ['arm', 'amd', 'arm'], ['amd'], [], [`${ED}: spec.regions[0].name: DeployRegion "arm" not found (known: amd)`]],
+    [
+      'all deleted',
+      ['amd', 'arm'],
+      [],
+      [],
+      [`${ED}: spec.regions[0].name: DeployRegion "amd" not found (known: none)`, `${ED}: spec.regions[1].name: DeployRegion "arm" not found (known: none)`],
+    ],
+    [
+      'one invalid: it exists, its own problems say why',
+      ['amd', 'arm'],
+      ['amd'],
+      ['arm'],
+      [`${ED}: spec.regions[1].name: DeployRegion "arm" is invalid (see its own problems)`],
+    ],
+    [
+      'a region listed twice is reported once, at its first entry',
+      ['arm', 'amd', 'arm'],
+      ['amd'],
+      [],
+      [`${ED}: spec.regions[0].name: DeployRegion "arm" not found (known: amd)`],
+    ],
   ];
 
   it.each(table)('%s', (_case, regions, known, invalid, expected) => {
@@ -514,7 +681,11 @@ describe('regionReferenceProblems: the regions of an ExtendedDeployment whose De
 
   it('words a missing region as the render does', () => {
     const rendered = problemsOf(({ regions }) => regions.splice(1, 1));
-    const agent = regionReferenceProblems(parsed(['amd', 'arm', 'ppc']), new Set(['amd', 'ppc']), new Set(), { kind: 'ExtendedDeployment', name: 'web', namespace: 'shop' });
+    const agent = regionReferenceProblems(parsed(['amd', 'arm', 'ppc']), new Set(['amd', 'ppc']), new Set(), {
+      kind: 'ExtendedDeployment',
+      name: 'web',
+      namespace: 'shop',
+    });
     expect(agent.map(formatProblem)).toEqual(rendered.map(formatProblem));
   });
 });

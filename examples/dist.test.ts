@@ -47,14 +47,21 @@ function qualifiedKind(apiVersion: string, kind: string): string {
   return slash < 0 ? kind : `${kind}.${apiVersion.slice(0, slash)}`;
 }
 
-const distFiles = () => readdirSync(distDir).filter((f) => f.endsWith('.yaml')).sort();
+const distFiles = () =>
+  readdirSync(distDir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort();
 
 /** Every document of every dist/*.yaml file. */
 function distObjects(): DistObject[] {
   return distFiles().flatMap((file) =>
     parseAllDocuments(readFileSync(join(distDir, file), 'utf8')).map((doc) => {
       const errors = doc.errors.map((e) => e.message);
-      const object = (errors.length === 0 ? doc.toJS() : null) as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } } | null;
+      const object = (errors.length === 0 ? doc.toJS() : null) as {
+        apiVersion?: unknown;
+        kind?: unknown;
+        metadata?: { name?: unknown; namespace?: unknown };
+      } | null;
       if (object === null || typeof object !== 'object') errors.push('is not an object');
       return {
         file,

@@ -11,7 +11,11 @@ import { examplesApp } from './app.js';
 
 function synthTo(dir: string): Map<string, string> {
   writeApp(examplesApp(), dir);
-  return new Map(readdirSync(dir).sort().map((f) => [f, readFileSync(join(dir, f), 'utf8')]));
+  return new Map(
+    readdirSync(dir)
+      .sort()
+      .map((f) => [f, readFileSync(join(dir, f), 'utf8')]),
+  );
 }
 
 function docs(text: string): Record<string, unknown>[] {
@@ -24,13 +28,24 @@ describe('examples', () => {
   it('synthesize byte-identically twice', () => {
     const first = synthTo(tmp());
     const second = synthTo(tmp());
-    expect([...first.keys()]).toEqual(['agent-install.k8s.yaml', 'gpu-inference.k8s.yaml', 'multi-arch-web.k8s.yaml', 'regions.k8s.yaml', 'upstream-sample.k8s.yaml', 'zonal-api.k8s.yaml']);
+    expect([...first.keys()]).toEqual([
+      'agent-install.k8s.yaml',
+      'gpu-inference.k8s.yaml',
+      'multi-arch-web.k8s.yaml',
+      'regions.k8s.yaml',
+      'upstream-sample.k8s.yaml',
+      'zonal-api.k8s.yaml',
+    ]);
     expect(second).toEqual(first);
   });
 
   it('match the committed dist/ exactly', () => {
     const fresh = synthTo(tmp());
-    const committed = new Map(readdirSync('dist').sort().map((f) => [f, readFileSync(join('dist', f), 'utf8')]));
+    const committed = new Map(
+      readdirSync('dist')
+        .sort()
+        .map((f) => [f, readFileSync(join('dist', f), 'utf8')]),
+    );
     expect(committed).toEqual(fresh);
   });
 
@@ -38,8 +53,8 @@ describe('examples', () => {
     let checked = 0;
     for (const text of synthTo(tmp()).values()) {
       for (const object of docs(text)) {
-        if (object['kind'] === 'ReplicaSet') new ReplicaSet(object as never).validate();
-        else if (object['kind'] === 'Deployment') new Deployment(object as never).validate();
+        if (object['kind'] === 'ReplicaSet') new ReplicaSet(object).validate();
+        else if (object['kind'] === 'Deployment') new Deployment(object).validate();
         else continue;
         checked++;
       }
@@ -80,7 +95,9 @@ describe('examples', () => {
   });
 
   it('upstream sample: region1 runs busybox, region2 alpine, both gated for in-place', () => {
-    const [, region1, region2] = docs(synthTo(tmp()).get('upstream-sample.k8s.yaml') ?? '') as { spec: { template: { spec: { containers: { image: string }[]; readinessGates: unknown[] } } } }[];
+    const [, region1, region2] = docs(synthTo(tmp()).get('upstream-sample.k8s.yaml') ?? '') as {
+      spec: { template: { spec: { containers: { image: string }[]; readinessGates: unknown[] } } };
+    }[];
     expect(region1?.spec.template.spec.containers[0]?.image).toBe('busybox');
     expect(region2?.spec.template.spec.containers[0]?.image).toBe('alpine');
     expect(region1?.spec.template.spec.readinessGates).toEqual([{ conditionType: 'InPlaceUpdateReady' }]);
@@ -90,10 +107,7 @@ describe('examples', () => {
     const src = tmp();
     cpSync('examples/upstream-sample', src, { recursive: true });
     const other = join(src, 'other.yaml');
-    writeFileSync(
-      other,
-      readFileSync(join(src, 'extendeddeployment.yaml'), 'utf8').replace('name: extendeddeployment-sample', 'name: other-app'),
-    );
+    writeFileSync(other, readFileSync(join(src, 'extendeddeployment.yaml'), 'utf8').replace('name: extendeddeployment-sample', 'name: other-app'));
     const before = tmp();
     writeApp(appFromFiles([src]), before);
     const file = join(src, 'extendeddeployment.yaml');

@@ -75,7 +75,9 @@ describe('the examples’ DeployRegions on the lab topology', () => {
   });
 
   it('every region selects at least one lab node', () => {
-    const empty = regions.filter((r) => !nodes.some((n) => selects(r, n))).map((r) => `DeployRegion ${r.name} (${r.file}) selects no lab node: ${JSON.stringify(r.matchLabels)}`);
+    const empty = regions
+      .filter((r) => !nodes.some((n) => selects(r, n)))
+      .map((r) => `DeployRegion ${r.name} (${r.file}) selects no lab node: ${JSON.stringify(r.matchLabels)}`);
     expect(empty).toEqual([]);
   });
 

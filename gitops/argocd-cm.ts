@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { API_GROUP } from '../core/api/common.js';
+import { API_GROUP, ED_KIND, REGION_KIND } from '../core/api/identity.js';
 
 /** This folder (gitops/), wherever the repository is checked out. */
 export const GITOPS_DIR = dirname(fileURLToPath(import.meta.url));
@@ -10,8 +10,8 @@ export const ARGOCD_CM_FILE = join(GITOPS_DIR, 'argocd', 'argocd-cm-resource-cus
 
 /** The kinds that have an Argo CD health script, and the script's file under gitops/argocd/. */
 export const HEALTH_SCRIPTS = [
-  { kind: 'DeployRegion', file: 'health-deployregion.lua' },
-  { kind: 'ExtendedDeployment', file: 'health-extendeddeployment.lua' },
+  { kind: REGION_KIND, file: 'health-deployregion.lua' },
+  { kind: ED_KIND, file: 'health-extendeddeployment.lua' },
 ] as const;
 
 /** A kind with a health script. */

@@ -34,7 +34,7 @@ export function fluxStatus(obj: Obj, exprs: HealthCheckExpr): { status: FluxStat
     if (!expr) continue;
     let result: unknown;
     try {
-      result = evaluate(expr, obj as Record<string, unknown>);
+      result = evaluate(expr, obj);
     } catch (error) {
       return { status: 'Unknown', error: error instanceof Error ? error.message.split('\n')[0] : String(error) };
     }

@@ -16,8 +16,9 @@ const overview = '([Normal]amd64: 6/6; arm64: 4/4)';
 const stillSyncs = 'shown as Healthy so that syncs go on; see kubectl describe deployregion arm64';
 
 /**
- * Argo CD health from our Lua scripts (gitops/argocd/), for the kinds that have one. Each such kind lists every one of
- * its fixtures. Other kinds are absent on purpose: Argo CD judges ReplicaSets with its built-in check, not ours.
+ * Argo CD health from our Lua scripts (gitops/argocd/), for the kinds that have one, and the same health and message
+ * from the reading edctl uses (core/rollout/status-reading.ts). Each such kind lists every one of its fixtures. Other
+ * kinds are absent on purpose: Argo CD judges ReplicaSets with its built-in check, not ours.
  */
 export const ARGO_CASES: { readonly [Dir in Lowercase<HealthKind>]: Readonly<Record<string, ArgoExpectation>> } = {
   extendeddeployment: {

@@ -7,6 +7,7 @@ import { fixtureDirs, fixtureNames, loadFixture } from './fixtures.js';
 import { fluxStatus, type FluxStatus, type HealthCheckExpr } from './flux-health.js';
 import { ARGO_CASES, FLUX_CASES, FLUX_KINDS, type FluxDir } from './health-cases.js';
 import { ARGO_HEALTH_STATUSES, runHealthScript } from './lua-health.js';
+import { regionReading, rolloutReading } from '../core/rollout/status-reading.js';
 
 /**
  * Argo CD has Suspended, Flux does not: a rollout that waits (paused, aborted, for approval) is InProgress there. Flux
@@ -45,7 +46,8 @@ describe('health expectations (gitops/health-cases.ts)', () => {
   });
 
   it('list, for each kind an engine covers, all of its fixtures', () => {
-    for (const [dir, byName] of [...Object.entries(ARGO_CASES), ...Object.entries(FLUX_CASES)]) expect({ dir, names: Object.keys(byName).sort() }).toEqual({ dir, names: fixtureNames(dir) });
+    for (const [dir, byName] of [...Object.entries(ARGO_CASES), ...Object.entries(FLUX_CASES)])
+      expect({ dir, names: Object.keys(byName).sort() }).toEqual({ dir, names: fixtureNames(dir) });
   });
 
   it('give Argo CD expectations exactly for the kinds with a Lua script (ReplicaSets have a built-in check)', () => {
@@ -54,7 +56,8 @@ describe('health expectations (gitops/health-cases.ts)', () => {
   });
 
   it('keep each fixture in the folder of its kind', () => {
-    for (const dir of fixtureDirs()) for (const name of fixtureNames(dir)) expect({ name, kind: String(loadFixture(dir, name)['kind']).toLowerCase() }).toEqual({ name, kind: dir });
+    for (const dir of fixtureDirs())
+      for (const name of fixtureNames(dir)) expect({ name, kind: String(loadFixture(dir, name)['kind']).toLowerCase() }).toEqual({ name, kind: dir });
   });
 });
 
@@ -89,6 +92,16 @@ describe('Argo CD health: DeployRegion', () => {
   });
 });
 
+describe('the core reading (core/rollout/status-reading.ts, what edctl shows) says what the Lua checks say', () => {
+  const cases = rows(ARGO_CASES).map(([dir, name, expected]) => [dir, name, expected.status, expected] as const);
+
+  it.each(cases)('%s %s → %s', (dir, name, _status, expected) => {
+    const fixture = loadFixture(dir, name);
+    const reading = dir === 'deployregion' ? regionReading(fixture) : rolloutReading(fixture);
+    expect({ status: reading.health, message: reading.message }).toEqual(expected);
+  });
+});
+
 describe('Flux health (CEL) agrees with the Argo CD check on the same fixtures', () => {
   it.each(Object.entries(FLUX_CASES.extendeddeployment))('%s → %s', async (name, expected) => {
     const fixture = loadFixture('ExtendedDeployment', name);
@@ -96,6 +109,7 @@ describe('Flux health (CEL) agrees with the Argo CD check on the same fixtures',
     expect(flux.status).toBe(expected);
     const argo = await runHealthScript(healthScript('ExtendedDeployment'), fixture);
     expect(FLUX_FOR_ARGO[argo.status]).toContain(flux.status);
+    expect(FLUX_FOR_ARGO[rolloutReading(fixture).health]).toContain(flux.status);
   });
 
   it('only an object without status fails to evaluate, and Flux keeps waiting on it', () => {

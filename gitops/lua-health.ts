@@ -25,7 +25,10 @@ export async function runHealthScript(script: string, obj: unknown): Promise<Hea
     engine.global.set('obj', obj);
     const result = (await engine.doString(script)) as { status?: unknown; message?: unknown } | undefined;
     if (typeof result !== 'object' || result === null) throw new Error(`the script returned ${typeof result}, not a table`);
-    return { status: String(result.status), message: result.message === undefined ? '' : String(result.message) };
+    return {
+      status: String(result.status),
+      message: result.message === undefined ? '' : typeof result.message === 'string' ? result.message : JSON.stringify(result.message),
+    };
   } finally {
     engine.global.close();
   }

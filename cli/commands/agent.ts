@@ -1,8 +1,17 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { startAgent, type Agent, type AgentFailure } from '../../agent/agent.js';
-import { KubeConfigError, loadKubeConfig } from '../../agent/kubeconfig.js';
-import { jsonLogger, type LogLevel } from '../../agent/log.js';
-import { DEFAULT_CACHE_SYNC_TIMEOUT_SECONDS, DEFAULT_HEALTH_PROBE_BIND_ADDRESS, DEFAULT_LEASE_DURATION_SECONDS, DEFAULT_LEASE_NAME, DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_WORKERS, defaultLeaseNamespace, parseLeaseDurationSeconds } from '../../agent/options.js';
+import { KubeConfigError, loadKubeConfig } from '../../agent/runtime/kubeconfig.js';
+import { jsonLogger, type LogLevel } from '../../agent/runtime/log.js';
+import {
+  DEFAULT_CACHE_SYNC_TIMEOUT_SECONDS,
+  DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
+  DEFAULT_LEASE_DURATION_SECONDS,
+  DEFAULT_LEASE_NAME,
+  DEFAULT_METRICS_BIND_ADDRESS,
+  DEFAULT_WORKERS,
+  defaultLeaseNamespace,
+  parseLeaseDurationSeconds,
+} from '../../agent/options.js';
 import { UserError } from '../user-error.js';
 
 interface AgentFlags {
@@ -45,7 +54,8 @@ function parseWorkers(value: string): number {
 
 function parseSeconds(value: string): number {
   const n = Number(value.endsWith('s') ? value.slice(0, -1) : value);
-  if (value.trim() === '' || !Number.isInteger(n) || n < 1 || n > 3600) throw new InvalidArgumentError('expected whole seconds from 1 to 3600 (e.g. 120 or 120s)');
+  if (value.trim() === '' || !Number.isInteger(n) || n < 1 || n > 3600)
+    throw new InvalidArgumentError('expected whole seconds from 1 to 3600 (e.g. 120 or 120s)');
   return n;
 }
 
@@ -61,10 +71,23 @@ export function registerAgent(program: Command): void {
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, in-cluster service account, ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context')
     .option('-n, --namespace <namespace>', 'watch only this namespace (default: all)')
-    .option('--metrics-bind-address <host:port>', 'address of /metrics (0.0.0.0:8080 to expose it in a pod, with --metrics-secure)', DEFAULT_METRICS_BIND_ADDRESS)
-    .option('--metrics-secure [bool]', 'serve /metrics only to bearer tokens the API server accepts and allows to get /metrics (TokenReview, SubjectAccessReview)', parseBool, false)
+    .option(
+      '--metrics-bind-address <host:port>',
+      'address of /metrics (0.0.0.0:8080 to expose it in a pod, with --metrics-secure)',
+      DEFAULT_METRICS_BIND_ADDRESS,
+    )
+    .option(
+      '--metrics-secure [bool]',
+      'serve /metrics only to bearer tokens the API server accepts and allows to get /metrics (TokenReview, SubjectAccessReview)',
+      parseBool,
+      false,
+    )
     .option('--metrics-cert-dir <dir>', 'serve /metrics over TLS with tls.crt and tls.key from this directory, reloaded when they change (default: plain HTTP)')
-    .option('--health-probe-bind-address <host:port>', 'address of /healthz, /livez and /readyz (:8081 in a pod, where the kubelet probes)', DEFAULT_HEALTH_PROBE_BIND_ADDRESS)
+    .option(
+      '--health-probe-bind-address <host:port>',
+      'address of /healthz, /livez and /readyz (:8081 in a pod, where the kubelet probes)',
+      DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
+    )
     .option('--leader-elect [bool]', 'elect a leader among replicas through a Lease', parseBool, true)
     .option('--lease-namespace <namespace>', 'namespace of the Lease ($POD_NAMESPACE when set)', defaultLeaseNamespace())
     .option('--lease-name <name>', 'name of the Lease', DEFAULT_LEASE_NAME)
@@ -74,9 +97,14 @@ export function registerAgent(program: Command): void {
       parseLeaseDuration,
       DEFAULT_LEASE_DURATION_SECONDS,
     )
-    .option('--identity <id>', 'this replica\'s identity in the Lease (default: hostname and a random suffix)')
+    .option('--identity <id>', "this replica's identity in the Lease (default: hostname and a random suffix)")
     .option('--workers <n>', 'ExtendedDeployments reconciled in parallel', parseWorkers, DEFAULT_WORKERS)
-    .option('--cache-sync-timeout <seconds>', 'exit non-zero when the caches have not synced this long after the start', parseSeconds, DEFAULT_CACHE_SYNC_TIMEOUT_SECONDS)
+    .option(
+      '--cache-sync-timeout <seconds>',
+      'exit non-zero when the caches have not synced this long after the start',
+      parseSeconds,
+      DEFAULT_CACHE_SYNC_TIMEOUT_SECONDS,
+    )
     .addOption(new Option('--log-level <level>', 'least severe log level written').choices(LOG_LEVELS).default('info'))
     .addHelpText(
       'after',
@@ -147,7 +175,7 @@ Examples:
       // this timer fires only if they do.
       setTimeout(() => process.exit(process.exitCode ?? 0), 1_000).unref();
       // Exit 1 (the error line on stderr too): the Deployment restarts the process, visibly.
-      const failure = failed as AgentFailure | undefined;
+      const failure = failed;
       if (failure) throw new UserError([failure.message]);
     });
 }

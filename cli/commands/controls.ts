@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { approvalValue } from '../../agent/controls.js';
-import { extendedDeploymentStatus } from '../../core/api/extended-deployment.js';
+import { approvalValue } from '../../core/rollout/controls.js';
+import { rolloutReading } from '../../core/rollout/status-reading.js';
 import { ABORTED_ANNOTATION, APPROVED_ANNOTATION, PAUSED_ANNOTATION, RESUMED_AT_ANNOTATION } from '../../core/labels.js';
 import { addKubeFlags, connect, patchAnnotations, readExtendedDeployment, type Kube, type KubeFlags } from '../kube.js';
 import { UserError } from '../user-error.js';
@@ -16,9 +16,7 @@ function control(program: Command, name: string, examples: readonly string[]): C
 
 /** The rollout the agent reports as current: the revision and group that approve and abort refer to. */
 async function currentRollout(kube: Kube, name: string): Promise<{ revision: string; group: number; phase: string | undefined }> {
-  const ed = await readExtendedDeployment(kube, name);
-  const parsed = extendedDeploymentStatus.safeParse(ed.status ?? {});
-  const status = parsed.success ? parsed.data : {};
+  const { status } = rolloutReading(await readExtendedDeployment(kube, name));
   if (!status.revision) throw new UserError([`ExtendedDeployment ${kube.namespace}/${name} has no rollout yet (no status.revision): is the agent running?`]);
   return { revision: status.revision, group: status.currentGroup ?? 0, phase: status.phase };
 }
@@ -45,7 +43,7 @@ export function registerControls(program: Command): void {
     });
 
   control(program, 'resume', ['web -n shop'])
-    .description('Continue a paused or aborted rollout; restarts the current group\'s progress deadline')
+    .description("Continue a paused or aborted rollout; restarts the current group's progress deadline")
     .action(async (name: string, flags: KubeFlags) => {
       const kube = connect(flags);
       await patchAnnotations(kube, name, { [PAUSED_ANNOTATION]: null, [ABORTED_ANNOTATION]: null, [RESUMED_AT_ANNOTATION]: new Date().toISOString() });

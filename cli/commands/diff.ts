@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { diffOf, type Diff, type ExtendedDeploymentDiff, type FieldChange } from '../../core/diff.js';
 import { json, type OutputFormat } from '../output.js';
 import { renderFiles, renderFrom } from '../render-files.js';
-import { arrow, changeText, groupLines, qualified, summary } from './plan.js';
+import { arrow, changeText, groupLines, qualified, stoppedLine, summary } from './plan.js';
 
 /** `edctl diff`: per ExtendedDeployment and region, what a change does to the rendered templates and the rollout it starts. */
 export function registerDiff(program: Command): void {
@@ -77,7 +77,8 @@ export function diffText(diff: Diff): string {
           for (const c of r.templateChanges) lines.push(`    ${changeLine(c)}`);
         }
         for (const name of ed.removedRegions) lines.push(`  region ${name}: removed`);
-        if (ed.groups.length > 0) lines.push('  rollout, new pods per region after each group:', ...groupLines(ed.groups).map((l) => `  ${l}`));
+        if (ed.totalGroups > 0) lines.push('  rollout, new pods per region after each group:', ...groupLines(ed.runs).map((l) => `  ${l}`));
+        if (ed.stopped) lines.push(`  ${stoppedLine(ed.stopped)}`);
       }
       return `${lines.join('\n')}\n`;
     })

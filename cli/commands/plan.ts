@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { planOf, type ExtendedDeploymentPlan, type GroupPlan, type Plan, type RegionPlan } from '../../core/plan.js';
+import { planOf, type ApprovalRange, type ExtendedDeploymentPlan, type GroupRun, type Plan, type RegionPlan } from '../../core/plan.js';
 import { json, table } from '../output.js';
 import { renderFiles, renderFrom } from '../render-files.js';
 
@@ -32,20 +32,60 @@ Examples:
 }
 
 /** `rollout`, or `rollout (in-place)` / `rollout (replace: why)` when in-place updates are on. */
-export const changeText = (r: RegionPlan) => (r.update === undefined ? r.change : r.update === 'in-place' ? `${r.change} (in-place)` : `${r.change} (replace: ${r.updateReason ?? ''})`);
+export const changeText = (r: RegionPlan) =>
+  r.update === undefined ? r.change : r.update === 'in-place' ? `${r.change} (in-place)` : `${r.change} (replace: ${r.updateReason ?? ''})`;
 export const qualified = (ed: { readonly namespace: string; readonly name: string }) => (ed.namespace ? `${ed.namespace}/${ed.name}` : ed.name);
 export const arrow = (from: string | number | undefined, to: string | number) => (from === undefined || from === to ? String(to) : `${from} -> ${to}`);
 
+/** A count as people read it: `1,000,000`. */
+const count = (n: number) => n.toLocaleString('en-US');
+
+/** A row of groups: `3`, `3, 4`, or `3–999,998`. */
+const groupRange = (from: number, to: number) => (to === from ? count(from) : to === from + 1 ? `${count(from)}, ${count(to)}` : `${count(from)}–${count(to)}`);
+
+/** `2, 3–1,000` for approvals before groups 2 to 1,000. */
+const approvalText = (ranges: readonly ApprovalRange[]) => ranges.map((r) => groupRange(r.from, r.to)).join(', ');
+
 /** `2 groups, approval before group 2`, or `no rollout`. */
-export function summary(ed: Pick<ExtendedDeploymentPlan, 'groups' | 'approvals'>): string {
-  if (ed.groups.length === 0) return 'no rollout';
-  const gates = ed.approvals.length > 0 ? `, approval before group ${ed.approvals.join(', ')}` : '';
-  return `${ed.groups.length} ${ed.groups.length === 1 ? 'group' : 'groups'}${gates}`;
+export function summary(ed: Pick<ExtendedDeploymentPlan, 'totalGroups' | 'approvalRanges'>): string {
+  if (ed.totalGroups === 0) return 'no rollout';
+  const gates = ed.approvalRanges.length > 0 ? `, approval before group ${approvalText(ed.approvalRanges)}` : '';
+  return `${count(ed.totalGroups)} ${ed.totalGroups === 1 ? 'group' : 'groups'}${gates}`;
 }
 
-/** One line per group: `  group 1: amd64 2/4, arm64 1/2` (new pods over pods per region once it is done). */
-export function groupLines(groups: readonly GroupPlan[]): string[] {
-  return groups.map((g) => `  group ${g.group}: ${g.regions.map((r) => `${r.name} ${r.updated}/${r.updated + r.old}`).join(', ')}`);
+/** `rollout stops in group 1 (Degraded): group 1 did not finish within 300s; the rollout stopped`. */
+export const stoppedLine = (stopped: NonNullable<ExtendedDeploymentPlan['stopped']>) =>
+  `rollout stops in group ${count(stopped.group)} (${stopped.phase}): ${stopped.message}`;
+
+/** Runs of at least this many groups print as one line; shorter ones group by group. */
+const COLLAPSED_RUN = 3;
+
+/** `amd64 2/4`: new pods over pods in the region once the group is done. */
+const pods = (r: { readonly name: string; readonly updated: number; readonly old: number }) => `${r.name} ${count(r.updated)}/${count(r.updated + r.old)}`;
+
+/** The groups of a run one by one. */
+function groupsOf(run: GroupRun): { group: number; regions: { name: string; updated: number; old: number }[] }[] {
+  return Array.from({ length: run.to - run.from + 1 }, (_, k) => ({
+    group: run.from + k,
+    regions: run.regions.map((r) => ({ name: r.name, updated: r.updated + k * r.stepUpdated, old: r.old + k * r.stepOld })),
+  }));
+}
+
+/**
+ * One line per group, `  group 1: amd64 2/4, arm64 1/2` (new pods over pods per region once it is done), and one per
+ * run of groups that each add the same: `  groups 3–999,998: amd64 +1 each (3/1,000,001 → 999,998/1,000,001), arm64 2/2`.
+ */
+export function groupLines(runs: readonly GroupRun[]): string[] {
+  return runs.flatMap((run) => {
+    if (run.to - run.from + 1 < COLLAPSED_RUN) return groupsOf(run).map((g) => `  group ${count(g.group)}: ${g.regions.map(pods).join(', ')}`);
+    const n = run.to - run.from;
+    const parts = run.regions.map((r) => {
+      if (r.stepUpdated === 0 && r.stepOld === 0) return pods(r);
+      const end = { updated: r.updated + n * r.stepUpdated, old: r.old + n * r.stepOld };
+      return `${r.name} ${r.stepUpdated >= 0 ? '+' : ''}${count(r.stepUpdated)} each (${count(r.updated)}/${count(r.updated + r.old)} → ${count(end.updated)}/${count(end.updated + end.old)})`;
+    });
+    return [`  groups ${groupRange(run.from, run.to)}: ${parts.join(', ')}`];
+  });
 }
 
 /** The plan for people: one block per ExtendedDeployment. */
@@ -54,15 +94,41 @@ export function planText(plan: Plan): string {
   return plan.extendedDeployments
     .map((ed) => {
       const rows = ed.regions.map((r) => [r.name, changeText(r), arrow(r.fromReplicas, r.replicas), arrow(r.fromRevision, r.revision)]);
-      const groups = groupLines(ed.groups);
+      const groups = groupLines(ed.runs);
       return [
         `ExtendedDeployment ${qualified(ed)}: ${ed.replicas} replicas, rollout revision ${ed.rolloutRevision}, ${summary(ed)}`,
         table(['REGION', 'CHANGE', 'REPLICAS', 'REVISION'], rows),
         ...(groups.length > 0 ? ['new pods per region after each group:', ...groups] : []),
+        ...(ed.stopped ? [stoppedLine(ed.stopped)] : []),
         '',
       ].join('\n');
     })
     .join('\n');
+}
+
+/**
+ * A region's bars in the gantt chart: one per group that moves it, `group 2 (3/4) : 1, 2`, and one per run of groups
+ * that each move it alike, `groups 3–999 (+1 each) : 2, 999`.
+ */
+function ganttBars(runs: readonly GroupRun[], region: string): string[] {
+  let before: number | undefined;
+  return runs.flatMap((run) => {
+    const i = run.regions.findIndex((r) => r.name === region);
+    const r = run.regions[i];
+    if (!r) return [];
+    if (run.to - run.from + 1 >= COLLAPSED_RUN) {
+      const moved = r.updated !== before;
+      before = r.updated + (run.to - run.from) * r.stepUpdated;
+      if (r.stepUpdated !== 0) return [`  groups ${run.from}–${run.to} (${r.stepUpdated >= 0 ? '+' : ''}${r.stepUpdated} each) : ${run.from - 1}, ${run.to}`];
+      return moved ? [`  group ${run.from} (${r.updated}/${r.updated + r.old}) : ${run.from - 1}, ${run.from}`] : [];
+    }
+    return groupsOf(run).flatMap((g) => {
+      const x = g.regions[i];
+      const moved = x !== undefined && x.updated !== before;
+      before = x?.updated;
+      return moved ? [`  group ${g.group} (${x.updated}/${x.updated + x.old}) : ${g.group - 1}, ${g.group}`] : [];
+    });
+  });
 }
 
 /** The plan as a pull-request comment: a table and a mermaid gantt chart of the groups per ExtendedDeployment. */
@@ -79,21 +145,20 @@ export function planMarkdown(plan: Plan): string {
         '|---|---|---|---|',
         ...ed.regions.map((r) => `| ${r.name} | ${changeText(r)} | ${arrow(r.fromReplicas, r.replicas)} | \`${arrow(r.fromRevision, r.revision)}\` |`),
       ];
-      if (ed.groups.length > 0) {
+      if (ed.totalGroups > 0) {
         lines.push('', '```mermaid', 'gantt', `  title ${qualified(ed)}: new pods per region after each group`, '  dateFormat X', '  axisFormat %s');
         for (const region of ed.regions.filter((r) => r.change === 'rollout' || r.change === 'new')) {
-          const moves = ed.groups.filter((g, i) => g.regions.find((r) => r.name === region.name)?.updated !== ed.groups[i - 1]?.regions.find((r) => r.name === region.name)?.updated);
-          if (moves.length === 0) continue;
-          lines.push(`  section ${region.name}`);
-          for (const g of moves) {
-            const r = g.regions.find((x) => x.name === region.name);
-            lines.push(`  group ${g.group} (${r?.updated ?? 0}/${(r?.updated ?? 0) + (r?.old ?? 0)}) : ${g.group - 1}, ${g.group}`);
-          }
+          const bars = ganttBars(ed.runs, region.name);
+          if (bars.length > 0) lines.push(`  section ${region.name}`, ...bars);
         }
         lines.push('```');
       }
+      if (ed.stopped) lines.push('', `**${stoppedLine(ed.stopped)}**`);
       if (ed.approvals.length > 0) {
-        lines.push('', `To approve from Git, set \`strategy.approval: {revision: ${ed.rolloutRevision}, throughGroup: N}\`; or run \`edctl approve ${ed.name}\`.`);
+        lines.push(
+          '',
+          `To approve from Git, set \`strategy.approval: {revision: ${ed.rolloutRevision}, throughGroup: N}\`; or run \`edctl approve ${ed.name}\`.`,
+        );
       }
       return `${lines.join('\n')}\n`;
     })

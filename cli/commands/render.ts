@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { appYaml, writeApp } from '../../constructs/synth.js';
+import { VERSION } from '../../core/api/identity.js';
 import { appFromFiles } from '../render-files.js';
 
 /** `edctl render`: plain YAML specs to per-region workloads, exactly as the constructs render them. */
@@ -7,7 +8,7 @@ export function registerRender(program: Command): void {
   const bin = program.name();
   program
     .command('render')
-    .description('Render DeployRegions and ExtendedDeployments (upstream v1beta1 YAML) into per-region workloads')
+    .description(`Render DeployRegions and ExtendedDeployments (upstream ${VERSION} YAML) into per-region workloads`)
     .requiredOption('-f, --filename <paths...>', 'files or folders of YAML specs (folders are read recursively)')
     .option('-o, --output-dir <dir>', 'write one file per input file into this folder (default: print to stdout)')
     .addHelpText(

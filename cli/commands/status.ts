@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
-import { extendedDeploymentStatus, type ExtendedDeploymentStatus } from '../../core/api/extended-deployment.js';
-import { ABORTED_ANNOTATION, APPROVED_ANNOTATION, PAUSED_ANNOTATION } from '../../core/labels.js';
-import type { ExtendedDeploymentObject } from '../../agent/objects.js';
+import { parseControls } from '../../core/rollout/controls.js';
+import type { ExtendedDeploymentObject } from '../../core/kube/objects.js';
+import { rolloutReading } from '../../core/rollout/status-reading.js';
 import { createLogUpdate } from 'log-update';
 import { watchExtendedDeployment } from '../ed-watch.js';
 import { addKubeFlags, connect, readExtendedDeployment, type Kube, type KubeFlags } from '../kube.js';
@@ -102,11 +102,7 @@ async function watchStatus(
   options: { output: OutputFormat; untilDone: boolean; bin: string },
 ): Promise<void> {
   const view =
-    options.output === 'json'
-      ? lineView((ed) => JSON.stringify(ed.status ?? {}))
-      : process.stdout.isTTY
-        ? terminalView(options.bin)
-        : lineView(statusLine);
+    options.output === 'json' ? lineView((ed) => JSON.stringify(ed.status ?? {})) : process.stdout.isTTY ? terminalView(options.bin) : lineView(statusLine);
   await new Promise<void>((resolve, reject) => {
     let stopWatch: (() => Promise<void>) | undefined;
     let finished = false;
@@ -146,42 +142,51 @@ async function watchStatus(
 
 /** The status for people: phase and group, controls, a table per region, and the conditions. */
 export function statusText(ed: ExtendedDeploymentObject): string {
-  const parsed = extendedDeploymentStatus.safeParse(ed.status ?? {});
-  const status: ExtendedDeploymentStatus = parsed.success ? parsed.data : {};
+  const { status, reported, observed, invalid, progressing } = rolloutReading(ed);
   const name = `${ed.metadata?.namespace ? `${ed.metadata.namespace}/` : ''}${ed.metadata?.name ?? ''}`;
   const lines: string[] = [`ExtendedDeployment ${name}`];
-  if (!status.phase && !status.conditions?.length) {
+  if (!reported) {
     lines.push('No status yet: is the agent running?');
     return `${lines.join('\n')}\n`;
   }
   const group = status.totalGroups ? `, group ${status.currentGroup ?? 0}/${status.totalGroups}` : '';
   lines.push(`Phase:     ${status.phase ?? '(none)'}${group}`);
-  const invalid = status.conditions?.find((c) => c.type === 'Valid' && c.status === 'False');
   if (invalid) lines.push(`Invalid:   ${invalid.message ?? ''}`);
   if (status.revision) lines.push(`Revision:  ${status.revision}`);
-  const progressing = status.conditions?.find((c) => c.type === 'Progressing');
   if (progressing?.message) lines.push(`Message:   ${progressing.message}`);
   const controls = controlsText(ed.metadata?.annotations ?? {}, status.revision);
   if (controls) lines.push(`Controls:  ${controls}`);
-  if (ed.metadata?.generation !== undefined && status.observedGeneration !== undefined && status.observedGeneration < ed.metadata.generation) {
-    lines.push(`Note:      the agent has not yet seen generation ${ed.metadata.generation} (status is for ${status.observedGeneration})`);
-  }
+  if (!observed)
+    lines.push(`Note:      the agent has not yet seen generation ${ed.metadata?.generation ?? 0} (status is for ${status.observedGeneration ?? 0})`);
   const regions = status.regions ?? [];
   if (regions.length > 0) {
-    lines.push('', table(['REGION', 'DESIRED', 'CURRENT', 'UPDATED', 'READY', 'AVAILABLE', 'REVISION'], regions.map((r) => [r.name, r.desired ?? 0, r.current ?? 0, r.updated ?? 0, r.ready ?? 0, r.available ?? 0, r.revision ?? ''])));
+    lines.push(
+      '',
+      table(
+        ['REGION', 'DESIRED', 'CURRENT', 'UPDATED', 'READY', 'AVAILABLE', 'REVISION'],
+        regions.map((r) => [r.name, r.desired ?? 0, r.current ?? 0, r.updated ?? 0, r.ready ?? 0, r.available ?? 0, r.revision ?? '']),
+      ),
+    );
   }
   const conditions = status.conditions ?? [];
   if (conditions.length > 0) {
-    lines.push('', table(['CONDITION', 'STATUS', 'REASON', 'MESSAGE'], conditions.map((c) => [c.type, c.status, c.reason ?? '', c.message ?? ''])));
+    lines.push(
+      '',
+      table(
+        ['CONDITION', 'STATUS', 'REASON', 'MESSAGE'],
+        conditions.map((c) => [c.type, c.status, c.reason ?? '', c.message ?? '']),
+      ),
+    );
   }
   return `${lines.join('\n')}\n`;
 }
 
+/** The controls as the agent reads them (core's parseControls), so the view never disagrees with what the agent does. */
 function controlsText(annotations: Readonly<Record<string, string>>, revision: string | undefined): string {
+  const controls = parseControls(annotations, revision ?? '');
   const parts: string[] = [];
-  if (annotations[PAUSED_ANNOTATION] === 'true') parts.push('paused');
-  if (annotations[ABORTED_ANNOTATION] !== undefined && annotations[ABORTED_ANNOTATION] === revision) parts.push('aborted');
-  const approved = annotations[APPROVED_ANNOTATION];
-  if (approved !== undefined && revision !== undefined && approved.startsWith(`${revision}/`)) parts.push(`approved through group ${approved.slice(revision.length + 1)}`);
+  if (controls.paused) parts.push('paused');
+  if (revision !== undefined && controls.aborted) parts.push('aborted');
+  if (revision !== undefined && controls.approvedThrough !== undefined) parts.push(`approved through group ${controls.approvedThrough}`);
   return parts.join(', ');
 }

@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { ED_KIND, REGION_KIND } from '../../core/api/identity.js';
 import { formatObject, formatPath, formatProblem } from '../../core/problems.js';
 import { renderSet } from '../../core/render.js';
 import { loadObjects, problemFiles } from '../load.js';
@@ -48,7 +49,8 @@ Examples:
       const report = validateFiles(options.filename, options.output === 'json');
       if (options.output === 'json') {
         process.stdout.write(json(report));
-        if (!report.valid) throw new UserError([`${report.problems.length} ${report.problems.length === 1 ? 'problem' : 'problems'} (listed in the JSON on stdout)`]);
+        if (!report.valid)
+          throw new UserError([`${report.problems.length} ${report.problems.length === 1 ? 'problem' : 'problems'} (listed in the JSON on stdout)`]);
         return;
       }
       process.stdout.write(`${report.objects} objects valid (${report.deployRegions} DeployRegions, ${report.extendedDeployments} ExtendedDeployments)\n`);
@@ -78,8 +80,8 @@ function validateFiles(paths: readonly string[], report: boolean): ValidationRep
   return {
     valid: false,
     objects: objects.length,
-    deployRegions: count('DeployRegion'),
-    extendedDeployments: count('ExtendedDeployment'),
+    deployRegions: count(REGION_KIND),
+    extendedDeployments: count(ED_KIND),
     problems: result.problems.map((p, i) => {
       const path = formatPath(p.path);
       return { ...(files[i] && { file: files[i] }), object: formatObject(p.object), ...(path && { path }), message: p.message };

@@ -1,9 +1,5 @@
 import { z } from 'zod';
 
-/** The API group of every kind this project defines. */
-export const API_GROUP = 'extendeddeployment.io';
-/** The one served version. */
-export const API_VERSION = `${API_GROUP}/v1beta1`;
 /**
  * The namespace of a namespaced object that names none, as kubectl assumes it (client-go's NamespaceDefault).
  * Rendered manifests always carry it explicitly: GitOps tools apply without kubectl's fallback and reject a

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { API_VERSION, condition, dnsLabel, labelMap, objectMeta, toleration } from './common.js';
+import { condition, dnsLabel, labelMap, objectMeta, toleration } from './common.js';
+import { API_VERSION, REGION_KIND } from './identity.js';
 
 /** DeployRegion spec: a named set of nodes. */
 export const deployRegionSpec = z
@@ -8,10 +9,7 @@ export const deployRegionSpec = z
       .refine((labels) => Object.keys(labels).length > 0, { message: 'must name at least one label' })
       .meta({ minProperties: 1 })
       .describe('Node labels that define the region: a node belongs to it when it carries all of them.'),
-    tolerations: z
-      .array(toleration)
-      .optional()
-      .describe("Tolerations every pod placed in this region needs, e.g. for a tainted GPU pool's taint."),
+    tolerations: z.array(toleration).optional().describe("Tolerations every pod placed in this region needs, e.g. for a tainted GPU pool's taint."),
   })
   .describe('Which nodes form the region.');
 
@@ -34,7 +32,7 @@ export const deployRegionStatus = z
 /** A DeployRegion object (cluster-scoped). */
 export const deployRegion = z.strictObject({
   apiVersion: z.literal(API_VERSION),
-  kind: z.literal('DeployRegion'),
+  kind: z.literal(REGION_KIND),
   metadata: objectMeta.extend({ name: dnsLabel }),
   spec: deployRegionSpec,
   status: deployRegionStatus.optional(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { API_VERSION, condition, dnsLabel, intOrPercent, labelMap, labelSelector, objectMeta, stringMap, toleration } from './common.js';
+import { condition, dnsLabel, intOrPercent, labelMap, labelSelector, objectMeta, stringMap, toleration } from './common.js';
+import { API_VERSION, ED_KIND } from './identity.js';
 
 const nonNegativeInt = z.number().int({ message: 'must be an integer' }).min(0, { message: 'must not be negative' });
 
@@ -76,9 +77,7 @@ export const regionPlacement = z
     name: dnsLabel.describe('Name of a DeployRegion.'),
     replicas: intOrPercent
       .optional()
-      .describe(
-        'Replicas in this region: an integer, or "N%" of spec.replicas. Unset: the region shares what the other regions leave, evenly.',
-      ),
+      .describe('Replicas in this region: an integer, or "N%" of spec.replicas. Unset: the region shares what the other regions leave, evenly.'),
     minReplicas: nonNegativeInt.optional().describe('Fewest replicas this region gets; minimums are satisfied first, in declared order.'),
     maxReplicas: nonNegativeInt.optional().describe('Most replicas this region gets; what it cannot take goes to later regions.'),
     overrides: regionOverrides.optional(),
@@ -96,11 +95,7 @@ export const regionPlacement = z
 export const patchOperation = z.strictObject({
   path: z.string().min(1, { message: 'must not be empty' }).describe('JSON pointer into the pod template, e.g. /spec/containers/0/image.'),
   op: z.enum(['add', 'remove', 'replace']).describe('add, remove or replace.'),
-  value: z
-    .unknown()
-    .optional()
-    .meta({ 'x-kubernetes-preserve-unknown-fields': true })
-    .describe('The value for add and replace: any JSON.'),
+  value: z.unknown().optional().meta({ 'x-kubernetes-preserve-unknown-fields': true }).describe('The value for add and replace: any JSON.'),
 });
 
 /** Raw RFC 6902 patches of one region's pod template (the upstream operator's `overriders`). */
@@ -114,7 +109,7 @@ const rollingUpdate = z
     maxSurge: intOrPercent.default('25%').describe('Pods over the desired count during an update (percentages round up).'),
     maxUnavailable: intOrPercent.default('25%').describe('Pods below the desired count during an update (percentages round down).'),
   })
-  .describe('Budgets for updateStrategy RollingUpdate, with the Deployment controller\'s rounding.');
+  .describe("Budgets for updateStrategy RollingUpdate, with the Deployment controller's rounding.");
 
 export const updateStrategyTypes = ['ReCreate', 'RollingUpdate', 'DeleteAllFirst', 'InPlaceIfPossible'] as const;
 
@@ -135,24 +130,27 @@ const autoReschedule = z
   .strictObject({
     enable: z.boolean().default(false).describe('Move replicas away from a region whose pods stay unschedulable.'),
     timeoutSeconds: nonNegativeInt.default(60).describe('How long a pod may stay Unschedulable before it is moved.'),
-    coolDownSeconds: nonNegativeInt
-      .default(300)
-      .describe('How long a region that just lost pods to shortage is not chosen as a target.'),
+    coolDownSeconds: nonNegativeInt.default(300).describe('How long a region that just lost pods to shortage is not chosen as a target.'),
   })
   .prefault({});
 
 const faultMove = z
   .strictObject({
     enable: z.boolean().default(false).describe('Move replicas away from a region whose nodes fail.'),
-    failureThreshold: intOrPercent
-      .default('100%')
-      .describe('Failing nodes (count or share of the region) at which the region counts as Failed.'),
+    failureThreshold: intOrPercent.default('100%').describe('Failing nodes (count or share of the region) at which the region counts as Failed.'),
     tolerationSeconds: nonNegativeInt.default(30).describe('How long the threshold must hold before replicas move.'),
-    maxReplicasPerMinute: intOrPercent
-      .default('100%')
-      .describe('Most replicas moved per minute, as a count or a share of spec.replicas.'),
+    maxReplicasPerMinute: intOrPercent.default('100%').describe('Most replicas moved per minute, as a count or a share of spec.replicas.'),
   })
   .prefault({});
+
+/**
+ * Whether an unvalidated strategy turns shortage or fault moves on, read through the schema (its defaults included),
+ * so no caller keeps a copy of them. A malformed setting turns nothing on: such an object is invalid anyway.
+ */
+export function movesEnabled(strategy: unknown): boolean {
+  const fields = strategy !== null && typeof strategy === 'object' ? (strategy as Record<string, unknown>) : {};
+  return autoReschedule.safeParse(fields['autoReschedule']).data?.enable === true || faultMove.safeParse(fields['faultMove']).data?.enable === true;
+}
 
 const moveBack = z
   .strictObject({
@@ -178,9 +176,7 @@ export const upgradeModes = ['scaleOutPriority', 'scaleInPriority', 'scaleSimult
 /** How a rollout proceeds. Every field has a default, also when `strategy` is omitted. */
 export const rolloutStrategy = z
   .strictObject({
-    batchSize: intOrPercent
-      .default(1)
-      .describe("Pods per region each group adds: an integer, or a percentage of the region's replicas (at least 1)."),
+    batchSize: intOrPercent.default(1).describe("Pods per region each group adds: an integer, or a percentage of the region's replicas (at least 1)."),
     minReadySeconds: nonNegativeInt.default(5).describe('Seconds a new pod must be Ready before it counts as available.'),
     needWaitingForConfirm: z.boolean().default(false).describe('Stop after each group until the rollout is approved.'),
     needFirstConfirm: z.boolean().default(false).describe('With confirmation on: ask only at the first gate of each rollout.'),
@@ -216,7 +212,7 @@ export const extendedDeploymentSpec = z
   .strictObject({
     replicas: nonNegativeInt
       .optional()
-      .describe('Total replicas over all regions. Omitted: the sum of the regions\' integer replicas (percentages then need it).'),
+      .describe("Total replicas over all regions. Omitted: the sum of the regions' integer replicas (percentages then need it)."),
     selector: labelSelector
       .meta({ 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec.selector is immutable' }] })
       .describe("Selects the application's pods; must match the template's labels. Immutable."),
@@ -226,7 +222,9 @@ export const extendedDeploymentSpec = z
       .enum(subsetTypes)
       .default('ReplicaSet')
       .meta({ 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec.subsetType is immutable' }] })
-      .describe('Regional workload kind: ReplicaSet (default), Deployment (compat mode), or InplaceSet (upstream: a ReplicaSet with in-place updates on). Immutable.'),
+      .describe(
+        'Regional workload kind: ReplicaSet (default), Deployment (compat mode), or InplaceSet (upstream: a ReplicaSet with in-place updates on). Immutable.',
+      ),
     regions: z
       .array(regionPlacement)
       .min(1, { message: 'needs at least one region' })
@@ -247,7 +245,7 @@ export const extendedDeploymentSpec = z
         message: 'every overriders entry must name a region of spec.regions',
       },
       {
-        rule: "has(self.replicas) || self.regions.all(r, !has(r.replicas) || type(r.replicas) == int)",
+        rule: 'has(self.replicas) || self.regions.all(r, !has(r.replicas) || type(r.replicas) == int)',
         message: 'percentage replicas need spec.replicas',
       },
       {
@@ -287,10 +285,7 @@ const move = z.strictObject({
 /** ExtendedDeployment status, written only by the agent. */
 export const extendedDeploymentStatus = z.strictObject({
   observedGeneration: z.number().int().optional().describe('The spec generation this status describes.'),
-  phase: z
-    .enum(['Progressing', 'Paused', 'WaitingForConfirmation', 'Healthy', 'Degraded'])
-    .optional()
-    .describe('Where the rollout stands.'),
+  phase: z.enum(['Progressing', 'Paused', 'WaitingForConfirmation', 'Healthy', 'Degraded']).optional().describe('Where the rollout stands.'),
   replicas: z.number().int().optional().describe('Pods over all regions (scale subresource).'),
   labelSelector: z.string().optional().describe('The selector in string form (scale subresource).'),
   revision: z.string().optional().describe('The rollout revision being rolled out.'),
@@ -312,7 +307,7 @@ export const extendedDeploymentStatus = z.strictObject({
 /** An ExtendedDeployment object (namespaced). */
 export const extendedDeployment = z.strictObject({
   apiVersion: z.literal(API_VERSION),
-  kind: z.literal('ExtendedDeployment'),
+  kind: z.literal(ED_KIND),
   metadata: objectMeta.extend({ name: dnsLabel, namespace: dnsLabel.optional() }),
   spec: extendedDeploymentSpec,
   status: extendedDeploymentStatus.optional(),

@@ -1,3 +1,4 @@
 export * from './common.js';
 export * from './deploy-region.js';
 export * from './extended-deployment.js';
+export * from './identity.js';

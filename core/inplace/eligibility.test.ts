@@ -4,10 +4,11 @@ import { parseAllDocuments } from 'yaml';
 import { podUpdateMethod, quantityValue, templateUpdateMethod } from './eligibility.js';
 
 type Json = { [key: string]: unknown };
-type Template = { metadata?: { labels?: Record<string, string> }; spec?: Json & { containers?: (Json & { name?: string; image?: string })[] } };
+type Template = { metadata?: { labels?: Record<string, string> }; spec?: Json & { containers?: (Json & { name: string; image?: string })[] } };
 
 /** Pods created by a real API server (the lab) from the rendered ReplicaSets in dist/, with every default it added. */
-const pod = (name: string) => JSON.parse(readFileSync(`core/inplace/fixtures/pod-${name}.json`, 'utf8')) as { metadata: { labels: Record<string, string> }; spec: Json };
+const pod = (name: string) =>
+  JSON.parse(readFileSync(`core/inplace/fixtures/pod-${name}.json`, 'utf8')) as { metadata: { labels: Record<string, string> }; spec: Json };
 /** The rendered template of a ReplicaSet in dist/. */
 function template(file: string, replicaSet: string): Template {
   const rs = parseAllDocuments(readFileSync(`dist/${file}.k8s.yaml`, 'utf8'))
@@ -16,9 +17,9 @@ function template(file: string, replicaSet: string): Template {
   if (!rs) throw new Error(`${replicaSet} not in dist/${file}.k8s.yaml`);
   return rs.spec.template;
 }
-const edit = (t: Template, change: (c: Json & { name?: string; image?: string }, t: Template) => void): Template => {
+const edit = (t: Template, change: (c: Json & { name: string; image?: string }, t: Template) => void): Template => {
   const copy = structuredClone(t);
-  change(copy.spec?.containers?.[0] ?? {}, copy);
+  change(copy.spec?.containers?.[0] ?? { name: '' }, copy);
   return copy;
 };
 
@@ -62,13 +63,19 @@ describe('podUpdateMethod on pods a real API server created (defaults and admiss
       c['resources'] = { requests: { 'nvidia.com/gpu': 1, cpu: '2000m' }, limits: { 'nvidia.com/gpu': '1' } };
     });
     expect(podUpdateMethod(p, next).method).toBe('in-place');
-    expect([quantityValue('500m'), quantityValue('1Gi'), quantityValue('1e3'), quantityValue(2), quantityValue('lots')]).toEqual([0.5, 2 ** 30, 1000, 2, undefined]);
+    expect([quantityValue('500m'), quantityValue('1Gi'), quantityValue('1e3'), quantityValue(2), quantityValue('lots')]).toEqual([
+      0.5,
+      2 ** 30,
+      1000,
+      2,
+      undefined,
+    ]);
   });
 });
 
 describe('templateUpdateMethod (what edctl plan compares)', () => {
   const base = template('gpu-inference', 'llm-server-gpu-a');
-  it('in place when only regular containers\' images differ, the revision label aside', () => {
+  it("in place when only regular containers' images differ, the revision label aside", () => {
     const next = edit(base, (c, t) => {
       c['image'] = 'x:2';
       (t.metadata ??= {}).labels = { ...t.metadata.labels, 'extendeddeployment.io/revision': 'other' };
@@ -76,6 +83,11 @@ describe('templateUpdateMethod (what edctl plan compares)', () => {
     expect(templateUpdateMethod(base, next)).toEqual({ method: 'in-place', images: { server: 'x:2' } });
   });
   it('replacement when anything else differs too', () => {
-    expect(templateUpdateMethod(base, edit(base, (c) => ((c['image'] = 'x:2'), (c['args'] = ['--model=other']))))).toEqual({ method: 'replace', reason: 'fields other than images changed' });
+    expect(
+      templateUpdateMethod(
+        base,
+        edit(base, (c) => ((c['image'] = 'x:2'), (c['args'] = ['--model=other']))),
+      ),
+    ).toEqual({ method: 'replace', reason: 'fields other than images changed' });
   });
 });

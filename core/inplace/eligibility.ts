@@ -1,5 +1,6 @@
 import { canonicalJson } from '../revision.js';
 import { REVISION_LABEL } from '../labels.js';
+import type { Container, PodTemplate } from '../kube/objects.js';
 import {
   ADMISSION_TOLERATION_KEYS,
   DEFAULTED_CONTAINER_FIELDS,
@@ -15,23 +16,14 @@ type Json = { [key: string]: unknown };
 
 /** How a pod reaches a new template: by swapping images in place, or by being replaced (and why). */
 export type UpdateMethod =
-  | { readonly method: 'in-place'; readonly images: Readonly<Record<string, string>> }
-  | { readonly method: 'replace'; readonly reason: string };
+  { readonly method: 'in-place'; readonly images: Readonly<Record<string, string>> } | { readonly method: 'replace'; readonly reason: string };
 
-/** A pod template, or a pod: what the comparison reads of either. */
-export interface Template {
-  metadata?: { labels?: Record<string, string> };
-  spec?: object;
-}
-
-type Container = Json & { name?: string; image?: string };
-
-function containersOf(template: Template): Container[] {
-  return ((template.spec ?? {}) as { containers?: Container[] }).containers ?? [];
+function containersOf(template: PodTemplate): Container[] {
+  return template.spec?.containers ?? [];
 }
 
 /** The image changes from `from` to `to` by container name, when the containers are the same ones in the same order. */
-function imageChanges(from: Template, to: Template): Record<string, string> | string {
+function imageChanges(from: PodTemplate, to: PodTemplate): Record<string, string> | string {
   const a = containersOf(from);
   const b = containersOf(to);
   if (a.length !== b.length || a.some((c, i) => c.name !== b[i]?.name)) return 'the containers differ';
@@ -42,12 +34,12 @@ function imageChanges(from: Template, to: Template): Record<string, string> | st
   return Object.keys(images).length === 0 ? 'no image changed' : images;
 }
 
-function withoutImagesAndRevision(template: Template): { metadata: object; spec: Json } {
+function withoutImagesAndRevision(template: PodTemplate): { metadata: object; spec: Json } {
   const labels = { ...(template.metadata?.labels ?? {}) };
   delete labels[REVISION_LABEL];
   return {
     metadata: { ...template.metadata, labels },
-    spec: { ...(template.spec as Json | undefined), containers: containersOf(template).map(({ image: _image, ...rest }) => rest) },
+    spec: { ...template.spec, containers: containersOf(template).map(({ image: _image, ...rest }) => rest) },
   };
 }
 
@@ -55,7 +47,7 @@ function withoutImagesAndRevision(template: Template): { metadata: object; spec:
  * Between two rendered templates (what `edctl plan` compares): in place when they differ only in the images of
  * regular containers; init containers, env, command, resources, labels and everything else mean replacement.
  */
-export function templateUpdateMethod(from: Template, to: Template): UpdateMethod {
+export function templateUpdateMethod(from: PodTemplate, to: PodTemplate): UpdateMethod {
   const images = imageChanges(from, to);
   if (images === 'the containers differ') return { method: 'replace', reason: images };
   if (canonicalJson(withoutImagesAndRevision(from)) !== canonicalJson(withoutImagesAndRevision(to))) {
@@ -67,15 +59,16 @@ export function templateUpdateMethod(from: Template, to: Template): UpdateMethod
 /**
  * Between a running pod and its region's rendered template (what the agent sees): the same rule, after taking away
  * what the API server and admission added to the pod (defaults.ts). Every field of the template must be in the pod
- * with the same value (images aside); a pod field the template lacks must be a known default.
+ * with the same value (images aside); a pod field the template lacks must be a known default. A pod is read as the
+ * template it was created from: its metadata and spec.
  */
-export function podUpdateMethod(pod: Template, template: Template): UpdateMethod {
+export function podUpdateMethod(pod: PodTemplate, template: PodTemplate): UpdateMethod {
   const images = imageChanges(pod, template);
   if (typeof images === 'string') return { method: 'replace', reason: images };
   for (const [key, value] of Object.entries(template.metadata?.labels ?? {})) {
     if (key !== REVISION_LABEL && pod.metadata?.labels?.[key] !== value) return { method: 'replace', reason: `label ${key} changed` };
   }
-  const mismatch = specMismatch((pod.spec ?? {}) as Json, withoutImagesAndRevision(template).spec);
+  const mismatch = specMismatch(pod.spec ?? {}, withoutImagesAndRevision(template).spec);
   return mismatch === undefined ? { method: 'in-place', images } : { method: 'replace', reason: `${mismatch} changed` };
 }
 
@@ -86,7 +79,7 @@ function specMismatch(pod: Json, template: Json): string | undefined {
     const t = template[key];
     if (t === undefined) {
       if (DEFAULTED_POD_FIELDS.has(key)) continue;
-      if (key === 'volumes' && tokenOnly(p, (v) => String((v as Json)['name'] ?? '').startsWith(TOKEN_VOLUME_PREFIX))) continue;
+      if (key === 'volumes' && tokenOnly(p, isTokenVolume)) continue;
       if (key === 'tolerations' && tokenOnly(p, isAdmissionToleration)) continue;
       return key;
     }
@@ -101,7 +94,7 @@ function specMismatch(pod: Json, template: Json): string | undefined {
       continue;
     }
     if (key === 'volumes' || key === 'tolerations') {
-      const extra = key === 'volumes' ? (v: unknown) => String((v as Json)['name'] ?? '').startsWith(TOKEN_VOLUME_PREFIX) : isAdmissionToleration;
+      const extra = key === 'volumes' ? isTokenVolume : isAdmissionToleration;
       const kept = ((p ?? []) as unknown[]).filter((v) => !extra(v) || (t as unknown[]).some((x) => canonicalJson(x) === canonicalJson(v)));
       if (!sameWithDefaults(kept, t, {})) return key;
       continue;
@@ -138,6 +131,12 @@ function containerMismatch(pod: Json, template: Json, regular: boolean): string 
 
 function tokenOnly(value: unknown, injected: (item: unknown) => boolean): boolean {
   return Array.isArray(value) && value.every(injected);
+}
+
+/** The service-account token volume the ServiceAccount admission plugin adds (named with TOKEN_VOLUME_PREFIX). */
+function isTokenVolume(value: unknown): boolean {
+  const name = (value as Json)['name'];
+  return typeof name === 'string' && name.startsWith(TOKEN_VOLUME_PREFIX);
 }
 
 function isAdmissionToleration(value: unknown): boolean {
@@ -204,8 +203,22 @@ function sameQuantities(a: Record<string, unknown>, b: Record<string, unknown>):
 }
 
 const SUFFIXES: Record<string, number> = {
-  n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+  n: 1e-9,
+  u: 1e-6,
+  m: 1e-3,
+  '': 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
 };
 
 /** A Kubernetes quantity ("500m", "1Gi", "1e3", 2) as a number; undefined when it is not one. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { extendedDeployment } from '../api/extended-deployment.js';
 import { planRollout, type RolloutInput } from '../rollout/planner.js';
 import type { PodState, RegionState } from '../rollout/snapshot.js';
-import { downNode, node } from './test-nodes.js';
+import { downNode, node } from './nodes-test-support.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const S = 1000;
@@ -15,7 +15,10 @@ function ed(strategy: Record<string, unknown>) {
     spec: {
       selector: { matchLabels: { app: 'web' } },
       template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
-      regions: [{ name: 'a', replicas: 4 }, { name: 'b', replicas: 4 }],
+      regions: [
+        { name: 'a', replicas: 4 },
+        { name: 'b', replicas: 4 },
+      ],
       strategy: { minReadySeconds: 0, ...strategy },
     },
   });
@@ -24,7 +27,18 @@ function ed(strategy: Record<string, unknown>) {
 let uid = 0;
 const pod = (revision: string, over: Partial<PodState> = {}): PodState => {
   uid++;
-  return { name: `p${uid}`, uid: `u${uid}`, revision, assigned: true, running: true, ready: true, readySince: T0 - 3600 * S, terminating: false, markedOld: false, ...over };
+  return {
+    name: `p${uid}`,
+    uid: `u${uid}`,
+    revision,
+    assigned: true,
+    running: true,
+    ready: true,
+    readySince: T0 - 3600 * S,
+    terminating: false,
+    markedOld: false,
+    ...over,
+  };
 };
 const pods = (n: number, revision = 'new', over: Partial<PodState> = {}) => Array.from({ length: n }, () => pod(revision, over));
 const region = (name: string, desired: number, list: PodState[], over: Partial<RegionState> = {}): RegionState => ({
@@ -67,7 +81,12 @@ describe('planRollout with moves', () => {
 
   it('a failed region hands its replicas over mid-rollout, and the rollout goes on with the new counts', () => {
     const failed = [downNode('a-1', T0 - 60 * S)];
-    const plan = planRollout(input({ faultMove: { enable: true } }, [region('a', 4, pods(4, 'old', { markedOld: true }), { nodes: failed, room: 0 }), region('b', 4, pods(4, 'old', { markedOld: true }))]));
+    const plan = planRollout(
+      input({ faultMove: { enable: true } }, [
+        region('a', 4, pods(4, 'old', { markedOld: true }), { nodes: failed, room: 0 }),
+        region('b', 4, pods(4, 'old', { markedOld: true })),
+      ]),
+    );
     expect(plan.status.regions?.map((r) => [r.name, r.desired])).toEqual([
       ['a', 0],
       ['b', 8],
@@ -88,7 +107,9 @@ describe('planRollout with moves', () => {
     const stuck = pods(2, 'new', { assigned: false, running: false, ready: false, readySince: undefined, unschedulableSince: T0 - 61 * S });
     const first = planRollout(input({ autoReschedule: { enable: true } }, [region('a', 4, [...pods(2), ...stuck]), region('b', 4, pods(4))]));
     // The agent restarts before the ReplicaSets caught up: same pods, the status written.
-    const again = planRollout(input({ autoReschedule: { enable: true } }, [region('a', 4, [...pods(2), ...stuck]), region('b', 4, pods(4))], { status: first.status, now: T0 + 5 * S }));
+    const again = planRollout(
+      input({ autoReschedule: { enable: true } }, [region('a', 4, [...pods(2), ...stuck]), region('b', 4, pods(4))], { status: first.status, now: T0 + 5 * S }),
+    );
     expect(again.status.moves).toEqual(first.status.moves);
     expect(again.moveChanges).toEqual([]);
     expect(scales(again).sort()).toEqual(['a:2', 'b:6']);

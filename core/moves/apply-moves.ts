@@ -1,12 +1,9 @@
+import { MOVES_CONDITION, type Condition } from '../api/conditions.js';
 import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import { setCondition } from '../kube/conditions.js';
 import type { RolloutInput, RolloutPlan } from '../rollout/planner.js';
 import { overview } from '../rollout/status.js';
 import type { Move, MoveInput, MovePlan } from './move-plan.js';
-
-type Condition = NonNullable<ExtendedDeploymentStatus['conditions']>[number];
-
-/** The condition type moves report under. */
-export const MOVES_CONDITION = 'Moves';
 
 const ms = (iso: string | undefined) => (iso === undefined ? Number.NaN : Date.parse(iso));
 
@@ -23,7 +20,16 @@ export function moveInputOf(input: RolloutInput): MoveInput {
     totalReplicas: input.ed.spec.replicas ?? input.regions.reduce((s, r) => s + r.desired, 0),
     regions: input.regions.map((r) => {
       const since = ms(previous.get(r.name)?.healthyWithRoomSince);
-      return { name: r.name, base: r.desired, targetRevision: r.targetRevision, pods: r.pods, nodes: r.nodes, room: r.room, healthyWithRoomSince: Number.isNaN(since) ? undefined : since };
+      return {
+        name: r.name,
+        base: r.desired,
+        targetRevision: r.targetRevision,
+        pods: r.pods,
+        settled: r.settled,
+        nodes: r.nodes,
+        room: r.room,
+        healthyWithRoomSince: Number.isNaN(since) ? undefined : since,
+      };
     }),
     moves: recordedMoves(input.status),
     previousReason: input.status?.conditions?.find((c) => c.type === MOVES_CONDITION)?.reason,
@@ -31,12 +37,21 @@ export function moveInputOf(input: RolloutInput): MoveInput {
   };
 }
 
-function withCondition(conditions: readonly Condition[], previous: readonly Condition[] | undefined, next: MovePlan['condition'], generation: number, now: number): Condition[] {
+/**
+ * The plan's conditions with the Moves condition set to `next`, or without it. The plan's status is built afresh, so the
+ * Moves condition it had is taken from the status before the plan (`previous`), for its lastTransitionTime.
+ */
+function withCondition(
+  conditions: readonly Condition[],
+  previous: readonly Condition[] | undefined,
+  next: MovePlan['condition'],
+  generation: number,
+  now: number,
+): Condition[] {
   const others = conditions.filter((c) => c.type !== MOVES_CONDITION);
   if (!next) return others;
-  const old = previous?.find((c) => c.type === MOVES_CONDITION);
-  const lastTransitionTime = old && old.status === next.status && old.lastTransitionTime ? old.lastTransitionTime : new Date(now).toISOString();
-  return [...others, { type: MOVES_CONDITION, ...next, lastTransitionTime, observedGeneration: generation }];
+  const old = previous?.filter((c) => c.type === MOVES_CONDITION) ?? [];
+  return setCondition([...others, ...old], { type: MOVES_CONDITION, ...next, observedGeneration: generation }, now);
 }
 
 /**
@@ -60,9 +75,21 @@ export function withMoves(plan: RolloutPlan, moves: MovePlan, input: RolloutInpu
   const prefix = !active ? 'Normal' : moves.moves.some((m) => m.reason === 'Fault') ? 'Fault' : 'Shortage';
   const status: ExtendedDeploymentStatus = {
     ...plan.status,
-    overview: overview(regions.map((r) => ({ name: r.name, current: r.current ?? 0, desired: r.desired ?? 0 })), prefix),
+    overview: overview(
+      regions.map((r) => ({ name: r.name, current: r.current ?? 0, desired: r.desired ?? 0 })),
+      prefix,
+    ),
     regions,
-    ...(active && { moves: moves.moves.map((m) => ({ from: m.from, to: m.to, count: m.count, ...(m.returning > 0 && { returning: m.returning }), reason: m.reason, since: new Date(m.since).toISOString() })) }),
+    ...(active && {
+      moves: moves.moves.map((m) => ({
+        from: m.from,
+        to: m.to,
+        count: m.count,
+        ...(m.returning > 0 && { returning: m.returning }),
+        reason: m.reason,
+        since: new Date(m.since).toISOString(),
+      })),
+    }),
     conditions: withCondition(plan.status.conditions ?? [], input.status?.conditions, moves.condition, input.generation, input.now),
   };
   if (!active) delete status.moves;

@@ -4,11 +4,46 @@ import { apportionByRoom } from './apportion.js';
 
 describe('apportionByRoom', () => {
   it.each([
-    [4, [{ name: 'a', room: 10 }, { name: 'b', room: 10 }], { a: 2, b: 2 }],
-    [3, [{ name: 'a', room: 10 }, { name: 'b', room: 10 }], { a: 2, b: 1 }],
-    [3, [{ name: 'a', room: 2 }, { name: 'b', room: 6 }], { a: 1, b: 2 }],
-    [5, [{ name: 'a', room: 1 }, { name: 'b', room: 1 }], { a: 1, b: 1 }],
-    [3, [{ name: 'a', room: 0 }, { name: 'b', room: 5 }], { b: 3 }],
+    [
+      4,
+      [
+        { name: 'a', room: 10 },
+        { name: 'b', room: 10 },
+      ],
+      { a: 2, b: 2 },
+    ],
+    [
+      3,
+      [
+        { name: 'a', room: 10 },
+        { name: 'b', room: 10 },
+      ],
+      { a: 2, b: 1 },
+    ],
+    [
+      3,
+      [
+        { name: 'a', room: 2 },
+        { name: 'b', room: 6 },
+      ],
+      { a: 1, b: 2 },
+    ],
+    [
+      5,
+      [
+        { name: 'a', room: 1 },
+        { name: 'b', room: 1 },
+      ],
+      { a: 1, b: 1 },
+    ],
+    [
+      3,
+      [
+        { name: 'a', room: 0 },
+        { name: 'b', room: 5 },
+      ],
+      { b: 3 },
+    ],
     [2, [{ name: 'a', room: 0 }], {}],
   ])('%d replicas over %j', (count, recipients, expected) => {
     expect(Object.fromEntries(apportionByRoom(count, recipients))).toEqual(expected);

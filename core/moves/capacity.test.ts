@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { regionRoom, type PodPlacement } from './capacity.js';
-import { downNode, node } from './test-nodes.js';
+import { downNode, node } from './nodes-test-support.js';
 
 const small: PodPlacement = { requests: { cpu: 1, memory: 2 ** 30 }, tolerations: [], nodeSelector: {} };
 

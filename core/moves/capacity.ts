@@ -1,21 +1,18 @@
-import type { Toleration } from '../api/common.js';
+import type { PodToleration } from '../kube/objects.js';
 import { failing, schedulableFor, type NodeView } from './nodes.js';
 import { podsThatFit, type Resources } from './resources.js';
 
 /** What decides where one of an ExtendedDeployment's pods can run in a region (from the region's pod template). */
 export interface PodPlacement {
   readonly requests: Resources;
-  readonly tolerations: readonly Toleration[];
+  readonly tolerations: readonly PodToleration[];
   readonly nodeSelector: Readonly<Record<string, string>>;
 }
 
 /** Whether a new pod could land on the node at all: Ready, not failing, not cordoned, taints tolerated, labels matched. */
 export function nodeAccepts(node: NodeView, pod: PodPlacement): boolean {
   return (
-    !failing(node) &&
-    !node.unschedulable &&
-    schedulableFor(node, pod.tolerations) &&
-    Object.entries(pod.nodeSelector).every(([k, v]) => node.labels[k] === v)
+    !failing(node) && !node.unschedulable && schedulableFor(node, pod.tolerations) && Object.entries(pod.nodeSelector).every(([k, v]) => node.labels[k] === v)
   );
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { rolloutStrategy } from '../api/extended-deployment.js';
 import type { PodState } from '../rollout/snapshot.js';
 import { planMoves, type Move, type MoveInput, type MoveRegion } from './move-plan.js';
-import { downNode, node } from './test-nodes.js';
+import { downNode, node } from './nodes-test-support.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const S = 1000;
@@ -13,20 +13,47 @@ const strategy = (over: Record<string, unknown> = {}) =>
 let uid = 0;
 function pod(over: Partial<PodState> = {}): PodState {
   uid++;
-  return { name: `p${uid}`, uid: `u${uid}`, revision: 'r', assigned: true, running: true, ready: true, readySince: T0 - 3_600 * S, terminating: false, markedOld: false, ...over };
+  return {
+    name: `p${uid}`,
+    uid: `u${uid}`,
+    revision: 'r',
+    assigned: true,
+    running: true,
+    ready: true,
+    readySince: T0 - 3_600 * S,
+    terminating: false,
+    markedOld: false,
+    ...over,
+  };
 }
 const running = (n: number) => Array.from({ length: n }, () => pod());
-const stuck = (n: number, since = T0 - 61 * S) => Array.from({ length: n }, () => pod({ assigned: false, running: false, ready: false, readySince: undefined, unschedulableSince: since }));
+const stuck = (n: number, since = T0 - 61 * S) =>
+  Array.from({ length: n }, () => pod({ assigned: false, running: false, ready: false, readySince: undefined, unschedulableSince: since }));
 
 function region(name: string, base: number, over: Partial<MoveRegion> = {}): MoveRegion {
   return { name, base, targetRevision: 'r', pods: running(base), nodes: [node(`${name}-1`)], room: 10, healthyWithRoomSince: undefined, ...over };
 }
 
 function plan(regions: MoveRegion[], over: Partial<MoveInput> = {}) {
-  return planMoves({ strategy: strategy(), totalReplicas: regions.reduce((s, r) => s + r.base, 0), regions, moves: [], previousReason: undefined, now: T0, ...over });
+  return planMoves({
+    strategy: strategy(),
+    totalReplicas: regions.reduce((s, r) => s + r.base, 0),
+    regions,
+    moves: [],
+    previousReason: undefined,
+    now: T0,
+    ...over,
+  });
 }
 const desired = (p: ReturnType<typeof plan>) => Object.fromEntries(p.desired);
-const move = (from: string, to: string, count: number, reason: Move['reason'], since: number, returning = 0): Move => ({ from, to, count, reason, since, returning });
+const move = (from: string, to: string, count: number, reason: Move['reason'], since: number, returning = 0): Move => ({
+  from,
+  to,
+  count,
+  reason,
+  since,
+  returning,
+});
 
 describe('planMoves: shortage', () => {
   it('moves pods unschedulable past the timeout to other regions in proportion to their room', () => {
@@ -184,7 +211,9 @@ describe('planMoves: return', () => {
   it('holds the return while the region has no room, failing nodes or unschedulable pods', () => {
     const cases: Partial<MoveRegion>[] = [{ room: 0 }, { nodes: [downNode('a-1', T0 - S), node('a-2')] }, { pods: [...running(2), ...stuck(1, T0 - S)] }];
     for (const over of cases) {
-      const p = plan([region('a', 5, { pods: running(2), room: 5, healthyWithRoomSince: T0 - 900 * S, ...over }), region('b', 3, { pods: running(6) })], { moves: away });
+      const p = plan([region('a', 5, { pods: running(2), room: 5, healthyWithRoomSince: T0 - 900 * S, ...over }), region('b', 3, { pods: running(6) })], {
+        moves: away,
+      });
       expect(p.moves).toEqual(away);
       expect(p.healthyWithRoomSince.get('a')).toBeUndefined();
     }
@@ -208,8 +237,16 @@ describe('planMoves: spec changes re-evaluate recorded moves', () => {
   });
 
   it('drops moves naming a removed region or a kind switched off, and trims what exceeds a shrunk region (newest first)', () => {
-    const moves = [move('a', 'b', 2, 'Shortage', T0 - 20 * S), move('a', 'c', 2, 'Shortage', T0 - 10 * S), move('a', 'gone', 1, 'Shortage', T0 - 5 * S), move('b', 'a', 1, 'Fault', T0 - 5 * S)];
-    const p = plan([region('a', 3, { pods: running(1), room: 0 }), region('b', 3), region('c', 3)], { moves, strategy: strategy({ faultMove: { enable: false } }) });
+    const moves = [
+      move('a', 'b', 2, 'Shortage', T0 - 20 * S),
+      move('a', 'c', 2, 'Shortage', T0 - 10 * S),
+      move('a', 'gone', 1, 'Shortage', T0 - 5 * S),
+      move('b', 'a', 1, 'Fault', T0 - 5 * S),
+    ];
+    const p = plan([region('a', 3, { pods: running(1), room: 0 }), region('b', 3), region('c', 3)], {
+      moves,
+      strategy: strategy({ faultMove: { enable: false } }),
+    });
     expect(p.moves).toEqual([move('a', 'b', 2, 'Shortage', T0 - 20 * S), move('a', 'c', 1, 'Shortage', T0 - 10 * S)]);
     expect(p.events.map((e) => e.reason)).toEqual(['MovesReevaluated']);
   });

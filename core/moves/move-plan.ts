@@ -1,8 +1,9 @@
+import { MovesReason } from '../api/conditions.js';
 import type { RolloutStrategy } from '../api/extended-deployment.js';
 import { parsePercent, type IntOrPercent } from '../api/common.js';
 import { batchPods } from '../rollout/groups.js';
 import { isPodActive } from '../rollout/pod-activity.js';
-import { isAvailable, type PodState } from '../rollout/snapshot.js';
+import { countWhere, isAvailable, type PodState, type SettledPods } from '../rollout/snapshot.js';
 import { apportionByRoom } from './apportion.js';
 import { WHOLE_SECOND_SLACK_MS, type NodeView } from './nodes.js';
 import { regionHealth, type RegionHealth } from './region-health.js';
@@ -33,6 +34,8 @@ export interface MoveRegion {
   readonly base: number;
   readonly targetRevision: string;
   readonly pods: readonly PodState[];
+  /** Pods counted rather than listed (RegionState.settled: only edctl plan's simulation has them). */
+  readonly settled?: readonly SettledPods[];
   /** The region's nodes; undefined when the agent cannot see them (then nothing moves to or from it). */
   readonly nodes: readonly NodeView[] | undefined;
   /** How many more of this ExtendedDeployment's pods the region's nodes can take now; undefined when not known. */
@@ -44,7 +47,7 @@ export interface MoveRegion {
 /** A condition about moves. */
 export interface MovesCondition {
   readonly status: 'True' | 'False' | 'Unknown';
-  readonly reason: string;
+  readonly reason: MovesReason;
   readonly message: string;
 }
 
@@ -104,7 +107,7 @@ function stuckPods(region: MoveRegion, timeoutMs: number, now: number): PodState
 }
 
 const unschedulable = (region: MoveRegion) => region.pods.some((p) => isPodActive(p) && !p.assigned && p.unschedulableSince !== undefined);
-const active = (region: MoveRegion) => region.pods.filter(isPodActive).length;
+const active = (region: MoveRegion) => countWhere(region, isPodActive);
 const sum = (values: Iterable<number>) => [...values].reduce((a, b) => a + b, 0);
 const plural = (n: number) => `${n} replica${n === 1 ? '' : 's'}`;
 
@@ -142,7 +145,7 @@ export function planMoves(input: MoveInput): MovePlan {
     .map((m) => {
       const home = byName.get(m.from);
       if (m.returning === 0 || !home) return m;
-      const available = home.pods.filter((p) => p.revision === home.targetRevision && isAvailable(p, strategy.minReadySeconds, now)).length;
+      const available = countWhere(home, (p) => p.revision === home.targetRevision && isAvailable(p, strategy.minReadySeconds, now));
       return available >= desired(home) ? { ...m, returning: 0 } : m;
     })
     .filter((m) => m.count + m.returning > 0);
@@ -157,7 +160,10 @@ export function planMoves(input: MoveInput): MovePlan {
   const blocked: string[] = [];
 
   const place = (from: MoveRegion, count: number, reason: MoveReason, targets: readonly MoveRegion[]) => {
-    const shares = apportionByRoom(count, targets.map((t) => ({ name: t.name, room: room.get(t.name) ?? 0 })));
+    const shares = apportionByRoom(
+      count,
+      targets.map((t) => ({ name: t.name, room: room.get(t.name) ?? 0 })),
+    );
     for (const [to, n] of shares) {
       moves.push({ from: from.name, to, count: n, reason, since: now, returning: 0 });
       room.set(to, (room.get(to) ?? 0) - n);
@@ -176,7 +182,10 @@ export function planMoves(input: MoveInput): MovePlan {
       let lentMoved = 0;
       for (const [i, lent] of moves.entries()) {
         if (lent.to !== region.name || allowance === 0) continue;
-        const shares = apportionByRoom(Math.min(lent.count + lent.returning, allowance), targets.filter((t) => t.name !== lent.from).map((t) => ({ name: t.name, room: room.get(t.name) ?? 0 })));
+        const shares = apportionByRoom(
+          Math.min(lent.count + lent.returning, allowance),
+          targets.filter((t) => t.name !== lent.from).map((t) => ({ name: t.name, room: room.get(t.name) ?? 0 })),
+        );
         const n = sum(shares.values());
         for (const [to, k] of shares) {
           moves.push({ from: lent.from, to, count: k, reason: lent.reason, since: now, returning: 0 });
@@ -193,17 +202,26 @@ export function planMoves(input: MoveInput): MovePlan {
       if (want === 0) continue;
       const moved = lentMoved + (allowance > 0 ? place(region, Math.min(own, allowance), 'Fault', targets) : 0);
       allowance -= moved - lentMoved;
-      if (moved < want && allowance > 0) blocked.push(`region ${region.name} failed (${health.get(region.name)?.message}); no other region has room for ${plural(want - moved)}`);
-      if (moved < want && allowance === 0) wakeAt.push(Math.min(now, ...moves.filter((m) => m.reason === 'Fault' && m.since > now - MINUTE_MS).map((m) => m.since)) + MINUTE_MS);
-      if (moved > 0) events.push({ type: 'Warning', reason: 'ReplicasMoved', message: `${plural(moved)} moved away from failed region ${region.name}: ${health.get(region.name)?.message}` });
+      if (moved < want && allowance > 0)
+        blocked.push(`region ${region.name} failed (${health.get(region.name)?.message}); no other region has room for ${plural(want - moved)}`);
+      if (moved < want && allowance === 0)
+        wakeAt.push(Math.min(now, ...moves.filter((m) => m.reason === 'Fault' && m.since > now - MINUTE_MS).map((m) => m.since)) + MINUTE_MS);
+      if (moved > 0)
+        events.push({
+          type: 'Warning',
+          reason: 'ReplicasMoved',
+          message: `${plural(moved)} moved away from failed region ${region.name}: ${health.get(region.name)?.message}`,
+        });
     }
     moves = moves.filter((m) => m.count + m.returning > 0);
   }
 
   if (!allFailed && autoReschedule.enable) {
     const timeoutMs = autoReschedule.timeoutSeconds * 1000;
-    const coolingDown = (name: string) => moves.some((m) => m.from === name && m.reason === 'Shortage' && m.since + autoReschedule.coolDownSeconds * 1000 > now);
-    for (const m of moves) if (m.reason === 'Shortage' && m.since + autoReschedule.coolDownSeconds * 1000 > now) wakeAt.push(m.since + autoReschedule.coolDownSeconds * 1000);
+    const coolingDown = (name: string) =>
+      moves.some((m) => m.from === name && m.reason === 'Shortage' && m.since + autoReschedule.coolDownSeconds * 1000 > now);
+    for (const m of moves)
+      if (m.reason === 'Shortage' && m.since + autoReschedule.coolDownSeconds * 1000 > now) wakeAt.push(m.since + autoReschedule.coolDownSeconds * 1000);
     for (const region of input.regions) {
       if (failed(region.name) || !health.get(region.name)) continue;
       for (const p of region.pods) {
@@ -215,8 +233,16 @@ export function planMoves(input: MoveInput): MovePlan {
       if (count <= 0) continue;
       const targets = known.filter((t) => t.name !== region.name && !failed(t.name) && !unschedulable(t) && !coolingDown(t.name));
       const moved = place(region, count, 'Shortage', targets);
-      if (moved < count) blocked.push(`region ${region.name} has ${plural(count - moved)} unschedulable for ${autoReschedule.timeoutSeconds}s or more; no other region has room`);
-      if (moved > 0) events.push({ type: 'Warning', reason: 'ReplicasMoved', message: `${plural(moved)} moved away from region ${region.name}: pods unschedulable for ${autoReschedule.timeoutSeconds}s or more` });
+      if (moved < count)
+        blocked.push(
+          `region ${region.name} has ${plural(count - moved)} unschedulable for ${autoReschedule.timeoutSeconds}s or more; no other region has room`,
+        );
+      if (moved > 0)
+        events.push({
+          type: 'Warning',
+          reason: 'ReplicasMoved',
+          message: `${plural(moved)} moved away from region ${region.name}: pods unschedulable for ${autoReschedule.timeoutSeconds}s or more`,
+        });
     }
   }
 
@@ -239,7 +265,10 @@ export function planMoves(input: MoveInput): MovePlan {
       let batch = Math.min(away, batchPods(strategy.batchSize, region.base), free);
       const returned = new Map<string, { count: number; reason: MoveReason }>();
       // Newest moves come back first: the oldest have been running elsewhere longest and are the least likely to flap.
-      const order = moves.map((m, i) => ({ m, i })).filter(({ m }) => m.from === region.name && m.count > 0).sort((a, b) => b.m.since - a.m.since || b.i - a.i);
+      const order = moves
+        .map((m, i) => ({ m, i }))
+        .filter(({ m }) => m.from === region.name && m.count > 0)
+        .sort((a, b) => b.m.since - a.m.since || b.i - a.i);
       for (const { i } of order) {
         const m = moves[i];
         if (!m || batch === 0) break;
@@ -251,7 +280,11 @@ export function planMoves(input: MoveInput): MovePlan {
       }
       for (const [host, r] of returned) {
         changes.push({ kind: 'return', reason: r.reason, from: region.name, to: host, count: r.count });
-        events.push({ type: 'Normal', reason: 'ReplicasReturned', message: `${plural(r.count)} returning to region ${region.name} from ${host}: healthy with room for ${moveBack.stabilizationSeconds}s` });
+        events.push({
+          type: 'Normal',
+          reason: 'ReplicasReturned',
+          message: `${plural(r.count)} returning to region ${region.name} from ${host}: healthy with room for ${moveBack.stabilizationSeconds}s`,
+        });
       }
     }
   }
@@ -259,8 +292,12 @@ export function planMoves(input: MoveInput): MovePlan {
   const movedOut = new Map(input.regions.map((r) => [r.name, out(r.name)]));
   const movedIn = new Map(input.regions.map((r) => [r.name, sum(moves.filter((m) => m.to === r.name).map((m) => m.count))]));
   const condition = movesCondition(input, moves, allFailed, blocked);
-  if (condition && condition.reason !== input.previousReason && (condition.reason === 'NoRoom' || condition.reason === 'AllRegionsFailed')) {
-    events.push({ type: 'Warning', reason: condition.reason === 'NoRoom' ? 'MoveBlocked' : 'AllRegionsFailed', message: condition.message });
+  if (
+    condition &&
+    condition.reason !== input.previousReason &&
+    (condition.reason === MovesReason.NoRoom || condition.reason === MovesReason.AllRegionsFailed)
+  ) {
+    events.push({ type: 'Warning', reason: condition.reason === MovesReason.NoRoom ? 'MoveBlocked' : 'AllRegionsFailed', message: condition.message });
   }
   return {
     moves,
@@ -310,10 +347,19 @@ function movesCondition(input: MoveInput, moves: readonly Move[], allFailed: boo
   const away = sum(moves.map((m) => m.count));
   const summary = moves.map((m) => `${m.from}→${m.to} ${m.count}${m.returning > 0 ? ` (+${m.returning} returning)` : ''} (${m.reason})`).join(', ');
   if (allFailed) {
-    return { status: 'Unknown', reason: 'AllRegionsFailed', message: 'every region looks failed, which points at the node controller or the agent, not the regions: nothing moves' };
+    return {
+      status: 'Unknown',
+      reason: MovesReason.AllRegionsFailed,
+      message: 'every region looks failed, which points at the node controller or the agent, not the regions: nothing moves',
+    };
   }
-  if (blocked.length > 0) return { status: moves.length > 0 ? 'True' : 'False', reason: 'NoRoom', message: [...blocked, ...(summary ? [`moved: ${summary}`] : [])].join('; ') };
-  if (moves.length === 0) return { status: 'False', reason: 'NoMoves', message: 'every region runs its own replicas' };
-  const reason = moves.some((m) => m.reason === 'Fault') ? 'Fault' : 'Shortage';
-  return { status: 'True', reason: away === 0 ? 'Returning' : reason, message: `${plural(away)} away from their region: ${summary}` };
+  if (blocked.length > 0)
+    return {
+      status: moves.length > 0 ? 'True' : 'False',
+      reason: MovesReason.NoRoom,
+      message: [...blocked, ...(summary ? [`moved: ${summary}`] : [])].join('; '),
+    };
+  if (moves.length === 0) return { status: 'False', reason: MovesReason.NoMoves, message: 'every region runs its own replicas' };
+  const reason = moves.some((m) => m.reason === 'Fault') ? MovesReason.Fault : MovesReason.Shortage;
+  return { status: 'True', reason: away === 0 ? MovesReason.Returning : reason, message: `${plural(away)} away from their region: ${summary}` };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assignNodes, failing, type RegionSelector, failingSince, schedulableFor, tolerates } from './nodes.js';
-import { downNode, node } from './test-nodes.js';
+import { downNode, node } from './nodes-test-support.js';
 
 describe('failing nodes', () => {
   it('a Ready node without controller taints is not failing', () => {

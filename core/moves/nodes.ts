@@ -1,4 +1,4 @@
-import type { Toleration } from '../api/common.js';
+import type { PodToleration } from '../kube/objects.js';
 import type { Resources } from './resources.js';
 import { byName } from '../by-name.js';
 
@@ -54,22 +54,21 @@ export const WHOLE_SECOND_SLACK_MS = 999;
  */
 export function failingSince(node: NodeView): number | undefined {
   if (!failing(node)) return undefined;
-  const times = [
-    ...(node.ready ? [] : [node.readySince]),
-    ...node.taints.filter((t) => NODE_CONTROLLER_TAINTS.includes(t.key)).map((t) => t.timeAdded),
-  ].filter((t): t is number => t !== undefined);
+  const times = [...(node.ready ? [] : [node.readySince]), ...node.taints.filter((t) => NODE_CONTROLLER_TAINTS.includes(t.key)).map((t) => t.timeAdded)].filter(
+    (t): t is number => t !== undefined,
+  );
   return times.length === 0 ? 0 : Math.min(...times) + WHOLE_SECOND_SLACK_MS;
 }
 
 /** Whether `toleration` tolerates `taint` (core/v1 semantics). */
-export function tolerates(toleration: Toleration, taint: Taint): boolean {
+export function tolerates(toleration: PodToleration, taint: Taint): boolean {
   if (toleration.effect && toleration.effect !== taint.effect) return false;
   if (toleration.operator === 'Exists') return !toleration.key || toleration.key === taint.key;
   return toleration.key === taint.key && (toleration.value ?? '') === (taint.value ?? '');
 }
 
 /** Whether a pod with `tolerations` may be scheduled onto the node: every NoSchedule and NoExecute taint tolerated. */
-export function schedulableFor(node: NodeView, tolerations: readonly Toleration[]): boolean {
+export function schedulableFor(node: NodeView, tolerations: readonly PodToleration[]): boolean {
   return node.taints.every((t) => t.effect === 'PreferNoSchedule' || tolerations.some((tol) => tolerates(tol, t)));
 }
 

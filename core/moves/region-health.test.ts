@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_FAILURE_POLICY, regionHealth, thresholdNodes } from './region-health.js';
-import { downNode, node } from './test-nodes.js';
+import { downNode, node } from './nodes-test-support.js';
 
 const T0 = 1_000_000;
 

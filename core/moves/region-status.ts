@@ -1,11 +1,9 @@
+import { OVERLAP_CONDITION, OverlapReason } from '../api/conditions.js';
 import type { DeployRegion } from '../api/deploy-region.js';
+import { setCondition, type ConditionUpdate } from '../kube/conditions.js';
 import type { RegionHealth } from './region-health.js';
 
 type RegionStatus = NonNullable<DeployRegion['status']>;
-type Condition = NonNullable<RegionStatus['conditions']>[number];
-
-/** The condition that reports nodes matching this and another region. */
-export const OVERLAP_CONDITION = 'NodesOverlap';
 
 /** What a DeployRegion's status is built from. */
 export interface RegionStatusInput {
@@ -33,13 +31,11 @@ export function regionStatus(input: RegionStatusInput): { status: RegionStatus; 
   const { health, previous, now } = input;
   const overlapMessage = input.overlaps.map((o) => `node ${o.node} matches ${o.regions.join(', ')} and counts in ${o.regions[0]} only`).join('; ');
   const old = previous?.conditions?.find((c) => c.type === OVERLAP_CONDITION);
-  const overlapStatus = input.overlaps.length > 0 ? 'True' : 'False';
-  const overlap: Condition = {
+  const overlap: ConditionUpdate = {
     type: OVERLAP_CONDITION,
-    status: overlapStatus,
-    reason: input.overlaps.length > 0 ? 'NodeInSeveralRegions' : 'NoOverlap',
+    status: input.overlaps.length > 0 ? 'True' : 'False',
+    reason: input.overlaps.length > 0 ? OverlapReason.NodeInSeveralRegions : OverlapReason.NoOverlap,
     message: overlapMessage || 'every node of the region matches no other region',
-    lastTransitionTime: old?.status === overlapStatus && old.lastTransitionTime ? old.lastTransitionTime : new Date(now).toISOString(),
     observedGeneration: input.generation,
   };
   const status: RegionStatus = {
@@ -52,10 +48,11 @@ export function regionStatus(input: RegionStatusInput): { status: RegionStatus; 
     taintedNodes: health.taintedNodes,
     failingNodes: health.failingNodes,
     message: health.message,
-    conditions: [...(previous?.conditions ?? []).filter((c) => c.type !== OVERLAP_CONDITION), overlap],
+    conditions: setCondition(previous?.conditions ?? [], overlap, now),
   };
   const events: RegionEvent[] = [];
-  if (input.overlaps.length > 0 && (old?.status !== 'True' || old.message !== overlapMessage)) events.push({ type: 'Warning', reason: 'NodeInSeveralRegions', message: overlapMessage });
+  if (input.overlaps.length > 0 && (old?.status !== 'True' || old.message !== overlapMessage))
+    events.push({ type: 'Warning', reason: 'NodeInSeveralRegions', message: overlapMessage });
   if (health.phase === 'Failed' && previous?.phase !== 'Failed') events.push({ type: 'Warning', reason: 'RegionFailed', message: health.message });
   if (health.phase !== 'Failed' && previous?.phase === 'Failed') events.push({ type: 'Normal', reason: 'RegionRecovered', message: health.message });
   return { status, events };

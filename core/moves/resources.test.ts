@@ -4,10 +4,7 @@ import { podRequests, podsThatFit, sumResources } from './resources.js';
 describe('podRequests', () => {
   it('sums regular containers and reads limits where requests are unset', () => {
     const requests = podRequests({
-      containers: [
-        { resources: { requests: { cpu: '250m', memory: '256Mi' } } },
-        { resources: { limits: { cpu: '500m', 'nvidia.com/gpu': '1' } } },
-      ],
+      containers: [{ resources: { requests: { cpu: '250m', memory: '256Mi' } } }, { resources: { limits: { cpu: '500m', 'nvidia.com/gpu': '1' } } }],
     });
     expect(requests).toEqual({ cpu: 0.75, memory: 256 * 2 ** 20, 'nvidia.com/gpu': 1 });
   });
@@ -23,10 +20,7 @@ describe('podRequests', () => {
   it('adds sidecars (restartPolicy Always) to the regular sum and to later init containers', () => {
     const requests = podRequests({
       containers: [{ resources: { requests: { cpu: '1' } } }],
-      initContainers: [
-        { restartPolicy: 'Always', resources: { requests: { cpu: '500m' } } },
-        { resources: { requests: { cpu: '1400m' } } },
-      ],
+      initContainers: [{ restartPolicy: 'Always', resources: { requests: { cpu: '500m' } } }, { resources: { requests: { cpu: '1400m' } } }],
     });
     // regular 1 + sidecar 0.5 = 1.5; the one-off init runs beside the sidecar: 0.5 + 1.4 = 1.9.
     expect(requests.cpu).toBeCloseTo(1.9, 9);

@@ -1,3 +1,4 @@
+import type { Container, PodSpec, ResourceList } from '../kube/objects.js';
 import { parseQuantity } from './quantity.js';
 
 /** Amounts per resource name (`cpu` in cores, `memory` in bytes, `pods`, `nvidia.com/gpu`, …), in base units. */
@@ -6,19 +7,16 @@ export type Resources = Readonly<Record<string, number>>;
 /** The resource every pod uses one of, whatever it requests: a node's pod slots. */
 export const PODS = 'pods';
 
-/** A container as far as scheduling reads it. */
-export interface ContainerResources {
-  readonly resources?: { readonly requests?: Readonly<Record<string, string | number>>; readonly limits?: Readonly<Record<string, string | number>> };
-}
+/** What scheduling reads of a container. */
+type ContainerResources = Pick<Container, 'resources' | 'restartPolicy'>;
 
-/** A pod spec (or pod template spec) as far as scheduling reads it. */
-export interface PodResourcesSpec {
+/** What scheduling reads of a pod spec (or a pod template's). */
+export type PodResourcesSpec = Pick<PodSpec, 'overhead'> & {
   readonly containers?: readonly ContainerResources[];
-  readonly initContainers?: readonly (ContainerResources & { readonly restartPolicy?: string })[];
-  readonly overhead?: Readonly<Record<string, string | number>>;
-}
+  readonly initContainers?: readonly ContainerResources[];
+};
 
-function quantities(list: Readonly<Record<string, string | number>> | undefined): Record<string, number> {
+function quantities(list: Readonly<ResourceList> | undefined): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [name, value] of Object.entries(list ?? {})) {
     const amount = parseQuantity(value);

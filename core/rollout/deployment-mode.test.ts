@@ -13,17 +13,34 @@ const ed = (strategy: Record<string, unknown> = {}) =>
       subsetType: 'Deployment',
       selector: { matchLabels: { app: 'web' } },
       template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
-      regions: [{ name: 'a', replicas: 3 }, { name: 'b', replicas: 2 }],
+      regions: [
+        { name: 'a', replicas: 3 },
+        { name: 'b', replicas: 2 },
+      ],
       strategy,
     },
   });
 
 /** A region whose Deployment reports `updated` of `desired` pods at the new template. */
 function region(name: string, desired: number, updated: number, paused: boolean, extra: Partial<DeploymentProgress> = {}, replicas = desired): RegionState {
-  const deployment: DeploymentProgress = { paused, generation: 2, observedGeneration: 2, replicas: desired, updatedReplicas: updated, readyReplicas: desired, availableReplicas: desired, ...extra };
+  const deployment: DeploymentProgress = {
+    paused,
+    generation: 2,
+    observedGeneration: 2,
+    replicas: desired,
+    updatedReplicas: updated,
+    readyReplicas: desired,
+    availableReplicas: desired,
+    ...extra,
+  };
   return { name, desired, targetRevision: 'new', workload: { name: `web-${name}`, templateRevision: 'new', replicas, deployment }, pods: [] };
 }
-const input = (regions: RegionState[], status?: ExtendedDeploymentStatus, strategy: Record<string, unknown> = {}, controls: Partial<RolloutInput['controls']> = {}): RolloutInput => ({
+const input = (
+  regions: RegionState[],
+  status?: ExtendedDeploymentStatus,
+  strategy: Record<string, unknown> = {},
+  controls: Partial<RolloutInput['controls']> = {},
+): RolloutInput => ({
   ed: ed(strategy),
   generation: 1,
   rolloutRevision: 'R1',
@@ -32,11 +49,28 @@ const input = (regions: RegionState[], status?: ExtendedDeploymentStatus, strate
   controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined, ...controls },
   now: T0,
 });
-const writes = (regions: RegionState[], status?: ExtendedDeploymentStatus, strategy?: Record<string, unknown>, controls?: Partial<RolloutInput['controls']>) => {
+const writes = (
+  regions: RegionState[],
+  status?: ExtendedDeploymentStatus,
+  strategy?: Record<string, unknown>,
+  controls?: Partial<RolloutInput['controls']>,
+) => {
   const plan = planRollout(input(regions, status, strategy, controls));
-  return { plan, writes: plan.actions.map((a) => (a.kind === 'setPaused' ? `${a.workload} paused=${a.paused}` : a.kind === 'scale' ? `${a.workload} replicas=${a.replicas}` : a.kind)) };
+  return {
+    plan,
+    writes: plan.actions.map((a) =>
+      a.kind === 'setPaused' ? `${a.workload} paused=${a.paused}` : a.kind === 'scale' ? `${a.workload} replicas=${a.replicas}` : a.kind,
+    ),
+  };
 };
-const inGroup = (group: number): ExtendedDeploymentStatus => ({ revision: 'R1', rolloutRegions: ['a', 'b'], currentGroup: group, totalGroups: 2, phase: 'Progressing', lastGroupStartTime: new Date(T0).toISOString() });
+const inGroup = (group: number): ExtendedDeploymentStatus => ({
+  revision: 'R1',
+  rolloutRegions: ['a', 'b'],
+  currentGroup: group,
+  totalGroups: 2,
+  phase: 'Progressing',
+  lastGroupStartTime: new Date(T0).toISOString(),
+});
 
 describe('compat mode: native Deployments, the agent owns replicas and paused', () => {
   it('rolls one region at a time by default: only the first region is unpaused', () => {
@@ -62,15 +96,17 @@ describe('compat mode: native Deployments, the agent owns replicas and paused', 
     expect(plan.status.phase).toBe('WaitingForConfirmation');
   });
 
-  it('keeps a group it held for approval done while pausing bumps the Deployment\'s generation (never unpauses it)', () => {
+  it("keeps a group it held for approval done while pausing bumps the Deployment's generation (never unpauses it)", () => {
     const held: ExtendedDeploymentStatus = { ...inGroup(1), phase: 'WaitingForConfirmation' };
     // The agent's pause is in the cache; the Deployment controller has not observed that generation yet.
-    const { plan, writes: w } = writes([region('a', 3, 3, true, { generation: 3, observedGeneration: 2 }), region('b', 2, 0, true)], held, { needWaitingForConfirm: true });
+    const { plan, writes: w } = writes([region('a', 3, 3, true, { generation: 3, observedGeneration: 2 }), region('b', 2, 0, true)], held, {
+      needWaitingForConfirm: true,
+    });
     expect(w).toEqual([]);
     expect(plan.status.phase).toBe('WaitingForConfirmation');
   });
 
-  it('keeps a completed rollout complete while the last region\'s pause is not yet observed', () => {
+  it("keeps a completed rollout complete while the last region's pause is not yet observed", () => {
     const healthy: ExtendedDeploymentStatus = { ...inGroup(2), phase: 'Healthy' };
     const { plan, writes: w } = writes([region('a', 3, 3, true), region('b', 2, 2, true, { generation: 3, observedGeneration: 2 })], healthy);
     expect(w).toEqual([]);
@@ -78,7 +114,10 @@ describe('compat mode: native Deployments, the agent owns replicas and paused', 
   });
 
   it('rolls every region together with regionOrder Parallel', () => {
-    expect(writes([region('a', 3, 0, true), region('b', 2, 0, true)], undefined, { regionOrder: 'Parallel' }).writes).toEqual(['web-a paused=false', 'web-b paused=false']);
+    expect(writes([region('a', 3, 0, true), region('b', 2, 0, true)], undefined, { regionOrder: 'Parallel' }).writes).toEqual([
+      'web-a paused=false',
+      'web-b paused=false',
+    ]);
   });
 
   it('holds by pausing every Deployment on edctl pause', () => {
@@ -108,7 +147,17 @@ describe('compat mode: native Deployments, the agent owns replicas and paused', 
   // Git changes the template of paused Deployments; their status still describes the old template until the
   // Deployment controller observes the new generation (updatedReplicas then still counts the old pods).
   const oldPods = (name: string, n: number): RegionState['pods'] =>
-    Array.from({ length: n }, (_, i) => ({ name: `${name}-${i}`, uid: `${name}-${i}`, revision: 'old', assigned: true, running: true, ready: true, readySince: T0 - 60_000, terminating: false, markedOld: false }));
+    Array.from({ length: n }, (_, i) => ({
+      name: `${name}-${i}`,
+      uid: `${name}-${i}`,
+      revision: 'old',
+      assigned: true,
+      running: true,
+      ready: true,
+      readySince: T0 - 60_000,
+      terminating: false,
+      markedOld: false,
+    }));
   const healthyBefore: ExtendedDeploymentStatus = { revision: 'R0', rolloutRegions: [], currentGroup: 0, totalGroups: 0, phase: 'Healthy' };
 
   it('starts a rollout seen before the Deployment controller observed the new template, with its regions from the pods', () => {
@@ -120,7 +169,7 @@ describe('compat mode: native Deployments, the agent owns replicas and paused', 
     expect(w).toEqual(['web-a paused=false']);
   });
 
-  it('a rollout seen before its Deployments synced records its own regions, not the previous rollout\'s, and then starts', () => {
+  it("a rollout seen before its Deployments synced records its own regions, not the previous rollout's, and then starts", () => {
     const unsynced = (r: RegionState): RegionState => ({ ...r, workload: r.workload && { ...r.workload, templateRevision: 'old' } });
     const a = { ...region('a', 3, 3, true), pods: oldPods('a', 3) };
     const b = { ...region('b', 2, 2, true), pods: oldPods('b', 2) };
@@ -129,13 +178,22 @@ describe('compat mode: native Deployments, the agent owns replicas and paused', 
     expect(waiting.plan.status).toMatchObject({ revision: 'R1', rolloutRegions: ['a', 'b'], totalGroups: 2, currentGroup: 0 });
     expect(waiting.plan.status.conditions?.[0]?.reason).toBe('WaitingForSync');
     // Synced (the controller has observed the template: nothing updated yet): group 1 starts with region a.
-    const next = writes([{ ...region('a', 3, 0, true), pods: oldPods('a', 3) }, { ...region('b', 2, 0, true), pods: oldPods('b', 2) }], waiting.plan.status);
+    const next = writes(
+      [
+        { ...region('a', 3, 0, true), pods: oldPods('a', 3) },
+        { ...region('b', 2, 0, true), pods: oldPods('b', 2) },
+      ],
+      waiting.plan.status,
+    );
     expect(next.writes).toEqual(['web-a paused=false']);
     expect(next.plan.status).toMatchObject({ currentGroup: 1, totalGroups: 2, phase: 'Progressing' });
   });
 
   it('waits for the sync while a Deployment is not at the rendered revision', () => {
-    const stale: RegionState = { ...region('a', 3, 0, true), workload: { name: 'web-a', templateRevision: 'old', replicas: 3, deployment: region('a', 3, 0, true).workload?.deployment } };
+    const stale: RegionState = {
+      ...region('a', 3, 0, true),
+      workload: { name: 'web-a', templateRevision: 'old', replicas: 3, deployment: region('a', 3, 0, true).workload?.deployment },
+    };
     const { plan, writes: w } = writes([stale, region('b', 2, 0, true)]);
     expect(w).toEqual([]);
     expect(plan.status.conditions?.[0]?.reason).toBe('WaitingForSync');

@@ -1,5 +1,6 @@
+import { ProgressingReason } from '../api/conditions.js';
 import type { RolloutStrategy } from '../api/extended-deployment.js';
-import type { Phase } from './status.js';
+import { Phases, type Phase } from './reasons.js';
 
 /** Controls written by `edctl` as annotations on the ExtendedDeployment. */
 export interface RolloutControls {
@@ -32,7 +33,7 @@ export interface GateInput {
 /** What the rollout does next: finish, hold in a phase, start the next group, or keep working on this one. */
 export type Gate =
   | { readonly kind: 'complete' }
-  | { readonly kind: 'hold'; readonly phase: Phase; readonly reason: string; readonly message: string }
+  | { readonly kind: 'hold'; readonly phase: Phase; readonly reason: ProgressingReason; readonly message: string }
   | { readonly kind: 'advance' }
   | { readonly kind: 'continue' };
 
@@ -53,24 +54,45 @@ export function decideGate(input: GateInput): Gate {
   const { strategy, controls, group } = input;
   if (input.totalGroups === 0 || (input.groupDone && group >= input.totalGroups)) return { kind: 'complete' };
   if (controls.aborted) {
-    return { kind: 'hold', phase: 'Paused', reason: 'Aborted', message: `rollout aborted in group ${group}; it holds until Git changes or it is resumed` };
+    return {
+      kind: 'hold',
+      phase: Phases.Paused,
+      reason: ProgressingReason.Aborted,
+      message: `rollout aborted in group ${group}; it holds until Git changes or it is resumed`,
+    };
   }
   if (strategy.pause || controls.paused) {
-    return { kind: 'hold', phase: 'Paused', reason: 'Paused', message: `paused by ${strategy.pause ? 'strategy.pause' : 'edctl pause'} in group ${group}` };
+    return {
+      kind: 'hold',
+      phase: Phases.Paused,
+      reason: ProgressingReason.Paused,
+      message: `paused by ${strategy.pause ? 'strategy.pause' : 'edctl pause'} in group ${group}`,
+    };
   }
   if (group < input.totalGroups && (input.groupAvailable || input.groupDone)) {
     const next = group + 1;
     const needsConfirm = strategy.needWaitingForConfirm && (!strategy.needFirstConfirm || group === 1);
     const approval = strategy.approval;
-    const approved = (controls.approvedThrough ?? 0) >= next || (approval !== undefined && approval.revision === input.rolloutRevision && approval.throughGroup >= next);
+    const approved =
+      (controls.approvedThrough ?? 0) >= next || (approval !== undefined && approval.revision === input.rolloutRevision && approval.throughGroup >= next);
     if (!needsConfirm || approved) return { kind: 'advance' };
     if (input.groupDone) {
-      return { kind: 'hold', phase: 'WaitingForConfirmation', reason: 'WaitingForConfirmation', message: `group ${group} is done; group ${next} waits for approval` };
+      return {
+        kind: 'hold',
+        phase: Phases.WaitingForConfirmation,
+        reason: ProgressingReason.WaitingForConfirmation,
+        message: `group ${group} is done; group ${next} waits for approval`,
+      };
     }
   }
   const deadline = progressDeadlineMs(strategy);
   if (input.now - Math.max(input.groupStart, controls.resumedAt ?? 0) > deadline) {
-    return { kind: 'hold', phase: 'Degraded', reason: 'ProgressDeadlineExceeded', message: `group ${group} did not finish within ${deadline / 1000}s; the rollout stopped` };
+    return {
+      kind: 'hold',
+      phase: Phases.Degraded,
+      reason: ProgressingReason.ProgressDeadlineExceeded,
+      message: `group ${group} did not finish within ${deadline / 1000}s; the rollout stopped`,
+    };
   }
   return { kind: 'continue' };
 }

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { batchPods, groupTarget, regionGroups, scheduleGroups, targetAtGroup } from './groups.js';
+import { batchPods, groupTarget, layoutGroups, regionGroups, scheduleGroups, targetAtGroup } from './groups.js';
 
 const beta = (batchSize: number | string) => ({ rolloutStrategy: 'Beta' as const, batchSize });
 const group = (batchSize: number | string) => ({ rolloutStrategy: 'Group' as const, batchSize });
-const targets = (s: { rolloutStrategy: 'Beta' | 'Group'; batchSize: number | string }, n: number) => Array.from({ length: regionGroups(s, n) }, (_, i) => groupTarget(s, n, i + 1));
+const targets = (s: { rolloutStrategy: 'Beta' | 'Group'; batchSize: number | string }, n: number) =>
+  Array.from({ length: regionGroups(s, n) }, (_, i) => groupTarget(s, n, i + 1));
 
 describe('group targets (upstream calculateStepSize vectors, cumulative)', () => {
   it.each([
@@ -60,5 +61,28 @@ describe('scheduleGroups', () => {
       [5, 1],
       [5, 2],
     ]);
+  });
+});
+
+describe('layoutGroups', () => {
+  const rows: readonly { name: string; order: 'Parallel' | 'Sequential'; groups: readonly number[]; firstGroups: readonly number[]; total: number }[] = [
+    { name: 'Parallel: every region from group 1, the total is the longest', order: 'Parallel', groups: [3, 1, 2], firstGroups: [1, 1, 1], total: 3 },
+    { name: 'Sequential: one region after another, in the given order', order: 'Sequential', groups: [3, 1, 2], firstGroups: [1, 4, 5], total: 6 },
+    { name: 'Sequential, whole regions (compat mode): one group each', order: 'Sequential', groups: [1, 1, 1], firstGroups: [1, 2, 3], total: 3 },
+    { name: 'Parallel, whole regions (compat mode): a single group', order: 'Parallel', groups: [1, 1], firstGroups: [1, 1], total: 1 },
+    { name: 'a region taking no group has first group 0 and takes no turn', order: 'Sequential', groups: [2, 0, 1], firstGroups: [1, 0, 3], total: 3 },
+    { name: 'no region takes a group: no groups at all', order: 'Parallel', groups: [0, 0], firstGroups: [0, 0], total: 0 },
+  ];
+
+  it.each(rows)('$name', ({ order, groups, firstGroups, total }) => {
+    const laid = layoutGroups(
+      order,
+      groups.map((g, i) => ({ name: `r${i}`, replicas: 3, groups: g })),
+    );
+    expect({ firstGroups: laid.regions.map((r) => r.firstGroup), total: laid.totalGroups, names: laid.regions.map((r) => r.name) }).toEqual({
+      firstGroups,
+      total,
+      names: groups.map((_, i) => `r${i}`),
+    });
   });
 });

@@ -21,11 +21,16 @@ export function groupTarget(strategy: Pick<RolloutStrategy, 'rolloutStrategy' | 
   return Math.min(regionReplicas, first + (step - 1) * batch);
 }
 
-/** Groups a region needs to reach all its replicas (0 for a region without replicas). */
+/**
+ * Groups a region needs to reach all its replicas (0 for a region without replicas): the first group, then as many
+ * batches as the rest takes. Computed, not counted: a region of a million replicas in batches of one is planned on
+ * every look.
+ */
 export function regionGroups(strategy: Pick<RolloutStrategy, 'rolloutStrategy' | 'batchSize'>, regionReplicas: number): number {
-  let step = 0;
-  while (groupTarget(strategy, regionReplicas, step) < regionReplicas) step++;
-  return step;
+  if (regionReplicas <= 0) return 0;
+  const batch = batchPods(strategy.batchSize, regionReplicas);
+  const first = strategy.rolloutStrategy === 'Beta' ? 1 : batch;
+  return first >= regionReplicas ? 1 : 1 + Math.ceil((regionReplicas - first) / batch);
 }
 
 /** Region order: as written, else Parallel for ReplicaSets and Sequential for native Deployments (compat mode). */
@@ -43,33 +48,43 @@ export interface RegionSchedule {
   readonly groups: number;
 }
 
-/** The whole rollout: every region's schedule and the total number of global groups. */
-export interface GroupSchedule {
-  readonly regions: readonly RegionSchedule[];
+/** The whole rollout: every region's schedule, in declared order, and the total number of global groups. */
+export interface GroupSchedule<R extends RegionSchedule = RegionSchedule> {
+  readonly regions: readonly R[];
   readonly totalGroups: number;
 }
 
 /**
- * Lays out the global groups. Parallel: every region moves in groups 1..n (regions with fewer groups finish
- * early). Sequential: regions take their groups one after another, in declared order. A region that needs no
- * change takes no group.
+ * Lays out the global groups, each region taking as many as `groups` says (0: it takes none). Parallel: every region
+ * moves in groups 1..n (regions with fewer groups finish early). Sequential: regions take their groups one after
+ * another, in the given order. Regions come back in the same order, each with its first group (0 when it takes none).
  */
+export function layoutGroups<R extends Omit<RegionSchedule, 'firstGroup'>>(
+  regionOrder: NonNullable<RolloutStrategy['regionOrder']>,
+  regions: readonly R[],
+): GroupSchedule<R & { readonly firstGroup: number }> {
+  let next = 1;
+  let total = 0;
+  const out = regions.map((r) => {
+    if (r.groups === 0) return { ...r, firstGroup: 0 };
+    const firstGroup = regionOrder === 'Sequential' ? next : 1;
+    next = firstGroup + r.groups;
+    total = Math.max(total, firstGroup + r.groups - 1);
+    return { ...r, firstGroup };
+  });
+  return { regions: out, totalGroups: total };
+}
+
+/** Lays out the global groups of a ReplicaSet rollout: a region that changes takes regionGroups, in pod batches. */
 export function scheduleGroups(
   strategy: Pick<RolloutStrategy, 'rolloutStrategy' | 'batchSize'>,
   regionOrder: NonNullable<RolloutStrategy['regionOrder']>,
   regions: readonly { readonly name: string; readonly replicas: number; readonly changes: boolean }[],
 ): GroupSchedule {
-  let next = 1;
-  let total = 0;
-  const out = regions.map((r) => {
-    const groups = r.changes ? regionGroups(strategy, r.replicas) : 0;
-    if (groups === 0) return { name: r.name, replicas: r.replicas, firstGroup: 0, groups: 0 };
-    const firstGroup = regionOrder === 'Sequential' ? next : 1;
-    next = firstGroup + groups;
-    total = Math.max(total, firstGroup + groups - 1);
-    return { name: r.name, replicas: r.replicas, firstGroup, groups };
-  });
-  return { regions: out, totalGroups: total };
+  return layoutGroups(
+    regionOrder,
+    regions.map((r) => ({ name: r.name, replicas: r.replicas, groups: r.changes ? regionGroups(strategy, r.replicas) : 0 })),
+  );
 }
 
 /** New-revision pods a region must have once global group `group` is done. */

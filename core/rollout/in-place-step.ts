@@ -1,7 +1,7 @@
 import type { SwapState } from '../inplace/swap-state.js';
 import type { SwapAction } from './actions.js';
 import { isPodActive } from './pod-activity.js';
-import { isAvailable, type PodState, type RegionState } from './snapshot.js';
+import { countWhere, isAvailable, type PodState, type RegionState } from './snapshot.js';
 
 /** What the in-place part of a region's step did. */
 export interface InPlaceStep {
@@ -42,7 +42,14 @@ function step(kind: SwapAction['kind'], region: string, pod: PodState, state: Sw
  * unavailable pods allows. A pod in the middle of a swap counts as unavailable. Old pods that cannot be swapped are
  * left to replacement, which waits while any swap is busy.
  */
-export function stepInPlace(region: RegionState, wantNew: number, maxUnavailable: number, gracePeriodSeconds: number, minReadySeconds: number, now: number): InPlaceStep {
+export function stepInPlace(
+  region: RegionState,
+  wantNew: number,
+  maxUnavailable: number,
+  gracePeriodSeconds: number,
+  minReadySeconds: number,
+  now: number,
+): InPlaceStep {
   const actions: SwapAction[] = [];
   const active = region.pods.filter(isPodActive);
   for (const pod of active) {
@@ -58,7 +65,15 @@ export function stepInPlace(region: RegionState, wantNew: number, maxUnavailable
         }),
       );
       if (Object.keys(containers).length === 0) continue;
-      actions.push(step('swapImages', region.name, pod, { revision: state.revision, phase: 'swapping', since: now, containers }, { images: pod.swappable ?? {}, revision: state.revision }));
+      actions.push(
+        step(
+          'swapImages',
+          region.name,
+          pod,
+          { revision: state.revision, phase: 'swapping', since: now, containers },
+          { images: pod.swappable ?? {}, revision: state.revision },
+        ),
+      );
     } else if (state.phase === 'swapping' && swapComplete(pod, state)) {
       actions.push(step('swapDone', region.name, pod, { ...state, phase: 'done', since: now }));
     }
@@ -66,11 +81,11 @@ export function stepInPlace(region: RegionState, wantNew: number, maxUnavailable
 
   const isNew = (p: PodState) => p.revision === region.targetRevision;
   const draining = active.filter((p) => !isNew(p) && p.swap?.phase === 'draining' && p.swap.revision === region.targetRevision);
-  const missing = Math.max(0, Math.min(wantNew, region.desired) - active.filter(isNew).length - draining.length);
+  const missing = Math.max(0, Math.min(wantNew, region.desired) - countWhere(region, (p) => isPodActive(p) && isNew(p)) - draining.length);
   const candidates = active
     .filter((p) => !isNew(p) && p.swappable !== undefined && !(p.swap?.phase === 'draining' && p.swap.revision === region.targetRevision))
     .sort((a, b) => Number(isAvailable(a, minReadySeconds, now)) - Number(isAvailable(b, minReadySeconds, now)) || (a.name < b.name ? -1 : 1));
-  const available = active.filter((p) => isAvailable(p, minReadySeconds, now)).length;
+  const available = countWhere(region, (p) => isAvailable(p, minReadySeconds, now));
   const budget = Math.max(0, available - (region.desired - maxUnavailable));
   let started = 0;
   for (const pod of candidates) {
@@ -80,7 +95,9 @@ export function stepInPlace(region: RegionState, wantNew: number, maxUnavailable
     actions.push(step('swapBegin', region.name, pod, { revision: region.targetRevision, phase: 'draining', since: now }));
     started++;
   }
-  const inFlight = active.some((p) => p.swap !== undefined && p.swap.phase !== 'done' && !(p.swap.phase === 'draining' && p.swap.revision !== region.targetRevision));
+  const inFlight = active.some(
+    (p) => p.swap !== undefined && p.swap.phase !== 'done' && !(p.swap.phase === 'draining' && p.swap.revision !== region.targetRevision),
+  );
   return { actions, busy: inFlight || started > 0 || (missing > 0 && candidates.length > 0) };
 }
 
@@ -95,4 +112,3 @@ export function settleSwaps(region: RegionState, now: number): SwapAction[] {
     .filter((p) => isPodActive(p) && p.swap !== undefined && (p.swap.phase === 'draining' || (p.swap.phase === 'swapping' && swapComplete(p, p.swap))))
     .map((p) => step('swapDone', region.name, p, { ...(p.swap as SwapState), phase: 'done', since: now }));
 }
-

@@ -4,7 +4,7 @@ import type { SwapState } from '../inplace/swap-state.js';
 import type { SwapAction } from './actions.js';
 import { graceEndsAt, stepInPlace, swapComplete } from './in-place-step.js';
 import { planRollout } from './planner.js';
-import { simulateRollout } from './simulate.js';
+import { simulateFrom } from '../simulate/test-support.js';
 import type { ContainerState, PodState, RegionState } from './snapshot.js';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -27,15 +27,39 @@ function inPlaceEd(regions: { name: string; replicas: number }[], strategy: Reco
 
 function pod(name: string, o: Partial<PodState> = {}): PodState {
   const containers: ContainerState[] = [{ name: 'server', image: 'llm:1', containerID: `cid-${name}`, restartCount: 0, running: true, ready: true }];
-  return { name, uid: `u-${name}`, revision: 'old', assigned: true, running: true, ready: true, readySince: T0 - 3_600_000, terminating: false, markedOld: false, gated: true, gateOpen: true, resourceVersion: '7', swappable: NEW_IMAGES, containers, ...o };
+  return {
+    name,
+    uid: `u-${name}`,
+    revision: 'old',
+    assigned: true,
+    running: true,
+    ready: true,
+    readySince: T0 - 3_600_000,
+    terminating: false,
+    markedOld: false,
+    gated: true,
+    gateOpen: true,
+    resourceVersion: '7',
+    swappable: NEW_IMAGES,
+    containers,
+    ...o,
+  };
 }
-const region = (pods: PodState[], desired = pods.length): RegionState => ({ name: 'gpu', desired, targetRevision: 'new', workload: { name: 'llm-gpu', templateRevision: 'new', replicas: desired }, pods });
+const region = (pods: PodState[], desired = pods.length): RegionState => ({
+  name: 'gpu',
+  desired,
+  targetRevision: 'new',
+  workload: { name: 'llm-gpu', templateRevision: 'new', replicas: desired },
+  pods,
+});
 const kinds = (actions: readonly SwapAction[]) => actions.map((a) => `${a.kind}:${a.pod}`);
 
 describe('in-place swap protocol, one pod at a time', () => {
   it('begins by draining: state draining toward the target, guarded by the pod resourceVersion', () => {
     const { actions } = stepInPlace(region([pod('a'), pod('b')]), 1, 1, 10, 0, T0);
-    expect(actions).toEqual([{ kind: 'swapBegin', region: 'gpu', pod: 'a', uid: 'u-a', resourceVersion: '7', state: { revision: 'new', phase: 'draining', since: T0 } }]);
+    expect(actions).toEqual([
+      { kind: 'swapBegin', region: 'gpu', pod: 'a', uid: 'u-a', resourceVersion: '7', state: { revision: 'new', phase: 'draining', since: T0 } },
+    ]);
   });
 
   it('waits the grace period, then patches images recording containerID and restartCount', () => {
@@ -52,7 +76,12 @@ describe('in-place swap protocol, one pod at a time', () => {
         resourceVersion: '7',
         images: NEW_IMAGES,
         revision: 'new',
-        state: { revision: 'new', phase: 'swapping', since: T0 + 10_000, containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-a', restartCount: 0 } } },
+        state: {
+          revision: 'new',
+          phase: 'swapping',
+          since: T0 + 10_000,
+          containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-a', restartCount: 0 } },
+        },
       },
     ]);
   });
@@ -71,8 +100,19 @@ describe('in-place swap protocol, one pod at a time', () => {
     expect(graceEndsAt(retried, 10)).toBe(T0 + 10_000);
   });
 
-  const swapping: SwapState = { revision: 'new', phase: 'swapping', since: T0, containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-a', restartCount: 0 } } };
-  const after = (c: Partial<ContainerState>) => pod('a', { revision: 'new', ready: false, swap: swapping, containers: [{ name: 'server', image: 'llm:2', containerID: 'cid-a', restartCount: 0, running: true, ready: true, ...c }] });
+  const swapping: SwapState = {
+    revision: 'new',
+    phase: 'swapping',
+    since: T0,
+    containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-a', restartCount: 0 } },
+  };
+  const after = (c: Partial<ContainerState>) =>
+    pod('a', {
+      revision: 'new',
+      ready: false,
+      swap: swapping,
+      containers: [{ name: 'server', image: 'llm:2', containerID: 'cid-a', restartCount: 0, running: true, ready: true, ...c }],
+    });
 
   it.each<[string, Partial<ContainerState>, boolean]>([
     ['container restarted with a new containerID, running and ready', { containerID: 'cid-a2', restartCount: 1 }, true],
@@ -88,12 +128,23 @@ describe('in-place swap protocol, one pod at a time', () => {
 
   it('keeps the gate closed during a swap, including a failed one, and opens it only after done', () => {
     const ed = inPlaceEd([{ name: 'gpu', replicas: 1 }]);
-    const plan = (p: PodState) => planRollout({ ed, generation: 1, rolloutRevision: 'R', regions: [region([p])], status: undefined, controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined }, now: T0 });
+    const plan = (p: PodState) =>
+      planRollout({
+        ed,
+        generation: 1,
+        rolloutRevision: 'R',
+        regions: [region([p])],
+        status: undefined,
+        controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined },
+        now: T0,
+      });
     const failing = after({ containerID: 'cid-a2', running: false, ready: false });
     expect(plan({ ...failing, gateOpen: false }).actions.map((a) => a.kind)).toEqual([]);
     expect(plan({ ...failing, gateOpen: true }).actions.map((a) => a.kind)).toEqual(['closeGate']);
     expect(plan(pod('a', { swap: { revision: 'new', phase: 'draining', since: T0 } })).actions.map((a) => a.kind)).toEqual(['closeGate']);
-    expect(plan({ ...after({ containerID: 'cid-a2' }), gateOpen: false, swap: { ...swapping, phase: 'done' } }).actions.map((a) => a.kind)).toEqual(['openGate']);
+    expect(plan({ ...after({ containerID: 'cid-a2' }), gateOpen: false, swap: { ...swapping, phase: 'done' } }).actions.map((a) => a.kind)).toEqual([
+      'openGate',
+    ]);
   });
 
   it('releases a draining pod when Git moved the target away before its images were patched', () => {
@@ -117,14 +168,26 @@ describe('in-place swap protocol, one pod at a time', () => {
 
   it('a pod evicted in the middle of its swap is neither swapped on nor a swap under way: its replacement takes over', () => {
     // a was swapping when the kubelet evicted it (phase Failed): it never restarts, so its swap never completes.
-    const evicted = pod('a', { phase: 'Failed', running: false, ready: false, swap: { revision: 'new', phase: 'swapping', since: T0, containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-a', restartCount: 0 } } } });
+    const evicted = pod('a', {
+      phase: 'Failed',
+      running: false,
+      ready: false,
+      swap: { revision: 'new', phase: 'swapping', since: T0, containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-a', restartCount: 0 } } },
+    });
     const step = stepInPlace(region([evicted, pod('b', { revision: 'new', swappable: undefined })], 2), 1, 1, 10, 0, T0);
     expect(step).toEqual({ actions: [], busy: false });
   });
 });
 
 describe('in-place rollouts through the planner (simulated cluster)', () => {
-  const ed = (strategy: Record<string, unknown>) => inPlaceEd([{ name: 'a', replicas: 5 }, { name: 'b', replicas: 3 }], strategy);
+  const ed = (strategy: Record<string, unknown>) =>
+    inPlaceEd(
+      [
+        { name: 'a', replicas: 5 },
+        { name: 'b', replicas: 3 },
+      ],
+      strategy,
+    );
   const start = (swappable: boolean) => [
     { name: 'a', desired: 5, targetRevision: 'new', running: { old: 5 }, swappable: swappable ? NEW_IMAGES : undefined },
     { name: 'b', desired: 3, targetRevision: 'new', running: { old: 3 }, swappable: swappable ? NEW_IMAGES : undefined },
@@ -132,8 +195,8 @@ describe('in-place rollouts through the planner (simulated cluster)', () => {
 
   it('an image-only change creates and deletes no pod, in the same groups as replacement, never above desired', () => {
     for (const strategy of [{ batchSize: 2 }, { rolloutStrategy: 'Group', batchSize: '50%' }, { batchSize: 1, upgradeMode: 'scaleInPriority' }]) {
-      const swapped = simulateRollout(ed(strategy), 'R', start(true));
-      const replaced = simulateRollout(ed(strategy), 'R', start(false));
+      const swapped = simulateFrom(ed(strategy), 'R', start(true));
+      const replaced = simulateFrom(ed(strategy), 'R', start(false));
       expect(swapped.finalStatus.phase).toBe('Healthy');
       expect([swapped.podsCreated, swapped.podsSwapped, swapped.newPodsRemoved]).toEqual([0, 8, 0]);
       expect(swapped.groups.map((g) => g.regions.map((r) => r.updated))).toEqual(replaced.groups.map((g) => g.regions.map((r) => r.updated)));
@@ -142,7 +205,7 @@ describe('in-place rollouts through the planner (simulated cluster)', () => {
   });
 
   it('a change that is not image-only replaces pods as usual', () => {
-    const replaced = simulateRollout(ed({ batchSize: 2 }), 'R', start(false));
+    const replaced = simulateFrom(ed({ batchSize: 2 }), 'R', start(false));
     expect([replaced.podsSwapped, replaced.podsCreated]).toEqual([0, 8]);
   });
 });
@@ -150,7 +213,15 @@ describe('in-place rollouts through the planner (simulated cluster)', () => {
 describe('mixed regions', () => {
   it('swaps the pods that can be swapped first, then replaces the others', () => {
     const ed = inPlaceEd([{ name: 'gpu', replicas: 2 }], { rolloutStrategy: 'Group', batchSize: 2 });
-    const input = (pods: PodState[]) => ({ ed, generation: 1, rolloutRevision: 'R', regions: [region(pods, 2)], status: undefined, controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined }, now: T0 });
+    const input = (pods: PodState[]) => ({
+      ed,
+      generation: 1,
+      rolloutRevision: 'R',
+      regions: [region(pods, 2)],
+      status: undefined,
+      controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined },
+      now: T0,
+    });
     const first = planRollout(input([pod('a'), pod('b', { swappable: undefined })]));
     expect(first.actions.map((a) => `${a.kind}${'pod' in a ? `:${a.pod}` : ''}`)).toEqual(['swapBegin:a']);
     const swappedA = pod('a', { revision: 'new', swap: { revision: 'new', phase: 'done', since: T0 }, swappable: undefined });
@@ -162,30 +233,47 @@ describe('mixed regions', () => {
 describe('status and events of an in-place rollout', () => {
   it('count pods swapped in place and replaced per region, and say so when the rollout completes', () => {
     const ed = inPlaceEd([{ name: 'a', replicas: 3 }], { rolloutStrategy: 'Group', batchSize: 3 });
-    const sim = simulateRollout(ed, 'R', [{ name: 'a', desired: 3, targetRevision: 'new', running: { old: 3 }, swappable: NEW_IMAGES }]);
+    const sim = simulateFrom(ed, 'R', [{ name: 'a', desired: 3, targetRevision: 'new', running: { old: 3 }, swappable: NEW_IMAGES }]);
     expect(sim.finalStatus.regions?.[0]).toMatchObject({ name: 'a', updated: 3, swappedInPlace: 3, replaced: 0 });
     expect(sim.events.find((e) => e.reason === 'RolloutCompleted')?.message).toBe('rollout R completed (3 swapped in place, 0 replaced)');
   });
 
   it('count only what this rollout did: pods already at the target revision (a Git revert mid-rollout) are neither swapped nor replaced', () => {
     const ed = inPlaceEd([{ name: 'a', replicas: 3 }], { rolloutStrategy: 'Group', batchSize: 3 });
-    const back = simulateRollout(ed, 'R', [{ name: 'a', desired: 3, targetRevision: 'new', running: { new: 1, old: 2 }, swappable: NEW_IMAGES }]);
+    const back = simulateFrom(ed, 'R', [{ name: 'a', desired: 3, targetRevision: 'new', running: { new: 1, old: 2 }, swappable: NEW_IMAGES }]);
     expect(back.finalStatus.regions?.[0]).toMatchObject({ updated: 3, swappedInPlace: 2, replaced: 0 });
     expect(back.events.find((e) => e.reason === 'RolloutCompleted')?.message).toBe('rollout R completed (2 swapped in place, 0 replaced)');
     expect(back.finalStatus.rolloutStartTime).toBe(new Date(Date.UTC(2026, 0, 1)).toISOString());
-    const replaced = simulateRollout(ed, 'R', [{ name: 'a', desired: 3, targetRevision: 'new', running: { new: 1, old: 2 } }]);
+    const replaced = simulateFrom(ed, 'R', [{ name: 'a', desired: 3, targetRevision: 'new', running: { new: 1, old: 2 } }]);
     expect(replaced.finalStatus.regions?.[0]).toMatchObject({ updated: 3, swappedInPlace: 0, replaced: 2 });
   });
 });
 
 describe('a hold (pause, abort, progress deadline) in the middle of swaps', () => {
   const ed = inPlaceEd([{ name: 'gpu', replicas: 3 }], { rolloutStrategy: 'Group', batchSize: 3, syncWaitTimeout: 60 });
-  const swapped: SwapState = { revision: 'new', phase: 'swapping', since: T0 - 30_000, containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-a', restartCount: 0 } } };
+  const swapped: SwapState = {
+    revision: 'new',
+    phase: 'swapping',
+    since: T0 - 30_000,
+    containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-a', restartCount: 0 } },
+  };
   // a: images swapped, restarted and ready (only its swapDone is missing); b: draining, grace over; c: failing to start; d: not begun
   const pods = [
-    pod('a', { revision: 'new', ready: false, gateOpen: false, swap: swapped, containers: [{ name: 'server', image: 'llm:2', containerID: 'cid-a2', restartCount: 1, running: true, ready: true }] }),
+    pod('a', {
+      revision: 'new',
+      ready: false,
+      gateOpen: false,
+      swap: swapped,
+      containers: [{ name: 'server', image: 'llm:2', containerID: 'cid-a2', restartCount: 1, running: true, ready: true }],
+    }),
     pod('b', { ready: false, gateOpen: false, swap: { revision: 'new', phase: 'draining', since: T0 - 30_000 } }),
-    pod('c', { revision: 'new', ready: false, gateOpen: false, swap: { ...swapped, containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-c', restartCount: 0 } } }, containers: [{ name: 'server', image: 'llm:2', containerID: 'cid-c2', restartCount: 1, running: false, ready: false }] }),
+    pod('c', {
+      revision: 'new',
+      ready: false,
+      gateOpen: false,
+      swap: { ...swapped, containers: { server: { from: 'llm:1', to: 'llm:2', containerID: 'cid-c', restartCount: 0 } } },
+      containers: [{ name: 'server', image: 'llm:2', containerID: 'cid-c2', restartCount: 1, running: false, ready: false }],
+    }),
     pod('d'),
   ];
   const plan = (controls: Partial<{ paused: boolean; aborted: boolean }>, groupStart = T0 - 30_000) =>
@@ -216,4 +304,3 @@ describe('a hold (pause, abort, progress deadline) in the middle of swaps', () =
     expect(kinds(plan({}).actions.filter((a): a is SwapAction => a.kind.startsWith('swap')))).toEqual(['swapDone:a', 'swapImages:b']);
   });
 });
-

@@ -1,8 +1,8 @@
 // Property-based tests of the ReplicaSet planner (planRollout): random specs, starting clusters and event orders.
 //
-// simulateRollout (simulate.ts) is what `edctl plan` shows: every pod Ready exactly one tick after it is created,
-// terminating pods gone a tick later, ticks of minReadySeconds + 1 s. It has no hook for other timings, so here the
-// planner is driven step by step against the same cluster model (a ReplicaSet that creates pods at its template's
+// simulateRollout (core/simulate) is what `edctl plan` shows: every pod Ready 1 s after it is created, terminating
+// pods gone 1 s after their deletion. It has no hook for other timings, so here the planner is driven step by step
+// against a cluster model of its own (a ReplicaSet that creates pods at its template's
 // revision and removes not-Ready, then marked, then newest pods first) with the timings drawn by fast-check: how long
 // each pod takes to become Ready (so pods become Ready in random order), how long a terminating pod lingers, how long
 // each tick lasts (sometimes shorter than MARK_SETTLE_MS), and how long an approval takes to come.
@@ -11,7 +11,7 @@
 //   ceiling   a region never holds more than desired + maxSurge pods, terminating ones included (stepRegion);
 //   floor     available pods never drop below desired − maxUnavailable, and where a region starts below that floor
 //             (pods not Ready yet) the rollout never takes available pods away from it (stepRegion);
-//   no loss   no new-revision pod is ever removed (simulate.ts: newPodsRemoved "must stay 0");
+//   no loss   no new-revision pod is ever removed (core/simulate: newPodsRemoved "must stay 0");
 //   groups    the current group never goes back and advances one at a time; a region never runs more new pods than
 //             its current group allows; a group starts only when every region's previous group is available
 //             (planner.ts, gates.ts: the global barrier); with confirmation on, a gated group starts only once approved;
@@ -61,13 +61,25 @@ const strategy = fc.record({
   updateStrategy,
 });
 
+/** spec.replicas (absent: the regions' sum) and the region entries. */
+interface Placement {
+  readonly total: number | undefined;
+  readonly regions: readonly { readonly name: string; readonly replicas: number | string | undefined }[];
+}
+
 /** Region entries: integers only, or spec.replicas shared by percentages with one region taking the rest. */
-const placements = (n: number) =>
+const placements = (n: number): fc.Arbitrary<Placement> =>
   fc.oneof(
-    fc.array(fc.integer({ min: 0, max: 30 }), { minLength: n, maxLength: n }).map((counts) => ({ total: undefined as number | undefined, regions: counts.map((replicas, i) => ({ name: `r${i}`, replicas: replicas as number | string | undefined })) })),
+    fc.array(fc.integer({ min: 0, max: 30 }), { minLength: n, maxLength: n }).map((counts): Placement => ({
+      total: undefined,
+      regions: counts.map((replicas, i) => ({ name: `r${i}`, replicas })),
+    })),
     fc
       .record({ total: fc.integer({ min: 0, max: 60 }), shares: fc.array(fc.integer({ min: 0, max: Math.floor(100 / n) }), { minLength: n, maxLength: n }) })
-      .map(({ total, shares }) => ({ total: total as number | undefined, regions: shares.map((p, i) => ({ name: `r${i}`, replicas: i === n - 1 ? undefined : (`${p}%` as number | string | undefined) })) })),
+      .map(({ total, shares }): Placement => ({
+        total,
+        regions: shares.map((p, i) => ({ name: `r${i}`, replicas: i === n - 1 ? undefined : `${p}%` })),
+      })),
   );
 
 interface Scenario {
@@ -104,7 +116,11 @@ function parseEd(spec: Record<string, unknown>): ExtendedDeployment {
     apiVersion: 'extendeddeployment.io/v1beta1',
     kind: 'ExtendedDeployment',
     metadata: { name: 'web', namespace: 'shop' },
-    spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } }, ...spec },
+    spec: {
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+      ...spec,
+    },
   });
 }
 
@@ -160,7 +176,16 @@ function run(sc: Scenario, maxSteps: number): Run | undefined {
       const list = Array.from({ length: desired[i]! }, (_, k): Pod => {
         const notReady = s.notReady[k] ?? false;
         const readyAt = notReady ? now + cycle(sc.readyDelays, readyDraw++) * 1000 : now - 3_600_000;
-        return { name: `${name}-${serial++}`, revision: s.old ? OLD : NEW, createdAt: now - 3_600_000, readyAt, readySince: notReady ? undefined : readyAt, markedOld: false, markedAt: undefined, goneAt: undefined };
+        return {
+          name: `${name}-${serial++}`,
+          revision: s.old ? OLD : NEW,
+          createdAt: now - 3_600_000,
+          readyAt,
+          readySince: notReady ? undefined : readyAt,
+          markedOld: false,
+          markedAt: undefined,
+          goneAt: undefined,
+        };
       });
       return [name, list];
     }),
@@ -173,27 +198,29 @@ function run(sc: Scenario, maxSteps: number): Run | undefined {
       desired: desired[i]!,
       targetRevision: NEW,
       workload: { name: `web-${name}`, templateRevision: NEW, replicas: replicas.get(name) ?? 0 },
-      pods: (pods.get(name) ?? []).map(
-        (p): PodState => ({
-          name: p.name,
-          uid: p.name,
-          revision: p.revision,
-          assigned: true,
-          running: true,
-          ready: p.readySince !== undefined,
-          readySince: p.readySince,
-          terminating: p.goneAt !== undefined,
-          createdAt: p.createdAt,
-          markedOld: p.markedOld,
-          markedAt: p.markedAt,
-          resourceVersion: '1',
-        }),
-      ),
+      pods: (pods.get(name) ?? []).map((p): PodState => ({
+        name: p.name,
+        uid: p.name,
+        revision: p.revision,
+        assigned: true,
+        running: true,
+        ready: p.readySince !== undefined,
+        readySince: p.readySince,
+        terminating: p.goneAt !== undefined,
+        createdAt: p.createdAt,
+        markedOld: p.markedOld,
+        markedAt: p.markedAt,
+        resourceVersion: '1',
+      })),
     }));
 
   // The schedule the rollout follows: regions with old pods at its start, in groups (groups.ts).
   const rolloutRegions = names.filter((_, i) => sc.start[i]!.old && desired[i]! > 0);
-  const schedule: GroupSchedule = scheduleGroups(strat, regionOrderOf(ed.spec), names.map((name, i) => ({ name, replicas: desired[i]!, changes: rolloutRegions.includes(name) })));
+  const schedule: GroupSchedule = scheduleGroups(
+    strat,
+    regionOrderOf(ed.spec),
+    names.map((name, i) => ({ name, replicas: desired[i]!, changes: rolloutRegions.includes(name) })),
+  );
   const target = (i: number, group: number) => {
     const r = schedule.regions[i]!;
     return r.groups === 0 ? desired[i]! : Math.min(targetAtGroup(strat, r, group), desired[i]!);
@@ -215,14 +242,25 @@ function run(sc: Scenario, maxSteps: number): Run | undefined {
       const c = countPods(r, minReady, now);
       const d = desired[i]!;
       const b = budgets[i]!;
-      if (c.current + c.terminating > d + b.maxSurge) violations.push({ step, rule: 'ceiling', detail: `${r.name}: ${c.current}+${c.terminating} terminating > ${d} + surge ${b.maxSurge}` });
+      if (c.current + c.terminating > d + b.maxSurge)
+        violations.push({ step, rule: 'ceiling', detail: `${r.name}: ${c.current}+${c.terminating} terminating > ${d} + surge ${b.maxSurge}` });
       const floor = d - b.maxUnavailable;
-      if (c.available < Math.min(floor, prevAvailable[i]!)) violations.push({ step, rule: 'floor', detail: `${r.name}: available ${c.available} < min(floor ${floor}, before ${prevAvailable[i]})` });
+      if (c.available < Math.min(floor, prevAvailable[i]!))
+        violations.push({ step, rule: 'floor', detail: `${r.name}: available ${c.available} < min(floor ${floor}, before ${prevAvailable[i]})` });
       prevAvailable[i] = c.available;
-      if (schedule.regions[i]!.groups > 0 && c.updated > target(i, group)) violations.push({ step, rule: 'groupTarget', detail: `${r.name}: ${c.updated} new pods > target ${target(i, group)} of group ${group}` });
+      if (schedule.regions[i]!.groups > 0 && c.updated > target(i, group))
+        violations.push({ step, rule: 'groupTarget', detail: `${r.name}: ${c.updated} new pods > target ${target(i, group)} of group ${group}` });
     });
 
-    const plan = planRollout({ ed, generation: 1, rolloutRevision: ROLLOUT, regions, status, controls: { paused: false, aborted: false, approvedThrough, resumedAt: undefined }, now });
+    const plan = planRollout({
+      ed,
+      generation: 1,
+      rolloutRevision: ROLLOUT,
+      regions,
+      status,
+      controls: { paused: false, aborted: false, approvedThrough, resumedAt: undefined },
+      now,
+    });
     const next = plan.status.currentGroup ?? 0;
     if (next < group) violations.push({ step, rule: 'groupBack', detail: `group ${group} -> ${next}` });
     if (next > group + 1 && plan.status.phase !== 'Healthy') violations.push({ step, rule: 'groupSkip', detail: `group ${group} -> ${next}` });
@@ -230,18 +268,28 @@ function run(sc: Scenario, maxSteps: number): Run | undefined {
       // The barrier: every region's previous group was available when the next one started.
       regions.forEach((r, i) => {
         const c = countPods(r, minReady, now);
-        if (c.updatedAvailable < target(i, group)) violations.push({ step, rule: 'groupAdvance', detail: `group ${next} started while ${r.name} had ${c.updatedAvailable} of ${target(i, group)} new pods available` });
+        if (c.updatedAvailable < target(i, group))
+          violations.push({
+            step,
+            rule: 'groupAdvance',
+            detail: `group ${next} started while ${r.name} had ${c.updatedAvailable} of ${target(i, group)} new pods available`,
+          });
       });
       const gated = strat.needWaitingForConfirm && (!strat.needFirstConfirm || group === 1);
-      if (gated && approvedThrough < next) violations.push({ step, rule: 'approval', detail: `group ${next} started without approval (approved through ${approvedThrough})` });
+      if (gated && approvedThrough < next)
+        violations.push({ step, rule: 'approval', detail: `group ${next} started without approval (approved through ${approvedThrough})` });
     }
     status = plan.status;
-    if (plan.status.phase === 'Healthy' && plan.actions.length === 0) return { violations, healthyAt: step, final: regions, steps: step, totalGroups: schedule.totalGroups, bound };
+    if (plan.status.phase === 'Healthy' && plan.actions.length === 0)
+      return { violations, healthyAt: step, final: regions, steps: step, totalGroups: schedule.totalGroups, bound };
 
     // Approvals come some ticks after the rollout starts waiting for one.
     if (plan.status.phase === 'WaitingForConfirmation') {
       waitingSince ??= step;
-      if (step - waitingSince >= sc.approvalDelay) ((approvedThrough = next + 1), (waitingSince = undefined));
+      if (step - waitingSince >= sc.approvalDelay) {
+        approvedThrough = next + 1;
+        waitingSince = undefined;
+      }
     } else waitingSince = undefined;
 
     for (const action of plan.actions) apply(action);
@@ -266,12 +314,24 @@ function run(sc: Scenario, maxSteps: number): Run | undefined {
     const alive = list.filter((p) => p.goneAt === undefined);
     const want = replicas.get(name) ?? 0;
     for (let k = alive.length; k < want; k++) {
-      const p: Pod = { name: `${name}-${serial++}`, revision: NEW, createdAt: now, readyAt: now + cycle(sc.readyDelays, readyDraw++) * 1000, readySince: undefined, markedOld: false, markedAt: undefined, goneAt: undefined };
+      const p: Pod = {
+        name: `${name}-${serial++}`,
+        revision: NEW,
+        createdAt: now,
+        readyAt: now + cycle(sc.readyDelays, readyDraw++) * 1000,
+        readySince: undefined,
+        markedOld: false,
+        markedAt: undefined,
+        goneAt: undefined,
+      };
       list.push(p);
       alive.push(p);
     }
     const order = (a: Pod, b: Pod) =>
-      Number(a.readySince !== undefined) - Number(b.readySince !== undefined) || Number(b.markedOld) - Number(a.markedOld) || (b.readySince ?? 0) - (a.readySince ?? 0) || b.createdAt - a.createdAt;
+      Number(a.readySince !== undefined) - Number(b.readySince !== undefined) ||
+      Number(b.markedOld) - Number(a.markedOld) ||
+      (b.readySince ?? 0) - (a.readySince ?? 0) ||
+      b.createdAt - a.createdAt;
     for (const p of [...alive].sort(order).slice(0, Math.max(0, alive.length - want))) remove(p, step);
   }
 
@@ -288,10 +348,10 @@ function run(sc: Scenario, maxSteps: number): Run | undefined {
         replicas.set(action.region, action.replicas);
         break;
       case 'markOld':
-        if (pod) ((pod.markedOld = true), (pod.markedAt = Date.parse(action.at)));
+        if (pod) Object.assign(pod, { markedOld: true, markedAt: Date.parse(action.at) });
         break;
       case 'unmark':
-        if (pod) ((pod.markedOld = false), (pod.markedAt = undefined));
+        if (pod) Object.assign(pod, { markedOld: false, markedAt: undefined });
         break;
       case 'deletePod':
         if (pod && pod.goneAt === undefined) remove(pod, currentStep);
@@ -327,7 +387,12 @@ describe('planRollout: properties over random specs, clusters and event orders',
         expect(result.steps).toBeLessThanOrEqual(result.bound);
         for (const r of result.final) {
           const c = countPods(r, 0, Number.POSITIVE_INFINITY);
-          expect({ region: r.name, current: c.current, updated: c.updated, old: c.old }).toEqual({ region: r.name, current: r.desired, updated: r.desired, old: 0 });
+          expect({ region: r.name, current: c.current, updated: c.updated, old: c.old }).toEqual({
+            region: r.name,
+            current: r.desired,
+            updated: r.desired,
+            old: 0,
+          });
         }
       }),
       { seed: SEED, numRuns: 200 },

@@ -3,24 +3,46 @@ import { extendedDeployment, type ExtendedDeploymentStatus } from '../api/extend
 import { regionBudgets } from './budgets.js';
 import { MARK_SETTLE_MS, stepRegion } from './region-step.js';
 import { planRollout, type RolloutControls, type RolloutInput } from './planner.js';
-import { simulateRollout, type SimulatedRegion } from './simulate.js';
+import { simulateFrom, type SimulatedRegion } from '../simulate/test-support.js';
 import type { PodState, RegionState } from './snapshot.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 
-function ed(strategy: Record<string, unknown> = {}, regions = [{ name: 'a', replicas: 5 }, { name: 'b', replicas: 2 }]) {
+function ed(
+  strategy: Record<string, unknown> = {},
+  regions = [
+    { name: 'a', replicas: 5 },
+    { name: 'b', replicas: 2 },
+  ],
+) {
   return extendedDeployment.parse({
     apiVersion: 'extendeddeployment.io/v1beta1',
     kind: 'ExtendedDeployment',
     metadata: { name: 'web', namespace: 'shop' },
-    spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } }, regions, strategy },
+    spec: {
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+      regions,
+      strategy,
+    },
   });
 }
 
 let uid = 0;
 function pod(revision: string, overrides: Partial<PodState> = {}): PodState {
   uid++;
-  return { name: `p${uid}`, uid: `u${uid}`, revision, assigned: true, running: true, ready: true, readySince: T0 - 3_600_000, terminating: false, markedOld: revision !== 'new', ...overrides };
+  return {
+    name: `p${uid}`,
+    uid: `u${uid}`,
+    revision,
+    assigned: true,
+    running: true,
+    ready: true,
+    readySince: T0 - 3_600_000,
+    terminating: false,
+    markedOld: revision !== 'new',
+    ...overrides,
+  };
 }
 
 function region(name: string, desired: number, pods: PodState[], replicas = pods.length, templateRevision = 'new'): RegionState {
@@ -34,35 +56,96 @@ function input(partial: Partial<RolloutInput> & Pick<RolloutInput, 'regions'>): 
 const olds = (n: number) => Array.from({ length: n }, () => pod('old'));
 const news = (n: number, o: Partial<PodState> = {}) => Array.from({ length: n }, () => pod('new', o));
 const scalesDown = (plan: ReturnType<typeof planRollout>) => plan.actions.filter((a) => a.kind === 'scale' && a.replicas < a.from);
-const scales = (plan: ReturnType<typeof planRollout>) => plan.actions.filter((a) => a.kind === 'scale').map((a) => (a.kind === 'scale' ? `${a.region}:${a.from}->${a.replicas}` : ''));
+const scales = (plan: ReturnType<typeof planRollout>) =>
+  plan.actions.filter((a) => a.kind === 'scale').map((a) => (a.kind === 'scale' ? `${a.region}:${a.from}->${a.replicas}` : ''));
 
 describe('planRollout: groups match the plan exactly (simulated cluster)', () => {
-  const start = (names: [string, number][]): SimulatedRegion[] => names.map(([name, desired]) => ({ name, desired, targetRevision: 'new', running: { old: desired } }));
+  const start = (names: [string, number][]): SimulatedRegion[] =>
+    names.map(([name, desired]) => ({ name, desired, targetRevision: 'new', running: { old: desired } }));
   const run = (strategy: Record<string, unknown>, regions: [string, number][]) =>
-    simulateRollout(ed(strategy, regions.map(([name, replicas]) => ({ name, replicas }))), 'R1', start(regions)).groups.map((g) => g.regions.map((r) => r.updated));
+    simulateFrom(
+      ed(
+        strategy,
+        regions.map(([name, replicas]) => ({ name, replicas })),
+      ),
+      'R1',
+      start(regions),
+    ).groups.map((g) => g.regions.map((r) => r.updated));
 
   it.each([
-    ['Beta, batch 2, Parallel', { batchSize: 2 }, [[1, 1, 1], [3, 3, 2], [5, 4, 2], [6, 4, 2]]],
-    ['Group, batch 2, Parallel', { rolloutStrategy: 'Group', batchSize: 2 }, [[2, 2, 2], [4, 4, 2], [6, 4, 2]]],
-    ['Group, batch 50%, Parallel', { rolloutStrategy: 'Group', batchSize: '50%' }, [[3, 2, 1], [6, 4, 2]]],
-    ['Beta, batch 50%, Parallel', { batchSize: '50%' }, [[1, 1, 1], [4, 3, 2], [6, 4, 2]]],
-    ['Beta, batch 3, Sequential', { batchSize: 3, regionOrder: 'Sequential' }, [[1, 0, 0], [4, 0, 0], [6, 0, 0], [6, 1, 0], [6, 4, 0], [6, 4, 1], [6, 4, 2]]],
+    [
+      'Beta, batch 2, Parallel',
+      { batchSize: 2 },
+      [
+        [1, 1, 1],
+        [3, 3, 2],
+        [5, 4, 2],
+        [6, 4, 2],
+      ],
+    ],
+    [
+      'Group, batch 2, Parallel',
+      { rolloutStrategy: 'Group', batchSize: 2 },
+      [
+        [2, 2, 2],
+        [4, 4, 2],
+        [6, 4, 2],
+      ],
+    ],
+    [
+      'Group, batch 50%, Parallel',
+      { rolloutStrategy: 'Group', batchSize: '50%' },
+      [
+        [3, 2, 1],
+        [6, 4, 2],
+      ],
+    ],
+    [
+      'Beta, batch 50%, Parallel',
+      { batchSize: '50%' },
+      [
+        [1, 1, 1],
+        [4, 3, 2],
+        [6, 4, 2],
+      ],
+    ],
+    [
+      'Beta, batch 3, Sequential',
+      { batchSize: 3, regionOrder: 'Sequential' },
+      [
+        [1, 0, 0],
+        [4, 0, 0],
+        [6, 0, 0],
+        [6, 1, 0],
+        [6, 4, 0],
+        [6, 4, 1],
+        [6, 4, 2],
+      ],
+    ],
   ])('%s', (_name, strategy, expected) => {
-    expect(run(strategy, [['a', 6], ['b', 4], ['c', 2]])).toEqual(expected);
+    expect(
+      run(strategy, [
+        ['a', 6],
+        ['b', 4],
+        ['c', 2],
+      ]),
+    ).toEqual(expected);
   });
 
   it('waits, as the agent does, for marks to settle before a removal relies on them', () => {
-    // scaleInPriority removes an old pod first; the simulation's tick is 1 s here, shorter than MARK_SETTLE_MS, so the
-    // first removal waits one tick more than it would if a mark counted at once (which would complete at 00:00:09).
-    const sim = simulateRollout(ed({ upgradeMode: 'scaleInPriority', minReadySeconds: 0 }, [{ name: 'a', replicas: 2 }]), 'R1', start([['a', 2]]));
+    // scaleInPriority removes an old pod first. Both old pods are marked at 00:00:00; the first removal waits until the
+    // marks count (MARK_SETTLE_MS, and the agent's look 5 ms after that). Then each group takes 0.5 s for the old pod to
+    // go and 1 s for its replacement to start (core/simulate/timing.ts): complete at 00:00:05.005, where a mark that
+    // counted at once would complete at 00:00:03.
+    const sim = simulateFrom(ed({ upgradeMode: 'scaleInPriority', minReadySeconds: 0 }, [{ name: 'a', replicas: 2 }]), 'R1', start([['a', 2]]));
     expect(sim.newPodsRemoved).toBe(0);
-    expect(sim.finalStatus.conditions?.find((c) => c.reason === 'RolloutComplete')?.lastTransitionTime).toBe('2026-01-01T00:00:10.000Z');
+    expect(sim.finalStatus.conditions?.find((c) => c.reason === 'RolloutComplete')?.lastTransitionTime).toBe('2026-01-01T00:00:05.005Z');
   });
 
   it.each(['scaleOutPriority', 'scaleInPriority', 'scaleSimultaneously'] as const)('%s stays within its envelope and never removes a new pod', (mode) => {
     for (const batchSize of [1, 2, 3, '40%']) {
       for (const desired of [1, 2, 5, 8]) {
-        const sim = simulateRollout(ed({ batchSize, upgradeMode: mode }, [{ name: 'a', replicas: desired }]), 'R1', start([['a', desired]]));
+        const sim = simulateFrom(ed({ batchSize, upgradeMode: mode }, [{ name: 'a', replicas: desired }]), 'R1', start([['a', desired]]));
         const batch = typeof batchSize === 'number' ? batchSize : Math.max(1, Math.ceil((desired * 40) / 100));
         const [a] = sim.extremes;
         expect(sim.newPodsRemoved).toBe(0);
@@ -82,21 +165,29 @@ describe('planRollout: groups match the plan exactly (simulated cluster)', () =>
   });
 
   it('RollingUpdate respects maxSurge and maxUnavailable inside each group', () => {
-    const sim = simulateRollout(ed({ batchSize: 4, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } }, [{ name: 'a', replicas: 8 }]), 'R1', start([['a', 8]]));
+    const sim = simulateFrom(
+      ed({ batchSize: 4, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } }, [{ name: 'a', replicas: 8 }]),
+      'R1',
+      start([['a', 8]]),
+    );
     expect(sim.extremes[0]).toEqual({ name: 'a', maxPods: 9, minAvailable: 8 });
     expect(sim.groups.map((g) => g.regions[0]?.updated)).toEqual([1, 5, 8]);
   });
 
   it('DeleteAllFirst removes every old pod before creating new ones', () => {
-    const sim = simulateRollout(ed({ rolloutStrategy: 'Group', batchSize: 100, updateStrategy: { type: 'DeleteAllFirst' } }, [{ name: 'a', replicas: 4 }]), 'R1', start([['a', 4]]));
+    const sim = simulateFrom(
+      ed({ rolloutStrategy: 'Group', batchSize: 100, updateStrategy: { type: 'DeleteAllFirst' } }, [{ name: 'a', replicas: 4 }]),
+      'R1',
+      start([['a', 4]]),
+    );
     expect(sim.extremes[0]).toEqual({ name: 'a', maxPods: 4, minAvailable: 0 });
     expect(sim.groups.map((g) => g.regions[0]?.updated)).toEqual([4]);
   });
 
   it('asks for approval at every gate, or only the first with needFirstConfirm', () => {
     const regions: [string, number][] = [['a', 5]];
-    const every = simulateRollout(ed({ batchSize: 2, needWaitingForConfirm: true }, [{ name: 'a', replicas: 5 }]), 'R1', start(regions));
-    const first = simulateRollout(ed({ batchSize: 2, needWaitingForConfirm: true, needFirstConfirm: true }, [{ name: 'a', replicas: 5 }]), 'R1', start(regions));
+    const every = simulateFrom(ed({ batchSize: 2, needWaitingForConfirm: true }, [{ name: 'a', replicas: 5 }]), 'R1', start(regions));
+    const first = simulateFrom(ed({ batchSize: 2, needWaitingForConfirm: true, needFirstConfirm: true }, [{ name: 'a', replicas: 5 }]), 'R1', start(regions));
     expect(every.approvals).toEqual([2, 3]);
     expect(first.approvals).toEqual([2]);
   });
@@ -106,7 +197,15 @@ describe('planRollout: decisions from one snapshot', () => {
   it('starts a rollout with group 1: one new pod per region (Beta), and records the intent in status', () => {
     const plan = planRollout(input({ regions: [region('a', 5, olds(5)), region('b', 2, olds(2))] }));
     expect(scales(plan)).toEqual(['a:5->6', 'b:2->3']);
-    expect(plan.status).toMatchObject({ phase: 'Progressing', currentGroup: 1, totalGroups: 5, groups: '1/5', revision: 'R1', rolloutRegions: ['a', 'b'], observedGeneration: 3 });
+    expect(plan.status).toMatchObject({
+      phase: 'Progressing',
+      currentGroup: 1,
+      totalGroups: 5,
+      groups: '1/5',
+      revision: 'R1',
+      rolloutRegions: ['a', 'b'],
+      observedGeneration: 3,
+    });
     expect(plan.events.map((e) => e.reason)).toEqual(['RolloutStarted', 'GroupStarted']);
   });
 
@@ -119,7 +218,9 @@ describe('planRollout: decisions from one snapshot', () => {
     const unready = pod('old', { markedOld: false, ready: false, readySince: undefined });
     const plan = planRollout(input({ regions: [region('a', 5, [...olds(4).map((p) => ({ ...p, markedOld: false })), unready])] }));
     // Group 1 (Beta) replaces one pod of five: one mark, on the pod that is not Ready, stamped with the time it is made.
-    expect(plan.actions.filter((a) => a.kind === 'markOld')).toEqual([{ kind: 'markOld', region: 'a', pod: unready.name, uid: unready.uid, at: new Date(T0).toISOString() }]);
+    expect(plan.actions.filter((a) => a.kind === 'markOld')).toEqual([
+      { kind: 'markOld', region: 'a', pod: unready.name, uid: unready.uid, at: new Date(T0).toISOString() },
+    ]);
   });
 
   it.each([
@@ -155,7 +256,9 @@ describe('planRollout: decisions from one snapshot', () => {
       expect(scales(planRollout(input({ ed: strategy, regions: [region('a', 5, pods)], status })))).toEqual(['a:7->5']);
     }
     // An unmarked old pod is marked now, and removed once its mark has settled.
-    const unmarked = planRollout(input({ ed: strategy, regions: [region('a', 5, [...news(5), oldPods[0]!, { ...oldPods[1]!, markedOld: false, markedAt: undefined }])], status }));
+    const unmarked = planRollout(
+      input({ ed: strategy, regions: [region('a', 5, [...news(5), oldPods[0]!, { ...oldPods[1]!, markedOld: false, markedAt: undefined }])], status }),
+    );
     expect(unmarked.actions.map((a) => a.kind)).toEqual(['markOld']);
   });
 
@@ -182,7 +285,9 @@ describe('planRollout: decisions from one snapshot', () => {
     // group 2 of scaleInPriority with batch 2 may remove one available old pod, but a new pod is not Ready
     const status: ExtendedDeploymentStatus = { revision: 'R1', rolloutRegions: ['a'], currentGroup: 2, lastGroupStartTime: new Date(T0).toISOString() };
     const pods = [...olds(4), ...news(1, { ready: false, readySince: undefined })];
-    const plan = planRollout(input({ ed: ed({ upgradeMode: 'scaleInPriority', batchSize: 2 }, [{ name: 'a', replicas: 5 }]), regions: [region('a', 5, pods)], status }));
+    const plan = planRollout(
+      input({ ed: ed({ upgradeMode: 'scaleInPriority', batchSize: 2 }, [{ name: 'a', replicas: 5 }]), regions: [region('a', 5, pods)], status }),
+    );
     expect(scales(plan)).toEqual([]);
     expect(plan.status.conditions?.[0]?.message).toMatch(/is not Ready yet/);
   });
@@ -242,19 +347,21 @@ describe('planRollout: decisions from one snapshot', () => {
   // Group 1 of a (5, batch 2) is available: its new pod is Ready, and the old pod it replaces has not left yet.
   const group1Available = () => [region('a', 5, [...olds(5), ...news(1)])];
 
-  it('starts the next group once every region\'s group is available: the old pods it replaced leave in its first step', () => {
+  it("starts the next group once every region's group is available: the old pods it replaced leave in its first step", () => {
     const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]);
     const plan = planRollout(input({ ed: strategy, regions: group1Available(), status: inGroup(1, 5000) }));
     expect(plan.status).toMatchObject({ phase: 'Progressing', currentGroup: 2, lastGroupStartTime: new Date(T0).toISOString() });
     expect(plan.events.map((e) => e.reason)).toEqual(['GroupCompleted', 'GroupStarted']);
     // Within the same budgets: the surge is used up until the old pod is gone, so group 2 first scales down.
     expect(scales(plan)).toEqual(['a:6->5']);
-    const notYet = planRollout(input({ ed: strategy, regions: [region('a', 5, [...olds(5), ...news(1, { readySince: T0 - 500 })], 6)], status: inGroup(1, 5000) }));
+    const notYet = planRollout(
+      input({ ed: strategy, regions: [region('a', 5, [...olds(5), ...news(1, { readySince: T0 - 500 })], 6)], status: inGroup(1, 5000) }),
+    );
     expect(notYet.status.currentGroup).toBe(1);
     expect(scales(notYet)).toEqual([]);
   });
 
-  it('asks for a group\'s missing pods at once once the terminating pods holding the room are gone, not one by one', () => {
+  it("asks for a group's missing pods at once once the terminating pods holding the room are gone, not one by one", () => {
     const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]);
     const leaving = [...olds(4), ...olds(1).map((p) => ({ ...p, terminating: true })), ...news(1)];
     // Room for one of the two missing pods: a partial scale would cost a write and a ReplicaSet controller round more.
@@ -263,19 +370,34 @@ describe('planRollout: decisions from one snapshot', () => {
     expect(scales(planRollout(input({ ed: strategy, regions: [region('a', 5, leaving, 6)], status: inGroup(2) })))).toEqual([]);
     expect(scales(planRollout(input({ ed: strategy, regions: [region('a', 5, [...olds(4), ...news(1)], 5)], status: inGroup(2) })))).toEqual(['a:5->7']);
     // Room for every missing pod: no need to wait for the terminating ones.
-    const roomy = ed({ batchSize: 2, rolloutStrategy: 'Group', updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 4, maxUnavailable: 0 } } }, [{ name: 'a', replicas: 5 }]);
+    const roomy = ed({ batchSize: 2, rolloutStrategy: 'Group', updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 4, maxUnavailable: 0 } } }, [
+      { name: 'a', replicas: 5 },
+    ]);
     expect(scales(planRollout(input({ ed: roomy, regions: [region('a', 5, leaving, 5)], status: inGroup(2) })))).toEqual(['a:5->8']);
   });
 
   it('asks for new pods only once the ReplicaSet controller has reported the last count and the pods that left', () => {
     const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]);
-    const after = (reported: { generation: number; observedGeneration: number; terminatingReplicas: number | undefined }): RegionState => ({ ...region('a', 5, [...olds(4), ...news(1)], 5), workload: { name: 'web-a', templateRevision: 'new', replicas: 5, reported } });
+    const after = (reported: { generation: number; observedGeneration: number; terminatingReplicas: number | undefined }): RegionState => ({
+      ...region('a', 5, [...olds(4), ...news(1)], 5),
+      workload: { name: 'web-a', templateRevision: 'new', replicas: 5, reported },
+    });
     // Its status write for the old pod that just left is on its way: a count written now would make it conflict.
-    expect(scales(planRollout(input({ ed: strategy, regions: [after({ generation: 3, observedGeneration: 3, terminatingReplicas: 1 })], status: inGroup(2) })))).toEqual([]);
-    expect(scales(planRollout(input({ ed: strategy, regions: [after({ generation: 3, observedGeneration: 2, terminatingReplicas: 0 })], status: inGroup(2) })))).toEqual([]);
-    expect(scales(planRollout(input({ ed: strategy, regions: [after({ generation: 3, observedGeneration: 3, terminatingReplicas: 0 })], status: inGroup(2) })))).toEqual(['a:5->7']);
+    expect(
+      scales(planRollout(input({ ed: strategy, regions: [after({ generation: 3, observedGeneration: 3, terminatingReplicas: 1 })], status: inGroup(2) }))),
+    ).toEqual([]);
+    expect(
+      scales(planRollout(input({ ed: strategy, regions: [after({ generation: 3, observedGeneration: 2, terminatingReplicas: 0 })], status: inGroup(2) }))),
+    ).toEqual([]);
+    expect(
+      scales(planRollout(input({ ed: strategy, regions: [after({ generation: 3, observedGeneration: 3, terminatingReplicas: 0 })], status: inGroup(2) }))),
+    ).toEqual(['a:5->7']);
     // A cluster that does not report terminating pods (before Kubernetes 1.33): the generation alone.
-    expect(scales(planRollout(input({ ed: strategy, regions: [after({ generation: 3, observedGeneration: 3, terminatingReplicas: undefined })], status: inGroup(2) })))).toEqual(['a:5->7']);
+    expect(
+      scales(
+        planRollout(input({ ed: strategy, regions: [after({ generation: 3, observedGeneration: 3, terminatingReplicas: undefined })], status: inGroup(2) })),
+      ),
+    ).toEqual(['a:5->7']);
   });
 
   it('settles a group (its old pods gone) before it waits for approval, and starts the next one at once when already approved', () => {
@@ -288,7 +410,7 @@ describe('planRollout: decisions from one snapshot', () => {
     expect(approved.status).toMatchObject({ phase: 'Progressing', currentGroup: 2 });
   });
 
-  it('completes the rollout only once the last group\'s old pods are gone', () => {
+  it("completes the rollout only once the last group's old pods are gone", () => {
     const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]);
     const lastAvailable = planRollout(input({ ed: strategy, regions: [region('a', 5, [...olds(1), ...news(5)])], status: inGroup(3) }));
     expect(lastAvailable.status).toMatchObject({ phase: 'Progressing', currentGroup: 3 });
@@ -297,7 +419,8 @@ describe('planRollout: decisions from one snapshot', () => {
   });
 
   it('takes a declarative approval from Git only for its own rollout revision', () => {
-    const approve = (revision: string) => ed({ batchSize: 2, needWaitingForConfirm: true, approval: { revision, throughGroup: 2 } }, [{ name: 'a', replicas: 5 }]);
+    const approve = (revision: string) =>
+      ed({ batchSize: 2, needWaitingForConfirm: true, approval: { revision, throughGroup: 2 } }, [{ name: 'a', replicas: 5 }]);
     expect(planRollout(input({ ed: approve('R1'), regions: afterGroup1(), status: inGroup(1) })).status.currentGroup).toBe(2);
     expect(planRollout(input({ ed: approve('R0'), regions: afterGroup1(), status: inGroup(1) })).status.phase).toBe('WaitingForConfirmation');
   });
@@ -351,7 +474,9 @@ describe('planRollout: decisions from one snapshot', () => {
   });
 
   it('resizes both revisions when replicas change mid-rollout', () => {
-    const plan = planRollout(input({ ed: ed({ batchSize: 2 }, [{ name: 'a', replicas: 8 }]), regions: [region('a', 8, [...olds(4), ...news(1)], 5)], status: inGroup(1) }));
+    const plan = planRollout(
+      input({ ed: ed({ batchSize: 2 }, [{ name: 'a', replicas: 8 }]), regions: [region('a', 8, [...olds(4), ...news(1)], 5)], status: inGroup(1) }),
+    );
     expect(plan.status.currentGroup).toBe(2);
     expect(scales(plan)).toEqual(['a:5->7']);
   });
@@ -362,7 +487,10 @@ describe('planRollout: decisions from one snapshot', () => {
     // without approval).
     const confirm = { needWaitingForConfirm: true };
     const status: ExtendedDeploymentStatus = { ...inGroup(2), rolloutRegions: ['a', 'c'], totalGroups: 4, phase: 'WaitingForConfirmation' };
-    const shrunk = ed(confirm, [{ name: 'a', replicas: 1 }, { name: 'c', replicas: 4 }]);
+    const shrunk = ed(confirm, [
+      { name: 'a', replicas: 1 },
+      { name: 'c', replicas: 4 },
+    ]);
     const plan = planRollout(input({ ed: shrunk, regions: [region('a', 1, [...olds(2), ...news(2)]), region('c', 4, [...olds(2), ...news(2)])], status }));
     expect(plan.status).toMatchObject({ currentGroup: 2, totalGroups: 4 });
     // a sheds its old pods; c waits at its gate, and so does a's surplus new pod (a gate holds the rollout's regions).
@@ -394,24 +522,60 @@ describe('planRollout: Failed (evicted) and Succeeded pods count nowhere, as for
   const evicted = (revision: string) => pod(revision, { phase: 'Failed', running: false, ready: false });
   const succeeded = (revision: string) => pod(revision, { phase: 'Succeeded', running: false, ready: false });
 
-  it.each<[string, PodState[], number, ExtendedDeploymentStatus | undefined, { phase: string; group: number; scales: string[]; current: number; updated: number }]>([
+  it.each<
+    [string, PodState[], number, ExtendedDeploymentStatus | undefined, { phase: string; group: number; scales: string[]; current: number; updated: number }]
+  >([
     // The ReplicaSet (at 4) has replaced the evicted new pod: group 2 is available, so group 3 starts and the old pod
     // group 2 replaced leaves. Counted, the dead pod kept the count at 4 as if an old pod had gone: nothing moved.
-    ['an evicted new pod its ReplicaSet replaced does not hold the group', [...news(2), evicted('new'), ...olds(2)], 4, at(2), { phase: 'Progressing', group: 3, scales: ['a:4->3'], current: 4, updated: 2 }],
+    [
+      'an evicted new pod its ReplicaSet replaced does not hold the group',
+      [...news(2), evicted('new'), ...olds(2)],
+      4,
+      at(2),
+      { phase: 'Progressing', group: 3, scales: ['a:4->3'], current: 4, updated: 2 },
+    ],
     // Not replaced yet: the group waits for the replacement, which the ReplicaSet creates (4 asked for, 3 active).
     // Counted, the dead pod stood in for the group's second new pod.
-    ['an evicted new pod not replaced yet leaves its group waiting for the replacement', [...news(1), evicted('new'), ...olds(2)], 4, at(2), { phase: 'Progressing', group: 2, scales: [], current: 3, updated: 1 }],
+    [
+      'an evicted new pod not replaced yet leaves its group waiting for the replacement',
+      [...news(1), evicted('new'), ...olds(2)],
+      4,
+      at(2),
+      { phase: 'Progressing', group: 2, scales: [], current: 3, updated: 1 },
+    ],
     // A rollout's start with an evicted old pod: the first new pod is asked for. Counted, the dead pod filled the surge
     // room (4 of 4) and looked like the old pod to remove: no action at all, until the progress deadline.
-    ['an evicted old pod does not take the surge room of a starting rollout', [...olds(3), evicted('old')], 3, undefined, { phase: 'Progressing', group: 1, scales: ['a:3->4'], current: 3, updated: 0 }],
+    [
+      'an evicted old pod does not take the surge room of a starting rollout',
+      [...olds(3), evicted('old')],
+      3,
+      undefined,
+      { phase: 'Progressing', group: 1, scales: ['a:3->4'], current: 3, updated: 0 },
+    ],
     // A leftover evicted old pod after the rollout: Healthy. Counted, it was an old pod left: Progressing for good.
-    ['a leftover evicted old pod does not keep the rollout from Healthy', [...news(3), evicted('old')], 3, at(3), { phase: 'Healthy', group: 3, scales: [], current: 3, updated: 3 }],
-    ['a leftover evicted old pod starts no rollout', [...news(3), evicted('old')], 3, at(3, 'Healthy'), { phase: 'Healthy', group: 3, scales: [], current: 3, updated: 3 }],
+    [
+      'a leftover evicted old pod does not keep the rollout from Healthy',
+      [...news(3), evicted('old')],
+      3,
+      at(3),
+      { phase: 'Healthy', group: 3, scales: [], current: 3, updated: 3 },
+    ],
+    [
+      'a leftover evicted old pod starts no rollout',
+      [...news(3), evicted('old')],
+      3,
+      at(3, 'Healthy'),
+      { phase: 'Healthy', group: 3, scales: [], current: 3, updated: 3 },
+    ],
     // A Succeeded pod is not one of the region's pods either: the region does not show 4 of 3.
     ['a Succeeded pod is not counted', [...news(3), succeeded('new')], 3, at(3, 'Healthy'), { phase: 'Healthy', group: 3, scales: [], current: 3, updated: 3 }],
   ])('%s', (_what, pods, replicas, status, expected) => {
     const plan = planRollout(input({ ed: spec, regions: [region('a', 3, pods, replicas)], status }));
-    expect({ phase: plan.status.phase, group: plan.status.currentGroup, scales: scales(plan) }).toEqual({ phase: expected.phase, group: expected.group, scales: expected.scales });
+    expect({ phase: plan.status.phase, group: plan.status.currentGroup, scales: scales(plan) }).toEqual({
+      phase: expected.phase,
+      group: expected.group,
+      scales: expected.scales,
+    });
     expect(plan.status.regions?.[0]).toMatchObject({ current: expected.current, updated: expected.updated });
     // No write ever touches a terminal pod (no mark, swap or deletion of a pod that is gone already).
     const terminal = new Set(pods.filter((p) => p.phase === 'Failed' || p.phase === 'Succeeded').map((p) => p.name));
@@ -425,7 +589,13 @@ describe('planRollout: Failed (evicted) and Succeeded pods count nowhere, as for
     expect(step.counts).toMatchObject({ current: 3, updated: 1, updatedAvailable: 1, available: 3, terminating: 1 });
     expect(step.available).toBe(false);
     // The same pod evicted before its deletion: it holds no room, and the replacement is asked for at once.
-    const gone = stepRegion(region('a', 3, [...news(1), { ...terminating, phase: 'Failed', running: false, ready: false }, ...olds(2)], 3), 2, regionBudgets(spec.spec.strategy, 3), 0, T0);
+    const gone = stepRegion(
+      region('a', 3, [...news(1), { ...terminating, phase: 'Failed', running: false, ready: false }, ...olds(2)], 3),
+      2,
+      regionBudgets(spec.spec.strategy, 3),
+      0,
+      T0,
+    );
     expect(gone.counts).toMatchObject({ current: 3, updated: 1, terminating: 0 });
     expect(gone.actions).toEqual([{ kind: 'scale', region: 'a', workload: 'web-a', from: 3, replicas: 4 }]);
   });
@@ -436,7 +606,14 @@ describe('planRollout: an old pod evicted mid-group comes back at the new revisi
   // Group 2 runs: the ReplicaSet (at 4) made its new pod n, then one old pod was evicted and it replaced that one at the
   // template's revision too: 3 new pods, 1 old, 1 Failed.
   const spec = ed({ needWaitingForConfirm: true }, [{ name: 'a', replicas: 3 }]);
-  const group2: ExtendedDeploymentStatus = { revision: 'R1', rolloutRegions: ['a'], currentGroup: 2, totalGroups: 3, phase: 'Progressing', lastGroupStartTime: new Date(T0).toISOString() };
+  const group2: ExtendedDeploymentStatus = {
+    revision: 'R1',
+    rolloutRegions: ['a'],
+    currentGroup: 2,
+    totalGroups: 3,
+    phase: 'Progressing',
+    lastGroupStartTime: new Date(T0).toISOString(),
+  };
   const evicted = pod('old', { phase: 'Failed', running: false, ready: false });
   const starting = { ready: false, readySince: undefined };
   const unmarkedOld = () => pod('old', { markedOld: false });
@@ -466,8 +643,18 @@ describe('planRollout: an old pod evicted mid-group comes back at the new revisi
 
 describe('regionBudgets', () => {
   it.each<[string, Record<string, unknown>, number, [number, number]]>([
-    ['RollingUpdate 25%/25% of 10: surge rounds up, unavailable down', { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } }, 10, [3, 2]],
-    ['RollingUpdate budgets that both round to 0 make unavailable 1', { type: 'RollingUpdate', rollingUpdate: { maxSurge: '0%', maxUnavailable: '10%' } }, 5, [0, 1]],
+    [
+      'RollingUpdate 25%/25% of 10: surge rounds up, unavailable down',
+      { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } },
+      10,
+      [3, 2],
+    ],
+    [
+      'RollingUpdate budgets that both round to 0 make unavailable 1',
+      { type: 'RollingUpdate', rollingUpdate: { maxSurge: '0%', maxUnavailable: '10%' } },
+      5,
+      [0, 1],
+    ],
     ['RollingUpdate without budgets defaults to 25%/25%', { type: 'RollingUpdate' }, 4, [1, 1]],
     ['DeleteAllFirst may remove all', { type: 'DeleteAllFirst' }, 6, [0, 6]],
   ])('%s', (_n, updateStrategy, desired, expected) => {

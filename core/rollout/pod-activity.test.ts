@@ -26,7 +26,19 @@ describe('countPods: terminal pods count nowhere, terminating ones only as holdi
   let uid = 0;
   const pod = (revision: string, overrides: Partial<PodState> = {}): PodState => {
     uid++;
-    return { name: `p${uid}`, uid: `u${uid}`, revision, assigned: true, running: true, phase: 'Running', ready: true, readySince: T0 - 60_000, terminating: false, markedOld: false, ...overrides };
+    return {
+      name: `p${uid}`,
+      uid: `u${uid}`,
+      revision,
+      assigned: true,
+      running: true,
+      phase: 'Running',
+      ready: true,
+      readySince: T0 - 60_000,
+      terminating: false,
+      markedOld: false,
+      ...overrides,
+    };
   };
   // An evicted pod as the kubelet leaves it: phase Failed (reason Evicted), its containers stopped, Ready False.
   const evicted = (revision: string, overrides: Partial<PodState> = {}) => pod(revision, { running: false, phase: 'Failed', ready: false, ...overrides });
@@ -38,10 +50,26 @@ describe('countPods: terminal pods count nowhere, terminating ones only as holdi
     ['nothing else', [], { current: 3, updated: 1, old: 2, ready: 3, available: 3, updatedAvailable: 1, oldAvailable: 2, terminating: 0 }],
     ['an evicted new pod', [evicted('new')], { current: 3, updated: 1, old: 2, ready: 3, available: 3, updatedAvailable: 1, oldAvailable: 2, terminating: 0 }],
     ['an evicted old pod', [evicted('old')], { current: 3, updated: 1, old: 2, ready: 3, available: 3, updatedAvailable: 1, oldAvailable: 2, terminating: 0 }],
-    ['a Failed pod whose Ready condition was never updated', [evicted('new', { ready: true })], { current: 3, updated: 1, old: 2, ready: 3, available: 3, updatedAvailable: 1, oldAvailable: 2, terminating: 0 }],
-    ['a Succeeded pod', [pod('new', { running: false, phase: 'Succeeded', ready: false })], { current: 3, updated: 1, old: 2, ready: 3, available: 3, updatedAvailable: 1, oldAvailable: 2, terminating: 0 }],
-    ['an evicted pod being deleted (it holds no room)', [evicted('old', { terminating: true })], { current: 3, updated: 1, old: 2, ready: 3, available: 3, updatedAvailable: 1, oldAvailable: 2, terminating: 0 }],
-    ['a terminating Ready pod (not available, holds room)', [pod('new', { terminating: true })], { current: 3, updated: 1, old: 2, ready: 3, available: 3, updatedAvailable: 1, oldAvailable: 2, terminating: 1 }],
+    [
+      'a Failed pod whose Ready condition was never updated',
+      [evicted('new', { ready: true })],
+      { current: 3, updated: 1, old: 2, ready: 3, available: 3, updatedAvailable: 1, oldAvailable: 2, terminating: 0 },
+    ],
+    [
+      'a Succeeded pod',
+      [pod('new', { running: false, phase: 'Succeeded', ready: false })],
+      { current: 3, updated: 1, old: 2, ready: 3, available: 3, updatedAvailable: 1, oldAvailable: 2, terminating: 0 },
+    ],
+    [
+      'an evicted pod being deleted (it holds no room)',
+      [evicted('old', { terminating: true })],
+      { current: 3, updated: 1, old: 2, ready: 3, available: 3, updatedAvailable: 1, oldAvailable: 2, terminating: 0 },
+    ],
+    [
+      'a terminating Ready pod (not available, holds room)',
+      [pod('new', { terminating: true })],
+      { current: 3, updated: 1, old: 2, ready: 3, available: 3, updatedAvailable: 1, oldAvailable: 2, terminating: 1 },
+    ],
   ])('%s', (_what, extra, expected) => {
     expect(counts([...base, ...extra])).toEqual(expected);
   });

@@ -10,12 +10,42 @@ const ed = (strategy: Record<string, unknown>) =>
     apiVersion: 'extendeddeployment.io/v1beta1',
     kind: 'ExtendedDeployment',
     metadata: { name: 'llm' },
-    spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } }, regions: [{ name: 'gpu', replicas: 3 }], strategy },
+    spec: {
+      selector: { matchLabels: { a: 'b' } },
+      template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+      regions: [{ name: 'gpu', replicas: 3 }],
+      strategy,
+    },
   });
-const pod = (name: string, o: Partial<PodState>): PodState => ({ name, uid: `u-${name}`, revision: 'new', assigned: true, running: true, ready: false, readySince: undefined, terminating: false, markedOld: false, ...o });
-const region = (pods: PodState[]): RegionState => ({ name: 'gpu', desired: 3, targetRevision: 'new', workload: { name: 'llm-gpu', templateRevision: 'new', replicas: 3 }, pods });
+const pod = (name: string, o: Partial<PodState>): PodState => ({
+  name,
+  uid: `u-${name}`,
+  revision: 'new',
+  assigned: true,
+  running: true,
+  ready: false,
+  readySince: undefined,
+  terminating: false,
+  markedOld: false,
+  ...o,
+});
+const region = (pods: PodState[]): RegionState => ({
+  name: 'gpu',
+  desired: 3,
+  targetRevision: 'new',
+  workload: { name: 'llm-gpu', templateRevision: 'new', replicas: 3 },
+  pods,
+});
 const gates = (strategy: Record<string, unknown>, pods: PodState[], controls = {}) =>
-  planRollout({ ed: ed(strategy), generation: 1, rolloutRevision: 'R', regions: [region(pods)], status: undefined, controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined, ...controls }, now: T0 })
+  planRollout({
+    ed: ed(strategy),
+    generation: 1,
+    rolloutRevision: 'R',
+    regions: [region(pods)],
+    status: undefined,
+    controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined, ...controls },
+    now: T0,
+  })
     .actions.filter((a) => a.kind === 'openGate')
     .map((a) => ('pod' in a ? a.pod : ''));
 

@@ -2,7 +2,7 @@ import { byName } from '../by-name.js';
 import type { RolloutAction } from './actions.js';
 import type { Budgets } from './budgets.js';
 import { isPodActive } from './pod-activity.js';
-import { countPods, isAvailable, type PodState, type RegionCounts, type RegionState } from './snapshot.js';
+import { countPods, countWhere, isAvailable, type PodState, type RegionCounts, type RegionState } from './snapshot.js';
 
 /** What one region does now toward its group target. */
 export interface RegionStep {
@@ -69,7 +69,13 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   const workload = region.workload;
   if (!workload) return { counts, actions: [], available: false, done: false, blocked: `workload of region ${region.name} does not exist yet` };
   if (workload.templateRevision !== region.targetRevision) {
-    return { counts, actions: [], available: false, done: false, blocked: `workload ${workload.name} is not at revision ${region.targetRevision} yet (waiting for the sync)` };
+    return {
+      counts,
+      actions: [],
+      available: false,
+      done: false,
+      blocked: `workload ${workload.name} is not at revision ${region.targetRevision} yet (waiting for the sync)`,
+    };
   }
 
   const active = region.pods.filter(isPodActive);
@@ -78,7 +84,9 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   const oldExcess = Math.max(0, counts.old - wantOld);
   const oldPods = active.filter((p) => !isNew(p));
   const unmarked = oldPods.filter((p) => !p.markedOld).sort(markOrder);
-  const markNow = budgets.maxUnavailable > 0 ? unmarked.length : Math.max(0, oldExcess - (oldPods.length - unmarked.length));
+  // Counted with the pods the plan's simulation keeps as counts (RegionState.settled); picks are among listed pods.
+  const marked = countWhere(region, (p) => isPodActive(p) && !isNew(p) && p.markedOld);
+  const markNow = budgets.maxUnavailable > 0 ? unmarked.length : Math.max(0, oldExcess - marked);
   const at = new Date(now).toISOString();
   for (const pod of unmarked.slice(0, markNow)) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid, at });
   for (const pod of active) if (isNew(pod) && pod.markedOld) actions.push({ kind: 'unmark', region: region.name, pod: pod.name, uid: pod.uid });
@@ -99,7 +107,8 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   // (bench/agent at 200 rollouts at once: 3.4 conflicts per rollout, the whole rollout 10% slower). Its report follows
   // within its own round, so new pods are asked for once it is in.
   const reported = workload.reported;
-  const controllerBehind = reported !== undefined && (reported.observedGeneration < reported.generation || (reported.terminatingReplicas ?? 0) > counts.terminating);
+  const controllerBehind =
+    reported !== undefined && (reported.observedGeneration < reported.generation || (reported.terminatingReplicas ?? 0) > counts.terminating);
   // Meanwhile the count stays: lowering it to the pods left would make the ReplicaSet delete a replacement it just made.
   const askLater = missing > 0 && (roomComing || controllerBehind);
   const creatable = askLater ? 0 : Math.min(missing, room);
@@ -121,14 +130,21 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   if (replicas < workload.replicas && counts.old > 0) {
     const newPods = active.filter(isNew);
     const unsafe = newPods.find(leavesFirst);
-    if (unsafe) return { counts, actions, available, done, blocked: `new pod ${unsafe.name} is not Ready yet; old pods are removed only when every new pod is` };
+    if (unsafe)
+      return { counts, actions, available, done, blocked: `new pod ${unsafe.name} is not Ready yet; old pods are removed only when every new pod is` };
     const stillMarked = newPods.find((p) => p.markedOld);
     if (stillMarked) return { counts, actions, available, done, blocked: `new pod ${stillMarked.name} still carries the mark for removal` };
-    const leaving = active.length - replicas;
+    const leaving = counts.current - replicas;
     const settled = (p: PodState) => p.markedOld && (p.markedAt === undefined || now - p.markedAt >= MARK_SETTLE_MS);
-    const goFirst = oldPods.filter((p) => leavesFirst(p) || settled(p)).length;
+    const goFirst = countWhere(region, (p) => isPodActive(p) && !isNew(p) && (leavesFirst(p) || settled(p)));
     if (removable > 0 && goFirst < leaving) {
-      return { counts, actions, available, done, blocked: `${goFirst} of the ${leaving} old pods to remove are marked for removal (a mark counts ${MARK_SETTLE_MS / 1000} s after it is made)` };
+      return {
+        counts,
+        actions,
+        available,
+        done,
+        blocked: `${goFirst} of the ${leaving} old pods to remove are marked for removal (a mark counts ${MARK_SETTLE_MS / 1000} s after it is made)`,
+      };
     }
   }
   if (replicas !== workload.replicas) actions.push({ kind: 'scale', region: region.name, workload: workload.name, from: workload.replicas, replicas });

@@ -95,6 +95,30 @@ export interface DeploymentProgress {
 export interface RegionPods {
   readonly name: string;
   readonly pods: readonly PodState[];
+  /**
+   * Pods counted rather than listed: each entry stands for `count` more pods like `pod` but for their names and uids.
+   * Only `edctl plan`'s simulation sets it (core/simulate/cohorts.ts); the agent lists every pod it observes. Such pods
+   * are settled: active, bound, running, Ready and available, every container ready, no swap under way, their gate
+   * open when they have one (so no gate to set); and they are never the ones a pick by name would take first (the
+   * simulation lists every pod the planner may act on). So a decision counts them (countWhere) and acts on none of
+   * them. Their mark, when they carry one, may be recent (then all of them got it at once): its settling is their one
+   * requeue instant.
+   */
+  readonly settled?: readonly SettledPods[];
+}
+
+/** `count` settled pods like `pod` (see RegionPods.settled). */
+export interface SettledPods {
+  readonly pod: PodState;
+  readonly count: number;
+}
+
+/** How many pods of a region, listed or settled, satisfy `predicate`. */
+export function countWhere(region: Pick<RegionPods, 'pods' | 'settled'>, predicate: (pod: PodState) => boolean): number {
+  let n = 0;
+  for (const pod of region.pods) if (predicate(pod)) n++;
+  for (const s of region.settled ?? []) if (predicate(s.pod)) n += s.count;
+  return n;
 }
 
 /** One region as observed. */
@@ -134,19 +158,20 @@ export interface RegionCounts {
  * Succeeded) count nowhere: the ReplicaSet controller replaces them, and they hold no room.
  */
 export function countPods(region: RegionState, minReadySeconds: number, now: number): RegionCounts {
-  const active = region.pods.filter(isPodActive);
-  const updated = active.filter((p) => p.revision === region.targetRevision);
-  const available = (pods: readonly PodState[]) => pods.filter((p) => isAvailable(p, minReadySeconds, now)).length;
-  const updatedAvailable = available(updated);
-  const all = available(active);
+  const isNew = (p: PodState) => p.revision === region.targetRevision;
+  const available = (p: PodState) => isAvailable(p, minReadySeconds, now);
+  const current = countWhere(region, isPodActive);
+  const updated = countWhere(region, (p) => isPodActive(p) && isNew(p));
+  const updatedAvailable = countWhere(region, (p) => available(p) && isNew(p));
+  const all = countWhere(region, available);
   return {
-    current: active.length,
-    updated: updated.length,
-    old: active.length - updated.length,
-    ready: active.filter((p) => p.ready).length,
+    current,
+    updated,
+    old: current - updated,
+    ready: countWhere(region, (p) => isPodActive(p) && p.ready),
     available: all,
     updatedAvailable,
     oldAvailable: all - updatedAvailable,
-    terminating: region.pods.filter(isPodTerminating).length,
+    terminating: countWhere(region, isPodTerminating),
   };
 }

@@ -1,13 +1,13 @@
 import type { ExtendedDeployment, ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import { AVAILABLE_CONDITION, AvailableReason, PROGRESSING_CONDITION, ProgressingReason } from '../api/conditions.js';
+import { setCondition } from '../kube/conditions.js';
 import { selectorString } from '../selector.js';
 import type { RolloutEvent } from './planner.js';
 import { isPodActive } from './pod-activity.js';
-import type { PodState, RegionCounts, RegionState } from './snapshot.js';
+import { Phases, RolloutEventReason, type Phase } from './reasons.js';
+import { countWhere, type PodState, type RegionCounts, type RegionState } from './snapshot.js';
 
-/** Rollout phases, as `kubectl get ed` shows them. */
-export type Phase = NonNullable<ExtendedDeploymentStatus['phase']>;
-
-type Condition = NonNullable<ExtendedDeploymentStatus['conditions']>[number];
+export type { Phase };
 
 /** What the status is built from. */
 export interface StatusInput {
@@ -22,7 +22,7 @@ export interface StatusInput {
   readonly phase: Phase;
   readonly group: number;
   readonly groupStart: string | undefined;
-  readonly reason: string;
+  readonly reason: ProgressingReason;
   readonly message: string;
   readonly now: number;
 }
@@ -37,7 +37,7 @@ const swappedToTarget = (region: RegionState, p: PodState) => p.swap?.phase === 
 
 /** Pods of the region that reached its target revision by an in-place swap (their swap state says so). */
 function swappedInPlace(region: RegionState): number {
-  return region.pods.filter((p) => isPodActive(p) && p.revision === region.targetRevision && swappedToTarget(region, p)).length;
+  return countWhere(region, (p) => isPodActive(p) && p.revision === region.targetRevision && swappedToTarget(region, p));
 }
 
 /**
@@ -48,7 +48,14 @@ function swappedInPlace(region: RegionState): number {
  */
 function replacedPods(region: RegionState, rolloutStart: number | undefined): number {
   const since = rolloutStart === undefined ? undefined : Math.floor(rolloutStart / 1000) * 1000;
-  return region.pods.filter((p) => isPodActive(p) && p.revision === region.targetRevision && !swappedToTarget(region, p) && (since === undefined || p.createdAt === undefined || p.createdAt >= since)).length;
+  return countWhere(
+    region,
+    (p) =>
+      isPodActive(p) &&
+      p.revision === region.targetRevision &&
+      !swappedToTarget(region, p) &&
+      (since === undefined || p.createdAt === undefined || p.createdAt >= since),
+  );
 }
 
 /** `(3 swapped in place, 1 replaced)` over the rollout's regions, or nothing when nothing was swapped. */
@@ -56,13 +63,6 @@ function swapSummary(regions: readonly { swappedInPlace?: number; replaced?: num
   const swapped = regions.reduce((s, r) => s + (r.swappedInPlace ?? 0), 0);
   const replaced = regions.reduce((s, r) => s + (r.replaced ?? 0), 0);
   return swapped > 0 ? ` (${swapped} swapped in place, ${replaced} replaced)` : '';
-}
-
-/** Keeps a condition's lastTransitionTime when its status did not change. */
-function condition(previous: readonly Condition[] | undefined, next: Omit<Condition, 'lastTransitionTime'>, now: number): Condition {
-  const old = previous?.find((c) => c.type === next.type);
-  const lastTransitionTime = old && old.status === next.status && old.lastTransitionTime ? old.lastTransitionTime : new Date(now).toISOString();
-  return { ...next, lastTransitionTime };
 }
 
 /**
@@ -85,26 +85,38 @@ export function buildStatus(input: StatusInput): { status: ExtendedDeploymentSta
       ready: c?.ready ?? 0,
       available: c?.available ?? 0,
       revision: r.targetRevision,
-      ...(input.rolloutRegions.includes(r.name) && { swappedInPlace: swapped, replaced: replacedPods(r, Number.isNaN(rolloutStart) ? undefined : rolloutStart) }),
+      ...(input.rolloutRegions.includes(r.name) && {
+        swappedInPlace: swapped,
+        replaced: replacedPods(r, Number.isNaN(rolloutStart) ? undefined : rolloutStart),
+      }),
     };
   });
-  const progressing = input.phase === 'Progressing' || input.phase === 'WaitingForConfirmation' || input.phase === 'Paused';
+  const progressing = input.phase === Phases.Progressing || input.phase === Phases.WaitingForConfirmation || input.phase === Phases.Paused;
   const totalAvailable = regions.reduce((s, r) => s + r.available, 0);
   const totalDesired = regions.reduce((s, r) => s + r.desired, 0);
-  const conditions: Condition[] = [
-    condition(previous?.conditions, { type: 'Progressing', status: progressing ? 'True' : 'False', reason: input.reason, message: input.message, observedGeneration: input.generation }, now),
-    condition(
-      previous?.conditions,
+  // Only these two: the planner's status clears Valid and Authorized, and withMoves sets Moves again.
+  const own = (previous?.conditions ?? []).filter((c) => c.type === PROGRESSING_CONDITION || c.type === AVAILABLE_CONDITION);
+  const conditions = setCondition(
+    setCondition(
+      own,
       {
-        type: 'Available',
-        status: totalAvailable >= totalDesired ? 'True' : 'False',
-        reason: totalAvailable >= totalDesired ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable',
-        message: `${totalAvailable} of ${totalDesired} pods available`,
+        type: PROGRESSING_CONDITION,
+        status: progressing ? 'True' : 'False',
+        reason: input.reason,
+        message: input.message,
         observedGeneration: input.generation,
       },
       now,
     ),
-  ];
+    {
+      type: AVAILABLE_CONDITION,
+      status: totalAvailable >= totalDesired ? 'True' : 'False',
+      reason: totalAvailable >= totalDesired ? AvailableReason.MinimumReplicasAvailable : AvailableReason.MinimumReplicasUnavailable,
+      message: `${totalAvailable} of ${totalDesired} pods available`,
+      observedGeneration: input.generation,
+    },
+    now,
+  );
   const status: ExtendedDeploymentStatus = {
     observedGeneration: input.generation,
     phase: input.phase,
@@ -131,34 +143,48 @@ function transitions(previous: ExtendedDeploymentStatus | undefined, next: Exten
   const prevPhase = sameRollout ? previous?.phase : undefined;
   const group = next.currentGroup ?? 0;
   if (!sameRollout && input.totalGroups > 0) {
-    events.push({ type: 'Normal', reason: 'RolloutStarted', message: `rollout ${input.rolloutRevision} started: ${input.totalGroups} groups over ${input.rolloutRegions.join(', ')}` });
+    events.push({
+      type: 'Normal',
+      reason: RolloutEventReason.RolloutStarted,
+      message: `rollout ${input.rolloutRevision} started: ${input.totalGroups} groups over ${input.rolloutRegions.join(', ')}`,
+    });
   }
   if (group > prevGroup && input.totalGroups > 0) {
     for (let g = Math.max(prevGroup, 1); g < Math.min(group, input.totalGroups); g++) {
-      events.push({ type: 'Normal', reason: 'GroupCompleted', message: `group ${g} of ${input.totalGroups} completed${swapSummary(next.regions ?? [])}` });
+      events.push({
+        type: 'Normal',
+        reason: RolloutEventReason.GroupCompleted,
+        message: `group ${g} of ${input.totalGroups} completed${swapSummary(next.regions ?? [])}`,
+      });
     }
-    if (next.phase !== 'Healthy') events.push({ type: 'Normal', reason: 'GroupStarted', message: `group ${group} of ${input.totalGroups} started` });
+    if (next.phase !== Phases.Healthy)
+      events.push({ type: 'Normal', reason: RolloutEventReason.GroupStarted, message: `group ${group} of ${input.totalGroups} started` });
   }
   if (next.phase === prevPhase) return events;
   switch (next.phase) {
-    case 'WaitingForConfirmation':
-      events.push({ type: 'Normal', reason: 'WaitingForConfirmation', message: input.message });
+    case Phases.WaitingForConfirmation:
+      events.push({ type: 'Normal', reason: ProgressingReason.WaitingForConfirmation, message: input.message });
       break;
-    case 'Paused':
+    case Phases.Paused:
       events.push({ type: 'Normal', reason: input.reason, message: input.message });
       break;
-    case 'Degraded':
-      events.push({ type: 'Warning', reason: 'ProgressDeadlineExceeded', message: input.message });
+    case Phases.Degraded:
+      events.push({ type: 'Warning', reason: ProgressingReason.ProgressDeadlineExceeded, message: input.message });
       break;
-    case 'Healthy':
+    case Phases.Healthy:
       if (input.totalGroups > 0 && prevPhase !== undefined) {
         const summary = swapSummary(next.regions ?? []);
-        events.push({ type: 'Normal', reason: 'GroupCompleted', message: `group ${input.totalGroups} of ${input.totalGroups} completed${summary}` });
-        events.push({ type: 'Normal', reason: 'RolloutCompleted', message: `rollout ${input.rolloutRevision} completed${summary}` });
+        events.push({
+          type: 'Normal',
+          reason: RolloutEventReason.GroupCompleted,
+          message: `group ${input.totalGroups} of ${input.totalGroups} completed${summary}`,
+        });
+        events.push({ type: 'Normal', reason: RolloutEventReason.RolloutCompleted, message: `rollout ${input.rolloutRevision} completed${summary}` });
       }
       break;
-    case 'Progressing':
-      if (prevPhase === 'Paused' || prevPhase === 'Degraded') events.push({ type: 'Normal', reason: 'Resumed', message: `rollout resumed in group ${group}` });
+    case Phases.Progressing:
+      if (prevPhase === Phases.Paused || prevPhase === Phases.Degraded)
+        events.push({ type: 'Normal', reason: RolloutEventReason.Resumed, message: `rollout resumed in group ${group}` });
       break;
   }
   return events;

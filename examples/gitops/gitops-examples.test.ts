@@ -44,7 +44,10 @@ describe('examples/gitops/github-actions-pr.yaml', () => {
       stepIndex(runs('npx edctl plan -f dist/ --from origin/${{ github.base_ref }} --output markdown > plan.md')),
       stepIndex((s) => (s.uses ?? '').startsWith('marocchino/sticky-pull-request-comment@') && s.with?.['path'] === 'plan.md'),
     ];
-    expect(order.every((i) => i >= 0), JSON.stringify(order)).toBe(true);
+    expect(
+      order.every((i) => i >= 0),
+      JSON.stringify(order),
+    ).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
 

@@ -1,5 +1,6 @@
 -- Argo CD health of an ExtendedDeployment (extendeddeployment.io/v1beta1).
--- The agent computes the rollout phase itself (core/rollout/status.ts, agent/status-decision.ts); this script maps it:
+-- The agent computes the rollout phase itself (core/rollout/status.ts, core/rollout/status-decision.ts); this script
+-- maps it with the rules edctl reads it by (core/rollout/status-reading.ts; gitops/health.test.ts holds both to one table):
 --   no status, or metadata.generation not yet observed  -> Progressing
 --   condition Valid=False (the agent cannot act on the spec) -> Degraded
 --   phase Degraded (a group missed its progress deadline)  -> Degraded

@@ -17,15 +17,7 @@ export const repoRoot = join(clusterDir, '..', '..');
 const k8sModDir = join(clusterDir, 'go', 'k8s');
 const kwokModDir = join(clusterDir, 'go', 'kwok');
 
-export const BINARIES = [
-  'kube-apiserver',
-  'kube-controller-manager',
-  'kube-scheduler',
-  'kubectl',
-  'etcd',
-  'pkigen',
-  'kwok',
-] as const;
+export const BINARIES = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl', 'etcd', 'pkigen', 'kwok'] as const;
 export type BinaryName = (typeof BINARIES)[number];
 
 export interface Pins {
@@ -268,7 +260,12 @@ export type GitopsEngine = 'flux' | 'argocd';
 
 /** Per engine: its wrapper module, the pinned module whose version names the cache, what to build and what it yields. */
 const GITOPS_BUILDS: Record<GitopsEngine, { module: string; pinned: string; packages: readonly string[]; binaries: readonly string[] }> = {
-  flux: { module: 'flux', pinned: 'github.com/fluxcd/kustomize-controller', packages: ['github.com/fluxcd/kustomize-controller'], binaries: ['kustomize-controller'] },
+  flux: {
+    module: 'flux',
+    pinned: 'github.com/fluxcd/kustomize-controller',
+    packages: ['github.com/fluxcd/kustomize-controller'],
+    binaries: ['kustomize-controller'],
+  },
   argocd: { module: 'argocd', pinned: 'github.com/argoproj/argo-cd/v3', packages: ['.', './cmd/lua-health'], binaries: ['argocd', 'lua-health'] },
 };
 

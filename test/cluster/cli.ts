@@ -41,7 +41,9 @@ async function main(): Promise<number> {
     case 'gitops':
       return tryGitops(rest);
     default:
-      console.error('usage: tsx test/cluster/cli.ts <up|down|status|build|fail-nodes <selector>|heal-nodes [selector]|gitops <flux|argocd> [--server-side-diff]>');
+      console.error(
+        'usage: tsx test/cluster/cli.ts <up|down|status|build|fail-nodes <selector>|heal-nodes [selector]|gitops <flux|argocd> [--server-side-diff]>',
+      );
       return 2;
   }
 }

@@ -148,13 +148,31 @@ export class FluxLab {
     const path = `${hex}.tar.gz`;
     renameSync(tmp, join(dir, path));
     const revision = `${label}@sha256:${hex}`;
-    applyServerSide({ objects: [{ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'ExternalArtifact', metadata: { name: FLUX_SOURCE, namespace: FLUX_NAMESPACE }, spec: {} }] });
+    applyServerSide({
+      objects: [{ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'ExternalArtifact', metadata: { name: FLUX_SOURCE, namespace: FLUX_NAMESPACE }, spec: {} }],
+    });
     const generation = Number(kubectl(['get', 'externalartifact', FLUX_SOURCE, '-n', FLUX_NAMESPACE, '-o', 'jsonpath={.metadata.generation}']));
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const status = {
       observedGeneration: generation,
-      artifact: { url: `http://127.0.0.1:${this.state.artifactPort}/${path}`, path, revision, digest: `sha256:${hex}`, size: readFileSync(join(dir, path)).length, lastUpdateTime: now },
-      conditions: [{ type: 'Ready', status: 'True', reason: 'Succeeded', message: `stored artifact for revision '${revision}'`, lastTransitionTime: now, observedGeneration: generation }],
+      artifact: {
+        url: `http://127.0.0.1:${this.state.artifactPort}/${path}`,
+        path,
+        revision,
+        digest: `sha256:${hex}`,
+        size: readFileSync(join(dir, path)).length,
+        lastUpdateTime: now,
+      },
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Succeeded',
+          message: `stored artifact for revision '${revision}'`,
+          lastTransitionTime: now,
+          observedGeneration: generation,
+        },
+      ],
     };
     kubectl(['patch', 'externalartifact', FLUX_SOURCE, '-n', FLUX_NAMESPACE, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
     return { revision, digest: hex };
@@ -184,13 +202,25 @@ export async function startFlux(log: Log = defaultLog): Promise<FluxLab> {
   const sourceCrds = join(moduleDir('flux', `github.com/fluxcd/source-controller@${version}`), 'config', 'crd', 'bases');
   const kustomizeCrds = join(moduleDir('flux', `github.com/fluxcd/kustomize-controller@${version}`), 'config', 'crd', 'bases');
   applyServerSide({ files: [sourceCrds, kustomizeCrds] });
-  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/kustomizations.kustomize.toolkit.fluxcd.io', 'crd/externalartifacts.source.toolkit.fluxcd.io']);
+  kubectl([
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/kustomizations.kustomize.toolkit.fluxcd.io',
+    'crd/externalartifacts.source.toolkit.fluxcd.io',
+  ]);
   applyServerSide({ objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: FLUX_NAMESPACE } }] });
 
   const artifacts = join(gitopsDir(), 'artifacts');
   mkdirSync(artifacts, { recursive: true });
   const [artifactPort, healthPort, metricsPort] = (await freePorts(3)) as [number, number, number];
-  startProcess('artifact-server', process.execPath, ['--import', 'tsx', join(clusterDir, 'artifact-server.ts'), artifacts, String(artifactPort)], {}, basename(process.execPath));
+  startProcess(
+    'artifact-server',
+    process.execPath,
+    ['--import', 'tsx', join(clusterDir, 'artifact-server.ts'), artifacts, String(artifactPort)],
+    {},
+    basename(process.execPath),
+  );
   await waitHttp('artifact-server', `http://127.0.0.1:${artifactPort}/healthz`, 30_000, processLogPath('artifact-server'));
   startProcess(
     'kustomize-controller',
@@ -304,9 +334,32 @@ export async function startArgocd(options: ArgocdOptions = {}, log: Log = defaul
   applyServerSide({ files: crds });
   kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/applications.argoproj.io', 'crd/appprojects.argoproj.io']);
   applyServerSide({ objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ARGOCD_NAMESPACE } }] });
-  const config = ['argocd-cm', 'argocd-secret', 'argocd-rbac-cm', 'argocd-cmd-params-cm', 'argocd-gpg-keys-cm', 'argocd-ssh-known-hosts-cm', 'argocd-tls-certs-cm'];
-  for (const c of config) kubectl(['apply', '--server-side', '--field-manager=argocd-install', '-n', ARGOCD_NAMESPACE, '-f', join(module, 'manifests', 'base', 'config', `${c}.yaml`)]);
-  kubectl(['apply', '--server-side', '--field-manager=extended-deployment', '-f', join(repoRoot, 'gitops', 'argocd', 'argocd-cm-resource-customizations.yaml')]);
+  const config = [
+    'argocd-cm',
+    'argocd-secret',
+    'argocd-rbac-cm',
+    'argocd-cmd-params-cm',
+    'argocd-gpg-keys-cm',
+    'argocd-ssh-known-hosts-cm',
+    'argocd-tls-certs-cm',
+  ];
+  for (const c of config)
+    kubectl([
+      'apply',
+      '--server-side',
+      '--field-manager=argocd-install',
+      '-n',
+      ARGOCD_NAMESPACE,
+      '-f',
+      join(module, 'manifests', 'base', 'config', `${c}.yaml`),
+    ]);
+  kubectl([
+    'apply',
+    '--server-side',
+    '--field-manager=extended-deployment',
+    '-f',
+    join(repoRoot, 'gitops', 'argocd', 'argocd-cm-resource-customizations.yaml'),
+  ]);
   applyServerSide({
     objects: [
       {
@@ -341,7 +394,15 @@ export async function startArgocd(options: ArgocdOptions = {}, log: Log = defaul
   startProcess(
     'argocd-repo-server',
     bin('argocd-repo-server'),
-    ['--address=127.0.0.1', `--port=${repoPort}`, '--metrics-address=127.0.0.1', `--metrics-port=${repoMetricsPort}`, `--redis=127.0.0.1:${redisPort}`, '--disable-tls', '--loglevel=info'],
+    [
+      '--address=127.0.0.1',
+      `--port=${repoPort}`,
+      '--metrics-address=127.0.0.1',
+      `--metrics-port=${repoMetricsPort}`,
+      `--redis=127.0.0.1:${redisPort}`,
+      '--disable-tls',
+      '--loglevel=info',
+    ],
     {
       ARGOCD_GPG_ENABLED: 'false',
       ARGOCD_GNUPGHOME: dirs['gnupg'],
@@ -374,7 +435,9 @@ export async function startArgocd(options: ArgocdOptions = {}, log: Log = defaul
   await waitHttp('argocd-application-controller', `http://127.0.0.1:${controllerMetricsPort}/metrics`, 60_000, processLogPath('argocd-application-controller'));
   const state: ArgocdState = { redisPort, repoPort, repoMetricsPort, controllerMetricsPort, serverSideDiff };
   writeFileSync(stateFile('argocd'), JSON.stringify(state));
-  log(`lab: Argo CD ${gitopsVersion('argocd')} running${serverSideDiff ? ' with server-side diff' : ''} (log ${processLogPath('argocd-application-controller')})`);
+  log(
+    `lab: Argo CD ${gitopsVersion('argocd')} running${serverSideDiff ? ' with server-side diff' : ''} (log ${processLogPath('argocd-application-controller')})`,
+  );
   return new ArgocdLab(state);
 }
 

@@ -229,9 +229,7 @@ function httpGet(url: string, tls: TlsClient = {}, timeoutMs = 2000): Promise<{ 
     const opts = {
       method: 'GET',
       timeout: timeoutMs,
-      ...(u.protocol === 'https:'
-        ? { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: !tls.insecure }
-        : {}),
+      ...(u.protocol === 'https:' ? { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: !tls.insecure } : {}),
     };
     const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(u, opts, (res) => {
       let body = '';
@@ -245,13 +243,7 @@ function httpGet(url: string, tls: TlsClient = {}, timeoutMs = 2000): Promise<{ 
   });
 }
 
-async function waitHealthy(
-  what: string,
-  url: string,
-  tls: TlsClient,
-  timeoutMs: number,
-  pidOf?: Component,
-): Promise<void> {
+async function waitHealthy(what: string, url: string, tls: TlsClient, timeoutMs: number, pidOf?: Component): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
@@ -295,7 +287,7 @@ async function api(
   path: string,
   body?: unknown,
   contentType = 'application/json',
-): Promise<{ status: number; json: any }> {
+): Promise<{ status: number; json: unknown }> {
   const tls = adminTls();
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
@@ -314,7 +306,7 @@ async function api(
         res.setEncoding('utf8');
         res.on('data', (d: string) => (text += d));
         res.on('end', () => {
-          let json: unknown = undefined;
+          let json: unknown;
           try {
             json = text ? JSON.parse(text) : undefined;
           } catch {
@@ -331,12 +323,21 @@ async function api(
   });
 }
 
-async function apiOk(state: LabState, method: string, path: string, body?: unknown, contentType?: string) {
+/** An answer whose shape the caller names: the lab trusts its own API server, as a typed client would. */
+async function apiOk<T = unknown>(state: LabState, method: string, path: string, body?: unknown, contentType?: string): Promise<T> {
   const r = await api(state, method, path, body, contentType);
   if (r.status < 200 || r.status >= 300) {
     throw new Error(`${method} ${path} -> HTTP ${r.status}: ${JSON.stringify(r.json)?.slice(0, 500)}`);
   }
-  return r.json;
+  return r.json as T;
+}
+
+/** The fields of listed Nodes and Pods the lab reads. */
+interface Listed {
+  items: {
+    metadata: { name: string; namespace?: string };
+    status?: { conditions?: { type: string; status: string }[] };
+  }[];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -350,9 +351,23 @@ interface NodeGroup {
   allocatable: Record<string, string>;
 }
 
-export function topologyNodes(): any[] {
+/** A Node object as the lab registers it for kwok. */
+export interface TopologyNode {
+  apiVersion: 'v1';
+  kind: 'Node';
+  metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> };
+  spec: { providerID: string; podCIDR: string; podCIDRs: string[]; taints: NonNullable<NodeGroup['taints']> };
+  status: {
+    allocatable: Record<string, string>;
+    capacity: Record<string, string>;
+    addresses: { type: string; address: string }[];
+    nodeInfo: Record<string, string>;
+  };
+}
+
+export function topologyNodes(): TopologyNode[] {
   const topo = parseYaml(readFileSync(join(clusterDir, 'topology.yaml'), 'utf8')) as { nodeGroups: NodeGroup[] };
-  const nodes: any[] = [];
+  const nodes: TopologyNode[] = [];
   let index = 0;
   for (const g of topo.nodeGroups) {
     for (let i = 1; i <= (g.count ?? 1); i++) {
@@ -435,7 +450,7 @@ export async function status(): Promise<LabStatus> {
     const r = await httpGet(`${state.server}/readyz`, adminTls());
     const k = await httpGet(`http://127.0.0.1:${state.ports.kwok}/healthz`);
     const healthy = r.status === 200 && k.status === 200;
-    return { running: true, healthy, components, state, detail: healthy ? undefined : `readyz ${r.status}, kwok ${k.status}` } as LabStatus;
+    return { running: true, healthy, components, state, detail: healthy ? undefined : `readyz ${r.status}, kwok ${k.status}` };
   } catch (e) {
     return { running: true, healthy: false, components, state, detail: (e as Error).message };
   }
@@ -447,7 +462,11 @@ export async function status(): Promise<LabStatus> {
  */
 export async function down(log: Log = defaultLog): Promise<void> {
   const pids = join(labDir(), 'pids');
-  const extras = existsSync(pids) ? readdirSync(pids).map((f) => f.replace(/\.pid$/, '')).filter((n) => !(COMPONENTS as readonly string[]).includes(n)) : [];
+  const extras = existsSync(pids)
+    ? readdirSync(pids)
+        .map((f) => f.replace(/\.pid$/, ''))
+        .filter((n) => !(COMPONENTS as readonly string[]).includes(n))
+    : [];
   for (const c of [...extras.sort(), ...[...COMPONENTS].reverse()]) await stopProcess(c, log);
   rmSync(statePath(), { force: true });
 }
@@ -590,7 +609,11 @@ export async function up(log: Log = defaultLog): Promise<UpResult> {
     );
     await waitHealthy('kwok', `http://127.0.0.1:${kwok}/healthz`, {}, 60_000, 'kwok');
 
-    await waitNodesReady(state, topologyNodes().map((n) => n.metadata.name as string), 60_000);
+    await waitNodesReady(
+      state,
+      topologyNodes().map((n) => n.metadata.name),
+      60_000,
+    );
     await waitFor('default ServiceAccount', 30_000, async () => (await api(state, 'GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200);
 
     writeFileSync(statePath(), JSON.stringify(state, null, 2) + '\n');
@@ -654,14 +677,14 @@ async function waitFor(what: string, timeoutMs: number, check: () => Promise<boo
   }
 }
 
-function nodeReady(node: any): string {
-  return (node.status?.conditions ?? []).find((c: any) => c.type === 'Ready')?.status ?? 'Unknown';
+function nodeReady(node: Listed['items'][number]): string {
+  return (node.status?.conditions ?? []).find((c) => c.type === 'Ready')?.status ?? 'Unknown';
 }
 
 async function waitNodesReady(state: LabState, names: string[], timeoutMs: number): Promise<void> {
   await waitFor(`nodes Ready: ${names.join(', ')}`, timeoutMs, async () => {
-    const list = await apiOk(state, 'GET', '/api/v1/nodes');
-    const ready = new Set((list.items as any[]).filter((n) => nodeReady(n) === 'True').map((n) => n.metadata.name));
+    const list = await apiOk<Listed>(state, 'GET', '/api/v1/nodes');
+    const ready = new Set(list.items.filter((n) => nodeReady(n) === 'True').map((n) => n.metadata.name));
     return names.every((n) => ready.has(n));
   });
 }
@@ -678,16 +701,10 @@ function requireState(): LabState {
 async function setManagedLabel(selector: string, from: string, to: string, log: Log): Promise<string[]> {
   const state = requireState();
   const sel = [selector, `${MANAGED_LABEL}=${from}`].filter(Boolean).join(',');
-  const list = await apiOk(state, 'GET', `/api/v1/nodes?labelSelector=${encodeURIComponent(sel)}`);
-  const names = (list.items as any[]).map((n) => n.metadata.name as string);
+  const list = await apiOk<Listed>(state, 'GET', `/api/v1/nodes?labelSelector=${encodeURIComponent(sel)}`);
+  const names = list.items.map((n) => n.metadata.name);
   for (const name of names) {
-    await apiOk(
-      state,
-      'PATCH',
-      `/api/v1/nodes/${name}`,
-      { metadata: { labels: { [MANAGED_LABEL]: to } } },
-      'application/merge-patch+json',
-    );
+    await apiOk(state, 'PATCH', `/api/v1/nodes/${name}`, { metadata: { labels: { [MANAGED_LABEL]: to } } }, 'application/merge-patch+json');
   }
   log(`lab: ${to === FAILED ? 'failed' : 'healed'} ${names.length} node(s): ${names.join(', ') || '(none matched)'}`);
   return names;
@@ -716,8 +733,8 @@ export async function healNodes(selector = '', log: Log = defaultLog): Promise<s
   await waitNodesReady(state, names, 60_000);
   const stamp = new Date().toISOString();
   for (const name of names) {
-    const pods = await apiOk(state, 'GET', `/api/v1/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${name}`)}`);
-    for (const pod of pods.items as any[]) {
+    const pods = await apiOk<Listed>(state, 'GET', `/api/v1/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${name}`)}`);
+    for (const pod of pods.items) {
       const r = await api(
         state,
         'PATCH',

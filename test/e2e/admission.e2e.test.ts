@@ -6,10 +6,18 @@
 // pod's labels, a pod's readiness (and a new pod by server-side apply, which RBAC already refuses).
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod, type V1ReplicaSet } from '@kubernetes/client-node';
 import { expect } from 'vitest';
-import { performAction, type ActuatorClients } from '../../agent/actuators.js';
+import { performAction } from '../../agent/actuators.js';
 import { FIELD_MANAGER as AGENT_FIELD_MANAGER } from '../../agent/field-manager.js';
 import { AGENT_PERMISSIONS } from '../../constructs/agent-rbac.js';
-import { IN_PLACE_READINESS_GATE, MARKED_AT_ANNOTATION, NAME_LABEL, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../../core/labels.js';
+import {
+  IN_PLACE_READINESS_GATE,
+  MARKED_AT_ANNOTATION,
+  NAME_LABEL,
+  POD_DELETION_COST_ANNOTATION,
+  REGION_LABEL,
+  REVISION_LABEL,
+  SWAP_STATE_ANNOTATION,
+} from '../../core/labels.js';
 import type { RolloutAction } from '../../core/rollout/actions.js';
 import { renderedIdentity, type AgentIdentity } from './agent-identity.js';
 import { clients, errorCode, errorMessage, FIELD_MANAGER, ObjectApi, readPod, test, testPod, uniqueName, waitFor } from './helpers.js';
@@ -44,7 +52,7 @@ async function refusal(request: Promise<unknown>): Promise<{ code: number | unde
   throw new Error('the request was allowed');
 }
 
-test('the agent\'s identity changes only its own fields of ExtendedDeployment objects; everything else is refused by the policy', async ({ ns }) => {
+test("the agent's identity changes only its own fields of ExtendedDeployment objects; everything else is refused by the policy", async ({ ns }) => {
   const suffix = uniqueName('a').slice(2);
   const system = uniqueName('ed-admission-probe');
   let identity: AgentIdentity | undefined;
@@ -55,7 +63,7 @@ test('the agent\'s identity changes only its own fields of ExtendedDeployment ob
     const apps = kc.makeApiClient(AppsV1Api);
     // The agent's own actuators, as the agent calls them (a variable, not a literal: whatever else ActuatorClients takes).
     const actuators = { core, apps, now: () => Date.now() };
-    const act = (kind: 'ReplicaSet' | 'Deployment', action: RolloutAction) => performAction(actuators as ActuatorClients, ns, kind, action);
+    const act = (kind: 'ReplicaSet' | 'Deployment', action: RolloutAction) => performAction(actuators, ns, kind, action);
 
     // The policies as stored: accepted by the API server, and type-checked against the Pod, ReplicaSet and Deployment
     // schemas without a warning.
@@ -63,17 +71,18 @@ test('the agent\'s identity changes only its own fields of ExtendedDeployment ob
     expect(policies).toEqual(['pods', 'replicasets', 'deployments'].map((r) => `extended-deployment-agent-${r}-${suffix}`));
     for (const name of policies) {
       const status = await waitFor(`${name} type-checked`, async () => {
-        const stored = (await clients().objects.read({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name } })) as {
+        const stored = await clients().objects.read<{
           metadata: { generation?: number };
           status?: { observedGeneration?: number; typeChecking?: { expressionWarnings?: unknown[] } };
-        };
+        }>({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name } });
         return stored.status?.typeChecking && stored.status.observedGeneration === stored.metadata.generation ? stored.status : undefined;
       });
       expect(status.typeChecking?.expressionWarnings, name).toBeUndefined();
     }
     /** The refusal of `rule` (a fragment of its message) of the policy for `resource`, as the API server words it. */
     const byPolicy = (resource: string, rule: string) => {
-      const policy = identity!.rbac.find((o) => o.metadata?.name === `extended-deployment-agent-${resource}-${suffix}`) as { spec: { validations: { message: string }[] } } | undefined;
+      const policy = identity!.rbac.find((o) => o.metadata?.name === `extended-deployment-agent-${resource}-${suffix}`) as
+        { spec: { validations: { message: string }[] } } | undefined;
       const message = policy?.spec.validations.find((v) => v.message.includes(rule))?.message;
       if (!message) throw new Error(`no ${resource} rule about ${rule}`);
       const name = `extended-deployment-agent-${resource}-${suffix}`;
@@ -89,10 +98,16 @@ test('the agent\'s identity changes only its own fields of ExtendedDeployment ob
     await admin.core.createNamespacedPod({ namespace: 'kube-system', body: testPod(system) });
     await admin.apps.createNamespacedReplicaSet({ namespace: ns, body: replicaSet('web-amd64', edLabels) });
     await admin.apps.createNamespacedReplicaSet({ namespace: ns, body: replicaSet('unrelated', { app: 'unrelated' }) });
-    for (const [name, labels] of [['web-arm64', { ...edLabels, [REGION_LABEL]: 'arm64' }], ['unrelated', { app: 'unrelated' }]] as const) {
+    for (const [name, labels] of [
+      ['web-arm64', { ...edLabels, [REGION_LABEL]: 'arm64' }],
+      ['unrelated', { app: 'unrelated' }],
+    ] as const) {
       const { kind: _kind, ...rs } = replicaSet(name, labels);
       const { selector, template } = rs.spec!;
-      await admin.apps.createNamespacedDeployment({ namespace: ns, body: { ...rs, kind: 'Deployment', spec: { replicas: 0, selector, template: template!, paused: true } } });
+      await admin.apps.createNamespacedDeployment({
+        namespace: ns,
+        body: { ...rs, kind: 'Deployment', spec: { replicas: 0, selector, template: template!, paused: true } },
+      });
     }
 
     // Refused: a stolen token cannot run an image of its choice in kube-system. RBAC lets it (the ClusterRole grants
@@ -118,14 +133,24 @@ test('the agent\'s identity changes only its own fields of ExtendedDeployment ob
     expect(await refusal(apps.patchNamespacedDeployment(applyParams('Deployment', 'unrelated'), apply))).toEqual(byPolicy('deployments', 'labelled'));
     // Nor change what a labelled workload runs: its template (or selector).
     const template = { spec: { template: { spec: { containers: [{ name: 'web', image: 'registry.example/evil:1' }] } } } };
-    expect(await refusal(apps.patchNamespacedReplicaSet({ namespace: ns, name: 'web-amd64', body: template }, smp))).toEqual(byPolicy('replicasets', 'only spec.replicas'));
-    expect(await refusal(apps.patchNamespacedDeployment({ namespace: ns, name: 'web-arm64', body: template }, smp))).toEqual(byPolicy('deployments', 'only spec.replicas'));
+    expect(await refusal(apps.patchNamespacedReplicaSet({ namespace: ns, name: 'web-amd64', body: template }, smp))).toEqual(
+      byPolicy('replicasets', 'only spec.replicas'),
+    );
+    expect(await refusal(apps.patchNamespacedDeployment({ namespace: ns, name: 'web-arm64', body: template }, smp))).toEqual(
+      byPolicy('deployments', 'only spec.replicas'),
+    );
     // Nor move a labelled pod out of its ReplicaSet or Service (labels), or mark it Ready (status).
     const relabel = { metadata: { labels: { app: 'elsewhere' } } };
-    expect(await refusal(core.patchNamespacedPod({ namespace: ns, name: gated.metadata!.name!, body: relabel }, smp))).toEqual(byPolicy('pods', 'no pod label'));
-    expect(await refusal(core.patchNamespacedPodStatus({ namespace: ns, name: gated.metadata!.name!, body: relabel }, smp))).toEqual(byPolicy('pods', 'no pod label'));
+    expect(await refusal(core.patchNamespacedPod({ namespace: ns, name: gated.metadata!.name!, body: relabel }, smp))).toEqual(
+      byPolicy('pods', 'no pod label'),
+    );
+    expect(await refusal(core.patchNamespacedPodStatus({ namespace: ns, name: gated.metadata!.name!, body: relabel }, smp))).toEqual(
+      byPolicy('pods', 'no pod label'),
+    );
     const ready = { status: { conditions: [{ type: 'Ready', status: 'True' }] } };
-    expect(await refusal(core.patchNamespacedPodStatus({ namespace: ns, name: gated.metadata!.name!, body: ready }, smp))).toEqual(byPolicy('pods', 'no pod status'));
+    expect(await refusal(core.patchNamespacedPodStatus({ namespace: ns, name: gated.metadata!.name!, body: ready }, smp))).toEqual(
+      byPolicy('pods', 'no pod status'),
+    );
     if (AGENT_PERMISSIONS.some((p) => p.resource === 'pods' && p.verbs.includes('delete'))) {
       // Pod DELETE is under the policy while RBAC grants it: not an unrelated pod.
       expect(await refusal(core.deleteNamespacedPod({ namespace: ns, name: 'unrelated-pod' }))).toEqual(byPolicy('pods', 'labelled'));
@@ -144,14 +169,25 @@ test('the agent\'s identity changes only its own fields of ExtendedDeployment ob
     expect([deployment.spec?.replicas, deployment.spec?.paused === true]).toEqual([1, false]); // false is left out
 
     await act('ReplicaSet', { kind: 'markOld', region, pod, uid, at: '2026-01-01T00:00:00Z' });
-    expect((await readPod(ns, pod)).metadata?.annotations).toMatchObject({ [POD_DELETION_COST_ANNOTATION]: '-100', [MARKED_AT_ANNOTATION]: '2026-01-01T00:00:00Z' });
+    expect((await readPod(ns, pod)).metadata?.annotations).toMatchObject({
+      [POD_DELETION_COST_ANNOTATION]: '-100',
+      [MARKED_AT_ANNOTATION]: '2026-01-01T00:00:00Z',
+    });
     await act('ReplicaSet', { kind: 'unmark', region, pod, uid });
     await act('ReplicaSet', { kind: 'closeGate', region, pod, uid });
     const current = async (): Promise<V1Pod> => readPod(ns, pod);
     const swap = async (kind: 'swapBegin' | 'swapImages' | 'swapDone', phase: 'draining' | 'swapping' | 'done') => {
       const resourceVersion = (await current()).metadata!.resourceVersion!;
       const images = kind === 'swapImages' ? { app: 'registry.example/app:2' } : undefined;
-      await act('ReplicaSet', { kind, region, pod, uid, resourceVersion, state: { revision: 'r2', phase, since: 0 }, ...(images && { images, revision: 'r2' }) });
+      await act('ReplicaSet', {
+        kind,
+        region,
+        pod,
+        uid,
+        resourceVersion,
+        state: { revision: 'r2', phase, since: 0 },
+        ...(images && { images, revision: 'r2' }),
+      });
     };
     await swap('swapBegin', 'draining');
     await swap('swapImages', 'swapping');
@@ -167,7 +203,9 @@ test('the agent\'s identity changes only its own fields of ExtendedDeployment ob
     // The agent's writes were its identity's, not the admin's.
     const managers = (swapped.metadata?.managedFields ?? []).map((m) => m.manager);
     expect(managers).toContain(AGENT_FIELD_MANAGER);
-    console.log(`[admission] ${subject}: refused kube-system image, unrelated pod/ReplicaSet/Deployment, new pod, template, labels, readiness; allowed scale, pause, mark, unmark, gate, swap`);
+    console.log(
+      `[admission] ${subject}: refused kube-system image, unrelated pod/ReplicaSet/Deployment, new pod, template, labels, readiness; allowed scale, pause, mark, unmark, gate, swap`,
+    );
 
     await act('ReplicaSet', { kind: 'deletePod', region, pod, uid });
     await waitFor('the labelled pod deleted (or evicted)', async () => {

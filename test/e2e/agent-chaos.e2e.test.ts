@@ -37,7 +37,11 @@ interface Scenario {
 
 const SCENARIOS: readonly Scenario[] = [
   { name: 'replacement', agents: 1, strategy: { rolloutStrategy: 'Beta', batchSize: 1, needWaitingForConfirm: false } },
-  { name: 'in place', agents: 1, strategy: { rolloutStrategy: 'Beta', batchSize: 1, needWaitingForConfirm: false, updateStrategy: { type: 'InPlaceIfPossible', gracePeriodSeconds: 1 } } },
+  {
+    name: 'in place',
+    agents: 1,
+    strategy: { rolloutStrategy: 'Beta', batchSize: 1, needWaitingForConfirm: false, updateStrategy: { type: 'InPlaceIfPossible', gracePeriodSeconds: 1 } },
+  },
   { name: 'leader kills, two agents', agents: 2, strategy: { rolloutStrategy: 'Beta', batchSize: 1, needWaitingForConfirm: false } },
 ];
 
@@ -45,74 +49,84 @@ console.log(`agent-chaos: seed ${SEED} (CHAOS_SEED=${SEED} repeats the kill dela
 
 describe('agent chaos: SIGKILL at seeded random moments during multi-region rollouts', () => {
   SCENARIOS.forEach((scenario, index) => {
-    test(`${scenario.name}: ${KILLS} kills, every rollout completes, no invariant broken, the cluster matches Git`, { timeout: 300_000 + KILLS * 40_000 }, async ({ ns }) => {
-      const seed = SEED + index;
-      await installCrds();
-      const suffix = uniqueName('c').slice(2);
-      const regions = deployRegions(suffix);
-      for (const region of regions) await serverSideApply(region);
-      const renderImage = (v: number) => render([...regions, extendedDeployment(ns, suffix, { image: `registry.example/web:${v}`, replicas: REPLICAS, strategy: scenario.strategy } satisfies EdOptions)]);
-      // The agents run as the rendered install's ServiceAccount, under its RBAC and admission policies.
-      const account = await renderedIdentity(ns, suffix);
-      const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: ED_NAME });
-      const supervisor = new AgentSupervisor({
-        kubeconfig: account.kubeconfigFile(),
-        namespace: ns,
-        prefix: 'chaos-',
-        agents: scenario.agents,
-        leaseSeconds: LEASE_SECONDS,
-        random: seededRandom(seed),
-        kills: KILLS,
-        describe: () => {
-          const s = watch.latest().ed?.status;
-          return `${s?.phase ?? '-'} group ${s?.currentGroup ?? '-'}/${s?.totalGroups ?? '-'}`;
-        },
-      });
-      let failed = false;
-      const rollouts: string[] = [];
-      const byMode = { swapped: 0, replaced: 0 };
-      try {
-        const v1 = renderImage(1);
-        await apply(v1);
-        await supervisor.start();
-        await waitRolledOut(ns, v1);
-        let last = v1;
-        for (let v = 2; v <= MAX_ROLLOUTS && !supervisor.done(); v++) {
-          const next = renderImage(v);
-          const started = Date.now();
-          const killsBefore = supervisor.kills.length;
-          await apply(next);
-          if (v === 2) supervisor.arm();
-          const status = await waitRolledOut(ns, next, 240_000 + KILLS * 15_000);
-          expect(await waitMatchesGit(watch, next), `rollout v${v}: the cluster matches Git`).toEqual([]);
-          const swapped = (status.regions ?? []).reduce((n, r) => n + (r.swappedInPlace ?? 0), 0);
-          const replaced = (status.regions ?? []).reduce((n, r) => n + (r.replaced ?? 0), 0);
-          byMode.swapped += swapped;
-          byMode.replaced += replaced;
-          rollouts.push(`v${v} ${((Date.now() - started) / 1000).toFixed(1)} s, ${supervisor.kills.length - killsBefore} kills, ${swapped} swapped in place, ${replaced} replaced`);
-          last = next;
+    test(
+      `${scenario.name}: ${KILLS} kills, every rollout completes, no invariant broken, the cluster matches Git`,
+      { timeout: 300_000 + KILLS * 40_000 },
+      async ({ ns }) => {
+        const seed = SEED + index;
+        await installCrds();
+        const suffix = uniqueName('c').slice(2);
+        const regions = deployRegions(suffix);
+        for (const region of regions) await serverSideApply(region);
+        const renderImage = (v: number) =>
+          render([
+            ...regions,
+            extendedDeployment(ns, suffix, { image: `registry.example/web:${v}`, replicas: REPLICAS, strategy: scenario.strategy } satisfies EdOptions),
+          ]);
+        // The agents run as the rendered install's ServiceAccount, under its RBAC and admission policies.
+        const account = await renderedIdentity(ns, suffix);
+        const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: ED_NAME });
+        const supervisor = new AgentSupervisor({
+          kubeconfig: account.kubeconfigFile(),
+          namespace: ns,
+          prefix: 'chaos-',
+          agents: scenario.agents,
+          leaseSeconds: LEASE_SECONDS,
+          random: seededRandom(seed),
+          kills: KILLS,
+          describe: () => {
+            const s = watch.latest().ed?.status;
+            return `${s?.phase ?? '-'} group ${s?.currentGroup ?? '-'}/${s?.totalGroups ?? '-'}`;
+          },
+        });
+        let failed = false;
+        const rollouts: string[] = [];
+        const byMode = { swapped: 0, replaced: 0 };
+        try {
+          const v1 = renderImage(1);
+          await apply(v1);
+          await supervisor.start();
+          await waitRolledOut(ns, v1);
+          let last = v1;
+          for (let v = 2; v <= MAX_ROLLOUTS && !supervisor.done(); v++) {
+            const next = renderImage(v);
+            const started = Date.now();
+            const killsBefore = supervisor.kills.length;
+            await apply(next);
+            if (v === 2) supervisor.arm();
+            const status = await waitRolledOut(ns, next, 240_000 + KILLS * 15_000);
+            expect(await waitMatchesGit(watch, next), `rollout v${v}: the cluster matches Git`).toEqual([]);
+            const swapped = (status.regions ?? []).reduce((n, r) => n + (r.swappedInPlace ?? 0), 0);
+            const replaced = (status.regions ?? []).reduce((n, r) => n + (r.replaced ?? 0), 0);
+            byMode.swapped += swapped;
+            byMode.replaced += replaced;
+            rollouts.push(
+              `v${v} ${((Date.now() - started) / 1000).toFixed(1)} s, ${supervisor.kills.length - killsBefore} kills, ${swapped} swapped in place, ${replaced} replaced`,
+            );
+            last = next;
+          }
+          expect(supervisor.kills).toHaveLength(KILLS);
+          // The scenario exercised the mode it names: pods swapped in place, or replaced.
+          if (scenario.strategy['updateStrategy']) expect(byMode.swapped).toBeGreaterThan(0);
+          else expect([byMode.swapped, byMode.replaced > 0]).toEqual([0, true]);
+          expect(await waitMatchesGit(watch, last), 'the cluster matches Git at the end').toEqual([]);
+        } catch (e) {
+          failed = true;
+          throw e;
+        } finally {
+          console.log(
+            [
+              `agent-chaos ${scenario.name}: seed ${seed}; ${supervisor.kills.length}/${KILLS} kills over ${rollouts.length} rollouts (${rollouts.join('; ')}); ${supervisor.processes} agent processes; lease ${LEASE_SECONDS} s`,
+              ...supervisor.kills.map((k) => `  kill ${k.n} of ${k.agent}, ${k.afterLeaderMs} ms after it became leader, during ${k.during}`),
+            ].join('\n'),
+          );
+          await supervisor.stop();
+          await account.remove();
+          const violations = await stopAndReport(watch, `agent-chaos ${scenario.name} (seed ${seed})`, failed);
+          await deleteAll(regions);
+          if (!failed) expect(violations).toEqual([]);
         }
-        expect(supervisor.kills).toHaveLength(KILLS);
-        // The scenario exercised the mode it names: pods swapped in place, or replaced.
-        if (scenario.strategy['updateStrategy']) expect(byMode.swapped).toBeGreaterThan(0);
-        else expect([byMode.swapped, byMode.replaced > 0]).toEqual([0, true]);
-        expect(await waitMatchesGit(watch, last), 'the cluster matches Git at the end').toEqual([]);
-      } catch (e) {
-        failed = true;
-        throw e;
-      } finally {
-        console.log(
-          [
-            `agent-chaos ${scenario.name}: seed ${seed}; ${supervisor.kills.length}/${KILLS} kills over ${rollouts.length} rollouts (${rollouts.join('; ')}); ${supervisor.processes} agent processes; lease ${LEASE_SECONDS} s`,
-            ...supervisor.kills.map((k) => `  kill ${k.n} of ${k.agent}, ${k.afterLeaderMs} ms after it became leader, during ${k.during}`),
-          ].join('\n'),
-        );
-        await supervisor.stop();
-        await account.remove();
-        const violations = await stopAndReport(watch, `agent-chaos ${scenario.name} (seed ${seed})`, failed);
-        await deleteAll(regions);
-        if (!failed) expect(violations).toEqual([]);
-      }
-    });
+      },
+    );
   });
 });

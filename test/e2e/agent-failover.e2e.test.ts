@@ -4,7 +4,6 @@
 // SIGKILL, so it never releases the Lease. The standby must take over once the Lease expires and finish the rollout,
 // with the invariant watcher (invariants.ts) beside it throughout, and the cluster must match Git at the end. The
 // takeover delay (kill → the standby's "became leader") is printed, not asserted.
-import type { V1Lease } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { renderedIdentity } from './agent-identity.js';
 import { AgentProcess } from './agent-process.js';
@@ -41,7 +40,7 @@ test('the standby takes over a killed leader within the lease duration and finis
     await apply(v1);
 
     // One leads: the Lease names it, its gauge is 1, the other's is 0 (a standby with warm caches).
-    const lease = () => clients().coord.readNamespacedLease({ name: LEASE, namespace: ns }) as Promise<V1Lease>;
+    const lease = () => clients().coord.readNamespacedLease({ name: LEASE, namespace: ns });
     const leaderId = await waitFor('a leader', async () => (await lease()).spec?.holderIdentity || undefined, { timeoutMs: 60_000 });
     const leader = agents.find((a) => a.identity === leaderId)!;
     const standby = agents.find((a) => a.identity !== leaderId)!;

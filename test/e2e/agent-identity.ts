@@ -36,7 +36,11 @@ const clusterScoped = (o: RbacObject) => CLUSTER_KINDS.has(o.kind ?? '');
  * ServiceAccount in `ns`. Everything else (rules, verbs, Lease names, CEL) is exactly as rendered. Without
  * `admission`, the policies and bindings are left out.
  */
-export function renderedRbac(ns: string, suffix: string, { admission = true }: { admission?: boolean } = {}): { objects: RbacObject[]; serviceAccount: string } {
+export function renderedRbac(
+  ns: string,
+  suffix: string,
+  { admission = true }: { admission?: boolean } = {},
+): { objects: RbacObject[]; serviceAccount: string } {
   const text = readFileSync(join(repoRoot, 'dist', 'agent-install.k8s.yaml'), 'utf8');
   const objects = parseAllDocuments(text)
     .map((d) => d.toJS() as RbacObject)
@@ -54,13 +58,16 @@ export function renderedRbac(ns: string, suffix: string, { admission = true }: {
       spec: {
         ...o.spec,
         ...(o.spec.policyName && { policyName: renamed.get(o.spec.policyName) ?? o.spec.policyName }),
-        ...(o.spec.matchConditions && { matchConditions: o.spec.matchConditions.map((c) => ({ ...c, expression: c.expression.replaceAll(renderedSubject, subject) })) }),
+        ...(o.spec.matchConditions && {
+          matchConditions: o.spec.matchConditions.map((c) => ({ ...c, expression: c.expression.replaceAll(renderedSubject, subject) })),
+        }),
       },
     }),
   }));
   // A policy that still named the installed ServiceAccount would hold no test to anything.
   for (const o of mapped.filter((p) => p.kind === POLICY)) {
-    if (!o.spec?.matchConditions?.some((c) => c.expression.includes(subject))) throw new Error(`${POLICY} ${o.metadata?.name}: no match condition names ${subject}`);
+    if (!o.spec?.matchConditions?.some((c) => c.expression.includes(subject)))
+      throw new Error(`${POLICY} ${o.metadata?.name}: no match condition names ${subject}`);
   }
   return { objects: mapped, serviceAccount };
 }

@@ -65,169 +65,192 @@ interface IntentTrap {
   left?: ExtendedDeploymentStatus;
 }
 
-test('kill -9 at random points and between intent and action: every rollout completes, no new pod is ever deleted, no region exceeds desired + batch', { timeout: 900_000 }, async ({ ns }) => {
-  const seed = process.env.KILL_SEED ? Number(process.env.KILL_SEED) : randomInt(2 ** 31);
-  const random = seededRandom(seed);
-  console.log(`agent-kill: seed ${seed} (KILL_SEED=${seed} repeats the kill delays)`);
-  await installCrds();
-  const suffix = uniqueName('k').slice(2);
-  const regions = threeRegions(suffix);
-  for (const region of regions) await serverSideApply(region);
-  const renders: RenderedExtendedDeployment[] = [];
-  const renderVersion = (v: number) => render([...regions, extendedDeployment(ns, regions, REPLICAS, `registry.example/web:${v}`)]);
+test(
+  'kill -9 at random points and between intent and action: every rollout completes, no new pod is ever deleted, no region exceeds desired + batch',
+  { timeout: 900_000 },
+  async ({ ns }) => {
+    const seed = process.env.KILL_SEED ? Number(process.env.KILL_SEED) : randomInt(2 ** 31);
+    const random = seededRandom(seed);
+    console.log(`agent-kill: seed ${seed} (KILL_SEED=${seed} repeats the kill delays)`);
+    await installCrds();
+    const suffix = uniqueName('k').slice(2);
+    const regions = threeRegions(suffix);
+    for (const region of regions) await serverSideApply(region);
+    const renders: RenderedExtendedDeployment[] = [];
+    const renderVersion = (v: number) => render([...regions, extendedDeployment(ns, regions, REPLICAS, `registry.example/web:${v}`)]);
 
-  // ---- the agents' identity: the rendered install's ServiceAccount, under its RBAC and admission policies
-  const account = await renderedIdentity(ns, suffix);
+    // ---- the agents' identity: the rendered install's ServiceAccount, under its RBAC and admission policies
+    const account = await renderedIdentity(ns, suffix);
 
-  // ---- invariants, from watches
-  const desired = new Map(regions.map((r, i) => [r.metadata!.name!, REPLICAS[i]!]));
-  const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: 'web' });
-  let failed = false;
-  const describeStatus = () => {
-    const s = watch.latest().ed?.status;
-    return `rollout ${s?.revision ?? '-'} ${s?.phase ?? '-'} group ${s?.currentGroup ?? '-'}/${s?.totalGroups ?? '-'}`;
-  };
+    // ---- invariants, from watches
+    const desired = new Map(regions.map((r, i) => [r.metadata!.name!, REPLICAS[i]!]));
+    const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: 'web' });
+    let failed = false;
+    const describeStatus = () => {
+      const s = watch.latest().ed?.status;
+      return `rollout ${s?.revision ?? '-'} ${s?.phase ?? '-'} group ${s?.currentGroup ?? '-'}/${s?.totalGroups ?? '-'}`;
+    };
 
-  // ---- agents: one at a time, each killed and replaced by the next
-  const kills: Kill[] = [];
-  const traps: IntentTrap[] = [];
-  let agent: AgentProcess | undefined;
-  let agents = 0;
-  let leaderAt = 0;
-  let randomKillTimer: NodeJS.Timeout | undefined;
-  let finishing = false;
+    // ---- agents: one at a time, each killed and replaced by the next
+    const kills: Kill[] = [];
+    const traps: IntentTrap[] = [];
+    let agent: AgentProcess | undefined;
+    let agents = 0;
+    let leaderAt = 0;
+    let randomKillTimer: NodeJS.Timeout | undefined;
+    let finishing = false;
 
-  const kill = (kind: Kill['kind'], detail?: string, trap?: IntentTrap) => {
-    const victim = agent;
-    if (!victim || !victim.alive()) return;
-    clearTimeout(randomKillTimer);
-    randomKillTimer = undefined;
-    victim.killHard();
-    const record: Kill = { n: kills.length + 1, kind, agent: victim.identity, afterLeaderMs: leaderAt ? Date.now() - leaderAt : -1, status: describeStatus(), ...(detail && { detail }) };
-    kills.push(record);
-    if (kind === 'intent') {
-      // What the crash left in the cluster: the status records the group, the ReplicaSets are as they were.
-      void (async () => {
-        const status = await readStatus(ns);
-        if (trap) trap.left = status;
-        const replicaSets = (await clients().apps.listNamespacedReplicaSet({ namespace: ns, labelSelector: `${NAME_LABEL}=web` })).items;
-        const left = `left: status ${status.revision} group ${status.currentGroup} started ${status.lastGroupStartTime}; ReplicaSets ${replicaSets.map((r) => `${r.metadata?.name}=${r.spec?.replicas}`).join(' ')}`;
-        kills[record.n - 1] = { ...record, detail: `${record.detail}; ${left}` };
-      })().catch(() => undefined);
-    }
-    void victim.exited.then(() => startAgentProcess());
-  };
-  const onRequest = (r: ProxiedRequest): Verdict => {
-    const path = r.path.split('?')[0] ?? '';
-    const trap = traps.find((t) => !t.fired);
-    if (!trap || !agent?.alive()) return 'forward';
-    if (r.method === 'PUT' && path.endsWith('/extendeddeployments/web/status')) {
-      const status = (JSON.parse(r.body.toString() || '{}') as { status?: ExtendedDeploymentStatus }).status;
-      if (status?.revision === trap.revision && status.currentGroup === trap.group) trap.statusWritten = true;
-      return 'forward';
-    }
-    if (trap.statusWritten && r.method !== 'GET' && /\/(replicasets|pods)(\/|$)/.test(path)) {
-      trap.fired = true;
-      kill('intent', `rollout ${trap.revision} group ${trap.group}: status written, then dropped ${r.method} ${path.replace(`/namespaces/${ns}`, '')}`, trap);
-      return 'drop';
-    }
-    return 'forward';
-  };
-  const proxy = await startApiProxy(ns, onRequest);
-  // Through the proxy as the ServiceAccount: the proxy forwards the Impersonate-User header with the admin's certificate.
-  const kubeconfig = account.kubeconfigFile(proxy.kubeconfig);
-
-  const startAgentProcess = () => {
-    if (finishing) return;
-    agents += 1;
-    leaderAt = 0;
-    const next = new AgentProcess({ kubeconfig, identity: `a${agents}`, namespace: ns, leaseNamespace: ns, leaseDurationSeconds: LEASE_SECONDS, echo: !!process.env.AGENT_ECHO });
-    agent = next;
-    next.waitForLog('became leader', 120_000).then(
-      () => {
-        if (agent !== next || !next.alive()) return;
-        leaderAt = Date.now();
-        scheduleRandomKill();
-      },
-      () => undefined, // killed before it led (the intent trap can hit a fresh leader too): the next one takes over
-    );
-  };
-  /** Random kills start with the first rollout (v2); each leader gets one, 0.3–3 s after it started leading. */
-  let randomKillsArmed = false;
-  const scheduleRandomKill = () => {
-    if (!randomKillsArmed || finishing || !leaderAt || randomKillTimer || kills.filter((k) => k.kind === 'random').length >= RANDOM_KILLS) return;
-    const delay = Math.max(0, leaderAt + 300 + Math.floor(random() * 2700) - Date.now());
-    randomKillTimer = setTimeout(() => {
+    const kill = (kind: Kill['kind'], detail?: string, trap?: IntentTrap) => {
+      const victim = agent;
+      if (!victim || !victim.alive()) return;
+      clearTimeout(randomKillTimer);
       randomKillTimer = undefined;
-      kill('random');
-    }, delay);
-  };
+      victim.killHard();
+      const record: Kill = {
+        n: kills.length + 1,
+        kind,
+        agent: victim.identity,
+        afterLeaderMs: leaderAt ? Date.now() - leaderAt : -1,
+        status: describeStatus(),
+        ...(detail && { detail }),
+      };
+      kills.push(record);
+      if (kind === 'intent') {
+        // What the crash left in the cluster: the status records the group, the ReplicaSets are as they were.
+        void (async () => {
+          const status = await readStatus(ns);
+          if (trap) trap.left = status;
+          const replicaSets = (await clients().apps.listNamespacedReplicaSet({ namespace: ns, labelSelector: `${NAME_LABEL}=web` })).items;
+          const left = `left: status ${status.revision} group ${status.currentGroup} started ${status.lastGroupStartTime}; ReplicaSets ${replicaSets.map((r) => `${r.metadata?.name}=${r.spec?.replicas}`).join(' ')}`;
+          kills[record.n - 1] = { ...record, detail: `${record.detail}; ${left}` };
+        })().catch(() => undefined);
+      }
+      void victim.exited.then(() => startAgentProcess());
+    };
+    const onRequest = (r: ProxiedRequest): Verdict => {
+      const path = r.path.split('?')[0] ?? '';
+      const trap = traps.find((t) => !t.fired);
+      if (!trap || !agent?.alive()) return 'forward';
+      if (r.method === 'PUT' && path.endsWith('/extendeddeployments/web/status')) {
+        const status = (JSON.parse(r.body.toString() || '{}') as { status?: ExtendedDeploymentStatus }).status;
+        if (status?.revision === trap.revision && status.currentGroup === trap.group) trap.statusWritten = true;
+        return 'forward';
+      }
+      if (trap.statusWritten && r.method !== 'GET' && /\/(replicasets|pods)(\/|$)/.test(path)) {
+        trap.fired = true;
+        kill('intent', `rollout ${trap.revision} group ${trap.group}: status written, then dropped ${r.method} ${path.replace(`/namespaces/${ns}`, '')}`, trap);
+        return 'drop';
+      }
+      return 'forward';
+    };
+    const proxy = await startApiProxy(ns, onRequest);
+    // Through the proxy as the ServiceAccount: the proxy forwards the Impersonate-User header with the admin's certificate.
+    const kubeconfig = account.kubeconfigFile(proxy.kubeconfig);
 
-  try {
-    // v1: the agent scales the freshly synced ReplicaSets to 3/2/2.
-    renders.push(renderVersion(1));
-    await apply(renders[0]!);
-    startAgentProcess();
-    await waitRolledOut(ns, renders[0]!);
+    const startAgentProcess = () => {
+      if (finishing) return;
+      agents += 1;
+      leaderAt = 0;
+      const next = new AgentProcess({
+        kubeconfig,
+        identity: `a${agents}`,
+        namespace: ns,
+        leaseNamespace: ns,
+        leaseDurationSeconds: LEASE_SECONDS,
+        echo: !!process.env.AGENT_ECHO,
+      });
+      agent = next;
+      next.waitForLog('became leader', 120_000).then(
+        () => {
+          if (agent !== next || !next.alive()) return;
+          leaderAt = Date.now();
+          scheduleRandomKill();
+        },
+        () => undefined, // killed before it led (the intent trap can hit a fresh leader too): the next one takes over
+      );
+    };
+    /** Random kills start with the first rollout (v2); each leader gets one, 0.3–3 s after it started leading. */
+    let randomKillsArmed = false;
+    const scheduleRandomKill = () => {
+      if (!randomKillsArmed || finishing || !leaderAt || randomKillTimer || kills.filter((k) => k.kind === 'random').length >= RANDOM_KILLS) return;
+      const delay = Math.max(0, leaderAt + 300 + Math.floor(random() * 2700) - Date.now());
+      randomKillTimer = setTimeout(() => {
+        randomKillTimer = undefined;
+        kill('random');
+      }, delay);
+    };
 
-    // Rollouts one after another until every kill happened. The intent traps: the start of group 2 of the first
-    // rollout, and the start of the second rollout (group 1: its first pods are marked and scaled right after).
-    const durations: string[] = [];
-    for (let v = 2; v <= MAX_ROLLOUTS; v++) {
-      const next = renderVersion(v);
-      renders.push(next);
-      if (v === 2) traps.push({ revision: next.rolloutRevision, group: 2, statusWritten: false, fired: false });
-      if (v === 3) traps.push({ revision: next.rolloutRevision, group: 1, statusWritten: false, fired: false });
-      const started = Date.now();
-      await apply(next);
-      randomKillsArmed = true;
-      scheduleRandomKill();
-      const status = await waitRolledOut(ns, next, 300_000);
-      expect(status.regions?.map((r) => [r.name, r.desired, r.updated, r.available])).toEqual(next.regions.map((r) => [r.name, r.replicas, r.replicas, r.replicas]));
-      durations.push(`v${v}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      const randomKills = kills.filter((k) => k.kind === 'random').length;
-      if (v >= 3 && randomKills >= RANDOM_KILLS && traps.every((t) => t.fired)) break;
+    try {
+      // v1: the agent scales the freshly synced ReplicaSets to 3/2/2.
+      renders.push(renderVersion(1));
+      await apply(renders[0]!);
+      startAgentProcess();
+      await waitRolledOut(ns, renders[0]!);
+
+      // Rollouts one after another until every kill happened. The intent traps: the start of group 2 of the first
+      // rollout, and the start of the second rollout (group 1: its first pods are marked and scaled right after).
+      const durations: string[] = [];
+      for (let v = 2; v <= MAX_ROLLOUTS; v++) {
+        const next = renderVersion(v);
+        renders.push(next);
+        if (v === 2) traps.push({ revision: next.rolloutRevision, group: 2, statusWritten: false, fired: false });
+        if (v === 3) traps.push({ revision: next.rolloutRevision, group: 1, statusWritten: false, fired: false });
+        const started = Date.now();
+        await apply(next);
+        randomKillsArmed = true;
+        scheduleRandomKill();
+        const status = await waitRolledOut(ns, next, 300_000);
+        expect(status.regions?.map((r) => [r.name, r.desired, r.updated, r.available])).toEqual(
+          next.regions.map((r) => [r.name, r.replicas, r.replicas, r.replicas]),
+        );
+        durations.push(`v${v}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+        const randomKills = kills.filter((k) => k.kind === 'random').length;
+        if (v >= 3 && randomKills >= RANDOM_KILLS && traps.every((t) => t.fired)) break;
+      }
+      finishing = true;
+      clearTimeout(randomKillTimer);
+
+      // The final state, once more from a fresh read: every pod of every region at the last revision, desired counts;
+      // and the watcher's picture matches Git.
+      const last = renders[renders.length - 1]!;
+      const counts = await podCounts(ns, last);
+      expect(counts.map((c) => [c.name, c.updated, c.old, c.terminating])).toEqual(last.regions.map((r) => [r.name, r.replicas, 0, 0]));
+      const livePods = (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=web` })).items;
+      const lastTargets = new Map(last.regions.map((r) => [r.name, r.revision]));
+      for (const pod of livePods) expect(podLabels(pod).revision).toBe(lastTargets.get(podLabels(pod).region));
+      expect(await waitMatchesGit(watch, last), 'the cluster matches Git').toEqual([]);
+
+      const extremes = observedExtremes(watch, 0, [...desired.keys()]);
+      console.log(
+        [
+          `agent-kill: seed ${seed}; ${renders.length - 1} rollouts after v1 (${durations.join(', ')}); ${agents} agent processes; lease ${LEASE_SECONDS} s`,
+          ...kills.map(
+            (k) =>
+              `  kill ${k.n} (${k.kind}) of ${k.agent}, ${k.afterLeaderMs} ms after it became leader; status then: ${k.status}${k.detail ? `; ${k.detail}` : ''}`,
+          ),
+          `  most pods seen per region (ceiling desired + ${BATCH}): ${extremes.map((e) => `${e.name} ${e.maxPods}/${(desired.get(e.name) ?? 0) + BATCH}`).join(', ')}`,
+        ].join('\n'),
+      );
+      expect(kills.filter((k) => k.kind === 'random')).toHaveLength(RANDOM_KILLS);
+      expect(traps.map((t) => t.fired)).toEqual([true, true]);
+      // Each intent kill left the new group recorded in the status (and the action undone); the groups' start times
+      // were kept by the agents that continued them (the watcher's groupRestarted rule).
+      expect(traps.map((t) => [t.left?.revision, t.left?.currentGroup])).toEqual(traps.map((t) => [t.revision, t.group]));
+    } catch (e) {
+      failed = true;
+      throw e;
+    } finally {
+      finishing = true;
+      clearTimeout(randomKillTimer);
+      await agent?.stop();
+      const violations = await stopAndReport(watch, `agent-kill (seed ${seed})`, failed);
+      await proxy.close();
+      await account.remove();
+      await deleteAll(regions);
+      if (!failed) expect(violations).toEqual([]);
     }
-    finishing = true;
-    clearTimeout(randomKillTimer);
-
-    // The final state, once more from a fresh read: every pod of every region at the last revision, desired counts;
-    // and the watcher's picture matches Git.
-    const last = renders[renders.length - 1]!;
-    const counts = await podCounts(ns, last);
-    expect(counts.map((c) => [c.name, c.updated, c.old, c.terminating])).toEqual(last.regions.map((r) => [r.name, r.replicas, 0, 0]));
-    const livePods = (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=web` })).items;
-    const lastTargets = new Map(last.regions.map((r) => [r.name, r.revision]));
-    for (const pod of livePods) expect(podLabels(pod).revision).toBe(lastTargets.get(podLabels(pod).region));
-    expect(await waitMatchesGit(watch, last), 'the cluster matches Git').toEqual([]);
-
-    const extremes = observedExtremes(watch, 0, [...desired.keys()]);
-    console.log(
-      [
-        `agent-kill: seed ${seed}; ${renders.length - 1} rollouts after v1 (${durations.join(', ')}); ${agents} agent processes; lease ${LEASE_SECONDS} s`,
-        ...kills.map((k) => `  kill ${k.n} (${k.kind}) of ${k.agent}, ${k.afterLeaderMs} ms after it became leader; status then: ${k.status}${k.detail ? `; ${k.detail}` : ''}`),
-        `  most pods seen per region (ceiling desired + ${BATCH}): ${extremes.map((e) => `${e.name} ${e.maxPods}/${(desired.get(e.name) ?? 0) + BATCH}`).join(', ')}`,
-      ].join('\n'),
-    );
-    expect(kills.filter((k) => k.kind === 'random')).toHaveLength(RANDOM_KILLS);
-    expect(traps.map((t) => t.fired)).toEqual([true, true]);
-    // Each intent kill left the new group recorded in the status (and the action undone); the groups' start times
-    // were kept by the agents that continued them (the watcher's groupRestarted rule).
-    expect(traps.map((t) => [t.left?.revision, t.left?.currentGroup])).toEqual(traps.map((t) => [t.revision, t.group]));
-  } catch (e) {
-    failed = true;
-    throw e;
-  } finally {
-    finishing = true;
-    clearTimeout(randomKillTimer);
-    await agent?.stop();
-    const violations = await stopAndReport(watch, `agent-kill (seed ${seed})`, failed);
-    await proxy.close();
-    await account.remove();
-    await deleteAll(regions);
-    if (!failed) expect(violations).toEqual([]);
-  }
-  // Quiet check: nothing is left behind that would keep working on the namespace.
-  await sleep(100);
-  await waitFor('agent process exited', async () => !agent?.alive());
-});
+    // Quiet check: nothing is left behind that would keep working on the namespace.
+    await sleep(100);
+    await waitFor('agent process exited', async () => !agent?.alive());
+  },
+);

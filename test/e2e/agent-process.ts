@@ -154,7 +154,10 @@ export class AgentProcess {
   }
 
   private describe(): string {
-    const tail = this.lines.slice(-15).map((l) => JSON.stringify(l)).join('\n');
+    const tail = this.lines
+      .slice(-15)
+      .map((l) => JSON.stringify(l))
+      .join('\n');
     return `\nlast log lines:\n${tail}${this.stderr ? `\nstderr:\n${this.stderr.slice(-2000)}` : ''}`;
   }
 }

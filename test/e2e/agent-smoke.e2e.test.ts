@@ -7,12 +7,13 @@
 import type { KubernetesObject, V1Lease } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { startAgent, type Agent } from '../../agent/agent.js';
-import { silentLogger } from '../../agent/log.js';
+import { silentLogger } from '../../agent/runtime/log.js';
 import { run } from '../../cli/run.js';
 import type { ExtendedDeploymentStatus } from '../../core/api/extended-deployment.js';
 import { NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../../core/labels.js';
 import { renderSet, type RenderedExtendedDeployment } from '../../core/render.js';
-import { simulateRollout } from '../../core/rollout/simulate.js';
+import { startFromRender } from '../../core/simulate/from-render.js';
+import { simulateRollout } from '../../core/simulate/simulate.js';
 import { kubeconfigPath } from '../cluster/lab.js';
 import { installCrds } from './crds.js';
 import { waitMatchesGit } from './git-match.js';
@@ -22,11 +23,15 @@ import { start as startWatcher, stopAndReport } from './invariants.js';
 const GROUP = 'extendeddeployment.io';
 const VERSION = 'v1beta1';
 
-
 /** Two regions on the lab's nodes, named per test (DeployRegions are cluster-scoped). */
 function deployRegions(suffix: string) {
   return [
-    { apiVersion: `${GROUP}/${VERSION}`, kind: 'DeployRegion', metadata: { name: `amd-${suffix}` }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64', 'topology.kubernetes.io/zone': 'zone-a' } } },
+    {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'DeployRegion',
+      metadata: { name: `amd-${suffix}` },
+      spec: { matchLabels: { 'kubernetes.io/arch': 'amd64', 'topology.kubernetes.io/zone': 'zone-a' } },
+    },
     { apiVersion: `${GROUP}/${VERSION}`, kind: 'DeployRegion', metadata: { name: `arm-${suffix}` }, spec: { matchLabels: { 'kubernetes.io/arch': 'arm64' } } },
   ];
 }
@@ -67,13 +72,17 @@ async function apply(ed: RenderedExtendedDeployment, parts: 'all' | 'ed' | 'work
 }
 
 async function readStatus(ns: string): Promise<ExtendedDeploymentStatus> {
-  const ed = (await clients().objects.read({ apiVersion: `${GROUP}/${VERSION}`, kind: 'ExtendedDeployment', metadata: { name: 'web', namespace: ns } })) as { status?: ExtendedDeploymentStatus };
+  const ed = (await clients().objects.read({ apiVersion: `${GROUP}/${VERSION}`, kind: 'ExtendedDeployment', metadata: { name: 'web', namespace: ns } })) as {
+    status?: ExtendedDeploymentStatus;
+  };
   return ed.status ?? {};
 }
 
 /** Live pods (not terminating) per region and revision. */
 async function podCounts(ns: string, rendered: RenderedExtendedDeployment): Promise<{ name: string; updated: number; old: number }[]> {
-  const pods = (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=web` })).items.filter((p) => !p.metadata?.deletionTimestamp);
+  const pods = (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=web` })).items.filter(
+    (p) => !p.metadata?.deletionTimestamp,
+  );
   return rendered.regions.map((r) => {
     const mine = pods.filter((p) => p.metadata?.labels?.[REGION_LABEL] === r.name);
     const updated = mine.filter((p) => p.metadata?.labels?.[REVISION_LABEL] === r.revision).length;
@@ -87,9 +96,14 @@ async function podCounts(ns: string, rendered: RenderedExtendedDeployment): Prom
  */
 async function rollThroughGates(ns: string, from: RenderedExtendedDeployment, to: RenderedExtendedDeployment): Promise<void> {
   const sim = simulateRollout(
-    to.parsed,
-    to.rolloutRevision,
-    to.regions.map((r) => ({ name: r.name, desired: r.replicas, targetRevision: r.revision, running: { [from.regions.find((o) => o.name === r.name)?.revision ?? 'old']: r.replicas } })),
+    startFromRender(
+      to,
+      (name) => {
+        const old = from.regions.find((o) => o.name === name);
+        return { replicas: old?.replicas, running: { [old?.revision ?? 'old']: old?.replicas ?? 0 } };
+      },
+      from,
+    ),
   );
   expect(sim.totalGroups).toBe(3);
   expect(sim.approvals).toEqual([2, 3]);
@@ -137,11 +151,15 @@ test('the agent rolls image changes group by group, as simulateRollout predicts'
     });
 
     // The rendered ReplicaSets start with Kubernetes' one replica; the agent scales them to the distribution.
-    await waitFor('v1 Healthy with 3 + 2 pods', async () => {
-      const status = await readStatus(ns);
-      const counts = await podCounts(ns, v1);
-      return status.phase === 'Healthy' && JSON.stringify(counts.map((c) => [c.updated, c.old])) === '[[3,0],[2,0]]';
-    }, { timeoutMs: 120_000, describe: async () => ({ status: await readStatus(ns), pods: await podCounts(ns, v1) }) });
+    await waitFor(
+      'v1 Healthy with 3 + 2 pods',
+      async () => {
+        const status = await readStatus(ns);
+        const counts = await podCounts(ns, v1);
+        return status.phase === 'Healthy' && JSON.stringify(counts.map((c) => [c.updated, c.old])) === '[[3,0],[2,0]]';
+      },
+      { timeoutMs: 120_000, describe: async () => ({ status: await readStatus(ns), pods: await podCounts(ns, v1) }) },
+    );
     const ready = await fetch(`http://127.0.0.1:${agent.healthAddress.port}/readyz`);
     expect(ready.status).toBe(200);
 
@@ -154,10 +172,14 @@ test('the agent rolls image changes group by group, as simulateRollout predicts'
     // again at group 1 (and stop at every gate), not continue from the finished rollout's last group.
     const v3 = render([...regions, extendedDeployment(ns, suffix, 'registry.example/web:3', true)]);
     await apply(v3, 'ed');
-    await waitFor('v3 waiting for the sync', async () => {
-      const status = await readStatus(ns);
-      return status.revision === v3.rolloutRevision && status.conditions?.some((c) => c.reason === 'WaitingForSync');
-    }, { describe: () => readStatus(ns) });
+    await waitFor(
+      'v3 waiting for the sync',
+      async () => {
+        const status = await readStatus(ns);
+        return status.revision === v3.rolloutRevision && status.conditions?.some((c) => c.reason === 'WaitingForSync');
+      },
+      { describe: () => readStatus(ns) },
+    );
     await apply(v3, 'workloads');
     await rollThroughGates(ns, v2, v3);
     expect(await waitMatchesGit(watch, v3), 'the cluster matches Git').toEqual([]);
@@ -181,7 +203,7 @@ test('the agent rolls image changes group by group, as simulateRollout predicts'
     if (!failed) expect(violations).toEqual([]);
     for (const region of regions) {
       try {
-        await clients().objects.delete(region as KubernetesObject);
+        await clients().objects.delete(region);
       } catch {
         // already gone
       }

@@ -47,11 +47,21 @@ const RANDOM_WINDOWS = 12;
 
 /** Waits until `to` runs everywhere, alone, and the status says so. */
 async function converged(env: RolloutEnv, to: RenderedExtendedDeployment, what: string): Promise<ExtendedDeploymentStatus> {
-  await waitForPods(env.ns, to, to.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 })), what, 240_000);
-  return waitFor(`${what}: Healthy`, async () => {
-    const s = await readStatus(env.ns);
-    return s.phase === 'Healthy' && s.revision === to.rolloutRevision ? s : undefined;
-  }, { timeoutMs: 120_000, describe: () => readStatus(env.ns) });
+  await waitForPods(
+    env.ns,
+    to,
+    to.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 })),
+    what,
+    240_000,
+  );
+  return waitFor(
+    `${what}: Healthy`,
+    async () => {
+      const s = await readStatus(env.ns);
+      return s.phase === 'Healthy' && s.revision === to.rolloutRevision ? s : undefined;
+    },
+    { timeoutMs: 120_000, describe: () => readStatus(env.ns) },
+  );
 }
 
 test('API faults by seeded schedule: the agent converges, never double-acts, and its retries back off', { timeout: 900_000 }, async ({ ns }) => {
@@ -72,7 +82,8 @@ test('API faults by seeded schedule: the agent converges, never double-acts, and
         const pod = path.replace(/\/eviction$/, '');
         podDeletes.set(pod, (podDeletes.get(pod) ?? 0) + 1);
       }
-      if (endpoint === 'PUT extendeddeployments/status') statusWritten.push((JSON.parse(request.body.toString()) as { status: ExtendedDeploymentStatus }).status);
+      if (endpoint === 'PUT extendeddeployments/status')
+        statusWritten.push((JSON.parse(request.body.toString()) as { status: ExtendedDeploymentStatus }).status);
     },
   });
   const agentKubeConfig = new KubeConfig();
@@ -102,7 +113,9 @@ test('API faults by seeded schedule: the agent converges, never double-acts, and
           expect(proxy.cutWatches((r) => endpointOf(r) === 'WATCH pods')).toBeGreaterThan(0);
         });
         const goneBound = 2 * (maxInformerStartsWithin(W) + 1);
-        report.push(`410 Gone on pod watches for ${W} ms: ${JSON.stringify(gone.requests)}; bound ${goneBound} (one LIST and one WATCH per start, the restart right after the cut included)`);
+        report.push(
+          `410 Gone on pod watches for ${W} ms: ${JSON.stringify(gone.requests)}; bound ${goneBound} (one LIST and one WATCH per start, the restart right after the cut included)`,
+        );
 
         // 1. Random faults through rollouts that follow each other until the schedule has run out.
         const schedule = faultSchedule(seed, RANDOM_MS, RANDOM_WINDOWS);
@@ -152,7 +165,9 @@ test('API faults by seeded schedule: the agent converges, never double-acts, and
         const v4 = env.render(version(++v));
         const throttled = await saturate('throttled', ['PUT extendeddeployments/status'], () => apply(v4, 'ed'));
         const throttleBound = 1 + Math.floor(W / (RETRY_AFTER_SECONDS * 1000)) + throttled.events;
-        report.push(`429 (Retry-After ${RETRY_AFTER_SECONDS} s) on status writes for ${W} ms: ${throttled.total} writes tried, ${throttled.events} watch events; bound ${throttleBound}`);
+        report.push(
+          `429 (Retry-After ${RETRY_AFTER_SECONDS} s) on status writes for ${W} ms: ${throttled.total} writes tried, ${throttled.events} watch events; bound ${throttleBound}`,
+        );
         await apply(v4, 'workloads');
         await converged(env, v4, 'after 429s');
 
@@ -169,14 +184,20 @@ test('API faults by seeded schedule: the agent converges, never double-acts, and
         injector.clear();
 
         // The agent still works: one more rollout, no faults.
-        const v6 = env.render(version(++v));
+        const v6 = env.render(version(v + 1));
         await apply(v6);
         const final = await converged(env, v6, 'after every fault');
         expect(final.observedGeneration).toBe((await readEd(ns)).metadata?.generation);
-        expect(final.regions?.map((r) => [r.name, r.desired, r.updated, r.available])).toEqual(v6.regions.map((r) => [r.name, r.replicas, r.replicas, r.replicas]));
+        expect(final.regions?.map((r) => [r.name, r.desired, r.updated, r.available])).toEqual(
+          v6.regions.map((r) => [r.name, r.replicas, r.replicas, r.replicas]),
+        );
 
         report.push(`faults injected in all: ${FAULT_KINDS.map((k) => `${k} ${injector.injected.get(k)}`).join(', ')}`);
-        report.push(`requests through the proxy: ${injector.seen.length} (${Object.entries(injector.totals()).map(([e, n]) => `${e} ${n}`).join(', ')})`);
+        report.push(
+          `requests through the proxy: ${injector.seen.length} (${Object.entries(injector.totals())
+            .map(([e, n]) => `${e} ${n}`)
+            .join(', ')})`,
+        );
         report.push(`status writes accepted: ${statusWritten.length}; pod evictions accepted: ${[...podDeletes.values()].reduce((a, b) => a + b, 0)}`);
         console.log(`[api-faults] seed ${seed}\n  ${report.join('\n  ')}`);
 

@@ -71,7 +71,11 @@ export interface ApiProxy {
 }
 
 /** Starts the proxy; `onRequest` sees every complete request and decides what happens to it. */
-export async function startApiProxy(name: string, onRequest: (request: ProxiedRequest) => Verdict = () => 'forward', options: ApiProxyOptions = {}): Promise<ApiProxy> {
+export async function startApiProxy(
+  name: string,
+  onRequest: (request: ProxiedRequest) => Verdict = () => 'forward',
+  options: ApiProxyOptions = {},
+): Promise<ApiProxy> {
   const state = readState();
   if (!state) throw new Error('the lab is not running');
   const pki = (f: string) => readFileSync(join(labDir(), 'pki', f));

@@ -1,10 +1,10 @@
 // Request-count bounds derived from the agent's own retry policies, for the API-fault suite: how many times can the
 // agent try within a window in which every try fails? The bounds run the agent's limiter and backoff code on a clock
 // that moves only by the delays they return, so they follow the policies if those change.
-import { backoffDelay } from '../../agent/backoff.js';
-import { FakeClock } from '../../agent/clock.js';
-import { INFORMER_BACKOFF } from '../../agent/informer.js';
-import { defaultControllerRateLimiter } from '../../agent/rate-limiter.js';
+import { backoffDelay } from '../../agent/runtime/backoff.js';
+import { FakeClock } from '../../agent/runtime/clock.js';
+import { INFORMER_BACKOFF } from '../../agent/runtime/informer.js';
+import { defaultControllerRateLimiter } from '../../agent/runtime/rate-limiter.js';
 
 /**
  * Most reconciles of one key within `windowMs` when each fails and only the work queue's rate-limited retries bring it

@@ -35,7 +35,9 @@ beforeAll(async () => {
       files: [join(repoRoot, 'cli', 'main.ts')],
     }),
   );
-  const tsc = spawnSync(process.execPath, [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(buildDir, 'tsconfig.json')], { encoding: 'utf8' });
+  const tsc = spawnSync(process.execPath, [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(buildDir, 'tsconfig.json')], {
+    encoding: 'utf8',
+  });
   if (tsc.status !== 0) throw new Error(`tsc failed: ${tsc.stdout}${tsc.stderr}`);
   main = join(buildDir, 'out', 'cli', 'main.js');
   chmodSync(main, 0o755); // what npm does to a package's bin at install
@@ -88,11 +90,21 @@ describe('edctl on a real ExtendedDeployment', () => {
       const o = (image: string) => ({ image, replicas: [3, 2, undefined], strategy: { needWaitingForConfirm: true } });
       const v1 = env.render(o('registry.example/web:1'));
       await apply(v1);
-      await waitForPods(ns, v1, v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 })), 'v1 filled', 120_000);
-      await waitFor('v1 Healthy', async () => {
-        const s = await readStatus(ns);
-        return s.phase === 'Healthy' && s.revision === v1.rolloutRevision && s.regions?.every((r) => r.available === r.desired);
-      }, { timeoutMs: 60_000, describe: () => readStatus(ns) });
+      await waitForPods(
+        ns,
+        v1,
+        v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 })),
+        'v1 filled',
+        120_000,
+      );
+      await waitFor(
+        'v1 Healthy',
+        async () => {
+          const s = await readStatus(ns);
+          return s.phase === 'Healthy' && s.revision === v1.rolloutRevision && s.regions?.every((r) => r.available === r.desired);
+        },
+        { timeoutMs: 60_000, describe: () => readStatus(ns) },
+      );
 
       // status, text and JSON.
       const text = await edctl('status', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG);
@@ -101,7 +113,14 @@ describe('edctl on a real ExtendedDeployment', () => {
       expect(text.out).toMatch(new RegExp(`\\n${a} +3 +3 +3 +3 +3 +[0-9a-f]{10}\\n`));
       const asJson = await edctl('status', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG, '-o', 'json');
       expect(asJson.code).toBe(0);
-      expect(JSON.parse(asJson.out)).toMatchObject({ phase: 'Healthy', revision: v1.rolloutRevision, regions: [{ name: a, desired: 3 }, { name: b, desired: 2 }] });
+      expect(JSON.parse(asJson.out)).toMatchObject({
+        phase: 'Healthy',
+        revision: v1.rolloutRevision,
+        regions: [
+          { name: a, desired: 3 },
+          { name: b, desired: 2 },
+        ],
+      });
 
       // The image changes; two watchers follow the rollout until it is done: one on a terminal, one in a pipe.
       const v2 = env.render(o('registry.example/web:2'));
@@ -113,7 +132,11 @@ describe('edctl on a real ExtendedDeployment', () => {
       const tty = spawnInPty([process.execPath, main, ...watchArgs], withoutNoColor());
       const piped = spawnPiped([process.execPath, main, ...watchArgs]);
       const screens = () => terminalFrames(tty.output());
-      const lines = () => piped.stdout().split('\n').filter((l) => l !== '');
+      const lines = () =>
+        piped
+          .stdout()
+          .split('\n')
+          .filter((l) => l !== '');
       /** Waits until both watchers showed a state (so every state asserted on below was drawn before it changed). */
       const bothShow = (what: string, frame: (f: string) => boolean, line: (l: string) => boolean) =>
         waitFor(`both watchers show ${what}`, async () => screens().some(frame) && lines().some(line), {
@@ -124,9 +147,16 @@ describe('edctl on a real ExtendedDeployment', () => {
       // Gate 1: the pods of group 1, then pause and resume at the gate.
       await waitForPhase(ns, v2.rolloutRevision, 1, 'WaitingForConfirmation', 180_000, v2);
       const group1 = sim.groups[0]!.regions;
-      await waitForPods(ns, v2, group1.map((r) => ({ name: r.name, updated: r.updated, old: r.old })), 'group 1');
+      await waitForPods(
+        ns,
+        v2,
+        group1.map((r) => ({ name: r.name, updated: r.updated, old: r.old })),
+        'group 1',
+      );
       const gate1 = (f: string) =>
-        f.includes('group 1/3  WaitingForConfirmation') && regionLine(f, a).includes(`new ${group1[0]!.updated}/3`) && regionLine(f, b).includes(`new ${group1[1]!.updated}/2`);
+        f.includes('group 1/3  WaitingForConfirmation') &&
+        regionLine(f, a).includes(`new ${group1[0]!.updated}/3`) &&
+        regionLine(f, b).includes(`new ${group1[1]!.updated}/2`);
       await bothShow('gate 1', gate1, (l) => l.includes('group 1/3 WaitingForConfirmation') && l.includes(`${a} new ${group1[0]!.updated}/3`));
       const atGate = await edctl('status', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG);
       expect(atGate.out).toContain('Phase:     WaitingForConfirmation, group 1/3');
@@ -134,8 +164,15 @@ describe('edctl on a real ExtendedDeployment', () => {
       const paused = await edctl('pause', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG);
       expect([paused.code, paused.out]).toEqual([0, `ExtendedDeployment ${ns}/${ED_NAME}: paused\n`]);
       await waitForPhase(ns, v2.rolloutRevision, 1, 'Paused', 60_000, v2);
-      await bothShow('Paused', (f) => f.includes('group 1/3  Paused') && f.includes(`next: edctl resume ${ED_NAME} -n ${ns}`), (l) => l.includes('group 1/3 Paused'));
-      expect(JSON.parse((await edctl('status', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG, '-o', 'json')).out)).toMatchObject({ phase: 'Paused', currentGroup: 1 });
+      await bothShow(
+        'Paused',
+        (f) => f.includes('group 1/3  Paused') && f.includes(`next: edctl resume ${ED_NAME} -n ${ns}`),
+        (l) => l.includes('group 1/3 Paused'),
+      );
+      expect(JSON.parse((await edctl('status', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG, '-o', 'json')).out)).toMatchObject({
+        phase: 'Paused',
+        currentGroup: 1,
+      });
       const resumed = await edctl('resume', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG);
       expect([resumed.code, resumed.out]).toEqual([0, `ExtendedDeployment ${ns}/${ED_NAME}: resumed\n`]);
       await waitForPhase(ns, v2.rolloutRevision, 1, 'WaitingForConfirmation', 60_000, v2);
@@ -144,11 +181,21 @@ describe('edctl on a real ExtendedDeployment', () => {
       const approved = await edctl('approve', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG);
       expect([approved.code, approved.out]).toEqual([0, `ExtendedDeployment ${ns}/${ED_NAME}: approved group 2 of rollout ${v2.rolloutRevision}\n`]);
       await waitForPhase(ns, v2.rolloutRevision, 2, 'WaitingForConfirmation', 180_000, v2);
-      await bothShow('gate 2', (f) => f.includes('group 2/3  WaitingForConfirmation'), (l) => l.includes('group 2/3 WaitingForConfirmation'));
+      await bothShow(
+        'gate 2',
+        (f) => f.includes('group 2/3  WaitingForConfirmation'),
+        (l) => l.includes('group 2/3 WaitingForConfirmation'),
+      );
       const aborted = await edctl('abort', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG);
       expect([aborted.code, aborted.out]).toEqual([0, `ExtendedDeployment ${ns}/${ED_NAME}: rollout ${v2.rolloutRevision} aborted\n`]);
-      await waitFor('Aborted', async () => (await readStatus(ns)).conditions?.some((c) => c.type === 'Progressing' && c.reason === 'Aborted'), { describe: () => readStatus(ns) });
-      await bothShow('Aborted', (f) => f.includes('group 2/3  Aborted') && f.includes(`next: edctl resume ${ED_NAME} -n ${ns}`), (l) => l.includes('group 2/3 Aborted'));
+      await waitFor('Aborted', async () => (await readStatus(ns)).conditions?.some((c) => c.type === 'Progressing' && c.reason === 'Aborted'), {
+        describe: () => readStatus(ns),
+      });
+      await bothShow(
+        'Aborted',
+        (f) => f.includes('group 2/3  Aborted') && f.includes(`next: edctl resume ${ED_NAME} -n ${ns}`),
+        (l) => l.includes('group 2/3 Aborted'),
+      );
       expect((await edctl('status', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG)).out).toContain('Controls:  aborted');
       expect((await edctl('resume', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG)).code).toBe(0);
       await waitForPhase(ns, v2.rolloutRevision, 2, 'WaitingForConfirmation', 60_000, v2);
@@ -163,9 +210,18 @@ describe('edctl on a real ExtendedDeployment', () => {
       expect(pipedCode, piped.stderr()).toBe(0);
 
       // The terminal: frames redrawn in place, in order (gate 1, paused, gate 2, aborted, Healthy), bars and colours.
-      const order = [gate1, (f: string) => f.includes('group 1/3  Paused'), (f: string) => f.includes('group 2/3  WaitingForConfirmation'), (f: string) => f.includes('group 2/3  Aborted'), (f: string) => f.includes('group 3/3  Healthy')];
+      const order = [
+        gate1,
+        (f: string) => f.includes('group 1/3  Paused'),
+        (f: string) => f.includes('group 2/3  WaitingForConfirmation'),
+        (f: string) => f.includes('group 2/3  Aborted'),
+        (f: string) => f.includes('group 3/3  Healthy'),
+      ];
       const at = order.map((match) => frames.findIndex(match));
-      expect(at.every((i) => i >= 0), JSON.stringify(at)).toBe(true);
+      expect(
+        at.every((i) => i >= 0),
+        JSON.stringify(at),
+      ).toBe(true);
       expect([...at].sort((x, y) => x - y)).toEqual(at);
       const last = frames.at(-1) ?? '';
       expect(last.split('\n')[0]).toBe(`ExtendedDeployment ${ns}/${ED_NAME}  rollout ${v2.rolloutRevision}  group 3/3  Healthy`);
@@ -193,9 +249,13 @@ describe('edctl on a real ExtendedDeployment', () => {
       // Without --until-done it runs until Ctrl-C, which ends it with 0 (and gives the cursor back on the terminal).
       const live = spawnInPty([process.execPath, main, 'status', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG, '--watch'], withoutNoColor());
       const livePiped = spawnPiped([process.execPath, main, 'status', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG, '--watch']);
-      await waitFor('the live watchers drew the status', async () => terminalFrames(live.output()).some((f) => f.includes('group 3/3  Healthy')) && livePiped.stdout().includes('Healthy'), {
-        describe: async () => ({ tty: live.output().slice(-500), piped: livePiped.stdout() }),
-      });
+      await waitFor(
+        'the live watchers drew the status',
+        async () => terminalFrames(live.output()).some((f) => f.includes('group 3/3  Healthy')) && livePiped.stdout().includes('Healthy'),
+        {
+          describe: async () => ({ tty: live.output().slice(-500), piped: livePiped.stdout() }),
+        },
+      );
       live.type('\x03');
       livePiped.child.kill('SIGINT');
       expect(await live.exited, live.output().slice(-500)).toBe(0);
@@ -257,7 +317,10 @@ describe('bad input: one line, exit 1, no stack trace', () => {
     for (const command of ['status', 'approve', 'pause', 'resume', 'abort']) {
       expectOneLineError(await edctl(command, 'nope', '-n', ns, '--kubeconfig', KUBECONFIG), new RegExp(`^error: ExtendedDeployment ${ns}/nope not found\\n$`));
     }
-    expectOneLineError(binary(['status', 'nope', '-n', ns, '--kubeconfig', KUBECONFIG, '--watch']), new RegExp(`^error: ExtendedDeployment ${ns}/nope not found\\n$`));
+    expectOneLineError(
+      binary(['status', 'nope', '-n', ns, '--kubeconfig', KUBECONFIG, '--watch']),
+      new RegExp(`^error: ExtendedDeployment ${ns}/nope not found\\n$`),
+    );
   });
 
   test('no cluster reachable', () => {
@@ -275,8 +338,18 @@ describe('bad input: one line, exit 1, no stack trace', () => {
         '',
       ].join('\n'),
     );
-    for (const args of [['status', 'web'], ['status', 'web', '--watch'], ['approve', 'web'], ['pause', 'web'], ['resume', 'web'], ['abort', 'web']]) {
-      expectOneLineError(binary([...args, '--kubeconfig', unreachable]), /^error: cannot reach the Kubernetes API server at https:\/\/127\.0\.0\.1:1: .*ECONNREFUSED/);
+    for (const args of [
+      ['status', 'web'],
+      ['status', 'web', '--watch'],
+      ['approve', 'web'],
+      ['pause', 'web'],
+      ['resume', 'web'],
+      ['abort', 'web'],
+    ]) {
+      expectOneLineError(
+        binary([...args, '--kubeconfig', unreachable]),
+        /^error: cannot reach the Kubernetes API server at https:\/\/127\.0\.0\.1:1: .*ECONNREFUSED/,
+      );
     }
     const garbage = join(dir, 'garbage.kubeconfig');
     writeFileSync(garbage, 'clusters: [unclosed\n');
@@ -290,7 +363,13 @@ describe('bad input: one line, exit 1, no stack trace', () => {
     mkdirSync(join(dir, 'specs'));
     writeFileSync(join(dir, 'specs', 'bad.yaml'), 'apiVersion: v1\nkind: [unclosed\n');
     const bad = join(dir, 'specs');
-    for (const args of [['validate', '-f', bad], ['render', '-f', bad], ['plan', '-f', bad], ['diff', '-f', bad, '--from', 'examples/upstream-sample'], ['diff', '-f', 'examples/upstream-sample', '--from', bad]]) {
+    for (const args of [
+      ['validate', '-f', bad],
+      ['render', '-f', bad],
+      ['plan', '-f', bad],
+      ['diff', '-f', bad, '--from', 'examples/upstream-sample'],
+      ['diff', '-f', 'examples/upstream-sample', '--from', bad],
+    ]) {
       expectOneLineError(binary(args), /bad\.yaml: line 3: /);
     }
     expect(binary(['status']).code).toBe(2); // wrong usage: a missing argument

@@ -19,7 +19,7 @@ export function installCrds(): Promise<void> {
       try {
         await serverSideApply(crd);
       } catch (e) {
-        throw new Error(`CRD ${crd.metadata?.name} rejected by the API server: ${errorMessage(e)}`);
+        throw new Error(`CRD ${crd.metadata?.name} rejected by the API server: ${errorMessage(e)}`, { cause: e });
       }
     }
     for (const crd of crds) {

@@ -27,7 +27,8 @@ const STRATEGY = { batchSize: 1, minReadySeconds: 2, needWaitingForConfirm: true
 type Way = 'node-pressure' | 'api';
 
 /** The kubelet's eviction message (pkg/kubelet/eviction/helpers.go), for a memory threshold. */
-const PRESSURE_MESSAGE = 'The node was low on resource: memory. Threshold quantity: 100Mi, available: 51200Ki. Container app was using 40Mi, request is 32Mi, has larger consumption of memory. ';
+const PRESSURE_MESSAGE =
+  'The node was low on resource: memory. Threshold quantity: 100Mi, available: 51200Ki. Container app was using 40Mi, request is 32Mi, has larger consumption of memory. ';
 
 /**
  * Evicts a pod the way the kubelet's eviction manager does under node pressure: its status becomes phase Failed,
@@ -44,7 +45,11 @@ async function evictUnderPressure(ns: string, pod: V1Pod): Promise<V1Pod> {
       phase: 'Failed',
       reason: 'Evicted',
       message: PRESSURE_MESSAGE,
-      conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message: PRESSURE_MESSAGE, lastTransitionTime: now }, notReady('Ready'), notReady('ContainersReady')],
+      conditions: [
+        { type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message: PRESSURE_MESSAGE, lastTransitionTime: now },
+        notReady('Ready'),
+        notReady('ContainersReady'),
+      ],
       containerStatuses: (pod.status?.containerStatuses ?? []).map((c) => ({
         ...c,
         ready: false,
@@ -58,7 +63,11 @@ async function evictUnderPressure(ns: string, pod: V1Pod): Promise<V1Pod> {
 /** Evicts a pod through the Eviction API (what `kubectl drain` does): no PodDisruptionBudget here, so it is deleted. */
 async function evictThroughApi(ns: string, pod: V1Pod): Promise<void> {
   const name = pod.metadata?.name ?? '';
-  await clients().core.createNamespacedPodEviction({ name, namespace: ns, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: ns } } });
+  await clients().core.createNamespacedPodEviction({
+    name,
+    namespace: ns,
+    body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: ns } },
+  });
 }
 
 /**
@@ -115,7 +124,14 @@ const MODES: readonly Mode[] = [
   { name: 'ReplicaSet regions, replacement', options: { replicas: [3, 2], strategy: STRATEGY }, group: 2, oldIn: 0, newIn: 1 },
   // The same groups by image swaps (pods carry the InPlaceUpdateReady gate); a pod mid-swap is not settled, so the old
   // pod evicted in group 2 is one no swap has begun on when the test looks.
-  { name: 'ReplicaSet regions, in place', options: { replicas: [3, 2], strategy: { ...STRATEGY, updateStrategy: { type: 'InPlaceIfPossible', gracePeriodSeconds: 1 } } }, group: 2, oldIn: 0, newIn: 1, inPlace: true },
+  {
+    name: 'ReplicaSet regions, in place',
+    options: { replicas: [3, 2], strategy: { ...STRATEGY, updateStrategy: { type: 'InPlaceIfPossible', gracePeriodSeconds: 1 } } },
+    group: 2,
+    oldIn: 0,
+    newIn: 1,
+    inPlace: true,
+  },
   // Sequential, one region per group: in group 1, a new pod of a (rolling under its Deployment) and an old pod of b
   // (waiting, its Deployment paused) go.
   { name: 'compat mode, regional Deployments', options: { replicas: [3, 2], subsetType: 'Deployment', strategy: STRATEGY }, group: 1, oldIn: 1, newIn: 0 },
@@ -170,7 +186,12 @@ async function rollOutEvicting(env: RolloutEnv, mode: Mode, to: RenderedExtended
     expect(await edctl(ns, 'approve')).toBe(0);
   }
   await waitForPhase(ns, to.rolloutRevision, total, 'Healthy', 120_000, to);
-  await waitForPods(ns, to, to.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 })), `${way} evictions, Healthy`);
+  await waitForPods(
+    ns,
+    to,
+    to.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 })),
+    `${way} evictions, Healthy`,
+  );
   return evicted;
 }
 
@@ -180,28 +201,43 @@ async function rollOutEvicting(env: RolloutEnv, mode: Mode, to: RenderedExtended
  */
 async function expectStatusCounts(ns: string, to: RenderedExtendedDeployment, inPlace: boolean): Promise<string> {
   const want = to.regions.map((r) => ({ name: r.name, current: r.replicas, updated: r.replicas, ready: r.replicas, available: r.replicas }));
-  const status = await waitFor('status counts settled', async () => {
-    const s = await readStatus(ns);
-    const got = s.regions?.map((r) => ({ name: r.name, current: r.current, updated: r.updated, ready: r.ready, available: r.available }));
-    return JSON.stringify(got) === JSON.stringify(want) ? s : undefined;
-  }, { describe: () => readStatus(ns) });
+  const status = await waitFor(
+    'status counts settled',
+    async () => {
+      const s = await readStatus(ns);
+      const got = s.regions?.map((r) => ({ name: r.name, current: r.current, updated: r.updated, ready: r.ready, available: r.available }));
+      return JSON.stringify(got) === JSON.stringify(want) ? s : undefined;
+    },
+    { describe: () => readStatus(ns) },
+  );
   expect(status.replicas).toBe(to.regions.reduce((sum, r) => sum + r.replicas, 0));
   if (inPlace) expect(status.regions?.map((r) => (r.swappedInPlace ?? 0) + (r.replaced ?? 0))).toEqual(to.regions.map((r) => r.replicas));
-  return (status.regions ?? []).map((r) => `${short(r.name)} ${r.current}/${r.desired}${inPlace ? ` (${r.swappedInPlace} swapped, ${r.replaced} replaced)` : ''}`).join(', ');
+  return (status.regions ?? [])
+    .map((r) => `${short(r.name)} ${r.current}/${r.desired}${inPlace ? ` (${r.swappedInPlace} swapped, ${r.replaced} replaced)` : ''}`)
+    .join(', ');
 }
 
 /** Pods evicted under node pressure are still there, Failed and Evicted, untouched since (kwok did not write over them). */
 async function expectKeptFailed(ns: string, evicted: readonly Evicted[]): Promise<void> {
   for (const { pod } of evicted) {
     const now = await clients().core.readNamespacedPod({ name: pod.metadata?.name ?? '', namespace: ns });
-    expect({ phase: now.status?.phase, reason: now.status?.reason, resourceVersion: now.metadata?.resourceVersion }).toEqual({ phase: 'Failed', reason: 'Evicted', resourceVersion: pod.metadata?.resourceVersion });
+    expect({ phase: now.status?.phase, reason: now.status?.reason, resourceVersion: now.metadata?.resourceVersion }).toEqual({
+      phase: 'Failed',
+      reason: 'Evicted',
+      resourceVersion: pod.metadata?.resourceVersion,
+    });
   }
 }
 
 /** Pods evicted through the API are gone. */
 async function expectGone(ns: string, evicted: readonly Evicted[]): Promise<void> {
   for (const { pod } of evicted) {
-    const code = await clients().core.readNamespacedPod({ name: pod.metadata?.name ?? '', namespace: ns }).then(() => 200, (e: unknown) => errorCode(e));
+    const code = await clients()
+      .core.readNamespacedPod({ name: pod.metadata?.name ?? '', namespace: ns })
+      .then(
+        () => 200,
+        (e: unknown) => errorCode(e),
+      );
     expect(code, `${pod.metadata?.name} deleted by its eviction`).toBe(404);
   }
 }
@@ -222,7 +258,9 @@ describe('evictions in the middle of rollouts: every rollout completes Healthy',
         expect(kept.map((p) => p.metadata?.uid).sort()).toEqual(pressure.map((e) => e.pod.metadata?.uid).sort());
         const countsV2 = await expectStatusCounts(ns, v2, inPlace);
         await expectKeptFailed(ns, pressure);
-        console.log(`[evictions] ${mode.name}: v1→v2 evicted under node pressure in group ${mode.group}: ${described(pressure)}; Healthy, status ${countsV2}; ${kept.length} Failed pods kept, not counted`);
+        console.log(
+          `[evictions] ${mode.name}: v1→v2 evicted under node pressure in group ${mode.group}: ${described(pressure)}; Healthy, status ${countsV2}; ${kept.length} Failed pods kept, not counted`,
+        );
 
         // v2 → v3 starts with both Failed pods left over (old for v3), and evicts through the API.
         expect((await failedPods(ns)).length).toBe(2);
@@ -230,7 +268,9 @@ describe('evictions in the middle of rollouts: every rollout completes Healthy',
         const countsV3 = await expectStatusCounts(ns, v3, inPlace);
         await expectGone(ns, api);
         await expectKeptFailed(ns, pressure);
-        console.log(`[evictions] ${mode.name}: v2→v3 with ${kept.length} Failed pods left over, evicted through the API in group ${mode.group}: ${described(api)}; Healthy, status ${countsV3}`);
+        console.log(
+          `[evictions] ${mode.name}: v2→v3 with ${kept.length} Failed pods left over, evicted through the API in group ${mode.group}: ${described(api)}; Healthy, status ${countsV3}`,
+        );
       });
     });
   }

@@ -11,7 +11,7 @@
 // Lease request at 500 for less than the renew deadline): random windows in a row can outlast the deadline, and a
 // leader that loses its Lease exits, which an in-process agent cannot survive. Events are never hit, being best effort
 // by design.
-import { requestResource, requestVerb } from '../../agent/api-requests.js';
+import { requestResource, requestVerb } from '../../agent/runtime/api-requests.js';
 import { seededRandom } from './agent-process.js';
 import type { ProxiedRequest, Verdict } from './api-proxy.js';
 

@@ -25,16 +25,20 @@ export function gitDifferences(sample: Sample, target: GitTarget): string[] {
   const out: string[] = [];
   const ed = sample.ed;
   if (!ed) return [sample.unparsed ?? 'the ExtendedDeployment is missing'];
-  if (ed.rolloutRevision !== target.rolloutRevision) out.push(`ExtendedDeployment at rollout revision ${ed.rolloutRevision}, Git rendered ${target.rolloutRevision}`);
+  if (ed.rolloutRevision !== target.rolloutRevision)
+    out.push(`ExtendedDeployment at rollout revision ${ed.rolloutRevision}, Git rendered ${target.rolloutRevision}`);
   const s = ed.status;
-  if (s.phase !== 'Healthy' || s.revision !== target.rolloutRevision) out.push(`status ${s.phase ?? '-'} for rollout ${s.revision ?? '-'}, not Healthy for ${target.rolloutRevision}`);
-  if (ed.generation === undefined || s.observedGeneration !== ed.generation) out.push(`status.observedGeneration ${s.observedGeneration ?? '-'} ≠ metadata.generation ${ed.generation ?? '-'}`);
+  if (s.phase !== 'Healthy' || s.revision !== target.rolloutRevision)
+    out.push(`status ${s.phase ?? '-'} for rollout ${s.revision ?? '-'}, not Healthy for ${target.rolloutRevision}`);
+  if (ed.generation === undefined || s.observedGeneration !== ed.generation)
+    out.push(`status.observedGeneration ${s.observedGeneration ?? '-'} ≠ metadata.generation ${ed.generation ?? '-'}`);
   for (const region of target.regions) {
     const workload = sample.workloads.find((w) => w.region === region.name);
     if (!workload) {
       out.push(`${region.name}: no workload`);
     } else {
-      if (workload.revision !== region.revision) out.push(`${region.name}: workload template at revision ${workload.revision ?? '-'}, Git rendered ${region.revision}`);
+      if (workload.revision !== region.revision)
+        out.push(`${region.name}: workload template at revision ${workload.revision ?? '-'}, Git rendered ${region.revision}`);
       if (workload.replicas !== region.replicas) out.push(`${region.name}: workload spec.replicas ${workload.replicas}, Git wants ${region.replicas}`);
     }
     // Pods that stopped for good (Failed, Succeeded) run nothing and wait for PodGC: the agent counts them nowhere
@@ -45,7 +49,9 @@ export function gitDifferences(sample: Sample, target: GitTarget): string[] {
     const current = pods.filter((p) => !p.terminating && p.revision === region.revision);
     const notReady = current.filter((p) => !p.ready).length;
     if (current.length !== region.replicas || stale > 0 || terminating > 0 || notReady > 0) {
-      out.push(`${region.name}: ${current.length} pods at ${region.revision} (${notReady} not Ready), ${stale} at other revisions, ${terminating} terminating; Git wants ${region.replicas} Ready at ${region.revision}`);
+      out.push(
+        `${region.name}: ${current.length} pods at ${region.revision} (${notReady} not Ready), ${stale} at other revisions, ${terminating} terminating; Git wants ${region.replicas} Ready at ${region.revision}`,
+      );
     }
   }
   const known = new Set(target.regions.map((r) => r.name));

@@ -61,7 +61,14 @@ interface Application {
   status?: {
     sync?: { status?: string; revision?: string; revisions?: string[] };
     health?: { status?: string };
-    operationState?: { phase?: string; syncResult?: { revision?: string; revisions?: string[]; resources?: { kind: string; name: string; namespace?: string; syncPhase?: string; status?: string }[] } };
+    operationState?: {
+      phase?: string;
+      syncResult?: {
+        revision?: string;
+        revisions?: string[];
+        resources?: { kind: string; name: string; namespace?: string; syncPhase?: string; status?: string }[];
+      };
+    };
     history?: { id?: number; revision?: string; revisions?: string[] }[];
     resources?: { kind: string; name: string; namespace?: string; health?: ResourceHealth }[];
   };
@@ -133,10 +140,14 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
   }
 
   async function webHealth(want: string, timeoutMs = 300_000): Promise<ResourceHealth> {
-    return waitFor(`ED shop/web ${want} in Argo CD`, async () => {
-      const web = (await view()).web;
-      return web?.status === want ? web : undefined;
-    }, { timeoutMs, intervalMs: 500, describe: view });
+    return waitFor(
+      `ED shop/web ${want} in Argo CD`,
+      async () => {
+        const web = (await view()).web;
+        return web?.status === want ? web : undefined;
+      },
+      { timeoutMs, intervalMs: 500, describe: view },
+    );
   }
 
   beforeAll(async () => {
@@ -156,10 +167,13 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     removeScratch();
   }, 300_000);
 
-  test('Argo CD\'s own health code gives every fixture the status and message the unit tests expect', async () => {
+  test("Argo CD's own health code gives every fixture the status and message the unit tests expect", async () => {
     const cm = `${repoRoot}/gitops/argocd/argocd-cm-resource-customizations.yaml`;
     const cases = Object.entries(ARGO_CASES).flatMap(([dir, byName]) => Object.entries(byName).map(([name, want]) => ({ file: fixtureFile(dir, name), want })));
-    const got = await argocdHealth(cm, cases.map((c) => c.file));
+    const got = await argocdHealth(
+      cm,
+      cases.map((c) => c.file),
+    );
     expect(got.map((g) => ({ file: g.file, status: g.status, message: g.message, error: g.error }))).toEqual(
       cases.map((c) => ({ file: c.file, status: c.want.status, message: c.want.message, error: undefined })),
     );
@@ -173,10 +187,14 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     applyServerSide({ objects: [ArgocdLab.exampleApplication()] });
     sampler = new Sampler(view);
     agent = await startAgentAsInstalled();
-    await waitFor('the Application Synced and Healthy at the first commit', async () => {
-      const v = await view();
-      return v.sync === 'Synced' && v.revision === sha && v.health === 'Healthy';
-    }, { timeoutMs: 300_000, intervalMs: 1000, describe: view });
+    await waitFor(
+      'the Application Synced and Healthy at the first commit',
+      async () => {
+        const v = await view();
+        return v.sync === 'Synced' && v.revision === sha && v.health === 'Healthy';
+      },
+      { timeoutMs: 300_000, intervalMs: 1000, describe: view },
+    );
     commits[0]!.syncedAt = Date.now();
     await waitAllHealthy('every example Healthy');
 
@@ -222,10 +240,14 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
   test('outage: with the arm64 nodes down, the region is Healthy in Argo CD with its trouble in the message, and the fix reaches wave 0', async () => {
     await failNodes('kubernetes.io/arch=arm64');
     try {
-      const region = await waitFor('DeployRegion arm64 shows its nodes down in Argo CD', async () => {
-        const r = (await view()).arm64Region;
-        return r?.message?.match(/^(Failed|Degraded):/) ? r : undefined;
-      }, { timeoutMs: 120_000, intervalMs: 1000, describe: view });
+      const region = await waitFor(
+        'DeployRegion arm64 shows its nodes down in Argo CD',
+        async () => {
+          const r = (await view()).arm64Region;
+          return r?.message?.match(/^(Failed|Degraded):/) ? r : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 1000, describe: view },
+      );
       expect(region.status).toBe('Healthy');
       await deliver(webRelease('v4-fix', { version: '1.5.1' }));
       const web = (await regionalReplicaSets()).filter((rs) => rs.metadata.namespace === 'shop');
@@ -240,9 +262,13 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     await waitFor('the Application Healthy', async () => (await view()).health === 'Healthy', { timeoutMs: 120_000, intervalMs: 1000, describe: view });
   }, 600_000);
 
-  test('an invalid spec is Degraded with the agent\'s reason; the next good commit recovers', async () => {
+  test("an invalid spec is Degraded with the agent's reason; the next good commit recovers", async () => {
     const good = commits.at(-1)!.commit;
-    await deliver(handEdited('v5-invalid', good, 'multi-arch-web.k8s.yaml', (o) => (o.kind === 'ExtendedDeployment' ? { ...o, spec: { ...(o['spec'] as object), replicas: 1 } } : o)));
+    await deliver(
+      handEdited('v5-invalid', good, 'multi-arch-web.k8s.yaml', (o) =>
+        o.kind === 'ExtendedDeployment' ? { ...o, spec: { ...(o['spec'] as object), replicas: 1 } } : o,
+      ),
+    );
     const invalid = await webHealth('Degraded');
     expect(invalid.message).toMatch(/^Invalid spec: /);
     await deliver(webRelease('v6-good', { version: '1.5.2' }));
@@ -254,7 +280,9 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     for (const rs of await regionalReplicaSets()) {
       // Nobody owns a count that never left the API server's default of 1 (the agent writes only what differs).
       const owners = fieldOwners(rs, ['f:spec', 'f:replicas']);
-      expect(owners, `spec.replicas of ${rs.metadata.namespace}/${rs.metadata.name}`).toEqual(rs.spec?.replicas === 1 && owners.length === 0 ? [] : [AGENT_FIELD_MANAGER]);
+      expect(owners, `spec.replicas of ${rs.metadata.namespace}/${rs.metadata.name}`).toEqual(
+        rs.spec?.replicas === 1 && owners.length === 0 ? [] : [AGENT_FIELD_MANAGER],
+      );
       expect(fieldOwners(rs, ['f:spec', 'f:template'])).toEqual([ARGOCD_MANAGER]);
     }
     const web = (await rawRequest('GET', '/apis/extendeddeployment.io/v1beta1/namespaces/shop/extendeddeployments/web')) as Parameters<typeof fieldOwners>[0];
@@ -269,7 +297,7 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     expect(new Set(v.history)).toEqual(new Set(commits.map((c) => c.sha)));
     const syncs = automatedSyncs(argocd);
     const outside = syncs.filter((s) => !commits.some((c) => s.at >= c.at - 1000 && s.at <= (c.syncedAt ?? Infinity) + 2000));
-    expect(outside, 'automated syncs outside a commit\'s delivery').toEqual([]);
+    expect(outside, "automated syncs outside a commit's delivery").toEqual([]);
     report.push(
       `drift (default diff): ${commits.length} commits, ${v.history.length} history entries, ${syncs.length} automated syncs ` +
         `(${new Set(syncs.map((s) => s.revision)).size} revisions), ${drift.length} OutOfSync samples between commits`,
@@ -289,17 +317,21 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     return bad;
   }
 
-  test('self-heal: a hand edit of a rendered field is reverted, the agent\'s replica counts stay', async () => {
+  test("self-heal: a hand edit of a rendered field is reverted, the agent's replica counts stay", async () => {
     const rendered = distObjects(commits.at(-1)!.commit).find((o) => objectKey(o) === 'ReplicaSet/shop/web-amd64')!;
     const renderedMinReady = (rendered['spec'] as { minReadySeconds: number }).minReadySeconds;
     const before = (await regionalReplicaSets()).find((rs) => rs.metadata.namespace === 'shop' && rs.metadata.name === 'web-amd64')!;
     const from = Date.now();
     kubectl(['patch', 'replicaset', 'web-amd64', '-n', 'shop', '--type=merge', '-p', JSON.stringify({ spec: { minReadySeconds: renderedMinReady + 37 } })]);
     argocd.refresh(APP);
-    const after = await waitFor('self-heal reverted minReadySeconds', async () => {
-      const rs = (await regionalReplicaSets()).find((r) => r.metadata.namespace === 'shop' && r.metadata.name === 'web-amd64');
-      return rs?.spec?.minReadySeconds === renderedMinReady ? rs : undefined;
-    }, { timeoutMs: 120_000, intervalMs: 500 });
+    const after = await waitFor(
+      'self-heal reverted minReadySeconds',
+      async () => {
+        const rs = (await regionalReplicaSets()).find((r) => r.metadata.namespace === 'shop' && r.metadata.name === 'web-amd64');
+        return rs?.spec?.minReadySeconds === renderedMinReady ? rs : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
     await waitFor('the Application Synced again', async () => (await view()).sync === 'Synced', { timeoutMs: 60_000, intervalMs: 500, describe: view });
     handEdits.push([from, Date.now()]);
     expect(after.spec?.replicas).toBe(before.spec?.replicas);

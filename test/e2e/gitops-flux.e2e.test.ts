@@ -50,11 +50,19 @@ interface FluxView {
 
 async function kustomization(name: string): Promise<Ready & { handled?: string }> {
   const k = (await rawRequest('GET', `/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/${FLUX_NAMESPACE}/kustomizations/${name}`)) as {
-    status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; lastAppliedRevision?: string; lastHandledReconcileAt?: string };
+    status?: {
+      conditions?: { type: string; status: string; reason?: string; message?: string }[];
+      lastAppliedRevision?: string;
+      lastHandledReconcileAt?: string;
+    };
   };
   const ready = k.status?.conditions?.find((c) => c.type === 'Ready');
   return {
-    ...(ready && { status: ready.status, ...(ready.reason !== undefined && { reason: ready.reason }), ...(ready.message !== undefined && { message: ready.message }) }),
+    ...(ready && {
+      status: ready.status,
+      ...(ready.reason !== undefined && { reason: ready.reason }),
+      ...(ready.message !== undefined && { message: ready.message }),
+    }),
     ...(k.status?.lastAppliedRevision !== undefined && { revision: k.status.lastAppliedRevision }),
     ...(k.status?.lastHandledReconcileAt !== undefined && { handled: k.status.lastHandledReconcileAt }),
   };
@@ -82,7 +90,10 @@ function applies(flux: FluxLab, since: number): ApplyRecord[] {
 }
 
 /** The objects an apply changed (anything but `unchanged`). */
-const touched = (r: ApplyRecord) => Object.entries(r.output).filter(([, action]) => action !== 'unchanged').map(([key]) => key);
+const touched = (r: ApplyRecord) =>
+  Object.entries(r.output)
+    .filter(([, action]) => action !== 'unchanged')
+    .map(([key]) => key);
 
 describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kustomizations', () => {
   let flux: FluxLab;
@@ -122,7 +133,10 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
   async function forceReconcile(name = APPS): Promise<void> {
     const token = new Date().toISOString();
     kubectl(['annotate', 'kustomization', name, '-n', FLUX_NAMESPACE, '--overwrite', `reconcile.fluxcd.io/requestedAt=${token}`]);
-    await waitFor(`${name} handled the reconcile request ${token}`, async () => (await kustomization(name)).handled === token, { timeoutMs: 180_000, intervalMs: 500 });
+    await waitFor(`${name} handled the reconcile request ${token}`, async () => (await kustomization(name)).handled === token, {
+      timeoutMs: 180_000,
+      intervalMs: 500,
+    });
   }
 
   async function waitReady(what: string, timeoutMs = 300_000): Promise<void> {
@@ -179,10 +193,14 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
     for (const r of atGate) expect(touched(r), 'objects a reconcile at the gate changed').toEqual([]);
     expect((await extendedDeployments()).find((e) => e.key === 'shop/web')?.phase).toBe('WaitingForConfirmation');
     // The health check of v2 was canceled for v2-again (Ready=False, HealthCheckCanceled); v2-again's waits again.
-    await waitFor('the Kustomization waits at the gate', async () => {
-      const k = await kustomization(APPS);
-      return k.status === 'Unknown' && k.reason === 'Progressing' ? k : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 500, describe: view });
+    await waitFor(
+      'the Kustomization waits at the gate',
+      async () => {
+        const k = await kustomization(APPS);
+        return k.status === 'Unknown' && k.reason === 'Progressing' ? k : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500, describe: view },
+    );
 
     edctl(['approve', 'web', '-n', 'shop']);
     await waitAllHealthy('web Healthy after the approval');
@@ -198,7 +216,9 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
     for (const rs of await regionalReplicaSets()) {
       // Nobody owns a count that never left the API server's default of 1 (the agent writes only what differs).
       const owners = fieldOwners(rs, ['f:spec', 'f:replicas']);
-      expect(owners, `spec.replicas of ${rs.metadata.namespace}/${rs.metadata.name}`).toEqual(rs.spec?.replicas === 1 && owners.length === 0 ? [] : [AGENT_FIELD_MANAGER]);
+      expect(owners, `spec.replicas of ${rs.metadata.namespace}/${rs.metadata.name}`).toEqual(
+        rs.spec?.replicas === 1 && owners.length === 0 ? [] : [AGENT_FIELD_MANAGER],
+      );
       expect(fieldOwners(rs, ['f:spec', 'f:template'])).toEqual(['kustomize-controller']);
     }
     const web = (await rawRequest('GET', '/apis/extendeddeployment.io/v1beta1/namespaces/shop/extendeddeployments/web')) as Parameters<typeof fieldOwners>[0];
@@ -226,7 +246,11 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
   test('a group past its deadline fails the Kustomization through the ExtendedDeployment, not kstatus on its ReplicaSet', async () => {
     const v3 = webRelease('v3-broken', { version: 'broken-1', strategy: { syncWaitTimeout: 20 } });
     const start = await deliver(v3);
-    await waitFor('the Kustomization failed', async () => (await kustomization(APPS)).status === 'False', { timeoutMs: 300_000, intervalMs: 1000, describe: view });
+    await waitFor('the Kustomization failed', async () => (await kustomization(APPS)).status === 'False', {
+      timeoutMs: 300_000,
+      intervalMs: 1000,
+      describe: view,
+    });
     const failed = await kustomization(APPS);
     expect(failed.reason).toBe('HealthCheckFailed');
     expect(failed.message).toContain('ExtendedDeployment/shop/web');
@@ -245,7 +269,10 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
     try {
       await waitFor(
         'DeployRegion arm64 reports its nodes down',
-        async () => ['Failed', 'Degraded'].includes(((await rawRequest('GET', '/apis/extendeddeployment.io/v1beta1/deployregions/arm64')) as { status?: { phase?: string } }).status?.phase ?? ''),
+        async () =>
+          ['Failed', 'Degraded'].includes(
+            ((await rawRequest('GET', '/apis/extendeddeployment.io/v1beta1/deployregions/arm64')) as { status?: { phase?: string } }).status?.phase ?? '',
+          ),
         { timeoutMs: 120_000, intervalMs: 1000 },
       );
       const v4 = webRelease('v4-fix', { version: '1.5.1' });
@@ -265,24 +292,30 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
     await waitReady(`${APPS} Ready after the fix`);
   }, 600_000);
 
-  test('an invalid spec fails the Kustomization through the ExtendedDeployment\'s failed expression; the next good commit recovers', async () => {
+  test("an invalid spec fails the Kustomization through the ExtendedDeployment's failed expression; the next good commit recovers", async () => {
     const good = published.at(-1)!.commit;
     const invalid = handEdited('v5-invalid', good, 'multi-arch-web.k8s.yaml', (o) =>
       o.kind === 'ExtendedDeployment' ? { ...o, spec: { ...(o['spec'] as object), replicas: 1 } } : o,
     );
     await deliver(invalid);
-    await waitFor('the Kustomization failed on the invalid spec', async () => (await kustomization(APPS)).status === 'False', { timeoutMs: 300_000, intervalMs: 1000, describe: view });
+    await waitFor('the Kustomization failed on the invalid spec', async () => (await kustomization(APPS)).status === 'False', {
+      timeoutMs: 300_000,
+      intervalMs: 1000,
+      describe: view,
+    });
     const failed = await kustomization(APPS);
     expect(failed.reason).toBe('HealthCheckFailed');
     expect(failed.message).toContain('ExtendedDeployment/shop/web');
-    const web = (await rawRequest('GET', '/apis/extendeddeployment.io/v1beta1/namespaces/shop/extendeddeployments/web')) as { status?: { conditions?: { type: string; status: string }[] } };
+    const web = (await rawRequest('GET', '/apis/extendeddeployment.io/v1beta1/namespaces/shop/extendeddeployments/web')) as {
+      status?: { conditions?: { type: string; status: string }[] };
+    };
     expect(web.status?.conditions?.find((c) => c.type === 'Valid')?.status).toBe('False');
     await deliver(webRelease('v6-good', { version: '1.5.2' }));
     await waitAllHealthy('web Healthy again');
     await waitReady(`${APPS} Ready again`);
   }, 600_000);
 
-  test('self-heal: a hand edit of a rendered field is reverted by the next reconcile, the agent\'s replica counts stay', async () => {
+  test("self-heal: a hand edit of a rendered field is reverted by the next reconcile, the agent's replica counts stay", async () => {
     const before = (await regionalReplicaSets()).find((rs) => rs.metadata.namespace === 'shop' && rs.metadata.name === 'web-amd64')!;
     const rendered = distObjects(published.at(-1)!.commit).find((o) => objectKey(o) === 'ReplicaSet/shop/web-amd64')!;
     const renderedMinReady = (rendered['spec'] as { minReadySeconds: number }).minReadySeconds;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { writeApp } from '../../constructs/synth.js';
-import { API_GROUP } from '../../core/api/common.js';
+import { API_GROUP } from '../../core/api/identity.js';
 import { examplesApp } from '../../examples/app.js';
 import type { MultiArchWebRelease } from '../../examples/multi-arch-web.js';
 import { repoRoot } from '../cluster/build.js';
@@ -75,7 +75,11 @@ export function objectKey(o: Pick<Manifest, 'kind' | 'metadata'>): string {
 /** The keys of the objects whose rendered text differs between two commits (what a reviewer sees change). */
 export function changedObjects(from: Commit, to: Commit): Set<string> {
   const before = new Map(distObjects(from).map((o) => [objectKey(o), JSON.stringify(o)]));
-  return new Set(distObjects(to).filter((o) => before.get(objectKey(o)) !== JSON.stringify(o)).map(objectKey));
+  return new Set(
+    distObjects(to)
+      .filter((o) => before.get(objectKey(o)) !== JSON.stringify(o))
+      .map(objectKey),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -126,7 +130,7 @@ function firstWrites(since: number): Map<string, number> {
  * ExtendedDeployments and workloads, each group finished before the next began; returns the times for the report.
  */
 export function expectApplyOrder(commit: Commit, since: number): string {
-  expect(existsSync(auditLogPath()), 'the lab\'s audit log').toBe(true);
+  expect(existsSync(auditLogPath()), "the lab's audit log").toBe(true);
   const writes = firstWrites(since);
   const objects = distObjects(commit);
   const of = (kinds: readonly string[]) => objects.filter((o) => kinds.includes(o.kind)).map((o) => writes.get(auditKey(o)));
@@ -134,9 +138,18 @@ export function expectApplyOrder(commit: Commit, since: number): string {
     { name: 'CRDs', times: PROJECT_CRDS.map((c) => writes.get(`customresourcedefinitions//${c}`)) },
     { name: 'DeployRegions', times: of(['DeployRegion']) },
     // The ExtendedDeployments and their regional workloads (the agent's own Deployment belongs to the install's wave).
-    { name: 'workloads', times: objects.filter((o) => o.kind === 'ExtendedDeployment' || (o.metadata['labels'] as Record<string, string> | undefined)?.[`${API_GROUP}/name`]).map((o) => writes.get(auditKey(o))) },
+    {
+      name: 'workloads',
+      times: objects
+        .filter((o) => o.kind === 'ExtendedDeployment' || (o.metadata['labels'] as Record<string, string> | undefined)?.[`${API_GROUP}/name`])
+        .map((o) => writes.get(auditKey(o))),
+    },
   ];
-  for (const stage of stages) expect(stage.times.every((t) => t !== undefined), `every one of the ${stage.name} written by the sync`).toBe(true);
+  for (const stage of stages)
+    expect(
+      stage.times.every((t) => t !== undefined),
+      `every one of the ${stage.name} written by the sync`,
+    ).toBe(true);
   const span = stages.map((s) => ({ name: s.name, first: Math.min(...(s.times as number[])) - since, last: Math.max(...(s.times as number[])) - since }));
   for (let i = 1; i < span.length; i++) expect(span[i - 1]!.last, `${span[i - 1]!.name} before ${span[i]!.name}`).toBeLessThan(span[i]!.first);
   return `apply order (audit log, ms after the commit): ${span.map((s) => `${s.name} ${s.first}–${s.last}`).join(', ')}`;
@@ -158,7 +171,12 @@ function auditKey(o: Manifest): string {
 // cluster reads
 
 interface Owned {
-  metadata: { name: string; namespace?: string; generation?: number; managedFields?: { manager: string; operation: string; subresource?: string; fieldsV1?: Record<string, unknown> }[] };
+  metadata: {
+    name: string;
+    namespace?: string;
+    generation?: number;
+    managedFields?: { manager: string; operation: string; subresource?: string; fieldsV1?: Record<string, unknown> }[];
+  };
   spec?: { replicas?: number; template?: { spec?: { containers?: { image?: string }[] } }; minReadySeconds?: number };
   status?: Record<string, unknown>;
 }
@@ -184,14 +202,19 @@ export function fieldOwners(o: Owned, path: readonly string[], subresource?: str
 /** The ExtendedDeployments of the examples: phase, observed generation, generation. */
 export async function extendedDeployments(): Promise<{ key: string; phase?: string; generation?: number; observed?: number; message?: string }[]> {
   const list = (await rawRequest('GET', `/apis/${API_GROUP}/v1beta1/extendeddeployments`)) as {
-    items: { metadata: { name: string; namespace: string; generation?: number }; status?: { phase?: string; observedGeneration?: number; conditions?: { type: string; message?: string }[] } }[];
+    items: {
+      metadata: { name: string; namespace: string; generation?: number };
+      status?: { phase?: string; observedGeneration?: number; conditions?: { type: string; message?: string }[] };
+    }[];
   };
   return list.items.map((ed) => ({
     key: `${ed.metadata.namespace}/${ed.metadata.name}`,
     ...(ed.status?.phase !== undefined && { phase: ed.status.phase }),
     ...(ed.metadata.generation !== undefined && { generation: ed.metadata.generation }),
     ...(ed.status?.observedGeneration !== undefined && { observed: ed.status.observedGeneration }),
-    ...(ed.status?.conditions?.find((c) => c.type === 'Progressing')?.message !== undefined && { message: ed.status?.conditions?.find((c) => c.type === 'Progressing')?.message }),
+    ...(ed.status?.conditions?.find((c) => c.type === 'Progressing')?.message !== undefined && {
+      message: ed.status?.conditions?.find((c) => c.type === 'Progressing')?.message,
+    }),
   }));
 }
 
@@ -312,9 +335,11 @@ export async function removeExamples(commits: readonly Commit[]): Promise<void> 
   kubectl(['delete', '-f', file, '--ignore-not-found', '--wait=false']);
   const namespaces = docs.filter((d) => d.kind === 'Namespace').map((d) => d.metadata.name);
   await waitFor(
-    'the examples\' namespaces gone',
+    "the examples' namespaces gone",
     async () => {
-      const left = kubectl(['get', 'namespaces', '-o', 'name']).split('\n').map((l) => l.replace('namespace/', ''));
+      const left = kubectl(['get', 'namespaces', '-o', 'name'])
+        .split('\n')
+        .map((l) => l.replace('namespace/', ''));
       return namespaces.every((n) => !left.includes(n));
     },
     { timeoutMs: 180_000, intervalMs: 2000 },

@@ -68,7 +68,7 @@ export async function waitFor<T>(
   for (;;) {
     try {
       const v = await check();
-      if (v !== undefined && v !== false) return v as T;
+      if (v !== undefined && v !== false) return v;
     } catch (e) {
       lastError = e;
     }
@@ -154,7 +154,7 @@ export class RawApiError extends Error {
 }
 
 /** One raw request to the API server with the kubeconfig's credentials; the body is sent as JSON text unchanged. */
-export async function rawRequest(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<any> {
+export async function rawRequest(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<unknown> {
   const { kc } = clients();
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new Error('kubeconfig has no current cluster');
@@ -196,27 +196,16 @@ export async function objectPath(obj: KubernetesObject): Promise<string> {
  */
 export async function serverSideApply<T extends KubernetesObject>(obj: T): Promise<T> {
   const path = await objectPath(obj);
-  return rawRequest(
-    'PATCH',
-    `${path}?fieldManager=${encodeURIComponent(FIELD_MANAGER)}&force=true`,
-    obj,
-    'application/apply-patch+yaml',
-  ) as Promise<T>;
+  return rawRequest('PATCH', `${path}?fieldManager=${encodeURIComponent(FIELD_MANAGER)}&force=true`, obj, 'application/apply-patch+yaml') as Promise<T>;
 }
 
 /** JSON merge patch of a pod's status subresource (what a controller does for readiness-gate conditions). */
 export async function patchPodStatus(namespace: string, name: string, patch: object): Promise<V1Pod> {
-  return clients().core.patchNamespacedPodStatus(
-    { name, namespace, body: patch },
-    setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
-  );
+  return clients().core.patchNamespacedPodStatus({ name, namespace, body: patch }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
 }
 
 export async function patchPod(namespace: string, name: string, patch: object): Promise<V1Pod> {
-  return clients().core.patchNamespacedPod(
-    { name, namespace, body: patch },
-    setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
-  );
+  return clients().core.patchNamespacedPod({ name, namespace, body: patch }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
 }
 
 export function condition(obj: { status?: { conditions?: { type: string; status: string; reason?: string }[] } }, type: string) {
@@ -224,11 +213,11 @@ export function condition(obj: { status?: { conditions?: { type: string; status:
 }
 
 export function nodeReady(node: V1Node): string {
-  return condition(node as never, 'Ready')?.status ?? 'Unknown';
+  return condition(node, 'Ready')?.status ?? 'Unknown';
 }
 
 export function podReady(pod: V1Pod): boolean {
-  return condition(pod as never, 'Ready')?.status === 'True';
+  return condition(pod, 'Ready')?.status === 'True';
 }
 
 export async function readPod(namespace: string, name: string): Promise<V1Pod> {
@@ -245,7 +234,7 @@ export function testPod(name: string, extra: Partial<V1Pod['spec']> = {}, labels
       containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests: { cpu: '100m', memory: '64Mi' } } }],
       terminationGracePeriodSeconds: 0,
       ...extra,
-    } as V1Pod['spec'],
+    },
   };
 }
 

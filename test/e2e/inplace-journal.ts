@@ -52,7 +52,10 @@ export class Journal {
 
   /** Starts both watches; resolves once both listed. */
   async start(): Promise<void> {
-    const pods = listWatch<V1Pod>(`/api/v1/namespaces/${this.namespace}/pods?labelSelector=${encodeURIComponent(`${NAME_LABEL}=${this.edName}`)}`, (type, pod, at) => this.onPod(type, pod, at));
+    const pods = listWatch<V1Pod>(
+      `/api/v1/namespaces/${this.namespace}/pods?labelSelector=${encodeURIComponent(`${NAME_LABEL}=${this.edName}`)}`,
+      (type, pod, at) => this.onPod(type, pod, at),
+    );
     const slices = listWatch<V1EndpointSlice>(
       `/apis/discovery.k8s.io/v1/namespaces/${this.namespace}/endpointslices?labelSelector=${encodeURIComponent(`kubernetes.io/service-name=${this.service}`)}`,
       (type, slice, at) => this.onSlice(type, slice, at),
@@ -72,7 +75,9 @@ export class Journal {
 
   /** Pods that got a deletionTimestamp or vanished at or after `since`. */
   removedSince(since: number): PodRecord[] {
-    return [...this.pods.values()].filter((p) => (p.terminatingAt !== undefined && p.terminatingAt >= since) || (p.deletedAt !== undefined && p.deletedAt >= since));
+    return [...this.pods.values()].filter(
+      (p) => (p.terminatingAt !== undefined && p.terminatingAt >= since) || (p.deletedAt !== undefined && p.deletedAt >= since),
+    );
   }
 
   /** Live pods (not terminating, not gone). */
@@ -101,15 +106,18 @@ export class Journal {
   endpointProblems(uid: string, revision: string): string[] {
     const name = this.pods.get(uid)?.name ?? uid;
     const w = this.window(uid, revision);
-    if (w.draining === undefined || w.swapping === undefined || w.done === undefined) return [`${name}: swap toward ${revision} not seen in full (${JSON.stringify(w)})`];
+    if (w.draining === undefined || w.swapping === undefined || w.done === undefined)
+      return [`${name}: swap toward ${revision} not seen in full (${JSON.stringify(w)})`];
     const problems: string[] = [];
     const seen = this.endpoints.get(uid) ?? [];
-    if (this.endpointAt(uid, w.draining) !== 'ready') problems.push(`${name}: endpoint ${this.endpointAt(uid, w.draining)} when the swap began (expected ready)`);
+    if (this.endpointAt(uid, w.draining) !== 'ready')
+      problems.push(`${name}: endpoint ${this.endpointAt(uid, w.draining)} when the swap began (expected ready)`);
     if (this.endpointAt(uid, w.swapping) === 'ready') problems.push(`${name}: endpoint still ready when its images were swapped`);
     const during = seen.filter((o) => o.at >= w.swapping! && o.at <= w.done! && o.state === 'ready');
     if (during.length > 0) problems.push(`${name}: endpoint ready during the swap at ${during.map((o) => o.at - w.draining!).join(', ')} ms after it began`);
     const after = seen.filter((o) => o.at > w.done!);
-    if (!after.some((o) => o.state === 'ready') || after[after.length - 1]?.state !== 'ready') problems.push(`${name}: endpoint not ready again after the swap (${JSON.stringify(after)})`);
+    if (!after.some((o) => o.state === 'ready') || after[after.length - 1]?.state !== 'ready')
+      problems.push(`${name}: endpoint not ready again after the swap (${JSON.stringify(after)})`);
     return problems;
   }
 

@@ -11,15 +11,23 @@ import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { parse } from 'yaml';
-import { VALID_CONDITION } from '../../agent/status-decision.js';
+import { VALID_CONDITION } from '../../core/api/conditions.js';
 import { IN_PLACE_READINESS_GATE, NAME_LABEL, REGION_LABEL, REVISIONS_ANNOTATION } from '../../core/labels.js';
 import { repoRoot } from '../cluster/build.js';
 import { clients, errorCode, podReady, rawRequest, serverSideApply, test, waitFor } from './helpers.js';
 import { agentMetrics, counterSum, counterValue, ED_NAME, fill, GROUP, podCounts, readStatus, VERSION, withRolloutEnv } from './rollout-kit.js';
 
-type Ed = { metadata: { name: string; namespace?: string; generation?: number; annotations?: Record<string, string> }; spec: any; status?: { conditions?: { type: string; status: string; reason?: string; message?: string; observedGeneration?: number }[] } };
+// The spec is broken on purpose below, with values of the wrong type at any depth: no type short of any admits that.
+type Ed = {
+  metadata: { name: string; namespace?: string; generation?: number; annotations?: Record<string, string> };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+  spec: any;
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string; observedGeneration?: number }[] };
+};
 
-const generatedCrd = parse(readFileSync(join(repoRoot, 'crds', `${GROUP}_extendeddeployments.yaml`), 'utf8')) as KubernetesObject & { spec: { versions: Record<string, unknown>[] } };
+const generatedCrd = parse(readFileSync(join(repoRoot, 'crds', `${GROUP}_extendeddeployments.yaml`), 'utf8')) as KubernetesObject & {
+  spec: { versions: Record<string, unknown>[] };
+};
 
 /** The generated CRD as an older release might have served it: same names and versions, no schema, no extra columns. */
 function permissiveCrd(): KubernetesObject {
@@ -54,7 +62,11 @@ const MALFORMED: { name: string; mutate: (ed: Ed) => void; paths: string[] }[] =
     mutate: (ed) => ((ed.spec.historyLimit = 'many'), (ed.spec.regions[1].name = ed.spec.regions[0].name)),
     paths: ['spec.historyLimit', 'spec.regions[1].name'],
   },
-  { name: 'bad-revisions', mutate: (ed) => (ed.metadata.annotations![REVISIONS_ANNOTATION] = '{"a": '), paths: [`metadata.annotations["${REVISIONS_ANNOTATION}"]`] },
+  {
+    name: 'bad-revisions',
+    mutate: (ed) => (ed.metadata.annotations![REVISIONS_ANNOTATION] = '{"a": '),
+    paths: [`metadata.annotations["${REVISIONS_ANNOTATION}"]`],
+  },
 ];
 
 test('ExtendedDeployments that bypassed validation are marked invalid with field paths while a valid one rolls out', { timeout: 600_000 }, async ({ ns }) => {
@@ -129,70 +141,78 @@ test('ExtendedDeployments that bypassed validation are marked invalid with field
 // Warning Event; nothing is moved or scaled, and its pods stay. In-place updates are on, so every pod carries the
 // InPlaceUpdateReady readiness gate: a pod created while the object is invalid (its predecessor deleted) must still
 // become Ready (the agent's fail-safe gate). Re-created, the DeployRegion makes the object valid and Healthy again.
-test('a deleted DeployRegion makes the ExtendedDeployment invalid: nothing moves, a new gated pod still becomes Ready; re-created, Healthy again', { timeout: 600_000 }, async ({ ns }) => {
-  await withRolloutEnv(ns, 'region-deleted', async (env) => {
-    const [a, b, c] = env.regions.map((r) => r.metadata!.name!) as [string, string, string];
-    const strategy = { faultMove: { enable: true, tolerationSeconds: 5 }, updateStrategy: { type: 'InPlaceIfPossible', gracePeriodSeconds: 1 } };
-    const v1 = await fill(env, { image: 'registry.example/web:1', replicas: [2, 2, 2], strategy });
-    const everywhere = v1.regions.map((r) => ({ name: r.name, updated: 2, old: 0 }));
-    const scales = async () => counterValue(await agentMetrics(env.agent), 'extendeddeployment_agent_actions_total', 'kind', 'scale');
-    const scalesBefore = await scales();
-    const replicaSets = async () =>
-      Promise.all(v1.regions.map(async (r) => (await clients().apps.readNamespacedReplicaSet({ name: `${ED_NAME}-${r.name}`, namespace: ns })).spec?.replicas));
+test(
+  'a deleted DeployRegion makes the ExtendedDeployment invalid: nothing moves, a new gated pod still becomes Ready; re-created, Healthy again',
+  { timeout: 600_000 },
+  async ({ ns }) => {
+    await withRolloutEnv(ns, 'region-deleted', async (env) => {
+      const [a, b, c] = env.regions.map((r) => r.metadata!.name!) as [string, string, string];
+      const strategy = { faultMove: { enable: true, tolerationSeconds: 5 }, updateStrategy: { type: 'InPlaceIfPossible', gracePeriodSeconds: 1 } };
+      const v1 = await fill(env, { image: 'registry.example/web:1', replicas: [2, 2, 2], strategy });
+      const everywhere = v1.regions.map((r) => ({ name: r.name, updated: 2, old: 0 }));
+      const scales = async () => counterValue(await agentMetrics(env.agent), 'extendeddeployment_agent_actions_total', 'kind', 'scale');
+      const scalesBefore = await scales();
+      const replicaSets = async () =>
+        Promise.all(
+          v1.regions.map(async (r) => (await clients().apps.readNamespacedReplicaSet({ name: `${ED_NAME}-${r.name}`, namespace: ns })).spec?.replicas),
+        );
 
-    await clients().objects.delete(env.regions[2]!);
-    const valid = await waitFor(
-      `Valid=False naming DeployRegion ${c}`,
-      async () => {
-        const condition = (await readStatus(ns)).conditions?.find((x) => x.type === VALID_CONDITION);
-        return condition?.status === 'False' && condition.message?.includes(`DeployRegion "${c}" not found`) ? condition : undefined;
-      },
-      { describe: () => readStatus(ns) },
-    );
-    expect(valid.reason).toBe('InvalidSpec');
-    const events = (await clients().core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${ED_NAME}` })).items;
-    expect(events.filter((e) => e.type === 'Warning' && e.reason === 'InvalidSpec' && e.message?.includes(`DeployRegion "${c}" not found`))).toHaveLength(1);
+      await clients().objects.delete(env.regions[2]!);
+      const valid = await waitFor(
+        `Valid=False naming DeployRegion ${c}`,
+        async () => {
+          const condition = (await readStatus(ns)).conditions?.find((x) => x.type === VALID_CONDITION);
+          return condition?.status === 'False' && condition.message?.includes(`DeployRegion "${c}" not found`) ? condition : undefined;
+        },
+        { describe: () => readStatus(ns) },
+      );
+      expect(valid.reason).toBe('InvalidSpec');
+      const events = (await clients().core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${ED_NAME}` })).items;
+      expect(events.filter((e) => e.type === 'Warning' && e.reason === 'InvalidSpec' && e.message?.includes(`DeployRegion "${c}" not found`))).toHaveLength(1);
 
-    // A new pod with the readiness gate appears while the object is invalid: its ReplicaSet replaces a deleted pod.
-    const regionPods = async (region: string) =>
-      (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=${ED_NAME},${REGION_LABEL}=${region}` })).items.filter((p) => !p.metadata?.deletionTimestamp);
-    const before = await regionPods(a);
-    const victim = before[0]!.metadata!.name!;
-    await clients().core.deleteNamespacedPod({ name: victim, namespace: ns, gracePeriodSeconds: 0 });
-    const replacement = await waitFor(
-      `the pod replacing ${victim} Ready, its gate opened`,
-      async () => {
-        const fresh = (await regionPods(a)).find((p) => !before.some((o) => o.metadata?.uid === p.metadata?.uid));
-        const gate = fresh?.status?.conditions?.find((x) => x.type === IN_PLACE_READINESS_GATE);
-        return fresh && gate?.status === 'True' && podReady(fresh) ? fresh : undefined;
-      },
-      { timeoutMs: 120_000, describe: async () => (await regionPods(a)).map((p) => ({ name: p.metadata?.name, conditions: p.status?.conditions })) },
-    );
-    expect(replacement.spec?.readinessGates?.map((g) => g.conditionType)).toContain(IN_PLACE_READINESS_GATE);
-    // The object is still invalid: the gate was opened by the fail-safe, not by a plan.
-    expect((await readStatus(ns)).conditions?.find((x) => x.type === VALID_CONDITION)?.status).toBe('False');
+      // A new pod with the readiness gate appears while the object is invalid: its ReplicaSet replaces a deleted pod.
+      const regionPods = async (region: string) =>
+        (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=${ED_NAME},${REGION_LABEL}=${region}` })).items.filter(
+          (p) => !p.metadata?.deletionTimestamp,
+        );
+      const before = await regionPods(a);
+      const victim = before[0]!.metadata!.name!;
+      await clients().core.deleteNamespacedPod({ name: victim, namespace: ns, gracePeriodSeconds: 0 });
+      const replacement = await waitFor(
+        `the pod replacing ${victim} Ready, its gate opened`,
+        async () => {
+          const fresh = (await regionPods(a)).find((p) => !before.some((o) => o.metadata?.uid === p.metadata?.uid));
+          const gate = fresh?.status?.conditions?.find((x) => x.type === IN_PLACE_READINESS_GATE);
+          return fresh && gate?.status === 'True' && podReady(fresh) ? fresh : undefined;
+        },
+        { timeoutMs: 120_000, describe: async () => (await regionPods(a)).map((p) => ({ name: p.metadata?.name, conditions: p.status?.conditions })) },
+      );
+      expect(replacement.spec?.readinessGates?.map((g) => g.conditionType)).toContain(IN_PLACE_READINESS_GATE);
+      // The object is still invalid: the gate was opened by the fail-safe, not by a plan.
+      expect((await readStatus(ns)).conditions?.find((x) => x.type === VALID_CONDITION)?.status).toBe('False');
 
-    // The agent reconciled it at least twice while invalid (the deletion, the new pod): nothing moved or scaled.
-    const status = await readStatus(ns);
-    expect(status.moves).toBeUndefined();
-    expect(await replicaSets()).toEqual([2, 2, 2]);
-    expect(await podCounts(ns, v1)).toEqual(everywhere);
-    expect(await scales()).toBe(scalesBefore);
-    expect(counterSum(await agentMetrics(env.agent), 'extendeddeployment_agent_moved_replicas_total')).toBe(0);
+      // The agent reconciled it at least twice while invalid (the deletion, the new pod): nothing moved or scaled.
+      const status = await readStatus(ns);
+      expect(status.moves).toBeUndefined();
+      expect(await replicaSets()).toEqual([2, 2, 2]);
+      expect(await podCounts(ns, v1)).toEqual(everywhere);
+      expect(await scales()).toBe(scalesBefore);
+      expect(counterSum(await agentMetrics(env.agent), 'extendeddeployment_agent_moved_replicas_total')).toBe(0);
 
-    await serverSideApply(env.regions[2]!);
-    await waitFor(
-      'valid again and Healthy',
-      async () => {
-        const s = await readStatus(ns);
-        return !s.conditions?.some((x) => x.type === VALID_CONDITION) && s.phase === 'Healthy' && s.revision === v1.rolloutRevision;
-      },
-      { timeoutMs: 120_000, describe: () => readStatus(ns) },
-    );
-    expect((await readStatus(ns)).moves).toBeUndefined();
-    expect(await replicaSets()).toEqual([2, 2, 2]);
-    expect(await podCounts(ns, v1)).toEqual(everywhere);
-    expect(counterSum(await agentMetrics(env.agent), 'extendeddeployment_agent_moved_replicas_total')).toBe(0);
-    console.log(`[invalid-spec] region ${c} deleted under ${ED_NAME} (regions ${a}, ${b}, ${c}): ${valid.message}`);
-  });
-});
+      await serverSideApply(env.regions[2]!);
+      await waitFor(
+        'valid again and Healthy',
+        async () => {
+          const s = await readStatus(ns);
+          return !s.conditions?.some((x) => x.type === VALID_CONDITION) && s.phase === 'Healthy' && s.revision === v1.rolloutRevision;
+        },
+        { timeoutMs: 120_000, describe: () => readStatus(ns) },
+      );
+      expect((await readStatus(ns)).moves).toBeUndefined();
+      expect(await replicaSets()).toEqual([2, 2, 2]);
+      expect(await podCounts(ns, v1)).toEqual(everywhere);
+      expect(counterSum(await agentMetrics(env.agent), 'extendeddeployment_agent_moved_replicas_total')).toBe(0);
+      console.log(`[invalid-spec] region ${c} deleted under ${ED_NAME} (regions ${a}, ${b}, ${c}): ${valid.message}`);
+    });
+  },
+);

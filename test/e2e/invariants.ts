@@ -64,7 +64,7 @@ import { workloadName } from '../../core/render.js';
 import { regionBudgets } from '../../core/rollout/budgets.js';
 import { isPodActive, isPodTerminal } from '../../core/rollout/pod-activity.js';
 import { batchPods, regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from '../../core/rollout/groups.js';
-import { problemsMessage } from '../../agent/status-decision.js';
+import { problemsMessage } from '../../core/rollout/status-decision.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Samples: the picture at one instant, reduced to what the checks read.
@@ -215,7 +215,8 @@ export function edReading(object: { kind?: string; metadata?: RawMeta; spec?: un
   const annotations = ed.metadata.annotations ?? {};
   const rolloutRevision = annotations[ROLLOUT_REVISION_ANNOTATION];
   const recorded = annotations[REVISIONS_ANNOTATION];
-  if (recorded === undefined || rolloutRevision === undefined) return unparsed(`carries no rendered revisions (annotations ${REVISIONS_ANNOTATION}, ${ROLLOUT_REVISION_ANNOTATION})`);
+  if (recorded === undefined || rolloutRevision === undefined)
+    return unparsed(`carries no rendered revisions (annotations ${REVISIONS_ANNOTATION}, ${ROLLOUT_REVISION_ANNOTATION})`);
   let revisions: Record<string, unknown>;
   try {
     revisions = JSON.parse(recorded) as Record<string, unknown>;
@@ -226,7 +227,7 @@ export function edReading(object: { kind?: string; metadata?: RawMeta; spec?: un
   if (unrevised.length > 0) return unparsed(`annotation ${REVISIONS_ANNOTATION} has no revision for region ${unrevised.join(', ')}`);
   const distribution = distributeReplicas(ed.spec.replicas, ed.spec.regions);
   if (!distribution.ok) return unparsed(`replicas cannot be distributed: ${problemsMessage(distribution.problems)}`);
-  const s = (rawStatus ?? {}) as Record<string, unknown>;
+  const s = rawStatus ?? {};
   // Moves the status records change what each region should run: the lender runs fewer, the host more.
   const moves = recordedMoves(extendedDeploymentStatus.safeParse(s).data);
   const moved = (name: string) => moves.reduce((sum, m) => sum + (m.to === name ? m.count + m.returning : 0) - (m.from === name ? m.count : 0), 0);
@@ -235,7 +236,11 @@ export function edReading(object: { kind?: string; metadata?: RawMeta; spec?: un
       subsetType: ed.spec.subsetType,
       strategy: ed.spec.strategy,
       regionOrder: regionOrderOf(ed.spec),
-      regions: ed.spec.regions.map((r, i) => ({ name: r.name, desired: (distribution.replicas[i] ?? 0) + moved(r.name), targetRevision: String(revisions[r.name]) })),
+      regions: ed.spec.regions.map((r, i) => ({
+        name: r.name,
+        desired: (distribution.replicas[i] ?? 0) + moved(r.name),
+        targetRevision: String(revisions[r.name]),
+      })),
       rolloutRevision,
       generation: (object.metadata as { generation?: number } | undefined)?.generation,
       status: {
@@ -255,19 +260,21 @@ export function edReading(object: { kind?: string; metadata?: RawMeta; spec?: un
 // The check: pure, incremental.
 
 export type ViolationKind =
-  | 'ceiling'
-  | 'floor'
-  | 'newPodDeleted'
-  | 'groupTarget'
-  | 'groupAdvance'
-  | 'waitingRegionTouched'
-  | 'groupBack'
-  | 'groupRestarted'
-  | 'placement'
-  | 'capacity';
+  'ceiling' | 'floor' | 'newPodDeleted' | 'groupTarget' | 'groupAdvance' | 'waitingRegionTouched' | 'groupBack' | 'groupRestarted' | 'placement' | 'capacity';
 
 /** Every rule the checker enforces, for reports. */
-export const VIOLATION_KINDS: readonly ViolationKind[] = ['ceiling', 'floor', 'newPodDeleted', 'groupTarget', 'groupAdvance', 'waitingRegionTouched', 'groupBack', 'groupRestarted', 'placement', 'capacity'];
+export const VIOLATION_KINDS: readonly ViolationKind[] = [
+  'ceiling',
+  'floor',
+  'newPodDeleted',
+  'groupTarget',
+  'groupAdvance',
+  'waitingRegionTouched',
+  'groupBack',
+  'groupRestarted',
+  'placement',
+  'capacity',
+];
 
 /**
  * What keeps the rules from covering a run, reported like a violation so that the test fails: `unparsed`, an
@@ -363,7 +370,11 @@ export class InvariantChecker {
     if (!s.revision || !s.currentGroup || !s.lastGroupStartTime || s.phase === 'Healthy') return;
     if (before?.revision !== s.revision || before.currentGroup !== s.currentGroup || !before.lastGroupStartTime || before.phase === 'Healthy') return;
     if (before.lastGroupStartTime !== s.lastGroupStartTime) {
-      report('groupRestarted', undefined, `group ${s.revision}/${s.currentGroup} restarted: its start ${before.lastGroupStartTime} became ${s.lastGroupStartTime}`);
+      report(
+        'groupRestarted',
+        undefined,
+        `group ${s.revision}/${s.currentGroup} restarted: its start ${before.lastGroupStartTime} became ${s.lastGroupStartTime}`,
+      );
     }
   }
 
@@ -387,7 +398,7 @@ export class InvariantChecker {
       const budgets = regionBudgets(strategy, region.desired);
       const ceiling = region.desired + budgets.maxSurge;
       // An in-place swap takes its pod out of endpoints: swaps may use a group's worth of unavailability whatever the
-      // upgrade mode (core/rollout/planner.ts, stepAll).
+      // upgrade mode (core/rollout/replicaset-adapter.ts, move).
       const inPlace = ed.subsetType === 'InplaceSet' || strategy.updateStrategy.type === 'InPlaceIfPossible';
       const floor = region.desired - (inPlace ? Math.max(budgets.maxUnavailable, batchPods(strategy.batchSize, region.desired)) : budgets.maxUnavailable);
       const workload = sample.workloads.find((w) => w.region === region.name);
@@ -408,12 +419,18 @@ export class InvariantChecker {
       const replicas = workload?.replicas ?? 0;
       if (memory.shrinking && total <= ceiling && replicas <= ceiling) memory.shrinking = false;
       if (!memory.shrinking && total > ceiling) {
-        report('ceiling', region.name, `${total} pods${compat ? '' : ' (terminating included)'} > ceiling ${ceiling} (desired ${region.desired} + maxSurge ${budgets.maxSurge})`);
+        report(
+          'ceiling',
+          region.name,
+          `${total} pods${compat ? '' : ' (terminating included)'} > ceiling ${ceiling} (desired ${region.desired} + maxSurge ${budgets.maxSurge})`,
+        );
       }
       if (!memory.shrinking && replicas > ceiling) report('ceiling', region.name, `workload spec.replicas ${replicas} > ceiling ${ceiling}`);
 
       // Pods disrupted from outside that stopped being active in this sample (Failed, or deleted by the Eviction API).
-      const disrupted = [...prevPods.values()].filter((p) => p.region === region.name && isPodActive(p) && sample.disrupted?.has(p.uid) && !isPodActive(nowPods.get(p.uid) ?? { terminating: true }));
+      const disrupted = [...prevPods.values()].filter(
+        (p) => p.region === region.name && isPodActive(p) && sample.disrupted?.has(p.uid) && !isPodActive(nowPods.get(p.uid) ?? { terminating: true }),
+      );
       if (memory.disruptedIn !== ed.rolloutRevision) Object.assign(memory, { disruptedIn: ed.rolloutRevision, disruptedOld: 0 });
       memory.disruptedOld = (memory.disruptedOld ?? 0) + disrupted.filter((p) => !isNew(p)).length;
       const lost = disrupted.filter((p) => isAvailable(p, minReady, sample.at)).length;
@@ -423,7 +440,11 @@ export class InvariantChecker {
       // Floor (lowered by what evictions took, as a PodDisruptionBudget would count them: the rollout keeps its own budget).
       const evicted = memory.disruptedAvailable > 0 ? ` after ${memory.disruptedAvailable} evicted` : '';
       if (memory.filled && available < floor - memory.disruptedAvailable) {
-        report('floor', region.name, `${available} pods available < floor ${floor} (desired ${region.desired} − maxUnavailable ${budgets.maxUnavailable})${evicted}`);
+        report(
+          'floor',
+          region.name,
+          `${available} pods available < floor ${floor} (desired ${region.desired} − maxUnavailable ${budgets.maxUnavailable})${evicted}`,
+        );
       } else if (!memory.filled && available < memory.highWater) {
         report('floor', region.name, `${available} pods available < ${memory.highWater} available before, while the region fills up to its floor ${floor}`);
       }
@@ -436,11 +457,17 @@ export class InvariantChecker {
       // New-revision pods removed during a rollout.
       // A pod that turns Failed (evicted) was not removed by the rollout; deleting one that had (PodGC, a person) is
       // cleaning up, not a removal either: only active pods that get deleted count, and not those the test evicted.
-      const removed = [...prevPods.values()].filter((p) => p.region === region.name && isPodActive(p) && (nowPods.get(p.uid)?.terminating ?? true) && !sample.disrupted?.has(p.uid));
+      const removed = [...prevPods.values()].filter(
+        (p) => p.region === region.name && isPodActive(p) && (nowPods.get(p.uid)?.terminating ?? true) && !sample.disrupted?.has(p.uid),
+      );
       for (const pod of removed) {
         if (!isNew(pod) || !inProgress) continue;
         if (updated >= region.desired) continue; // excess over a shrunk count
-        report('newPodDeleted', region.name, `new-revision pod ${pod.name} removed while the rollout is ${status.phase ?? 'starting'} (${updated} new pods left, desired ${region.desired})`);
+        report(
+          'newPodDeleted',
+          region.name,
+          `new-revision pod ${pod.name} removed while the rollout is ${status.phase ?? 'starting'} (${updated} new pods left, desired ${region.desired})`,
+        );
       }
 
       if (!schedule || !current) continue;
@@ -453,13 +480,32 @@ export class InvariantChecker {
         const target = targetAtGroup(strategy, scheduled, group);
         const replaced = memory.disruptedOld ?? 0;
         if (!memory.shrinking && Math.min(updated, region.desired) > target + replaced) {
-          report('groupTarget', region.name, `${updated} new-revision pods > target ${target} of group ${group}/${schedule.totalGroups}${replaced > 0 ? ` + ${replaced} evicted old pods replaced` : ''}`);
+          report(
+            'groupTarget',
+            region.name,
+            `${updated} new-revision pods > target ${target} of group ${group}/${schedule.totalGroups}${replaced > 0 ? ` + ${replaced} evicted old pods replaced` : ''}`,
+          );
         }
       } else if (regionGroup(ed, schedule, region.name) > group && inProgress) {
         // Compat mode: a region waiting for its group is left alone.
-        if (workload?.paused === false) report('waitingRegionTouched', region.name, `Deployment unpaused while its group ${regionGroup(ed, schedule, region.name)} waits (current group ${group})`);
-        if (updated > 0) report('waitingRegionTouched', region.name, `${updated} new-revision pods while its group ${regionGroup(ed, schedule, region.name)} waits (current group ${group})`);
-        for (const pod of removed) report('waitingRegionTouched', region.name, `pod ${pod.name} removed while its group ${regionGroup(ed, schedule, region.name)} waits (current group ${group})`);
+        if (workload?.paused === false)
+          report(
+            'waitingRegionTouched',
+            region.name,
+            `Deployment unpaused while its group ${regionGroup(ed, schedule, region.name)} waits (current group ${group})`,
+          );
+        if (updated > 0)
+          report(
+            'waitingRegionTouched',
+            region.name,
+            `${updated} new-revision pods while its group ${regionGroup(ed, schedule, region.name)} waits (current group ${group})`,
+          );
+        for (const pod of removed)
+          report(
+            'waitingRegionTouched',
+            region.name,
+            `pod ${pod.name} removed while its group ${regionGroup(ed, schedule, region.name)} waits (current group ${group})`,
+          );
       }
     }
 
@@ -480,7 +526,11 @@ export class InvariantChecker {
       if (compat) {
         if (regionGroup(ed, schedule, region.name) > done) continue;
         if (newAvailable < region.desired || old > 0) {
-          report('groupAdvance', region.name, `group ${to} started while region's group ${done} was not done (${newAvailable}/${region.desired} new available, ${old} old)`);
+          report(
+            'groupAdvance',
+            region.name,
+            `group ${to} started while region's group ${done} was not done (${newAvailable}/${region.desired} new available, ${old} old)`,
+          );
         }
         continue;
       }
@@ -509,7 +559,8 @@ function checkCapacity(sample: Sample, ed: EdSample, report: Report): void {
     const bound = sample.pods.filter((p) => p.region === region.name && p.node !== undefined);
     for (const pod of bound) {
       const node = nodes.get(pod.node ?? '');
-      if (node && !inRegion(node)) report('placement', region.name, `pod ${pod.name} bound to node ${node.name}, outside region ${region.name} (${JSON.stringify(matchLabels)})`);
+      if (node && !inRegion(node))
+        report('placement', region.name, `pod ${pod.name} bound to node ${node.name}, outside region ${region.name} (${JSON.stringify(matchLabels)})`);
     }
     const names = new Set(regionNodes.map((n) => n.name));
     const onRegion = bound.filter((p) => names.has(p.node ?? '') && !isPodTerminal(p));
@@ -619,10 +670,23 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
   const eds = makeWatch<KubernetesObject>(
     kc,
     `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/extendeddeployments`,
-    () => custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: 'extendeddeployments' }) as Promise<KubernetesListObject<KubernetesObject>>,
+    () =>
+      custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: 'extendeddeployments' }) as Promise<
+        KubernetesListObject<KubernetesObject>
+      >,
   );
-  const replicaSets = makeWatch(kc, `/apis/apps/v1/namespaces/${namespace}/replicasets`, () => apps.listNamespacedReplicaSet({ namespace, labelSelector: selector }), selector);
-  const deployments = makeWatch(kc, `/apis/apps/v1/namespaces/${namespace}/deployments`, () => apps.listNamespacedDeployment({ namespace, labelSelector: selector }), selector);
+  const replicaSets = makeWatch(
+    kc,
+    `/apis/apps/v1/namespaces/${namespace}/replicasets`,
+    () => apps.listNamespacedReplicaSet({ namespace, labelSelector: selector }),
+    selector,
+  );
+  const deployments = makeWatch(
+    kc,
+    `/apis/apps/v1/namespaces/${namespace}/deployments`,
+    () => apps.listNamespacedDeployment({ namespace, labelSelector: selector }),
+    selector,
+  );
   const pods = makeWatch(kc, `/api/v1/namespaces/${namespace}/pods`, () => core.listNamespacedPod({ namespace, labelSelector: selector }), selector);
   const nodes = makeWatch(kc, '/api/v1/nodes', () => core.listNode());
   const regions = makeWatch<KubernetesObject>(
@@ -645,7 +709,14 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
       const w = source.find((o) => o.metadata?.name === workloadName(name, r.name));
       if (!w) return [];
       const spec = (w as { spec?: { replicas?: number; paused?: boolean; template?: { metadata?: { labels?: Record<string, string> } } } }).spec;
-      return [{ region: r.name, replicas: spec?.replicas ?? 1, revision: spec?.template?.metadata?.labels?.[REVISION_LABEL], ...(compat && { paused: spec?.paused === true }) }];
+      return [
+        {
+          region: r.name,
+          replicas: spec?.replicas ?? 1,
+          revision: spec?.template?.metadata?.labels?.[REVISION_LABEL],
+          ...(compat && { paused: spec?.paused === true }),
+        },
+      ];
     });
     const regionLabels: Record<string, Record<string, string>> = {};
     for (const r of view('region')) {
@@ -732,18 +803,22 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
       const refusedToStart = /HTTP-Code: 429\b|Too Many Requests/.test(message);
       if (!refusedToStart) watchErrors.push({ kind: 'watchError', at, message });
       // client-node stops an informer on any error but 410; start it again shortly (it relists and watches on).
-      setTimeout(() => {
-        if (stopped) return;
-        void informer.start().then(
-          () => void (refusedToStart && throttled.push(`${new Date(at).toISOString()} ${message}: watched again after ${Date.now() - at} ms`)),
-          () => undefined,
-        );
-      }, refusedToStart ? 1000 : 500);
+      setTimeout(
+        () => {
+          if (stopped) return;
+          void informer.start().then(
+            () => void (refusedToStart && throttled.push(`${new Date(at).toISOString()} ${message}: watched again after ${Date.now() - at} ms`)),
+            () => undefined,
+          );
+        },
+        refusedToStart ? 1000 : 500,
+      );
     });
   }
   await Promise.all(Object.values(informers).map((i) => i.start()));
   // What the initial lists hold, as the replay's starting point.
-  for (const kind of Object.keys(informers) as Kind[]) for (const o of live(kind)) mirror[kind].set(`${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`, o);
+  for (const kind of Object.keys(informers) as Kind[])
+    for (const o of live(kind)) mirror[kind].set(`${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`, o);
   opened = true;
   sample(Date.now());
 
@@ -797,7 +872,8 @@ export async function stopAndReport(watch: InvariantWatch, label: string, states
   for (const v of violations) console.log(`[invariants]   ${new Date(v.at).toISOString()} ${v.kind} ${v.region ?? ''}: ${v.message}`);
   for (const t of watch.throttled) console.log(`[invariants]   throttled, not checked meanwhile: ${t}`);
   if (states || violations.length > 0) {
-    for (const s of watch.samples.slice(-60)) console.log(`[invariants]   state ${new Date(s.at).toISOString()} ${s.phase ?? '-'} ${s.group} ${JSON.stringify(s.regions)}`);
+    for (const s of watch.samples.slice(-60))
+      console.log(`[invariants]   state ${new Date(s.at).toISOString()} ${s.phase ?? '-'} ${s.group} ${JSON.stringify(s.regions)}`);
   }
   return violations;
 }

@@ -11,10 +11,14 @@ async function createPod(ns: string, pod: V1Pod): Promise<V1Pod> {
 }
 
 async function waitRunningReady(ns: string, name: string): Promise<V1Pod> {
-  return waitFor(`pod ${ns}/${name} Running and Ready`, async () => {
-    const p = await readPod(ns, name);
-    return p.status?.phase === 'Running' && podReady(p) ? p : undefined;
-  }, { describe: () => readPod(ns, name).then((p) => p.status) });
+  return waitFor(
+    `pod ${ns}/${name} Running and Ready`,
+    async () => {
+      const p = await readPod(ns, name);
+      return p.status?.phase === 'Running' && podReady(p) ? p : undefined;
+    },
+    { describe: () => readPod(ns, name).then((p) => p.status) },
+  );
 }
 
 describe('lab topology', () => {
@@ -26,10 +30,10 @@ describe('lab topology', () => {
       const got = nodes.find((n) => n.metadata?.name === want.metadata.name);
       expect(got, want.metadata.name).toBeDefined();
       expect(nodeReady(got!)).toBe('True');
-      for (const [k, v] of Object.entries(want.metadata.labels as Record<string, string>)) {
+      for (const [k, v] of Object.entries(want.metadata.labels)) {
         expect(got!.metadata?.labels?.[k], `${want.metadata.name} label ${k}`).toBe(v);
       }
-      for (const [k, v] of Object.entries(want.status.allocatable as Record<string, string>)) {
+      for (const [k, v] of Object.entries(want.status.allocatable)) {
         expect(got!.status?.allocatable?.[k], `${want.metadata.name} allocatable ${k}`).toBe(v);
       }
       expect(got!.spec?.taints ?? []).toEqual(expect.arrayContaining(want.spec.taints));
@@ -87,7 +91,7 @@ describe('scheduling on kwok nodes', () => {
     // Several pools have untainted amd64 nodes; any of them will do, none of the tainted ones may be used.
     const untaintedAmd64 = topologyNodes()
       .filter((n) => n.metadata.labels['kubernetes.io/arch'] === 'amd64' && n.spec.taints.length === 0)
-      .map((n) => n.metadata.name as string);
+      .map((n) => n.metadata.name);
     for (const p of plain) expect(untaintedAmd64).toContain(p.spec?.nodeName);
     const trainer = await waitRunningReady(ns, 'trainer');
     expect(trainer.spec?.nodeName).toMatch(/^gpu-/);
@@ -101,7 +105,7 @@ describe('scheduling on kwok nodes', () => {
     );
     const stuck = await waitFor('PodScheduled=False/Unschedulable', async () => {
       const p = await readPod(ns, 'no-toleration');
-      const c = condition(p as never, 'PodScheduled');
+      const c = condition(p, 'PodScheduled');
       return c?.status === 'False' && c.reason === 'Unschedulable' ? p : undefined;
     });
     expect(stuck.spec?.nodeName).toBeFalsy();
@@ -123,7 +127,7 @@ describe('scheduling on kwok nodes', () => {
       const list = (await core.listNamespacedPod({ namespace: ns })).items;
       const running = list.filter((p) => p.status?.phase === 'Running' && podReady(p));
       const unschedulable = list.filter((p) => {
-        const c = condition(p as never, 'PodScheduled');
+        const c = condition(p, 'PodScheduled');
         return c?.status === 'False' && c.reason === 'Unschedulable';
       });
       return running.length === 2 && unschedulable.length === 1 ? { running, unschedulable } : undefined;
@@ -139,7 +143,7 @@ describe('kwok kubelet simulation', () => {
     await createPod(ns, testPod('gated', { readinessGates: [{ conditionType: 'example.com/gate-a' }, { conditionType: 'example.com/gate-b' }] }));
     const running = await waitFor('gated pod Running with ContainersReady', async () => {
       const p = await readPod(ns, 'gated');
-      return p.status?.phase === 'Running' && condition(p as never, 'ContainersReady')?.status === 'True' ? p : undefined;
+      return p.status?.phase === 'Running' && condition(p, 'ContainersReady')?.status === 'True' ? p : undefined;
     });
     expect(condition(running as never, 'Ready')?.status).toBe('False');
     // kwok must never write the gate conditions itself
@@ -174,11 +178,15 @@ describe('kwok kubelet simulation', () => {
 
     await patchPod(ns, 'swap', { spec: { containers: [{ name: 'app', image: 'registry.example/app:2' }] } });
 
-    const after = await waitFor('app container restarted with the new image and pod Ready again', async () => {
-      const p = await readPod(ns, 'swap');
-      const app = p.status?.containerStatuses?.find((c) => c.name === 'app');
-      return app?.image === 'registry.example/app:2' && app.ready && podReady(p) ? p : undefined;
-    }, { describe: () => readPod(ns, 'swap').then((p) => p.status) });
+    const after = await waitFor(
+      'app container restarted with the new image and pod Ready again',
+      async () => {
+        const p = await readPod(ns, 'swap');
+        const app = p.status?.containerStatuses?.find((c) => c.name === 'app');
+        return app?.image === 'registry.example/app:2' && app.ready && podReady(p) ? p : undefined;
+      },
+      { describe: () => readPod(ns, 'swap').then((p) => p.status) },
+    );
 
     const app = after.status!.containerStatuses!.find((c) => c.name === 'app')!;
     const sidecar = after.status!.containerStatuses!.find((c) => c.name === 'sidecar')!;
@@ -216,34 +224,51 @@ describe('kwok kubelet simulation', () => {
     const restarted = await waitFor('container restarted and ready, pod not Ready (gate False)', async () => {
       const p = await readPod(ns, 'gated-swap');
       const c = p.status?.containerStatuses?.[0];
-      return c?.image === 'registry.example/app:2' && c.ready && condition(p as never, 'ContainersReady')?.status === 'True' ? p : undefined;
+      return c?.image === 'registry.example/app:2' && c.ready && condition(p, 'ContainersReady')?.status === 'True' ? p : undefined;
     });
     expect(podReady(restarted)).toBe(false);
     expect(restarted.status?.containerStatuses?.[0]?.restartCount).toBe((before.status?.containerStatuses?.[0]?.restartCount ?? 0) + 1);
-    await patchPodStatus(ns, 'gated-swap', { status: { conditions: [{ type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: new Date().toISOString() }] } });
+    await patchPodStatus(ns, 'gated-swap', {
+      status: { conditions: [{ type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: new Date().toISOString() }] },
+    });
     await waitFor('Ready after the gate is True again', async () => podReady(await readPod(ns, 'gated-swap')));
   });
 
   test('an image marked ":broken" never runs: a swap to it crash-loops (never ready), a swap away restarts it ready', async ({ ns }) => {
-    await createPod(ns, testPod('crash', { containers: [{ name: 'app', image: 'registry.example/app:1' }, { name: 'sidecar', image: 'registry.example/sidecar:1' }] }));
+    await createPod(
+      ns,
+      testPod('crash', {
+        containers: [
+          { name: 'app', image: 'registry.example/app:1' },
+          { name: 'sidecar', image: 'registry.example/sidecar:1' },
+        ],
+      }),
+    );
     const before = await waitRunningReady(ns, 'crash');
     const oldApp = before.status!.containerStatuses!.find((c) => c.name === 'app')!;
-    const stale = 'the lab\'s kwok runs without the lab-container-crash stage: restart the lab (npm run lab:down && npm run lab:up) to load test/cluster/kwok.yaml';
+    const stale =
+      "the lab's kwok runs without the lab-container-crash stage: restart the lab (npm run lab:down && npm run lab:up) to load test/cluster/kwok.yaml";
 
     await patchPod(ns, 'crash', { spec: { containers: [{ name: 'app', image: 'registry.example/app:broken-2' }] } });
-    const crashed = await waitFor(`app container in CrashLoopBackOff (${stale})`, async () => {
-      const p = await readPod(ns, 'crash');
-      const app = p.status?.containerStatuses?.find((c) => c.name === 'app');
-      if (app?.image === 'registry.example/app:broken-2' && app.ready) throw new Error(stale);
-      return app?.image === 'registry.example/app:broken-2' && app.state?.waiting?.reason === 'CrashLoopBackOff' ? p : undefined;
-    }, { timeoutMs: 20_000, describe: () => readPod(ns, 'crash').then((p) => p.status) });
+    const crashed = await waitFor(
+      `app container in CrashLoopBackOff (${stale})`,
+      async () => {
+        const p = await readPod(ns, 'crash');
+        const app = p.status?.containerStatuses?.find((c) => c.name === 'app');
+        if (app?.image === 'registry.example/app:broken-2' && app.ready) throw new Error(stale);
+        return app?.image === 'registry.example/app:broken-2' && app.state?.waiting?.reason === 'CrashLoopBackOff' ? p : undefined;
+      },
+      { timeoutMs: 20_000, describe: () => readPod(ns, 'crash').then((p) => p.status) },
+    );
     const app = crashed.status!.containerStatuses!.find((c) => c.name === 'app')!;
     expect(crashed.metadata?.uid).toBe(before.metadata?.uid);
     expect(app.restartCount).toBe(oldApp.restartCount + 1);
     expect(app.containerID).not.toBe(oldApp.containerID);
     expect([app.ready, app.started, app.state?.running]).toEqual([false, false, undefined]);
     expect(app.lastState?.terminated?.exitCode).toBe(1);
-    expect(crashed.status?.containerStatuses?.find((c) => c.name === 'sidecar')?.containerID).toBe(before.status!.containerStatuses!.find((c) => c.name === 'sidecar')!.containerID);
+    expect(crashed.status?.containerStatuses?.find((c) => c.name === 'sidecar')?.containerID).toBe(
+      before.status!.containerStatuses!.find((c) => c.name === 'sidecar')!.containerID,
+    );
     // it stays that way: the ready stages never pick a crash-looping pod
     await new Promise((r) => setTimeout(r, 6000));
     const later = await readPod(ns, 'crash');

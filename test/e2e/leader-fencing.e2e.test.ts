@@ -66,7 +66,10 @@ function expectNoInterleaving(ns: string, since: number, old: string, next: stri
   const acquired = writes.find((w) => w.identity === next && w.lease && w.code < 300);
   expect(acquired, `${next} acquired the Lease (audit log)`).toBeDefined();
   const late = writes.filter((w) => w.identity === old && w.received >= acquired!.received && !(w.lease && w.code >= 400));
-  expect(late.map((w) => `${w.what} ${w.code} at +${w.received - acquired!.received} ms`), `writes of ${old} after ${next} took the Lease`).toEqual([]);
+  expect(
+    late.map((w) => `${w.what} ${w.code} at +${w.received - acquired!.received} ms`),
+    `writes of ${old} after ${next} took the Lease`,
+  ).toEqual([]);
   const oldWork = writes.filter((w) => w.identity === old && !w.lease);
   const nextWork = writes.filter((w) => w.identity === next && !w.lease);
   expect(oldWork.length, `${old} wrote before the fault`).toBeGreaterThan(0);
@@ -78,7 +81,11 @@ function expectNoInterleaving(ns: string, since: number, old: string, next: stri
 }
 
 /** Two agents as the rendered install's ServiceAccount, each behind its own proxy; `a` is started first and leads. */
-async function startPair(ns: string, account: AgentIdentity, skews: readonly [number, number] = [0, 0]): Promise<{ agents: AgentProcess[]; proxies: ApiProxy[] }> {
+async function startPair(
+  ns: string,
+  account: AgentIdentity,
+  skews: readonly [number, number] = [0, 0],
+): Promise<{ agents: AgentProcess[]; proxies: ApiProxy[] }> {
   const proxies = [await startApiProxy(`${ns}-a`), await startApiProxy(`${ns}-b`)];
   const spawn = (i: number) =>
     new AgentProcess({
@@ -137,10 +144,14 @@ for (const fault of ['freeze', 'black hole'] as const satisfies readonly Fault[]
         await waitRolledOut(ns, v1);
         const v2 = render([...regions, extendedDeployment(ns, regions, REPLICAS, 'registry.example/web:2')]);
         await apply(v2);
-        await waitFor('group 2 of the rollout in progress', async () => {
-          const s = await readStatus(ns);
-          return s.revision === v2.rolloutRevision && (s.currentGroup ?? 0) >= 2 && s.phase === 'Progressing';
-        }, { timeoutMs: 120_000, intervalMs: 100, describe: () => readStatus(ns) });
+        await waitFor(
+          'group 2 of the rollout in progress',
+          async () => {
+            const s = await readStatus(ns);
+            return s.revision === v2.rolloutRevision && (s.currentGroup ?? 0) >= 2 && s.phase === 'Progressing';
+          },
+          { timeoutMs: 120_000, intervalMs: 100, describe: () => readStatus(ns) },
+        );
 
         const cutAt = Date.now();
         if (fault === 'freeze') a.freeze(true);
@@ -154,7 +165,18 @@ for (const fault of ['freeze', 'black hole'] as const satisfies readonly Fault[]
         const exit = await Promise.race([
           a.exited,
           new Promise<never>((_, reject) =>
-            setTimeout(() => reject(new Error(`${a.identity} still running 60 s after the takeover; its last lines:\n${a.lines.slice(-20).map((l) => JSON.stringify(l)).join('\n')}`)), 60_000),
+            setTimeout(
+              () =>
+                reject(
+                  new Error(
+                    `${a.identity} still running 60 s after the takeover; its last lines:\n${a.lines
+                      .slice(-20)
+                      .map((l) => JSON.stringify(l))
+                      .join('\n')}`,
+                  ),
+                ),
+              60_000,
+            ),
           ),
         ]);
         expect(exit.code, `${a.identity} exits non-zero on its own`).toBe(1);
@@ -169,7 +191,7 @@ for (const fault of ['freeze', 'black hole'] as const satisfies readonly Fault[]
         console.log(
           [
             `leader-fencing ${fault}: ${a.identity} cut off in group 2; ${b.identity} became leader ${((tookOver.receivedAt - cutAt) / 1000).toFixed(1)} s later (lease ${LEASE_SECONDS} s)`,
-            `  ${a.identity} exited with code ${exit.code}: ${String(lost?.['reason'] ?? '')}`,
+            `  ${a.identity} exited with code ${exit.code}: ${typeof lost?.['reason'] === 'string' ? lost['reason'] : ''}`,
             `  audit log: ${figures}`,
           ].join('\n'),
         );
@@ -193,68 +215,81 @@ function timestamps(value: unknown, path = ''): Map<string, string> {
   return found;
 }
 
-test('agents whose clocks are 30 s behind and ahead write the API server\'s time, and a deadline is neither early nor late', { timeout: 600_000 }, async ({ ns }) => {
-  await withRegions(ns, 'leader-fencing clock skew', async (regions, _watch, account) => {
-    const skews = [-30_000, 30_000] as const;
-    const { agents, proxies } = await startPair(ns, account, skews);
-    const [a, b] = agents as [AgentProcess, AgentProcess];
-    try {
-      const since = Date.now();
-      const v1 = render([...regions, extendedDeployment(ns, regions, REPLICAS, 'registry.example/web:1')]);
-      await apply(v1);
-      await waitRolledOut(ns, v1);
-      // A release that never becomes ready, with a 20 s deadline: started by a (30 s behind), enforced by b (30 s ahead).
-      const broken = extendedDeployment(ns, regions, REPLICAS, 'registry.example/web:broken-1') as { spec: { strategy: Record<string, unknown> } };
-      broken.spec.strategy['syncWaitTimeout'] = 20;
-      const v2 = render([...regions, broken]);
-      await apply(v2);
-      const started = await waitFor('group 1 of the broken release started', async () => {
-        const s = await readStatus(ns);
-        return s.revision === v2.rolloutRevision && s.phase === 'Progressing' && s.lastGroupStartTime ? s : undefined;
-      }, { timeoutMs: 60_000, intervalMs: 100, describe: () => readStatus(ns) });
-      a.killHard();
-      await b.waitForLog('became leader', 60_000);
-      const degraded = await waitFor('the broken release Degraded', async () => {
-        const s = await readStatus(ns);
-        return s.revision === v2.rolloutRevision && s.phase === 'Degraded' ? s : undefined;
-      }, { timeoutMs: 120_000, intervalMs: 200, describe: () => readStatus(ns) });
-      expect(degraded.lastGroupStartTime).toBe(started.lastGroupStartTime);
+test(
+  "agents whose clocks are 30 s behind and ahead write the API server's time, and a deadline is neither early nor late",
+  { timeout: 600_000 },
+  async ({ ns }) => {
+    await withRegions(ns, 'leader-fencing clock skew', async (regions, _watch, account) => {
+      const skews = [-30_000, 30_000] as const;
+      const { agents, proxies } = await startPair(ns, account, skews);
+      const [a, b] = agents as [AgentProcess, AgentProcess];
+      try {
+        const since = Date.now();
+        const v1 = render([...regions, extendedDeployment(ns, regions, REPLICAS, 'registry.example/web:1')]);
+        await apply(v1);
+        await waitRolledOut(ns, v1);
+        // A release that never becomes ready, with a 20 s deadline: started by a (30 s behind), enforced by b (30 s ahead).
+        const broken = extendedDeployment(ns, regions, REPLICAS, 'registry.example/web:broken-1') as { spec: { strategy: Record<string, unknown> } };
+        broken.spec.strategy['syncWaitTimeout'] = 20;
+        const v2 = render([...regions, broken]);
+        await apply(v2);
+        const started = await waitFor(
+          'group 1 of the broken release started',
+          async () => {
+            const s = await readStatus(ns);
+            return s.revision === v2.rolloutRevision && s.phase === 'Progressing' && s.lastGroupStartTime ? s : undefined;
+          },
+          { timeoutMs: 60_000, intervalMs: 100, describe: () => readStatus(ns) },
+        );
+        a.killHard();
+        await b.waitForLog('became leader', 60_000);
+        const degraded = await waitFor(
+          'the broken release Degraded',
+          async () => {
+            const s = await readStatus(ns);
+            return s.revision === v2.rolloutRevision && s.phase === 'Degraded' ? s : undefined;
+          },
+          { timeoutMs: 120_000, intervalMs: 200, describe: () => readStatus(ns) },
+        );
+        expect(degraded.lastGroupStartTime).toBe(started.lastGroupStartTime);
 
-      // What was written: every new timestamp in a status write is the server's time of that write, within 2 s.
-      const statusWrites = agentWrites(ns, since).filter((w) => w.what.includes('extendeddeployments/status') && w.code < 300);
-      expect(statusWrites.length).toBeGreaterThan(0);
-      const off: string[] = [];
-      let previous = new Map<string, string>();
-      let checked = 0;
-      for (const w of statusWrites) {
-        const now = timestamps((w.event.responseObject as { status?: unknown } | undefined)?.status);
-        for (const [path, value] of now) {
-          if (previous.get(path) === value) continue;
-          checked++;
-          const t = Date.parse(value);
-          if (t < w.received - CLOCK_TOLERANCE_MS || t > w.completed + CLOCK_TOLERANCE_MS) off.push(`${w.identity} ${path}=${value} written at ${new Date(w.received).toISOString()}`);
+        // What was written: every new timestamp in a status write is the server's time of that write, within 2 s.
+        const statusWrites = agentWrites(ns, since).filter((w) => w.what.includes('extendeddeployments/status') && w.code < 300);
+        expect(statusWrites.length).toBeGreaterThan(0);
+        const off: string[] = [];
+        let previous = new Map<string, string>();
+        let checked = 0;
+        for (const w of statusWrites) {
+          const now = timestamps((w.event.responseObject as { status?: unknown } | undefined)?.status);
+          for (const [path, value] of now) {
+            if (previous.get(path) === value) continue;
+            checked++;
+            const t = Date.parse(value);
+            if (t < w.received - CLOCK_TOLERANCE_MS || t > w.completed + CLOCK_TOLERANCE_MS)
+              off.push(`${w.identity} ${path}=${value} written at ${new Date(w.received).toISOString()}`);
+          }
+          previous = now;
         }
-        previous = now;
-      }
-      expect(checked, 'timestamps written').toBeGreaterThan(0);
-      expect(off, 'timestamps off the API server\'s clock by more than 2 s').toEqual([]);
+        expect(checked, 'timestamps written').toBeGreaterThan(0);
+        expect(off, "timestamps off the API server's clock by more than 2 s").toEqual([]);
 
-      // When: the Degraded write arrived no sooner than 20 s after the group started (by the server's clock, within the
-      // clocks' tolerance; uncorrected, b would end the deadline at once, 60 s early by its clock).
-      const degradedWrite = statusWrites.find((w) => (w.event.responseObject as { status?: { phase?: string } } | undefined)?.status?.phase === 'Degraded');
-      expect(degradedWrite?.identity).toBe(b.identity);
-      const groupStart = Date.parse(started.lastGroupStartTime!);
-      const afterMs = degradedWrite!.received - groupStart;
-      expect(afterMs, 'the deadline fired no sooner than 20 s after the group started').toBeGreaterThanOrEqual(20_000 - CLOCK_TOLERANCE_MS);
-      console.log(
-        [
-          `leader-fencing clock skew: ${a.identity} ${skews[0] / 1000} s, ${b.identity} +${skews[1] / 1000} s; ${checked} timestamps in ${statusWrites.length} status writes, all within 2 s of the server's time`,
-          `  deadline 20 s: group started ${started.lastGroupStartTime} by ${a.identity}; Degraded written by ${b.identity} ${(afterMs / 1000).toFixed(1)} s later (takeover included)`,
-        ].join('\n'),
-      );
-    } finally {
-      await Promise.all(agents.map((x) => x.stop()));
-      await Promise.all(proxies.map((p) => p.close()));
-    }
-  });
-});
+        // When: the Degraded write arrived no sooner than 20 s after the group started (by the server's clock, within the
+        // clocks' tolerance; uncorrected, b would end the deadline at once, 60 s early by its clock).
+        const degradedWrite = statusWrites.find((w) => (w.event.responseObject as { status?: { phase?: string } } | undefined)?.status?.phase === 'Degraded');
+        expect(degradedWrite?.identity).toBe(b.identity);
+        const groupStart = Date.parse(started.lastGroupStartTime!);
+        const afterMs = degradedWrite!.received - groupStart;
+        expect(afterMs, 'the deadline fired no sooner than 20 s after the group started').toBeGreaterThanOrEqual(20_000 - CLOCK_TOLERANCE_MS);
+        console.log(
+          [
+            `leader-fencing clock skew: ${a.identity} ${skews[0] / 1000} s, ${b.identity} +${skews[1] / 1000} s; ${checked} timestamps in ${statusWrites.length} status writes, all within 2 s of the server's time`,
+            `  deadline 20 s: group started ${started.lastGroupStartTime} by ${a.identity}; Degraded written by ${b.identity} ${(afterMs / 1000).toFixed(1)} s later (takeover included)`,
+          ].join('\n'),
+        );
+      } finally {
+        await Promise.all(agents.map((x) => x.stop()));
+        await Promise.all(proxies.map((p) => p.close()));
+      }
+    });
+  },
+);

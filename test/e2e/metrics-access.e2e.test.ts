@@ -6,7 +6,7 @@
 import { AuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { startAgent, type Agent } from '../../agent/agent.js';
-import { silentLogger } from '../../agent/log.js';
+import { silentLogger } from '../../agent/runtime/log.js';
 import { renderedIdentity, type AgentIdentity } from './agent-identity.js';
 import { clients, serverSideApply, test, uniqueName, waitFor } from './helpers.js';
 import { installCrds } from './rollout-kit.js';
@@ -23,7 +23,11 @@ test('secure metrics: 401 without a valid token, 403 for a ServiceAccount not bo
   const core = clients().core;
   let identity: AgentIdentity | undefined;
   let agent: Agent | undefined;
-  const binding: KubernetesObject & Record<string, unknown> = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `metrics-reader-${suffix}` } };
+  const binding: KubernetesObject & Record<string, unknown> = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: `metrics-reader-${suffix}` },
+  };
   try {
     // RBAC only: the admission policies hold the agent's pod and workload writes, and this test makes none.
     identity = await renderedIdentity(ns, suffix, { admission: false });
@@ -40,11 +44,18 @@ test('secure metrics: 401 without a valid token, 403 for a ServiceAccount not bo
     const authz = clients().kc.makeApiClient(AuthorizationV1Api);
     await waitFor('the metrics-reader binding in effect', async () => {
       const review = await authz.createSubjectAccessReview({
-        body: { spec: { user: `system:serviceaccount:${ns}:prometheus`, groups: ['system:serviceaccounts'], nonResourceAttributes: { path: '/metrics', verb: 'get' } } },
+        body: {
+          spec: {
+            user: `system:serviceaccount:${ns}:prometheus`,
+            groups: ['system:serviceaccounts'],
+            nonResourceAttributes: { path: '/metrics', verb: 'get' },
+          },
+        },
       });
       return review.status?.allowed === true;
     });
-    const token = async (name: string) => (await core.createNamespacedServiceAccountToken({ name, namespace: ns, body: { spec: { audiences: [], expirationSeconds: 600 } } })).status?.token ?? '';
+    const token = async (name: string) =>
+      (await core.createNamespacedServiceAccountToken({ name, namespace: ns, body: { spec: { audiences: [], expirationSeconds: 600 } } })).status?.token ?? '';
     const [prometheus, stranger] = [await token('prometheus'), await token('stranger')];
 
     agent = await startAgent({

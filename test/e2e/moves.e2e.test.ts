@@ -50,7 +50,9 @@ async function regionPods(ns: string): Promise<Record<string, [number, number]>>
 const away = (s: ExtendedDeploymentStatus, from: string) => (s.moves ?? []).filter((m) => m.from === from).reduce((sum, m) => sum + m.count, 0);
 
 async function eventReasons(ns: string): Promise<string[]> {
-  return (await clients().core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.kind === 'ExtendedDeployment').map((e) => e.reason ?? '');
+  return (await clients().core.listNamespacedEvent({ namespace: ns })).items
+    .filter((e) => e.involvedObject.kind === 'ExtendedDeployment')
+    .map((e) => e.reason ?? '');
 }
 
 /** Resolves with Date.now() at the first watch event of `path` for which `check` holds (the object as the event shows it). */
@@ -58,9 +60,17 @@ async function firstSeen<T extends KubernetesObject>(path: string, check: (objec
   let abort: AbortController | undefined;
   const at = new Promise<number>((resolve, reject) => {
     new Watch(clients().kc)
-      .watch(path, {}, (_phase, object: T) => {
-        if (check(object)) resolve(Date.now());
-      }, (err) => (err ? reject(err) : undefined))
+      .watch(
+        path,
+        {},
+        (_phase, object: T) => {
+          if (check(object)) resolve(Date.now());
+        },
+        (err: Error | null) => {
+          // client-node's Watch ends with the stream's or the request's Error, or null when the stream closed.
+          if (err) reject(err);
+        },
+      )
       .then((a) => (abort = a), reject);
   });
   return { at, stop: () => abort?.abort() };
@@ -91,76 +101,101 @@ describe('moves', () => {
       expect(moved.moves?.map((m) => m.reason)).toEqual(moved.moves?.map(() => 'Shortage'));
       expect(moved.conditions?.find((c) => c.type === 'Moves')).toMatchObject({ status: 'True', reason: 'Shortage' });
       // The service's ready count is back to the desired total, on a and b.
-      const spread = await waitFor('6 pods Ready over a and b, none left in c', async () => {
-        const pods = await regionPods(ns);
-        return (pods[a]?.[1] ?? 0) + (pods[b]?.[1] ?? 0) === 6 && (pods[c]?.[0] ?? 0) === 0 ? pods : undefined;
-      }, { timeoutMs: 60_000, describe: () => regionPods(ns) });
+      const spread = await waitFor(
+        '6 pods Ready over a and b, none left in c',
+        async () => {
+          const pods = await regionPods(ns);
+          return (pods[a]?.[1] ?? 0) + (pods[b]?.[1] ?? 0) === 6 && (pods[c]?.[0] ?? 0) === 0 ? pods : undefined;
+        },
+        { timeoutMs: 60_000, describe: () => regionPods(ns) },
+      );
       console.log(`figure: after the shortage move pods per region [all, ready]: ${JSON.stringify(spread)}`);
       expect((await readStatus(ns)).overview?.startsWith('[Shortage]')).toBe(true);
       expect(await eventReasons(ns)).toContain('ReplicasMoved');
 
       const freed = Date.now();
       await free(ns, ZONE_C_NODES);
-      await waitFor(`${c} has its 2 replicas back and no move is left`, async () => {
-        const [s, pods] = [await readStatus(ns), await regionPods(ns)];
-        return s.moves === undefined && s.phase === 'Healthy' && [a, b, c].every((r) => pods[r]?.[1] === 2 && pods[r]?.[0] === 2);
-      }, { timeoutMs: 120_000, describe: async () => ({ status: await readStatus(ns), pods: await regionPods(ns) }) });
+      await waitFor(
+        `${c} has its 2 replicas back and no move is left`,
+        async () => {
+          const [s, pods] = [await readStatus(ns), await regionPods(ns)];
+          return s.moves === undefined && s.phase === 'Healthy' && [a, b, c].every((r) => pods[r]?.[1] === 2 && pods[r]?.[0] === 2);
+        },
+        { timeoutMs: 120_000, describe: async () => ({ status: await readStatus(ns), pods: await regionPods(ns) }) },
+      );
       console.log(`figure: replicas back in ${c} ${((Date.now() - freed) / 1000).toFixed(1)} s after its capacity was freed (stabilization 5 s, batch 1)`);
       expect(await eventReasons(ns)).toContain('ReplicasReturned');
       expect((await readStatus(ns)).conditions?.find((x) => x.type === 'Moves')).toMatchObject({ status: 'False', reason: 'NoMoves' });
     });
   });
 
-  test('fault: a region whose nodes all stop heartbeating hands its replicas over after the toleration; healed, it gets them back', { timeout: 300_000 }, async ({ ns }) => {
-    await withRolloutEnv(
-      ns,
-      'moves-fault',
-      async (env: RolloutEnv) => {
-        const [a, b, c] = env.regions.map((r) => r.metadata!.name!) as [string, string, string];
-        const ed = env.render({
-          image: 'registry.example/web:1',
-          replicas: [2, 2, 2],
-          strategy: { faultMove: { enable: true, tolerationSeconds: 5 }, moveBack: { enable: true, stabilizationSeconds: 5 } },
-        });
-        await apply(ed);
-        await waitFor('Healthy', async () => (await readStatus(ns)).phase === 'Healthy', { timeoutMs: 90_000 });
+  test(
+    'fault: a region whose nodes all stop heartbeating hands its replicas over after the toleration; healed, it gets them back',
+    { timeout: 300_000 },
+    async ({ ns }) => {
+      await withRolloutEnv(
+        ns,
+        'moves-fault',
+        async (env: RolloutEnv) => {
+          const [a, b, c] = env.regions.map((r) => r.metadata!.name!) as [string, string, string];
+          const ed = env.render({
+            image: 'registry.example/web:1',
+            replicas: [2, 2, 2],
+            strategy: { faultMove: { enable: true, tolerationSeconds: 5 }, moveBack: { enable: true, stabilizationSeconds: 5 } },
+          });
+          await apply(ed);
+          await waitFor('Healthy', async () => (await readStatus(ns)).phase === 'Healthy', { timeoutMs: 90_000 });
 
-        // When the last node of c is seen NotReady, and when the agent's move is seen in the status: same watch latency.
-        const lastDown = new Map<string, number>();
-        const nodesDown = await firstSeen<V1Node>('/api/v1/nodes', (n) => {
-          if (ZONE_C_NODES.includes(n.metadata?.name ?? '') && nodeReady(n) !== 'True' && !lastDown.has(n.metadata!.name!)) lastDown.set(n.metadata!.name!, Date.now());
-          return lastDown.size === ZONE_C_NODES.length;
-        });
-        const moveSeen = await firstSeen<KubernetesObject & { status?: ExtendedDeploymentStatus }>(edPath(ns), (o) => away(o.status ?? {}, c) > 0);
-        await failNodes(hostnames(ZONE_C_NODES), quiet);
-        const [downAt, movedAt] = await Promise.all([nodesDown.at, moveSeen.at]);
-        nodesDown.stop();
-        moveSeen.stop();
-        console.log(`figure: first move write seen ${((movedAt - downAt) / 1000).toFixed(2)} s after the last node of ${c} was marked NotReady (toleration 5 s)`);
+          // When the last node of c is seen NotReady, and when the agent's move is seen in the status: same watch latency.
+          const lastDown = new Map<string, number>();
+          const nodesDown = await firstSeen<V1Node>('/api/v1/nodes', (n) => {
+            if (ZONE_C_NODES.includes(n.metadata?.name ?? '') && nodeReady(n) !== 'True' && !lastDown.has(n.metadata!.name!))
+              lastDown.set(n.metadata!.name!, Date.now());
+            return lastDown.size === ZONE_C_NODES.length;
+          });
+          const moveSeen = await firstSeen<KubernetesObject & { status?: ExtendedDeploymentStatus }>(edPath(ns), (o) => away(o.status ?? {}, c) > 0);
+          await failNodes(hostnames(ZONE_C_NODES), quiet);
+          const [downAt, movedAt] = await Promise.all([nodesDown.at, moveSeen.at]);
+          nodesDown.stop();
+          moveSeen.stop();
+          console.log(
+            `figure: first move write seen ${((movedAt - downAt) / 1000).toFixed(2)} s after the last node of ${c} was marked NotReady (toleration 5 s)`,
+          );
 
-        await waitFor(`every replica of ${c} moved, 6 Ready over a and b`, async () => {
-          const [s, pods] = [await readStatus(ns), await regionPods(ns)];
-          return away(s, c) === 2 && (pods[a]?.[1] ?? 0) + (pods[b]?.[1] ?? 0) === 6;
-        }, { timeoutMs: 60_000, describe: async () => ({ status: await readStatus(ns), pods: await regionPods(ns) }) });
-        const region = (await clients().objects.read({ apiVersion: `${GROUP}/${VERSION}`, kind: 'DeployRegion', metadata: { name: c } })) as { status?: Record<string, unknown> };
-        // The DeployRegion's own phase follows the default policy (all nodes for 30 s); the counts are the same.
-        expect(region.status).toMatchObject({ nodes: 2, failingNodes: 2, readyNodes: 0 });
-        expect(region.status?.['phase']).not.toBe('Healthy');
-        expect((await readStatus(ns)).overview?.startsWith('[Fault]')).toBe(true);
+          await waitFor(
+            `every replica of ${c} moved, 6 Ready over a and b`,
+            async () => {
+              const [s, pods] = [await readStatus(ns), await regionPods(ns)];
+              return away(s, c) === 2 && (pods[a]?.[1] ?? 0) + (pods[b]?.[1] ?? 0) === 6;
+            },
+            { timeoutMs: 60_000, describe: async () => ({ status: await readStatus(ns), pods: await regionPods(ns) }) },
+          );
+          const region = (await clients().objects.read({ apiVersion: `${GROUP}/${VERSION}`, kind: 'DeployRegion', metadata: { name: c } })) as {
+            status?: Record<string, unknown>;
+          };
+          // The DeployRegion's own phase follows the default policy (all nodes for 30 s); the counts are the same.
+          expect(region.status).toMatchObject({ nodes: 2, failingNodes: 2, readyNodes: 0 });
+          expect(region.status?.['phase']).not.toBe('Healthy');
+          expect((await readStatus(ns)).overview?.startsWith('[Fault]')).toBe(true);
 
-        const healed = Date.now();
-        await healNodes(hostnames(ZONE_C_NODES), quiet);
-        await waitFor(`${c} has its replicas back`, async () => {
-          const [s, pods] = [await readStatus(ns), await regionPods(ns)];
-          return s.moves === undefined && s.phase === 'Healthy' && [a, b, c].every((r) => pods[r]?.[1] === 2);
-        }, { timeoutMs: 120_000, describe: async () => ({ status: await readStatus(ns), pods: await regionPods(ns) }) });
-        console.log(`figure: replicas back in ${c} ${((Date.now() - healed) / 1000).toFixed(1)} s after lab:heal-nodes (stabilization 5 s)`);
-        expect(await eventReasons(ns)).toEqual(expect.arrayContaining(['ReplicasMoved', 'ReplicasReturned']));
-      },
-      // Failed nodes take their pods out of service by themselves: the floor is broken by the test, not by the agent.
-      { ignore: ['floor'] },
-    );
-  });
+          const healed = Date.now();
+          await healNodes(hostnames(ZONE_C_NODES), quiet);
+          await waitFor(
+            `${c} has its replicas back`,
+            async () => {
+              const [s, pods] = [await readStatus(ns), await regionPods(ns)];
+              return s.moves === undefined && s.phase === 'Healthy' && [a, b, c].every((r) => pods[r]?.[1] === 2);
+            },
+            { timeoutMs: 120_000, describe: async () => ({ status: await readStatus(ns), pods: await regionPods(ns) }) },
+          );
+          console.log(`figure: replicas back in ${c} ${((Date.now() - healed) / 1000).toFixed(1)} s after lab:heal-nodes (stabilization 5 s)`);
+          expect(await eventReasons(ns)).toEqual(expect.arrayContaining(['ReplicasMoved', 'ReplicasReturned']));
+        },
+        // Failed nodes take their pods out of service by themselves: the floor is broken by the test, not by the agent.
+        { ignore: ['floor'] },
+      );
+    },
+  );
 
   test('a partial failure below the threshold moves nothing; every region failed moves nothing', { timeout: 300_000 }, async ({ ns }) => {
     await withRolloutEnv(
@@ -177,10 +212,16 @@ describe('moves', () => {
         await waitFor('Healthy', async () => (await readStatus(ns)).phase === 'Healthy', { timeoutMs: 90_000 });
 
         await failNodes(hostnames([ZONE_C_NODES[1]!]), quiet);
-        await waitFor(`${c} Degraded with one failing node`, async () => {
-          const r = (await clients().objects.read({ apiVersion: `${GROUP}/${VERSION}`, kind: 'DeployRegion', metadata: { name: c } })) as { status?: { phase?: string; failingNodes?: number } };
-          return r.status?.phase === 'Degraded' && r.status.failingNodes === 1;
-        }, { timeoutMs: 60_000 });
+        await waitFor(
+          `${c} Degraded with one failing node`,
+          async () => {
+            const r = (await clients().objects.read({ apiVersion: `${GROUP}/${VERSION}`, kind: 'DeployRegion', metadata: { name: c } })) as {
+              status?: { phase?: string; failingNodes?: number };
+            };
+            return r.status?.phase === 'Degraded' && r.status.failingNodes === 1;
+          },
+          { timeoutMs: 60_000 },
+        );
         // Well past the toleration: still nothing moves.
         for (let i = 0; i < 16; i++) {
           expect((await readStatus(ns)).moves).toBeUndefined();
@@ -188,10 +229,14 @@ describe('moves', () => {
         }
 
         await failNodes(hostnames([...ZONE_C_NODES, ...ZONE_A_NODES]), quiet);
-        const blocked = await waitFor('Moves=Unknown AllRegionsFailed', async () => ((s) => (s.conditions?.find((x) => x.type === 'Moves')?.reason === 'AllRegionsFailed' ? s : undefined))(await readStatus(ns)), {
-          timeoutMs: 90_000,
-          describe: () => readStatus(ns),
-        });
+        const blocked = await waitFor(
+          'Moves=Unknown AllRegionsFailed',
+          async () => ((s) => (s.conditions?.find((x) => x.type === 'Moves')?.reason === 'AllRegionsFailed' ? s : undefined))(await readStatus(ns)),
+          {
+            timeoutMs: 90_000,
+            describe: () => readStatus(ns),
+          },
+        );
         expect(blocked.moves).toBeUndefined();
         for (let i = 0; i < 10; i++) {
           expect((await readStatus(ns)).moves).toBeUndefined();
@@ -201,10 +246,20 @@ describe('moves', () => {
         // Healed: whichever region's nodes report Ready first may take the other's replicas for a moment (the other is
         // still Failed then); they come back after the stabilization period.
         await healNodes(hostnames([...ZONE_C_NODES, ...ZONE_A_NODES]), quiet);
-        await waitFor('Healthy again, every replica at home', async () => {
-          const [s, pods] = [await readStatus(ns), await regionPods(ns)];
-          return s.phase === 'Healthy' && s.moves === undefined && s.conditions?.find((x) => x.type === 'Moves')?.reason === 'NoMoves' && pods[a]?.[1] === 2 && pods[c]?.[1] === 2;
-        }, { timeoutMs: 120_000, describe: async () => ({ status: await readStatus(ns), pods: await regionPods(ns) }) });
+        await waitFor(
+          'Healthy again, every replica at home',
+          async () => {
+            const [s, pods] = [await readStatus(ns), await regionPods(ns)];
+            return (
+              s.phase === 'Healthy' &&
+              s.moves === undefined &&
+              s.conditions?.find((x) => x.type === 'Moves')?.reason === 'NoMoves' &&
+              pods[a]?.[1] === 2 &&
+              pods[c]?.[1] === 2
+            );
+          },
+          { timeoutMs: 120_000, describe: async () => ({ status: await readStatus(ns), pods: await regionPods(ns) }) },
+        );
       },
       { ignore: ['floor'] },
     );
@@ -242,16 +297,23 @@ describe('moves', () => {
         const ed = env.render({ image: 'registry.example/web:1', replicas: [2, 2, 2], strategy: { autoReschedule: { enable: true, timeoutSeconds: 3 } } });
         current = new AgentProcess({ kubeconfig, identity: 'm1', namespace: ns, leaseNamespace: ns, leaseDurationSeconds: 4 });
         await apply(ed);
-        await waitFor('the first agent killed right after its move was recorded', async () => killed !== undefined, { timeoutMs: 90_000, describe: async () => ({ writes, status: await readStatus(ns) }) });
+        await waitFor('the first agent killed right after its move was recorded', async () => killed !== undefined, {
+          timeoutMs: 90_000,
+          describe: async () => ({ writes, status: await readStatus(ns) }),
+        });
         await killed?.exited;
         const recorded = (await readStatus(ns)).moves;
         current = new AgentProcess({ kubeconfig, identity: 'm2', namespace: ns, leaseNamespace: ns, leaseDurationSeconds: 4 });
-        await waitFor('the next leader scaled both regions for the recorded move', async () => {
-          const rs = (await clients().apps.listNamespacedReplicaSet({ namespace: ns, labelSelector: NAME_LABEL })).items;
-          const total = rs.reduce((s, r) => s + (r.spec?.replicas ?? 0), 0);
-          const inC = rs.find((r) => r.metadata?.name?.endsWith(c))?.spec?.replicas;
-          return total === 6 && inC === 0;
-        }, { timeoutMs: 90_000, describe: async () => ({ writes, status: await readStatus(ns) }) });
+        await waitFor(
+          'the next leader scaled both regions for the recorded move',
+          async () => {
+            const rs = (await clients().apps.listNamespacedReplicaSet({ namespace: ns, labelSelector: NAME_LABEL })).items;
+            const total = rs.reduce((s, r) => s + (r.spec?.replicas ?? 0), 0);
+            const inC = rs.find((r) => r.metadata?.name?.endsWith(c))?.spec?.replicas;
+            return total === 6 && inC === 0;
+          },
+          { timeoutMs: 90_000, describe: async () => ({ writes, status: await readStatus(ns) }) },
+        );
         // What the first agent recorded is kept, and no replica moved twice: the moves add up to the 2 stuck pods. The
         // killed agent never got to its Event (Events follow the writes); the successor reports only what it moved itself
         // (a double move would show as more, then be trimmed with MovesReevaluated).
@@ -260,7 +322,9 @@ describe('moves', () => {
         expect(after.moves?.slice(0, recorded?.length ?? 0).map((m) => [m.from, m.to, m.count])).toEqual(recorded?.map((m) => [m.from, m.to, m.count]));
         expect(away(after, c)).toBe(2);
         const events = (await clients().core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.kind === 'ExtendedDeployment');
-        const movedByEvents = events.filter((e) => e.reason === 'ReplicasMoved').reduce((sum, e) => sum + Number(/^(\d+) replica/.exec(e.message ?? '')?.[1] ?? 0), 0);
+        const movedByEvents = events
+          .filter((e) => e.reason === 'ReplicasMoved')
+          .reduce((sum, e) => sum + Number(/^(\d+) replica/.exec(e.message ?? '')?.[1] ?? 0), 0);
         expect(movedByEvents).toBe(2 - (recorded ?? []).reduce((sum, m) => sum + m.count, 0));
         expect(events.map((e) => e.reason)).not.toContain('MovesReevaluated');
         console.log(`moves kill: ${writes.join('; ')}`);
@@ -284,6 +348,9 @@ async function withRolloutEnvWithoutAgent(ns: string, body: (env: Pick<RolloutEn
   try {
     await body({ regions, render: (o) => render([...regions, extendedDeployment(ns, suffix, o)]) });
   } finally {
-    for (const region of regions) await clients().objects.delete(region).catch(() => undefined);
+    for (const region of regions)
+      await clients()
+        .objects.delete(region)
+        .catch(() => undefined);
   }
 }

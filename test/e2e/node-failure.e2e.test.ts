@@ -27,10 +27,14 @@ describe('node failure and recovery', () => {
     const failed = await failNodes(`kubernetes.io/hostname=${NODE}`, quiet);
     expect(failed).toEqual([NODE]);
 
-    const down = await waitFor(`${NODE} Ready=Unknown with the ${UNREACHABLE} taint`, async () => {
-      const n = await readNode(NODE);
-      return nodeReady(n) === 'Unknown' && (n.spec?.taints ?? []).some((t) => t.key === UNREACHABLE) ? n : undefined;
-    }, { timeoutMs: 120_000, describe: () => readNode(NODE).then((n) => ({ taints: n.spec?.taints, conditions: n.status?.conditions })) });
+    const down = await waitFor(
+      `${NODE} Ready=Unknown with the ${UNREACHABLE} taint`,
+      async () => {
+        const n = await readNode(NODE);
+        return nodeReady(n) === 'Unknown' && (n.spec?.taints ?? []).some((t) => t.key === UNREACHABLE) ? n : undefined;
+      },
+      { timeoutMs: 120_000, describe: () => readNode(NODE).then((n) => ({ taints: n.spec?.taints, conditions: n.status?.conditions })) },
+    );
     console.log(`figure: ${NODE} Ready=Unknown + ${UNREACHABLE} taint ${((Date.now() - t0) / 1000).toFixed(1)} s after lab:fail-nodes`);
     expect(condition(down as never, 'Ready')?.reason).toBe('NodeStatusUnknown');
 
@@ -48,10 +52,14 @@ describe('node failure and recovery', () => {
 
     const t1 = Date.now();
     expect(await healNodes(`kubernetes.io/hostname=${NODE}`, quiet)).toEqual([NODE]);
-    await waitFor(`${NODE} Ready=True without the ${UNREACHABLE} taint`, async () => {
-      const n = await readNode(NODE);
-      return nodeReady(n) === 'True' && !(n.spec?.taints ?? []).some((t) => t.key === UNREACHABLE);
-    }, { timeoutMs: 120_000, describe: () => readNode(NODE).then((n) => ({ taints: n.spec?.taints, conditions: n.status?.conditions })) });
+    await waitFor(
+      `${NODE} Ready=True without the ${UNREACHABLE} taint`,
+      async () => {
+        const n = await readNode(NODE);
+        return nodeReady(n) === 'True' && !(n.spec?.taints ?? []).some((t) => t.key === UNREACHABLE);
+      },
+      { timeoutMs: 120_000, describe: () => readNode(NODE).then((n) => ({ taints: n.spec?.taints, conditions: n.status?.conditions })) },
+    );
     console.log(`figure: ${NODE} Ready again ${((Date.now() - t1) / 1000).toFixed(1)} s after lab:heal-nodes`);
     // the pod was not evicted yet (default unreachable toleration is 300 s) and becomes Ready again
     await waitFor('victim Ready again', async () => podReady(await readPod(ns, 'victim')), { timeoutMs: 60_000 });

@@ -12,17 +12,30 @@
 import { AuthenticationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { startAgent, type Agent } from '../../agent/agent.js';
-import { jsonLogger } from '../../agent/log.js';
+import { jsonLogger } from '../../agent/runtime/log.js';
 import { IN_PLACE_READINESS_GATE, NAME_LABEL } from '../../core/labels.js';
 import { clients, errorCode, serverSideApply, test, uniqueName, waitFor } from './helpers.js';
 import { renderedIdentity, type AgentIdentity } from './agent-identity.js';
 import { start as startWatcher, stopAndReport } from './invariants.js';
-import { apply, deployRegions, ED_NAME, extendedDeployment, installCrds, readStatus, render, rollThroughGates, simulateFromCluster, waitForPods } from './rollout-kit.js';
+import {
+  apply,
+  deployRegions,
+  ED_NAME,
+  extendedDeployment,
+  installCrds,
+  readStatus,
+  render,
+  rollThroughGates,
+  simulateFromCluster,
+  waitForPods,
+} from './rollout-kit.js';
 
 const gateOpen = (pod: V1Pod) => pod.status?.conditions?.find((c) => c.type === IN_PLACE_READINESS_GATE)?.status === 'True';
 
 async function pods(ns: string): Promise<V1Pod[]> {
-  return (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=${ED_NAME}` })).items.filter((p) => !p.metadata?.deletionTimestamp);
+  return (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=${ED_NAME}` })).items.filter(
+    (p) => !p.metadata?.deletionTimestamp,
+  );
 }
 
 test('the agent rolls out in place through a confirmation gate with only the rendered RBAC, and is never forbidden', async ({ ns }) => {
@@ -41,10 +54,18 @@ test('the agent rolls out in place through a confirmation gate with only the ren
 
     // Who the agent is: the ServiceAccount, with its groups; and it cannot do what the ClusterRole does not grant.
     const { subject, kubeConfig: kc } = identity;
-    const review = await kc.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
+    const review = await kc
+      .makeApiClient(AuthenticationV1Api)
+      .createSelfSubjectReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
     expect(review.status?.userInfo?.username).toBe(subject);
     expect(review.status?.userInfo?.groups).toEqual(expect.arrayContaining(['system:serviceaccounts', `system:serviceaccounts:${ns}`]));
-    const secrets = await kc.makeApiClient(CoreV1Api).listNamespacedSecret({ namespace: ns }).then(() => 200, (e: unknown) => errorCode(e));
+    const secrets = await kc
+      .makeApiClient(CoreV1Api)
+      .listNamespacedSecret({ namespace: ns })
+      .then(
+        () => 200,
+        (e: unknown) => errorCode(e),
+      );
     expect(secrets).toBe(403);
 
     const edFor = (image: string) =>
@@ -71,12 +92,22 @@ test('the agent rolls out in place through a confirmation gate with only the ren
     });
 
     // The fill: pods are created with the readiness gate, and become Ready only once the agent opens it.
-    await waitForPods(ns, v1, v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 })), 'v1 filled', 120_000);
-    await waitFor('v1 Healthy, every gate open', async () => {
-      const s = await readStatus(ns);
-      const all = await pods(ns);
-      return s.phase === 'Healthy' && s.revision === v1.rolloutRevision && all.length === 4 && all.every(gateOpen);
-    }, { timeoutMs: 120_000, describe: async () => ({ status: await readStatus(ns), gates: (await pods(ns)).map((p) => [p.metadata?.name, gateOpen(p)]) }) });
+    await waitForPods(
+      ns,
+      v1,
+      v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 })),
+      'v1 filled',
+      120_000,
+    );
+    await waitFor(
+      'v1 Healthy, every gate open',
+      async () => {
+        const s = await readStatus(ns);
+        const all = await pods(ns);
+        return s.phase === 'Healthy' && s.revision === v1.rolloutRevision && all.length === 4 && all.every(gateOpen);
+      },
+      { timeoutMs: 120_000, describe: async () => ({ status: await readStatus(ns), gates: (await pods(ns)).map((p) => [p.metadata?.name, gateOpen(p)]) }) },
+    );
     expect(agent.isLeader()).toBe(true);
     const before = new Set((await pods(ns)).map((p) => p.metadata?.uid));
     for (const p of await pods(ns)) expect(p.spec?.readinessGates).toEqual([{ conditionType: IN_PLACE_READINESS_GATE }]);
@@ -88,19 +119,30 @@ test('the agent rolls out in place through a confirmation gate with only the ren
     expect(sim.approvals).toEqual([2]);
     await apply(v2);
     await rollThroughGates(ns, v2, sim, 1, watch); // approves with `edctl approve` (as the user, not the agent)
-    const final = await waitFor('v2 Healthy, every pod at web:2 and its gate open', async () => {
-      const s = await readStatus(ns);
-      const all = await pods(ns);
-      const done = all.length === 4 && all.every((p) => gateOpen(p) && p.spec?.containers[0]?.image === 'registry.example/web:2' && p.status?.containerStatuses?.[0]?.image === 'registry.example/web:2');
-      return s.phase === 'Healthy' && s.revision === v2.rolloutRevision && done ? { status: s, pods: all } : undefined;
-    }, { timeoutMs: 120_000, describe: () => readStatus(ns) });
+    const final = await waitFor(
+      'v2 Healthy, every pod at web:2 and its gate open',
+      async () => {
+        const s = await readStatus(ns);
+        const all = await pods(ns);
+        const done =
+          all.length === 4 &&
+          all.every(
+            (p) =>
+              gateOpen(p) && p.spec?.containers[0]?.image === 'registry.example/web:2' && p.status?.containerStatuses?.[0]?.image === 'registry.example/web:2',
+          );
+        return s.phase === 'Healthy' && s.revision === v2.rolloutRevision && done ? { status: s, pods: all } : undefined;
+      },
+      { timeoutMs: 120_000, describe: () => readStatus(ns) },
+    );
     expect(new Set(final.pods.map((p) => p.metadata?.uid))).toEqual(before);
     expect(final.status.regions?.map((r) => [r.name, r.swappedInPlace ?? 0, r.replaced ?? 0])).toEqual(v2.regions.map((r) => [r.name, r.replicas, 0]));
 
     // The agent did the work with every kind of write the rollout needs, and was never refused.
     const entries = logLines.map((l) => JSON.parse(l) as { level: string; msg: string; kind?: string; code?: number; error?: string });
     const kinds = new Set(entries.filter((e) => e.msg === 'action').map((e) => e.kind));
-    console.log(`[rbac] ${logLines.length} agent log lines; actions: ${[...kinds].join(', ')}; warnings: ${entries.filter((e) => e.level !== 'info' && e.level !== 'debug').length}`);
+    console.log(
+      `[rbac] ${logLines.length} agent log lines; actions: ${[...kinds].join(', ')}; warnings: ${entries.filter((e) => e.level !== 'info' && e.level !== 'debug').length}`,
+    );
     expect([...kinds]).toEqual(expect.arrayContaining(['scale', 'openGate', 'closeGate', 'swapBegin', 'swapImages', 'swapDone']));
     expect(logLines.filter((l) => /"code":403|forbidden/i.test(l))).toEqual([]);
     const events = (await clients().core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.kind === 'ExtendedDeployment');

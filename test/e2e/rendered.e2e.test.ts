@@ -26,6 +26,9 @@ const API_GROUP = 'extendeddeployment.io';
 const REGION_LABEL = `${API_GROUP}/region`;
 
 interface Obj extends KubernetesObject {
+  // Any kind's spec (CRDs, workloads, ExtendedDeployments), read by path and broken on purpose with values of the
+  // wrong type: no type short of any admits that.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   spec?: any;
   [k: string]: unknown;
 }
@@ -63,7 +66,9 @@ const edDocs = distDocs.filter((d) => d.obj.kind === 'ExtendedDeployment');
 const id = (o: KubernetesObject) => `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name}`;
 const groupOf = (apiVersion = '') => (apiVersion.includes('/') ? apiVersion.split('/')[0]! : '');
 /** API groups the lab must serve; objects of other groups (Argo CD, Flux, ...) are skipped when not installed. */
-const mustServe = (apiVersion?: string) => ['', 'apps', 'policy', 'rbac.authorization.k8s.io', 'coordination.k8s.io', API_GROUP].includes(groupOf(apiVersion)) || groupOf(apiVersion).endsWith('.k8s.io');
+const mustServe = (apiVersion?: string) =>
+  ['', 'apps', 'policy', 'rbac.authorization.k8s.io', 'coordination.k8s.io', API_GROUP].includes(groupOf(apiVersion)) ||
+  groupOf(apiVersion).endsWith('.k8s.io');
 
 let crdsInstalled: Promise<void> | undefined;
 /** Installs crds/ once per run (server-side apply) and waits until every CRD is Established. */
@@ -81,7 +86,7 @@ function installCrds(): Promise<void> {
     for (const d of crdDocs) {
       const name = d.obj.metadata!.name!;
       await waitFor(`CRD ${name} Established`, async () => {
-        const crd = (await clients().objects.read({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } })) as Obj;
+        const crd = await clients().objects.read<Obj>({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } });
         return condition(crd as never, 'Established')?.status === 'True';
       });
     }
@@ -190,10 +195,7 @@ describe('rendered artefacts on a real API server', () => {
             async () => {
               const list = (await core.listNamespacedPod({ namespace: w.metadata!.namespace!, labelSelector: selector })).items;
               const ok = list.filter(
-                (p) =>
-                  p.status?.phase === 'Running' &&
-                  condition(p as never, 'ContainersReady')?.status === 'True' &&
-                  (gated || podReady(p)),
+                (p) => p.status?.phase === 'Running' && condition(p as never, 'ContainersReady')?.status === 'True' && (gated || podReady(p)),
               );
               return ok.length >= want ? ok : undefined;
             },

@@ -60,12 +60,17 @@ export async function apply(ed: RenderedExtendedDeployment): Promise<void> {
 }
 
 export async function readStatus(ns: string, name = 'web'): Promise<ExtendedDeploymentStatus> {
-  const ed = (await clients().objects.read({ apiVersion: `${GROUP}/${VERSION}`, kind: 'ExtendedDeployment', metadata: { name, namespace: ns } })) as { status?: ExtendedDeploymentStatus };
+  const ed = (await clients().objects.read({ apiVersion: `${GROUP}/${VERSION}`, kind: 'ExtendedDeployment', metadata: { name, namespace: ns } })) as {
+    status?: ExtendedDeploymentStatus;
+  };
   return ed.status ?? {};
 }
 
 /** Pods per region: live ones at the rendered revision, live ones at another, and terminating ones. */
-export async function podCounts(ns: string, rendered: RenderedExtendedDeployment): Promise<{ name: string; updated: number; old: number; terminating: number }[]> {
+export async function podCounts(
+  ns: string,
+  rendered: RenderedExtendedDeployment,
+): Promise<{ name: string; updated: number; old: number; terminating: number }[]> {
   const pods = (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=${rendered.parsed.metadata.name}` })).items;
   return rendered.regions.map((r) => {
     const mine = pods.filter((p) => p.metadata?.labels?.[REGION_LABEL] === r.name);
@@ -97,7 +102,10 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
  * re-listed; a re-list reports every object as ADDED again, and objects gone meanwhile as DELETED).
  * `onEvent` sees every object state in order; `receivedAt` is the local time the event arrived.
  */
-export function listWatch<T extends KubernetesObject>(path: string, onEvent: (type: WatchEventType, object: T, receivedAt: number) => void): { synced: Promise<void>; stop: () => void } {
+export function listWatch<T extends KubernetesObject>(
+  path: string,
+  onEvent: (type: WatchEventType, object: T, receivedAt: number) => void,
+): { synced: Promise<void>; stop: () => void } {
   let stopped = false;
   let controller: AbortController | undefined;
   let markSynced: () => void = () => undefined;
@@ -130,10 +138,13 @@ export function listWatch<T extends KubernetesObject>(path: string, onEvent: (ty
               },
               () => resolve(),
             )
-            .then((c) => {
-              controller = c;
-              if (stopped) c.abort();
-            }, () => resolve());
+            .then(
+              (c) => {
+                controller = c;
+                if (stopped) c.abort();
+              },
+              () => resolve(),
+            );
         });
       } catch {
         await new Promise((r) => setTimeout(r, 500));

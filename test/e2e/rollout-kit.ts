@@ -6,12 +6,13 @@ import type { KubeConfig, KubernetesObject, V1Pod } from '@kubernetes/client-nod
 import { expect } from 'vitest';
 import { startAgent, type Agent } from '../../agent/agent.js';
 import { impersonating, renderedIdentity, type AgentIdentity } from './agent-identity.js';
-import { silentLogger } from '../../agent/log.js';
+import { silentLogger } from '../../agent/runtime/log.js';
 import { run } from '../../cli/run.js';
 import type { ExtendedDeploymentStatus } from '../../core/api/extended-deployment.js';
 import { NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../../core/labels.js';
 import { renderSet, type RenderedExtendedDeployment } from '../../core/render.js';
-import { simulateRollout, type Simulation } from '../../core/rollout/simulate.js';
+import { startFromRender } from '../../core/simulate/from-render.js';
+import { simulateRollout, type Simulation } from '../../core/simulate/simulate.js';
 import { isPodActive } from '../../core/rollout/pod-activity.js';
 import { kubeconfigPath } from '../cluster/lab.js';
 import { clients, serverSideApply, sleep, uniqueName, waitFor } from './helpers.js';
@@ -99,7 +100,7 @@ export interface EdObject {
 }
 
 export async function readEd(ns: string): Promise<EdObject> {
-  return (await clients().objects.read({ apiVersion: `${GROUP}/${VERSION}`, kind: 'ExtendedDeployment', metadata: { name: ED_NAME, namespace: ns } })) as EdObject;
+  return clients().objects.read<EdObject>({ apiVersion: `${GROUP}/${VERSION}`, kind: 'ExtendedDeployment', metadata: { name: ED_NAME, namespace: ns } });
 }
 
 export async function readStatus(ns: string): Promise<ExtendedDeploymentStatus> {
@@ -151,7 +152,14 @@ export function edctl(ns: string, command: 'approve' | 'pause' | 'resume' | 'abo
 }
 
 /** Waits until the status reports `phase` in `group` of rollout `revision`. */
-export async function waitForPhase(ns: string, revision: string, group: number, phase: string, timeoutMs = 180_000, rendered?: RenderedExtendedDeployment): Promise<ExtendedDeploymentStatus> {
+export async function waitForPhase(
+  ns: string,
+  revision: string,
+  group: number,
+  phase: string,
+  timeoutMs = 180_000,
+  rendered?: RenderedExtendedDeployment,
+): Promise<ExtendedDeploymentStatus> {
   return waitFor(
     `rollout ${revision}: ${phase} in group ${group}`,
     async () => {
@@ -163,11 +171,21 @@ export async function waitForPhase(ns: string, revision: string, group: number, 
 }
 
 /** Waits until the live pods per region are exactly `expected` (terminating pods gone). */
-export async function waitForPods(ns: string, rendered: RenderedExtendedDeployment, expected: readonly RegionPods[], what: string, timeoutMs = 60_000): Promise<void> {
-  await waitFor(`${what}: pods per region ${JSON.stringify(expected)}`, async () => JSON.stringify(await podCounts(ns, rendered)) === JSON.stringify(expected), {
-    timeoutMs,
-    describe: async () => ({ expected, actual: await podCounts(ns, rendered), status: await readStatus(ns) }),
-  });
+export async function waitForPods(
+  ns: string,
+  rendered: RenderedExtendedDeployment,
+  expected: readonly RegionPods[],
+  what: string,
+  timeoutMs = 60_000,
+): Promise<void> {
+  await waitFor(
+    `${what}: pods per region ${JSON.stringify(expected)}`,
+    async () => JSON.stringify(await podCounts(ns, rendered)) === JSON.stringify(expected),
+    {
+      timeoutMs,
+      describe: async () => ({ expected, actual: await podCounts(ns, rendered), status: await readStatus(ns) }),
+    },
+  );
 }
 
 /** Applies the ExtendedDeployment rendered from `o` and waits until every region runs it and nothing else, Healthy. */
@@ -176,15 +194,24 @@ export async function fill(env: RolloutEnv, o: EdOptions): Promise<RenderedExten
   await apply(v1);
   const expected = v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 }));
   await waitForPods(env.ns, v1, expected, `${o.image} filled`, 120_000);
-  await waitFor(`${o.image} Healthy`, async () => (await readStatus(env.ns)).phase === 'Healthy' && (await readStatus(env.ns)).revision === v1.rolloutRevision, {
-    timeoutMs: 60_000,
-    describe: () => readStatus(env.ns),
-  });
+  await waitFor(
+    `${o.image} Healthy`,
+    async () => (await readStatus(env.ns)).phase === 'Healthy' && (await readStatus(env.ns)).revision === v1.rolloutRevision,
+    {
+      timeoutMs: 60_000,
+      describe: () => readStatus(env.ns),
+    },
+  );
   return v1;
 }
 
 /** Fails if the new-revision pods per region change during `ms` (a gate, pause or abort holds). */
-export async function assertHolds(ns: string, rendered: RenderedExtendedDeployment, ms: number, expectStatus: (s: ExtendedDeploymentStatus) => void): Promise<RegionPods[]> {
+export async function assertHolds(
+  ns: string,
+  rendered: RenderedExtendedDeployment,
+  ms: number,
+  expectStatus: (s: ExtendedDeploymentStatus) => void,
+): Promise<RegionPods[]> {
   const before = await podCounts(ns, rendered);
   const until = Date.now() + ms;
   while (Date.now() < until) {
@@ -199,9 +226,10 @@ export async function assertHolds(ns: string, rendered: RenderedExtendedDeployme
 export async function simulateFromCluster(ns: string, to: RenderedExtendedDeployment): Promise<Simulation> {
   const running = await runningByRevision(ns);
   return simulateRollout(
-    to.parsed,
-    to.rolloutRevision,
-    to.regions.map((r) => ({ name: r.name, desired: r.replicas, targetRevision: r.revision, running: running[r.name] ?? {} })),
+    startFromRender(to, (name) => {
+      const pods = running[name] ?? {};
+      return { replicas: Object.values(pods).reduce((a, b) => a + b, 0), running: pods };
+    }),
   );
 }
 
@@ -217,7 +245,13 @@ export interface ObservedGroup {
  * predicts for it; then `edctl approve` lets the next group start. `fromGroup` skips groups already passed. With
  * `watch`, the cluster must match Git at the end (git-match.ts). Returns what was observed after every group.
  */
-export async function rollThroughGates(ns: string, to: RenderedExtendedDeployment, sim: Simulation, fromGroup = 1, watch?: InvariantWatch): Promise<ObservedGroup[]> {
+export async function rollThroughGates(
+  ns: string,
+  to: RenderedExtendedDeployment,
+  sim: Simulation,
+  fromGroup = 1,
+  watch?: InvariantWatch,
+): Promise<ObservedGroup[]> {
   const observed: ObservedGroup[] = [];
   for (const group of sim.groups.filter((g) => g.group >= fromGroup)) {
     const last = group.group === sim.totalGroups;

@@ -27,7 +27,8 @@ import {
 } from './rollout-kit.js';
 import { NAME_LABEL } from '../../core/labels.js';
 
-const table = (groups: readonly ObservedGroup[]) => groups.map((g) => `group ${g.group}: ${g.regions.map((r) => `${r.name.split('-')[0]} ${r.updated}/${r.updated + r.old}`).join(', ')}`).join(' | ');
+const table = (groups: readonly ObservedGroup[]) =>
+  groups.map((g) => `group ${g.group}: ${g.regions.map((r) => `${r.name.split('-')[0]} ${r.updated}/${r.updated + r.old}`).join(', ')}`).join(' | ');
 
 describe('rollout group by group, as simulateRollout predicts', () => {
   const cases: { name: string; replicas: number[]; strategy: Record<string, unknown> }[] = [
@@ -45,12 +46,18 @@ describe('rollout group by group, as simulateRollout predicts', () => {
         const started = Date.now();
         await apply(v2);
         const observed = await rollThroughGates(ns, v2, sim, 1, env.watch);
-        const extremes = observedExtremes(env.watch, started, v2.regions.map((r) => r.name));
+        const extremes = observedExtremes(
+          env.watch,
+          started,
+          v2.regions.map((r) => r.name),
+        );
         console.log(`[rollout] ${c.name}: ${sim.totalGroups} groups; observed ${table(observed)}`);
         console.log(`[rollout] ${c.name}: extremes observed ${JSON.stringify(extremes)}; simulated ${JSON.stringify(sim.extremes)}`);
         // The watcher saw every transient: the surge (or its absence) and the availability dip are exactly the simulated ones.
         expect(extremes).toEqual(sim.extremes);
-        expect(observed.map((g) => ({ group: g.group, regions: g.regions }))).toEqual(sim.groups.map((g) => ({ group: g.group, regions: g.regions.map((r) => ({ name: r.name, updated: r.updated, old: r.old })) })));
+        expect(observed.map((g) => ({ group: g.group, regions: g.regions }))).toEqual(
+          sim.groups.map((g) => ({ group: g.group, regions: g.regions.map((r) => ({ name: r.name, updated: r.updated, old: r.old })) })),
+        );
         expect(sim.totalGroups).toBeGreaterThanOrEqual(2);
         const final = await readStatus(ns);
         expect(final.phase).toBe('Healthy');
@@ -66,15 +73,21 @@ const V3 = 'registry.example/web:3';
 
 /** Waits until the agent has reconciled the ExtendedDeployment's current generation. */
 async function waitObserved(ns: string): Promise<void> {
-  await waitFor('the agent observed the current generation', async () => {
-    const ed = await readEd(ns);
-    return ed.status?.observedGeneration === ed.metadata?.generation;
-  }, { describe: () => readEd(ns) });
+  await waitFor(
+    'the agent observed the current generation',
+    async () => {
+      const ed = await readEd(ns);
+      return ed.status?.observedGeneration === ed.metadata?.generation;
+    },
+    { describe: () => readEd(ns) },
+  );
 }
 
 /** Reasons of the Events recorded on the ExtendedDeployment, oldest first. */
 async function edEvents(ns: string): Promise<{ type: string; reason: string; message: string }[]> {
-  const events = (await clients().core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.kind === 'ExtendedDeployment' && e.involvedObject.name === ED_NAME);
+  const events = (await clients().core.listNamespacedEvent({ namespace: ns })).items.filter(
+    (e) => e.involvedObject.kind === 'ExtendedDeployment' && e.involvedObject.name === ED_NAME,
+  );
   return events.map((e) => ({ type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '' }));
 }
 
@@ -194,15 +207,24 @@ test('progress deadline: a group that cannot finish makes the rollout Degraded, 
     const progressing = degraded.conditions?.find((c) => c.type === 'Progressing');
     expect(progressing?.status).toBe('False');
     expect(progressing?.reason).toBe('ProgressDeadlineExceeded');
-    await waitFor('Warning Event ProgressDeadlineExceeded', async () => (await edEvents(ns)).some((e) => e.type === 'Warning' && e.reason === 'ProgressDeadlineExceeded'), {
-      describe: () => edEvents(ns),
-    });
+    await waitFor(
+      'Warning Event ProgressDeadlineExceeded',
+      async () => (await edEvents(ns)).some((e) => e.type === 'Warning' && e.reason === 'ProgressDeadlineExceeded'),
+      {
+        describe: () => edEvents(ns),
+      },
+    );
     // Regions a and b finished group 1; c has its old pods and one new pod that cannot be scheduled.
-    await waitForPods(ns, v2, [
-      { name: `a-${env.suffix}`, updated: 1, old: 2 },
-      { name: `b-${env.suffix}`, updated: 1, old: 1 },
-      { name: `c-${env.suffix}`, updated: 1, old: 2 },
-    ], 'degraded in group 1');
+    await waitForPods(
+      ns,
+      v2,
+      [
+        { name: `a-${env.suffix}`, updated: 1, old: 2 },
+        { name: `b-${env.suffix}`, updated: 1, old: 1 },
+        { name: `c-${env.suffix}`, updated: 1, old: 2 },
+      ],
+      'degraded in group 1',
+    );
 
     // Nothing more happens: no scaling, no pod created or removed, no action, over more than another deadline.
     const snapshot = async () => {
@@ -217,7 +239,9 @@ test('progress deadline: a group that cannot finish makes the rollout Degraded, 
     const before = await snapshot();
     await sleep(15_000);
     const after = await snapshot();
-    console.log(`[rollout] degraded: replicas ${JSON.stringify(before.replicas)}, ${before.pods.length} pods, ${before.actions} actions; 15 s later: ${after.actions} actions`);
+    console.log(
+      `[rollout] degraded: replicas ${JSON.stringify(before.replicas)}, ${before.pods.length} pods, ${before.actions} actions; 15 s later: ${after.actions} actions`,
+    );
     expect(after).toEqual(before);
     const status = await readStatus(ns);
     expect([status.phase, status.currentGroup]).toEqual(['Degraded', 1]);
@@ -264,7 +288,11 @@ describe('Git changes during a rollout', () => {
       const observed = await rollThroughGates(ns, resized, sim, 1, env.watch);
       console.log(`[rollout] resize: ${sim.totalGroups} groups; ${table(observed)}`);
       expect(await podCounts(ns, resized)).toEqual([2, 2, 4].map((n, i) => ({ name: resized.regions[i]?.name, updated: n, old: 0 })));
-      expect((await readStatus(ns)).regions?.map((r) => [r.desired, r.available])).toEqual([[2, 2], [2, 2], [4, 4]]);
+      expect((await readStatus(ns)).regions?.map((r) => [r.desired, r.available])).toEqual([
+        [2, 2],
+        [2, 2],
+        [4, 4],
+      ]);
     });
   });
 
@@ -277,7 +305,12 @@ describe('Git changes during a rollout', () => {
       await waitForPhase(ns, v2.rolloutRevision, 1, 'WaitingForConfirmation', 180_000, v2);
       expect(await edctl(ns, 'approve')).toBe(0);
       await waitForPhase(ns, v2.rolloutRevision, 2, 'WaitingForConfirmation', 180_000, v2);
-      await waitForPods(ns, v2, v2.regions.map((r) => ({ name: r.name, updated: 2, old: r.replicas - 2 })), 'group 2');
+      await waitForPods(
+        ns,
+        v2,
+        v2.regions.map((r) => ({ name: r.name, updated: 2, old: r.replicas - 2 })),
+        'group 2',
+      );
 
       // Region a shrinks 4 -> 1 while it runs 2 new pods: it sheds its old pods; the rollout stays at gate 2 of 4.
       const shrunk = env.render({ image: V2, ...wide, replicas: [1, 2, 4] });
@@ -317,11 +350,20 @@ test('steady state makes no writes', async ({ ns }) => {
     const v2 = env.render({ image: V2, ...base });
     await apply(v2);
     await waitForPhase(ns, v2.rolloutRevision, 3, 'Healthy', 180_000, v2);
-    await waitForPods(ns, v2, v2.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 })), 'v2 everywhere');
-    await waitFor('status shows every pod available', async () => {
-      const s = await readStatus(ns);
-      return s.regions?.every((r) => r.available === r.desired && r.current === r.desired) ?? false;
-    }, { describe: () => readStatus(ns) });
+    await waitForPods(
+      ns,
+      v2,
+      v2.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 })),
+      'v2 everywhere',
+    );
+    await waitFor(
+      'status shows every pod available',
+      async () => {
+        const s = await readStatus(ns);
+        return s.regions?.every((r) => r.available === r.desired && r.current === r.desired) ?? false;
+      },
+      { describe: () => readStatus(ns) },
+    );
     await sleep(3_000);
 
     const look = async () => {
@@ -345,7 +387,11 @@ test('steady state makes no writes', async ({ ns }) => {
     const before = await look();
     await sleep(60_000);
     const after = await look();
-    const delta = Object.fromEntries(Object.keys(after.requests).map((k) => [k, (after.requests[k] ?? 0) - (before.requests[k] ?? 0)]).filter(([, n]) => n !== 0));
+    const delta = Object.fromEntries(
+      Object.keys(after.requests)
+        .map((k) => [k, (after.requests[k] ?? 0) - (before.requests[k] ?? 0)])
+        .filter(([, n]) => n !== 0),
+    );
     const isWrite = (k: string) => /^(POST|PUT|PATCH|DELETE) /.test(k);
     const writes = Object.entries(delta).filter(([k]) => isWrite(k) && !k.endsWith(' leases'));
     console.log(`[idle] API requests the agent sent over 60 s (by verb and resource): ${JSON.stringify(delta)}`);

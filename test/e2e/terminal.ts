@@ -11,7 +11,11 @@ export function terminalFrames(output: string): string[] {
   const frames: string[] = [];
   const line = (r: number) => (rows[r] ??= []);
   const screen = () => {
-    const lines = Array.from({ length: rows.length }, (_, r) => Array.from({ length: (rows[r] ?? []).length }, (_, c) => rows[r]?.[c] ?? ' ').join('').trimEnd());
+    const lines = Array.from({ length: rows.length }, (_, r) =>
+      Array.from({ length: (rows[r] ?? []).length }, (_, c) => rows[r]?.[c] ?? ' ')
+        .join('')
+        .trimEnd(),
+    );
     while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
     return lines.join('\n');
   };
@@ -108,7 +112,10 @@ export function spawnInPty(argv: readonly string[], env: NodeJS.ProcessEnv = pro
 }
 
 /** A command with stdout and stderr as pipes (as in CI), its output kept. */
-export function spawnPiped(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): { child: ChildProcess; stdout(): string; stderr(): string; exited: Promise<number | null> } {
+export function spawnPiped(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { child: ChildProcess; stdout(): string; stderr(): string; exited: Promise<number | null> } {
   const [cmd, ...args] = argv;
   const child = spawn(cmd ?? '', args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   let out = '';

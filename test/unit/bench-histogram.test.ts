@@ -16,14 +16,29 @@ const scrape = (counts: readonly number[], sum: number) =>
 describe('bench histograms', () => {
   it('reads cumulative buckets, count and sum', () => {
     const h = histogram(scrape([1, 3, 4, 4], 0.5), 'w');
-    expect([...h.buckets]).toEqual([[0.01, 1], [0.1, 3], [1, 4], [Infinity, 4]]);
+    expect([...h.buckets]).toEqual([
+      [0.01, 1],
+      [0.1, 3],
+      [1, 4],
+      [Infinity, 4],
+    ]);
     expect([h.count, h.sum]).toEqual([4, 0.5]);
   });
 
   it('reads one labelled series of a histogram (prom-client prints le first)', () => {
-    const text = ['x_bucket{le="1",result="synced"} 2', 'x_bucket{le="+Inf",result="synced"} 3', 'x_bucket{le="1",result="error"} 7', 'x_bucket{le="+Inf",result="error"} 9', 'x_sum{result="synced"} 4', 'x_count{result="synced"} 3'].join('\n');
+    const text = [
+      'x_bucket{le="1",result="synced"} 2',
+      'x_bucket{le="+Inf",result="synced"} 3',
+      'x_bucket{le="1",result="error"} 7',
+      'x_bucket{le="+Inf",result="error"} 9',
+      'x_sum{result="synced"} 4',
+      'x_count{result="synced"} 3',
+    ].join('\n');
     const h = histogram(text, 'x', 'result="synced"');
-    expect([...h.buckets]).toEqual([[1, 2], [Infinity, 3]]);
+    expect([...h.buckets]).toEqual([
+      [1, 2],
+      [Infinity, 3],
+    ]);
     expect([h.count, h.sum]).toEqual([3, 4]);
   });
 

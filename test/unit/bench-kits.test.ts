@@ -14,11 +14,20 @@ describe('figures', () => {
   it('positiveInt: the fallback when absent, a clear error for anything but a positive integer', () => {
     expect(positiveInt('runs', undefined, 3)).toBe(3);
     expect(positiveInt('runs', '5', 3)).toBe(5);
-    for (const bad of ['0', '-1', '1.5', 'three', '']) expect(() => positiveInt('runs', bad, 3)).toThrow(`--runs must be a positive integer, not ${JSON.stringify(bad)}`);
+    for (const bad of ['0', '-1', '1.5', 'three', ''])
+      expect(() => positiveInt('runs', bad, 3)).toThrow(`--runs must be a positive integer, not ${JSON.stringify(bad)}`);
   });
 
   it('textTable: first column left, the others right, a rule as wide as each column', () => {
-    expect(textTable(['name', 'n'], [['a', '10'], ['long name', '2']])).toEqual([
+    expect(
+      textTable(
+        ['name', 'n'],
+        [
+          ['a', '10'],
+          ['long name', '2'],
+        ],
+      ),
+    ).toEqual([
       'name        n', //
       '---------  --',
       'a          10',

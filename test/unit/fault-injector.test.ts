@@ -22,7 +22,9 @@ describe('faultSchedule', () => {
 
 describe('fault targets', () => {
   it('names endpoints as the agent metrics do', () => {
-    expect(endpointOf(request('PUT', '/apis/extendeddeployment.io/v1beta1/namespaces/n/extendeddeployments/web/status', 0))).toBe('PUT extendeddeployments/status');
+    expect(endpointOf(request('PUT', '/apis/extendeddeployment.io/v1beta1/namespaces/n/extendeddeployments/web/status', 0))).toBe(
+      'PUT extendeddeployments/status',
+    );
     expect(endpointOf(request('GET', '/api/v1/namespaces/n/pods?labelSelector=x&watch=true&resourceVersion=5', 0))).toBe('WATCH pods');
     expect(endpointOf(request('GET', '/apis/apps/v1/namespaces/n/replicasets?labelSelector=x', 0))).toBe('LIST replicasets');
   });

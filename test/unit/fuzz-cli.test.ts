@@ -43,7 +43,13 @@ const garbled = (text: string) =>
   fc.oneof(
     fc.nat(text.length).map((n) => text.slice(0, n)),
     fc
-      .array(fc.tuple(fc.nat(text.length), fc.constantFrom(':', '- ', '[', '{', '}', '&a', '*b', '!!int ', '|', '>', '"', "'", '%', '@', '`', '\t', '\n  ', '#', '---\n', '?')), { minLength: 1, maxLength: 4 })
+      .array(
+        fc.tuple(
+          fc.nat(text.length),
+          fc.constantFrom(':', '- ', '[', '{', '}', '&a', '*b', '!!int ', '|', '>', '"', "'", '%', '@', '`', '\t', '\n  ', '#', '---\n', '?'),
+        ),
+        { minLength: 1, maxLength: 4 },
+      )
       .map((edits) => edits.reduce((t, [at, s]) => t.slice(0, at) + s + t.slice(at), text)),
     fc.string({ unit: 'binary', maxLength: 200 }),
   );
@@ -138,10 +144,20 @@ describe('edctl as a process on generated files', { timeout: FUZZ_TIMEOUT_MS }, 
     // Each spawn costs a second or two (tsx compiles the CLI): one folder per 100 runs, holding a broken
     // ExtendedDeployment, a garbled file and a document that is no object.
     const cases = fc.sample(
-      fc.tuple(validSpecSet, slotChoices, validSpecSet.chain((set) => garbled(documents(set.extendedDeployments)))).map(([valid, choices, apps]) => {
-        const { set } = broken(valid, choices);
-        return fixture({ 'regions.yaml': documents(set.regions), 'apps.yaml': documents(set.extendedDeployments), 'more.yaml': `${apps}\n---\n[not, an, object]\n` });
-      }),
+      fc
+        .tuple(
+          validSpecSet,
+          slotChoices,
+          validSpecSet.chain((set) => garbled(documents(set.extendedDeployments))),
+        )
+        .map(([valid, choices, apps]) => {
+          const { set } = broken(valid, choices);
+          return fixture({
+            'regions.yaml': documents(set.regions),
+            'apps.yaml': documents(set.extendedDeployments),
+            'more.yaml': `${apps}\n---\n[not, an, object]\n`,
+          });
+        }),
       fuzz(0.01),
     );
     for (const dir of cases) {

@@ -5,8 +5,8 @@
 // agent's snapshot (agent/snapshot.ts: what the agent reports in the Valid condition).
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { snapshotFromObjects, type Snapshot } from '../../agent/snapshot.js';
-import type { DeployRegionObject, ExtendedDeploymentObject } from '../../agent/objects.js';
+import { observe, type Observation } from '../../core/observe/observe.js';
+import type { ExtendedDeploymentObject } from '../../core/kube/objects.js';
 import { REVISIONS_ANNOTATION } from '../../core/labels.js';
 import { formatPath, formatProblem, type FieldPath, type Problem } from '../../core/problems.js';
 import { renderSet } from '../../core/render.js';
@@ -21,9 +21,9 @@ const startsWith = (path: FieldPath, prefix: FieldPath) => prefix.every((part, i
 const nameOf = (o: JsonObject) => (o['metadata'] as { name: string }).name;
 
 /** The agent's view of one ExtendedDeployment: no workloads or pods yet, the set's DeployRegions. */
-function agentSnapshot(ed: JsonObject, regions: readonly JsonObject[]): Snapshot {
+function agentSnapshot(ed: JsonObject, regions: readonly JsonObject[]): Observation {
   const object = { ...ed, metadata: { ...(ed['metadata'] as object), generation: 1 } } as ExtendedDeploymentObject;
-  return snapshotFromObjects(object, regions as unknown as DeployRegionObject[], { replicaSets: [], deployments: [] }, [], Date.parse('2026-01-01T00:00:00Z'));
+  return observe(object, regions, { replicaSets: [], deployments: [] }, [], Date.parse('2026-01-01T00:00:00Z'));
 }
 
 /** Every problem names an object of a known kind and a field inside it; none is a crash turned into a problem. */
@@ -55,7 +55,10 @@ describe('invalid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
         const shown = problems.map(formatProblem).join('\n');
         for (const p of problems) expect({ kind: p.object.kind, name: p.object.name }, shown).toEqual({ kind: 'ExtendedDeployment', name: nameOf(target) });
         for (const { slot, path } of expected) {
-          expect(problems.some((p) => startsWith(p.path, path)), `${slot}: nothing reported at ${formatPath(path)}; got:\n${shown}`).toBe(true);
+          expect(
+            problems.some((p) => startsWith(p.path, path)),
+            `${slot}: nothing reported at ${formatPath(path)}; got:\n${shown}`,
+          ).toBe(true);
         }
         expect(problems.length).toBeGreaterThanOrEqual(expected.length);
 
@@ -66,7 +69,10 @@ describe('invalid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
         expectWellFormed(agentProblems);
         const agentShown = agentProblems.map(formatProblem).join('\n');
         for (const { slot, path } of expected) {
-          expect(agentProblems.some((p) => startsWith(p.path, path)), `agent, ${slot}: nothing reported at ${formatPath(path)}; got:\n${agentShown}`).toBe(true);
+          expect(
+            agentProblems.some((p) => startsWith(p.path, path)),
+            `agent, ${slot}: nothing reported at ${formatPath(path)}; got:\n${agentShown}`,
+          ).toBe(true);
         }
       }),
       fuzz(0.4),
@@ -87,7 +93,10 @@ describe('invalid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
         const result = renderSet(objects);
         if (!result.ok) expectWellFormed(result.problems);
         for (const ed of objects.filter((o) => o['kind'] === 'ExtendedDeployment')) {
-          const snapshot = agentSnapshot(ed, objects.filter((o) => o['kind'] === 'DeployRegion'));
+          const snapshot = agentSnapshot(
+            ed,
+            objects.filter((o) => o['kind'] === 'DeployRegion'),
+          );
           if (!snapshot.ok) expectWellFormed(snapshot.problems);
         }
       }),
@@ -96,11 +105,18 @@ describe('invalid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
   });
 
   it('garbage in the revisions annotation: the agent reports it at the annotation, unless it is a map of every region to a revision', () => {
-    const annotation = fc.oneof(fc.string(), fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)), fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.integer())).map((v) => JSON.stringify(v)));
+    const annotation = fc.oneof(
+      fc.string(),
+      fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)),
+      fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.integer())).map((v) => JSON.stringify(v)),
+    );
     fc.assert(
       fc.property(validSpecSet, annotation, (set, text) => {
         tally.add('revisions annotation');
-        const ed = structuredClone(set.extendedDeployments[0]!) as JsonObject & { metadata: { annotations?: Record<string, string> }; spec: { regions: { name: string }[] } };
+        const ed = structuredClone(set.extendedDeployments[0]!) as JsonObject & {
+          metadata: { annotations?: Record<string, string> };
+          spec: { regions: { name: string }[] };
+        };
         ed.metadata.annotations = { ...ed.metadata.annotations, [REVISIONS_ANNOTATION]: text };
         let parsed: unknown;
         try {
@@ -108,7 +124,7 @@ describe('invalid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
         } catch {
           parsed = undefined;
         }
-        const isMap = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) && Object.values(parsed as object).every((v) => typeof v === 'string');
+        const isMap = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) && Object.values(parsed).every((v) => typeof v === 'string');
         const usable = isMap && ed.spec.regions.every((r) => Object.hasOwn(parsed as object, r.name));
         const snapshot = agentSnapshot(ed, set.regions);
         expect(snapshot.ok).toBe(usable);

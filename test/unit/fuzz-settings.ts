@@ -5,7 +5,6 @@
 //
 // A failing property prints its seed and shrink path (fast-check's `{ seed, path }`), and the smallest input found.
 
-
 const DEFAULT_RUNS = 100;
 const DEFAULT_SEED = 20260808;
 
@@ -43,7 +42,6 @@ export class Tally {
     console.log(`[fuzz] ${suite}: ${total} inputs (seed ${FUZZ_SEED}): ${[...this.counts].map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }
 }
-
 
 /** Test timeout that grows with FUZZ_RUNS (the unit config's 60 s fits the default runs many times over). */
 export const FUZZ_TIMEOUT_MS = Math.max(60_000, FUZZ_RUNS * 500);

@@ -37,7 +37,11 @@ function synthesized(set: RenderedSet): string {
 function reversedKeys(value: Json): Json {
   if (Array.isArray(value)) return value.map(reversedKeys);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.keys(value).reverse().map((k) => [k, reversedKeys(value[k]!)]));
+  return Object.fromEntries(
+    Object.keys(value)
+      .reverse()
+      .map((k) => [k, reversedKeys(value[k]!)]),
+  );
 }
 
 describe('valid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
@@ -95,10 +99,18 @@ describe('valid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
         tally.add('reordered input');
         const original = rendered(objectsOf(set));
         // Every object's keys reversed, ExtendedDeployments before the DeployRegions they use, both lists reversed.
-        const shuffled = [...set.extendedDeployments].reverse().concat([...set.regions].reverse()).map((o) => reversedKeys(o));
+        const shuffled = [...set.extendedDeployments]
+          .reverse()
+          .concat([...set.regions].reverse())
+          .map((o) => reversedKeys(o));
         const reordered = rendered(shuffled);
         const summary = (s: RenderedSet) =>
-          Object.fromEntries(s.extendedDeployments.map((ed) => [ed.parsed.metadata.name, { rollout: ed.rolloutRevision, regions: ed.regions.map((r) => [r.name, r.replicas, r.revision]) }]));
+          Object.fromEntries(
+            s.extendedDeployments.map((ed) => [
+              ed.parsed.metadata.name,
+              { rollout: ed.rolloutRevision, regions: ed.regions.map((r) => [r.name, r.replicas, r.revision]) },
+            ]),
+          );
         expect(summary(reordered)).toEqual(summary(original));
         expect(synthesized(reordered)).toBe(synthesized(original));
       }),

@@ -57,12 +57,16 @@ describe('gitDifferences', () => {
 
   it('names the ExtendedDeployment missing, another rollout, a status not Healthy or of an older generation', () => {
     expect(gitDifferences({ ...converged(), ed: undefined }, target)).toEqual(['the ExtendedDeployment is missing']);
-    expect(gitDifferences({ ...converged(), ed: undefined, unparsed: 'ExtendedDeployment ns/web: does not parse: spec: x' }, target)).toEqual(['ExtendedDeployment ns/web: does not parse: spec: x']);
+    expect(gitDifferences({ ...converged(), ed: undefined, unparsed: 'ExtendedDeployment ns/web: does not parse: spec: x' }, target)).toEqual([
+      'ExtendedDeployment ns/web: does not parse: spec: x',
+    ]);
     expect(gitDifferences({ ...converged(), ed: ed({ rolloutRevision: 'roll-1', revision: 'roll-1' }) }, target)).toEqual([
       'ExtendedDeployment at rollout revision roll-1, Git rendered roll-2',
       'status Healthy for rollout roll-1, not Healthy for roll-2',
     ]);
-    expect(gitDifferences({ ...converged(), ed: ed({ phase: 'Progressing' }) }, target)).toEqual(['status Progressing for rollout roll-2, not Healthy for roll-2']);
+    expect(gitDifferences({ ...converged(), ed: ed({ phase: 'Progressing' }) }, target)).toEqual([
+      'status Progressing for rollout roll-2, not Healthy for roll-2',
+    ]);
     expect(gitDifferences({ ...converged(), ed: ed({ observed: 3 }) }, target)).toEqual(['status.observedGeneration 3 ≠ metadata.generation 4']);
   });
 
@@ -81,18 +85,26 @@ describe('gitDifferences', () => {
     expect(withPods([pod('a', 1, 'rev-a2'), pod('a', 2, 'rev-a1'), pod('b', 1, 'rev-b2')])).toEqual([
       'a: 1 pods at rev-a2 (0 not Ready), 1 at other revisions, 0 terminating; Git wants 2 Ready at rev-a2',
     ]);
-    expect(withPods([...s.pods, pod('a', 3, 'rev-a2', { terminating: true })])).toEqual(['a: 2 pods at rev-a2 (0 not Ready), 0 at other revisions, 1 terminating; Git wants 2 Ready at rev-a2']);
+    expect(withPods([...s.pods, pod('a', 3, 'rev-a2', { terminating: true })])).toEqual([
+      'a: 2 pods at rev-a2 (0 not Ready), 0 at other revisions, 1 terminating; Git wants 2 Ready at rev-a2',
+    ]);
     expect(withPods([pod('a', 1, 'rev-a2'), pod('a', 2, 'rev-a2', { ready: false }), pod('b', 1, 'rev-b2')])).toEqual([
       'a: 2 pods at rev-a2 (1 not Ready), 0 at other revisions, 0 terminating; Git wants 2 Ready at rev-a2',
     ]);
-    expect(withPods([pod('a', 1, 'rev-a2'), pod('a', 2, 'rev-a2')])).toEqual(['b: 0 pods at rev-b2 (0 not Ready), 0 at other revisions, 0 terminating; Git wants 1 Ready at rev-b2']);
+    expect(withPods([pod('a', 1, 'rev-a2'), pod('a', 2, 'rev-a2')])).toEqual([
+      'b: 0 pods at rev-b2 (0 not Ready), 0 at other revisions, 0 terminating; Git wants 1 Ready at rev-b2',
+    ]);
     expect(withPods([...s.pods, pod('c', 1, 'rev-c')])).toEqual(['1 pods of regions Git does not render (c)']);
   });
 
   it('counts pods that stopped for good (Failed, Succeeded) nowhere, as the agent does; an active one being deleted is terminating', () => {
     const s = converged();
     const withPods = (pods: PodSample[]) => gitDifferences({ ...s, pods }, target);
-    const stopped = [pod('a', 3, 'rev-a2', { phase: 'Failed', ready: false }), pod('a', 4, 'rev-a1', { phase: 'Succeeded', ready: false }), pod('b', 2, 'rev-b2', { phase: 'Failed', terminating: true })];
+    const stopped = [
+      pod('a', 3, 'rev-a2', { phase: 'Failed', ready: false }),
+      pod('a', 4, 'rev-a1', { phase: 'Succeeded', ready: false }),
+      pod('b', 2, 'rev-b2', { phase: 'Failed', terminating: true }),
+    ];
     expect(withPods([...s.pods, ...stopped])).toEqual([]);
     expect(withPods([pod('a', 1, 'rev-a2'), pod('a', 2, 'rev-a2', { phase: 'Failed', ready: false }), pod('b', 1, 'rev-b2')])).toEqual([
       'a: 1 pods at rev-a2 (0 not Ready), 0 at other revisions, 0 terminating; Git wants 2 Ready at rev-a2',

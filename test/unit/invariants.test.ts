@@ -6,7 +6,19 @@ import { renderSet } from '../../core/render.js';
 import { isPodActive } from '../../core/rollout/pod-activity.js';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { REVISIONS_ANNOTATION, ROLLOUT_REVISION_ANNOTATION } from '../../core/labels.js';
-import { checkSamples, edReading, InvariantChecker, nodeSample, podSample, start as startWatch, type EdSample, type NodeSample, type PodSample, type Sample, type WorkloadSample } from '../e2e/invariants.js';
+import {
+  checkSamples,
+  edReading,
+  InvariantChecker,
+  nodeSample,
+  podSample,
+  start as startWatch,
+  type EdSample,
+  type NodeSample,
+  type PodSample,
+  type Sample,
+  type WorkloadSample,
+} from '../e2e/invariants.js';
 
 const NEW = 'new0000000';
 const OLD = 'old0000000';
@@ -130,7 +142,14 @@ describe('invariant check: a correct rollout has no violation', () => {
 
   it('the initial fill is not held to the floor, and a grown desired count re-arms the fill', () => {
     const h = (desired: number) => ed({ desired: { a: desired }, phase: 'Healthy', group: 0, rolloutRegions: [] });
-    const seq = [sample(h(3), { a: 'n1' }), sample(h(3), { a: 'N1 n2 n3' }), sample(h(3), { a: 'N1 N2 N3' }), sample(h(5), { a: 'N1 N2 N3' }), sample(h(5), { a: 'N1 N2 N3 n4 n5' }), sample(h(5), { a: 'N1 N2 N3 N4 N5' })];
+    const seq = [
+      sample(h(3), { a: 'n1' }),
+      sample(h(3), { a: 'N1 n2 n3' }),
+      sample(h(3), { a: 'N1 N2 N3' }),
+      sample(h(5), { a: 'N1 N2 N3' }),
+      sample(h(5), { a: 'N1 N2 N3 n4 n5' }),
+      sample(h(5), { a: 'N1 N2 N3 N4 N5' }),
+    ];
     expect(kinds(seq)).toEqual([]);
   });
 
@@ -154,7 +173,12 @@ describe('invariant check: a correct rollout has no violation', () => {
   });
 
   it('old-revision pods may go at any time; new ones once the rollout is Healthy', () => {
-    const seq = [sample(ed({ group: 1 }), { a: 'O1 O2 O3 N4' }), sample(ed({ group: 1 }), { a: 'O1 O2 O3~ N4' }), sample(ed({ group: 3, phase: 'Healthy' }), { a: 'N4 N5 N6' }), sample(ed({ group: 3, phase: 'Healthy' }), { a: 'N4 N5 N6~ n7' })];
+    const seq = [
+      sample(ed({ group: 1 }), { a: 'O1 O2 O3 N4' }),
+      sample(ed({ group: 1 }), { a: 'O1 O2 O3~ N4' }),
+      sample(ed({ group: 3, phase: 'Healthy' }), { a: 'N4 N5 N6' }),
+      sample(ed({ group: 3, phase: 'Healthy' }), { a: 'N4 N5 N6~ n7' }),
+    ];
     // (the last step dips below the floor: that is the floor's business, not a deletion during a rollout)
     expect(kinds(seq)).toEqual(['floor:a']);
   });
@@ -190,7 +214,13 @@ describe('invariant check: a correct rollout has no violation', () => {
 
   it('a condition that lasts is reported once, and again only after it cleared', () => {
     const g = ed({ group: 1 });
-    const seq = [sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2 O3 n4 n5' }), sample(g, { a: 'O1 O2 O3 N4 N5' }), sample(g, { a: 'O1 O2 O3 N4' }), sample(g, { a: 'O1 O2 O3 N4 n6 n7' })];
+    const seq = [
+      sample(g, { a: 'O1 O2 O3' }),
+      sample(g, { a: 'O1 O2 O3 n4 n5' }),
+      sample(g, { a: 'O1 O2 O3 N4 N5' }),
+      sample(g, { a: 'O1 O2 O3 N4' }),
+      sample(g, { a: 'O1 O2 O3 N4 n6 n7' }),
+    ];
     expect(kinds(seq).filter((k) => k.startsWith('ceiling'))).toEqual(['ceiling:a', 'ceiling:a']);
   });
 });
@@ -230,9 +260,13 @@ describe('invariant check: violations', () => {
   it('floor: in-place swaps may take a batch of pods out (desired − max(maxUnavailable, batch)), not more', () => {
     const g = ed({ strategy: { rolloutStrategy: 'Group', batchSize: 2, updateStrategy: { type: 'InPlaceIfPossible' } }, group: 1, desired: { a: 4 } });
     // a swap keeps the pod (same id): it turns not Ready at the old revision, then comes back at the new one
-    expect(kinds([sample(g, { a: 'O1 O2 O3 O4' }), sample(g, { a: 'o1 o2 O3 O4' }), sample(g, { a: 'n1 n2 O3 O4' }), sample(g, { a: 'N1 N2 O3 O4' })])).toEqual([]);
+    expect(kinds([sample(g, { a: 'O1 O2 O3 O4' }), sample(g, { a: 'o1 o2 O3 O4' }), sample(g, { a: 'n1 n2 O3 O4' }), sample(g, { a: 'N1 N2 O3 O4' })])).toEqual(
+      [],
+    );
     expect(kinds([sample(g, { a: 'O1 O2 O3 O4' }), sample(g, { a: 'o1 o2 o3 O4' })])).toEqual(['floor:a']);
-    expect(kinds([sample(ed({ group: 1, desired: { a: 4 } }), { a: 'O1 O2 O3 O4' }), sample(ed({ group: 1, desired: { a: 4 } }), { a: 'o1 O2 O3 O4' })])).toEqual(['floor:a']);
+    expect(
+      kinds([sample(ed({ group: 1, desired: { a: 4 } }), { a: 'O1 O2 O3 O4' }), sample(ed({ group: 1, desired: { a: 4 } }), { a: 'o1 O2 O3 O4' })]),
+    ).toEqual(['floor:a']);
   });
 
   it('newPodDeleted: a new-revision pod gets a deletionTimestamp, or vanishes, while the rollout is in progress', () => {
@@ -258,7 +292,7 @@ describe('invariant check: violations', () => {
     expect(kinds([sample(ed({ strategy: s, desired: { a: 2, b: 2 }, group: 2 }), { a: 'O1 N2 N3', b: 'O1 O2 n3' })])).toEqual(['groupTarget:b']);
   });
 
-  it('groupAdvance: the next group starts while a region\'s previous group is not available', () => {
+  it("groupAdvance: the next group starts while a region's previous group is not available", () => {
     const desired = { a: 3, b: 2 };
     const g1 = ed({ desired, group: 1 });
     const g2 = ed({ desired, group: 2 });
@@ -285,9 +319,13 @@ describe('invariant check: violations', () => {
     ];
     expect(kinds(ok)).toEqual([]);
     expect(kinds([sample(c(1), { a: 'O1 O2', b: 'O1 O2' }, paused(false, false))])).toEqual(['waitingRegionTouched:b']);
-    expect(kinds([sample(c(1), { a: 'O1 O2', b: 'O1 O2' }, paused(false, true)), sample(c(1), { a: 'O1 O2', b: 'O1 O2~ n3' }, paused(false, true))])).toContain('waitingRegionTouched:b');
+    expect(kinds([sample(c(1), { a: 'O1 O2', b: 'O1 O2' }, paused(false, true)), sample(c(1), { a: 'O1 O2', b: 'O1 O2~ n3' }, paused(false, true))])).toContain(
+      'waitingRegionTouched:b',
+    );
     // group 2 starting while a still runs an old pod
-    expect(kinds([sample(c(1), { a: 'O1 N3', b: 'O1 O2' }, paused(false, true)), sample(c(2), { a: 'O1 N3', b: 'O1 O2' }, paused(true, false))])).toContain('groupAdvance:a');
+    expect(kinds([sample(c(1), { a: 'O1 N3', b: 'O1 O2' }, paused(false, true)), sample(c(2), { a: 'O1 N3', b: 'O1 O2' }, paused(true, false))])).toContain(
+      'groupAdvance:a',
+    );
   });
 });
 
@@ -295,7 +333,15 @@ describe('invariant check: Failed (evicted) pods count as the ReplicaSet control
   it('an evicted new pod and its replacement: the dead pod is over neither the ceiling nor the group target', () => {
     // Group 1 of a (3, batch 1): the new pod n4 was evicted and the ReplicaSet created n5 in its place.
     const g = ed({ group: 1 });
-    expect(kinds([sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2 O3 n4' }), sample(g, { a: 'O1 O2 O3 n4!' }), sample(g, { a: 'O1 O2 O3 n4! n5' }), sample(g, { a: 'O1 O2 O3 n4! N5' })])).toEqual([]);
+    expect(
+      kinds([
+        sample(g, { a: 'O1 O2 O3' }),
+        sample(g, { a: 'O1 O2 O3 n4' }),
+        sample(g, { a: 'O1 O2 O3 n4!' }),
+        sample(g, { a: 'O1 O2 O3 n4! n5' }),
+        sample(g, { a: 'O1 O2 O3 n4! N5' }),
+      ]),
+    ).toEqual([]);
   });
 
   it('a leftover evicted old pod does not hold a finished rollout in the ceiling', () => {
@@ -314,7 +360,9 @@ describe('invariant check: Failed (evicted) pods count as the ReplicaSet control
   it('an evicted pod is not available, even while its Ready condition still says True', () => {
     // Group 2 starts while group 1's only new pod has failed: the group was not available.
     const at = (group: number) => ed({ group });
-    expect(kinds([sample(at(1), { a: 'O1 O2 O3 N4!' }), sample(at(2), { a: 'O1 O2 O3 N4!' })]).filter((k) => k.startsWith('group'))).toEqual(['groupAdvance:a']);
+    expect(kinds([sample(at(1), { a: 'O1 O2 O3 N4!' }), sample(at(2), { a: 'O1 O2 O3 N4!' })]).filter((k) => k.startsWith('group'))).toEqual([
+      'groupAdvance:a',
+    ]);
   });
 });
 
@@ -337,7 +385,14 @@ describe('invariant check: pods the test evicts (Sample.disrupted) are disruptio
     // While O1's replacement is not available, the rollout removing O3 as well takes a second pod: a violation.
     expect(evicting(g, [{ a: 'O1 O2 O3 n4' }, { a: 'O1! O2 O3 n4' }, { a: 'O1! O2 O3~ n4 n5' }], ['a-1']).declared).toEqual(['floor:a']);
     // Back at the floor, the lowering is gone: a later dip is a violation again.
-    const back = [{ a: 'O1 O2 O3 N4' }, { a: 'O1! O2 O3 N4' }, { a: 'O1! O2 O3 N4 N5' }, { a: 'O1! O2 O3~ N4 N5' }, { a: 'O1! O2 N4 N5' }, { a: 'O1! O2~ N4 N5' }];
+    const back = [
+      { a: 'O1 O2 O3 N4' },
+      { a: 'O1! O2 O3 N4' },
+      { a: 'O1! O2 O3 N4 N5' },
+      { a: 'O1! O2 O3~ N4 N5' },
+      { a: 'O1! O2 N4 N5' },
+      { a: 'O1! O2~ N4 N5' },
+    ];
     expect(evicting(g, back, ['a-1']).declared).toEqual(['floor:a']);
   });
 
@@ -367,7 +422,12 @@ describe('invariant check: pods the test evicts (Sample.disrupted) are disruptio
       { region: 'a', replicas: 2, paused: false },
       { region: 'b', replicas: 2, paused: true },
     ];
-    const states = [{ a: 'O1 O2 n3', b: 'O1 O2' }, { a: 'O1 O2 n3', b: 'O1 O2~' }, { a: 'O1 O2 n3', b: 'O1 o4' }, { a: 'O1 O2 n3', b: 'O1 O4' }];
+    const states = [
+      { a: 'O1 O2 n3', b: 'O1 O2' },
+      { a: 'O1 O2 n3', b: 'O1 O2~' },
+      { a: 'O1 O2 n3', b: 'O1 o4' },
+      { a: 'O1 O2 n3', b: 'O1 O4' },
+    ];
     expect(evicting(c, states, ['b-2'], paused)).toEqual({ declared: [], undeclared: ['floor:b', 'waitingRegionTouched:b'] });
   });
 });
@@ -375,14 +435,18 @@ describe('invariant check: pods the test evicts (Sample.disrupted) are disruptio
 describe('invariant check: group history', () => {
   it('groupBack: the group goes back within one rollout; a new rollout may start again at group 1', () => {
     expect(kinds([sample(ed({ group: 2 }), { a: 'O1 O2 N3' }), sample(ed({ group: 1 }), { a: 'O1 O2 N3' })])).toEqual(['groupBack:']);
-    expect(kinds([sample(ed({ group: 3, phase: 'Healthy' }), { a: 'N1 N2 N3' }), sample(ed({ group: 1, revision: 'rollout-3' }), { a: 'N1 N2 N3' })])).toEqual([]);
+    expect(kinds([sample(ed({ group: 3, phase: 'Healthy' }), { a: 'N1 N2 N3' }), sample(ed({ group: 1, revision: 'rollout-3' }), { a: 'N1 N2 N3' })])).toEqual(
+      [],
+    );
   });
 
   it('groupRestarted: a running group gets a new start time; a new group, or one after Healthy, may', () => {
     const at = (group: number, groupStart: string, phase = 'Progressing') => ed({ group, groupStart, phase });
     const pods = { a: 'O1 O2 O3' };
     expect(kinds([sample(at(1, 't1'), pods), sample(at(1, 't2'), pods)])).toEqual(['groupRestarted:']);
-    expect(kinds([sample(at(1, 't1'), pods), sample(at(1, 't1'), pods), sample(at(2, 't2'), { a: 'O1 O2 O3' })]).filter((k) => k.startsWith('group'))).toEqual(['groupAdvance:a']);
+    expect(kinds([sample(at(1, 't1'), pods), sample(at(1, 't1'), pods), sample(at(2, 't2'), { a: 'O1 O2 O3' })]).filter((k) => k.startsWith('group'))).toEqual([
+      'groupAdvance:a',
+    ]);
     expect(kinds([sample(at(1, 't1', 'Healthy'), pods), sample(at(1, 't2'), pods)])).toEqual([]);
   });
 });
@@ -393,7 +457,11 @@ describe('invariant check: placement and capacity', () => {
   const nodes = [node('a1', 'a'), node('a2', 'a'), node('b1', 'b')];
   /** A sample where the pods of region a are bound to `bindings` (pod id → node) and request `cpu` each. */
   const placed = (bindings: Record<string, string>, cpu = 0.1, allNodes = nodes): Sample => {
-    const s = sample(ed({ phase: 'Healthy', group: 0, rolloutRegions: [], desired: { a: Object.keys(bindings).length } }), { a: Object.keys(bindings).map((id) => `N${id}`).join(' ') });
+    const s = sample(ed({ phase: 'Healthy', group: 0, rolloutRegions: [], desired: { a: Object.keys(bindings).length } }), {
+      a: Object.keys(bindings)
+        .map((id) => `N${id}`)
+        .join(' '),
+    });
     return {
       ...s,
       pods: s.pods.map((p) => ({ ...p, node: bindings[p.uid.split('-')[1] ?? ''], requests: { cpu, memory: 2 ** 20 } })),
@@ -402,7 +470,7 @@ describe('invariant check: placement and capacity', () => {
     };
   };
 
-  it('pods bound to the region\'s nodes within their allocatable: no violation', () => {
+  it("pods bound to the region's nodes within their allocatable: no violation", () => {
     expect(kinds([placed({ 1: 'a1', 2: 'a1', 3: 'a2' })])).toEqual([]);
   });
 
@@ -410,7 +478,7 @@ describe('invariant check: placement and capacity', () => {
     expect(kinds([placed({ 1: 'a1', 2: 'b1' })])).toEqual(['placement:a']);
   });
 
-  it('capacity: more pods, or more of a resource, than the region\'s nodes can hold', () => {
+  it("capacity: more pods, or more of a resource, than the region's nodes can hold", () => {
     expect(kinds([placed({ 1: 'a1', 2: 'a1', 3: 'a1', 4: 'a1', 5: 'a2', 6: 'a2', 7: 'a2' })])).toEqual(['capacity:a']);
     expect(kinds([placed({ 1: 'a1', 2: 'a2', 3: 'a2' }, 0.7)])).toEqual(['capacity:a']);
     // A node leaving the region (relabelled) takes its allocatable along: what is bound there now escapes it.
@@ -465,18 +533,50 @@ describe('samples from objects', () => {
     expect(s?.rolloutRevision).toBe(r?.rolloutRevision);
     expect(s?.regionOrder).toBe('Sequential');
     expect(s?.strategy.upgradeMode).toBe('scaleInPriority');
-    expect(s?.status).toEqual({ observedGeneration: undefined, lastGroupStartTime: undefined, phase: 'Healthy', revision: r?.rolloutRevision, currentGroup: 2, totalGroups: undefined, rolloutRegions: ['r1'] });
+    expect(s?.status).toEqual({
+      observedGeneration: undefined,
+      lastGroupStartTime: undefined,
+      phase: 'Healthy',
+      revision: r?.rolloutRevision,
+      currentGroup: 2,
+      totalGroups: undefined,
+      rolloutRegions: ['r1'],
+    });
     // Replicas the status records as moved count in the region they moved to.
-    const moved = edReading({ ...(r?.manifest as object), status: { moves: [{ from: 'r1', to: 'r2', count: 2, reason: 'Shortage', since: '2026-01-01T00:00:00Z' }] } }).ed;
+    const moved = edReading({
+      ...(r?.manifest as object),
+      status: { moves: [{ from: 'r1', to: 'r2', count: 2, reason: 'Shortage', since: '2026-01-01T00:00:00Z' }] },
+    }).ed;
     expect(moved?.regions.map((x) => x.desired)).toEqual([1, 4]);
 
     const labels = { 'extendeddeployment.io/region': 'r1', 'extendeddeployment.io/revision': 'abc' };
     const t = '2026-01-01T00:00:05Z';
-    const fromWatch = podSample({ metadata: { uid: 'u', name: 'p', labels, deletionTimestamp: t }, status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: t }] } });
-    const fromList = podSample({ metadata: { uid: 'u', name: 'p', labels, deletionTimestamp: new Date(t) }, status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(t) }] } });
+    const fromWatch = podSample({
+      metadata: { uid: 'u', name: 'p', labels, deletionTimestamp: t },
+      status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: t }] },
+    });
+    const fromList = podSample({
+      metadata: { uid: 'u', name: 'p', labels, deletionTimestamp: new Date(t) },
+      status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(t) }] },
+    });
     expect(fromWatch).toEqual(fromList);
-    expect(fromWatch).toEqual({ uid: 'u', name: 'p', region: 'r1', revision: 'abc', terminating: true, ready: true, readySince: Date.parse(t), node: undefined, requests: {} });
-    expect(podSample({ metadata: { uid: 'e', name: 'e', labels }, status: { phase: 'Failed', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: t }] } })).toMatchObject({ phase: 'Failed', terminating: false, ready: false });
+    expect(fromWatch).toEqual({
+      uid: 'u',
+      name: 'p',
+      region: 'r1',
+      revision: 'abc',
+      terminating: true,
+      ready: true,
+      readySince: Date.parse(t),
+      node: undefined,
+      requests: {},
+    });
+    expect(
+      podSample({
+        metadata: { uid: 'e', name: 'e', labels },
+        status: { phase: 'Failed', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: t }] },
+      }),
+    ).toMatchObject({ phase: 'Failed', terminating: false, ready: false });
 
     // Requests as the scheduler counts them: containers summed, the largest init container if larger.
     const bound = podSample({
@@ -489,7 +589,9 @@ describe('samples from objects', () => {
     });
     expect(bound.node).toBe('n1');
     expect(bound.requests).toEqual({ cpu: 1, memory: 64 * 2 ** 20 });
-    expect(nodeSample({ metadata: { name: 'n1', labels: { zone: 'a' } }, status: { allocatable: { cpu: '4', memory: '8Gi', pods: '20', 'nvidia.com/gpu': '2' } } })).toEqual({
+    expect(
+      nodeSample({ metadata: { name: 'n1', labels: { zone: 'a' } }, status: { allocatable: { cpu: '4', memory: '8Gi', pods: '20', 'nvidia.com/gpu': '2' } } }),
+    ).toEqual({
       name: 'n1',
       labels: { zone: 'a' },
       allocatable: { cpu: 4, memory: 8 * 2 ** 30, pods: 20, 'nvidia.com/gpu': 2 },
@@ -560,9 +662,20 @@ describe('what keeps the rules from covering a run fails it', () => {
   /** Starts the watcher on fakes, in its order of watches: ExtendedDeployments, ReplicaSets, Deployments, pods, nodes, DeployRegions. */
   const watchOnFakes = async (expectInvalid = false) => {
     const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({ clusters: [{ name: 'c', server: 'http://127.0.0.1:1' }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    kubeConfig.loadFromOptions({
+      clusters: [{ name: 'c', server: 'http://127.0.0.1:1' }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
     const fakes: FakeWatch[] = [];
-    const watch = await startWatch({ kubeConfig, namespace: 'ns', name: 'web', expectInvalid, makeInformer: (() => fakes[fakes.push(new FakeWatch()) - 1]) as never });
+    const watch = await startWatch({
+      kubeConfig,
+      namespace: 'ns',
+      name: 'web',
+      expectInvalid,
+      makeInformer: (() => fakes[fakes.push(new FakeWatch()) - 1]) as never,
+    });
     const [eds, , , pods] = fakes as [FakeWatch, FakeWatch, FakeWatch, FakeWatch];
     return { watch, eds, pods };
   };

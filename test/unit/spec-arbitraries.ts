@@ -7,7 +7,7 @@
 // containers, RFC 6902 patches whose paths exist, replica counts that distribute (see `placements`), and the few
 // strategy combinations the rules forbid left out.
 import fc from 'fast-check';
-import { API_VERSION } from '../../core/api/common.js';
+import { API_VERSION } from '../../core/api/identity.js';
 
 /** A generated object as YAML or JSON would hold it. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -44,7 +44,10 @@ const image = fc.tuple(dnsLabel, fc.nat(20), fc.nat(20)).map(([name, major, mino
 const envName = fc.stringMatching(/^[A-Z][A-Z0-9_]{0,6}$/);
 const quantity = fc.oneof(fc.constantFrom('100m', '250m', '1', '64Mi', '1Gi'), fc.integer({ min: 1, max: 8 }));
 const resources = fc.record(
-  { requests: fc.dictionary(fc.constantFrom('cpu', 'memory'), quantity, { maxKeys: 2 }), limits: fc.dictionary(fc.constantFrom('cpu', 'memory'), quantity, { maxKeys: 2 }) },
+  {
+    requests: fc.dictionary(fc.constantFrom('cpu', 'memory'), quantity, { maxKeys: 2 }),
+    limits: fc.dictionary(fc.constantFrom('cpu', 'memory'), quantity, { maxKeys: 2 }),
+  },
   { requiredKeys: [] },
 );
 
@@ -77,7 +80,9 @@ function deployRegion(name: string, index: number): fc.Arbitrary<JsonObject> {
 /** Typed overrides for one region of a template with these container names. */
 function overrides(containers: readonly string[]): fc.Arbitrary<JsonObject> {
   const some = <V extends Json>(value: fc.Arbitrary<V>) =>
-    fc.subarray([...containers], { maxLength: Math.min(2, containers.length) }).chain((names) => fc.tuple(...names.map(() => value)).map((values) => Object.fromEntries(names.map((n, i) => [n, values[i]!]))));
+    fc
+      .subarray([...containers], { maxLength: Math.min(2, containers.length) })
+      .chain((names) => fc.tuple(...names.map(() => value)).map((values) => Object.fromEntries(names.map((n, i) => [n, values[i]!]))));
   return fc.record(
     {
       images: some(image),
@@ -156,42 +161,48 @@ function placements(names: readonly string[]): fc.Arbitrary<{ replicas?: number;
   return fc.oneof(integers, shares);
 }
 
-const strategy = fc
-  .record(
-    {
-      batchSize: fc.oneof(fc.integer({ min: 1, max: 5 }), percent(1, 100)),
-      minReadySeconds: fc.nat(30),
-      needWaitingForConfirm: fc.boolean(),
-      needFirstConfirm: fc.boolean(),
-      syncWaitTimeout: fc.nat(600),
-      rolloutStrategy: fc.constantFrom('Beta', 'Group'),
-      pause: fc.boolean(),
-      regionOrder: fc.constantFrom('Parallel', 'Sequential'),
-      upgradeMode: fc.constantFrom('scaleOutPriority', 'scaleInPriority', 'scaleSimultaneously'),
-      approval: fc.record({ revision: fc.stringMatching(/^[0-9a-f]{10}$/), throughGroup: fc.nat(5) }),
-      autoReschedule: fc.record({ enable: fc.boolean(), timeoutSeconds: fc.nat(600), coolDownSeconds: fc.nat(600) }, { requiredKeys: [] }),
-      faultMove: fc.record(
-        { enable: fc.boolean(), failureThreshold: fc.oneof(fc.integer({ min: 1, max: 5 }), percent(1, 100)), tolerationSeconds: fc.nat(300), maxReplicasPerMinute: intOrPercent },
-        { requiredKeys: [] },
-      ),
-      moveBack: fc.record({ enable: fc.boolean(), stabilizationSeconds: fc.nat(600) }, { requiredKeys: [] }),
-      updateStrategy: fc.record(
-        {
-          type: fc.constantFrom('ReCreate', 'RollingUpdate', 'DeleteAllFirst', 'InPlaceIfPossible'),
-          gracePeriodSeconds: fc.nat(30),
-          // Both budgets 0 is the one forbidden pair: maxSurge is at least 1 here.
-          rollingUpdate: fc.record({ maxSurge: fc.oneof(fc.integer({ min: 1, max: 5 }), percent(1, 100)), maxUnavailable: intOrPercent }, { requiredKeys: [] }),
-        },
-        { requiredKeys: [] },
-      ),
-    },
-    { requiredKeys: [] },
-  );
+const strategy = fc.record(
+  {
+    batchSize: fc.oneof(fc.integer({ min: 1, max: 5 }), percent(1, 100)),
+    minReadySeconds: fc.nat(30),
+    needWaitingForConfirm: fc.boolean(),
+    needFirstConfirm: fc.boolean(),
+    syncWaitTimeout: fc.nat(600),
+    rolloutStrategy: fc.constantFrom('Beta', 'Group'),
+    pause: fc.boolean(),
+    regionOrder: fc.constantFrom('Parallel', 'Sequential'),
+    upgradeMode: fc.constantFrom('scaleOutPriority', 'scaleInPriority', 'scaleSimultaneously'),
+    approval: fc.record({ revision: fc.stringMatching(/^[0-9a-f]{10}$/), throughGroup: fc.nat(5) }),
+    autoReschedule: fc.record({ enable: fc.boolean(), timeoutSeconds: fc.nat(600), coolDownSeconds: fc.nat(600) }, { requiredKeys: [] }),
+    faultMove: fc.record(
+      {
+        enable: fc.boolean(),
+        failureThreshold: fc.oneof(fc.integer({ min: 1, max: 5 }), percent(1, 100)),
+        tolerationSeconds: fc.nat(300),
+        maxReplicasPerMinute: intOrPercent,
+      },
+      { requiredKeys: [] },
+    ),
+    moveBack: fc.record({ enable: fc.boolean(), stabilizationSeconds: fc.nat(600) }, { requiredKeys: [] }),
+    updateStrategy: fc.record(
+      {
+        type: fc.constantFrom('ReCreate', 'RollingUpdate', 'DeleteAllFirst', 'InPlaceIfPossible'),
+        gracePeriodSeconds: fc.nat(30),
+        // Both budgets 0 is the one forbidden pair: maxSurge is at least 1 here.
+        rollingUpdate: fc.record({ maxSurge: fc.oneof(fc.integer({ min: 1, max: 5 }), percent(1, 100)), maxUnavailable: intOrPercent }, { requiredKeys: [] }),
+      },
+      { requiredKeys: [] },
+    ),
+  },
+  { requiredKeys: [] },
+);
 
 /** A required node affinity on a label no DeployRegion uses, so region placement ANDs into it. */
 const DISK_AFFINITY: JsonObject = {
   nodeAffinity: {
-    requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'disk.example/type', operator: 'In', values: ['ssd', 'nvme'] }] }] },
+    requiredDuringSchedulingIgnoredDuringExecution: {
+      nodeSelectorTerms: [{ matchExpressions: [{ key: 'disk.example/type', operator: 'In', values: ['ssd', 'nvme'] }] }],
+    },
   },
 };
 
@@ -211,7 +222,11 @@ function extendedDeployment(name: string, namespace: string | null, regionNames:
       const main = containerNames.filter((c) => !init.includes(c));
       const expressions = [{ key: APP_KEY, operator: 'In', values: [app, `${app}-canary`] }];
       const selector: JsonObject =
-        selectorStyle === 'labels' ? { matchLabels: { [APP_KEY]: app } } : selectorStyle === 'expressions' ? { matchExpressions: expressions } : { matchLabels: { [APP_KEY]: app }, matchExpressions: expressions };
+        selectorStyle === 'labels'
+          ? { matchLabels: { [APP_KEY]: app } }
+          : selectorStyle === 'expressions'
+            ? { matchExpressions: expressions }
+            : { matchLabels: { [APP_KEY]: app }, matchExpressions: expressions };
       const podSpec = fc.record(
         {
           containers: fc.tuple(...main.map(container)),
@@ -234,7 +249,9 @@ function extendedDeployment(name: string, namespace: string | null, regionNames:
             podSpec,
             annotations: fc.dictionary(prefixedKey('note.example'), text, { maxKeys: 2 }),
             overrides: fc.array(fc.option(overrides(containerNames)), { minLength: regions.length, maxLength: regions.length }),
-            patched: patchTargets.chain((targets) => fc.tuple(...targets.map((t) => fc.array(patchOperation, { minLength: 1, maxLength: 3 }).map((ops) => ({ name: t, overriders: ops }))))),
+            patched: patchTargets.chain((targets) =>
+              fc.tuple(...targets.map((t) => fc.array(patchOperation, { minLength: 1, maxLength: 3 }).map((ops) => ({ name: t, overriders: ops })))),
+            ),
             historyLimit: fc.option(fc.nat(10)),
             subsetType: fc.option(fc.constantFrom('ReplicaSet', 'Deployment', 'InplaceSet')),
             strategy: fc.option(strategy),
@@ -252,7 +269,10 @@ function extendedDeployment(name: string, namespace: string | null, regionNames:
             spec: {
               ...(g.placed.replicas !== undefined && { replicas: g.placed.replicas }),
               selector,
-              template: { metadata: { labels: { [APP_KEY]: app, ...labels }, ...(g.annotations && { annotations: g.annotations }) }, spec: g.podSpec as JsonObject },
+              template: {
+                metadata: { labels: { [APP_KEY]: app, ...labels }, ...(g.annotations && { annotations: g.annotations }) },
+                spec: g.podSpec as JsonObject,
+              },
               regions: g.placed.regions.map((r, i) => (g.overrides[i] ? { ...r, overrides: g.overrides[i] } : r)),
               ...(g.patched.length > 0 && { overriders: g.patched }),
               ...(g.historyLimit !== null && g.historyLimit !== undefined && { historyLimit: g.historyLimit }),

@@ -29,6 +29,8 @@ export interface MutationSlot {
 }
 
 const shape = (ed: JsonObject) => ed as unknown as EdShape;
+/** A drawn value as a field name or path: the slots that use it draw strings. */
+const text = (v: Json | undefined) => (typeof v === 'string' ? v : JSON.stringify(v));
 /** `parent[key]` as an object, created when missing. */
 function objectAt(parent: Record<string, Json | undefined>, key: string): Record<string, Json> {
   const existing = parent[key];
@@ -82,7 +84,7 @@ export const MUTATION_SLOTS: readonly MutationSlot[] = [
     kind: 'schema',
     values: fc.constantFrom('batchsize', 'minReadySecond', 'bogus', 'regionorder'),
     applicable: always,
-    apply: (ed, v) => ((strategyOf(ed)[String(v)] = 1), ['spec', 'strategy', String(v)]),
+    apply: (ed, v) => ((strategyOf(ed)[text(v)] = 1), ['spec', 'strategy', text(v)]),
   },
   {
     name: 'maxSurge over 100%',
@@ -113,7 +115,7 @@ export const MUTATION_SLOTS: readonly MutationSlot[] = [
     kind: 'schema',
     values: fc.constantFrom('replica', 'min', 'override'),
     applicable: always,
-    apply: (ed, v) => ((shape(ed).spec.regions[0]![String(v)] = 2), ['spec', 'regions', 0, String(v)]),
+    apply: (ed, v) => ((shape(ed).spec.regions[0]![text(v)] = 2), ['spec', 'regions', 0, text(v)]),
   },
   {
     name: 'overrides.images that is no map',
@@ -186,12 +188,12 @@ export const MUTATION_SLOTS: readonly MutationSlot[] = [
     applicable: always,
     apply: (ed, v) => {
       const spec = shape(ed).spec;
-      const region = String(spec.regions[0]!['name']);
+      const region = text(spec.regions[0]!['name']);
       const entries = (spec.overriders ??= []);
       let index = entries.findIndex((e) => e.name === region);
       if (index < 0) index = entries.push({ name: region, overriders: [] }) - 1;
       const ops = entries[index]!.overriders;
-      ops.push({ op: 'replace', path: String(v), value: 1 });
+      ops.push({ op: 'replace', path: text(v), value: 1 });
       return ['spec', 'overriders', index, 'overriders', ops.length - 1];
     },
   },

@@ -1,0 +1,100 @@
+import type { ServerResponse } from 'node:http';
+import { KubeConfig } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { NAME_LABEL } from '../core/labels.js';
+import { makeInformers } from './informers.js';
+import type { EdKey, RegionKey } from './keys.js';
+import { FakeClock } from './runtime/clock.js';
+import { silentLogger } from './runtime/log.js';
+import { serveApi } from './runtime/test-support.js';
+
+const GROUP = '/apis/extendeddeployment.io/v1beta1';
+const region = (name: string, rv = '1') => ({
+  apiVersion: 'extendeddeployment.io/v1beta1',
+  kind: 'DeployRegion',
+  metadata: { name, resourceVersion: rv },
+  spec: { matchLabels: { zone: name } },
+});
+const node = (name: string, rv = '1') => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, resourceVersion: rv, labels: { zone: 'amd' } } });
+const owned = (name: string) => ({ metadata: { name, namespace: 'shop', resourceVersion: '1', labels: { [NAME_LABEL]: 'web' } } });
+
+/** What each list answers, by path. */
+const LISTS: Record<string, unknown[]> = {
+  [`${GROUP}/extendeddeployments`]: [
+    {
+      apiVersion: 'extendeddeployment.io/v1beta1',
+      kind: 'ExtendedDeployment',
+      metadata: { name: 'web', namespace: 'shop', resourceVersion: '1' },
+      spec: { regions: [{ name: 'amd' }] },
+    },
+  ],
+  [`${GROUP}/deployregions`]: [region('amd'), region('arm')],
+  '/apis/apps/v1/replicasets': [owned('web-amd')],
+  '/apis/apps/v1/deployments': [],
+  '/api/v1/pods': [owned('web-amd-1')],
+  '/api/v1/nodes': [node('n1')],
+};
+
+describe('makeInformers: keys for two controllers', () => {
+  /** The open watch of each path: the test sends events down it. */
+  const watches = new Map<string, ServerResponse>();
+  const kc = new KubeConfig();
+  serveApi(kc, (req, res) => {
+    const url = new URL(req.url ?? '', 'http://loopback');
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (url.searchParams.get('watch') === 'true') {
+      watches.set(url.pathname, res);
+      res.flushHeaders();
+      return; // the watch stays open
+    }
+    res.end(JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items: LISTS[url.pathname] ?? [] }));
+  });
+
+  const until = async (condition: () => boolean) => {
+    for (let i = 0; i < 400 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(condition()).toBe(true);
+  };
+
+  it('hands DeployRegion and node changes to the region queue, and never a region key to the ExtendedDeployment queue', async () => {
+    const eds: EdKey[] = [];
+    const regions: RegionKey[] = [];
+    const informers = makeInformers(kc, {
+      namespace: undefined,
+      clock: new FakeClock(),
+      log: silentLogger,
+      enqueue: (key) => eds.push(key),
+      enqueueRegion: (key) => regions.push(key),
+    });
+    for (const informer of informers.all) informer.start();
+    try {
+      await until(() => informers.all.every((i) => i.synced()) && watches.size === informers.all.length);
+      // Every list delivered its objects; in whatever order they came, each key went to its own queue.
+      expect(new Set(eds)).toEqual(new Set(['shop/web']));
+      expect(new Set(regions)).toEqual(new Set(['amd', 'arm']));
+
+      const send = (path: string, object: unknown) => watches.get(path)?.write(`${JSON.stringify({ type: 'MODIFIED', object })}\n`);
+      eds.length = 0;
+      regions.length = 0;
+      send('/api/v1/nodes', node('n1', '2'));
+      await until(() => regions.length === 2);
+      expect(regions.sort()).toEqual(['amd', 'arm']);
+      expect(eds).toEqual([]);
+
+      regions.length = 0;
+      send(`${GROUP}/deployregions`, region('amd', '2'));
+      await until(() => regions.length === 1 && eds.length === 1);
+      // The region's status, and the ExtendedDeployment that runs in it: each on its own queue.
+      expect(regions).toEqual(['amd']);
+      expect(eds).toEqual(['shop/web']);
+
+      eds.length = 0;
+      regions.length = 0;
+      send('/api/v1/pods', { ...owned('web-amd-1'), metadata: { ...owned('web-amd-1').metadata, resourceVersion: '2' } });
+      await until(() => eds.length === 1);
+      expect(eds).toEqual(['shop/web']);
+      expect(regions).toEqual([]);
+    } finally {
+      await Promise.all(informers.all.map((i) => i.stop()));
+    }
+  });
+});

@@ -1,0 +1,153 @@
+import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import type { InformerFactory } from './informer.js';
+import { SHORT_WATCH_MS, slimInformer, transformingInformer, watchEndError, withoutManagedFields } from './slim-informer.js';
+import { serveApi } from './test-support.js';
+
+const managedFields = [{ manager: 'kube-controller-manager', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': {} } }];
+const pod = (name: string, rv: string) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'shop', resourceVersion: rv, labels: { app: 'web' }, managedFields },
+});
+
+describe('withoutManagedFields', () => {
+  it('drops metadata.managedFields and nothing else', () => {
+    const p = pod('a', '1') as KubernetesObject;
+    expect(withoutManagedFields(p)).toEqual({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'a', namespace: 'shop', resourceVersion: '1', labels: { app: 'web' } },
+    });
+    expect(withoutManagedFields({ metadata: {} })).toEqual({ metadata: {} });
+  });
+});
+
+describe('slimInformer', () => {
+  const kc = new KubeConfig();
+  serveApi(kc, (req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (req.url?.includes('watch=true')) {
+      res.write(`${JSON.stringify({ type: 'ADDED', object: pod('b', '11') })}\n`);
+      res.write(`${JSON.stringify({ type: 'MODIFIED', object: pod('a', '12') })}\n`);
+      return; // the watch stays open
+    }
+    res.end(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '10' }, items: [pod('a', '10')] }));
+  });
+
+  it('caches listed and watched objects without managedFields', async () => {
+    const list = async () => {
+      const res = await fetch(`${kc.getCurrentCluster()!.server}/api/v1/namespaces/shop/pods`);
+      return (await res.json()) as never;
+    };
+    const informer = slimInformer(kc, '/api/v1/namespaces/shop/pods', list);
+    const seen: string[] = [];
+    informer.on('update', (o) => seen.push(`${o.metadata?.name}@${o.metadata?.resourceVersion}`));
+    await informer.start();
+    for (let i = 0; i < 100 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(seen).toEqual(['a@12']);
+    expect(informer.list('shop').map((o) => [o.metadata?.name, o.metadata?.resourceVersion, o.metadata?.managedFields])).toEqual([
+      ['a', '12', undefined],
+      ['b', '11', undefined],
+    ]);
+    await informer.stop();
+  });
+});
+
+describe('slimInformer when a watch ends at once', () => {
+  // Each test sets how the server answers a watch; lists always succeed. Counts what the informer asked for.
+  let answerWatch: (res: import('node:http').ServerResponse) => void = () => undefined;
+  const requests: string[] = [];
+  const kc = new KubeConfig();
+  serveApi(kc, (req, res) => {
+    const watch = req.url?.includes('watch=true') ?? false;
+    requests.push(watch ? `WATCH rv=${new URL(req.url ?? '', 'http://x').searchParams.get('resourceVersion')}` : 'LIST');
+    if (watch) return answerWatch(res);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '10' }, items: [pod('a', '10')] }));
+  });
+
+  const list = async () => {
+    const res = await fetch(`${kc.getCurrentCluster()!.server}/api/v1/namespaces/shop/pods`);
+    return (await res.json()) as never;
+  };
+
+  /** Starts an informer and resolves with the first error it reports (ResilientInformer restarts after a backoff then). */
+  async function firstError(
+    make: InformerFactory<KubernetesObject> = slimInformer,
+  ): Promise<{ error: unknown; informer: ReturnType<InformerFactory<KubernetesObject>> }> {
+    requests.length = 0;
+    const informer = make(kc, '/api/v1/namespaces/shop/pods', list);
+    const error = new Promise<unknown>((resolve) => informer.on('error', resolve));
+    await informer.start();
+    return { error: await error, informer };
+  }
+
+  const gone = JSON.stringify({
+    type: 'ERROR',
+    object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'too old resource version' },
+  });
+
+  /** A watch answered 200 whose stream carries one ERROR event with 410 Gone, as the API server sends it. */
+  const goneInStream = (res: import('node:http').ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(`${gone}\n`);
+  };
+
+  it('reports 410 Gone in the stream as an error instead of relisting at once, and relists on the next start', async () => {
+    answerWatch = goneInStream;
+    const { error, informer } = await firstError();
+    expect(String(error)).toMatch(/410/);
+    expect(requests).toEqual(['LIST', 'WATCH rv=10']);
+    await informer.start();
+    await informer.stop();
+    expect(requests.slice(2, 3)).toEqual(['LIST']);
+  });
+
+  it('relists after 410 Gone also when the cache keeps objects transformed (the Status reaches ListWatch as it came)', async () => {
+    answerWatch = goneInStream;
+    const nameOnly = transformingInformer<KubernetesObject>((o) => ({
+      metadata: { name: o.metadata?.name, namespace: o.metadata?.namespace, resourceVersion: o.metadata?.resourceVersion },
+    }));
+    const { informer } = await firstError(nameOnly);
+    await informer.start();
+    await informer.stop();
+    expect(requests.slice(0, 3)).toEqual(['LIST', 'WATCH rv=10', 'LIST']);
+  });
+
+  it('reports an HTTP 410 answer to a watch as an error, and relists on the next start', async () => {
+    answerWatch = (res) => {
+      res.writeHead(410, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'Status', code: 410, reason: 'Gone' }));
+    };
+    const { error, informer } = await firstError();
+    expect(String(error)).toMatch(/410/);
+    expect(requests).toEqual(['LIST', 'WATCH rv=10']);
+    await informer.start();
+    await informer.stop();
+    expect(requests.slice(2, 3)).toEqual(['LIST']);
+  });
+
+  it('reports a watch closed at once without events as an error (a server that keeps closing watches gets backoff)', async () => {
+    answerWatch = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end();
+    };
+    const { error, informer } = await firstError();
+    await informer.stop();
+    expect(String(error)).toMatch(/without events/);
+    expect(requests).toEqual(['LIST', 'WATCH rv=10']);
+  });
+});
+
+describe('watchEndError', () => {
+  it('keeps a real error and a normal end, and turns 410 and a short empty watch into errors', () => {
+    const failure = new Error('socket hang up');
+    expect(watchEndError(failure, { expired: false, delivered: 0, lastedMs: 5 })).toBe(failure);
+    expect(watchEndError(null, { expired: false, delivered: 3, lastedMs: 5 })).toBeNull();
+    expect(watchEndError(null, { expired: false, delivered: 0, lastedMs: SHORT_WATCH_MS })).toBeNull();
+    expect(String(watchEndError(null, { expired: false, delivered: 0, lastedMs: SHORT_WATCH_MS - 1 }))).toMatch(/without events/);
+    expect(String(watchEndError(null, { expired: true, delivered: 2, lastedMs: 60_000 }))).toMatch(/410/);
+    expect(String(watchEndError(Object.assign(new Error('Gone'), { statusCode: 410 }), { expired: false, delivered: 0, lastedMs: 1 }))).toMatch(/410/);
+  });
+});

@@ -1,0 +1,108 @@
+import { ListWatch, Watch, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
+
+/**
+ * Drops metadata.managedFields, which the API server sends with every object and the agent never reads: about a third
+ * of a pod's JSON. Informer caches hold every pod of every ExtendedDeployment, so this is a third less memory for
+ * them (controller-runtime's caches strip it for the same reason). Modifies and returns `object`.
+ */
+export function withoutManagedFields<T extends { metadata?: object }>(object: T): T {
+  if (object?.metadata && 'managedFields' in object.metadata) delete (object.metadata as { managedFields?: unknown }).managedFields;
+  return object;
+}
+
+/** A watch that ends sooner than this without delivering an event counts as failed (client-go's "very short watch"). */
+export const SHORT_WATCH_MS = 1000;
+
+/** How a watch ended, as far as {@link watchEndError} needs to know. */
+export interface WatchEnd {
+  /** The stream carried a `410 Gone` ERROR event (the resourceVersion is too old: a relist is needed). */
+  readonly expired: boolean;
+  /** Events delivered (ERROR events not counted). */
+  readonly delivered: number;
+  readonly lastedMs: number;
+}
+
+const isGone = (error: unknown) => {
+  const e = (error ?? {}) as { statusCode?: unknown; code?: unknown };
+  return e.statusCode === 410 || e.code === 410;
+};
+
+/**
+ * What to report when a watch ends. client-node's ListWatch restarts at once after a watch that ended without an
+ * error, and relists at once after a 410, neither with backoff: an API server (or a proxy) that keeps answering that
+ * way gets a LIST and a WATCH in a tight loop. So, as client-go's reflector does, a 410 and a watch that closed within
+ * SHORT_WATCH_MS without events become errors, which ResilientInformer retries after its backoff. A 410 error loses
+ * its status code here: ListWatch would otherwise swallow it and relist at once (the caller resets the
+ * resourceVersion itself). Any other end is passed on as it is.
+ */
+export function watchEndError(error: unknown, end: WatchEnd): unknown {
+  if (isGone(error) || (!error && end.expired)) return new Error('watch answered 410 Gone (resource version too old); relisting after backoff');
+  if (error) return error;
+  if (end.delivered === 0 && end.lastedMs < SHORT_WATCH_MS) return new Error(`watch closed after ${end.lastedMs} ms without events`);
+  return null;
+}
+
+/** A Watch that hands every object on through `transform`, and reports quick or expired ends as errors (watchEndError). */
+class TransformingWatch<T extends KubernetesObject> extends Watch {
+  constructor(
+    kc: KubeConfig,
+    private readonly transform: (object: T) => T,
+  ) {
+    super(kc);
+  }
+
+  override watch(
+    path: string,
+    queryParams: Record<string, string | number | boolean | undefined>,
+    callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController> {
+    const started = Date.now();
+    let delivered = 0;
+    let expired = false;
+    const onEvent = (phase: string, apiObj: unknown, watchObj?: unknown) => {
+      // An ERROR event carries a Status, not an object of the cache: it goes on untransformed, so ListWatch still reads
+      // its code (a 410 makes it forget the resourceVersion and relist).
+      if (phase === 'ERROR') {
+        expired ||= isGone(apiObj);
+        return callback(phase, apiObj, watchObj);
+      }
+      delivered += 1;
+      callback(phase, this.transform(apiObj as T), watchObj);
+    };
+    const onDone = (err: unknown) => {
+      // ListWatch forgets its resourceVersion on a 410 ERROR event: give it one for a 410 answer too, so it relists.
+      if (isGone(err)) callback('ERROR', { code: 410 });
+      done(watchEndError(err, { expired, delivered, lastedMs: Date.now() - started }));
+    };
+    return super.watch(path, queryParams, onEvent, onDone);
+  }
+}
+
+/**
+ * An informer factory (client-node's makeInformer signature, so ResilientInformer takes it) whose cache holds every
+ * listed and watched object as `transform` returns it, optionally narrowed by a field selector.
+ */
+export function transformingInformer<T extends KubernetesObject>(transform: (object: T) => T, fieldSelector?: string) {
+  return (kc: KubeConfig, path: string, list: () => Promise<KubernetesListObject<T>>, labelSelector?: string): Informer<T> & ObjectCache<T> => {
+    const transformedList = async () => {
+      const result = await list();
+      result.items = (result.items ?? []).map(transform);
+      return result;
+    };
+    return new ListWatch<T>(path, new TransformingWatch(kc, transform), transformedList, false, labelSelector, fieldSelector);
+  };
+}
+
+/**
+ * client-node's makeInformer (a ListWatch), with every listed and watched object stored without managedFields. Same
+ * signature, so ResilientInformer takes it as its factory.
+ */
+export function slimInformer<T extends KubernetesObject>(
+  kc: KubeConfig,
+  path: string,
+  list: () => Promise<KubernetesListObject<T>>,
+  labelSelector?: string,
+): Informer<T> & ObjectCache<T> {
+  return transformingInformer<T>(withoutManagedFields)(kc, path, list, labelSelector);
+}

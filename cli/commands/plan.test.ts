@@ -1,0 +1,84 @@
+// edctl plan and edctl diff on compat mode (subsetType Deployment), and on rollouts of very many groups: runs of
+// equal groups print as one line, and the JSON stays bounded.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { run } from '../run.js';
+import { captured, captureOutput, fixture } from '../test-support.js';
+
+captureOutput();
+
+const compatRegions = readFileSync('examples/compat-mode/deployregions.yaml', 'utf8');
+const compat = readFileSync('examples/compat-mode/extendeddeployment.yaml', 'utf8');
+
+/** One region of `replicas` in batches of one (zone-b takes the rest of spec.replicas, 2). */
+const big = (replicas: number, strategy = '    batchSize: 1\n') =>
+  compat
+    .replace('  subsetType: Deployment\n', '')
+    .replace('  replicas: 6\n', `  replicas: ${replicas + 2}\n`)
+    .replace('      replicas: 4\n', `      replicas: ${replicas}\n`)
+    .replace(/ {2}strategy:\n(?: {4}.*\n)+/, `  strategy:\n${strategy}`);
+
+interface JsonPlan {
+  readonly extendedDeployments: readonly {
+    readonly groups: readonly { readonly group: number }[];
+    readonly totalGroups: number;
+    readonly runs: readonly { readonly from: number; readonly to: number }[];
+    readonly approvals: readonly number[];
+    readonly approvalRanges: readonly { readonly from: number; readonly to: number }[];
+    readonly stopped?: { readonly group: number; readonly phase: string };
+  }[];
+}
+
+describe('edctl plan, compat mode', () => {
+  it('plans the example: groups are whole regions, one after another', async () => {
+    expect(await run(['plan', '-f', 'examples/compat-mode'])).toBe(0);
+    expect(captured.out.trimEnd().split('\n').slice(-3)).toEqual([
+      'new pods per region after each group:',
+      '  group 1: zone-a 4/4, zone-b 0/2',
+      '  group 2: zone-a 4/4, zone-b 2/2',
+    ]);
+  });
+
+  it('diffs a change of the example', async () => {
+    const changed = fixture({ 'regions.yaml': compatRegions, 'ed.yaml': compat.replace('checkout:2.1.0', 'checkout:2.2.0') });
+    expect(await run(['diff', '-f', changed, '--from', 'examples/compat-mode'])).toBe(0);
+    expect(captured.out).toMatch(/^ExtendedDeployment shop\/checkout: rollout revision [0-9a-f]{10} -> [0-9a-f]{10}, replicas 6, 2 groups\n/);
+    expect(captured.out).toContain('    group 1: zone-a 4/4, zone-b 0/2\n    group 2: zone-a 4/4, zone-b 2/2\n');
+  });
+
+  it('says where the rollout stops when a region takes longer than the progress deadline', async () => {
+    const slow = fixture({
+      'regions.yaml': compatRegions,
+      'ed.yaml': compat.replace('  replicas: 6\n', '  replicas: 102\n').replace('      replicas: 4\n', '      replicas: 100\n'),
+    });
+    expect(await run(['plan', '-f', slow])).toBe(0);
+    expect(captured.out).toContain('rollout stops in group 1 (Degraded): group 1 did not finish within 300s');
+    captured.out = '';
+    expect(await run(['plan', '-f', slow, '-o', 'json'])).toBe(0);
+    expect((JSON.parse(captured.out) as JsonPlan).extendedDeployments[0]?.stopped).toEqual(expect.objectContaining({ group: 1, phase: 'Degraded' }));
+  });
+});
+
+describe('edctl plan, many groups', () => {
+  it('prints a run of equal groups as one line, in text and markdown', async () => {
+    const dir = fixture({ 'regions.yaml': compatRegions, 'ed.yaml': big(1_000) });
+    expect(await run(['plan', '-f', dir])).toBe(0);
+    expect(captured.out).toContain('1,000 groups\n');
+    expect(captured.out).toContain('  groups 3–999: zone-a +1 each (3/1,001 → 999/1,001), zone-b 2/2\n');
+    expect(captured.out.split('\n').filter((l) => l.startsWith('  group')).length).toBeLessThan(6);
+    captured.out = '';
+    expect(await run(['plan', '-f', dir, '-o', 'markdown'])).toBe(0);
+    expect(captured.out).toContain('  groups 3–999 (+1 each) : 2, 999\n');
+  });
+
+  it('keeps the JSON bounded: every group up to 1,000, beyond that the ends of each run, with every group in runs', async () => {
+    const gated = '    batchSize: 1\n    needWaitingForConfirm: true\n';
+    expect(await run(['plan', '-f', fixture({ 'regions.yaml': compatRegions, 'ed.yaml': big(1_000_000, gated) }), '-o', 'json'])).toBe(0);
+    const [ed] = (JSON.parse(captured.out) as JsonPlan).extendedDeployments;
+    expect(ed?.totalGroups).toBe(1_000_000);
+    expect(ed?.groups.length).toBeLessThan(10);
+    expect(ed?.runs.reduce((n, r) => n + r.to - r.from + 1, 0)).toBe(1_000_000);
+    expect(ed?.approvalRanges).toEqual([{ from: 2, to: 1_000_000 }]);
+    expect(ed?.approvals).toEqual([2, 1_000_000]);
+  });
+});

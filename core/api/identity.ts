@@ -1,0 +1,20 @@
+/**
+ * The project's API identity: group, version, kinds and plurals, spelled once. The CRDs, the RBAC the constructs
+ * render, the agent's informers and writers and the CLI's clients all read them from here.
+ */
+
+/** The API group of every kind this project defines. */
+export const API_GROUP = 'extendeddeployment.io';
+/** The one served version. */
+export const VERSION = 'v1beta1';
+/** `group/version`, as objects carry it in apiVersion. */
+export const API_VERSION = `${API_GROUP}/${VERSION}`;
+
+/** Kind of the workload users write. */
+export const ED_KIND = 'ExtendedDeployment';
+/** Plural of ExtendedDeployment (REST path, CustomObjectsApi, RBAC resource). */
+export const ED_PLURAL = 'extendeddeployments';
+/** Kind of a node partition. */
+export const REGION_KIND = 'DeployRegion';
+/** Plural of DeployRegion. */
+export const REGION_PLURAL = 'deployregions';

@@ -1,0 +1,40 @@
+import type { RolloutAction } from '../rollout/actions.js';
+import type { WorkloadKind } from './objects.js';
+import { ED_PLURAL, REGION_PLURAL } from '../api/identity.js';
+
+/** A write the agent makes, as RBAC names it: the verb and the resource (with its subresource). */
+export interface ApiWrite {
+  readonly verb: 'create' | 'patch' | 'update';
+  readonly resource: string;
+}
+
+/** An ExtendedDeployment's status (status-writer.ts replaces it). */
+export const STATUS_WRITE: ApiWrite = { verb: 'update', resource: `${ED_PLURAL}/status` };
+
+/** A DeployRegion's status (status-writer.ts replaces it). */
+export const REGION_STATUS_WRITE: ApiWrite = { verb: 'update', resource: `${REGION_PLURAL}/status` };
+
+/**
+ * The write an action makes, as actuators.ts performs it: a scale or pause is an apply (patch) of the regional
+ * workload, a mark or swap step a patch of the pod, a gate a patch of the pod's status, a deletion an eviction
+ * (create pods/eviction). A 403 on it names what the agent's ClusterRole lacks.
+ */
+export function actionWrite(kind: WorkloadKind, action: RolloutAction): ApiWrite {
+  switch (action.kind) {
+    case 'scale':
+      return { verb: 'patch', resource: kind === 'Deployment' ? 'deployments' : 'replicasets' };
+    case 'setPaused':
+      return { verb: 'patch', resource: 'deployments' };
+    case 'deletePod':
+      return { verb: 'create', resource: 'pods/eviction' };
+    case 'openGate':
+    case 'closeGate':
+      return { verb: 'patch', resource: 'pods/status' };
+    case 'markOld':
+    case 'unmark':
+    case 'swapBegin':
+    case 'swapImages':
+    case 'swapDone':
+      return { verb: 'patch', resource: 'pods' };
+  }
+}

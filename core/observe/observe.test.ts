@@ -1,0 +1,502 @@
+import { describe, expect, it } from 'vitest';
+import {
+  APPROVED_ANNOTATION,
+  MARKED_AT_ANNOTATION,
+  NAME_LABEL,
+  OLD_POD_DELETION_COST,
+  PAUSED_ANNOTATION,
+  POD_DELETION_COST_ANNOTATION,
+  REGION_LABEL,
+  REVISION_LABEL,
+  REVISIONS_ANNOTATION,
+  ROLLOUT_REVISION_ANNOTATION,
+} from '../labels.js';
+import type { OwnerReference } from '../ownership.js';
+import { renderSet } from '../render.js';
+import { planRollout } from '../rollout/planner.js';
+import type { DeployRegionObject, ExtendedDeploymentObject, PodObject, WorkloadObject } from '../kube/objects.js';
+import { controlledBy } from '../kube/test-support.js';
+import { observe, podsByRegion, podState, wantsMoves } from './observe.js';
+
+const NOW = Date.UTC(2026, 0, 1, 12);
+
+const regions: DeployRegionObject[] = [
+  { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'amd' }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } } },
+  { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'arm' }, spec: { matchLabels: { 'kubernetes.io/arch': 'arm64' } } },
+];
+
+function edObject(annotations: Record<string, string> | undefined, spec: Record<string, unknown> = {}): ExtendedDeploymentObject {
+  return {
+    apiVersion: 'extendeddeployment.io/v1beta1',
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'web', namespace: 'shop', uid: 'ed-uid', resourceVersion: '42', generation: 7, ...(annotations && { annotations }) },
+    spec: {
+      replicas: 5,
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'shop/web:1' }] } },
+      regions: [{ name: 'amd', replicas: '60%' }, { name: 'arm' }],
+      ...spec,
+    },
+  };
+}
+
+/** The ExtendedDeployment as `edctl render` writes it, with its annotations, and its rendered revisions. */
+function rendered() {
+  const result = renderSet([...regions, edObject(undefined)]);
+  if (!result.ok) throw new Error(JSON.stringify(result.problems));
+  const r = result.value.extendedDeployments[0];
+  if (!r) throw new Error('nothing rendered');
+  return r;
+}
+
+function rs(name: string, revision: string | undefined, replicas: number | undefined, namespace = 'shop'): WorkloadObject {
+  return {
+    metadata: { name, namespace, labels: { [NAME_LABEL]: 'web' } },
+    spec: { ...(replicas !== undefined && { replicas }), template: { metadata: { labels: { app: 'web', ...(revision && { [REVISION_LABEL]: revision }) } } } },
+  };
+}
+
+/** A pod of region `region`'s ReplicaSet `web-<region>` (its controller), unless `owners` says otherwise. */
+function pod(
+  name: string,
+  region: string,
+  revision: string,
+  extra: {
+    ready?: boolean;
+    since?: string | Date;
+    marked?: boolean;
+    deleting?: boolean;
+    node?: string;
+    phase?: string;
+    namespace?: string;
+    edName?: string;
+    owners?: OwnerReference[];
+  } = {},
+): PodObject {
+  return {
+    metadata: {
+      name,
+      namespace: extra.namespace ?? 'shop',
+      uid: `uid-${name}`,
+      labels: { app: 'web', [NAME_LABEL]: extra.edName ?? 'web', [REGION_LABEL]: region, [REVISION_LABEL]: revision },
+      ...(extra.marked && { annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } }),
+      ...(extra.deleting && { deletionTimestamp: '2026-01-01T11:59:00Z' }),
+      ownerReferences: extra.owners ?? controlledBy(`web-${region}`),
+    },
+    spec: extra.node === '' ? {} : { nodeName: extra.node ?? 'node-1' },
+    status: {
+      phase: extra.phase ?? 'Running',
+      conditions: [{ type: 'Ready', status: extra.ready === false ? 'False' : 'True', lastTransitionTime: extra.since ?? '2026-01-01T11:00:00Z' }],
+    },
+  };
+}
+
+describe('observe', () => {
+  it('builds the planner input from a rendered ExtendedDeployment, its ReplicaSets and pods', () => {
+    const r = rendered();
+    const [amd, arm] = r.regions;
+    const ed = { ...(r.manifest as ExtendedDeploymentObject), metadata: { ...(r.manifest as ExtendedDeploymentObject).metadata, generation: 7 } };
+    const reporting = { ...rs('web-amd', amd?.revision, 3), status: { observedGeneration: 4, terminatingReplicas: 1 } };
+    reporting.metadata!.generation = 5;
+    const workloads = { replicaSets: [reporting, rs('web-arm', arm?.revision, undefined), rs('web-amd', 'x', 9, 'other')], deployments: [] };
+    const pods = [
+      pod('web-amd-b', 'amd', 'old', { marked: true }),
+      pod('web-amd-a', 'amd', amd?.revision ?? ''),
+      pod('web-arm-a', 'arm', 'old', { ready: false, node: '', phase: 'Pending' }),
+      pod('other-ns', 'amd', 'old', { namespace: 'other' }),
+      pod('other-ed', 'amd', 'old', { edName: 'api' }),
+    ];
+    const snapshot = observe(ed, regions, workloads, pods, NOW);
+    if (!snapshot.ok) throw new Error(JSON.stringify(snapshot.problems));
+    const input = snapshot.input;
+    expect(input.generation).toBe(7);
+    expect(input.rolloutRevision).toBe(r.rolloutRevision);
+    expect(input.now).toBe(NOW);
+    expect(input.status).toBeUndefined();
+    expect(input.controls).toEqual({ paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined });
+    expect(input.regions.map((x) => [x.name, x.desired, x.targetRevision])).toEqual([
+      ['amd', 3, amd?.revision],
+      ['arm', 2, arm?.revision],
+    ]);
+    // What the ReplicaSet controller reported, so new pods are asked for only once it is in (region-step.ts).
+    expect(input.regions[0]?.workload).toEqual({
+      name: 'web-amd',
+      templateRevision: amd?.revision,
+      replicas: 3,
+      reported: { generation: 5, observedGeneration: 4, terminatingReplicas: 1 },
+    });
+    expect(input.regions[1]?.workload).toEqual({
+      name: 'web-arm',
+      templateRevision: arm?.revision,
+      replicas: 1,
+      reported: { generation: 0, observedGeneration: 0, terminatingReplicas: undefined },
+    });
+    // Pods of the region only, sorted by name.
+    expect(input.regions[0]?.pods.map((p) => p.name)).toEqual(['web-amd-a', 'web-amd-b']);
+    expect(input.regions[0]?.pods[1]).toEqual({
+      name: 'web-amd-b',
+      uid: 'uid-web-amd-b',
+      revision: 'old',
+      assigned: true,
+      running: true,
+      phase: 'Running',
+      ready: true,
+      readySince: Date.UTC(2026, 0, 1, 11),
+      terminating: false,
+      markedOld: true,
+      gated: false,
+      gateOpen: false,
+      resourceVersion: '',
+      containers: [],
+    });
+    expect(input.regions[1]?.pods).toEqual([
+      {
+        name: 'web-arm-a',
+        uid: 'uid-web-arm-a',
+        revision: 'old',
+        assigned: false,
+        running: false,
+        phase: 'Pending',
+        ready: false,
+        readySince: Date.UTC(2026, 0, 1, 11),
+        terminating: false,
+        markedOld: false,
+        gated: false,
+        gateOpen: false,
+        resourceVersion: '',
+        containers: [],
+      },
+    ]);
+  });
+
+  it('renders an ExtendedDeployment applied without annotations against the cached DeployRegions', () => {
+    const r = rendered();
+    const snapshot = observe(edObject(undefined), regions, { replicaSets: [], deployments: [] }, [], NOW);
+    if (!snapshot.ok) throw new Error(JSON.stringify(snapshot.problems));
+    expect(snapshot.input.rolloutRevision).toBe(r.rolloutRevision);
+    expect(snapshot.input.regions.map((x) => x.targetRevision)).toEqual(r.regions.map((x) => x.revision));
+    expect(snapshot.input.regions.every((x) => x.workload === undefined && x.pods.length === 0)).toBe(true);
+  });
+
+  it('derives the rollout revision from the revisions annotation when only that one is present', () => {
+    const r = rendered();
+    const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify(Object.fromEntries(r.regions.map((x) => [x.name, x.revision]))) };
+    const snapshot = observe(edObject(annotations), regions, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(snapshot.ok && snapshot.input.rolloutRevision).toBe(r.rolloutRevision);
+  });
+
+  it('reads the controls for the current rollout revision only', () => {
+    const annotations = {
+      [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }),
+      [ROLLOUT_REVISION_ANNOTATION]: 'R2',
+      [PAUSED_ANNOTATION]: 'true',
+      [APPROVED_ANNOTATION]: 'R2/3',
+    };
+    const snapshot = observe(edObject(annotations), regions, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(snapshot.ok && snapshot.input.controls).toEqual({ paused: true, aborted: false, approvedThrough: 3, resumedAt: undefined });
+    const stale = observe(edObject({ ...annotations, [APPROVED_ANNOTATION]: 'R1/3' }), regions, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(stale.ok && stale.input.controls.approvedThrough).toBeUndefined();
+  });
+
+  it('uses Deployments in compat mode, ReplicaSets otherwise', () => {
+    const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }), [ROLLOUT_REVISION_ANNOTATION]: 'R' };
+    const workloads = { replicaSets: [rs('web-amd', 'from-rs', 2)], deployments: [rs('web-amd', 'from-deploy', 2)] };
+    const plain = observe(edObject(annotations), regions, workloads, [], NOW);
+    const compat = observe(edObject(annotations, { subsetType: 'Deployment' }), regions, workloads, [], NOW);
+    expect(plain.ok && plain.input.regions[0]?.workload?.templateRevision).toBe('from-rs');
+    expect(compat.ok && compat.input.regions[0]?.workload?.templateRevision).toBe('from-deploy');
+  });
+
+  it('keeps a readable status and drops one it cannot read', () => {
+    const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }), [ROLLOUT_REVISION_ANNOTATION]: 'R' };
+    const good = observe({ ...edObject(annotations), status: { phase: 'Healthy', currentGroup: 2 } }, regions, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(good.ok && good.input.status).toEqual({ phase: 'Healthy', currentGroup: 2 });
+    const bad = observe({ ...edObject(annotations), status: { phase: 'Exploded' } }, regions, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(bad.ok && bad.input.status).toBeUndefined();
+  });
+
+  it('reports an invalid spec with field paths instead of an input', () => {
+    const snapshot = observe(
+      edObject(undefined, { replicas: -1, regions: [{ name: 'amd', replicas: 'lots' }] }),
+      regions,
+      { replicaSets: [], deployments: [] },
+      [],
+      NOW,
+    );
+    expect(snapshot.ok).toBe(false);
+    if (snapshot.ok) return;
+    expect(snapshot.generation).toBe(7);
+    const paths = snapshot.problems.map((p) => p.path.join('.'));
+    expect(paths).toContain('spec.replicas');
+    expect(paths).toContain('spec.regions.0.replicas');
+  });
+
+  it('reports the cross-field problems of a spec that also breaks the schema, all at once (as edctl validate does)', () => {
+    const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }), [ROLLOUT_REVISION_ANNOTATION]: 'R' };
+    const spec = { historyLimit: 'many', regions: [{ name: 'amd', replicas: '60%' }, { name: 'amd' }] };
+    const snapshot = observe(edObject(annotations, spec), regions, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(!snapshot.ok && snapshot.problems.map((p) => p.path.join('.'))).toEqual(['spec.historyLimit', 'spec.regions.1.name']);
+  });
+
+  it('reports replica counts that cannot be distributed', () => {
+    const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }), [ROLLOUT_REVISION_ANNOTATION]: 'R' };
+    const snapshot = observe(
+      edObject(annotations, { replicas: 2, regions: [{ name: 'amd', replicas: 3 }, { name: 'arm' }] }),
+      regions,
+      { replicaSets: [], deployments: [] },
+      [],
+      NOW,
+    );
+    expect(snapshot.ok).toBe(false);
+    expect(!snapshot.ok && snapshot.problems.map((p) => p.path.join('.'))).toContain('spec.regions');
+  });
+
+  it('reports a missing DeployRegion when it has to render', () => {
+    const snapshot = observe(edObject(undefined), regions.slice(0, 1), { replicaSets: [], deployments: [] }, [], NOW);
+    expect(!snapshot.ok && snapshot.problems.map((p) => `${p.path.join('.')}: ${p.message}`)).toEqual([
+      'spec.regions.1.name: DeployRegion "arm" not found (known: amd)',
+    ]);
+  });
+
+  it("reports a rendered object's region whose DeployRegion is gone or invalid since the render (no nodes is no failure)", () => {
+    const annotations = (rendered().manifest as ExtendedDeploymentObject).metadata?.annotations ?? {};
+    const gone = observe(edObject(annotations), regions.slice(0, 1), { replicaSets: [], deployments: [] }, [], NOW, { nodes: [], usageKnown: true });
+    expect(!gone.ok && gone.problems.map((p) => `${p.path.join('.')}: ${p.message}`)).toEqual([
+      'spec.regions.1.name: DeployRegion "arm" not found (known: amd)',
+    ]);
+    const broken = { ...regions[1]!, spec: { matchLabels: 'arm64' } };
+    const invalid = observe(edObject(annotations), [regions[0]!, broken], { replicaSets: [], deployments: [] }, [], NOW);
+    expect(!invalid.ok && invalid.problems.map((p) => p.message)).toEqual(['DeployRegion "arm" is invalid (see its own problems)']);
+    // Reported with a revision missing as well: the object shows every problem at once.
+    const both = observe(edObject({ [REVISIONS_ANNOTATION]: '{"arm": "b1"}' }), regions.slice(1), { replicaSets: [], deployments: [] }, [], NOW);
+    expect(!both.ok && both.problems.map((p) => p.message)).toEqual([
+      'has no revision for region amd (render the object again)',
+      'DeployRegion "amd" not found (known: arm)',
+    ]);
+  });
+
+  it('reports a malformed or incomplete revisions annotation', () => {
+    for (const [value, message] of [
+      ['{', 'is not JSON (expected a map of region name to revision)'],
+      ['["a"]', 'must be a JSON map of region name to revision'],
+      ['{"amd": 3}', 'must be a JSON map of region name to revision'],
+      ['{"amd": "a1"}', 'has no revision for region arm (render the object again)'],
+    ] as const) {
+      const snapshot = observe(edObject({ [REVISIONS_ANNOTATION]: value }), regions, { replicaSets: [], deployments: [] }, [], NOW);
+      expect(!snapshot.ok && snapshot.problems.map((p) => p.message), value).toEqual([message]);
+      expect(!snapshot.ok && snapshot.problems[0]?.path).toEqual(['metadata', 'annotations', REVISIONS_ANNOTATION]);
+    }
+  });
+});
+
+describe("observe: a region's pods are those its workload controls, not any pod with its labels", () => {
+  const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }), [ROLLOUT_REVISION_ANNOTATION]: 'R' };
+  const withUid = (w: WorkloadObject, uid: string, owners?: OwnerReference[]): WorkloadObject => ({
+    ...w,
+    metadata: { ...w.metadata, uid, ...(owners && { ownerReferences: owners }) },
+  });
+  /**
+   * Names of region amd's pods in the snapshot; podsByRegion (which reads no spec) must find the same ones for an
+   * object whose spec does not parse at all.
+   */
+  const amdPods = (workloads: { replicaSets: WorkloadObject[]; deployments: WorkloadObject[] }, pods: PodObject[], spec: Record<string, unknown> = {}) => {
+    const snapshot = observe(edObject(annotations, spec), regions, workloads, pods, NOW);
+    if (!snapshot.ok) throw new Error(JSON.stringify(snapshot.problems));
+    const names = snapshot.input.regions[0]?.pods.map((p) => p.name);
+    const unparsed = { ...edObject(annotations), spec: 'replicas: 3' };
+    expect(
+      podsByRegion(unparsed, workloads, pods)
+        .find((r) => r.name === 'amd')
+        ?.pods.map((p) => p.name) ?? [],
+    ).toEqual(names);
+    return names;
+  };
+  const fromGit = { replicaSets: [rs('web-amd', 'a1', 2)], deployments: [] };
+  const stored = { replicaSets: [withUid(rs('web-amd', 'a1', 2), 'rs-uid')], deployments: [] };
+
+  it.each([
+    ['controlled by its ReplicaSet (kind and name decide while the ReplicaSet has no uid)', true, fromGit, controlledBy('web-amd')],
+    ['controlled by its ReplicaSet, uid and all', true, stored, controlledBy('web-amd', 'rs-uid')],
+    ['without ownerReferences (a bare pod, or one its ReplicaSet released)', false, fromGit, []],
+    ['controlled by a Job', false, fromGit, controlledBy('backfill', 'job-uid', 'Job')],
+    ['controlled by another ReplicaSet (a copy that kept the labels)', false, fromGit, controlledBy('web-amd-debug')],
+    ['owned by its ReplicaSet, but not as controller', false, fromGit, [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-amd', controller: false }]],
+    ['controlled by a deleted namesake of its ReplicaSet (another uid)', false, stored, controlledBy('web-amd', 'gone-uid')],
+  ])("a pod with the region's labels %s: counted %s", (_what, counted, workloads, owners) => {
+    expect(amdPods(workloads, [pod('p', 'amd', 'a1', { owners })])).toEqual(counted ? ['p'] : []);
+  });
+
+  it("podsByRegion: the regions the pods name, each with the pods its workload controls, and no one else's", () => {
+    const workloads = { replicaSets: [rs('web-arm', 'b1', 1), rs('web-amd', 'a1', 2), rs('web-gone', 'x', 1, 'other')], deployments: [] };
+    const pods = [
+      pod('b', 'amd', 'a1'),
+      pod('a', 'amd', 'a1'),
+      pod('c', 'arm', 'b1'),
+      pod('stray', 'gone', 'x'), // its workload is in another namespace
+      pod('elsewhere', 'amd', 'a1', { namespace: 'other' }),
+      pod('api', 'amd', 'a1', { edName: 'api' }),
+    ];
+    const found = podsByRegion({ ...edObject(annotations), spec: 'replicas: 3' }, workloads, pods);
+    expect(found.map((r) => [r.name, r.pods.map((p) => p.name)])).toEqual([
+      ['amd', ['a', 'b']],
+      ['arm', ['c']],
+    ]);
+  });
+
+  it('gives a region without its workload no pods, whatever carries its labels', () => {
+    expect(amdPods({ replicaSets: [], deployments: [] }, [pod('p', 'amd', 'a1')])).toEqual([]);
+  });
+
+  it('compat mode: the pods of the ReplicaSets the regional Deployment controls', () => {
+    const deployment = withUid(rs('web-amd', 'a1', 2), 'deploy-uid');
+    const replicaSets = [
+      withUid(rs('web-amd-5d8f', 'a1', 2), 'rs-new', controlledBy('web-amd', 'deploy-uid', 'Deployment')),
+      withUid(rs('web-amd-77c4', 'old', 0), 'rs-old', controlledBy('web-amd', 'deploy-uid', 'Deployment')),
+      withUid(rs('web-amd-0bad', 'a1', 1), 'rs-other', controlledBy('api-amd', 'api-uid', 'Deployment')),
+    ];
+    const pods = [
+      pod('new', 'amd', 'a1', { owners: controlledBy('web-amd-5d8f', 'rs-new') }),
+      pod('old', 'amd', 'old', { owners: controlledBy('web-amd-77c4', 'rs-old') }),
+      pod('foreign', 'amd', 'a1', { owners: controlledBy('web-amd-0bad', 'rs-other') }),
+      pod('named-deployment', 'amd', 'a1', { owners: controlledBy('web-amd', 'deploy-uid', 'Deployment') }),
+      pod('bare', 'amd', 'a1', { owners: [] }),
+    ];
+    expect(amdPods({ replicaSets, deployments: [deployment] }, pods, { subsetType: 'Deployment' })).toEqual(['new', 'old']);
+  });
+
+  it('an old pod evicted after the rollout, as the kubelet leaves it, keeps no region from Healthy', () => {
+    const r = rendered();
+    const [amd, arm] = r.regions;
+    const workloads = { replicaSets: [rs('web-amd', amd?.revision, 3), rs('web-arm', arm?.revision, 2)], deployments: [] };
+    const status = {
+      phase: 'Failed',
+      reason: 'Evicted',
+      message: 'The node was low on resource: memory. Threshold quantity: 100Mi, available: 91Mi.',
+      conditions: [
+        { type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', lastTransitionTime: '2026-01-01T11:30:00Z' },
+        { type: 'Ready', status: 'False', reason: 'PodCompleted', lastTransitionTime: '2026-01-01T11:30:00Z' },
+      ],
+    };
+    const evicted = { ...pod('web-amd-old', 'amd', 'old', { marked: true }), status };
+    const current = [
+      ...['x', 'y', 'z'].map((n) => pod(`web-amd-${n}`, 'amd', amd?.revision ?? '')),
+      ...['x', 'y'].map((n) => pod(`web-arm-${n}`, 'arm', arm?.revision ?? '')),
+    ];
+    const snapshot = observe(r.manifest, regions, workloads, [...current, evicted], NOW);
+    if (!snapshot.ok) throw new Error(JSON.stringify(snapshot.problems));
+    const plan = planRollout(snapshot.input);
+    expect(plan.status.phase).toBe('Healthy');
+    expect(plan.status.overview).toBe('[Normal]amd: 3/3; arm: 2/2');
+    expect(plan.actions).toEqual([]);
+  });
+
+  it('keeps a terminal pod of the workload, with its phase: core decides that it counts nowhere', () => {
+    const snapshot = observe(edObject(annotations), regions, fromGit, [pod('evicted', 'amd', 'a1', { phase: 'Failed', ready: false })], NOW);
+    expect(snapshot.ok && snapshot.input.regions[0]?.pods.map((p) => [p.name, p.phase])).toEqual([['evicted', 'Failed']]);
+  });
+});
+
+describe('podState', () => {
+  it('reads timestamps as Date objects (client-node lists) and as strings (watch events) alike', () => {
+    const fromList = podState(pod('p', 'amd', 'r', { since: new Date(Date.UTC(2026, 0, 1, 11)) }));
+    const fromWatch = podState(pod('p', 'amd', 'r', { since: '2026-01-01T11:00:00Z' }));
+    expect(fromList).toEqual(fromWatch);
+    expect(fromList.readySince).toBe(Date.UTC(2026, 0, 1, 11));
+  });
+
+  it("sees terminating pods and only the agent's own deletion cost as a mark", () => {
+    expect(podState(pod('p', 'amd', 'r', { deleting: true })).terminating).toBe(true);
+    const other = pod('p', 'amd', 'r');
+    other.metadata = { ...other.metadata, annotations: { [POD_DELETION_COST_ANNOTATION]: '5' } };
+    expect(podState(other).markedOld).toBe(false);
+  });
+
+  it('reads when the agent marked a pod, and nothing for a mark without its time or a time without the mark', () => {
+    const at = (annotations: Record<string, string>) => {
+      const p = pod('p', 'amd', 'r');
+      p.metadata = { ...p.metadata, annotations };
+      return podState(p).markedAt;
+    };
+    expect(at({ [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: '2026-01-01T11:00:00.250Z' })).toBe(
+      Date.UTC(2026, 0, 1, 11, 0, 0, 250),
+    );
+    expect(at({ [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST })).toBeUndefined();
+    expect(at({ [MARKED_AT_ANNOTATION]: '2026-01-01T11:00:00.250Z' })).toBeUndefined();
+  });
+
+  it('handles a pod without status', () => {
+    expect(podState({ metadata: { name: 'p', uid: 'u' } })).toEqual({
+      name: 'p',
+      uid: 'u',
+      revision: undefined,
+      assigned: false,
+      running: false,
+      ready: false,
+      readySince: undefined,
+      terminating: false,
+      markedOld: false,
+      gated: false,
+      gateOpen: false,
+      resourceVersion: '',
+      containers: [],
+    });
+  });
+
+  it('reads the InPlaceUpdateReady readiness gate and its condition', () => {
+    const gated = (status: string) =>
+      podState({
+        metadata: { name: 'p', uid: 'u' },
+        spec: { readinessGates: [{ conditionType: 'InPlaceUpdateReady' }] },
+        status: { conditions: [{ type: 'InPlaceUpdateReady', status }] },
+      });
+    expect([gated('False'), gated('True')].map((p) => [p.gated, p.gateOpen])).toEqual([
+      [true, false],
+      [true, true],
+    ]);
+  });
+
+  it('reads when the gate closed (the grace period of a swap counts from it)', () => {
+    const gate = (status: string) =>
+      podState({
+        metadata: { name: 'p', uid: 'u' },
+        status: { conditions: [{ type: 'InPlaceUpdateReady', status, lastTransitionTime: '2026-01-01T12:00:07Z' }] },
+      });
+    expect([gate('False').gateClosedAt, gate('True').gateClosedAt]).toEqual([Date.UTC(2026, 0, 1, 12, 0, 7), undefined]);
+  });
+});
+
+describe('observe reports every problem at once', () => {
+  it('rendering: distribution and missing region together', () => {
+    const ed = edObject(undefined, { replicas: 2, regions: [{ name: 'amd', replicas: 3 }, { name: 'nowhere' }] });
+    const snapshot = observe(ed, regions, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(!snapshot.ok && snapshot.problems.map((p) => p.path.join('.')).sort()).toEqual(['spec.regions', 'spec.regions.1.name']);
+  });
+
+  it('annotated: distribution and annotation together', () => {
+    const ed = edObject({ [REVISIONS_ANNOTATION]: '{' }, { replicas: 2, regions: [{ name: 'amd', replicas: 3 }, { name: 'arm' }] });
+    const snapshot = observe(ed, regions, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(!snapshot.ok && snapshot.problems.map((p) => p.path.join('.'))).toEqual(['spec.regions', `metadata.annotations.${REVISIONS_ANNOTATION}`]);
+  });
+});
+
+describe('wantsMoves', () => {
+  const rows: { name: string; strategy: unknown; status?: unknown; wants: boolean }[] = [
+    { name: 'no strategy: the schema defaults leave moves off', strategy: undefined, wants: false },
+    { name: 'shortage moves on', strategy: { autoReschedule: { enable: true } }, wants: true },
+    { name: 'fault moves on', strategy: { faultMove: { enable: true } }, wants: true },
+    { name: 'both explicitly off', strategy: { autoReschedule: { enable: false }, faultMove: { enable: false } }, wants: false },
+    { name: 'a malformed setting turns nothing on', strategy: { autoReschedule: { enable: 'yes' } }, wants: false },
+    {
+      name: 'moves off but replicas still away: the agent keeps looking at nodes to bring them back',
+      strategy: undefined,
+      status: { moves: [{ from: 'a', to: 'b', count: 1 }] },
+      wants: true,
+    },
+  ];
+  for (const row of rows) {
+    it(row.name, () => {
+      const ed = edObject(undefined, row.strategy === undefined ? {} : { strategy: row.strategy });
+      expect(wantsMoves({ ...ed, ...(row.status !== undefined && { status: row.status }) })).toBe(row.wants);
+    });
+  }
+});

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { ABORTED_ANNOTATION, APPROVED_ANNOTATION, PAUSED_ANNOTATION, RESUMED_AT_ANNOTATION } from '../labels.js';
+import { approvalValue, parseApproval, parseControls, parseTime } from './controls.js';
+
+describe('parseControls', () => {
+  it('reads no annotations as no controls', () => {
+    expect(parseControls(undefined, 'r1')).toEqual({ paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined });
+    expect(parseControls({}, 'r1')).toEqual({ paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined });
+  });
+
+  it('reads every control of the current rollout', () => {
+    const controls = parseControls(
+      {
+        [PAUSED_ANNOTATION]: 'true',
+        [ABORTED_ANNOTATION]: 'r1',
+        [APPROVED_ANNOTATION]: 'r1/3',
+        [RESUMED_AT_ANNOTATION]: '2026-01-01T10:00:00Z',
+      },
+      'r1',
+    );
+    expect(controls).toEqual({ paused: true, aborted: true, approvedThrough: 3, resumedAt: Date.UTC(2026, 0, 1, 10) });
+  });
+
+  it('pauses only on exactly "true"', () => {
+    expect(parseControls({ [PAUSED_ANNOTATION]: 'false' }, 'r1').paused).toBe(false);
+    expect(parseControls({ [PAUSED_ANNOTATION]: 'yes' }, 'r1').paused).toBe(false);
+    expect(parseControls({ [PAUSED_ANNOTATION]: '' }, 'r1').paused).toBe(false);
+  });
+
+  it('ignores abort and approval given for another rollout', () => {
+    const controls = parseControls({ [ABORTED_ANNOTATION]: 'r0', [APPROVED_ANNOTATION]: 'r0/5' }, 'r1');
+    expect(controls.aborted).toBe(false);
+    expect(controls.approvedThrough).toBeUndefined();
+  });
+});
+
+describe('parseApproval', () => {
+  it('splits at the last slash', () => {
+    expect(parseApproval('abc/2', 'abc')).toBe(2);
+    expect(parseApproval('a/b/7', 'a/b')).toBe(7);
+    expect(parseApproval(approvalValue('abc', 4), 'abc')).toBe(4);
+  });
+
+  it('rejects malformed values', () => {
+    for (const value of ['abc', 'abc/', '/2', 'abc/-1', 'abc/1.5', 'abc/x', 'abc/ 2', '']) expect(parseApproval(value, 'abc'), value).toBeUndefined();
+  });
+
+  it('accepts group 0', () => {
+    expect(parseApproval('abc/0', 'abc')).toBe(0);
+  });
+});
+
+describe('parseTime', () => {
+  it('parses RFC 3339 with offsets and fractions', () => {
+    expect(parseTime('2026-01-01T10:00:00.500+02:00')).toBe(Date.UTC(2026, 0, 1, 8, 0, 0, 500));
+  });
+
+  it('treats garbage as absent', () => {
+    for (const value of [undefined, '', 'now', '1700000000', '2026-13-45T99:00:00Z']) expect(parseTime(value), String(value)).toBeUndefined();
+  });
+});

@@ -1,0 +1,79 @@
+import { inPlaceEnabled } from '../validate.js';
+import { regionBudgets } from './budgets.js';
+import { batchPods, regionGroups, targetAtGroup, type GroupSchedule } from './groups.js';
+import { settleSwaps, stepInPlace } from './in-place-step.js';
+import { groupProgress, stepRegion, type RegionStep } from './region-step.js';
+import { countPods, type RegionState } from './snapshot.js';
+import type { AdapterFactory, ScheduledRegion } from './workload-adapter.js';
+
+/**
+ * Regional ReplicaSets (subsetType ReplicaSet, and InplaceSet: the same with in-place updates). The agent owns
+ * spec.replicas and the pods: a region rolls in pod batches (groups.ts), each group moving it toward so many
+ * new-revision pods within the budgets (region-step.ts), by in-place swaps first where they are on (in-place-step.ts).
+ */
+export const replicaSetAdapter: AdapterFactory = (input, record) => {
+  const strategy = input.ed.spec.strategy;
+  const { minReadySeconds } = strategy;
+  const { now } = input;
+  const inPlace = inPlaceEnabled(input.ed);
+
+  /**
+   * Steps a region toward `wantNew` new-revision pods. With in-place updates on, swaps go first; replacement takes the
+   * pods no swap can reach once no swap is busy. A swap makes its pod unavailable, so swaps may use at least a group's
+   * worth of unavailability whatever the upgrade mode.
+   */
+  const move = (region: RegionState, wantNew: number): RegionStep => {
+    const budgets = regionBudgets(strategy, region.desired);
+    if (inPlace && region.workload?.templateRevision === region.targetRevision) {
+      const unavailable = Math.max(budgets.maxUnavailable, batchPods(strategy.batchSize, region.desired));
+      const swaps = stepInPlace(region, wantNew, unavailable, strategy.updateStrategy.gracePeriodSeconds, minReadySeconds, now);
+      if (swaps.busy || swaps.actions.length > 0) {
+        const counts = countPods(region, minReadySeconds, now);
+        return { counts, actions: swaps.actions, ...groupProgress(counts, wantNew, region.desired) };
+      }
+    }
+    return stepRegion(region, wantNew, budgets, minReadySeconds, now);
+  };
+
+  /**
+   * The group the pods show: the first group whose targets no region has exceeded. New pods above a region's desired
+   * count (its count shrank) are surplus the region sheds, not progress: counted as progress they would exceed every
+   * target and make the rollout jump to its last group, past every gate.
+   */
+  const shownGroup = (schedule: GroupSchedule<ScheduledRegion>): number => {
+    for (let group = 1; group <= schedule.totalGroups; group++) {
+      const fits = schedule.regions.every((scheduled) => {
+        if (scheduled.groups === 0) return true;
+        const updated = countPods(scheduled.region, minReadySeconds, now).updated;
+        return Math.min(updated, scheduled.region.desired) <= targetAtGroup(strategy, scheduled, group);
+      });
+      if (fits) return group;
+    }
+    return schedule.totalGroups;
+  };
+
+  return {
+    counts: (region) => countPods(region, minReadySeconds, now),
+    syncWait: (region) => {
+      if (!region.workload) return `waiting for workload of region ${region.name} to be created by the sync`;
+      if (region.workload.templateRevision !== region.targetRevision)
+        return `waiting for the sync: workload ${region.workload.name} is not at revision ${region.targetRevision}`;
+      return undefined;
+    },
+    joins: (region) => countPods(region, minReadySeconds, now).old > 0,
+    groupsOf: (region) => regionGroups(strategy, region.desired),
+    // Once this rollout's status records a group, that group holds: a new group is recorded before anything acts on
+    // it (the agent writes such a status first), so the agent never puts pods ahead of the recorded group. Others do:
+    // the ReplicaSet controller replaces an evicted or deleted old pod at the template's revision. Read from such pods,
+    // the group would jump past its confirmation gate and start before the previous one was available. The pods decide
+    // only where no group is recorded: a new rollout (a Git revert finds pods at its revision, and resumes where they
+    // are rather than removing them), or a lost status.
+    currentGroup: (schedule) => (record?.group !== undefined && record.group >= 1 ? record.group : Math.max(shownGroup(schedule), 1)),
+    // A region outside the rollout takes no group: its target is its replica count (targetAtGroup).
+    step: (scheduled, group) => move(scheduled.region, targetAtGroup(strategy, scheduled, group)),
+    // Holding stops new work, but never keeps healthy pods out of endpoints: swaps under way are settled.
+    hold: (region) => (inPlace ? settleSwaps(region, now) : []),
+    converge: (region) => move(region, region.desired),
+    groupMembers: () => undefined,
+  };
+};

@@ -1,0 +1,49 @@
+import { progressDeadlineMs } from './gates.js';
+import { graceEndsAt } from './in-place-step.js';
+import type { RolloutInput, RolloutPlan } from './planner.js';
+import { isPodActive } from './pod-activity.js';
+import { MARK_SETTLE_MS } from './region-step.js';
+
+/** Longest wait between two looks at an unfinished rollout: a safety net for anything no event announces. */
+export const MAX_REQUEUE_MS = 30_000;
+/**
+ * Slack after a computed instant, so the look happens after it even if timers and the wall clock drift a little (a
+ * look that comes too early only costs another look). It adds to every group start that waits for minReadySeconds.
+ */
+const SLACK_MS = 5;
+
+/**
+ * When to look at an ExtendedDeployment again although nothing changed. Some progress has no event: a pod becomes
+ * available `minReadySeconds` after it became Ready, a draining pod's grace period ends (its images are swapped
+ * then), an old pod's mark settles (a scale-down may rely on it then), and a group's progress deadline passes. The
+ * next such instant (or MAX_REQUEUE_MS while the rollout is unfinished or replicas are away) is returned in ms from
+ * now; so are the move planner's instants (a pod's unschedulable timeout, a region's toleration, a stabilization
+ * period). Undefined when the object is Healthy and nothing is left to do, so idle objects cost nothing.
+ */
+export function nextRequeueMs(input: RolloutInput, plan: RolloutPlan): number | undefined {
+  const { now } = input;
+  const wakeAt = (plan.wakeAt ?? []).filter((t) => t > now);
+  // Replicas away from home come back when their region has room, which no event of this object announces.
+  const awaitingReturn = (plan.status.moves ?? []).length > 0 && input.ed.spec.strategy.moveBack.enable;
+  if (plan.status.phase === 'Healthy' && plan.actions.length === 0 && wakeAt.length === 0 && !awaitingReturn) return undefined;
+  const minReadyMs = input.ed.spec.strategy.minReadySeconds * 1000;
+  const instants: number[] = [...wakeAt];
+  const grace = input.ed.spec.strategy.updateStrategy.gracePeriodSeconds;
+  for (const region of input.regions) {
+    // Only active pods: a terminating or terminal pod never becomes available, is never swapped or removed again. Pods
+    // counted rather than listed (RegionState.settled) may carry a recent mark too.
+    for (const pod of [...region.pods, ...(region.settled ?? []).map((s) => s.pod)].filter(isPodActive)) {
+      if (pod.ready && pod.readySince !== undefined) instants.push(pod.readySince + minReadyMs);
+      // An in-place swap waits out its grace period between draining and patching the images; nothing announces its end.
+      if (pod.swap?.phase === 'draining') instants.push(graceEndsAt(pod, grace));
+      // A scale-down that relies on a mark waits until it has settled; nothing announces that either.
+      if (pod.markedOld && pod.markedAt !== undefined) instants.push(pod.markedAt + MARK_SETTLE_MS);
+    }
+  }
+  const start = plan.status.lastGroupStartTime !== undefined ? Date.parse(plan.status.lastGroupStartTime) : Number.NaN;
+  if (plan.status.phase === 'Progressing' && !Number.isNaN(start)) {
+    instants.push(Math.max(start, input.controls.resumedAt ?? 0) + progressDeadlineMs(input.ed.spec.strategy) + 1);
+  }
+  const next = instants.filter((t) => t > now).reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
+  return Math.min(MAX_REQUEUE_MS, next === Number.POSITIVE_INFINITY ? MAX_REQUEUE_MS : next - now + SLACK_MS);
+}

@@ -1,0 +1,154 @@
+import { ProgressingReason } from '../api/conditions.js';
+import type { RolloutAction } from './actions.js';
+import { decideGate } from './gates.js';
+import { layoutGroups, regionOrderOf, type GroupSchedule } from './groups.js';
+import type { RolloutInput, RolloutPlan } from './planner.js';
+import { gateActions } from './readiness-gate.js';
+import { Phases, type Phase } from './reasons.js';
+import type { RegionCounts } from './snapshot.js';
+import { buildStatus } from './status.js';
+import type { AdapterFactory, RolloutRecord, ScheduledRegion } from './workload-adapter.js';
+
+/** Where the rollout stands after this look, as the status records it. */
+interface Outcome {
+  readonly phase: Phase;
+  readonly group: number;
+  readonly groupStart: string | undefined;
+  readonly reason: ProgressingReason;
+  readonly message: string;
+}
+
+/** What every outcome of one look shares. */
+interface Session {
+  readonly input: RolloutInput;
+  readonly counts: ReadonlyMap<string, RegionCounts>;
+  readonly rolloutRegions: readonly string[];
+  readonly totalGroups: number;
+}
+
+/** The status's record of the rollout under way, when it records this rollout revision and its regions. */
+function recordOf(input: RolloutInput): RolloutRecord | undefined {
+  const prev = input.status;
+  if (prev?.revision !== input.rolloutRevision || prev.rolloutRegions === undefined) return undefined;
+  return { regions: prev.rolloutRegions, group: prev.currentGroup, groupStart: prev.lastGroupStartTime, phase: prev.phase };
+}
+
+/**
+ * One look at a rollout, whatever its workload kind: `adapterFor` answers what differs between kinds
+ * (workload-adapter.ts), this decides the rest. In order: a rollout the status does not record yet takes the regions
+ * that run another revision, fixed from then on; while a region's workload lacks the rendered template the rollout
+ * waits for the sync; otherwise it is in a group (the adapter reads it from the record and the workloads), and the
+ * gate (gates.ts) decides from every region's progress toward that group (as its adapter judges it) whether the
+ * rollout completes, holds, starts the next group or goes on with this one. Regions outside the rollout only converge
+ * to their replica count, also while it holds.
+ */
+export function planSession(input: RolloutInput, adapterFor: AdapterFactory): RolloutPlan {
+  const record = recordOf(input);
+  const adapter = adapterFor(input, record);
+  const rolloutRegions = record?.regions ?? input.regions.filter((r) => adapter.joins(r)).map((r) => r.name);
+  const schedule: GroupSchedule<ScheduledRegion> = layoutGroups(
+    regionOrderOf(input.ed.spec),
+    input.regions.map((region) => ({
+      name: region.name,
+      replicas: region.desired,
+      groups: rolloutRegions.includes(region.name) ? adapter.groupsOf(region) : 0,
+      region,
+    })),
+  );
+  const session: Session = { input, counts: new Map(input.regions.map((r) => [r.name, adapter.counts(r)])), rolloutRegions, totalGroups: schedule.totalGroups };
+
+  const waiting = input.regions.map((r) => adapter.syncWait(r)).find((message) => message !== undefined);
+  if (waiting !== undefined) {
+    // The status already records the new rollout (revision, regions); a rollout that has not started has no group
+    // yet. Carrying the previous rollout's group over would make the new one start in that group once synced.
+    return finish(
+      session,
+      { phase: Phases.Progressing, group: record?.group ?? 0, groupStart: record?.groupStart, reason: ProgressingReason.WaitingForSync, message: waiting },
+      [],
+    );
+  }
+
+  const group = schedule.totalGroups === 0 ? 0 : adapter.currentGroup(schedule);
+  // The group the status records keeps its start (and so its progress deadline); a group first seen now starts now.
+  const groupStart = record?.groupStart !== undefined && group === record.group ? Date.parse(record.groupStart) : input.now;
+  const steps = schedule.regions.map((scheduled) => ({ scheduled, move: adapter.step(scheduled, group) }));
+  const gate = decideGate({
+    strategy: input.ed.spec.strategy,
+    rolloutRevision: input.rolloutRevision,
+    controls: input.controls,
+    now: input.now,
+    group,
+    totalGroups: schedule.totalGroups,
+    groupAvailable: steps.every((s) => s.move.available),
+    groupDone: steps.every((s) => s.move.done),
+    groupStart,
+  });
+
+  if (gate.kind === 'complete') {
+    const settled = input.regions.map((r) => adapter.converge(r, schedule.totalGroups));
+    return finish(
+      session,
+      settled.every((s) => s.done)
+        ? {
+            phase: Phases.Healthy,
+            group: schedule.totalGroups,
+            groupStart: undefined,
+            reason: ProgressingReason.RolloutComplete,
+            message: 'every region runs its rendered revision',
+          }
+        : {
+            phase: Phases.Progressing,
+            group,
+            groupStart: undefined,
+            reason: ProgressingReason.Scaling,
+            message: 'regions are converging to their replica counts',
+          },
+      settled.flatMap((s) => s.actions),
+    );
+  }
+  if (gate.kind === 'hold') {
+    const actions = steps.flatMap(({ scheduled, move }) => (rolloutRegions.includes(scheduled.name) ? adapter.hold(scheduled.region) : move.actions));
+    return finish(session, { phase: gate.phase, group, groupStart: iso(groupStart), reason: gate.reason, message: gate.message }, actions);
+  }
+  const advance = gate.kind === 'advance';
+  const current = advance ? group + 1 : group;
+  const moves = advance ? schedule.regions.map((scheduled) => adapter.step(scheduled, current)) : steps.map((s) => s.move);
+  const blocked = moves.find((m) => m.blocked)?.blocked;
+  const members = adapter.groupMembers(schedule, current);
+  return finish(
+    session,
+    {
+      phase: Phases.Progressing,
+      group: current,
+      groupStart: iso(advance ? input.now : groupStart),
+      reason: ProgressingReason.GroupProgressing,
+      message: blocked ?? `group ${current} of ${schedule.totalGroups} in progress${members === undefined ? '' : `: ${members}`}`,
+    },
+    moves.flatMap((m) => m.actions),
+  );
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/**
+ * The plan of one outcome: the status with its Events, and the actions after those of the readiness gates (which
+ * follow the pods alone, see readiness-gate.ts).
+ */
+function finish(session: Session, outcome: Outcome, actions: readonly RolloutAction[]): RolloutPlan {
+  const { input } = session;
+  const { status, events } = buildStatus({
+    ed: input.ed,
+    generation: input.generation,
+    rolloutRevision: input.rolloutRevision,
+    regions: input.regions,
+    counts: session.counts,
+    previous: input.status,
+    rolloutRegions: session.rolloutRegions,
+    totalGroups: session.totalGroups,
+    now: input.now,
+    ...outcome,
+  });
+  return { actions: [...gateActions(input.regions), ...actions], status, events };
+}

@@ -1,0 +1,128 @@
+import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import { formatPath, type Problem } from '../problems.js';
+import type { RolloutEvent } from './planner.js';
+import type { ApiWrite } from '../kube/api-writes.js';
+import { setCondition } from '../kube/conditions.js';
+import { AUTHORIZED_CONDITION, FORBIDDEN_REASON, INVALID_SPEC_REASON, VALID_CONDITION } from '../api/conditions.js';
+
+/** Deep equality with JSON semantics: key order and properties set to undefined do not matter, everything else does. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
+  const defined = (o: object) => Object.entries(o).filter(([, v]) => v !== undefined);
+  const ea = defined(a);
+  const eb = new Map(defined(b));
+  return ea.length === eb.size && ea.every(([k, v]) => eb.has(k) && jsonEqual(v, eb.get(k)));
+}
+
+/** Whether `next` must be written: it differs in anything (timestamps included) from the status on the object. */
+export function statusChanged(current: unknown, next: ExtendedDeploymentStatus): boolean {
+  return !jsonEqual(current ?? {}, next);
+}
+
+/**
+ * Whether the status must be written before the plan's actions: when it records a new rollout, a new group or a change
+ * of moves. Then a leader that dies between the two writes leaves the intent (group N started at T; 2 replicas moved
+ * from a to b) in the cluster, and its successor continues it instead of starting the group again with a fresh
+ * deadline or moving the same replicas twice. Otherwise the actions go first, so the
+ * status describes what was done.
+ */
+export function statusFirst(observed: ExtendedDeploymentStatus | undefined, next: ExtendedDeploymentStatus): boolean {
+  return (
+    observed?.revision !== next.revision || (observed?.currentGroup ?? 0) !== (next.currentGroup ?? 0) || !jsonEqual(observed?.moves ?? [], next.moves ?? [])
+  );
+}
+
+/**
+ * The status without its progress detail: pod counts (status.replicas, each region's current/updated/ready/available
+ * and its swappedInPlace/replaced tallies),
+ * the overview line and condition messages. What is left (phase, revision, groups, group start, desired counts,
+ * condition types/statuses/reasons, observedGeneration, and any field not named here) is what rollouts decide on or
+ * what a transition changes.
+ */
+function withoutProgress(status: unknown): unknown {
+  if (status === undefined || status === null) return {};
+  if (typeof status !== 'object' || Array.isArray(status)) return status;
+  const { replicas: _replicas, overview: _overview, regions, conditions, ...rest } = status as ExtendedDeploymentStatus;
+  return {
+    ...rest,
+    regions: Array.isArray(regions)
+      ? regions.map(({ current: _c, updated: _u, ready: _r, available: _a, swappedInPlace: _s, replaced: _p, ...region }) => region)
+      : regions,
+    conditions: Array.isArray(conditions) ? conditions.map(({ message: _m, ...condition }) => condition) : conditions,
+  };
+}
+
+/**
+ * Whether `next` differs from the written status only in progress detail (counts, overview, messages): such a write can
+ * wait a little and carry several changes at once. Any other difference is not progress-only.
+ */
+export function progressOnlyChange(current: unknown, next: ExtendedDeploymentStatus): boolean {
+  return statusChanged(current, next) && jsonEqual(withoutProgress(current), withoutProgress(next));
+}
+
+/** Problems as one condition message: `spec.replicas: must not be negative; spec.regions[0].name: …`. */
+export function problemsMessage(problems: readonly Pick<Problem, 'path' | 'message'>[]): string {
+  return problems.map((p) => (p.path.length > 0 ? `${formatPath(p.path)}: ${p.message}` : p.message)).join('; ');
+}
+
+/** A status with one more problem reported, and the Event announcing it when it is new. */
+interface Reported {
+  readonly status: ExtendedDeploymentStatus;
+  readonly events: RolloutEvent[];
+}
+
+/**
+ * The status `previous` with the condition `type` set to False for `reason`, keeping its lastTransitionTime while it
+ * stays False, and a Warning Event `reason` only when the message is new: the same problem found again on every retry
+ * would flood the namespace's events.
+ */
+function reportFalse(
+  previous: ExtendedDeploymentStatus | undefined,
+  type: string,
+  reason: string,
+  message: string,
+  event: string,
+  generation: number,
+  now: number,
+): Reported {
+  const old = previous?.conditions?.find((c) => c.type === type);
+  const unchanged = old?.status === 'False' && old.message === message;
+  return {
+    status: {
+      ...previous,
+      conditions: setCondition(previous?.conditions ?? [], { type, status: 'False', reason, message, observedGeneration: generation }, now),
+    },
+    events: unchanged ? [] : [{ type: 'Warning', reason, message: event }],
+  };
+}
+
+/**
+ * The status of an object whose spec the agent cannot act on: the status it had (the rollout holds where it is),
+ * with `Valid=False` listing every problem, and the `InvalidSpec` Warning event when the problems are new.
+ */
+export function invalidSpecStatus(previous: ExtendedDeploymentStatus | undefined, problems: readonly Problem[], generation: number, now: number): Reported {
+  const message = problemsMessage(problems);
+  const reported = reportFalse(previous, VALID_CONDITION, INVALID_SPEC_REASON, message, `the agent cannot act on this spec: ${message}`, generation, now);
+  return { ...reported, status: { ...reported.status, observedGeneration: generation } };
+}
+
+/**
+ * The status after the API server answered 403 to `write` in `namespace`: the status it had, with `Authorized=False`
+ * (reason `Forbidden`) naming the verb and resource the agent lacks, and the `Forbidden` Warning Event when that is
+ * new. The message names no object, so retries of the same forbidden write, whichever pod they touch, neither rewrite
+ * the status nor record another Event. The next status the planner writes has no such condition: a reconcile whose
+ * writes went through clears it.
+ */
+export function forbiddenStatus(previous: ExtendedDeploymentStatus | undefined, write: ApiWrite, namespace: string, generation: number, now: number): Reported {
+  const message = forbiddenMessage(write, namespace);
+  return reportFalse(previous, AUTHORIZED_CONDITION, FORBIDDEN_REASON, message, message, generation, now);
+}
+
+/** What a 403 to `write` means for the operator (`namespace` undefined for a cluster-scoped object). */
+export function forbiddenMessage(write: ApiWrite, namespace: string | undefined): string {
+  const where = namespace === undefined ? '' : ` in namespace ${namespace}`;
+  return `the API server forbids the agent to ${write.verb} ${write.resource}${where}; it retries with backoff. Grant it in the agent's ClusterRole`;
+}

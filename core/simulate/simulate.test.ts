@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { extendedDeployment } from '../api/extended-deployment.js';
+import { SimulationTooLarge } from './simulate.js';
+import { simulateFrom } from './test-support.js';
+
+function ed(sizes: readonly number[], strategy: Record<string, unknown> = {}, subsetType = 'ReplicaSet') {
+  return extendedDeployment.parse({
+    apiVersion: 'extendeddeployment.io/v1beta1',
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: {
+      subsetType,
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+      regions: sizes.map((replicas, i) => ({ name: `r${i}`, replicas })),
+      strategy,
+    },
+  });
+}
+const from = (sizes: readonly number[]) => sizes.map((n, i) => ({ name: `r${i}`, desired: n, targetRevision: 'new', running: { old: n } }));
+const updated = (s: ReturnType<typeof simulateFrom>) => s.groups.map((g) => g.regions.map((r) => r.updated));
+
+describe('simulateRollout: compat mode (native Deployments)', () => {
+  it('rolls whole regions, one after another by default, each within its Deployment budgets, and ends paused', () => {
+    const sim = simulateFrom(ed([4, 2], {}, 'Deployment'), 'R1', from([4, 2]));
+    expect(sim.finalStatus.phase).toBe('Healthy');
+    expect(updated(sim)).toEqual([
+      [4, 0],
+      [4, 2],
+    ]);
+    expect(sim.newPodsRemoved).toBe(0);
+    expect(sim.podsCreated).toBe(6);
+    // batchSize 1 of scaleOutPriority renders maxSurge 1, maxUnavailable 0: never a pod less available.
+    expect(sim.extremes.map((e) => e.minAvailable)).toEqual([4, 2]);
+  });
+
+  it('rolls every region at once with regionOrder Parallel', () => {
+    expect(updated(simulateFrom(ed([4, 2], { regionOrder: 'Parallel' }, 'Deployment'), 'R1', from([4, 2])))).toEqual([[4, 2]]);
+  });
+
+  it('stops Degraded when a region takes longer than the progress deadline', () => {
+    const sim = simulateFrom(ed([100], {}, 'Deployment'), 'R1', from([100]));
+    expect(sim.stopped).toMatchObject({ group: 1, phase: 'Degraded' });
+    expect(simulateFrom(ed([100], { syncWaitTimeout: 3600 }, 'Deployment'), 'R1', from([100])).finalStatus.phase).toBe('Healthy');
+  });
+});
+
+describe('simulateRollout: cost', () => {
+  it('plans 1,000 replicas in batches of one in a few dozen looks, the groups between collapsed into one run', () => {
+    const sim = simulateFrom(ed([1_000]), 'R1', from([1_000]));
+    expect(sim.totalGroups).toBe(1_000);
+    expect(sim.groups).toHaveLength(1_000);
+    expect(sim.runs.map((r) => [r.from, r.to])).toEqual([
+      [1, 999],
+      [1_000, 1_000],
+    ]);
+    expect(sim.looks).toBeLessThan(100);
+    expect(sim.extremes).toEqual([{ name: 'r0', maxPods: 1_001, minAvailable: 1_000 }]);
+  });
+
+  it('plans a billion replicas exactly, with the groups listed bounded', () => {
+    const sim = simulateFrom(ed([1_000_000_000]), 'R1', from([1_000_000_000]));
+    expect(sim.totalGroups).toBe(1_000_000_000);
+    expect(sim.finalStatus.regions?.[0]).toMatchObject({ updated: 1_000_000_000, available: 1_000_000_000 });
+    expect(sim.groups.length).toBeLessThan(10);
+    expect(sim.looks).toBeLessThan(100);
+  });
+
+  it('fails with a clear message rather than hold too many pods one by one', () => {
+    // RollingUpdate marks every old pod at once: the planner acts on each, so each must be an object.
+    expect(() => simulateFrom(ed([5_000], { updateStrategy: { type: 'RollingUpdate' } }), 'R1', from([5_000]), { maxListedPods: 1_000 })).toThrow(
+      SimulationTooLarge,
+    );
+    expect(() => simulateFrom(ed([500], {}, 'Deployment'), 'R1', from([500]), { maxLooks: 100 })).toThrow(/too long to plan: more than 100 looks/);
+  });
+});

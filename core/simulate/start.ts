@@ -1,0 +1,176 @@
+/**
+ * The simulated cluster at the instant Git applies a change: the rendered ExtendedDeployment and regional workloads
+ * as Git applies them (server-side apply: the agent's spec.replicas and spec.paused stay), over the pods that ran
+ * before.
+ */
+import { DEFAULT_NAMESPACE } from '../api/common.js';
+import { API_VERSION, REGION_KIND } from '../api/identity.js';
+import type { DeployRegionObject, ExtendedDeploymentObject, PodTemplate } from '../kube/objects.js';
+import { REGION_LABEL, REVISION_LABEL, REVISIONS_ANNOTATION } from '../labels.js';
+import { parseExtendedDeployment } from '../parse.js';
+import { formatProblem } from '../problems.js';
+import { shortHash } from '../revision.js';
+import { controllerReference, iso, uidOf, type Cluster, type Cohort, type Setting, type SimPod, type SimWorkload } from './cluster.js';
+import { settle } from './controllers.js';
+import { runningPod } from './kubelet.js';
+import { SETTLED_FOR_MS, SIMULATION_START } from './timing.js';
+
+/** One region at the instant Git applies the change. */
+export interface RegionStart {
+  readonly name: string;
+  /** The rendered regional workload (ReplicaSet, or Deployment in compat mode, without spec.replicas). */
+  readonly workload: SimWorkload;
+  /** spec.replicas the agent had set before; undefined when Git creates the workload now (Kubernetes makes it 1). */
+  readonly replicas: number | undefined;
+  /** Pods running before the change, by revision label, all Ready and available. */
+  readonly running: Readonly<Record<string, number>>;
+  /**
+   * The template the pods at another revision than the workload's were created from (the previous render's).
+   * Default: the workload's own with another revision label, which no in-place swap can reach.
+   */
+  readonly previousTemplate?: PodTemplate | undefined;
+}
+
+/** What a simulation starts from. */
+export interface SimulationStart {
+  /** The rendered ExtendedDeployment (its spec and the render's revision annotations), as Git applies it. */
+  readonly extendedDeployment: ExtendedDeploymentObject;
+  /** Its regions, in declared order. */
+  readonly regions: readonly RegionStart[];
+}
+
+/** The setting of a simulation: what the rendered ExtendedDeployment fixes. Throws when it is not valid. */
+export function settingOf(start: SimulationStart, cohorts: boolean): Setting {
+  const parsed = parseExtendedDeployment(start.extendedDeployment);
+  if (!parsed.ok) throw new Error(`cannot simulate an invalid ExtendedDeployment: ${parsed.problems.map(formatProblem).join('; ')}`);
+  const revisions = JSON.parse(start.extendedDeployment.metadata?.annotations?.[REVISIONS_ANNOTATION] ?? '{}') as Record<string, string>;
+  return {
+    namespace: start.extendedDeployment.metadata?.namespace ?? DEFAULT_NAMESPACE,
+    targets: new Map(Object.entries(revisions)),
+    minReadySeconds: parsed.value.spec.strategy.minReadySeconds,
+    batchSize: parsed.value.spec.strategy.batchSize,
+    cohorts,
+  };
+}
+
+/** A DeployRegion that selects the region's own nodes: the simulation places no pod by node, but observe checks that it exists. */
+function deployRegion(name: string): DeployRegionObject {
+  return { apiVersion: API_VERSION, kind: REGION_KIND, metadata: { name }, spec: { matchLabels: { [REGION_LABEL]: name } } };
+}
+
+/** A template with another revision label. */
+function atRevision(template: PodTemplate, revision: string): PodTemplate {
+  return { ...template, metadata: { ...template.metadata, labels: { ...template.metadata?.labels, [REVISION_LABEL]: revision } } };
+}
+
+/** The workload as Git applies it over the agent's fields, stored (uid, generation) in the simulation's namespace. */
+function applied(region: RegionStart, namespace: string, compat: boolean): SimWorkload {
+  const name = region.workload.metadata?.name ?? '';
+  return {
+    ...region.workload,
+    metadata: {
+      ...region.workload.metadata,
+      namespace,
+      uid: uidOf(name),
+      resourceVersion: '1',
+      generation: region.replicas === undefined ? 1 : 2,
+      creationTimestamp: iso(SIMULATION_START - SETTLED_FOR_MS),
+    },
+    spec: {
+      ...region.workload.spec,
+      replicas: region.replicas ?? 1,
+      // A regional Deployment rests paused between rollouts (the agent unpauses it in its group); a new one is not.
+      ...(compat && { paused: region.replicas !== undefined }),
+    },
+    status: {},
+  };
+}
+
+/** A ReplicaSet the Deployment made earlier for `template` (compat mode), with `replicas`. */
+function earlierReplicaSet(deployment: SimWorkload, template: PodTemplate, replicas: number, revision: number): SimWorkload {
+  const hash = shortHash(template);
+  const name = `${deployment.metadata?.name ?? ''}-${hash}`;
+  const labels = { ...template.metadata?.labels, 'pod-template-hash': hash };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'ReplicaSet',
+    metadata: {
+      name,
+      namespace: deployment.metadata?.namespace ?? '',
+      uid: uidOf(name),
+      resourceVersion: '1',
+      generation: 1,
+      labels,
+      annotations: {
+        'deployment.kubernetes.io/revision': String(revision),
+        'deployment.kubernetes.io/desired-replicas': String(deployment.spec?.replicas ?? 1),
+      },
+      creationTimestamp: iso(SIMULATION_START - SETTLED_FOR_MS),
+      ownerReferences: [controllerReference(deployment, 'Deployment')],
+    },
+    spec: {
+      replicas,
+      minReadySeconds: deployment.spec?.minReadySeconds ?? 0,
+      selector: { matchLabels: { ...deployment.spec?.selector?.matchLabels, 'pod-template-hash': hash } },
+      template: { ...template, metadata: { ...template.metadata, labels } },
+    },
+    status: {},
+  };
+}
+
+/**
+ * The cluster when Git applies the change, after its controllers reacted. The pods that ran before are listed one by
+ * one, or (with cohorts) kept as one cohort per workload and revision.
+ */
+export function startCluster(start: SimulationStart, setting: Setting): Cluster {
+  const compat = (start.extendedDeployment.spec as { subsetType?: string } | undefined)?.subsetType === 'Deployment';
+  const since = SIMULATION_START - SETTLED_FOR_MS;
+  const replicaSets: SimWorkload[] = [];
+  const deployments: SimWorkload[] = [];
+  const pods: SimPod[] = [];
+  const cohorts: Cohort[] = [];
+  const serials: Record<string, number> = {};
+  for (const region of start.regions) {
+    const workload = applied(region, setting.namespace, compat);
+    (compat ? deployments : replicaSets).push(workload);
+    const template = workload.spec?.template ?? {};
+    const target = template.metadata?.labels?.[REVISION_LABEL];
+    Object.entries(region.running).forEach(([revision, count], i) => {
+      const podTemplate = revision === target ? template : atRevision(region.previousTemplate ?? template, revision);
+      const owner = compat ? earlierReplicaSet(workload, podTemplate, count, i + 1) : workload;
+      if (compat) replicaSets.push(owner);
+      const ownerTemplate = compat ? (owner.spec?.template ?? {}) : podTemplate;
+      const serial = serials[owner.metadata?.name ?? ''] ?? 0;
+      serials[owner.metadata?.name ?? ''] = serial + count;
+      if (count === 0) return;
+      if (setting.cohorts) {
+        cohorts.push({ pod: runningPod(owner, serial, since, ownerTemplate).object, serials: [[serial, serial + count]] });
+      } else {
+        for (let k = 0; k < count; k++) pods.push(runningPod(owner, serial + k, since, ownerTemplate));
+      }
+    });
+  }
+  const ed: ExtendedDeploymentObject = {
+    ...start.extendedDeployment,
+    metadata: {
+      ...start.extendedDeployment.metadata,
+      namespace: setting.namespace,
+      uid: uidOf(start.extendedDeployment.metadata?.name ?? ''),
+      generation: 1,
+      resourceVersion: '1',
+    },
+  };
+  const cluster: Cluster = {
+    now: SIMULATION_START,
+    ed,
+    deployRegions: start.regions.map((r) => deployRegion(r.name)),
+    replicaSets,
+    deployments,
+    pods: pods.sort((a, b) => ((a.object.metadata?.name ?? '') < (b.object.metadata?.name ?? '') ? -1 : 1)),
+    cohorts,
+    serials,
+    writes: 0,
+    tally: { podsCreated: 0, podsSwapped: 0, newPodsRemoved: 0 },
+  };
+  return settle(cluster, setting);
+}
