@@ -34,6 +34,8 @@ const W = 8_000;
  * last renewal before the outage plus the outage stay within the deadline whatever the phase.
  */
 const LEASE_OUTAGE_MS = 5_000;
+/** The kinds the agent's informers watch (ExtendedDeployments, their workloads and pods; DeployRegions and nodes). */
+const WATCHED_KINDS = ['extendeddeployments', 'replicasets', 'deployments', 'pods', 'deployregions', 'nodes'];
 const REPLICAS = [3, 2, 2];
 /** Version n of the ExtendedDeployment. Odd versions roll scaleSimultaneously, where the agent evicts old pods itself. */
 const version = (n: number): EdOptions => ({
@@ -151,6 +153,14 @@ test('API faults by seeded schedule: the agent converges, never double-acts, and
         const randomFaults = new Map(FAULT_KINDS.map((k) => [k, injectedSince(k)]));
         report.push(
           `random faults injected over ${v - 1} rollouts: ${FAULT_KINDS.map((k) => `${k} ${randomFaults.get(k)}${randomFaults.get(k) !== scheduled.get(k) ? ` (${scheduled.get(k)} in the schedule, the rest in a rollout of its own)` : ''}`).join(', ')}`,
+        );
+
+        // The random phase may end with informers backing off after repeated 410s; a change they do not see would
+        // make no status write to fault. Each step below starts once the agent watches every kind it reads again.
+        await waitFor(
+          'the agent watching every kind again',
+          async () => WATCHED_KINDS.every((kind) => proxy.openWatches((r) => endpointOf(r) === `WATCH ${kind}`) > 0),
+          { timeoutMs: 120_000, intervalMs: 200 },
         );
 
         // 2a. Every status write answered 500 while v3 arrives.

@@ -61,6 +61,8 @@ export interface ApiProxy {
   readonly kubeconfig: string;
   /** Destroys the connections of the open watches `match` accepts (as a network failure would); returns how many. */
   cutWatches(match: (request: ProxiedRequest) => boolean): number;
+  /** How many watches that `match` accepts are open now. */
+  openWatches(match: (request: ProxiedRequest) => boolean): number;
   /**
    * A network partition that drops packets silently: while on, connections stay open but nothing more reaches the
    * agent (responses and watch events in flight stop), and new requests are accepted and never answered nor
@@ -166,6 +168,7 @@ export async function startApiProxy(
         } else res.destroy(); // what was dropped cannot be replayed: the agent sees the connection end and retries
       }
     },
+    openWatches: (match) => [...openWatches.values()].filter(match).length,
     cutWatches: (match) => {
       const cut = [...openWatches].filter(([, r]) => match(r));
       for (const [res] of cut) res.socket?.destroy();
