@@ -11,24 +11,12 @@ import type { ExtendedDeploymentObject, PodObject } from '../core/kube/objects.j
 import { edKeyOf } from './keys.js';
 import { Reconciler } from './reconciler.js';
 import { controlledBy } from '../core/kube/test-support.js';
-import { cache, recorder } from './reconciler-test-support.js';
+import { archNode, archRegion, cache, recorder } from './reconciler-test-support.js';
 
 const NOW = Date.UTC(2026, 0, 1);
-const region = (name: string, arch: string) => ({
-  apiVersion: 'extendeddeployment.io/v1beta1',
-  kind: 'DeployRegion',
-  metadata: { name, generation: 1 },
-  spec: { matchLabels: { 'kubernetes.io/arch': arch } },
-});
+const region = archRegion;
 const regions = [region('amd', 'amd64'), region('arm', 'arm64')];
-const readyNode = (name: string, arch: string, ready = true): V1Node => ({
-  metadata: { name, labels: { 'kubernetes.io/arch': arch } },
-  spec: ready ? {} : { taints: [{ key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded: new Date(NOW - 120_000) }] },
-  status: {
-    allocatable: { cpu: '8', memory: '8Gi', pods: '20' },
-    conditions: [{ type: 'Ready', status: ready ? 'True' : 'Unknown', lastTransitionTime: new Date(NOW - 120_000) }],
-  },
-});
+const readyNode = (name: string, arch: string, ready = true): V1Node => archNode(name, arch, ready, NOW);
 
 function world(options: { nodes: V1Node[]; strategy?: Record<string, unknown>; stuck?: number; status?: ExtendedDeploymentStatus; armReplicas?: number }) {
   const raw = {

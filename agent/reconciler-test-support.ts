@@ -1,3 +1,4 @@
+import type { V1Node } from '@kubernetes/client-node';
 import type { DeployRegionStatus } from '../core/api/deploy-region.js';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { renderSet } from '../core/render.js';
@@ -76,3 +77,21 @@ export function webExtendedDeployment(o: {
   };
   return { ed, revisionOf: (region: string) => r?.regions.find((x) => x.name === region)?.revision ?? 'x' };
 }
+
+/** A DeployRegion selecting the nodes of one CPU architecture. */
+export const archRegion = (name: string, arch: string): DeployRegionObject => ({
+  apiVersion: 'extendeddeployment.io/v1beta1',
+  kind: 'DeployRegion',
+  metadata: { name, generation: 1 },
+  spec: { matchLabels: { 'kubernetes.io/arch': arch } },
+});
+
+/** A node of one architecture, Ready, or unreachable (tainted and Unknown) for the last two minutes before `now`. */
+export const archNode = (name: string, arch: string, ready: boolean, now: number): V1Node => ({
+  metadata: { name, labels: { 'kubernetes.io/arch': arch } },
+  spec: ready ? {} : { taints: [{ key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded: new Date(now - 120_000) }] },
+  status: {
+    allocatable: { cpu: '8', memory: '8Gi', pods: '20' },
+    conditions: [{ type: 'Ready', status: ready ? 'True' : 'Unknown', lastTransitionTime: new Date(now - 120_000) }],
+  },
+});

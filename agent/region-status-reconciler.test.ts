@@ -1,32 +1,19 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import type { DeployRegionObject } from '../core/kube/objects.js';
 import { ClusterNodes, type UsagePod, type UsageSource } from './cluster-nodes.js';
 import { edKeyOf, regionKey, type EdKey, type RegionKey } from './keys.js';
 import { AgentMetrics } from './metrics.js';
 import { RegionStatusReconciler, type RegionStatusPorts } from './region-status-reconciler.js';
-import { cache, recorder } from './reconciler-test-support.js';
+import { archNode, archRegion, cache, recorder } from './reconciler-test-support.js';
 import { FakeClock } from './runtime/clock.js';
 import { Controller } from './runtime/controller.js';
 import { silentLogger } from './runtime/log.js';
 import { WorkQueue } from './runtime/work-queue.js';
 
 const NOW = Date.UTC(2026, 0, 1);
-const region = (name: string, arch: string): DeployRegionObject => ({
-  apiVersion: 'extendeddeployment.io/v1beta1',
-  kind: 'DeployRegion',
-  metadata: { name, generation: 1 },
-  spec: { matchLabels: { 'kubernetes.io/arch': arch } },
-});
+const region = archRegion;
 const regions = [region('amd', 'amd64'), region('arm', 'arm64')];
-const readyNode = (name: string, arch: string, ready = true): V1Node => ({
-  metadata: { name, labels: { 'kubernetes.io/arch': arch } },
-  spec: ready ? {} : { taints: [{ key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded: new Date(NOW - 120_000) }] },
-  status: {
-    allocatable: { cpu: '8', memory: '8Gi', pods: '20' },
-    conditions: [{ type: 'Ready', status: ready ? 'True' : 'Unknown', lastTransitionTime: new Date(NOW - 120_000) }],
-  },
-});
+const readyNode = (name: string, arch: string, ready = true): V1Node => archNode(name, arch, ready, NOW);
 
 /** The DeployRegions amd and arm and the cluster's `nodes` (no pods: region health reads nodes alone). */
 function world(nodes: V1Node[]) {
