@@ -1,9 +1,10 @@
-import { makeInformer, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
+import type { Informer, KubeConfig, KubernetesListObject, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
 import type { CancelTimer, Clock } from './clock.js';
 import { apiError } from './kube-errors.js';
 import type { Logger } from './log.js';
 import { ObjectIndex } from './object-index.js';
+import { transformingInformer } from './slim-informer.js';
 
 /** Read access to an informer's cache. Objects are shared with the cache: never modify them. */
 export interface CacheReader<T> {
@@ -90,7 +91,7 @@ export class ResilientInformer<T extends KubernetesObject> implements IndexedCac
       /** The API server answered 403 to a list or watch of the resource (RBAC: no restart helps until it is granted). */
       readonly onForbidden?: (verb: 'list' | 'watch', resource: string) => void;
       readonly random?: () => number;
-      /** Builds the underlying informer (client-node's makeInformer; tests pass a fake). */
+      /** Builds the underlying informer (default: a client-node ListWatch that caches objects as they come; tests pass a fake). */
       readonly make?: InformerFactory<T>;
       /** The index value of an object, for `byIndex` (none: `byIndex` finds nothing). */
       readonly indexBy?: (object: T) => string | undefined;
@@ -108,7 +109,7 @@ export class ResilientInformer<T extends KubernetesObject> implements IndexedCac
       this.heard();
       return result;
     };
-    this.informer = (options.make ?? makeInformer)(kc, path, list, spec.labelSelector);
+    this.informer = (options.make ?? transformingInformer<T>((object) => object))(kc, path, list, spec.labelSelector);
     this.index = new ObjectIndex(options.indexBy ?? (() => undefined));
     // The cache has changed when ListWatch calls back (relists included): the index follows before anyone is told.
     this.informer.on('add', (o) => {

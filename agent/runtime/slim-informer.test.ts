@@ -151,3 +151,63 @@ describe('watchEndError', () => {
     expect(String(watchEndError(Object.assign(new Error('Gone'), { statusCode: 410 }), { expired: false, delivered: 0, lastedMs: 1 }))).toMatch(/410/);
   });
 });
+
+describe('a stopped informer opens no watch', () => {
+  // Lists succeed at once; a watch is held open (answered or not, as each test says) and its end is recorded.
+  let answerWatch = true;
+  const watches: { ended: boolean; res: import('node:http').ServerResponse }[] = [];
+  const kc = new KubeConfig();
+  serveApi(kc, (req, res) => {
+    if (req.url?.includes('watch=true')) {
+      const w = { ended: false, res };
+      res.on('close', () => (w.ended = true));
+      watches.push(w);
+      if (answerWatch) res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '10' }, items: [pod('a', '10')] }));
+  });
+  const list = async () => {
+    const res = await fetch(`${kc.getCurrentCluster()!.server}/api/v1/namespaces/shop/pods`);
+    return (await res.json()) as never;
+  };
+  const until = async (what: () => boolean) => {
+    for (let i = 0; i < 200 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
+  };
+
+  it('when stopped by a handler of the listed objects (before the watch that follows the list)', async () => {
+    watches.length = 0;
+    answerWatch = true;
+    const informer = slimInformer(kc, '/api/v1/namespaces/shop/pods', list);
+    informer.on('add', () => void informer.stop());
+    await informer.start();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(watches).toHaveLength(0);
+  });
+
+  it('when stopped while the watch request is under way: it is closed as soon as the server answers', async () => {
+    watches.length = 0;
+    answerWatch = false;
+    const informer = slimInformer(kc, '/api/v1/namespaces/shop/pods', list);
+    const started = informer.start();
+    await until(() => watches.length > 0);
+    await informer.stop();
+    watches[0]!.res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
+    await started;
+    await until(() => watches[0]!.ended);
+    expect(watches.map((w) => w.ended)).toEqual([true]);
+  });
+
+  it('watches again when started again after a stop', async () => {
+    watches.length = 0;
+    answerWatch = true;
+    const informer = slimInformer(kc, '/api/v1/namespaces/shop/pods', list);
+    await informer.start();
+    await informer.stop();
+    await informer.start();
+    await until(() => watches.length === 2);
+    expect(watches.map((w) => w.ended)).toEqual([true, false]);
+    await informer.stop();
+  });
+});

@@ -42,8 +42,13 @@ export function watchEndError(error: unknown, end: WatchEnd): unknown {
   return null;
 }
 
-/** A Watch that hands every object on through `transform`, and reports quick or expired ends as errors (watchEndError). */
+/**
+ * A Watch that hands every object on through `transform`, reports quick or expired ends as errors (watchEndError), and
+ * opens nothing once closed.
+ */
 class TransformingWatch<T extends KubernetesObject> extends Watch {
+  private closed = false;
+
   constructor(
     kc: KubeConfig,
     private readonly transform: (object: T) => T,
@@ -51,12 +56,27 @@ class TransformingWatch<T extends KubernetesObject> extends Watch {
     super(kc);
   }
 
-  override watch(
+  /** From now on no watch is opened, and one still being opened is aborted as soon as it is. */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** Watches may be opened again (the informer was started again after a stop). */
+  reopen(): void {
+    this.closed = false;
+  }
+
+  override async watch(
     path: string,
     queryParams: Record<string, string | number | boolean | undefined>,
     callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
     done: (err: unknown) => void,
   ): Promise<AbortController> {
+    if (this.closed) {
+      const aborted = new AbortController();
+      aborted.abort();
+      return aborted;
+    }
     const started = Date.now();
     let delivered = 0;
     let expired = false;
@@ -75,7 +95,36 @@ class TransformingWatch<T extends KubernetesObject> extends Watch {
       if (isGone(err)) callback('ERROR', { code: 410 });
       done(watchEndError(err, { expired, delivered, lastedMs: Date.now() - started }));
     };
-    return super.watch(path, queryParams, onEvent, onDone);
+    const controller = await super.watch(path, queryParams, onEvent, onDone);
+    if (this.closed) controller.abort();
+    return controller;
+  }
+}
+
+/**
+ * A ListWatch whose stop also holds for the watch it is about to open. client-node's ListWatch.stop aborts only the
+ * watch already open: a stop during a list (from a handler of the listed objects, say) or while the watch request is
+ * under way lets the next watch open after it, which then keeps the process alive until its server-side timeout.
+ */
+class StoppingListWatch<T extends KubernetesObject> extends ListWatch<T> {
+  constructor(
+    path: string,
+    private readonly closingWatch: TransformingWatch<T>,
+    list: () => Promise<KubernetesListObject<T>>,
+    labelSelector?: string,
+    fieldSelector?: string,
+  ) {
+    super(path, closingWatch, list, false, labelSelector, fieldSelector);
+  }
+
+  override async start(): Promise<void> {
+    this.closingWatch.reopen();
+    await super.start();
+  }
+
+  override async stop(): Promise<void> {
+    this.closingWatch.close();
+    await super.stop();
   }
 }
 
@@ -90,7 +139,7 @@ export function transformingInformer<T extends KubernetesObject>(transform: (obj
       result.items = (result.items ?? []).map(transform);
       return result;
     };
-    return new ListWatch<T>(path, new TransformingWatch(kc, transform), transformedList, false, labelSelector, fieldSelector);
+    return new StoppingListWatch<T>(path, new TransformingWatch(kc, transform), transformedList, labelSelector, fieldSelector);
   };
 }
 

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { run } from '../../cli/run.js';
 import { binariesReady, binDirFor, readPins, repoRoot } from '../cluster/build.js';
 import { kubeconfigPath } from '../cluster/lab.js';
-import { test, waitFor } from './helpers.js';
+import { test, waitFor, waitForSettled } from './helpers.js';
 import { apply, ED_NAME, installCrds, readStatus, simulateFromCluster, waitForPhase, waitForPods, withRolloutEnv } from './rollout-kit.js';
 import { spawnInPty, spawnPiped, terminalFrames } from './terminal.js';
 
@@ -203,7 +203,9 @@ describe('edctl on a real ExtendedDeployment', () => {
       await waitForPhase(ns, v2.rolloutRevision, 3, 'Healthy', 180_000, v2);
 
       // Both watchers exit 0 by themselves once the rollout is Healthy.
-      const [ttyCode, pipedCode] = await Promise.all([tty.exited, piped.exited]);
+      const [ttyCode, pipedCode] = await waitForSettled('both watchers exit after Healthy', Promise.all([tty.exited, piped.exited]), {
+        describe: async () => ({ screen: screens().at(-1), lines: lines().slice(-3), stderr: piped.stderr(), status: await readStatus(ns) }),
+      });
       const frames = screens();
       console.log(`[cli] ${frames.length} terminal frames; last:\n${frames.at(-1)}\n[cli] ${lines().length} piped lines; last: ${lines().at(-1)}`);
       expect(ttyCode, tty.output().slice(-2000)).toBe(0);
@@ -258,8 +260,11 @@ describe('edctl on a real ExtendedDeployment', () => {
       );
       live.type('\x03');
       livePiped.child.kill('SIGINT');
-      expect(await live.exited, live.output().slice(-500)).toBe(0);
-      expect(await livePiped.exited, livePiped.stderr()).toBe(0);
+      const [liveCode, livePipedCode] = await waitForSettled('the live watchers exit after Ctrl-C', Promise.all([live.exited, livePiped.exited]), {
+        describe: async () => ({ tty: live.output().slice(-500), stderr: livePiped.stderr() }),
+      });
+      expect(liveCode, live.output().slice(-500)).toBe(0);
+      expect(livePipedCode, livePiped.stderr()).toBe(0);
       expect(live.output()).toMatch(/\^C/);
       expect(live.output().endsWith(`${ESC}[?25h`)).toBe(true);
       expect(livePiped.stdout().trimEnd().split('\n')).toHaveLength(1);
@@ -271,6 +276,7 @@ describe('edctl on a real ExtendedDeployment', () => {
         const r = spawnSync(join(labBin, 'kubectl'), ['ed', 'status', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG, '-o', 'json'], {
           encoding: 'utf8',
           env: { ...process.env, PATH: `${pathDir}${delimiter}${process.env['PATH'] ?? ''}` },
+          timeout: 60_000,
         });
         expect(r.status, r.stderr).toBe(0);
         expect(JSON.parse(r.stdout)).toMatchObject({ phase: 'Healthy', revision: v2.rolloutRevision });

@@ -53,22 +53,46 @@ function makeObjectApi(kc: KubeConfig): ObjectApi {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Time kept back from a test's own timeout so that a wait cut short still reports what it waited for. */
+const REPORT_MARGIN_MS = 20_000;
+/** When the running test (one with the `ns` fixture) must have ended its waits; see waitFor. */
+let testDeadline = Number.POSITIVE_INFINITY;
+
+const NO_ANSWER = Symbol('no answer');
+/** How long a wait that timed out gives `describe` to say what it saw. */
+const DESCRIBE_MS = 10_000;
+
+/** `promise`'s value, or NO_ANSWER once `deadline` (epoch ms) has passed without one. */
+async function beforeDeadline<T>(promise: Promise<T>, deadline: number): Promise<T | typeof NO_ANSWER> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<typeof NO_ANSWER>((resolve) => (timer = setTimeout(() => resolve(NO_ANSWER), Math.max(0, deadline - Date.now()) + 1)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs` with the last
  * observation (what `describe` returns) in the message. Timeouts are generous on purpose: the assertions are about
- * behaviour, never about speed.
+ * behaviour, never about speed. A wait also ends shortly before the test's own timeout would, so a test that runs out
+ * of time fails with the step it was waiting for and what it saw, not with vitest's bare "Test timed out".
  */
 export async function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined | false>,
   { timeoutMs = 60_000, intervalMs = 250, describe }: { timeoutMs?: number; intervalMs?: number; describe?: () => Promise<unknown> } = {},
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const started = Date.now();
+  const deadline = Math.min(started + timeoutMs, testDeadline);
   let lastError: unknown;
   for (;;) {
     try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v;
+      // A check that hangs (a request to an API server that never answers) ends at the deadline too.
+      const v = await beforeDeadline(check(), deadline);
+      if (v === NO_ANSWER) lastError = new Error('the last check had not answered by the deadline');
+      else if (v !== undefined && v !== false) return v;
     } catch (e) {
       lastError = e;
     }
@@ -76,16 +100,34 @@ export async function waitFor<T>(
       let observed = '';
       if (describe) {
         try {
-          observed = `\nlast observed: ${JSON.stringify(await describe(), null, 1).slice(0, 3000)}`;
+          const seen = await beforeDeadline(describe(), Date.now() + DESCRIBE_MS);
+          observed = `\nlast observed: ${seen === NO_ANSWER ? '(no answer)' : JSON.stringify(seen, null, 1).slice(0, 3000)}`;
         } catch {
           /* ignore */
         }
       }
       const err = lastError ? `\nlast error: ${errorMessage(lastError)}` : '';
-      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${err}${observed}`);
+      const cut = deadline < started + timeoutMs ? ` (cut short from ${timeoutMs / 1000} s: the test's own time ran out)` : '';
+      throw new Error(`timed out after ${((Date.now() - started) / 1000).toFixed(1)} s${cut} waiting for ${what}${err}${observed}`);
     }
     await sleep(intervalMs);
   }
+}
+
+/** Waits for `promise` as waitFor waits for a condition: bounded, and reporting `what` (and `describe`) when it is not settled in time. */
+export async function waitForSettled<T>(
+  what: string,
+  promise: Promise<T>,
+  options: { timeoutMs?: number; describe?: () => Promise<unknown> } = {},
+): Promise<T> {
+  let outcome: { value: T } | { error: unknown } | undefined;
+  promise.then(
+    (value) => (outcome = { value }),
+    (error: unknown) => (outcome = { error }),
+  );
+  const settled = await waitFor(what, async () => outcome, options);
+  if ('error' in settled) throw settled.error;
+  return settled.value;
 }
 
 /** Message of an API error (client-node 1.x ApiException carries the Status JSON in `body`). */
@@ -132,12 +174,13 @@ export async function deleteNamespace(name: string): Promise<void> {
 
 /** vitest `test` with a fresh namespace per test (`{ ns }`), deleted afterwards. */
 export const test = base.extend<{ ns: string }>({
-  // eslint-disable-next-line no-empty-pattern
-  ns: async ({}, use) => {
+  ns: async ({ task }, use) => {
+    testDeadline = Date.now() + task.timeout - REPORT_MARGIN_MS;
     const ns = await createNamespace();
     try {
       await use(ns);
     } finally {
+      testDeadline = Number.POSITIVE_INFINITY;
       await deleteNamespace(ns);
     }
   },
