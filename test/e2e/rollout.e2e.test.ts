@@ -31,11 +31,28 @@ const table = (groups: readonly ObservedGroup[]) =>
   groups.map((g) => `group ${g.group}: ${g.regions.map((r) => `${r.name.split('-')[0]} ${r.updated}/${r.updated + r.old}`).join(', ')}`).join(' | ');
 
 describe('rollout group by group, as simulateRollout predicts', () => {
-  const cases: { name: string; replicas: number[]; strategy: Record<string, unknown> }[] = [
+  // `racing`: the mode removes old pods and creates new ones in the same step, so whether a leaving pod still counts
+  // while its replacement starts depends on how long the pod takes to terminate (the simulation's TERMINATION_MS
+  // against the lab's kwok, which removes a pod with no grace period at once). There the cluster must stay within the
+  // simulated extremes, which are the worst case; everywhere else it must show exactly them.
+  const cases: { name: string; replicas: number[]; strategy: Record<string, unknown>; racing?: true }[] = [
     { name: 'Beta, integer batch 2', replicas: [4, 2, 3], strategy: { rolloutStrategy: 'Beta', batchSize: 2 } },
     { name: 'Group, batch 40%', replicas: [4, 2, 3], strategy: { rolloutStrategy: 'Group', batchSize: '40%' } },
     { name: 'Sequential region order, Beta batch 2', replicas: [3, 2, 2], strategy: { regionOrder: 'Sequential', batchSize: 2 } },
     { name: 'scaleInPriority, Beta batch 1', replicas: [3, 2, 2], strategy: { upgradeMode: 'scaleInPriority', batchSize: 1 } },
+    {
+      name: 'scaleSimultaneously, Group batch 2',
+      replicas: [4, 2, 3],
+      strategy: { upgradeMode: 'scaleSimultaneously', rolloutStrategy: 'Group', batchSize: 2 },
+      racing: true,
+    },
+    {
+      name: 'RollingUpdate, maxSurge 1 maxUnavailable 1, batch 2',
+      replicas: [4, 2, 3],
+      strategy: { batchSize: 2, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 1 } } },
+      racing: true,
+    },
+    { name: 'DeleteAllFirst, batch 2', replicas: [4, 2, 3], strategy: { batchSize: 2, updateStrategy: { type: 'DeleteAllFirst' } } },
   ];
   for (const c of cases) {
     test(c.name, async ({ ns }) => {
@@ -53,8 +70,11 @@ describe('rollout group by group, as simulateRollout predicts', () => {
         );
         console.log(`[rollout] ${c.name}: ${sim.totalGroups} groups; observed ${table(observed)}`);
         console.log(`[rollout] ${c.name}: extremes observed ${JSON.stringify(extremes)}; simulated ${JSON.stringify(sim.extremes)}`);
-        // The watcher saw every transient: the surge (or its absence) and the availability dip are exactly the simulated ones.
-        expect(extremes).toEqual(sim.extremes);
+        // The watcher saw every transient: the surge (or its absence) and the availability dip are the simulated ones.
+        if (c.racing) {
+          const within = extremes.map((e, i) => e.maxPods <= (sim.extremes[i]?.maxPods ?? 0) && e.minAvailable >= (sim.extremes[i]?.minAvailable ?? Infinity));
+          expect(within).toEqual(extremes.map(() => true));
+        } else expect(extremes).toEqual(sim.extremes);
         expect(observed.map((g) => ({ group: g.group, regions: g.regions }))).toEqual(
           sim.groups.map((g) => ({ group: g.group, regions: g.regions.map((r) => ({ name: r.name, updated: r.updated, old: r.old })) })),
         );
