@@ -440,15 +440,29 @@ describe('planRollout: decisions from one snapshot', () => {
 
   it('stops as Degraded when a group misses the progress deadline, and resume restarts the clock', () => {
     const strategy = ed({ syncWaitTimeout: 60 }, [{ name: 'a', replicas: 5 }]);
-    const stuck = [region('a', 5, [...olds(5), ...news(1, { ready: false, readySince: undefined })], 6)];
+    const stuck = [region('a', 5, [...olds(5), ...news(1, { name: 'web-a-new', ready: false, readySince: undefined })], 6)];
     const late = planRollout(input({ ed: strategy, regions: stuck, status: inGroup(1, 61_000) }));
     expect(late.status.phase).toBe('Degraded');
     expect(late.actions).toEqual([]);
     expect(late.status.conditions?.[0]).toMatchObject({ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' });
-    expect(late.events).toEqual([{ type: 'Warning', reason: 'ProgressDeadlineExceeded', message: 'group 1 did not finish within 60s; the rollout stopped' }]);
+    expect(late.events).toEqual([
+      { type: 'Warning', reason: 'ProgressDeadlineExceeded', message: 'group 1 did not finish within 60s; the rollout stopped; not Ready: web-a-new' },
+    ]);
     const resumed = planRollout(input({ ed: strategy, regions: stuck, status: late.status, controls: { ...noControls, resumedAt: T0 - 1000 } }));
     expect(resumed.status.phase).toBe('Progressing');
     expect(planRollout(input({ ed: strategy, regions: stuck, status: inGroup(1, 59_000) })).status.phase).toBe('Progressing');
+  });
+
+  it('releases Degraded when the spec changes in Git: the group starts its deadline again from the change', () => {
+    const strategy = ed({ syncWaitTimeout: 60 }, [{ name: 'a', replicas: 5 }]);
+    const stuck = [region('a', 5, [...olds(5), ...news(1, { ready: false, readySince: undefined })], 6)];
+    const degraded = planRollout(input({ ed: strategy, regions: stuck, status: { ...inGroup(1, 61_000), observedGeneration: 3 } }));
+    expect(degraded.status.phase).toBe('Degraded');
+    const changed = planRollout(input({ ed: strategy, regions: stuck, status: degraded.status, generation: 4 }));
+    expect(changed.status).toMatchObject({ phase: 'Progressing', currentGroup: 1, lastGroupStartTime: new Date(T0).toISOString(), observedGeneration: 4 });
+    // From then on the new start holds: the same spec looked at again later does not restart it.
+    const later = planRollout(input({ ed: strategy, regions: stuck, status: changed.status, generation: 4, now: T0 + 61_000 }));
+    expect(later.status.phase).toBe('Degraded');
   });
 
   it('defaults the deadline to 300 s when syncWaitTimeout is 0', () => {

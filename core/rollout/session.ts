@@ -69,8 +69,10 @@ export function planSession(input: RolloutInput, adapterFor: AdapterFactory): Ro
   }
 
   const group = schedule.totalGroups === 0 ? 0 : adapter.currentGroup(schedule);
-  // The group the status records keeps its start (and so its progress deadline); a group first seen now starts now.
-  const groupStart = record?.groupStart !== undefined && group === record.group ? Date.parse(record.groupStart) : input.now;
+  // The group the status records keeps its start (and so its progress deadline); a group first seen now starts now, and
+  // so does the group on a spec the agent has not seen yet: any change from Git (a fix, more replicas, a longer
+  // deadline) restarts the deadline, which releases a Degraded rollout.
+  const groupStart = record?.groupStart !== undefined && group === record.group && !specChanged(input) ? Date.parse(record.groupStart) : input.now;
   const steps = schedule.regions.map((scheduled) => ({ scheduled, move: adapter.step(scheduled, group) }));
   const gate = decideGate({
     strategy: input.ed.spec.strategy,
@@ -126,6 +128,12 @@ export function planSession(input: RolloutInput, adapterFor: AdapterFactory): Ro
     },
     moves.flatMap((m) => m.actions),
   );
+}
+
+/** The spec changed since the status was written (metadata.generation moved past status.observedGeneration). */
+function specChanged(input: RolloutInput): boolean {
+  const observed = input.status?.observedGeneration;
+  return observed !== undefined && input.generation > observed;
 }
 
 function iso(ms: number): string {

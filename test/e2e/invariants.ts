@@ -27,7 +27,8 @@
 //                  the new revision and loses no pod.
 //   groupBack      within one rollout (status.revision unchanged), status.currentGroup never decreases.
 //   groupRestarted a running group keeps its start time (status.lastGroupStartTime) from one state to the next: an agent
-//                  that takes over continues the group, it does not start it again.
+//                  that takes over continues the group, it does not start it again. Only a spec change from Git (the
+//                  status's observedGeneration moves on) restarts it: that restarts the progress deadline.
 //   placement      a pod of a region is bound only to a node of that region (a node carrying all of the DeployRegion's
 //                  matchLabels): a pod that escaped would take another region's capacity.
 //   capacity       per region, the requests of the ExtendedDeployment's pods bound to the region's nodes (terminating
@@ -366,10 +367,11 @@ export class InvariantChecker {
       report('groupBack', undefined, `rollout ${s.revision} went back from group ${before.currentGroup} to ${s.currentGroup}`);
     }
     // Compared with the state just before: a group the status left (complete, Healthy) may later be entered again
-    // with a new start (a resize), but a group that runs keeps its start across writes and agents.
+    // with a new start (a resize), but a group that runs keeps its start across writes and agents, until the spec changes.
     if (!s.revision || !s.currentGroup || !s.lastGroupStartTime || s.phase === 'Healthy') return;
     if (before?.revision !== s.revision || before.currentGroup !== s.currentGroup || !before.lastGroupStartTime || before.phase === 'Healthy') return;
-    if (before.lastGroupStartTime !== s.lastGroupStartTime) {
+    const specChanged = (s.observedGeneration ?? 0) > (before.observedGeneration ?? 0);
+    if (before.lastGroupStartTime !== s.lastGroupStartTime && !specChanged) {
       report(
         'groupRestarted',
         undefined,

@@ -265,6 +265,21 @@ test('progress deadline: a group that cannot finish makes the rollout Degraded, 
     expect(after).toEqual(before);
     const status = await readStatus(ns);
     expect([status.phase, status.currentGroup]).toEqual(['Degraded', 1]);
+
+    // A change of the spec from Git releases it (here a longer deadline; the templates and so the rollout stay the
+    // same): the group starts its deadline again from the change.
+    const changedAt = Date.now();
+    const longer = env.render({
+      image: V2,
+      ...base,
+      strategy: { syncWaitTimeout: 600 },
+      overrides: { c: { resources: { app: { requests: { cpu: '64' } } } } },
+    });
+    expect(longer.rolloutRevision).toBe(v2.rolloutRevision);
+    await apply(longer, 'ed');
+    const released = await waitForPhase(ns, v2.rolloutRevision, 1, 'Progressing', 60_000, v2);
+    expect(Date.parse(released.lastGroupStartTime ?? '')).toBeGreaterThanOrEqual(Math.floor(changedAt / 1000) * 1000);
+    expect(released.conditions?.find((c) => c.type === 'Progressing')?.status).toBe('True');
   });
 });
 

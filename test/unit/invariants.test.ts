@@ -45,6 +45,7 @@ interface EdOptions {
   revision?: string;
   subsetType?: EdSample['subsetType'];
   groupStart?: string;
+  observedGeneration?: number;
 }
 
 function ed(o: EdOptions = {}): EdSample {
@@ -62,6 +63,7 @@ function ed(o: EdOptions = {}): EdSample {
       currentGroup: o.group ?? 1,
       rolloutRegions: o.rolloutRegions ?? Object.keys(desired),
       ...(o.groupStart !== undefined && { lastGroupStartTime: o.groupStart }),
+      ...(o.observedGeneration !== undefined && { observedGeneration: o.observedGeneration }),
     },
   };
 }
@@ -448,6 +450,10 @@ describe('invariant check: group history', () => {
       'groupAdvance:a',
     ]);
     expect(kinds([sample(at(1, 't1', 'Healthy'), pods), sample(at(1, 't2'), pods)])).toEqual([]);
+    // A spec change from Git restarts the group's deadline: the status that first observes it may carry a new start.
+    const seen = (observedGeneration: number, groupStart: string) => ed({ group: 1, groupStart, phase: 'Degraded', observedGeneration });
+    expect(kinds([sample(seen(3, 't1'), pods), sample(seen(4, 't2'), pods)])).toEqual([]);
+    expect(kinds([sample(seen(4, 't1'), pods), sample(seen(4, 't2'), pods)])).toEqual(['groupRestarted:']);
   });
 });
 
