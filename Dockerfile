@@ -9,7 +9,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would build before the sources are copied; the build runs explicitly below.
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.cjs.json ./
 COPY core ./core
 COPY constructs ./constructs
 COPY agent ./agent

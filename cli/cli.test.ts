@@ -133,7 +133,8 @@ describe('edctl validate', () => {
     const other = sample
       .replace('name: extendeddeployment-sample\n', 'name: extendeddeployment\n')
       .replace('- name: region1\n      replicas: 1\n', '- name: sample-region1\n      replicas: 1\n')
-      .replace('  overriders:\n    - name: region1\n', '  overriders:\n    - name: sample-region1\n');
+      .replace('  overriders:\n    - name: region1\n', '  overriders:\n    - name: sample-region1\n')
+      .replaceAll('app: test', 'app: other');
     const region =
       'apiVersion: extendeddeployment.io/v1beta1\nkind: DeployRegion\nmetadata:\n  name: sample-region1\nspec:\n  matchLabels:\n    extendeddeployment.io/region: sample-region1\n';
     const dir = fixture({ 'regions.yaml': regions, 'sample.yaml': sample, 'other.yaml': `${region}---\n${other}` });

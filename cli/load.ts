@@ -1,23 +1,42 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
-import { formatObject, formatProblem, type Problem } from '../core/problems.js';
-import { refOf } from '../core/parse.js';
+import { parseAllDocuments, type Document } from 'yaml';
+import { documentObjects } from '../core/documents.js';
+import { formatPath, formatProblem, type FieldPath, type Problem } from '../core/problems.js';
 import { UserError } from './user-error.js';
 
 /** One object read from a file. */
 export interface LoadedObject {
   readonly object: Record<string, unknown>;
+  /** The file, as given or found in a folder; `<stdin>` for `-f -`. */
   readonly file: string;
+  /** Where the object sits in its document when it is an item of a List (`items[2]`); empty for a whole document. */
+  readonly item: FieldPath;
+  /** The line the object starts on, from 1. */
+  readonly line: number;
 }
 
-const YAML_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
+/** The path that stands for standard input, as in kubectl's `-f -`. */
+export const STDIN = '-';
+/** How standard input is named in messages. */
+export const STDIN_NAME = '<stdin>';
 
-/** Expands files and folders (recursively, YAML and JSON files, sorted) into file paths. */
+const YAML_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
+/** The names kustomize looks for: a folder of kustomize input holds a file that is no Kubernetes object. */
+const KUSTOMIZATION_FILES = new Set(['kustomization.yaml', 'kustomization.yml', 'Kustomization']);
+
+/**
+ * Expands files and folders (recursively, YAML and JSON files, sorted) into file paths; `-` stays as it is. A
+ * kustomization file in a folder is skipped with a note on stderr.
+ */
 export function expandPaths(paths: readonly string[]): string[] {
   const files: string[] = [];
   const missing: string[] = [];
   for (const path of paths) {
+    if (path === STDIN) {
+      files.push(path);
+      continue;
+    }
     let stat;
     try {
       stat = statSync(path);
@@ -38,50 +57,86 @@ function walk(dir: string): string[] {
     .flatMap((entry) => {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) return walk(path);
+      if (KUSTOMIZATION_FILES.has(entry.name)) {
+        process.stderr.write(
+          `note: skipped ${path}: kustomize's file, not a Kubernetes object (to read what kustomize makes: kustomize build ${dir} | ... -f -)\n`,
+        );
+        return [];
+      }
       return YAML_EXTENSIONS.has(extname(entry.name)) ? [path] : [];
     });
 }
 
-/** Reads every object of the given files and folders. Every YAML error of every file is reported at once. */
-export function loadObjects(paths: readonly string[]): LoadedObject[] {
+/**
+ * Reads every object of the given files and folders (`-` is standard input); the items of a List are objects of their
+ * own. Every YAML error of every file is reported at once, each naming its file. With `command`, finding no object at
+ * all is an error too, in kubectl's words: a path that holds nothing is most likely a typo, and must not pass a check.
+ */
+export function loadObjects(paths: readonly string[], command?: string): LoadedObject[] {
   const objects: LoadedObject[] = [];
   const errors: string[] = [];
-  for (const file of expandPaths(paths)) {
-    const text = readFileSync(file, 'utf8');
+  for (const path of expandPaths(paths)) {
+    const file = path === STDIN ? STDIN_NAME : path;
+    // Descriptor 0, not process.stdin: creating that stream turns a pipe non-blocking, and a synchronous read then fails.
+    const text = readFileSync(path === STDIN ? 0 : path, 'utf8');
     for (const doc of parseAllDocuments(text)) {
       if (doc.errors.length > 0) {
         for (const e of doc.errors)
           errors.push(`${file}: line ${(e.linePos?.[0].line ?? 0).toString()}: ${(e.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`);
         continue;
       }
-      const value: unknown = doc.toJS();
-      if (value === null || value === undefined) continue;
-      if (typeof value !== 'object' || Array.isArray(value) || typeof (value as { kind?: unknown }).kind !== 'string') {
-        errors.push(`${file}: line ${lineOf(text, doc.range[0])}: not a Kubernetes object (no kind)`);
+      let value: unknown;
+      try {
+        value = doc.toJS();
+      } catch (error) {
+        // The YAML library refuses documents that expand without bound (aliases of aliases: a "YAML bomb").
+        errors.push(`${file}: line ${lineOf(text, doc.range[0])}: ${error instanceof Error ? error.message : String(error)}`);
         continue;
       }
-      objects.push({ object: value as Record<string, unknown>, file });
+      const contents = documentObjects(value);
+      for (const p of contents.problems)
+        errors.push(`${file}: line ${lineOf(text, startOf(doc, p.path))}: ${p.path.length > 0 ? `${formatPath(p.path)}: ` : ''}${p.message}`);
+      for (const o of contents.objects) objects.push({ object: o.object, file, item: o.path, line: Number(lineOf(text, startOf(doc, o.path))) });
     }
   }
   if (errors.length > 0) throw new UserError(errors);
+  if (command !== undefined && objects.length === 0) throw new UserError([`no objects passed to ${command}`]);
   return objects;
+}
+
+/** Where the node at `path` of a document starts (the document's start when there is no such node). */
+function startOf(doc: Document.Parsed, path: FieldPath): number {
+  const node: unknown = path.length > 0 ? doc.getIn(path, true) : undefined;
+  const range = (node as { range?: readonly number[] } | undefined)?.range;
+  return range?.[0] ?? doc.range[0];
 }
 
 function lineOf(text: string, offset: number): string {
   return String(text.slice(0, offset).split('\n').length);
 }
 
-/** The file each problem's object came from (undefined when no loaded object matches). */
-export function problemFiles(problems: readonly Problem[], objects: readonly LoadedObject[]): (string | undefined)[] {
-  const fileOf = new Map(objects.map((o) => [formatObject(refOf(o.object)), o.file]));
-  return problems.map((p) => fileOf.get(formatObject(p.object)));
+/** Where an object was read: its file, and its place in a List there (`web.yaml: items[1]`). */
+export function placeOf(object: LoadedObject): string {
+  return object.item.length > 0 ? `${object.file}: ${formatPath(object.item)}` : object.file;
 }
 
-/** Formats problems, each prefixed with the file its object came from. */
+/**
+ * Where each problem's object was read (see Problem.inputs): one place, or every place of an object defined more than
+ * once (a place that comes up twice, as two documents of one file, with its line). Empty when renderSet did not say.
+ */
+export function problemPlaces(problems: readonly Problem[], objects: readonly LoadedObject[]): string[][] {
+  return problems.map((p) => {
+    const found = (p.inputs ?? []).flatMap((i) => (objects[i] ? [objects[i]] : []));
+    const places = found.map(placeOf);
+    return places.map((place, k) => (places.indexOf(place) === places.lastIndexOf(place) ? place : `${place} (line ${found[k]?.line ?? 0})`));
+  });
+}
+
+/** Formats problems, each prefixed with every place its object was read. */
 export function formatProblemsWithFiles(problems: readonly Problem[], objects: readonly LoadedObject[]): string[] {
-  const files = problemFiles(problems, objects);
+  const places = problemPlaces(problems, objects);
   return problems.map((p, i) => {
-    const file = files[i];
-    return file ? `${file}: ${formatProblem(p)}` : formatProblem(p);
+    const where = places[i]?.join(', ') ?? '';
+    return where ? `${where}: ${formatProblem(p)}` : formatProblem(p);
   });
 }

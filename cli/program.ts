@@ -9,6 +9,7 @@ import { registerPlan } from './commands/plan.js';
 import { registerRender } from './commands/render.js';
 import { registerStatus } from './commands/status.js';
 import { registerValidate } from './commands/validate.js';
+import { packageVersion } from './version.js';
 
 /** The name edctl goes by: `edctl`, or `kubectl ed` when kubectl runs it as the plugin `kubectl-ed`. */
 export type ProgramName = 'edctl' | 'kubectl ed';
@@ -25,19 +26,25 @@ export function programNameOf(scriptPath: string | undefined): ProgramName {
 export function buildProgram(name: ProgramName = 'edctl'): Command {
   const program = new Command(name)
     .description('Partitioned, gated rollouts for Kubernetes: render, validate, plan and diff ExtendedDeployments; run and steer the agent')
-    .showHelpAfterError()
+    .version(packageVersion(), '--version', 'print the version')
     .exitOverride()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text), writeOut: (text) => process.stdout.write(text) })
+    .configureOutput({
+      writeErr: (text) => process.stderr.write(text),
+      writeOut: (text) => process.stdout.write(text),
+      // Commander's "did you mean" goes on a line of its own: keep a usage error to one line.
+      outputError: (text, write) => write(text.replace('\n(Did you mean', ' (did you mean')),
+    })
     .addHelpText(
       'after',
       `
 Exit codes:
   0  success
-  1  invalid input (a spec, a file), a failed check, an object that was not found, or no cluster reachable
+  1  invalid input (a spec, a file), a failed check, an object that was not found, or no cluster reachable;
+     differences, for diff --exit-code
   2  wrong usage (unknown command or option)
 
 Cluster commands (status, approve, pause, resume, abort, agent) take kubectl's --kubeconfig, --context and
--n/--namespace. Read commands (validate, plan, diff, status) take -o/--output json.${
+-n/--namespace. Read commands (validate, plan, diff, status) take -o/--output json or yaml.${
         name === 'edctl' ? '\nInstalled on the PATH, edctl also runs as the kubectl plugin `kubectl ed`.' : ''
       }`,
     );
@@ -50,5 +57,8 @@ Cluster commands (status, approve, pause, resume, abort, agent) take kubectl's -
   registerStatus(program);
   registerControls(program);
   registerAgent(program);
+  // A usage error is one line and where to read more, as kubectl's: the full help only when asked for.
+  program.showHelpAfterError(`Run '${name} --help' for usage.`);
+  for (const command of program.commands) command.showHelpAfterError(`Run '${name} ${command.name()} --help' for usage.`);
   return program;
 }

@@ -2,36 +2,71 @@ import { App, Chart, YamlOutputType } from 'cdk8s';
 import { Construct } from 'constructs';
 import { existsSync } from 'node:fs';
 import { basename, extname } from 'node:path';
-import { renderSet, type RenderedExtendedDeployment, type RenderedSet } from '../core/render.js';
+import { renderSet, type RenderedSet } from '../core/render.js';
 import { emitManifest } from '../constructs/manifest.js';
 import { emitRenderedDeployRegion, emitRenderedExtendedDeployment } from '../constructs/emit.js';
 import { refOf } from '../core/parse.js';
 import { ED_KIND, REGION_KIND } from '../core/api/identity.js';
-import { pathsAtRef } from './git-files.js';
+import { readAtRevision } from './git-files.js';
 import { formatProblemsWithFiles, loadObjects, type LoadedObject } from './load.js';
 import { UserError } from './user-error.js';
 
-/** Loads and renders files; invalid input becomes a UserError listing every problem with its file. */
-export function renderFiles(paths: readonly string[]): { objects: LoadedObject[]; rendered: RenderedSet } {
-  const objects = loadObjects(paths);
+/**
+ * Loads and renders files; invalid input becomes a UserError listing every problem with its file. With `command`,
+ * finding no object is an error (see loadObjects).
+ */
+export function renderFiles(paths: readonly string[], command?: string): { objects: LoadedObject[]; rendered: RenderedSet } {
+  const objects = loadObjects(paths, command);
   const result = renderSet(objects.map((o) => o.object));
   if (!result.ok) throw new UserError(formatProblemsWithFiles(result.problems, objects));
   return { objects, rendered: result.value };
 }
 
+/** Both sides of a change, as plan and diff compare them. */
+export interface RenderedChange {
+  readonly after: RenderedSet;
+  /** Absent without `from`. */
+  readonly before?: RenderedSet;
+}
+
+/** The side of a change that has no files. */
+const NOTHING: RenderedSet = { deployRegions: [], extendedDeployments: [] };
+
 /**
- * Renders the state before a change (`--from` of plan and diff): files that exist, or one git revision at which the
- * same paths as `paths` are read. Problems are prefixed with `in --from ...`.
+ * Renders `paths` (the state after a change) and, given `from` (`--from` of plan and diff), the state before it: files
+ * that exist, or one git revision at which the same paths are read. Against a revision, a path that held no file there
+ * is new and one that no longer exists is removed; a path on neither side is an error. Problems of the state before
+ * are prefixed with `in --from ...`. `command` names the command in the error for files that hold no object (not
+ * raised against a revision, where a change may remove every file).
  */
-export function renderFrom(from: readonly string[], paths: readonly string[]): RenderedExtendedDeployment[] {
-  const files = from.every((p) => existsSync(p)) ? from : from.length === 1 ? pathsAtRef(from[0] ?? '', paths) : undefined;
-  if (!files) throw new UserError([`--from ${from.join(' ')}: give one git revision, or files that exist`]);
-  try {
-    return [...renderFiles(files).rendered.extendedDeployments];
-  } catch (error) {
-    if (error instanceof UserError) throw new UserError(error.lines.map((l) => `in --from ${from.join(' ')}: ${l}`));
-    throw error;
-  }
+export function renderChange(paths: readonly string[], from?: readonly string[], command?: string): RenderedChange {
+  if (from === undefined) return { after: renderFiles(paths, command).rendered };
+  // `named` gives a file of the state before the name people know it by (a checked-out file by its path in the repository).
+  const beforeFrom = (files: readonly string[], named = (line: string) => line) => {
+    if (files.length === 0) return NOTHING;
+    try {
+      return renderFiles(files).rendered;
+    } catch (error) {
+      if (error instanceof UserError) throw new UserError(error.lines.map((l) => `in --from ${from.join(' ')}: ${named(l)}`));
+      throw error;
+    }
+  };
+  if (from.every((p) => existsSync(p))) return { after: renderFiles(paths, command).rendered, before: beforeFrom(from) };
+  const [ref] = from;
+  if (from.length !== 1 || ref === undefined) throw new UserError([`--from ${from.join(' ')}: give one git revision, or files that exist`]);
+  if (paths.includes('-')) throw new UserError([`--from ${ref} reads the paths of -f at that revision: give files or folders, not -`]);
+  return readAtRevision(ref, paths, (atRef) => {
+    const missing = paths.filter((p, i) => atRef[i] === undefined && !existsSync(p));
+    if (missing.length > 0) throw new UserError(missing.map((p) => `${p}: no such file or directory, here or at ${ref}`));
+    const now = paths.filter((p) => existsSync(p));
+    return {
+      after: now.length > 0 ? renderFiles(now).rendered : NOTHING,
+      before: beforeFrom(
+        atRef.filter((p) => p !== undefined),
+        (line) => atRef.reduce((text: string, p, i) => (p === undefined ? text : text.replaceAll(p, paths[i] ?? p)), line),
+      ),
+    };
+  });
 }
 
 /**
@@ -40,7 +75,7 @@ export function renderFrom(from: readonly string[], paths: readonly string[]): R
  * emitters as the constructs write the objects, so both paths give the same output.
  */
 export function appFromFiles(paths: readonly string[]): App {
-  const { objects, rendered } = renderFiles(paths);
+  const { objects, rendered } = renderFiles(paths, 'render');
   const app = new App({ yamlOutputType: YamlOutputType.FILE_PER_CHART });
   const charts = new Map<string, Chart>();
   const chartFor = (file: string) => {

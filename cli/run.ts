@@ -1,6 +1,5 @@
 import { CommanderError } from 'commander';
-import { RenderError } from '../constructs/render-error.js';
-import { formatProblem } from '../core/problems.js';
+import { RenderError, renderErrorReport } from '../constructs/render-error.js';
 import { buildProgram, type ProgramName } from './program.js';
 import { UserError } from './user-error.js';
 
@@ -24,11 +23,11 @@ export async function run(argv: readonly string[], options: RunOptions = {}): Pr
       return error.code === 'commander.helpDisplayed' || error.code === 'commander.help' || error.code === 'commander.version' ? 0 : 2;
     }
     if (error instanceof UserError) {
-      process.stderr.write(`${error.lines.map((l) => `error: ${l}`).join('\n')}\n`);
+      if (error.lines.length > 0) process.stderr.write(`${error.lines.map((l) => `error: ${l}`).join('\n')}\n`);
       return error.exitCode;
     }
     if (error instanceof RenderError) {
-      process.stderr.write(`${error.problems.map((p) => `error: ${formatProblem(p)}`).join('\n')}\n`);
+      process.stderr.write(renderErrorReport(error));
       return 1;
     }
     const message = error instanceof Error ? error.message : String(error);

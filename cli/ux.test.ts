@@ -18,7 +18,7 @@ describe('every command', () => {
     expect(captured.out).toMatch(/\nExamples:\n {2}edctl /);
   });
 
-  it('cluster commands take --kubeconfig, --context and -n/--namespace; read commands -o/--output json', () => {
+  it('cluster commands take --kubeconfig, --context and -n/--namespace; read commands -o/--output json and yaml', () => {
     for (const name of CLUSTER_COMMANDS) {
       const flags = commands.find((c) => c.name() === name)?.options.map((o) => o.flags);
       expect(flags, name).toEqual(
@@ -28,7 +28,7 @@ describe('every command', () => {
     for (const name of READ_COMMANDS) {
       const output = commands.find((c) => c.name() === name)?.options.find((o) => o.long === '--output');
       expect(output?.short, name).toBe('-o');
-      expect(output?.argChoices, name).toContain('json');
+      expect(output?.argChoices, name).toEqual(expect.arrayContaining(['json', 'yaml']));
     }
   });
 

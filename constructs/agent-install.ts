@@ -18,17 +18,29 @@ export type AgentLogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 /** CPU and memory of the agent container, as Kubernetes quantities (`"100m"`, `"256Mi"`). */
 export interface AgentResourceList {
-  /** CPU, e.g. `"100m"`. */
+  /**
+   * CPU, e.g. `"100m"`.
+   * @default none
+   */
   readonly cpu?: string;
-  /** Memory, e.g. `"128Mi"`. */
+  /**
+   * Memory, e.g. `"128Mi"`.
+   * @default none
+   */
   readonly memory?: string;
 }
 
 /** Requests and limits of the agent container. */
 export interface AgentResources {
-  /** What the scheduler reserves. */
+  /**
+   * What the scheduler reserves.
+   * @default none
+   */
   readonly requests?: AgentResourceList;
-  /** The most the container may use. */
+  /**
+   * The most the container may use.
+   * @default none
+   */
   readonly limits?: AgentResourceList;
 }
 
@@ -36,59 +48,102 @@ export interface AgentResources {
 export interface AgentInstallProps {
   /** The edctl image built from the repository's Dockerfile; pin it by tag or, better, by digest. */
   readonly image: string;
-  /** Namespace the agent runs in; it also holds the agent's Lease. Default: `extended-deployment-system`. */
+  /**
+   * Namespace the agent runs in; it also holds the agent's Lease.
+   * @default "extended-deployment-system"
+   */
   readonly namespace?: string;
-  /** Render the Namespace object too. Default: true. */
+  /**
+   * Render the Namespace object too.
+   * @default true
+   */
   readonly createNamespace?: boolean;
-  /** Name of the ServiceAccount, ClusterRole, Role, bindings, Deployment, Service and Lease. Default: `extended-deployment-agent`. */
+  /**
+   * Name of the ServiceAccount, ClusterRole, Role, bindings, Deployment, Service and Lease.
+   * @default "extended-deployment-agent"
+   */
   readonly name?: string;
-  /** Agent replicas: one leads, the others stand by with warm caches and take over within a lease duration. Default: 2. */
+  /**
+   * Agent replicas: one leads, the others stand by with warm caches and take over within a lease duration.
+   * @default 2
+   */
   readonly replicas?: number;
-  /** Container resources. Default: requests 100m CPU and 128Mi, limits 500m CPU and 256Mi. */
+  /**
+   * Container resources.
+   * @default requests 100m CPU and 128Mi, limits 500m CPU and 256Mi
+   */
   readonly resources?: AgentResources;
-  /** Port of /metrics, bound on every interface so Prometheus reaches it through the Service. Default: 8080. */
+  /**
+   * Port of /metrics, bound on every interface so Prometheus reaches it through the Service.
+   * @default 8080
+   */
   readonly metricsPort?: number;
-  /** Port of /healthz, /livez and /readyz, bound on every interface for the kubelet's probes; not in the Service. Default: 8081. */
+  /**
+   * Port of /healthz, /livez and /readyz, bound on every interface for the kubelet's probes; not in the Service.
+   * @default 8081
+   */
   readonly healthProbePort?: number;
   /**
-   * Serve /metrics only to bearer tokens allowed to `get` the non-resource URL /metrics (`--metrics-secure`): bind the
-   * rendered `<name>-metrics-reader` ClusterRole to Prometheus' ServiceAccount. The agent checks each token with a
-   * TokenReview and a SubjectAccessReview (answers cached for a minute or so), which its ClusterRole then also grants.
-   * Default: true.
+   * Serve /metrics only to bearer tokens allowed to `get` the non-resource URL /metrics (`--metrics-secure`): bind
+   * the rendered `<name>-metrics-reader` ClusterRole to Prometheus' ServiceAccount. The agent checks each token with
+   * a TokenReview and a SubjectAccessReview (answers cached for a minute or so), which its ClusterRole then also
+   * grants.
+   * @default true
    */
   readonly metricsSecure?: boolean;
   /**
    * A Secret of type `kubernetes.io/tls` in the agent's namespace (e.g. a cert-manager Certificate's): /metrics is
    * served over TLS with its tls.crt and tls.key (`--metrics-cert-dir`), picked up again when it is renewed. Without
-   * one, /metrics is plain HTTP and scrapers' bearer tokens cross the network in clear text. Default: none.
+   * one, /metrics is plain HTTP and scrapers' bearer tokens cross the network in clear text.
+   * @default none
    */
   readonly metricsCertSecret?: string;
-  /** Least severe log level written (`--log-level`). Default: info. */
+  /**
+   * Least severe log level written (`--log-level`).
+   * @default "info"
+   */
   readonly logLevel?: AgentLogLevel;
   /**
-   * Watch only this namespace (`--namespace`): the permissions on namespaced resources become a Role there instead of
-   * a ClusterRole. DeployRegions and Nodes are cluster-scoped and stay in the ClusterRole. The admission policies then
-   * also refuse the agent's writes in any other namespace. Default: every namespace.
+   * Watch only this namespace (`--namespace`): the permissions on namespaced resources become a Role there instead
+   * of a ClusterRole. DeployRegions and Nodes are cluster-scoped and stay in the ClusterRole. The admission policies
+   * then also refuse the agent's writes in any other namespace.
+   * @default every namespace
    */
   readonly watchNamespace?: string;
   /**
-   * Render ValidatingAdmissionPolicies and their bindings (admissionregistration.k8s.io/v1, Kubernetes 1.30 or later)
-   * that hold the agent's ServiceAccount to the writes it makes: only on pods, ReplicaSets and Deployments labelled as
-   * an ExtendedDeployment's, and on them only container images, its own pod annotations, the revision label, the
-   * InPlaceUpdateReady condition, pod deletion, `spec.replicas` and `spec.paused` (see constructs/agent-admission.ts).
-   * RBAC alone lets the agent's token patch any pod or workload in the cluster. Turn it off only where policies
-   * cannot be installed (older clusters) or are managed elsewhere. Default: true.
+   * Render ValidatingAdmissionPolicies and their bindings (admissionregistration.k8s.io/v1, Kubernetes 1.30 or
+   * later) that hold the agent's ServiceAccount to the writes it makes: only on pods, ReplicaSets and Deployments
+   * labelled as an ExtendedDeployment's, and on them only container images, its own pod annotations, the revision
+   * label, the InPlaceUpdateReady condition, pod deletion, `spec.replicas` and `spec.paused` (see
+   * constructs/agent-admission.ts). RBAC alone lets the agent's token patch any pod or workload in the cluster. Turn
+   * it off only where policies cannot be installed (older clusters) or are managed elsewhere.
+   * @default true
    */
   readonly admissionPolicy?: boolean;
-  /** How long the Lease lasts without renewal (`--lease-duration`, seconds). Default: the agent's, 15. */
+  /**
+   * How long the Lease lasts without renewal (`--lease-duration`, seconds).
+   * @default 15 (the agent's)
+   */
   readonly leaseDurationSeconds?: number;
-  /** ExtendedDeployments reconciled in parallel (`--workers`). Default: the agent's, 48. */
+  /**
+   * ExtendedDeployments reconciled in parallel (`--workers`).
+   * @default 48 (the agent's)
+   */
   readonly workers?: number;
-  /** Image pull policy. Default: IfNotPresent. */
+  /**
+   * Image pull policy.
+   * @default "IfNotPresent"
+   */
   readonly imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
-  /** Secrets to pull the image with (they must exist in the namespace). Default: none. */
+  /**
+   * Secrets to pull the image with (they must exist in the namespace).
+   * @default none
+   */
   readonly imagePullSecrets?: readonly string[];
-  /** PriorityClass of the agent's pods, e.g. `system-cluster-critical`. Default: none. */
+  /**
+   * PriorityClass of the agent's pods, e.g. `system-cluster-critical`.
+   * @default none
+   */
   readonly priorityClassName?: string;
 }
 

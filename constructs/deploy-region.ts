@@ -1,20 +1,30 @@
 import { Construct } from 'constructs';
-import { type Toleration } from '../core/api/common.js';
 import { API_VERSION, REGION_KIND } from '../core/api/identity.js';
-import type { DeployRegion as DeployRegionObject, DeployRegionInput } from '../core/api/deploy-region.js';
+import type { DeployRegionInput } from '../core/api/deploy-region.js';
 import { renderDeployRegion } from '../core/render.js';
 import { emitManifest } from './manifest.js';
+import { parsedRegions } from './parsed-regions.js';
+import type { Toleration } from './props.js';
 import { RenderError } from './render-error.js';
 
 /** Props of a {@link DeployRegion}. */
 export interface DeployRegionProps {
-  /** Region name (cluster-wide, a DNS label). Default: the construct id. */
+  /**
+   * Region name (cluster-wide, a DNS label).
+   * @default the construct id
+   */
   readonly name?: string;
   /** Node labels that define the region: a node belongs to it when it carries all of them. */
   readonly matchLabels: Record<string, string>;
-  /** Tolerations every pod placed in this region needs, e.g. for a tainted GPU pool. Default: none. */
+  /**
+   * Tolerations every pod placed in this region needs, e.g. for a tainted GPU pool.
+   * @default none
+   */
   readonly tolerations?: Toleration[];
-  /** Labels of the DeployRegion object itself. Default: none. */
+  /**
+   * Labels of the DeployRegion object itself.
+   * @default none
+   */
   readonly labels?: Record<string, string>;
 }
 
@@ -25,8 +35,6 @@ export interface DeployRegionProps {
 export class DeployRegion extends Construct {
   /** The region's name. */
   readonly name: string;
-  /** The validated DeployRegion, as placement reads it. */
-  readonly object: DeployRegionObject;
 
   constructor(scope: Construct, id: string, props: DeployRegionProps) {
     super(scope, id);
@@ -39,7 +47,7 @@ export class DeployRegion extends Construct {
     };
     const rendered = renderDeployRegion(manifest);
     if (!rendered.ok) throw new RenderError(rendered.problems);
-    this.object = rendered.value.parsed;
+    parsedRegions.set(this, rendered.value.parsed);
     emitManifest(this, 'Resource', rendered.value.manifest, true);
   }
 }

@@ -1,32 +1,68 @@
 import { Chart } from 'cdk8s';
 import { Construct, type IConstruct } from 'constructs';
 import { k8s } from 'cdk8s-plus-28';
-import { type IntOrPercent, type LabelSelector } from '../core/api/common.js';
 import { API_VERSION, ED_KIND } from '../core/api/identity.js';
-import type { ExtendedDeploymentInput, ExtendedDeploymentSpecInput, RegionOverrides } from '../core/api/extended-deployment.js';
-import type { JsonObject, PatchOperation } from '../core/overrides.js';
-import { renderExtendedDeployment, workloadNameCollisions, type RenderedExtendedDeployment } from '../core/render.js';
+import type { ExtendedDeploymentInput, ExtendedDeploymentSpecInput } from '../core/api/extended-deployment.js';
+import type { JsonObject } from '../core/overrides.js';
+import { renderExtendedDeployment, workloadNameCollisions } from '../core/render.js';
 import type { DeployRegion } from './deploy-region.js';
 import { emitRenderedExtendedDeployment } from './emit.js';
+import { parsedRegions } from './parsed-regions.js';
+import type { IntOrPercent, LabelSelector, PatchOperation, RegionOverrides, StrategyProps } from './props.js';
 import { RenderError } from './render-error.js';
-
-/** Rollout strategy; every field is optional and documented in docs/reference (generated from the schema). */
-export type StrategyProps = NonNullable<ExtendedDeploymentSpecInput['strategy']>;
 
 /** One region an {@link ExtendedDeployment} runs in. */
 export interface ExtendedDeploymentRegion {
   /** The region, by reference: a region that does not exist cannot be named. */
   readonly region: DeployRegion;
-  /** Replicas here: an integer, or `"N%"` of `replicas`. Default: an even share of what other regions leave. */
+  /**
+   * Replicas here: an integer, or `"N%"` of `replicas`.
+   * @default an even share of what the other regions leave
+   */
   readonly replicas?: IntOrPercent;
-  /** Fewest replicas this region gets. Default: 0. */
+  /**
+   * Fewest replicas this region gets; minimums are satisfied first, in declared order.
+   * @default 0
+   */
   readonly minReplicas?: number;
-  /** Most replicas this region gets. Default: no limit. */
+  /**
+   * Most replicas this region gets; what it cannot take goes to later regions.
+   * @default no limit
+   */
   readonly maxReplicas?: number;
-  /** Typed changes to the pod template for this region (images by container, env, resources, labels, ...). */
+  /**
+   * Typed changes to the pod template for this region (images by container, env, resources, labels, ...).
+   * @default none
+   */
   readonly overrides?: RegionOverrides;
-  /** Raw RFC 6902 operations on this region's pod template, applied after `overrides`. */
+  /**
+   * Raw RFC 6902 operations on this region's pod template, applied after `overrides`.
+   * @default none
+   */
   readonly patches?: PatchOperation[];
+}
+
+/** One regional workload an {@link ExtendedDeployment} rendered. */
+export interface RenderedRegion {
+  /** Region name. */
+  readonly name: string;
+  /** Target replicas from the distribution (before any move by the agent). */
+  readonly replicas: number;
+  /** Revision of the final regional pod template. */
+  readonly revision: string;
+}
+
+/**
+ * What an {@link ExtendedDeployment} rendered: the part of core's RenderedExtendedDeployment users read, whose
+ * declarations, unlike the whole's, reach no zod type (see props.ts).
+ */
+export interface ExtendedDeploymentRendering {
+  /** Regions in declared order. */
+  readonly regions: readonly RenderedRegion[];
+  /** Total replicas over all regions. */
+  readonly replicas: number;
+  /** The rollout revision that approvals name (`strategy.approval.revision`, `edctl approve`). */
+  readonly rolloutRevision: string;
 }
 
 /**
@@ -43,27 +79,54 @@ function workloadKey(workload: JsonObject): string {
 
 /** Props of an {@link ExtendedDeployment}. */
 export interface ExtendedDeploymentProps {
-  /** Object name (a DNS label). Default: the construct id. */
+  /**
+   * Object name (a DNS label).
+   * @default the construct id
+   */
   readonly name?: string;
-  /** Namespace of the ExtendedDeployment and its regional workloads. Default: the chart's namespace, else `default`. */
+  /**
+   * Namespace of the ExtendedDeployment and its regional workloads.
+   * @default the chart's namespace, else "default"
+   */
   readonly namespace?: string;
-  /** Labels of the ExtendedDeployment object. Default: none. */
+  /**
+   * Labels of the ExtendedDeployment object.
+   * @default none
+   */
   readonly labels?: Record<string, string>;
-  /** Annotations of the ExtendedDeployment object. Default: none. */
+  /**
+   * Annotations of the ExtendedDeployment object.
+   * @default none
+   */
   readonly annotations?: Record<string, string>;
-  /** Total replicas over all regions. Default: the sum of the regions' integer replicas. */
+  /**
+   * Total replicas over all regions.
+   * @default the sum of the regions' integer replicas (percentages then need it)
+   */
   readonly replicas?: number;
-  /** Selects the application's pods. Default: the template's labels. */
+  /**
+   * Selects the application's pods; must match the template's labels. Immutable.
+   * @default the template's labels
+   */
   readonly selector?: LabelSelector;
   /** Pod template every region starts from, as typed Kubernetes structs (`k8s.PodTemplateSpec` of cdk8s-plus-28). */
   readonly template: k8s.PodTemplateSpec;
   /** Regions to run in, in priority order. */
   readonly regions: ExtendedDeploymentRegion[];
-  /** Regional workload kind. Default: ReplicaSet. */
-  readonly subsetType?: ExtendedDeploymentSpecInput['subsetType'];
-  /** Old revisions kept for rollback. Default: 5. */
+  /**
+   * Regional workload kind: `ReplicaSet`, `Deployment` (compat mode), or `InplaceSet` (upstream). Immutable.
+   * @default "ReplicaSet"
+   */
+  readonly subsetType?: 'ReplicaSet' | 'Deployment' | 'InplaceSet';
+  /**
+   * Old revisions kept for rollback.
+   * @default 5
+   */
   readonly historyLimit?: number;
-  /** How rollouts proceed. Default: Beta groups of 1, new pods first, no gates. */
+  /**
+   * How rollouts proceed.
+   * @default Beta groups of 1, new pods first, no gates (each field of {@link StrategyProps} has its default)
+   */
   readonly strategy?: StrategyProps;
 }
 
@@ -76,7 +139,7 @@ export class ExtendedDeployment extends Construct {
   /** The object's name. */
   readonly name: string;
   /** What the render produced: regions, revisions, replicas. */
-  readonly rendered: RenderedExtendedDeployment;
+  readonly rendered: ExtendedDeploymentRendering;
 
   constructor(scope: Construct, id: string, props: ExtendedDeploymentProps) {
     super(scope, id);
@@ -112,7 +175,7 @@ export class ExtendedDeployment extends Construct {
       },
       spec,
     };
-    const regions = new Map(props.regions.map((r) => [r.region.name, r.region.object]));
+    const regions = new Map(props.regions.flatMap((r) => parsedRegions.get(r.region) ?? []).map((region) => [region.metadata.name, region]));
     const result = renderExtendedDeployment(manifest, regions);
     if (!result.ok) throw new RenderError(result.problems);
     const owners = workloadOwners.get(this.node.root) ?? new Map<string, JsonObject>();

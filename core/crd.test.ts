@@ -84,6 +84,16 @@ describe('generated CRDs', () => {
     ]);
   });
 
+  it('shares one category that is no name of either kind, so kubectl get <singular> NAME finds one kind (kubectl expands categories first)', () => {
+    const names = crds.map((c) => (c.crd['spec'] as { names: { plural: string; singular: string; shortNames: string[]; categories: string[] } }).names);
+    const resourceNames = names.flatMap((n) => [n.plural, n.singular, ...n.shortNames]);
+    const categories = [...new Set(names.flatMap((n) => n.categories))];
+    expect(categories).toHaveLength(1);
+    expect(names.map((n) => n.categories)).toEqual([categories, categories]);
+    expect(resourceNames).not.toContain(categories[0]);
+    expect(categories[0]).toMatch(/^[a-z]([-a-z0-9]*[a-z0-9])?$/); // the API server requires a DNS-1035 label
+  });
+
   it('carries CEL rules for cross-field checks the API server can make', () => {
     const spec = (version('ExtendedDeployment').schema.openAPIV3Schema['properties'] as Record<string, Schema>)['spec'] as Schema;
     const rules = (spec['x-kubernetes-validations'] as { message: string }[]).map((r) => r.message);

@@ -10,6 +10,14 @@ type Schema = { [key: string]: unknown };
 export const CRD_SYNC_WAVE = '-2';
 
 /**
+ * The category of both kinds: `kubectl get extended-deployment` lists ExtendedDeployments and DeployRegions. kubectl
+ * expands a category before it looks up resource names, so the category must differ from every plural, singular and
+ * short name (a category `extendeddeployment` turned `kubectl get extendeddeployment web` into a get of both kinds).
+ * Named after the project, as Crossplane (`crossplane`) and Cluster API (`cluster-api`) name theirs.
+ */
+export const CRD_CATEGORY = 'extended-deployment';
+
+/**
  * Turns a zod schema into a Kubernetes structural schema: JSON Schema keywords Kubernetes does not accept are
  * dropped, int-or-string unions become `x-kubernetes-int-or-string`, and a subtree marked
  * `x-kubernetes-preserve-unknown-fields` keeps only its type and description.
@@ -98,7 +106,7 @@ function crd(options: CrdOptions): Schema {
         plural: options.plural,
         singular: options.singular,
         shortNames: options.shortNames,
-        categories: ['extendeddeployment'],
+        categories: [CRD_CATEGORY],
       },
       scope: options.scope,
       versions: [

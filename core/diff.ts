@@ -1,36 +1,9 @@
 import type { WorkloadObject } from './kube/objects.js';
 import { REVISION_LABEL } from './labels.js';
-import { planOf, type ExtendedDeploymentPlan, type RegionPlan } from './plan.js';
-import { formatPath, type FieldPath } from './problems.js';
-import type { RenderedExtendedDeployment } from './render.js';
-
-/** One changed leaf of a JSON document: absent `from` means added, absent `to` means removed. */
-export interface FieldChange {
-  /** As Kubernetes prints it: `spec.containers[0].image`, `metadata.labels["app.kubernetes.io/name"]`. */
-  readonly path: string;
-  readonly from?: unknown;
-  readonly to?: unknown;
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-/**
- * Every path where `to` differs from `from`, in `to`'s key order (keys only in `from` after). Objects are compared key
- * by key and arrays index by index (so `containers[0]` is the first container before and after); a value whose type
- * changes, or an item or key that exists on one side only, is one change with the whole value.
- */
-export function fieldChanges(from: unknown, to: unknown, path: FieldPath = []): FieldChange[] {
-  if (isObject(from) && isObject(to)) {
-    const keys = [...Object.keys(to), ...Object.keys(from).filter((k) => !(k in to))];
-    return keys.flatMap((k) => fieldChanges(from[k], to[k], [...path, k]));
-  }
-  if (Array.isArray(from) && Array.isArray(to)) {
-    return Array.from({ length: Math.max(from.length, to.length) }, (_, i) => fieldChanges(from[i], to[i], [...path, i])).flat();
-  }
-  if (from === undefined && to === undefined) return [];
-  if (JSON.stringify(from) === JSON.stringify(to)) return [];
-  return [{ path: formatPath(path), ...(from !== undefined && { from }), ...(to !== undefined && { to }) }];
-}
+import { planOf, type ExtendedDeploymentPlan, type RegionPlan, type Risk } from './plan.js';
+import { fieldChanges, type FieldChange } from './field-changes.js';
+import type { RenderedDeployRegion, RenderedExtendedDeployment } from './render.js';
+import { sameObject } from './same-object.js';
 
 /** One region in a diff: its plan (replicas, revision, in-place or replace) and what changed in its pod template. */
 export interface RegionDiff extends RegionPlan {
@@ -44,7 +17,7 @@ export interface RegionDiff extends RegionPlan {
 
 /** One ExtendedDeployment in a diff. */
 export interface ExtendedDeploymentDiff extends Omit<ExtendedDeploymentPlan, 'regions'> {
-  /** new: not in the base; removed: only in the base; changed: some region changes; none: nothing changes. */
+  /** new: not in the base; removed: only in the base; changed: a region or a field outside the template changes; none: nothing changes. */
   readonly change: 'new' | 'removed' | 'changed' | 'none';
   /** Total replicas in the base (absent for a new ExtendedDeployment). */
   readonly fromReplicas?: number;
@@ -55,12 +28,52 @@ export interface ExtendedDeploymentDiff extends Omit<ExtendedDeploymentPlan, 're
   readonly removedRegions: readonly string[];
 }
 
+/**
+ * One DeployRegion in a diff. What its change does to pods shows in the ExtendedDeployments placed in it (their
+ * regional templates); this says what changed in the object itself, also when no ExtendedDeployment of the diff uses it.
+ */
+export interface DeployRegionDiff {
+  readonly name: string;
+  readonly change: 'new' | 'removed' | 'changed' | 'none';
+  /** Changed fields of its labels, annotations and spec (`spec.matchLabels.zone`), for a changed DeployRegion. */
+  readonly specChanges: readonly FieldChange[];
+}
+
+/** The DeployRegions of both sides of a diff. */
+export interface DeployRegionSides {
+  readonly after: readonly RenderedDeployRegion[];
+  readonly before: readonly RenderedDeployRegion[];
+}
+
 /** What `edctl diff --output json` prints. The shape is a contract others read: keep it stable, only add fields. */
 export interface Diff {
   readonly extendedDeployments: readonly ExtendedDeploymentDiff[];
+  /** What deserves a second look in review, as `edctl plan --from` reports it (risksOf). */
+  readonly risks: readonly Risk[];
+  /** The DeployRegions of `after`, in order, then those only in `before` (empty when diffOf got none). */
+  readonly deployRegions: readonly DeployRegionDiff[];
 }
 
-const sameObject = (a: RenderedExtendedDeployment, b: RenderedExtendedDeployment) => a.ref.namespace === b.ref.namespace && a.ref.name === b.ref.name;
+/** What a DeployRegion is, as a diff compares it: its labels, annotations and spec. */
+const regionFields = (r: RenderedDeployRegion) => ({
+  metadata: { labels: r.parsed.metadata.labels, annotations: r.parsed.metadata.annotations },
+  spec: r.parsed.spec,
+});
+
+/** Every DeployRegion of either side, matched by name: new, removed, changed (with its fields) or not. */
+function deployRegionDiffs({ after, before }: DeployRegionSides): DeployRegionDiff[] {
+  const changed = after.map((r): DeployRegionDiff => {
+    const name = r.parsed.metadata.name;
+    const base = before.find((b) => b.parsed.metadata.name === name);
+    if (!base) return { name, change: 'new', specChanges: [] };
+    const specChanges = fieldChanges(regionFields(base), regionFields(r));
+    return { name, change: specChanges.length > 0 ? 'changed' : 'none', specChanges };
+  });
+  const removed = before
+    .filter((b) => !after.some((r) => r.parsed.metadata.name === b.parsed.metadata.name))
+    .map((b): DeployRegionDiff => ({ name: b.parsed.metadata.name, change: 'removed', specChanges: [] }));
+  return [...changed, ...removed];
+}
 
 /** The pod template of a rendered regional workload, without the revision label. */
 function templateOf(workload: Readonly<Record<string, unknown>>): unknown {
@@ -74,9 +87,13 @@ function templateOf(workload: Readonly<Record<string, unknown>>): unknown {
  * What changes from `before` (the rendered base of a change) to `after`, per ExtendedDeployment and region: the plan
  * (planOf: replicas, revisions, in-place or replace, the groups of the rollout) plus the field paths that changed in
  * each region's rendered pod template, and what the change removes. ExtendedDeployments of `after` come first, in
- * their order, then those only in `before`.
+ * their order, then those only in `before`. Given `regions`, the DeployRegions of both sides are compared too.
  */
-export function diffOf(after: readonly RenderedExtendedDeployment[], before: readonly RenderedExtendedDeployment[]): Diff {
+export function diffOf(
+  after: readonly RenderedExtendedDeployment[],
+  before: readonly RenderedExtendedDeployment[],
+  regions: DeployRegionSides = { after: [], before: [] },
+): Diff {
   const plan = planOf(after, before);
   const changed = after.map((ed, i): ExtendedDeploymentDiff => {
     const edPlan = plan.extendedDeployments[i]!;
@@ -87,7 +104,9 @@ export function diffOf(after: readonly RenderedExtendedDeployment[], before: rea
       return { ...r, templateChanges: old ? fieldChanges(templateOf(old.workload), templateOf(now.workload)) : [] };
     });
     const removedRegions = (base?.regions ?? []).filter((b) => !ed.regions.some((r) => r.name === b.name)).map((b) => b.name);
-    const change = !base ? 'new' : removedRegions.length > 0 || regions.some((r) => r.change !== 'none' || r.templateChanges.length > 0) ? 'changed' : 'none';
+    const changes =
+      removedRegions.length > 0 || (edPlan.specChanges ?? []).length > 0 || regions.some((r) => r.change !== 'none' || r.templateChanges.length > 0);
+    const change = !base ? 'new' : changes ? 'changed' : 'none';
     return {
       ...edPlan,
       change,
@@ -116,5 +135,5 @@ export function diffOf(after: readonly RenderedExtendedDeployment[], before: rea
       swapped: 0,
       created: 0,
     }));
-  return { extendedDeployments: [...changed, ...removed] };
+  return { extendedDeployments: [...changed, ...removed], risks: plan.risks ?? [], deployRegions: deployRegionDiffs(regions) };
 }

@@ -63,7 +63,12 @@ describe('nesting limit of rendered objects', () => {
   it('reports an object one level past the limit with the path where it crosses it', () => {
     const result = renderSet([region, withContainerField(nested(MAX_NESTING - 5))]);
     expect(result.ok ? [] : result.problems).toEqual([
-      { object: { kind: 'ExtendedDeployment', name: 'web', namespace: 'shop' }, path: pathPastLimit, message: `nesting deeper than ${MAX_NESTING} levels` },
+      {
+        object: { kind: 'ExtendedDeployment', name: 'web', namespace: 'shop' },
+        path: pathPastLimit,
+        message: `nesting deeper than ${MAX_NESTING} levels`,
+        inputs: [1],
+      },
     ]);
     expect(result.ok ? '' : formatProblem(result.problems[0]!)).toMatch(
       /^ExtendedDeployment shop\/web: spec\.template\.spec\.containers\[0\]\.x(\.a){94}: nesting deeper than 100 levels$/,
@@ -78,7 +83,7 @@ describe('nesting limit of rendered objects', () => {
     expect(parseExtendedDeployment(deep)).toEqual({ ok: false, problems: expected });
     // renderExtendedDeployment is what the agent calls: no renderSet guard around it turns a throw into a problem.
     expect(renderExtendedDeployment(deep, new Map())).toEqual({ ok: false, problems: expected });
-    expect(renderSet([region, deep])).toEqual({ ok: false, problems: expected });
+    expect(renderSet([region, deep])).toEqual({ ok: false, problems: expected.map((p) => ({ ...p, inputs: [1] })) });
   });
 
   it('reports a DeployRegion nested too deep', () => {

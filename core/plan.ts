@@ -1,9 +1,15 @@
+import type { FieldChange } from './field-changes.js';
 import type { RenderedExtendedDeployment } from './render.js';
+import { risksOf, type Risk } from './risks.js';
+import { sameObject } from './same-object.js';
+import { specChanges } from './spec-changes.js';
 import { templateUpdateMethod } from './inplace/eligibility.js';
 import { renderedTemplate, startFromRender } from './simulate/from-render.js';
 import { simulateRollout, type ApprovalRange, type GroupRun } from './simulate/simulate.js';
 
 export type { ApprovalRange, GroupRun } from './simulate/simulate.js';
+export type { FieldChange } from './field-changes.js';
+export type { Risk, RiskKind } from './risks.js';
 
 /** What a change does to a region. */
 export type RegionChange = 'rollout' | 'scale' | 'none' | 'new';
@@ -58,6 +64,11 @@ export interface ExtendedDeploymentPlan {
   /** Pods the rollout swaps in place and pods it creates (replacements). */
   readonly swapped: number;
   readonly created: number;
+  /**
+   * Planned against a base that has this ExtendedDeployment: what changes outside the pod template (strategy, replicas,
+   * per-region settings and overrides, region order, labels), on the parsed objects with defaults applied (specChanges).
+   */
+  readonly specChanges?: readonly FieldChange[];
 }
 
 /**
@@ -67,6 +78,8 @@ export interface ExtendedDeploymentPlan {
  */
 export interface Plan {
   readonly extendedDeployments: readonly ExtendedDeploymentPlan[];
+  /** Planned against a base: what deserves a second look in review (risksOf), including ExtendedDeployments the change removes. */
+  readonly risks?: readonly Risk[];
 }
 
 const UNKNOWN_REVISION = 'previous';
@@ -76,12 +89,13 @@ const UNKNOWN_REVISION = 'previous';
  * change), only what differs rolls; without it, every region rolls from an earlier revision, which shows the
  * groups a full rollout takes. Groups come from the agent's own loop (observe, plan, act) run against a simulated
  * cluster that starts from exactly what Git applies (core/simulate), so the rollout shown is the rollout the agent
- * performs.
+ * performs. Against `before`, each ExtendedDeployment it has also gets what changes outside the pod template
+ * (specChanges), and the plan gets the change's risks (risksOf).
  */
 export function planOf(rendered: readonly RenderedExtendedDeployment[], before?: readonly RenderedExtendedDeployment[]): Plan {
-  return {
-    extendedDeployments: rendered.map((ed) => {
-      const base = before?.find((b) => b.ref.namespace === ed.ref.namespace && b.ref.name === ed.ref.name);
+  const result: Plan = {
+    extendedDeployments: rendered.map((ed): ExtendedDeploymentPlan => {
+      const base = before?.find((b) => sameObject(b, ed));
       const regions = ed.regions.map((r): RegionPlan => {
         const old = before === undefined ? { revision: UNKNOWN_REVISION, replicas: r.replicas } : base?.regions.find((b) => b.name === r.name);
         if (!old) return { name: r.name, replicas: r.replicas, revision: r.revision, change: 'new' };
@@ -117,7 +131,17 @@ export function planOf(rendered: readonly RenderedExtendedDeployment[], before?:
         ...(simulation.stopped && { stopped: simulation.stopped }),
         swapped: simulation.podsSwapped,
         created: simulation.podsCreated,
+        ...(base && { specChanges: specChanges(base, ed) }),
       };
     }),
+  };
+  if (!before) return result;
+  return {
+    ...result,
+    risks: risksOf(
+      rendered,
+      before,
+      result.extendedDeployments.map((ed) => ed.regions),
+    ),
   };
 }

@@ -13,6 +13,11 @@ export interface Problem {
   readonly object: ObjectRef;
   readonly path: FieldPath;
   readonly message: string;
+  /**
+   * Where the object is among the objects given to renderSet (from 0), so that a caller can name the file each came
+   * from: several places for an object defined more than once. Absent on problems found outside renderSet.
+   */
+  readonly inputs?: readonly number[];
 }
 
 /** Either a value or every problem found on the way to it. */

@@ -9,7 +9,10 @@ const regions = [
   { apiVersion: API_VERSION, kind: 'DeployRegion', metadata: { name: 'arm' }, spec: { matchLabels: { 'kubernetes.io/arch': 'arm64' } } },
 ];
 
-/** A valid ExtendedDeployment over both regions; `metadata` replaces its metadata (so a namespace can be left out). */
+/**
+ * A valid ExtendedDeployment over both regions; `metadata` replaces its metadata (so a namespace can be left out). Its
+ * pods are labelled `app: <name>`, so that ExtendedDeployments of different names select different pods.
+ */
 function ed(metadata: { name: string; namespace?: string }, subsetType: 'ReplicaSet' | 'Deployment' = 'ReplicaSet') {
   return {
     apiVersion: API_VERSION,
@@ -18,8 +21,8 @@ function ed(metadata: { name: string; namespace?: string }, subsetType: 'Replica
     spec: {
       replicas: 4,
       subsetType,
-      selector: { matchLabels: { app: 'web' } },
-      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'shop/web:1.0' }] } },
+      selector: { matchLabels: { app: metadata.name } },
+      template: { metadata: { labels: { app: metadata.name } }, spec: { containers: [{ name: 'app', image: 'shop/web:1.0' }] } },
       regions: [{ name: 'amd' }, { name: 'arm' }],
     },
   };
@@ -81,6 +84,59 @@ describe('renderSet', () => {
       'ReplicaSet/web-amd shop',
       'ReplicaSet/web-arm shop',
     ]);
+  });
+});
+
+describe('renderSet: the inputs of each problem', () => {
+  const invalidRegion = { apiVersion: API_VERSION, kind: 'DeployRegion', metadata: { name: 'gpu' }, spec: { matchLabels: {} } };
+  const problemsOf = (objects: unknown[]) => {
+    const result = renderSet(objects);
+    return result.ok ? [] : result.problems.map((p) => [formatProblem(p), p.inputs]);
+  };
+
+  it('names the position of the object each problem is about', () => {
+    const bad = { ...ed({ name: 'web' }), spec: { ...ed({ name: 'web' }).spec, replicas: -1 } };
+    expect(problemsOf([...regions, { kind: 'ConfigMap' }, bad])).toEqual([['ExtendedDeployment web: spec.replicas: must not be negative', [3]]]);
+  });
+
+  it('reports an object defined three times once, with every position, and the same problem of identical copies once', () => {
+    expect(problemsOf([invalidRegion, ...regions, invalidRegion, invalidRegion])).toEqual([
+      ['DeployRegion gpu: metadata.name: is defined 3 times in this render', [0, 3, 4]],
+      ['DeployRegion gpu: spec.matchLabels: must name at least one label', [0, 3, 4]],
+    ]);
+  });
+
+  it('keeps apart the problems of copies that differ', () => {
+    const other = { ...invalidRegion, spec: { matchLabels: {}, tolerations: 'gpu' } };
+    expect(problemsOf([invalidRegion, other])).toEqual([
+      ['DeployRegion gpu: metadata.name: is defined twice in this render', [0, 1]],
+      ['DeployRegion gpu: spec.matchLabels: must name at least one label', [0, 1]],
+      ['DeployRegion gpu: spec.tolerations: must be a list, not the string "gpu"', [1]],
+    ]);
+  });
+
+  it('gives a problem between two objects the position of each', () => {
+    const api = { ...ed({ name: 'api' }), spec: { ...ed({ name: 'api' }).spec, selector: { matchLabels: { app: 'web' } } } };
+    api.spec.template = { ...api.spec.template, metadata: { labels: { app: 'web' } } };
+    expect(problemsOf([...regions, ed({ name: 'web' }), api]).map(([line, inputs]) => [String(line).split(':')[0], inputs])).toEqual([
+      ['ExtendedDeployment web', [2]],
+      ['ExtendedDeployment api', [3]],
+    ]);
+  });
+});
+
+describe('renderSet: the upstream InplaceSet kind', () => {
+  const inplaceSet = (apiVersion: string) => ({ apiVersion, kind: 'InplaceSet', metadata: { name: 'web-amd' }, spec: {} });
+
+  it('is a problem that says what to write instead', () => {
+    const result = renderSet([...regions, inplaceSet(API_VERSION)]);
+    expect(result.ok ? [] : result.problems.map(formatProblem)).toEqual([
+      "InplaceSet web-amd: kind: is the upstream operator's regional workload, which edctl and the agent do not use: write an ExtendedDeployment with spec.subsetType: InplaceSet instead, which renders a ReplicaSet per region with in-place updates on (see docs/migrating-from-upstream.md)",
+    ]);
+  });
+
+  it('of another API group is left to the caller like any other kind', () => {
+    expect(renderSet([...regions, inplaceSet('apps.example.com/v1')]).ok).toBe(true);
   });
 });
 

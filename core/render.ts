@@ -1,5 +1,5 @@
 import { DEFAULT_NAMESPACE, type IntOrPercent } from './api/common.js';
-import { API_VERSION, ED_KIND, REGION_KIND } from './api/identity.js';
+import { API_GROUP, API_VERSION, ED_KIND, REGION_KIND, UPSTREAM_INPLACESET_KIND } from './api/identity.js';
 import type { DeployRegion } from './api/deploy-region.js';
 import { podTemplate, type ExtendedDeployment, type RolloutStrategy } from './api/extended-deployment.js';
 import { distributeReplicas } from './distribution.js';
@@ -15,10 +15,19 @@ import {
 import { applyPatches, applyTypedOverrides, cloneJson, type JsonObject } from './overrides.js';
 import type { PodTemplate } from './kube/objects.js';
 import { nestingMessage, nestingViolation } from './nesting.js';
-import { issuesToProblems, parseDeployRegion, parseExtendedDeployment, refOf, regionEntries, withoutInvalidFields } from './parse.js';
+import {
+  issuesToProblems,
+  parseDeployRegion,
+  parseExtendedDeployment,
+  refOf,
+  regionEntries,
+  withoutInvalidFields,
+  type RepairedExtendedDeployment,
+} from './parse.js';
 import { placeInRegion } from './placement.js';
-import { failed, formatObject, formatPath, ok, ProblemList, type FieldPath, type ObjectRef, type Problem, type Result } from './problems.js';
+import { failed, formatObject, formatPath, formatProblem, ok, ProblemList, type FieldPath, type ObjectRef, type Problem, type Result } from './problems.js';
 import { rolloutRevision, templateRevision } from './revision.js';
+import { selectorClashes } from './selector-clashes.js';
 import { selectorMatches } from './selector.js';
 import { inPlaceEnabled, validateExtendedDeployment } from './validate.js';
 
@@ -183,7 +192,8 @@ export function renderExtendedDeployment(
 /**
  * Problems the cross-field rules find once the fields that break the schema are taken out, so that one render reports
  * every problem of an object, not only its schema problems. A problem about a taken-out field (or a field around it)
- * is left out: it would only echo the schema problem. Replica sums are left out when a count was taken out.
+ * is left out: it would only echo the schema problem. So is a replica sum when a count was taken out (see isSkewedSum);
+ * a region's own bounds are still checked.
  */
 function problemsBeyondSchema(raw: unknown, regions: ReadonlyMap<string, DeployRegion>, options: RenderOptions): Problem[] {
   const repaired = withoutInvalidFields(raw);
@@ -191,14 +201,30 @@ function problemsBeyondSchema(raw: unknown, regions: ReadonlyMap<string, DeployR
   const result = renderExtendedDeployment(repaired.raw, regions, options);
   if (result.ok) return [];
   const object = refOf(raw);
-  const countRemoved = repaired.removed.some(isCountPath);
   const related = (a: FieldPath, b: FieldPath) => {
     const n = Math.min(a.length, b.length);
     return a.slice(0, n).every((part, i) => part === b[i]);
   };
-  return result.problems
-    .filter((p) => !repaired.removed.some((r) => related(r, p.path)) && !(countRemoved && isCountPath(p.path)))
-    .map((p) => ({ ...p, object }));
+  return result.problems.filter((p) => !repaired.removed.some((r) => related(r, p.path)) && !isSkewedSum(p.path, repaired)).map((p) => ({ ...p, object }));
+}
+
+/**
+ * Whether a problem at `path` is about a sum that taking out broken counts skewed: spec.replicas or spec.regions as a
+ * whole once any count is gone, and a percentage region's share once spec.replicas is gone. A region's minReplicas
+ * against its maxReplicas, or its integer replicas against them, hold or fail whatever the other counts are.
+ */
+function isSkewedSum(path: FieldPath, repaired: RepairedExtendedDeployment): boolean {
+  if (path[0] !== 'spec' || !repaired.removed.some(isCountPath)) return false;
+  if (path.length === 2) return path[1] === 'replicas' || path[1] === 'regions';
+  const totalRemoved = repaired.removed.some((r) => r.length === 2 && r[1] === 'replicas' && r[0] === 'spec');
+  const region = typeof path[2] === 'number' ? regionEntryOf(repaired.raw, path[2]) : undefined;
+  return totalRemoved && path[1] === 'regions' && path[3] === 'replicas' && typeof region?.['replicas'] === 'string';
+}
+
+function regionEntryOf(raw: unknown, index: number): Record<string, unknown> | undefined {
+  const regions = (raw as { spec?: { regions?: unknown } } | null)?.spec?.regions;
+  const entry: unknown = Array.isArray(regions) ? regions[index] : undefined;
+  return entry !== null && typeof entry === 'object' ? (entry as Record<string, unknown>) : undefined;
 }
 
 /** Whether a path is about replica counts: spec.replicas, spec.regions itself, or a region's replicas, minReplicas or maxReplicas. */
@@ -325,50 +351,96 @@ export interface RenderedSet {
 
 /**
  * Renders a set of objects that belong together (DeployRegions and the ExtendedDeployments that use them).
- * Objects of other kinds are not this function's business: callers pass them through.
+ * Objects of other kinds are not this function's business: callers pass them through, but for the upstream operator's
+ * InplaceSet, which is a problem. Every problem carries the position of its object in `objects` (`inputs`); an object
+ * defined more than once is one problem listing every position, and the same problem of identical copies is one.
  */
 export function renderSet(objects: readonly unknown[]): Result<RenderedSet> {
   const problems: Problem[] = [];
+  const report = (inputs: readonly number[], found: readonly Problem[]) => problems.push(...found.map((p) => ({ ...p, inputs })));
   const deployRegions: RenderedDeployRegion[] = [];
   const regionsByName = new Map<string, DeployRegion>();
-  const edsRaw: unknown[] = [];
-  const seen = new Set<string>();
+  const eds: { raw: unknown; input: number }[] = [];
   const invalidRegions = new Set<string>();
+  const positions = new Map<string, number[]>();
+  objects.forEach((raw, i) => {
+    const key = setKey(raw);
+    if (key === undefined) return;
+    const same = positions.get(key);
+    if (same) same.push(i);
+    else positions.set(key, [i]);
+  });
+  const positionsOf = (ref: ObjectRef) => positions.get(refKey(ref)) ?? [];
 
-  for (const raw of objects) {
+  objects.forEach((raw, i) => {
     const ref = refOf(raw);
     const apiVersion = (raw as { apiVersion?: unknown } | null)?.apiVersion;
-    if (ref.kind !== REGION_KIND && ref.kind !== ED_KIND) continue;
-    if (apiVersion !== API_VERSION) {
-      problems.push({ object: ref, path: ['apiVersion'], message: `must be ${API_VERSION}, not ${JSON.stringify(apiVersion)}` });
-      if (ref.kind === REGION_KIND && ref.name !== undefined) invalidRegions.add(ref.name);
-      continue;
+    if (ref.kind === UPSTREAM_INPLACESET_KIND && typeof apiVersion === 'string' && apiVersion.startsWith(`${API_GROUP}/`)) {
+      report([i], [{ object: ref, path: ['kind'], message: UPSTREAM_INPLACESET_MESSAGE }]);
+      return;
     }
-    // An ExtendedDeployment without a namespace is rendered into the default one: it is the same object as one there.
-    const namespace = ref.kind === ED_KIND ? renderedNamespace(ref) : (ref.namespace ?? '');
-    const key = `${ref.kind}/${namespace}/${ref.name ?? ''}`;
-    if (seen.has(key)) problems.push({ object: ref, path: ['metadata', 'name'], message: 'is defined twice in this render' });
-    seen.add(key);
+    if (ref.kind !== REGION_KIND && ref.kind !== ED_KIND) return;
+    if (apiVersion !== API_VERSION) {
+      report([i], [{ object: ref, path: ['apiVersion'], message: `must be ${API_VERSION}, not ${JSON.stringify(apiVersion)}` }]);
+      if (ref.kind === REGION_KIND && ref.name !== undefined) invalidRegions.add(ref.name);
+      return;
+    }
+    const same = positionsOf(ref);
+    if (same.length > 1 && same[0] === i) {
+      const times = same.length === 2 ? 'twice' : `${same.length} times`;
+      const object = ref.kind === ED_KIND ? { ...ref, namespace: renderedNamespace(ref) } : ref;
+      report(same, [{ object, path: ['metadata', 'name'], message: `is defined ${times} in this render` }]);
+    }
     if (ref.kind === REGION_KIND) {
       const region = guarded(ref, () => renderDeployRegion(raw));
       if (region.ok) {
         deployRegions.push(region.value);
         regionsByName.set(region.value.parsed.metadata.name, region.value.parsed);
       } else {
-        problems.push(...region.problems);
+        report([i], region.problems);
         if (ref.name !== undefined) invalidRegions.add(ref.name);
       }
-    } else if (ref.kind === ED_KIND) edsRaw.push(raw);
-  }
+    } else eds.push({ raw, input: i });
+  });
 
   const extendedDeployments: RenderedExtendedDeployment[] = [];
-  for (const raw of edsRaw) {
+  for (const { raw, input } of eds) {
     const rendered = guarded(refOf(raw), () => renderExtendedDeployment(raw, regionsByName, { invalidRegions }));
     if (rendered.ok) extendedDeployments.push(rendered.value);
-    else problems.push(...rendered.problems);
+    else report([input], rendered.problems);
   }
-  problems.push(...workloadNameCollisions(edsRaw));
-  return problems.length > 0 ? failed(problems) : ok({ deployRegions, extendedDeployments });
+  const edsRaw = eds.map((e) => e.raw);
+  for (const p of [...workloadNameCollisions(edsRaw), ...selectorClashes(edsRaw)]) report(positionsOf(p.object), [p]);
+  return problems.length > 0 ? failed(mergeSame(problems)) : ok({ deployRegions, extendedDeployments });
+}
+
+const UPSTREAM_INPLACESET_MESSAGE =
+  `is the upstream operator's regional workload, which edctl and the agent do not use: write an ${ED_KIND} with ` +
+  'spec.subsetType: InplaceSet instead, which renders a ReplicaSet per region with in-place updates on (see docs/migrating-from-upstream.md)';
+
+/** The identity of a DeployRegion or ExtendedDeployment of the right apiVersion in a render (undefined for any other object). */
+function setKey(raw: unknown): string | undefined {
+  const ref = refOf(raw);
+  const ours = ref.kind === REGION_KIND || ref.kind === ED_KIND;
+  return ours && (raw as { apiVersion?: unknown }).apiVersion === API_VERSION ? refKey(ref) : undefined;
+}
+
+/** An ExtendedDeployment without a namespace is rendered into the default one: it is the same object as one there. */
+function refKey(ref: ObjectRef): string {
+  const namespace = ref.kind === ED_KIND ? renderedNamespace(ref) : (ref.namespace ?? '');
+  return `${ref.kind}/${namespace}/${ref.name ?? ''}`;
+}
+
+/** Problems that read the same (identical copies of one object defined twice) as one, with the inputs of all. */
+function mergeSame(problems: readonly Problem[]): Problem[] {
+  const byLine = new Map<string, Problem>();
+  for (const p of problems) {
+    const line = formatProblem(p);
+    const first = byLine.get(line);
+    const inputs = [...new Set([...(first?.inputs ?? []), ...(p.inputs ?? [])])].sort((a, b) => a - b);
+    byLine.set(line, { ...(first ?? p), inputs });
+  }
+  return [...byLine.values()];
 }
 
 /**

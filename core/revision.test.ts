@@ -1,6 +1,10 @@
+import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { REVISION_LABEL } from './labels.js';
+import { parseAllDocuments } from 'yaml';
+import type { PodTemplate } from './kube/objects.js';
+import { REVISION_LABEL, REVISIONS_ANNOTATION } from './labels.js';
 import { canonicalJson, rolloutRevision, templateRevision } from './revision.js';
+import { defaultPullPolicy } from './template-defaults.js';
 
 const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] } };
 
@@ -55,6 +59,51 @@ describe('revision hash', () => {
         ]),
       ),
     );
+  });
+});
+
+type Committed = { kind: string; metadata: { name: string; annotations?: Record<string, string> }; spec: { template: PodTemplate } };
+
+/** Every object of the committed dist/, which `npm run synth` rendered from examples/. */
+const committed = (): [string, Committed][] =>
+  readdirSync('dist')
+    .filter((f) => f.endsWith('.yaml'))
+    .flatMap((file) => parseAllDocuments(readFileSync(`dist/${file}`, 'utf8')).map((d): [string, Committed] => [file, d.toJS() as Committed]));
+
+/** `template` with every pod and container default the API server would add spelled out. */
+function spelledOut(template: PodTemplate): PodTemplate {
+  const copy = structuredClone(template);
+  Object.assign((copy.metadata ??= {}), { creationTimestamp: null, annotations: {} });
+  const spec: Record<string, unknown> = (copy.spec ??= {});
+  Object.assign(spec, { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', terminationGracePeriodSeconds: 30 });
+  spec['securityContext'] ??= {};
+  for (const c of copy.spec.containers ?? []) {
+    Object.assign(c, { terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' });
+    c.resources ??= {};
+    if (!('imagePullPolicy' in c)) Object.assign(c, { imagePullPolicy: defaultPullPolicy(c.image) });
+  }
+  return copy;
+}
+
+describe('revisions of the committed examples (an upgrade of edctl must not roll out every workload)', () => {
+  const objects = committed();
+  const templates = objects
+    .filter(([, o]) => o.spec?.template?.metadata?.labels?.[REVISION_LABEL] !== undefined)
+    .map(([file, o]): [string, PodTemplate] => [`${file} ${o.kind} ${o.metadata.name}`, o.spec.template]);
+
+  it('cover the workload of every region of every ExtendedDeployment', () => {
+    const regions = objects.flatMap(([, o]) => Object.values(JSON.parse(o.metadata?.annotations?.[REVISIONS_ANNOTATION] ?? '{}') as object));
+    expect(regions.length).toBeGreaterThan(0);
+    expect(templates.map(([, t]) => t.metadata?.labels?.[REVISION_LABEL]).sort()).toEqual(regions.sort());
+  });
+
+  it.each(templates)('%s keeps the revision it was committed with', (_name, template) => {
+    expect(templateRevision(template)).toBe(template.metadata?.labels?.[REVISION_LABEL]);
+  });
+
+  it.each(templates)('%s keeps it with every default spelled out', (_name, template) => {
+    expect(canonicalJson(spelledOut(template))).not.toBe(canonicalJson(template));
+    expect(templateRevision(spelledOut(template))).toBe(template.metadata?.labels?.[REVISION_LABEL]);
   });
 });
 

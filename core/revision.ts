@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { PodTemplate } from './kube/objects.js';
 import { REVISION_LABEL } from './labels.js';
+import { withoutDefaults } from './template-defaults.js';
 
 /** JSON with object keys sorted at every level; arrays keep their order. The same value always gives the same text. */
 export function canonicalJson(value: unknown): string {
@@ -21,11 +22,16 @@ export function shortHash(value: unknown): string {
   return createHash('sha256').update(canonicalJson(value)).digest('hex').slice(0, 10);
 }
 
-/** The revision of a final regional pod template: its hash with the revision label itself left out. */
+/**
+ * The revision of a final regional pod template: its hash with the revision label itself left out, and without the
+ * fields equal to the API server's defaults (template-defaults.ts), so that spelling one out replaces no pod. A
+ * template that spells no default hashes exactly as it always did.
+ */
 export function templateRevision(template: PodTemplate): string {
-  const labels = { ...(template.metadata?.labels ?? {}) };
+  const normal = withoutDefaults(template);
+  const labels = { ...(normal.metadata?.labels ?? {}) };
   delete labels[REVISION_LABEL];
-  return shortHash({ ...template, metadata: { ...template.metadata, labels } });
+  return shortHash({ ...normal, metadata: { ...normal.metadata, labels } });
 }
 
 /** The revision of a whole rollout: one hash over every region's revision, which approvals name. */

@@ -543,11 +543,45 @@ const cases: Case[] = [
       `${ED}: spec.regions[2].name: region "amd" is listed twice (first at spec.regions[0])`,
     ],
   },
+  {
+    name: "a broken percentage does not hide another region's minReplicas over its maxReplicas",
+    mutate: ({ ed }) => {
+      ed.spec.regions[0].replicas = '150%';
+      Object.assign(ed.spec.regions[1], { minReplicas: 5, maxReplicas: 2 });
+    },
+    expected: [`${ED}: spec.regions[0].replicas: "150%" exceeds 100%`, `${ED}: spec.regions[1].minReplicas: 5 exceeds maxReplicas 2`],
+  },
+  {
+    name: "a broken spec.replicas does not hide a region's count below its minReplicas",
+    mutate: ({ ed }) => {
+      ed.spec.replicas = -4;
+      Object.assign(ed.spec.regions[1], { replicas: 1, minReplicas: 2 });
+    },
+    expected: [`${ED}: spec.replicas: must not be negative`, `${ED}: spec.regions[1].replicas: 1 is below minReplicas 2`],
+  },
+
+  // Kubernetes int32 bounds
+  ...(
+    [
+      ['spec.replicas', ({ ed }: RenderInput) => (ed.spec.replicas = 2 ** 31)],
+      ['spec.regions[0].replicas', ({ ed }: RenderInput) => (ed.spec.regions[0].replicas = 2 ** 31)],
+      ['spec.regions[0].maxReplicas', ({ ed }: RenderInput) => (ed.spec.regions[0].maxReplicas = 2 ** 31)],
+      ['spec.historyLimit', ({ ed }: RenderInput) => (ed.spec.historyLimit = 2 ** 31)],
+      ['spec.strategy.minReadySeconds', ({ ed }: RenderInput) => (ed.spec.strategy = { minReadySeconds: 2 ** 31 })],
+      ['spec.strategy.batchSize', ({ ed }: RenderInput) => (ed.spec.strategy = { batchSize: 2 ** 31 })],
+    ] as const
+  ).map(([path, mutate]): Case => ({ name: `${path} over int32`, mutate, expected: [`${ED}: ${path}: must be at most 2147483647`] })),
 ];
 
 describe('validation: every invalid spec reports its object, path and message', () => {
   it('the base set is valid', () => {
     const result = renderSet(objectsOf(() => {}));
+    expect(result.ok ? [] : result.problems.map(formatProblem)).toEqual([]);
+  });
+
+  it('accepts the largest int32', () => {
+    const max = 2 ** 31 - 1;
+    const result = renderSet(objectsOf(({ ed }) => Object.assign(ed.spec, { historyLimit: max, strategy: { minReadySeconds: max, batchSize: max } })));
     expect(result.ok ? [] : result.problems.map(formatProblem)).toEqual([]);
   });
 

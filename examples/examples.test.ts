@@ -107,7 +107,9 @@ describe('examples', () => {
     const src = tmp();
     cpSync('examples/upstream-sample', src, { recursive: true });
     const other = join(src, 'other.yaml');
-    writeFileSync(other, readFileSync(join(src, 'extendeddeployment.yaml'), 'utf8').replace('name: extendeddeployment-sample', 'name: other-app'));
+    const otherText = readFileSync(join(src, 'extendeddeployment.yaml'), 'utf8').replace('name: extendeddeployment-sample', 'name: other-app');
+    // Its own labels: two ExtendedDeployments selecting each other's pods are invalid.
+    writeFileSync(other, otherText.replaceAll('app: test', 'app: other'));
     const before = tmp();
     writeApp(appFromFiles([src]), before);
     const file = join(src, 'extendeddeployment.yaml');

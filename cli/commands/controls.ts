@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { approvalValue } from '../../core/rollout/controls.js';
-import { rolloutReading } from '../../core/rollout/status-reading.js';
+import { abortTarget, approveTarget, type ControlTarget } from '../../core/rollout/control-targets.js';
+import type { ExtendedDeploymentObject } from '../../core/kube/objects.js';
 import { ABORTED_ANNOTATION, APPROVED_ANNOTATION, PAUSED_ANNOTATION, RESUMED_AT_ANNOTATION } from '../../core/labels.js';
 import { addKubeFlags, connect, patchAnnotations, readExtendedDeployment, type Kube, type KubeFlags } from '../kube.js';
 import { UserError } from '../user-error.js';
@@ -14,11 +15,11 @@ function control(program: Command, name: string, examples: readonly string[]): C
   );
 }
 
-/** The rollout the agent reports as current: the revision and group that approve and abort refer to. */
-async function currentRollout(kube: Kube, name: string): Promise<{ revision: string; group: number; phase: string | undefined }> {
-  const { status } = rolloutReading(await readExtendedDeployment(kube, name));
-  if (!status.revision) throw new UserError([`ExtendedDeployment ${kube.namespace}/${name} has no rollout yet (no status.revision): is the agent running?`]);
-  return { revision: status.revision, group: status.currentGroup ?? 0, phase: status.phase };
+/** The group or rollout approve or abort acts on; nothing to act on is a one-line error (exit 1). */
+async function targetOf(kube: Kube, name: string, choose: (ed: ExtendedDeploymentObject) => ControlTarget): Promise<ControlTarget & { ok: true }> {
+  const target = choose(await readExtendedDeployment(kube, name));
+  if (!target.ok) throw new UserError([`ExtendedDeployment ${kube.namespace}/${name}: ${target.reason}`]);
+  return target;
 }
 
 /** `edctl approve`, `pause`, `resume` and `abort`: annotations on the ExtendedDeployment that the agent reads. */
@@ -27,11 +28,10 @@ export function registerControls(program: Command): void {
     .description('Let the next group of the current rollout start (when it waits for confirmation)')
     .action(async (name: string, flags: KubeFlags) => {
       const kube = connect(flags);
-      const { revision, group, phase } = await currentRollout(kube, name);
-      const next = group + 1;
-      await patchAnnotations(kube, name, { [APPROVED_ANNOTATION]: approvalValue(revision, next) });
-      const note = phase === 'WaitingForConfirmation' ? '' : ` (it is ${phase ?? 'without a phase'} now; the approval applies when group ${group} is done)`;
-      process.stdout.write(`ExtendedDeployment ${kube.namespace}/${name}: approved group ${next} of rollout ${revision}${note}\n`);
+      const { revision, group, phase } = await targetOf(kube, name, approveTarget);
+      await patchAnnotations(kube, name, { [APPROVED_ANNOTATION]: approvalValue(revision, group) });
+      const note = phase === 'WaitingForConfirmation' ? '' : ` (it is ${phase ?? 'without a phase'} now; the approval applies when group ${group - 1} is done)`;
+      process.stdout.write(`ExtendedDeployment ${kube.namespace}/${name}: approved group ${group} of rollout ${revision}${note}\n`);
     });
 
   control(program, 'pause', ['web -n shop'])
@@ -54,7 +54,7 @@ export function registerControls(program: Command): void {
     .description('Stop the current rollout exactly where it is (until Git changes or `resume`); nothing is rolled back')
     .action(async (name: string, flags: KubeFlags) => {
       const kube = connect(flags);
-      const { revision } = await currentRollout(kube, name);
+      const { revision } = await targetOf(kube, name, abortTarget);
       await patchAnnotations(kube, name, { [ABORTED_ANNOTATION]: revision });
       process.stdout.write(`ExtendedDeployment ${kube.namespace}/${name}: rollout ${revision} aborted\n`);
     });

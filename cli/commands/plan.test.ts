@@ -42,7 +42,7 @@ describe('edctl plan, compat mode', () => {
   it('diffs a change of the example', async () => {
     const changed = fixture({ 'regions.yaml': compatRegions, 'ed.yaml': compat.replace('checkout:2.1.0', 'checkout:2.2.0') });
     expect(await run(['diff', '-f', changed, '--from', 'examples/compat-mode'])).toBe(0);
-    expect(captured.out).toMatch(/^ExtendedDeployment shop\/checkout: rollout revision [0-9a-f]{10} -> [0-9a-f]{10}, replicas 6, 2 groups\n/);
+    expect(captured.out).toMatch(/^ExtendedDeployment shop\/checkout: rollout revision [0-9a-f]{10} -> [0-9a-f]{10}, replicas 6, 2 groups\n/m);
     expect(captured.out).toContain('    group 1: zone-a 4/4, zone-b 0/2\n    group 2: zone-a 4/4, zone-b 2/2\n');
   });
 

@@ -1,9 +1,18 @@
-import { Option, type Command } from 'commander';
-import { planOf, type ApprovalRange, type ExtendedDeploymentPlan, type GroupRun, type Plan, type RegionPlan } from '../../core/plan.js';
-import { json, table } from '../output.js';
-import { renderFiles, renderFrom } from '../render-files.js';
+import type { Command } from 'commander';
+import {
+  planOf,
+  type ApprovalRange,
+  type ExtendedDeploymentPlan,
+  type FieldChange,
+  type GroupRun,
+  type Plan,
+  type RegionPlan,
+  type Risk,
+} from '../../core/plan.js';
+import { data, outputOption, table, type OutputFormat } from '../output.js';
+import { renderChange } from '../render-files.js';
 
-type PlanFormat = 'text' | 'json' | 'markdown';
+type PlanFormat = OutputFormat | 'markdown';
 
 /** `edctl plan`: where each region is headed and the groups that get it there. */
 export function registerPlan(program: Command): void {
@@ -11,22 +20,25 @@ export function registerPlan(program: Command): void {
   program
     .command('plan')
     .description("Show, per ExtendedDeployment, each region's target replicas and revision and the groups of the rollout")
-    .requiredOption('-f, --filename <paths...>', 'files or folders of YAML specs')
+    .requiredOption('-f, --filename <paths...>', 'files or folders of YAML specs (- for standard input)')
     .option('--from <ref-or-paths...>', 'the state before the change: a git revision (e.g. origin/main) or files; default: every region rolls')
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
+    .addOption(outputOption('markdown'))
     .addHelpText(
       'after',
       `
+With --from, each ExtendedDeployment also lists what changes outside its pod template (strategy, replicas, regions,
+overrides), and the risks of the change come first (markdown: the summary a pull-request comment leads with).
+A git revision is read for the same paths as -f; a path not there yet is new, one no longer here is removed.
+
 Examples:
   ${bin} plan -f examples/upstream-sample
   ${bin} plan -f specs/ --from origin/main --output markdown > plan.md
   ${bin} plan -f specs/ --output json | jq '.extendedDeployments[].groups'`,
     )
     .action((options: { filename: string[]; from?: string[]; output: PlanFormat }) => {
-      const after = renderFiles(options.filename).rendered.extendedDeployments;
-      const before = options.from === undefined ? undefined : renderFrom(options.from, options.filename);
-      const plan = planOf(after, before);
-      const print = { text: planText, json, markdown: planMarkdown }[options.output];
+      const { after, before } = renderChange(options.filename, options.from, 'plan');
+      const plan = planOf(after.extendedDeployments, before?.extendedDeployments);
+      const print = { text: planText, json: (p: Plan) => data(p, 'json'), yaml: (p: Plan) => data(p, 'yaml'), markdown: planMarkdown }[options.output];
       process.stdout.write(print(plan));
     });
 }
@@ -46,11 +58,35 @@ const groupRange = (from: number, to: number) => (to === from ? count(from) : to
 /** `2, 3–1,000` for approvals before groups 2 to 1,000. */
 const approvalText = (ranges: readonly ApprovalRange[]) => ranges.map((r) => groupRange(r.from, r.to)).join(', ');
 
-/** `2 groups, approval before group 2`, or `no rollout`. */
-export function summary(ed: Pick<ExtendedDeploymentPlan, 'totalGroups' | 'approvalRanges'>): string {
-  if (ed.totalGroups === 0) return 'no rollout';
+/**
+ * `2 groups, approval before group 2`; `pods keep their revision, 2 spec changes` when only fields outside the pod
+ * template change; `no rollout` when nothing changes.
+ */
+export function summary(ed: Pick<ExtendedDeploymentPlan, 'totalGroups' | 'approvalRanges' | 'specChanges'>): string {
+  const changes = ed.specChanges?.length ?? 0;
+  if (ed.totalGroups === 0) return changes === 0 ? 'no rollout' : `pods keep their revision, ${changes} spec ${changes === 1 ? 'change' : 'changes'}`;
   const gates = ed.approvalRanges.length > 0 ? `, approval before group ${approvalText(ed.approvalRanges)}` : '';
   return `${count(ed.totalGroups)} ${ed.totalGroups === 1 ? 'group' : 'groups'}${gates}`;
+}
+
+const MAX_VALUE = 120;
+
+/** A value in one line: plain strings as they are, everything else as compact JSON, long values shortened. */
+function valueText(value: unknown): string {
+  const text = typeof value === 'string' && /^[^\s"]+$/.test(value) ? value : JSON.stringify(value);
+  return text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE - 1)}…` : text;
+}
+
+/** `path: a -> b`, `path: + added`, `path: - removed`. */
+export function changeLine(c: FieldChange): string {
+  if (c.from === undefined) return `${c.path}: + ${valueText(c.to)}`;
+  if (c.to === undefined) return `${c.path}: - ${valueText(c.from)}`;
+  return `${c.path}: ${valueText(c.from)} -> ${valueText(c.to)}`;
+}
+
+/** `risks:` and a line per risk, `  shop/web: approval gates removed (...)`; nothing when there are none. */
+export function riskLines(risks: readonly Risk[]): string[] {
+  return risks.length === 0 ? [] : ['risks:', ...risks.map((r) => `  ${qualified(r)}: ${r.message}`)];
 }
 
 /** `rollout stops in group 1 (Degraded): group 1 did not finish within 300s; the rollout stopped`. */
@@ -90,20 +126,26 @@ export function groupLines(runs: readonly GroupRun[]): string[] {
 
 /** The plan for people: one block per ExtendedDeployment. */
 export function planText(plan: Plan): string {
-  if (plan.extendedDeployments.length === 0) return 'No ExtendedDeployments.\n';
-  return plan.extendedDeployments
-    .map((ed) => {
-      const rows = ed.regions.map((r) => [r.name, changeText(r), arrow(r.fromReplicas, r.replicas), arrow(r.fromRevision, r.revision)]);
-      const groups = groupLines(ed.runs);
-      return [
-        `ExtendedDeployment ${qualified(ed)}: ${ed.replicas} replicas, rollout revision ${ed.rolloutRevision}, ${summary(ed)}`,
-        table(['REGION', 'CHANGE', 'REPLICAS', 'REVISION'], rows),
-        ...(groups.length > 0 ? ['new pods per region after each group:', ...groups] : []),
-        ...(ed.stopped ? [stoppedLine(ed.stopped)] : []),
-        '',
-      ].join('\n');
-    })
-    .join('\n');
+  const risks = riskLines(plan.risks ?? []);
+  const lead = risks.length > 0 ? `${risks.join('\n')}\n\n` : '';
+  if (plan.extendedDeployments.length === 0) return `${lead}No ExtendedDeployments.\n`;
+  return (
+    lead +
+    plan.extendedDeployments
+      .map((ed) => {
+        const rows = ed.regions.map((r) => [r.name, changeText(r), arrow(r.fromReplicas, r.replicas), arrow(r.fromRevision, r.revision)]);
+        const groups = groupLines(ed.runs);
+        return [
+          `ExtendedDeployment ${qualified(ed)}: ${ed.replicas} replicas, rollout revision ${ed.rolloutRevision}, ${summary(ed)}`,
+          table(['REGION', 'CHANGE', 'REPLICAS', 'REVISION'], rows),
+          ...(groups.length > 0 ? ['new pods per region after each group:', ...groups] : []),
+          ...(ed.stopped ? [stoppedLine(ed.stopped)] : []),
+          ...((ed.specChanges ?? []).length > 0 ? ['spec changes:', ...(ed.specChanges ?? []).map((c) => `  ${changeLine(c)}`)] : []),
+          '',
+        ].join('\n');
+      })
+      .join('\n')
+  );
 }
 
 /**
@@ -133,34 +175,45 @@ function ganttBars(runs: readonly GroupRun[], region: string): string[] {
 
 /** The plan as a pull-request comment: a table and a mermaid gantt chart of the groups per ExtendedDeployment. */
 export function planMarkdown(plan: Plan): string {
-  if (plan.extendedDeployments.length === 0) return 'No ExtendedDeployments.\n';
-  return plan.extendedDeployments
-    .map((ed) => {
-      const lines = [
-        `### ExtendedDeployment \`${qualified(ed)}\``,
-        '',
-        `Rollout \`${ed.rolloutRevision}\`: ${ed.replicas} replicas, ${summary(ed)}.`,
-        '',
-        '| Region | Change | Replicas | Revision |',
-        '|---|---|---|---|',
-        ...ed.regions.map((r) => `| ${r.name} | ${changeText(r)} | ${arrow(r.fromReplicas, r.replicas)} | \`${arrow(r.fromRevision, r.revision)}\` |`),
-      ];
-      if (ed.totalGroups > 0) {
-        lines.push('', '```mermaid', 'gantt', `  title ${qualified(ed)}: new pods per region after each group`, '  dateFormat X', '  axisFormat %s');
-        for (const region of ed.regions.filter((r) => r.change === 'rollout' || r.change === 'new')) {
-          const bars = ganttBars(ed.runs, region.name);
-          if (bars.length > 0) lines.push(`  section ${region.name}`, ...bars);
-        }
-        lines.push('```');
-      }
-      if (ed.stopped) lines.push('', `**${stoppedLine(ed.stopped)}**`);
-      if (ed.approvals.length > 0) {
-        lines.push(
+  const lead = plan.risks === undefined ? '' : `${riskMarkdown(plan.risks)}\n`;
+  if (plan.extendedDeployments.length === 0) return `${lead}No ExtendedDeployments.\n`;
+  return (
+    lead +
+    plan.extendedDeployments
+      .map((ed) => {
+        const lines = [
+          `### ExtendedDeployment \`${qualified(ed)}\``,
           '',
-          `To approve from Git, set \`strategy.approval: {revision: ${ed.rolloutRevision}, throughGroup: N}\`; or run \`edctl approve ${ed.name}\`.`,
-        );
-      }
-      return `${lines.join('\n')}\n`;
-    })
-    .join('\n');
+          `Rollout \`${ed.rolloutRevision}\`: ${ed.replicas} replicas, ${summary(ed)}.`,
+          '',
+          '| Region | Change | Replicas | Revision |',
+          '|---|---|---|---|',
+          ...ed.regions.map((r) => `| ${r.name} | ${changeText(r)} | ${arrow(r.fromReplicas, r.replicas)} | \`${arrow(r.fromRevision, r.revision)}\` |`),
+        ];
+        if ((ed.specChanges ?? []).length > 0) lines.push('', 'Spec changes:', '', ...(ed.specChanges ?? []).map((c) => `- \`${changeLine(c)}\``));
+        if (ed.totalGroups > 0) {
+          lines.push('', '```mermaid', 'gantt', `  title ${qualified(ed)}: new pods per region after each group`, '  dateFormat X', '  axisFormat %s');
+          for (const region of ed.regions.filter((r) => r.change === 'rollout' || r.change === 'new')) {
+            const bars = ganttBars(ed.runs, region.name);
+            if (bars.length > 0) lines.push(`  section ${region.name}`, ...bars);
+          }
+          lines.push('```');
+        }
+        if (ed.stopped) lines.push('', `**${stoppedLine(ed.stopped)}**`);
+        if (ed.approvals.length > 0) {
+          lines.push(
+            '',
+            `To approve from Git, set \`strategy.approval: {revision: ${ed.rolloutRevision}, throughGroup: N}\`; or run \`edctl approve ${ed.name}\`.`,
+          );
+        }
+        return `${lines.join('\n')}\n`;
+      })
+      .join('\n')
+  );
+}
+
+/** The summary a pull-request comment leads with: every risk of the change, or that none was found. */
+function riskMarkdown(risks: readonly Risk[]): string {
+  if (risks.length === 0) return '**Risks:** none found.\n';
+  return ['**Risks:**', '', ...risks.map((r) => `- **\`${qualified(r)}\`**: ${r.message}`), ''].join('\n');
 }

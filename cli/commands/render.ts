@@ -9,7 +9,7 @@ export function registerRender(program: Command): void {
   program
     .command('render')
     .description(`Render DeployRegions and ExtendedDeployments (upstream ${VERSION} YAML) into per-region workloads`)
-    .requiredOption('-f, --filename <paths...>', 'files or folders of YAML specs (folders are read recursively)')
+    .requiredOption('-f, --filename <paths...>', 'files or folders of YAML specs (folders are read recursively; - for standard input)')
     .option('-o, --output-dir <dir>', 'write one file per input file into this folder (default: print to stdout)')
     .addHelpText(
       'after',

@@ -1,12 +1,13 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { parseControls } from '../../core/rollout/controls.js';
 import type { ExtendedDeploymentObject } from '../../core/kube/objects.js';
 import { rolloutReading } from '../../core/rollout/status-reading.js';
 import { createLogUpdate } from 'log-update';
 import { watchExtendedDeployment } from '../ed-watch.js';
 import { addKubeFlags, connect, readExtendedDeployment, type Kube, type KubeFlags } from '../kube.js';
-import { json, table, type OutputFormat } from '../output.js';
-import { colorEnabled, colors, outcomeOf, statusFrame, statusLine } from '../status-view.js';
+import { parseDuration } from '../duration.js';
+import { data, outputOption, table, type OutputFormat } from '../output.js';
+import { availableText, colorEnabled, colors, nextStep, outcomeOf, regionViews, statusFrame, statusLine, type ViewOptions } from '../status-view.js';
 import { UserError } from '../user-error.js';
 
 /** `edctl status`: where a rollout stands, as the agent last wrote it; with --watch, live. */
@@ -18,31 +19,41 @@ export function registerStatus(program: Command): void {
       .description('Show the rollout status of an ExtendedDeployment (phase, groups, regions, conditions); --watch follows it live')
       .argument('<name>', 'ExtendedDeployment name'),
   )
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .addOption(outputOption())
     .option('-w, --watch', 'follow the rollout: on a terminal a bar per region redrawn in place, else one line per change (Ctrl-C to stop)')
     .option('--until-done', 'with --watch (implied): exit 0 once the rollout is Healthy, 1 if it is Degraded or the spec is invalid')
+    .option(
+      '--timeout <duration>',
+      'with --until-done (implied): exit 1 if the rollout is not done after this long, e.g. 90s, 5m, 1h (0: no limit)',
+      parseDuration,
+      0,
+    )
     .addHelpText(
       'after',
       `
 --watch follows the ExtendedDeployment with a Kubernetes watch and shows every change of its status. On a terminal
-each region is a bar of its pods against desired: new revision (█), old revision (▒), missing (·), with the group,
-the gate it waits at (WaitingForConfirmation, Paused, Aborted, Degraded) and the moves; colours unless NO_COLOR is
-set. Piped or in CI it prints one plain line per change instead; with -o json, the status as JSON per change.
+each region is a bar of its pods against desired: new revision (█), old revision (▒), missing (·), then its counts
+(desired, new, old, ready, available with a countdown while pods wait out minReadySeconds, swapping), with the group,
+the gate it waits at (WaitingForConfirmation, Paused, Aborted, Degraded), why (a Degraded rollout names its stuck pods
+and their container state), the next step and the moves; colours unless NO_COLOR is set. Piped or in CI it prints one plain line per change instead; with -o json, the status as JSON per change (-o
+yaml: a YAML document per change).
 
 Examples:
   ${bin} status web -n shop
   ${bin} status web -n shop -o json | jq .phase
   ${bin} status web -n shop --watch
-  ${bin} status web -n shop --until-done          # in CI, after the sync: wait for the rollout, fail if it degrades`,
+  ${bin} status web -n shop --until-done          # in CI, after the sync: wait for the rollout, fail if it degrades
+  ${bin} status web -n shop --timeout 15m         # the same, and fail if it is not done within 15 minutes`,
     )
-    .action(async (name: string, flags: KubeFlags & { output: OutputFormat; watch?: boolean; untilDone?: boolean }) => {
+    .action(async (name: string, flags: KubeFlags & { output: OutputFormat; watch?: boolean; untilDone?: boolean; timeout: number }) => {
       const kube = connect(flags);
       const ed = await readExtendedDeployment(kube, name);
-      if (!flags.watch && !flags.untilDone) {
-        process.stdout.write(flags.output === 'json' ? json(ed.status ?? {}) : statusText(ed));
+      const untilDone = flags.untilDone === true || flags.timeout > 0;
+      if (!flags.watch && !untilDone) {
+        process.stdout.write(flags.output === 'text' ? statusText(ed, { bin, now: Date.now() }) : data(ed.status ?? {}, flags.output));
         return;
       }
-      await watchStatus(kube, name, ed, { output: flags.output, untilDone: flags.untilDone === true, bin });
+      await watchStatus(kube, name, ed, { output: flags.output, untilDone, timeoutMs: flags.timeout, bin });
     });
 }
 
@@ -54,16 +65,25 @@ interface WatchView {
   end(): void;
 }
 
-/** A frame redrawn in place (log-update), coloured unless NO_COLOR is set. */
+/** A frame redrawn in place (log-update), coloured unless NO_COLOR is set; every second too, for the countdowns. */
 function terminalView(bin: string): WatchView {
   const draw = createLogUpdate(process.stdout);
-  const options = { colors: colors(colorEnabled(process.stdout)), bin };
+  const palette = colors(colorEnabled(process.stdout));
+  const frameOf = (ed: ExtendedDeploymentObject) => statusFrame(ed, { colors: palette, bin, now: Date.now() });
+  let shown: ExtendedDeploymentObject | undefined;
   let frame = '';
   let note = '';
-  const redraw = () => draw(note ? `${frame}${options.colors.yellow(note)}\n` : frame);
+  const redraw = () => draw(note ? `${frame}${palette.yellow(note)}\n` : frame);
+  const tick = setInterval(() => {
+    const next = shown === undefined ? frame : frameOf(shown);
+    if (next === frame) return;
+    frame = next;
+    redraw();
+  }, 1000);
   return {
     show: (ed) => {
-      const next = statusFrame(ed, options);
+      shown = ed;
+      const next = frameOf(ed);
       if (next === frame && note === '') return;
       frame = next;
       note = '';
@@ -73,7 +93,10 @@ function terminalView(bin: string): WatchView {
       note = `  watch interrupted (${message}); reconnecting`;
       redraw();
     },
-    end: () => draw.done(),
+    end: () => {
+      clearInterval(tick);
+      draw.done();
+    },
   };
 }
 
@@ -99,16 +122,25 @@ async function watchStatus(
   kube: Kube,
   name: string,
   first: ExtendedDeploymentObject,
-  options: { output: OutputFormat; untilDone: boolean; bin: string },
+  options: { output: OutputFormat; untilDone: boolean; timeoutMs: number; bin: string },
 ): Promise<void> {
   const view =
-    options.output === 'json' ? lineView((ed) => JSON.stringify(ed.status ?? {})) : process.stdout.isTTY ? terminalView(options.bin) : lineView(statusLine);
+    options.output === 'json'
+      ? lineView((ed) => JSON.stringify(ed.status ?? {}))
+      : options.output === 'yaml'
+        ? lineView((ed) => `---\n${data(ed.status ?? {}, 'yaml')}`)
+        : process.stdout.isTTY
+          ? terminalView(options.bin)
+          : lineView((ed) => statusLine(ed, { bin: options.bin, now: Date.now() }));
   await new Promise<void>((resolve, reject) => {
     let stopWatch: (() => Promise<void>) | undefined;
     let finished = false;
+    let timer: NodeJS.Timeout | undefined;
+    let last = first;
     const finish = (error?: UserError) => {
       if (finished) return;
       finished = true;
+      clearTimeout(timer);
       // Removed only after this signal's other listeners ran (hence `on`, not `once`, which removes a listener before
       // calling it): signal-exit (log-update's cursor restore) re-raises a signal nobody else listens to, which would
       // end the process with 130 instead of 0.
@@ -122,6 +154,7 @@ async function watchStatus(
     const onSignal = () => finish();
     const onChange = (ed: ExtendedDeploymentObject) => {
       if (finished) return;
+      last = ed;
       view.show(ed);
       if (!options.untilDone) return;
       const outcome = outcomeOf(ed);
@@ -130,6 +163,12 @@ async function watchStatus(
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
+    if (options.timeoutMs > 0) {
+      timer = setTimeout(() => {
+        const { health, message } = rolloutReading(last);
+        finish(new UserError([`ExtendedDeployment ${kube.namespace}/${name}: not done after ${options.timeoutMs / 1000}s (${health}: ${message})`]));
+      }, options.timeoutMs);
+    }
     onChange(first);
     if (finished) return;
     stopWatch = watchExtendedDeployment(kube, name, {
@@ -140,9 +179,13 @@ async function watchStatus(
   });
 }
 
-/** The status for people: phase and group, controls, a table per region, and the conditions. */
-export function statusText(ed: ExtendedDeploymentObject): string {
-  const { status, reported, observed, invalid, progressing } = rolloutReading(ed);
+/**
+ * The status for people: phase and group, controls, the next step when someone must act, a table of the regions (the
+ * counts of the watch, see regionWords), and the conditions.
+ */
+export function statusText(ed: ExtendedDeploymentObject, { bin, now }: ViewOptions): string {
+  const reading = rolloutReading(ed);
+  const { status, reported, observed, invalid, progressing } = reading;
   const name = `${ed.metadata?.namespace ? `${ed.metadata.namespace}/` : ''}${ed.metadata?.name ?? ''}`;
   const lines: string[] = [`ExtendedDeployment ${name}`];
   if (!reported) {
@@ -156,15 +199,19 @@ export function statusText(ed: ExtendedDeploymentObject): string {
   if (progressing?.message) lines.push(`Message:   ${progressing.message}`);
   const controls = controlsText(ed.metadata?.annotations ?? {}, status.revision);
   if (controls) lines.push(`Controls:  ${controls}`);
+  const next = nextStep(ed, reading, bin);
+  if (next) lines.push(`Next:      ${next}`);
   if (!observed)
     lines.push(`Note:      the agent has not yet seen generation ${ed.metadata?.generation ?? 0} (status is for ${status.observedGeneration ?? 0})`);
-  const regions = status.regions ?? [];
+  const regions = regionViews(status, now);
   if (regions.length > 0) {
+    // SWAPPING only while in-place swaps are under way: most rollouts never swap.
+    const swaps = regions.some((r) => r.swapping > 0);
     lines.push(
       '',
       table(
-        ['REGION', 'DESIRED', 'CURRENT', 'UPDATED', 'READY', 'AVAILABLE', 'REVISION'],
-        regions.map((r) => [r.name, r.desired ?? 0, r.current ?? 0, r.updated ?? 0, r.ready ?? 0, r.available ?? 0, r.revision ?? '']),
+        ['REGION', 'DESIRED', 'NEW', 'OLD', 'READY', 'AVAILABLE', ...(swaps ? ['SWAPPING'] : []), 'REVISION'],
+        regions.map((r) => [r.name, r.desired, r.updated, r.old, r.ready, availableText(r), ...(swaps ? [r.swapping] : []), r.revision ?? '']),
       ),
     );
   }

@@ -1,15 +1,19 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { ED_KIND, REGION_KIND } from '../../core/api/identity.js';
-import { formatObject, formatPath, formatProblem } from '../../core/problems.js';
+import { formatObject, formatPath } from '../../core/problems.js';
 import { renderSet } from '../../core/render.js';
-import { loadObjects, problemFiles } from '../load.js';
-import { json, type OutputFormat } from '../output.js';
+import { formatProblemsWithFiles, loadObjects, problemPlaces, STDIN_NAME } from '../load.js';
+import { data, outputOption, type OutputFormat } from '../output.js';
 import { UserError } from '../user-error.js';
 
 /** One problem in `edctl validate --output json`. */
 export interface ValidationProblem {
-  /** The file, when known. */
+  /** The file, when known (`<stdin>` for `-f -`); for an object defined more than once, the first. */
   readonly file?: string;
+  /** The object's place in a List of that file, e.g. `items[2]` (absent for an object that is a document of its own). */
+  readonly item?: string;
+  /** Every place of an object defined more than once, as `file` or `file: items[2]`. */
+  readonly locations?: readonly string[];
   /** The object, e.g. `ExtendedDeployment shop/web` (absent for a file that does not parse). */
   readonly object?: string;
   /** The field path, e.g. `spec.regions[0].replicas` (absent when the problem is the whole object or file). */
@@ -32,25 +36,26 @@ export function registerValidate(program: Command): void {
   program
     .command('validate')
     .description('Check specs without rendering them; exits 1 and lists every problem when any is invalid')
-    .requiredOption('-f, --filename <paths...>', 'files or folders of YAML specs')
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .requiredOption('-f, --filename <paths...>', 'files or folders of YAML specs (- for standard input)')
+    .addOption(outputOption())
     .addHelpText(
       'after',
       `
-With --output json the report (valid, counts, problems with file, object, path and message) goes to stdout, also
+With --output json (or yaml) the report (valid, counts, problems with file, object, path and message) goes to stdout, also
 when the specs are invalid; the exit code is 1 then.
 
 Examples:
   ${bin} validate -f examples/
   ${bin} validate -f regions.yaml -f web.yaml
+  kustomize build overlays/prod | ${bin} validate -f -
   ${bin} validate -f specs/ -o json | jq -r '.problems[] | "\\(.file): \\(.path): \\(.message)"'`,
     )
     .action((options: { filename: string[]; output: OutputFormat }) => {
-      const report = validateFiles(options.filename, options.output === 'json');
-      if (options.output === 'json') {
-        process.stdout.write(json(report));
-        if (!report.valid)
-          throw new UserError([`${report.problems.length} ${report.problems.length === 1 ? 'problem' : 'problems'} (listed in the JSON on stdout)`]);
+      const report = validateFiles(options.filename, options.output !== 'text');
+      if (options.output !== 'text') {
+        process.stdout.write(data(report, options.output));
+        const listed = `listed in the ${options.output.toUpperCase()} on stdout`;
+        if (!report.valid) throw new UserError([`${report.problems.length} ${report.problems.length === 1 ? 'problem' : 'problems'} (${listed})`]);
         return;
       }
       process.stdout.write(`${report.objects} objects valid (${report.deployRegions} DeployRegions, ${report.extendedDeployments} ExtendedDeployments)\n`);
@@ -64,7 +69,7 @@ Examples:
 function validateFiles(paths: readonly string[], report: boolean): ValidationReport {
   let objects;
   try {
-    objects = loadObjects(paths);
+    objects = loadObjects(paths, 'validate');
   } catch (error) {
     if (!report || !(error instanceof UserError)) throw error;
     return { valid: false, objects: 0, deployRegions: 0, extendedDeployments: 0, problems: error.lines.map((line) => fileAndMessage(line)) };
@@ -74,8 +79,8 @@ function validateFiles(paths: readonly string[], report: boolean): ValidationRep
     const { deployRegions, extendedDeployments } = result.value;
     return { valid: true, objects: objects.length, deployRegions: deployRegions.length, extendedDeployments: extendedDeployments.length, problems: [] };
   }
-  const files = problemFiles(result.problems, objects);
-  if (!report) throw new UserError(result.problems.map((p, i) => (files[i] ? `${files[i]}: ${formatProblem(p)}` : formatProblem(p))));
+  if (!report) throw new UserError(formatProblemsWithFiles(result.problems, objects));
+  const places = problemPlaces(result.problems, objects);
   const count = (kind: string) => objects.filter((o) => o.object['kind'] === kind).length;
   return {
     valid: false,
@@ -84,13 +89,23 @@ function validateFiles(paths: readonly string[], report: boolean): ValidationRep
     extendedDeployments: count(ED_KIND),
     problems: result.problems.map((p, i) => {
       const path = formatPath(p.path);
-      return { ...(files[i] && { file: files[i] }), object: formatObject(p.object), ...(path && { path }), message: p.message };
+      const first = objects[p.inputs?.[0] ?? -1];
+      const item = first ? formatPath(first.item) : '';
+      const locations = places[i] ?? [];
+      return {
+        ...(first && { file: first.file }),
+        ...(item && { item }),
+        ...(locations.length > 1 && { locations }),
+        object: formatObject(p.object),
+        ...(path && { path }),
+        message: p.message,
+      };
     }),
   };
 }
 
 /** A load error line (`file: line 3: message` or `file: message`) as a problem. */
 function fileAndMessage(line: string): ValidationProblem {
-  const match = /^(.*?\.(?:ya?ml|json)): (.*)$/.exec(line);
+  const match = new RegExp(`^(.*?(?:\\.(?:ya?ml|json)|${STDIN_NAME})): (.*)$`).exec(line);
   return match ? { file: match[1] ?? '', message: match[2] ?? '' } : { message: line };
 }

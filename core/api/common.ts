@@ -27,6 +27,12 @@ export const labelMap = z.record(
 /** Free-form string map (annotations, node selectors built from labels). */
 export const stringMap = z.record(z.string(), z.string());
 
+/**
+ * The largest Kubernetes int32 (replicas, seconds, int-or-string counts): the API server rejects anything larger, so a
+ * spec that passes here must not fail there.
+ */
+export const INT32_MAX = 2_147_483_647;
+
 const PERCENT = /^(\d+)%$/;
 
 /** Parses `"N%"` into N, or returns undefined when the string is not of that form. */
@@ -45,6 +51,7 @@ export const intOrPercent = z
     if (typeof value === 'number') {
       if (!Number.isInteger(value)) ctx.addIssue({ code: 'custom', message: `${value} is neither an integer nor a percentage like "30%"` });
       else if (value < 0) ctx.addIssue({ code: 'custom', message: 'must not be negative' });
+      else if (value > INT32_MAX) ctx.addIssue({ code: 'custom', message: `must be at most ${INT32_MAX}` });
       return;
     }
     const pct = parsePercent(value);
@@ -60,8 +67,8 @@ export const intOrPercent = z
     maxLength: 4,
     'x-kubernetes-validations': [
       {
-        rule: "type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",
-        messageExpression: "string(self) + ' must be a non-negative integer or a percentage from 0% to 100%'",
+        rule: `type(self) == int ? self >= 0 && self <= ${INT32_MAX} : self.matches('^(100|[1-9]?[0-9])%$')`,
+        messageExpression: `string(self) + ' must be an integer from 0 to ${INT32_MAX} or a percentage from 0% to 100%'`,
       },
     ],
   });

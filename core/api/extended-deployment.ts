@@ -1,8 +1,12 @@
 import { z } from 'zod';
-import { condition, dnsLabel, intOrPercent, labelMap, labelSelector, objectMeta, stringMap, toleration } from './common.js';
+import { condition, dnsLabel, INT32_MAX, intOrPercent, labelMap, labelSelector, objectMeta, stringMap, toleration } from './common.js';
 import { API_VERSION, ED_KIND } from './identity.js';
 
-const nonNegativeInt = z.number().int({ message: 'must be an integer' }).min(0, { message: 'must not be negative' });
+const nonNegativeInt = z
+  .number()
+  .int({ message: 'must be an integer' })
+  .min(0, { message: 'must not be negative' })
+  .max(INT32_MAX, { message: `must be at most ${INT32_MAX}` });
 
 /** Resource requests and limits of one container (quantities as Kubernetes writes them). */
 const quantity = z.union([z.string(), z.number()]).meta({ 'x-kubernetes-int-or-string': true });
@@ -271,6 +275,11 @@ const regionStatus = z.strictObject({
     .describe('While replicas are away: since when (RFC 3339) the region has been healthy with room for them (move-back stabilization).'),
   swappedInPlace: z.number().int().optional().describe('Pods of this rollout updated in place.'),
   replaced: z.number().int().optional().describe('Pods of this rollout replaced.'),
+  swapping: z.number().int().optional().describe('Pods in the middle of an in-place swap (draining or restarting); absent when none.'),
+  availableAt: z
+    .string()
+    .optional()
+    .describe('While Ready pods wait out minReadySeconds: when (RFC 3339) the last of them counts as available; absent when none waits.'),
 });
 
 const move = z.strictObject({

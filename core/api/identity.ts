@@ -18,3 +18,8 @@ export const ED_PLURAL = 'extendeddeployments';
 export const REGION_KIND = 'DeployRegion';
 /** Plural of DeployRegion. */
 export const REGION_PLURAL = 'deployregions';
+/**
+ * Kind of the upstream operator's regional workload (same API group). This project serves no such kind: an
+ * ExtendedDeployment with `subsetType: InplaceSet` renders a ReplicaSet with in-place updates on instead.
+ */
+export const UPSTREAM_INPLACESET_KIND = 'InplaceSet';

@@ -27,7 +27,7 @@ export const DEFAULTED_CONTAINER_FIELDS: ReadonlySet<string> = new Set(['termina
 export const PROBE_DEFAULTS: Readonly<Record<string, unknown>> = { timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 };
 
 /** Handler fields the API server defaults inside probes and lifecycle hooks. */
-export const HANDLER_DEFAULTS: Readonly<Record<string, unknown>> = { scheme: 'HTTP' };
+export const HANDLER_DEFAULTS: Readonly<Record<string, unknown>> = { scheme: 'HTTP', path: '/' };
 
 /** Container port fields the API server defaults. */
 export const PORT_DEFAULTS: Readonly<Record<string, unknown>> = { protocol: 'TCP' };

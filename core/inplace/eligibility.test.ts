@@ -56,6 +56,16 @@ describe('podUpdateMethod on pods a real API server created (defaults and admiss
     expect(podUpdateMethod(pod('api-zone-a'), next)).toEqual({ method: 'replace', reason });
   });
 
+  it("tolerates the path the API server gives an HTTP probe that names none ('/')", () => {
+    const root = pod('api-zone-a');
+    (root.spec['containers'] as { readinessProbe: { httpGet: Json } }[])[0]!.readinessProbe.httpGet['path'] = '/';
+    const next = edit(template('zonal-api', 'api-zone-a'), (c) => {
+      c['image'] = 'registry.example.com/next:2';
+      delete ((c['readinessProbe'] as Json)['httpGet'] as Json)['path'];
+    });
+    expect(podUpdateMethod(root, next).method).toBe('in-place');
+  });
+
   it('reads quantities the way the API server writes them', () => {
     const p = pod('llm-server-gpu-a');
     const next = edit(template('gpu-inference', 'llm-server-gpu-a'), (c) => {

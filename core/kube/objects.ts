@@ -142,13 +142,13 @@ export interface PodObject extends MetaObject {
   status?: { phase?: string; conditions?: PodCondition[]; containerStatuses?: ContainerStatus[] };
 }
 
-/** A container's status, as far as the in-place protocol reads it. */
+/** A container's status, as far as the in-place protocol and the reasons for a stuck rollout read it. */
 export interface ContainerStatus {
   name: string;
   containerID?: string;
   restartCount?: number;
   ready?: boolean;
-  state?: { running?: object; waiting?: { reason?: string }; terminated?: object };
+  state?: { running?: object; waiting?: { reason?: string; message?: string }; terminated?: { reason?: string } };
 }
 
 /** A timestamp in ms since the epoch; undefined when absent or unparsable. */

@@ -463,6 +463,25 @@ describe('podState', () => {
       });
     expect([gate('False').gateClosedAt, gate('True').gateClosedAt]).toEqual([Date.UTC(2026, 0, 1, 12, 0, 7), undefined]);
   });
+
+  it("reads why a container does not run: the kubelet's waiting reason and message, or the reason it terminated", () => {
+    const containers = podState({
+      metadata: { name: 'p', uid: 'u' },
+      spec: { containers: [{ name: 'app' }, { name: 'proxy' }, { name: 'log' }] },
+      status: {
+        containerStatuses: [
+          { name: 'app', state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 5m0s restarting failed container=app' } } },
+          { name: 'proxy', state: { terminated: { reason: 'OOMKilled' } } },
+          { name: 'log', state: { running: {} } },
+        ],
+      },
+    }).containers;
+    expect(containers?.map((c) => [c.name, c.waiting, c.terminated])).toEqual([
+      ['app', { reason: 'CrashLoopBackOff', message: 'back-off 5m0s restarting failed container=app' }, undefined],
+      ['proxy', undefined, 'OOMKilled'],
+      ['log', undefined, undefined],
+    ]);
+  });
 });
 
 describe('observe reports every problem at once', () => {

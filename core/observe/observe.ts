@@ -389,6 +389,8 @@ export function podState(pod: PodObject): PodState {
     swap: parseSwapState(pod.metadata?.annotations?.[SWAP_STATE_ANNOTATION]),
     containers: (pod.spec?.containers ?? []).map((c): ContainerState => {
       const status = pod.status?.containerStatuses?.find((s) => s.name === c.name);
+      const waiting = status?.state?.waiting?.reason;
+      const terminated = status?.state?.terminated;
       return {
         name: c.name,
         image: c.image ?? '',
@@ -396,6 +398,8 @@ export function podState(pod: PodObject): PodState {
         restartCount: status?.restartCount ?? 0,
         running: status?.state?.running !== undefined,
         ready: status?.ready === true,
+        ...(waiting !== undefined && { waiting: { reason: waiting, message: status?.state?.waiting?.message } }),
+        ...(terminated !== undefined && { terminated: terminated.reason ?? 'terminated' }),
       };
     }),
   };

@@ -1,21 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { extendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { decide, decideInvalid, type StatusWrite } from './decision.js';
 import type { RolloutInput } from './planner.js';
 import type { PodState } from './snapshot.js';
+import { webEd } from './test-support.js';
 
 const NOW = Date.UTC(2026, 0, 1, 12);
-const ed = extendedDeployment.parse({
-  apiVersion: 'extendeddeployment.io/v1beta1',
-  kind: 'ExtendedDeployment',
-  metadata: { name: 'web', namespace: 'shop' },
-  spec: {
-    selector: { matchLabels: { app: 'web' } },
-    template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
-    regions: [{ name: 'a', replicas: 2 }],
-    strategy: { batchSize: 1, minReadySeconds: 0 },
-  },
-});
+const ed = webEd([{ name: 'a', replicas: 2 }], { batchSize: 1, minReadySeconds: 0 });
 const pod = (name: string, revision: string): PodState => ({
   name,
   uid: name,

@@ -3,6 +3,7 @@ import { extendedDeployment } from '../api/extended-deployment.js';
 import { planRollout } from './planner.js';
 import { gateActions } from './readiness-gate.js';
 import type { PodState, RegionState } from './snapshot.js';
+import { podState } from './test-support.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const ed = (strategy: Record<string, unknown>) =>
@@ -17,18 +18,7 @@ const ed = (strategy: Record<string, unknown>) =>
       strategy,
     },
   });
-const pod = (name: string, o: Partial<PodState>): PodState => ({
-  name,
-  uid: `u-${name}`,
-  revision: 'new',
-  assigned: true,
-  running: true,
-  ready: false,
-  readySince: undefined,
-  terminating: false,
-  markedOld: false,
-  ...o,
-});
+const pod = podState;
 const region = (pods: PodState[]): RegionState => ({
   name: 'gpu',
   desired: 3,

@@ -1,22 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { extendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
 import { MARK_SETTLE_MS } from './region-step.js';
 import type { PodState } from './snapshot.js';
 import { MAX_REQUEUE_MS, nextRequeueMs } from './requeue.js';
+import { webEd } from './test-support.js';
 
 const NOW = Date.UTC(2026, 0, 1, 12);
-const ed = extendedDeployment.parse({
-  apiVersion: 'extendeddeployment.io/v1beta1',
-  kind: 'ExtendedDeployment',
-  metadata: { name: 'web', namespace: 'shop' },
-  spec: {
-    selector: { matchLabels: { app: 'web' } },
-    template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
-    regions: [{ name: 'a', replicas: 2 }],
-    strategy: { minReadySeconds: 10, syncWaitTimeout: 60 },
-  },
-});
+const ed = webEd([{ name: 'a', replicas: 2 }], { minReadySeconds: 10, syncWaitTimeout: 60 });
 const pod = (readySince: number | undefined, extra: Partial<PodState> = {}): PodState => ({
   name: 'p',
   uid: 'u',

@@ -11,6 +11,10 @@ export interface ContainerState {
   readonly restartCount: number;
   readonly running: boolean;
   readonly ready: boolean;
+  /** Why it does not run yet, as the kubelet says it (CrashLoopBackOff, ImagePullBackOff, ...); undefined when it runs. */
+  readonly waiting?: { readonly reason: string; readonly message?: string | undefined } | undefined;
+  /** Why it stopped (Error, OOMKilled, Completed), while it is terminated. */
+  readonly terminated?: string | undefined;
 }
 
 /** A pod as the planner sees it. */

@@ -156,6 +156,7 @@ describe('progressOnlyChange', () => {
   it('is true when only pod counts, the overview or condition messages changed', () => {
     expect(progressOnlyChange(withRegion({}), withRegion({ current: 3, updated: 1, ready: 2 }, { replicas: 3, overview: '[Normal]a: 3/2' }))).toBe(true);
     expect(progressOnlyChange(withRegion({ replaced: 0, swappedInPlace: 0 }), withRegion({ replaced: 1, swappedInPlace: 2 }))).toBe(true);
+    expect(progressOnlyChange(withRegion({}), withRegion({ swapping: 1, availableAt: '2026-01-01T00:00:05Z' }))).toBe(true);
     const msg = (m: string) =>
       withRegion({}, { conditions: [{ type: 'Progressing', status: 'True', reason: 'GroupProgressing', message: m, lastTransitionTime: 'T' }] });
     expect(progressOnlyChange(msg('new pod x is not Ready yet'), msg('group 1 of 3 in progress'))).toBe(true);

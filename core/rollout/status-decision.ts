@@ -36,8 +36,8 @@ export function statusFirst(observed: ExtendedDeploymentStatus | undefined, next
 }
 
 /**
- * The status without its progress detail: pod counts (status.replicas, each region's current/updated/ready/available
- * and its swappedInPlace/replaced tallies),
+ * The status without its progress detail: pod counts (status.replicas, each region's current/updated/ready/available,
+ * its swappedInPlace/replaced tallies, its swaps under way and when its Ready pods become available),
  * the overview line and condition messages. What is left (phase, revision, groups, group start, desired counts,
  * condition types/statuses/reasons, observedGeneration, and any field not named here) is what rollouts decide on or
  * what a transition changes.
@@ -49,7 +49,9 @@ function withoutProgress(status: unknown): unknown {
   return {
     ...rest,
     regions: Array.isArray(regions)
-      ? regions.map(({ current: _c, updated: _u, ready: _r, available: _a, swappedInPlace: _s, replaced: _p, ...region }) => region)
+      ? regions.map(
+          ({ current: _c, updated: _u, ready: _r, available: _a, swappedInPlace: _s, replaced: _p, swapping: _w, availableAt: _t, ...region }) => region,
+        )
       : regions,
     conditions: Array.isArray(conditions) ? conditions.map(({ message: _m, ...condition }) => condition) : conditions,
   };

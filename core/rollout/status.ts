@@ -5,7 +5,8 @@ import { selectorString } from '../selector.js';
 import type { RolloutEvent } from './planner.js';
 import { isPodActive } from './pod-activity.js';
 import { Phases, RolloutEventReason, type Phase } from './reasons.js';
-import { countWhere, type PodState, type RegionCounts, type RegionState } from './snapshot.js';
+import { countWhere, isAvailable, type PodState, type RegionCounts, type RegionPods, type RegionState } from './snapshot.js';
+import { stuckPods } from './stuck-pods.js';
 
 export type { Phase };
 
@@ -58,6 +59,20 @@ function replacedPods(region: RegionState, rolloutStart: number | undefined): nu
   );
 }
 
+/** Pods of the region in the middle of an in-place swap: out of endpoints for the grace period, or restarting. */
+function swapping(region: RegionPods): number {
+  return countWhere(region, (p) => isPodActive(p) && p.swap !== undefined && p.swap.phase !== 'done');
+}
+
+/**
+ * While Ready pods of the region wait out minReadySeconds: when (ms) the last of them counts as available; undefined
+ * when none waits. Settled pods are available already.
+ */
+export function availableAt(region: RegionPods, minReadySeconds: number, now: number): number | undefined {
+  const waiting = region.pods.filter((p) => p.ready && isPodActive(p) && p.readySince !== undefined && !isAvailable(p, minReadySeconds, now));
+  return waiting.length === 0 ? undefined : Math.max(...waiting.map((p) => (p.readySince ?? 0) + minReadySeconds * 1000));
+}
+
 /** `(3 swapped in place, 1 replaced)` over the rollout's regions, or nothing when nothing was swapped. */
 function swapSummary(regions: readonly { swappedInPlace?: number; replaced?: number }[]): string {
   const swapped = regions.reduce((s, r) => s + (r.swappedInPlace ?? 0), 0);
@@ -71,12 +86,19 @@ function swapSummary(regions: readonly { swappedInPlace?: number; replaced?: num
  */
 export function buildStatus(input: StatusInput): { status: ExtendedDeploymentStatus; events: RolloutEvent[] } {
   const { ed, previous, now } = input;
+  // A Degraded rollout says which pods hold it and why, so that every reader (edctl status, Argo CD, Flux, the Event)
+  // shows the cause next to the verdict.
+  const stuck = input.phase === Phases.Degraded ? stuckPods(input.regions, input.rolloutRegions, now) : undefined;
+  const message = stuck === undefined ? input.message : `${input.message}; ${stuck}`;
   // A new rollout revision starts now; the same one keeps its start.
   const rolloutStartTime = previous?.revision === input.rolloutRevision ? previous.rolloutStartTime : new Date(now).toISOString();
   const rolloutStart = rolloutStartTime === undefined ? undefined : Date.parse(rolloutStartTime);
+  const { minReadySeconds } = ed.spec.strategy;
   const regions = input.regions.map((r) => {
     const c = input.counts.get(r.name);
     const swapped = swappedInPlace(r);
+    const inSwap = swapping(r);
+    const availableTime = availableAt(r, minReadySeconds, now);
     return {
       name: r.name,
       desired: r.desired,
@@ -89,6 +111,8 @@ export function buildStatus(input: StatusInput): { status: ExtendedDeploymentSta
         swappedInPlace: swapped,
         replaced: replacedPods(r, Number.isNaN(rolloutStart) ? undefined : rolloutStart),
       }),
+      ...(inSwap > 0 && { swapping: inSwap }),
+      ...(availableTime !== undefined && { availableAt: new Date(availableTime).toISOString() }),
     };
   });
   const progressing = input.phase === Phases.Progressing || input.phase === Phases.WaitingForConfirmation || input.phase === Phases.Paused;
@@ -103,7 +127,7 @@ export function buildStatus(input: StatusInput): { status: ExtendedDeploymentSta
         type: PROGRESSING_CONDITION,
         status: progressing ? 'True' : 'False',
         reason: input.reason,
-        message: input.message,
+        message,
         observedGeneration: input.generation,
       },
       now,
@@ -133,7 +157,7 @@ export function buildStatus(input: StatusInput): { status: ExtendedDeploymentSta
     regions,
     conditions,
   };
-  return { status, events: transitions(previous, status, input) };
+  return { status, events: transitions(previous, status, { ...input, message }) };
 }
 
 function transitions(previous: ExtendedDeploymentStatus | undefined, next: ExtendedDeploymentStatus, input: StatusInput): RolloutEvent[] {

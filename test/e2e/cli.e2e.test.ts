@@ -79,7 +79,7 @@ function expectOneLineError(r: { code: number | null; out: string; err: string }
 
 const withoutNoColor = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NO_COLOR'));
 const ESC = '\u001b';
-/** The line of a region in a frame: `  a-xyz  ███▒▒▒···  new 1/3  old 2  ready 3/3`. */
+/** The line of a region in a frame: `  a-xyz  ███▒▒▒···  desired 3  new 1  old 2  ready 3  available 3`. */
 const regionLine = (frame: string, region: string) => frame.split('\n').find((l) => l.trimStart().startsWith(`${region} `)) ?? '';
 
 describe('edctl on a real ExtendedDeployment', () => {
@@ -110,7 +110,8 @@ describe('edctl on a real ExtendedDeployment', () => {
       const text = await edctl('status', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG);
       expect(text.code).toBe(0);
       expect(text.out).toContain(`ExtendedDeployment ${ns}/${ED_NAME}\nPhase:     Healthy`);
-      expect(text.out).toMatch(new RegExp(`\\n${a} +3 +3 +3 +3 +3 +[0-9a-f]{10}\\n`));
+      // DESIRED NEW OLD READY AVAILABLE REVISION
+      expect(text.out).toMatch(new RegExp(`\\n${a} +3 +3 +0 +3 +3 +[0-9a-f]{10}\\n`));
       const asJson = await edctl('status', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG, '-o', 'json');
       expect(asJson.code).toBe(0);
       expect(JSON.parse(asJson.out)).toMatchObject({
@@ -155,9 +156,17 @@ describe('edctl on a real ExtendedDeployment', () => {
       );
       const gate1 = (f: string) =>
         f.includes('group 1/3  WaitingForConfirmation') &&
-        regionLine(f, a).includes(`new ${group1[0]!.updated}/3`) &&
-        regionLine(f, b).includes(`new ${group1[1]!.updated}/2`);
-      await bothShow('gate 1', gate1, (l) => l.includes('group 1/3 WaitingForConfirmation') && l.includes(`${a} new ${group1[0]!.updated}/3`));
+        regionLine(f, a).includes(`desired 3  new ${group1[0]!.updated}  old`) &&
+        regionLine(f, b).includes(`desired 2  new ${group1[1]!.updated}  old`) &&
+        f.includes(`next: edctl approve ${ED_NAME} -n ${ns}`);
+      await bothShow(
+        'gate 1',
+        gate1,
+        (l) =>
+          l.includes('group 1/3 WaitingForConfirmation') &&
+          l.includes(`${a} desired 3 new ${group1[0]!.updated} old`) &&
+          l.includes(`next: edctl approve ${ED_NAME} -n ${ns}`),
+      );
       const atGate = await edctl('status', ED_NAME, '-n', ns, '--kubeconfig', KUBECONFIG);
       expect(atGate.out).toContain('Phase:     WaitingForConfirmation, group 1/3');
 
@@ -227,10 +236,10 @@ describe('edctl on a real ExtendedDeployment', () => {
       expect([...at].sort((x, y) => x - y)).toEqual(at);
       const last = frames.at(-1) ?? '';
       expect(last.split('\n')[0]).toBe(`ExtendedDeployment ${ns}/${ED_NAME}  rollout ${v2.rolloutRevision}  group 3/3  Healthy`);
-      expect(regionLine(last, a)).toMatch(new RegExp(`^  ${a}  █{24}  new 3/3  old 0  ready 3/3$`));
-      expect(regionLine(last, b)).toMatch(new RegExp(`^  ${b} {2}█{24}  new 2/2  old 0  ready 2/2$`));
+      expect(regionLine(last, a)).toMatch(new RegExp(`^  ${a}  █{24}  desired 3  new 3  old 0  ready 3  available 3$`));
+      expect(regionLine(last, b)).toMatch(new RegExp(`^  ${b} {2}█{24}  desired 2  new 2  old 0  ready 2  available 2$`));
       const mid = frames[at[0]!] ?? '';
-      expect(regionLine(mid, a)).toMatch(/█+▒+ +new \d\/3/);
+      expect(regionLine(mid, a)).toMatch(/█+▒+ +desired 3 {2}new \d {2}old \d/);
       expect(tty.output()).toContain(`${ESC}[33mWaitingForConfirmation`);
       expect(tty.output()).toContain(`${ESC}[32mHealthy`);
       // Redrawn in place: the whole output is a few screens high, not one frame after another.
@@ -240,7 +249,9 @@ describe('edctl on a real ExtendedDeployment', () => {
       const printed = lines();
       expect(piped.stdout()).not.toContain(ESC);
       expect(printed.every((l, i) => i === 0 || l !== printed[i - 1])).toBe(true);
-      expect(printed.at(-1)).toBe(`${ns}/${ED_NAME}: rollout ${v2.rolloutRevision} group 3/3 Healthy; ${a} new 3/3 old 0 ready 3; ${b} new 2/2 old 0 ready 2`);
+      expect(printed.at(-1)).toBe(
+        `${ns}/${ED_NAME}: rollout ${v2.rolloutRevision} group 3/3 Healthy; ${a} desired 3 new 3 old 0 ready 3 available 3; ${b} desired 2 new 2 old 0 ready 2 available 2`,
+      );
       expect(printed.some((l) => l.includes('group 2/3 Aborted'))).toBe(true);
 
       // The same watch with -o json: the status of the finished rollout, and exit 0 at once.

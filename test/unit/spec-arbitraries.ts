@@ -3,9 +3,9 @@
 // and mutations that make an ExtendedDeployment invalid at a known field path.
 //
 // Valid by construction means: region names unique, their node sets disjoint (every DeployRegion carries the zone key
-// with its own value), template labels matching the selector, container names unique, overrides naming existing
-// containers, RFC 6902 patches whose paths exist, replica counts that distribute (see `placements`), and the few
-// strategy combinations the rules forbid left out.
+// with its own value), template labels matching the selector and no other ExtendedDeployment's selector, container
+// names unique, overrides naming existing containers, RFC 6902 patches whose paths exist, replica counts that
+// distribute (see `placements`), and the few strategy combinations the rules forbid left out.
 import fc from 'fast-check';
 import { API_VERSION } from '../../core/api/identity.js';
 
@@ -210,7 +210,8 @@ const DISK_AFFINITY: JsonObject = {
 function extendedDeployment(name: string, namespace: string | null, regionNames: readonly string[]): fc.Arbitrary<JsonObject> {
   return fc
     .record({
-      app: labelValue.filter((v) => v !== ''),
+      // Ends with `.<name>`: ExtendedDeployments of one namespace must not select each other's pods.
+      app: labelValue.filter((v) => v !== '').map((v) => `${v}.${name}`),
       labels: fc.dictionary(prefixedKey('team.example'), labelValue, { maxKeys: 2 }),
       containerNames: fc.uniqueArray(dnsLabel, { minLength: 1, maxLength: 4 }),
       initCount: fc.nat(2),
@@ -220,7 +221,8 @@ function extendedDeployment(name: string, namespace: string | null, regionNames:
     .chain(({ app, labels, containerNames, initCount, regions, selectorStyle }) => {
       const init = containerNames.slice(1, 1 + initCount);
       const main = containerNames.filter((c) => !init.includes(c));
-      const expressions = [{ key: APP_KEY, operator: 'In', values: [app, `${app}-canary`] }];
+      // `_` is in no name, so `<app>_canary` is no other ExtendedDeployment's app.
+      const expressions = [{ key: APP_KEY, operator: 'In', values: [app, `${app}_canary`] }];
       const selector: JsonObject =
         selectorStyle === 'labels'
           ? { matchLabels: { [APP_KEY]: app } }

@@ -1,0 +1,308 @@
+/**
+ * The types of the constructs' props, written out so that an editor shows each field's documentation and default.
+ * They are the schema's input types (core/api) spelled by hand, and constructs/props.test.ts fails the type check
+ * when the two differ. Spelled by hand for a second reason: the published declarations of the constructs must not
+ * import zod's, which a CommonJS project without `esModuleInterop` and `skipLibCheck` (what `cdk8s init
+ * typescript-app` makes) cannot compile.
+ */
+
+/** An integer, or a percentage of a total written `"N%"` (N from 0 to 100). */
+export type IntOrPercent = number | string;
+
+/** One set-based requirement of a {@link LabelSelector}. */
+export interface LabelSelectorRequirement {
+  /** Label key. */
+  readonly key: string;
+  /** Set operator. */
+  readonly operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+  /**
+   * Values for `In` and `NotIn`.
+   * @default none
+   */
+  readonly values?: string[];
+}
+
+/** A Kubernetes label selector (meta/v1): a pod matches when it meets every requirement. */
+export interface LabelSelector {
+  /**
+   * Labels a pod must carry, all of them.
+   * @default none
+   */
+  readonly matchLabels?: Record<string, string>;
+  /**
+   * Set-based requirements, all of them.
+   * @default none
+   */
+  readonly matchExpressions?: LabelSelectorRequirement[];
+}
+
+/** A Kubernetes toleration (core/v1). */
+export interface Toleration {
+  /**
+   * Taint key the toleration applies to; empty with operator `Exists` matches every key.
+   * @default every key (with `Exists`)
+   */
+  readonly key?: string;
+  /**
+   * `Exists` or `Equal`.
+   * @default "Equal"
+   */
+  readonly operator?: 'Exists' | 'Equal';
+  /**
+   * Taint value to match with operator `Equal`.
+   * @default ""
+   */
+  readonly value?: string;
+  /**
+   * Taint effect to match.
+   * @default every effect
+   */
+  readonly effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  /**
+   * How long a `NoExecute` taint is tolerated before eviction, in seconds.
+   * @default forever
+   */
+  readonly tolerationSeconds?: number;
+}
+
+/** Resource requests and limits of one container, quantities as Kubernetes writes them (`500m`, `1Gi`, `2`). */
+export interface ResourceRequirements {
+  /**
+   * Minimum resources, e.g. `{ cpu: '500m' }`.
+   * @default none
+   */
+  readonly requests?: Record<string, string | number>;
+  /**
+   * Maximum resources, e.g. `{ memory: '1Gi' }`.
+   * @default none
+   */
+  readonly limits?: Record<string, string | number>;
+}
+
+/** Typed changes to the pod template for one region, applied before its raw patches. */
+export interface RegionOverrides {
+  /**
+   * Image per container name (regular or init container), e.g. `{ app: 'shop/web:1.2-arm64' }`.
+   * @default none
+   */
+  readonly images?: Record<string, string>;
+  /**
+   * Literal environment variables per container name; a variable of the same name is replaced, others are appended
+   * in key order.
+   * @default none
+   */
+  readonly env?: Record<string, Record<string, string>>;
+  /**
+   * Requests and limits per container name, merged key by key into the container's own.
+   * @default none
+   */
+  readonly resources?: Record<string, ResourceRequirements>;
+  /**
+   * Labels added to (or replaced in) the pod template.
+   * @default none
+   */
+  readonly labels?: Record<string, string>;
+  /**
+   * Annotations added to (or replaced in) the pod template.
+   * @default none
+   */
+  readonly annotations?: Record<string, string>;
+  /**
+   * Entries merged into the pod's nodeSelector.
+   * @default none
+   */
+  readonly nodeSelector?: Record<string, string>;
+  /**
+   * Tolerations appended to the pod's (after the region's own).
+   * @default none
+   */
+  readonly tolerations?: Toleration[];
+}
+
+/** One RFC 6902 operation on a region's pod template, as the upstream operator's `overriders` write it. */
+export interface PatchOperation {
+  /** `add`, `remove` or `replace`. */
+  readonly op: 'add' | 'remove' | 'replace';
+  /** JSON pointer into the pod template, e.g. `/spec/containers/0/image`. */
+  readonly path: string;
+  /**
+   * The value for `add` and `replace`: any JSON.
+   * @default none (for `remove`)
+   */
+  readonly value?: unknown;
+}
+
+/** Declarative approval a pull request can bump, instead of `edctl approve`. */
+export interface ApprovalProps {
+  /** The rollout revision being approved, as `edctl plan` prints it; an approval of another rollout is ignored. */
+  readonly revision: string;
+  /** Groups up to and including this one may start without further confirmation. */
+  readonly throughGroup: number;
+}
+
+/** Shortage moves: replicas leave a region whose pods stay unschedulable. */
+export interface AutoRescheduleProps {
+  /**
+   * Move replicas away from a region whose pods stay unschedulable.
+   * @default false
+   */
+  readonly enable?: boolean;
+  /**
+   * How long a pod may stay Unschedulable before it is moved, in seconds.
+   * @default 60
+   */
+  readonly timeoutSeconds?: number;
+  /**
+   * How long a region that just lost pods to shortage is not chosen as a target, in seconds.
+   * @default 300
+   */
+  readonly coolDownSeconds?: number;
+}
+
+/** Fault moves: replicas leave a region whose nodes fail. */
+export interface FaultMoveProps {
+  /**
+   * Move replicas away from a region whose nodes fail.
+   * @default false
+   */
+  readonly enable?: boolean;
+  /**
+   * Failing nodes (a count, or a share of the region's nodes) at which the region counts as Failed.
+   * @default "100%"
+   */
+  readonly failureThreshold?: IntOrPercent;
+  /**
+   * How long the threshold must hold before replicas move, in seconds.
+   * @default 30
+   */
+  readonly tolerationSeconds?: number;
+  /**
+   * Most replicas moved per minute, as a count or a share of `replicas`.
+   * @default "100%"
+   */
+  readonly maxReplicasPerMinute?: IntOrPercent;
+}
+
+/** Returning moved replicas to their region. */
+export interface MoveBackProps {
+  /**
+   * Return moved replicas once their region is healthy with room again.
+   * @default true
+   */
+  readonly enable?: boolean;
+  /**
+   * How long the region must stay healthy with room first, in seconds.
+   * @default 300
+   */
+  readonly stabilizationSeconds?: number;
+}
+
+/** Budgets of `updateStrategy.type` RollingUpdate, rounded as the Deployment controller rounds them. */
+export interface RollingUpdateProps {
+  /**
+   * Pods over the desired count during an update (percentages round up).
+   * @default "25%"
+   */
+  readonly maxSurge?: IntOrPercent;
+  /**
+   * Pods below the desired count during an update (percentages round down).
+   * @default "25%"
+   */
+  readonly maxUnavailable?: IntOrPercent;
+}
+
+/** How a pod reaches the new revision. */
+export interface UpdateStrategyProps {
+  /**
+   * `ReCreate`: replace pods group by group (`upgradeMode` decides the order). `RollingUpdate`: replace within
+   * `maxSurge`/`maxUnavailable`. `DeleteAllFirst`: remove every old pod, then create the new ones.
+   * `InPlaceIfPossible`: swap images inside running pods when only images changed, replace otherwise.
+   * @default "ReCreate"
+   */
+  readonly type?: 'ReCreate' | 'RollingUpdate' | 'DeleteAllFirst' | 'InPlaceIfPossible';
+  /**
+   * Seconds between taking a pod out of endpoints and swapping its image in place.
+   * @default 5
+   */
+  readonly gracePeriodSeconds?: number;
+  /**
+   * Budgets for `type` RollingUpdate.
+   * @default { maxSurge: "25%", maxUnavailable: "25%" }
+   */
+  readonly rollingUpdate?: RollingUpdateProps;
+}
+
+/** How rollouts of an ExtendedDeployment proceed. Every field has a default. */
+export interface StrategyProps {
+  /**
+   * Pods per region each group adds: an integer, or a percentage of the region's replicas (at least 1).
+   * @default 1
+   */
+  readonly batchSize?: IntOrPercent;
+  /**
+   * Seconds a new pod must be Ready before it counts as available.
+   * @default 5
+   */
+  readonly minReadySeconds?: number;
+  /**
+   * Stop after each group until the rollout is approved (`edctl approve`, or `approval`).
+   * @default false
+   */
+  readonly needWaitingForConfirm?: boolean;
+  /**
+   * With confirmation on: ask only at the first gate of each rollout.
+   * @default false
+   */
+  readonly needFirstConfirm?: boolean;
+  /**
+   * Progress deadline per group in seconds; 0 means 300. When exceeded the rollout is Degraded and stops.
+   * @default 0
+   */
+  readonly syncWaitTimeout?: number;
+  /**
+   * `Beta`: the first group is one pod per region. `Group`: it is `batchSize`.
+   * @default "Beta"
+   */
+  readonly rolloutStrategy?: 'Beta' | 'Group';
+  /**
+   * Hold the rollout where it is until set back to false.
+   * @default false
+   */
+  readonly pause?: boolean;
+  /**
+   * `Parallel`: every region takes each group together. `Sequential`: one region at a time, in declared order.
+   * @default "Parallel", or "Sequential" with subsetType Deployment
+   */
+  readonly regionOrder?: 'Parallel' | 'Sequential';
+  /**
+   * For `updateStrategy.type` ReCreate. `scaleOutPriority`: new pods first, never fewer available than desired.
+   * `scaleInPriority`: old pods first, never more pods than desired (scarce GPUs). `scaleSimultaneously`: both at once.
+   * @default "scaleOutPriority"
+   */
+  readonly upgradeMode?: 'scaleOutPriority' | 'scaleInPriority' | 'scaleSimultaneously';
+  /**
+   * Declarative approval of the rollout up to a group.
+   * @default none: groups wait for `edctl approve` when confirmation is on
+   */
+  readonly approval?: ApprovalProps;
+  /**
+   * Shortage moves.
+   * @default off
+   */
+  readonly autoReschedule?: AutoRescheduleProps;
+  /**
+   * Fault moves.
+   * @default off
+   */
+  readonly faultMove?: FaultMoveProps;
+  /**
+   * Returning moved replicas.
+   * @default on, after 300 s of health
+   */
+  readonly moveBack?: MoveBackProps;
+  /**
+   * How a pod reaches the new revision.
+   * @default ReCreate
+   */
+  readonly updateStrategy?: UpdateStrategyProps;
+}

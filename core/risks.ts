@@ -1,0 +1,121 @@
+import type { RegionPlan } from './plan.js';
+import type { RenderedExtendedDeployment } from './render.js';
+import { regionBudgets } from './rollout/budgets.js';
+import { progressDeadlineMs } from './rollout/gates.js';
+import { sameObject } from './same-object.js';
+
+/** What makes a change worth a second look in review. */
+export type RiskKind =
+  | 'approval-gates-removed'
+  | 'approved-in-change'
+  | 'pause-removed'
+  | 'all-pods-replaced'
+  | 'region-removed'
+  | 'extended-deployment-removed'
+  | 'deadline-shortened'
+  | 'unavailable-raised';
+
+/** One risk of a change, for the summary that leads a review. */
+export interface Risk {
+  readonly kind: RiskKind;
+  /** The ExtendedDeployment it concerns. */
+  readonly namespace: string;
+  readonly name: string;
+  /** One sentence for people, naming the fields and values. */
+  readonly message: string;
+}
+
+/** A risk before it is tied to its ExtendedDeployment. */
+type Finding = Pick<Risk, 'kind' | 'message'>;
+
+const pods = (n: number) => `${n} ${n === 1 ? 'pod' : 'pods'}`;
+
+/**
+ * Risks of a strategy change: gates removed or approved by the change itself (strategy.approval naming the rollout
+ * it starts), a pause removed, a deadline shortened, and more pods unavailable at once.
+ */
+function strategyRisks(before: RenderedExtendedDeployment, after: RenderedExtendedDeployment): Finding[] {
+  const s0 = before.parsed.spec.strategy;
+  const s1 = after.parsed.spec.strategy;
+  const found: Finding[] = [];
+  if (s0.needWaitingForConfirm && !s1.needWaitingForConfirm) {
+    found.push({
+      kind: 'approval-gates-removed',
+      message: 'approval gates removed (strategy.needWaitingForConfirm true -> false): rollouts no longer stop between groups',
+    });
+  } else if (s0.needWaitingForConfirm && s1.needWaitingForConfirm && !s0.needFirstConfirm && s1.needFirstConfirm) {
+    found.push({
+      kind: 'approval-gates-removed',
+      message: 'approval gates removed after the first (strategy.needFirstConfirm false -> true): only the first gate of a rollout stops',
+    });
+  }
+  const approval = s1.approval;
+  const approvedBefore = s0.approval?.revision === approval?.revision ? (s0.approval?.throughGroup ?? 0) : 0;
+  if (s1.needWaitingForConfirm && approval?.revision === after.rolloutRevision && approval.throughGroup > approvedBefore) {
+    found.push({
+      kind: 'approved-in-change',
+      message: `this change approves its own rollout through group ${approval.throughGroup} (strategy.approval): those groups start without a stop`,
+    });
+  }
+  if (s0.pause && !s1.pause) found.push({ kind: 'pause-removed', message: 'pause removed (strategy.pause true -> false): a rollout it held continues' });
+  const [d0, d1] = [progressDeadlineMs(s0) / 1000, progressDeadlineMs(s1) / 1000];
+  if (d1 < d0) {
+    found.push({
+      kind: 'deadline-shortened',
+      message: `progress deadline shortened from ${d0}s to ${d1}s (strategy.syncWaitTimeout ${s0.syncWaitTimeout} -> ${s1.syncWaitTimeout}): a slower group makes the rollout Degraded`,
+    });
+  }
+  const raised = after.regions.flatMap((r) => {
+    if (!before.regions.some((b) => b.name === r.name)) return [];
+    const [u0, u1] = [regionBudgets(s0, r.replicas).maxUnavailable, regionBudgets(s1, r.replicas).maxUnavailable];
+    return u1 > u0 ? [`${r.name} ${u0} -> ${u1}`] : [];
+  });
+  if (raised.length > 0) {
+    found.push({
+      kind: 'unavailable-raised',
+      message: `more pods may be unavailable at once during a rollout (per region: ${raised.join(', ')}; see strategy.updateStrategy, upgradeMode, batchSize)`,
+    });
+  }
+  return found;
+}
+
+/**
+ * The risks of a change from `before` to `after` (both rendered from the same paths), with `regions` the plan of each
+ * ExtendedDeployment of `after` in the same order: approval gates or a pause removed, the change approving its own
+ * rollout, a progress deadline shortened, more pods unavailable at once, every running pod replaced, a region or an
+ * ExtendedDeployment removed with its pods. ExtendedDeployments of `after` come first, in order, then those only in
+ * `before`.
+ */
+export function risksOf(
+  after: readonly RenderedExtendedDeployment[],
+  before: readonly RenderedExtendedDeployment[],
+  regions: readonly (readonly Pick<RegionPlan, 'name' | 'change' | 'fromReplicas' | 'update'>[])[],
+): Risk[] {
+  const changed = after.flatMap((ed, i) => {
+    const base = before.find((b) => sameObject(b, ed));
+    if (!base) return [];
+    const found = strategyRisks(base, ed);
+    const running = (regions[i] ?? []).filter((r) => (r.fromReplicas ?? 0) > 0);
+    if (running.length > 0 && running.every((r) => r.change === 'rollout' && r.update !== 'in-place')) {
+      const total = running.reduce((n, r) => n + (r.fromReplicas ?? 0), 0);
+      found.push({
+        kind: 'all-pods-replaced',
+        message: `every pod is replaced: all ${pods(total)} in ${running.map((r) => r.name).join(', ')} get a new pod template`,
+      });
+    }
+    for (const r of base.regions) {
+      if (r.replicas > 0 && !ed.regions.some((x) => x.name === r.name))
+        found.push({ kind: 'region-removed', message: `region ${r.name} is removed with its ${pods(r.replicas)}` });
+    }
+    return found.map((f): Risk => ({ ...f, namespace: ed.ref.namespace ?? '', name: ed.ref.name ?? '' }));
+  });
+  const removed = before
+    .filter((b) => b.replicas > 0 && !after.some((a) => sameObject(a, b)))
+    .map((b): Risk => ({
+      kind: 'extended-deployment-removed',
+      namespace: b.ref.namespace ?? '',
+      name: b.ref.name ?? '',
+      message: `removed with its ${pods(b.replicas)}`,
+    }));
+  return [...changed, ...removed];
+}

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { ProgressingReason } from '../api/conditions.js';
+import { Phases, type Phase } from './reasons.js';
+import { countPods, type PodState, type RegionState } from './snapshot.js';
+import { availableAt, buildStatus } from './status.js';
+import { podState, webEd } from './test-support.js';
+
+const T0 = Date.UTC(2026, 0, 1);
+
+const ed = webEd([{ name: 'a', replicas: 3 }], { minReadySeconds: 30 });
+
+/** A new pod, Ready for an hour. */
+const pod = (name: string, overrides: Partial<PodState> = {}): PodState => podState(name, { ready: true, readySince: T0 - 3_600_000, ...overrides });
+
+const region = (pods: PodState[]): RegionState => ({ name: 'a', desired: 3, targetRevision: 'new', workload: undefined, pods });
+
+function build(pods: PodState[], phase: Phase = Phases.Progressing, message = 'group 1 of 2 in progress') {
+  const r = region(pods);
+  return buildStatus({
+    ed,
+    generation: 1,
+    rolloutRevision: 'R1',
+    regions: [r],
+    counts: new Map([['a', countPods(r, 30, T0)]]),
+    previous: { revision: 'R1', phase: 'Progressing', currentGroup: 1, totalGroups: 2 },
+    rolloutRegions: ['a'],
+    totalGroups: 2,
+    phase,
+    group: 1,
+    groupStart: new Date(T0 - 60_000).toISOString(),
+    reason: phase === Phases.Degraded ? ProgressingReason.ProgressDeadlineExceeded : ProgressingReason.GroupProgressing,
+    message,
+    now: T0,
+  });
+}
+
+describe('availableAt', () => {
+  it.each<[string, Partial<PodState>[], number | undefined]>([
+    ['every Ready pod is available', [{}, {}], undefined],
+    ['the last Ready pod still waiting decides', [{ readySince: T0 - 10_000 }, { readySince: T0 - 25_000 }, {}], T0 + 20_000],
+    [
+      'pods not Ready or terminating do not wait',
+      [
+        { ready: false, readySince: T0 },
+        { terminating: true, readySince: T0 },
+      ],
+      undefined,
+    ],
+  ])('%s', (_, pods, expected) => {
+    expect(availableAt(region(pods.map((p, i) => pod(`p${i}`, p))), 30, T0)).toBe(expected);
+  });
+});
+
+describe('buildStatus', () => {
+  it('records per region the swaps under way and when its Ready pods become available', () => {
+    const swap = (phase: 'draining' | 'swapping' | 'done') => ({ revision: 'new', phase, since: T0 });
+    const { status } = build([
+      pod('p1', { revision: 'old', ready: false, swap: swap('draining') }),
+      pod('p2', { ready: false, swap: swap('swapping') }),
+      pod('p3', { swap: swap('done'), readySince: T0 - 5_000 }),
+    ]);
+    expect(status.regions?.[0]).toMatchObject({ swapping: 2, availableAt: new Date(T0 + 25_000).toISOString() });
+    const settled = build([pod('p1'), pod('p2'), pod('p3')]).status.regions?.[0];
+    expect(settled).not.toHaveProperty('swapping');
+    expect(settled).not.toHaveProperty('availableAt');
+  });
+
+  it('names the pods that hold a Degraded rollout, and why, in the condition and the Event', () => {
+    const crashing = pod('web-a-x', {
+      ready: false,
+      readySince: undefined,
+      containers: [{ name: 'app', image: 'i', containerID: undefined, restartCount: 4, running: false, ready: false, waiting: { reason: 'CrashLoopBackOff' } }],
+    });
+    const deadline = 'group 1 did not finish within 60s; the rollout stopped';
+    const { status, events } = build([pod('p1'), pod('p2'), crashing], Phases.Degraded, deadline);
+    const expected = `${deadline}; not Ready: web-a-x: CrashLoopBackOff`;
+    expect(status.conditions?.find((c) => c.type === 'Progressing')?.message).toBe(expected);
+    expect(events).toContainEqual({ type: 'Warning', reason: 'ProgressDeadlineExceeded', message: expected });
+    // While it progresses, the message stays the planner's.
+    expect(build([pod('p1'), crashing]).status.conditions?.find((c) => c.type === 'Progressing')?.message).toBe('group 1 of 2 in progress');
+  });
+});

@@ -1,0 +1,33 @@
+import { extendedDeployment, type ExtendedDeployment } from '../api/extended-deployment.js';
+import type { PodState } from './snapshot.js';
+
+/** A pod of the new revision as observe records it: bound and running, not Ready yet; `overrides` set the rest. */
+export function podState(name: string, overrides: Partial<PodState> = {}): PodState {
+  return {
+    name,
+    uid: `u-${name}`,
+    revision: 'new',
+    assigned: true,
+    running: true,
+    ready: false,
+    readySince: undefined,
+    terminating: false,
+    markedOld: false,
+    ...overrides,
+  };
+}
+
+/** ExtendedDeployment shop/web, parsed with its defaults: one container, the given regions and strategy. */
+export function webEd(regions: readonly { name: string; replicas: number }[], strategy: Record<string, unknown> = {}): ExtendedDeployment {
+  return extendedDeployment.parse({
+    apiVersion: 'extendeddeployment.io/v1beta1',
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: {
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+      regions,
+      strategy,
+    },
+  });
+}
