@@ -32,7 +32,7 @@ describe('edctl plan', () => {
     expect(lines[0]).toMatch(/^ExtendedDeployment default\/extendeddeployment-sample: 2 replicas, rollout revision [0-9a-f]{10}, 1 group$/);
     expect(lines[1]).toBe('REGION   CHANGE   REPLICAS  REVISION');
     expect(lines[2]).toMatch(/^region1 {2}rollout {2}1 {9}previous -> [0-9a-f]{10}$/);
-    expect(lines.slice(4)).toEqual(['new pods per region after each group:', '  group 1: region1 1/1, region2 1/1']);
+    expect(lines.slice(4)).toEqual(['new pods per region after each group:', '  group 1: region1 new 1 of 1, region2 new 1 of 1']);
   });
 
   it('adds the groups to the JSON shape', async () => {

@@ -63,7 +63,7 @@ describe('edctl diff', () => {
     expect(lines[1]).toBe('  region region1: none, replicas 1');
     expect(lines[2]).toMatch(/^ {2}region region2: rollout \(in-place\), replicas 1, revision [0-9a-f]{10} -> [0-9a-f]{10}$/);
     expect(lines[3]).toBe('    spec.containers[0].image: alpine -> alpine:3.20');
-    expect(lines.slice(4)).toEqual(['  rollout, new pods per region after each group:', '    group 1: region1 1/1, region2 1/1']);
+    expect(lines.slice(4)).toEqual(['  rollout, new pods per region after each group:', '    group 1: region1 new 1 of 1, region2 new 1 of 1']);
   });
 
   it('prints the JSON shape, with replicas before and after', async () => {

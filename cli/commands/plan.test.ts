@@ -34,8 +34,8 @@ describe('edctl plan, compat mode', () => {
     expect(await run(['plan', '-f', 'examples/compat-mode'])).toBe(0);
     expect(captured.out.trimEnd().split('\n').slice(-3)).toEqual([
       'new pods per region after each group:',
-      '  group 1: zone-a 4/4, zone-b 0/2',
-      '  group 2: zone-a 4/4, zone-b 2/2',
+      '  group 1: zone-a new 4 of 4, zone-b new 0 of 2',
+      '  group 2: zone-a new 4 of 4, zone-b new 2 of 2',
     ]);
   });
 
@@ -43,7 +43,7 @@ describe('edctl plan, compat mode', () => {
     const changed = fixture({ 'regions.yaml': compatRegions, 'ed.yaml': compat.replace('checkout:2.1.0', 'checkout:2.2.0') });
     expect(await run(['diff', '-f', changed, '--from', 'examples/compat-mode'])).toBe(0);
     expect(captured.out).toMatch(/^ExtendedDeployment shop\/checkout: rollout revision [0-9a-f]{10} -> [0-9a-f]{10}, replicas 6, 2 groups\n/m);
-    expect(captured.out).toContain('    group 1: zone-a 4/4, zone-b 0/2\n    group 2: zone-a 4/4, zone-b 2/2\n');
+    expect(captured.out).toContain('    group 1: zone-a new 4 of 4, zone-b new 0 of 2\n    group 2: zone-a new 4 of 4, zone-b new 2 of 2\n');
   });
 
   it('says where the rollout stops when a region takes longer than the progress deadline', async () => {
@@ -64,7 +64,7 @@ describe('edctl plan, many groups', () => {
     const dir = fixture({ 'regions.yaml': compatRegions, 'ed.yaml': big(1_000) });
     expect(await run(['plan', '-f', dir])).toBe(0);
     expect(captured.out).toContain('1,000 groups\n');
-    expect(captured.out).toContain('  groups 3–999: zone-a +1 each (3/1,001 → 999/1,001), zone-b 2/2\n');
+    expect(captured.out).toContain('  groups 3–999: zone-a +1 new each (new 3 of 1,001 → 999 of 1,001), zone-b new 2 of 2\n');
     expect(captured.out.split('\n').filter((l) => l.startsWith('  group')).length).toBeLessThan(6);
     captured.out = '';
     expect(await run(['plan', '-f', dir, '-o', 'markdown'])).toBe(0);

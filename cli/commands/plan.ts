@@ -97,7 +97,9 @@ export const stoppedLine = (stopped: NonNullable<ExtendedDeploymentPlan['stopped
 const COLLAPSED_RUN = 3;
 
 /** `amd64 2/4`: new pods over pods in the region once the group is done. */
-const pods = (r: { readonly name: string; readonly updated: number; readonly old: number }) => `${r.name} ${count(r.updated)}/${count(r.updated + r.old)}`;
+/** `amd64 new 2 of 6`: a fraction would read as ready/desired, and its total counts old pods too. */
+const pods = (r: { readonly name: string; readonly updated: number; readonly old: number }) =>
+  `${r.name} new ${count(r.updated)} of ${count(r.updated + r.old)}`;
 
 /** The groups of a run one by one. */
 function groupsOf(run: GroupRun): { group: number; regions: { name: string; updated: number; old: number }[] }[] {
@@ -118,7 +120,7 @@ export function groupLines(runs: readonly GroupRun[]): string[] {
     const parts = run.regions.map((r) => {
       if (r.stepUpdated === 0 && r.stepOld === 0) return pods(r);
       const end = { updated: r.updated + n * r.stepUpdated, old: r.old + n * r.stepOld };
-      return `${r.name} ${r.stepUpdated >= 0 ? '+' : ''}${count(r.stepUpdated)} each (${count(r.updated)}/${count(r.updated + r.old)} → ${count(end.updated)}/${count(end.updated + end.old)})`;
+      return `${r.name} ${r.stepUpdated >= 0 ? '+' : ''}${count(r.stepUpdated)} new each (new ${count(r.updated)} of ${count(r.updated + r.old)} → ${count(end.updated)} of ${count(end.updated + end.old)})`;
     });
     return [`  groups ${groupRange(run.from, run.to)}: ${parts.join(', ')}`];
   });
