@@ -113,7 +113,7 @@ export const objectMeta = z.looseObject({
 });
 
 /** A condition in the shape every Kubernetes API uses. */
-export const condition = z.strictObject({
+export const condition = z.object({
   type: z.string().describe('Condition type, e.g. Progressing.'),
   status: z.enum(['True', 'False', 'Unknown']).describe('True, False or Unknown.'),
   reason: z.string().optional().describe('One CamelCase word for machines.'),

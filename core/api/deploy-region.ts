@@ -15,7 +15,7 @@ export const deployRegionSpec = z
 
 /** DeployRegion status, written by the agent. */
 export const deployRegionStatus = z
-  .strictObject({
+  .object({
     observedGeneration: z.number().int().optional().describe('The spec generation this status describes.'),
     phase: z.enum(['Healthy', 'Degraded', 'Failed']).optional().describe('Health of the region as a whole.'),
     nodes: z.number().int().optional().describe('Nodes matching the region.'),

@@ -259,7 +259,9 @@ export const extendedDeploymentSpec = z
     ],
   });
 
-const regionStatus = z.strictObject({
+// Status shapes are open (z.object): fields a newer agent writes are dropped on reading, not an error, so an older
+// edctl, health check or agent (during an upgrade) still reads the status it knows.
+const regionStatus = z.object({
   name: z.string().describe('Region name.'),
   desired: z.number().int().optional().describe('Replicas this region should run, moves included.'),
   current: z.number().int().optional().describe('Pods that exist.'),
@@ -282,7 +284,7 @@ const regionStatus = z.strictObject({
     .describe('While Ready pods wait out minReadySeconds: when (RFC 3339) the last of them counts as available; absent when none waits.'),
 });
 
-const move = z.strictObject({
+const move = z.object({
   from: z.string().describe('Region the replicas left.'),
   to: z.string().describe('Region that runs them meanwhile.'),
   count: z.number().int().describe('Replicas still away.'),
@@ -292,7 +294,7 @@ const move = z.strictObject({
 });
 
 /** ExtendedDeployment status, written only by the agent. */
-export const extendedDeploymentStatus = z.strictObject({
+export const extendedDeploymentStatus = z.object({
   observedGeneration: z.number().int().optional().describe('The spec generation this status describes.'),
   phase: z.enum(['Progressing', 'Paused', 'WaitingForConfirmation', 'Healthy', 'Degraded']).optional().describe('Where the rollout stands.'),
   replicas: z.number().int().optional().describe('Pods over all regions (scale subresource).'),

@@ -113,6 +113,18 @@ const rows: readonly { name: string; ed: ExtendedDeploymentObject; expected: Exp
     }),
     expected: { health: 'Healthy', message: 'every region runs its rendered revision', reported: true, observed: true, gate: undefined },
   },
+  {
+    name: 'fields a newer agent writes (in the status, a region, a move, a condition) are left out, not unreadable',
+    ed: web({
+      observedGeneration: 2,
+      phase: 'Healthy',
+      grayReplicas: 3,
+      regions: [{ name: 'a', desired: 3, partition: 1 }],
+      moves: [{ from: 'a', to: 'b', count: 1, reason: 'Fault', since: '2026-01-01T00:00:00Z', wave: 2 }],
+      conditions: [{ ...progressing('RolloutComplete', 'every region runs its rendered revision'), status: 'False', severity: 'Info' }],
+    }),
+    expected: { health: 'Healthy', message: 'every region runs its rendered revision', reported: true, observed: true, gate: undefined },
+  },
 ];
 
 describe('rolloutReading', () => {
@@ -150,6 +162,11 @@ describe('regionReading', () => {
       name: 'Failed nodes are still Healthy, with the trouble in the message',
       region: arm64({ observedGeneration: 1, phase: 'Failed', nodes: 4, readyNodes: 0 }),
       expected: { health: 'Healthy', message: 'Failed: 0 of 4 nodes ready (shown as Healthy so that syncs go on; see kubectl describe deployregion arm64)' },
+    },
+    {
+      name: 'fields a newer agent writes are left out',
+      region: arm64({ observedGeneration: 1, phase: 'Healthy', zones: 3 }),
+      expected: { health: 'Healthy', message: 'Healthy' },
     },
     {
       name: 'a status this version cannot read is Unknown',
