@@ -139,7 +139,7 @@ export interface PodCondition {
 /** A pod. */
 export interface PodObject extends MetaObject {
   spec?: PodSpec;
-  status?: { phase?: string; conditions?: PodCondition[]; containerStatuses?: ContainerStatus[] };
+  status?: { phase?: string; conditions?: PodCondition[]; containerStatuses?: ContainerStatus[]; initContainerStatuses?: ContainerStatus[] };
 }
 
 /** A container's status, as far as the in-place protocol and the reasons for a stuck rollout read it. */
@@ -148,7 +148,7 @@ export interface ContainerStatus {
   containerID?: string;
   restartCount?: number;
   ready?: boolean;
-  state?: { running?: object; waiting?: { reason?: string; message?: string }; terminated?: { reason?: string } };
+  state?: { running?: object; waiting?: { reason?: string; message?: string }; terminated?: { reason?: string; exitCode?: number } };
 }
 
 /** A timestamp in ms since the epoch; undefined when absent or unparsable. */

@@ -14,9 +14,12 @@ import {
 import type { OwnerReference } from '../ownership.js';
 import { renderSet } from '../render.js';
 import { planRollout } from '../rollout/planner.js';
-import type { DeployRegionObject, ExtendedDeploymentObject, PodObject, WorkloadObject } from '../kube/objects.js';
+import type { ContainerStatus, DeployRegionObject, ExtendedDeploymentObject, PodObject, WorkloadObject } from '../kube/objects.js';
 import { controlledBy } from '../kube/test-support.js';
-import { observe, podsByRegion, podState, wantsMoves } from './observe.js';
+import { initTrouble, observe, podsByRegion, podState, wantsMoves } from './observe.js';
+
+const done = (name: string): ContainerStatus => ({ name, state: { terminated: { reason: 'Completed', exitCode: 0 } } });
+const waiting = (name: string, reason: string, message?: string): ContainerStatus => ({ name, state: { waiting: { reason, ...(message && { message }) } } });
 
 const NOW = Date.UTC(2026, 0, 1, 12);
 
@@ -462,6 +465,29 @@ describe('podState', () => {
         status: { conditions: [{ type: 'InPlaceUpdateReady', status, lastTransitionTime: '2026-01-01T12:00:07Z' }] },
       });
     expect([gate('False').gateClosedAt, gate('True').gateClosedAt]).toEqual([Date.UTC(2026, 0, 1, 12, 0, 7), undefined]);
+  });
+
+  it.each([
+    ['none', [], [], undefined],
+    ['all completed', ['init', 'migrate'], [done('init'), done('migrate')], undefined],
+    [
+      'the second waits in a crash loop',
+      ['init', 'migrate'],
+      [done('init'), waiting('migrate', 'CrashLoopBackOff', 'back-off 10s')],
+      'Init:CrashLoopBackOff (back-off 10s)',
+    ],
+    ['the first failed', ['init', 'migrate'], [{ name: 'init', state: { terminated: { reason: 'Error', exitCode: 1 } } }], 'Init:Error'],
+    ['a failure without a reason', ['init'], [{ name: 'init', state: { terminated: { exitCode: 137 } } }], 'Init:ExitCode:137'],
+    ['the second runs', ['init', 'migrate'], [done('init'), { name: 'migrate', state: { running: {} } }], 'Init:1/2'],
+    ['not started yet (PodInitializing, no status)', ['init', 'migrate'], [waiting('init', 'PodInitializing')], 'Init:0/2'],
+  ])("reads what an init container holds the pod back with, as kubectl's STATUS says it: %s", (_, names, statuses, expected) => {
+    const pod = {
+      metadata: { name: 'p', uid: 'u' },
+      spec: { initContainers: names.map((name) => ({ name })), containers: [{ name: 'app' }] },
+      status: { initContainerStatuses: statuses },
+    };
+    expect(initTrouble(pod)).toBe(expected);
+    expect(podState(pod).initTrouble).toBe(expected);
   });
 
   it("reads why a container does not run: the kubelet's waiting reason and message, or the reason it terminated", () => {

@@ -387,6 +387,7 @@ export function podState(pod: PodObject): PodState {
     gateClosedAt: gate?.status === 'False' ? timestampMs(gate.lastTransitionTime) : undefined,
     resourceVersion: pod.metadata?.resourceVersion ?? '',
     swap: parseSwapState(pod.metadata?.annotations?.[SWAP_STATE_ANNOTATION]),
+    initTrouble: initTrouble(pod),
     containers: (pod.spec?.containers ?? []).map((c): ContainerState => {
       const status = pod.status?.containerStatuses?.find((s) => s.name === c.name);
       const waiting = status?.state?.waiting?.reason;
@@ -403,4 +404,23 @@ export function podState(pod: PodObject): PodState {
       };
     }),
   };
+}
+
+/**
+ * What holds a pod in its init containers, as kubectl's STATUS column says it (printers.go): the first init container
+ * that has not completed: `Init:<reason>` when it waits with a reason other than PodInitializing or terminated with an
+ * error, else `Init:<completed>/<all>`. Undefined when every init container completed, or the pod has none.
+ */
+export function initTrouble(pod: PodObject): string | undefined {
+  const specs = pod.spec?.initContainers ?? [];
+  const statuses = pod.status?.initContainerStatuses ?? [];
+  for (const [i, spec] of specs.entries()) {
+    const state = statuses.find((s) => s.name === spec.name)?.state;
+    if (state?.terminated?.exitCode === 0) continue;
+    if (state?.terminated) return `Init:${state.terminated.reason ?? `ExitCode:${state.terminated.exitCode ?? '?'}`}`;
+    const waiting = state?.waiting;
+    if (waiting?.reason && waiting.reason !== 'PodInitializing') return `Init:${waiting.reason}${waiting.message ? ` (${waiting.message})` : ''}`;
+    return `Init:${i}/${specs.length}`;
+  }
+  return undefined;
 }

@@ -60,6 +60,11 @@ export interface PodState {
   readonly swappable?: Readonly<Record<string, string>> | undefined;
   /** Regular containers, from the pod's status. */
   readonly containers?: readonly ContainerState[];
+  /**
+   * While an init container holds the pod back: what `kubectl get pods` shows for it (`Init:CrashLoopBackOff`,
+   * `Init:Error`, `Init:1/2`), with the kubelet's message when it gives one; undefined once every init container ran.
+   */
+  readonly initTrouble?: string | undefined;
 }
 
 /** A region's workload as observed. */

@@ -29,6 +29,11 @@ describe('podTrouble', () => {
     ],
     ['an image that cannot be pulled', { containers: [container({ waiting: { reason: 'ImagePullBackOff' } })] }, 'ImagePullBackOff'],
     [
+      'an init container that holds the pod, before the containers that wait for it',
+      { initTrouble: 'Init:CrashLoopBackOff (back-off 10s)', containers: [container({ waiting: { reason: 'PodInitializing' } })] },
+      'Init:CrashLoopBackOff (back-off 10s)',
+    ],
+    [
       'a long message, clipped',
       { containers: [container({ waiting: { reason: 'ErrImagePull', message: 'x'.repeat(300) } })] },
       `ErrImagePull (${'x'.repeat(119)}…)`,

@@ -13,13 +13,14 @@ const clip = (text: string) => (text.length > MESSAGE_LENGTH ? `${text.slice(0, 
 
 /**
  * Why a pod is not Ready, in the words `kubectl get pods` and `kubectl describe pod` use: the scheduler's Unschedulable,
- * a container's waiting reason with the kubelet's message (CrashLoopBackOff, ImagePullBackOff, CreateContainerConfigError),
+ * an init container that holds it (Init:CrashLoopBackOff), a container's waiting reason with the kubelet's message (CrashLoopBackOff, ImagePullBackOff, CreateContainerConfigError),
  * a terminated container's reason, a running container that is not ready (its readiness probe), or the closed
  * InPlaceUpdateReady gate; undefined when the pod shows none of these.
  */
 export function podTrouble(pod: PodState): string | undefined {
   if (pod.unschedulableSince !== undefined) return 'Unschedulable';
   if (!pod.assigned) return 'Pending';
+  if (pod.initTrouble !== undefined) return clip(pod.initTrouble);
   const containers = pod.containers ?? [];
   const waiting = containers.find((c) => c.waiting !== undefined);
   if (waiting?.waiting) return `${waiting.waiting.reason}${waiting.waiting.message ? ` (${clip(waiting.waiting.message)})` : ''}`;
