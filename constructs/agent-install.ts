@@ -193,14 +193,19 @@ function quantities(list: AgentResourceList | undefined): Record<string, k8s.Qua
   return entries.length > 0 ? Object.fromEntries(entries.map(([k, v]) => [k, k8s.Quantity.fromString(v)])) : undefined;
 }
 
+/** The Argo CD sync wave of the agent's Deployment, PodDisruptionBudget and Service: the workloads' (see AgentInstall). */
+export const AGENT_SYNC_WAVE = '0';
+
 /**
  * Everything the agent needs in a cluster, rendered like any other manifest: Namespace, ServiceAccount, a ClusterRole
  * with exactly the verbs the agent's code uses ({@link AGENT_PERMISSIONS}), a Role for its Lease, their bindings,
  * admission policies that narrow those verbs to the agent's own fields and objects ({@link agentAdmissionPolicies}), the
  * Deployment (leader election on, hardened security context, probes on a port of their own), a PodDisruptionBudget
  * when there is more than one replica, the metrics Service, and (with `metricsSecure`) the `<name>-metrics-reader`
- * ClusterRole for Prometheus to bind. Every object carries the CRDs' Argo CD sync wave, so the
- * agent runs before DeployRegions and workloads are synced.
+ * ClusterRole for Prometheus to bind. The Namespace, RBAC and admission policies carry the CRDs' Argo CD sync wave,
+ * so they exist before any DeployRegion or workload. The Deployment, its PodDisruptionBudget and the Service are in
+ * the workloads' wave ({@link AGENT_SYNC_WAVE}): Argo CD waits for an earlier wave to be healthy, and an agent whose
+ * pod sat on a node that failed would hold every sync there, the fix for the outage included.
  */
 export class AgentInstall extends Construct {
   /** The namespace the agent runs in. */
@@ -223,12 +228,11 @@ export class AgentInstall extends Construct {
     const metricsSecure = props.metricsSecure ?? true;
     const replicas = props.replicas ?? 2;
     const labels = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': 'agent', 'app.kubernetes.io/part-of': 'extended-deployment' };
-    const annotations = { [SYNC_WAVE_ANNOTATION]: CRD_SYNC_WAVE };
-    const meta = (objectName: string, objectNamespace?: string) => ({
+    const meta = (objectName: string, objectNamespace?: string, wave = CRD_SYNC_WAVE) => ({
       name: objectName,
       ...(objectNamespace && { namespace: objectNamespace }),
       labels,
-      annotations,
+      annotations: { [SYNC_WAVE_ANNOTATION]: wave },
     });
     const subjects = [{ kind: 'ServiceAccount', name, namespace }];
 
@@ -296,7 +300,7 @@ export class AgentInstall extends Construct {
     const port = k8s.IntOrString.fromString('metrics');
     const healthPort = k8s.IntOrString.fromString('health');
     this.deployment = new k8s.KubeDeployment(this, 'deployment', {
-      metadata: meta(name, namespace),
+      metadata: meta(name, namespace, AGENT_SYNC_WAVE),
       spec: {
         replicas,
         selector: { matchLabels: selector },
@@ -351,12 +355,12 @@ export class AgentInstall extends Construct {
     });
     if (replicas > 1) {
       new k8s.KubePodDisruptionBudget(this, 'pdb', {
-        metadata: meta(name, namespace),
+        metadata: meta(name, namespace, AGENT_SYNC_WAVE),
         spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector } },
       });
     }
     new k8s.KubeService(this, 'service', {
-      metadata: meta(name, namespace),
+      metadata: meta(name, namespace, AGENT_SYNC_WAVE),
       spec: { selector, ports: [{ name: 'metrics', port: metricsPort, targetPort: port, protocol: 'TCP' }] },
     });
   }

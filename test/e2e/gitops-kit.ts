@@ -137,7 +137,7 @@ export function expectApplyOrder(commit: Commit, since: number): string {
   const stages = [
     { name: 'CRDs', times: PROJECT_CRDS.map((c) => writes.get(`customresourcedefinitions//${c}`)) },
     { name: 'DeployRegions', times: of(['DeployRegion']) },
-    // The ExtendedDeployments and their regional workloads (the agent's own Deployment belongs to the install's wave).
+    // The ExtendedDeployments and their regional workloads (the agent's own Deployment shares their wave but is none of them).
     {
       name: 'workloads',
       times: objects
