@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { extendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { regionBudgets } from './budgets.js';
 import { MARK_SETTLE_MS, stepRegion } from './region-step.js';
 import { planRollout, type RolloutControls, type RolloutInput } from './planner.js';
 import { simulateFrom, type SimulatedRegion } from '../simulate/test-support.js';
 import type { PodState, RegionState } from './snapshot.js';
+import { webEd } from './test-support.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -15,17 +16,7 @@ function ed(
     { name: 'b', replicas: 2 },
   ],
 ) {
-  return extendedDeployment.parse({
-    apiVersion: 'extendeddeployment.io/v1beta1',
-    kind: 'ExtendedDeployment',
-    metadata: { name: 'web', namespace: 'shop' },
-    spec: {
-      selector: { matchLabels: { app: 'web' } },
-      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
-      regions,
-      strategy,
-    },
-  });
+  return webEd(regions, strategy);
 }
 
 let uid = 0;
