@@ -1,6 +1,6 @@
 import type { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { performAction } from './actuators.js';
+import { performAction, performHistoryAction } from './actuators.js';
 
 /**
  * A Deployment behind a model of server-side apply's field ownership (what the API server does): an apply sets the
@@ -124,5 +124,55 @@ describe('markOld and unmark', () => {
   it('fails on any other error, so the reconcile is retried', async () => {
     const pod = podApi(() => apiException(500));
     await expect(performAction(pod.clients, 'shop', 'ReplicaSet', MARK)).rejects.toThrow('HTTP 500');
+  });
+});
+
+describe('performHistoryAction', () => {
+  const object = { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'web-r1', namespace: 'shop' }, revision: 1 };
+  const status = (code: number) => Object.assign(new Error(`HTTP ${code}`), { code });
+  /** An AppsV1Api whose ControllerRevision calls are recorded and answer `error` (or succeed). */
+  const apps = (error?: Error) => {
+    const calls: unknown[] = [];
+    const answer = (method: string) => async (params: unknown) => {
+      calls.push({ method, params });
+      if (error) throw error;
+      return {};
+    };
+    const api = {
+      createNamespacedControllerRevision: answer('create'),
+      replaceNamespacedControllerRevision: answer('replace'),
+      deleteNamespacedControllerRevision: answer('delete'),
+    } as unknown as AppsV1Api;
+    return { api, calls };
+  };
+
+  it('creates, replaces by name, and deletes with the uid as precondition', async () => {
+    const a = apps();
+    await performHistoryAction(a.api, 'shop', { kind: 'create', object });
+    await performHistoryAction(a.api, 'shop', { kind: 'update', object });
+    await performHistoryAction(a.api, 'shop', { kind: 'delete', name: 'web-r0', uid: 'u-0' });
+    expect(a.calls).toEqual([
+      { method: 'create', params: { namespace: 'shop', body: object, fieldManager: 'extendeddeployment-agent' } },
+      { method: 'replace', params: { name: 'web-r1', namespace: 'shop', body: object, fieldManager: 'extendeddeployment-agent' } },
+      { method: 'delete', params: { name: 'web-r0', namespace: 'shop', body: { preconditions: { uid: 'u-0' } } } },
+    ]);
+  });
+
+  it.each([
+    ['recorded already, or changed since read (409)', 409],
+    ['gone (404)', 404],
+  ])('takes a write that no longer applies as done: %s', async (_what, code) => {
+    for (const action of [
+      { kind: 'create', object },
+      { kind: 'update', object },
+      { kind: 'delete', name: 'web-r0', uid: 'u-0' },
+    ] as const) {
+      await expect(performHistoryAction(apps(status(code)).api, 'shop', action)).resolves.toBeUndefined();
+    }
+  });
+
+  it('throws any other failure, for the reconcile to retry and report', async () => {
+    await expect(performHistoryAction(apps(status(403)).api, 'shop', { kind: 'create', object })).rejects.toMatchObject({ code: 403 });
+    await expect(performHistoryAction(apps(status(500)).api, 'shop', { kind: 'delete', name: 'web-r0', uid: 'u-0' })).rejects.toMatchObject({ code: 500 });
   });
 });

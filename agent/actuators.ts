@@ -1,4 +1,4 @@
-import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api, type V1ControllerRevision } from '@kubernetes/client-node';
 import {
   IN_PLACE_READINESS_GATE,
   MARKED_AT_ANNOTATION,
@@ -7,6 +7,7 @@ import {
   REVISION_LABEL,
   SWAP_STATE_ANNOTATION,
 } from '../core/labels.js';
+import type { HistoryAction } from '../core/history/revisions.js';
 import type { PauseAction, RolloutAction, ScaleAction, SwapAction } from '../core/rollout/actions.js';
 import { evictPod } from './eviction.js';
 import { FIELD_MANAGER } from './field-manager.js';
@@ -148,5 +149,24 @@ async function mark(core: CoreV1Api, namespace: string, name: string, uid: strin
   } catch (error) {
     // 404: gone meanwhile; 422: the uid differs, so the pod we meant is gone and another took its name.
     if (!isNotFound(error) && !isInvalid(error)) throw error;
+  }
+}
+
+/**
+ * Performs one write of an ExtendedDeployment's history (core/history/revisions.ts) on its ControllerRevisions. Each is
+ * idempotent and decided again from the caches when it does not apply: a create that finds the revision recorded
+ * (409 AlreadyExists), a replace whose resourceVersion is outdated (409) or whose object is gone (404), a delete whose
+ * object is gone or is another one by that name now (404, or 409 from the uid precondition) are all done.
+ */
+export async function performHistoryAction(apps: AppsV1Api, namespace: string, action: HistoryAction): Promise<void> {
+  try {
+    if (action.kind === 'create')
+      await apps.createNamespacedControllerRevision({ namespace, body: action.object as V1ControllerRevision, fieldManager: FIELD_MANAGER });
+    else if (action.kind === 'update') {
+      const name = action.object.metadata?.name ?? '';
+      await apps.replaceNamespacedControllerRevision({ name, namespace, body: action.object as V1ControllerRevision, fieldManager: FIELD_MANAGER });
+    } else await apps.deleteNamespacedControllerRevision({ name: action.name, namespace, body: { preconditions: { uid: action.uid } } });
+  } catch (error) {
+    if (!isNotFound(error) && !isConflict(error)) throw error;
   }
 }

@@ -1,5 +1,5 @@
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { performAction } from './actuators.js';
+import { performAction, performHistoryAction } from './actuators.js';
 import { countingKubeConfig } from './runtime/api-requests.js';
 import { transportKubeConfig } from './runtime/api-transport.js';
 import { realClock, type Clock } from './runtime/clock.js';
@@ -148,6 +148,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     cluster,
     ports: {
       performAction: (namespace, kind, action) => performAction({ core, apps, now: () => clock.now() }, namespace, kind, action),
+      performHistoryAction: (namespace, action) => performHistoryAction(apps, namespace, action),
       writeStatus: (ed, status) => replaceStatus(custom, ed, status),
       recordEvent: (ed, event) => recorder.record(ed, event),
     },
@@ -179,7 +180,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     clock,
     log,
   });
-  for (const informer of informers.all) informer.start();
+  for (const informer of [...informers.all, ...informers.besides]) informer.start();
 
   const startLeading = () => {
     metrics.leader.set(1);
@@ -280,7 +281,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
       //    instead of after the lease expires.
       if (release && drained) await elector?.release();
       // 4. Stop watching, then close the endpoints.
-      await Promise.all([...informers.all, informers.caches.usage].map((i) => i.stop()));
+      await Promise.all([...informers.all, ...informers.besides, informers.caches.usage].map((i) => i.stop()));
       await server.close();
       log.info('stopped');
     })());

@@ -32,6 +32,7 @@ const LISTS: Record<string, unknown[]> = {
   '/apis/apps/v1/replicasets': [owned('web-amd')],
   '/apis/apps/v1/deployments': [],
   '/api/v1/pods': [owned('web-amd-1')],
+  '/apis/apps/v1/controllerrevisions': [owned('web-r1')],
   '/api/v1/nodes': [node('n1')],
 };
 
@@ -65,9 +66,13 @@ describe('makeInformers: keys for two controllers', () => {
       enqueue: (key) => eds.push(key),
       enqueueRegion: (key) => regions.push(key),
     });
-    for (const informer of informers.all) informer.start();
+    // The history's informer is not waited for: a role without ControllerRevisions holds no rollout back.
+    expect(informers.besides.map((i) => i.resource)).toEqual(['controllerrevisions']);
+    expect(informers.all.map((i) => i.resource)).not.toContain('controllerrevisions');
+    const started = [...informers.all, ...informers.besides];
+    for (const informer of started) informer.start();
     try {
-      await until(() => informers.all.every((i) => i.synced()) && watches.size === informers.all.length);
+      await until(() => started.every((i) => i.synced()) && watches.size === started.length);
       // Every list delivered its objects; in whatever order they came, each key went to its own queue.
       expect(new Set(eds)).toEqual(new Set(['shop/web']));
       expect(new Set(regions)).toEqual(new Set(['amd', 'arm']));
@@ -93,8 +98,15 @@ describe('makeInformers: keys for two controllers', () => {
       await until(() => eds.length === 1);
       expect(eds).toEqual(['shop/web']);
       expect(regions).toEqual([]);
+
+      // A revision of the ExtendedDeployment's history wakes it too (a pruned or renumbered one is decided again).
+      eds.length = 0;
+      send('/apis/apps/v1/controllerrevisions', { ...owned('web-r1'), metadata: { ...owned('web-r1').metadata, resourceVersion: '2' } });
+      await until(() => eds.length === 1);
+      expect(eds).toEqual(['shop/web']);
+      expect(regions).toEqual([]);
     } finally {
-      await Promise.all(informers.all.map((i) => i.stop()));
+      await Promise.all(started.map((i) => i.stop()));
     }
   });
 });

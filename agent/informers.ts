@@ -5,6 +5,7 @@ import {
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
+  type V1ControllerRevision,
   type V1Deployment,
   type V1Node,
   type V1Pod,
@@ -30,6 +31,11 @@ export interface AgentCaches {
   readonly replicaSets: IndexedCacheReader<V1ReplicaSet>;
   readonly deployments: IndexedCacheReader<V1Deployment>;
   readonly pods: IndexedCacheReader<V1Pod>;
+  /**
+   * The ControllerRevisions labelled with an ExtendedDeployment's name: its history (core/history/). Read only once
+   * synced: a partial history would number a revision wrongly.
+   */
+  readonly controllerRevisions: IndexedCacheReader<V1ControllerRevision> & { synced(): boolean };
   readonly nodes: CacheReader<V1Node>;
   /** Every pod bound to a node, reduced to its requests; started only when capacity is needed (see ClusterNodes). */
   readonly usage: ResilientInformer<UsagePod>;
@@ -38,15 +44,23 @@ export interface AgentCaches {
 /** Every informer of the agent, and their caches. */
 export interface AgentInformers {
   readonly caches: AgentCaches;
+  /** The informers the agent waits for before it reconciles (readiness, and the cache sync timeout). */
   readonly all: readonly ResilientInformer<KubernetesObject>[];
+  /**
+   * Started and stopped with `all`, but not waited for: the history's (ControllerRevisions), which no rollout needs.
+   * An agent whose role lacks them (its RBAC not yet updated) still rolls out, records no history, and counts the
+   * forbidden lists (extendeddeployment_agent_forbidden_total).
+   */
+  readonly besides: readonly ResilientInformer<KubernetesObject>[];
 }
 
 /**
  * Builds the agent's informers: ExtendedDeployments, DeployRegions (cluster-scoped), the regional ReplicaSets and
- * Deployments and their pods (only objects labelled with an ExtendedDeployment's name, so the agent never caches a
- * cluster's unrelated pods), and Nodes. `namespace` limits the namespaced ones to one namespace. Every change is
- * turned into the keys of the ExtendedDeployments it concerns, passed to `enqueue`, and a change of a DeployRegion or
- * a node into the keys of the DeployRegions whose status it can change, passed to `enqueueRegion`.
+ * Deployments, their pods and the ExtendedDeployments' ControllerRevisions (only objects labelled with an
+ * ExtendedDeployment's name, so the agent never caches a cluster's unrelated pods), and Nodes. `namespace` limits the
+ * namespaced ones to one namespace. Every change is turned into the keys of the ExtendedDeployments it concerns,
+ * passed to `enqueue`, and a change of a DeployRegion or a node into the keys of the DeployRegions whose status it can
+ * change, passed to `enqueueRegion`.
  */
 export function makeInformers(
   kc: KubeConfig,
@@ -161,6 +175,18 @@ export function makeInformers(
     { ...common, onEvent: toOwner, indexBy: ownerKey },
   );
 
+  const controllerRevisions = new ResilientInformer<V1ControllerRevision>(
+    watchKc('controllerrevisions'),
+    {
+      resource: 'controllerrevisions',
+      path: scoped('/apis/apps/v1', 'controllerrevisions'),
+      labelSelector,
+      list: () =>
+        ns ? apps.listNamespacedControllerRevision({ namespace: ns, labelSelector }) : apps.listControllerRevisionForAllNamespaces({ labelSelector }),
+    },
+    { ...common, onEvent: toOwner, indexBy: ownerKey },
+  );
+
   // Nodes feed region health and capacity (moves): every DeployRegion's status is looked at again, which in turn wakes
   // the ExtendedDeployments that use the region.
   const nodes = new ResilientInformer<V1Node>(
@@ -191,11 +217,12 @@ export function makeInformers(
   );
 
   const all = [extendedDeployments, deployRegions, replicaSets, deployments, pods, nodes] as unknown as readonly ResilientInformer<KubernetesObject>[];
-  return { caches: { extendedDeployments, deployRegions, replicaSets, deployments, pods, nodes, usage }, all };
+  const besides = [controllerRevisions] as unknown as readonly ResilientInformer<KubernetesObject>[];
+  return { caches: { extendedDeployments, deployRegions, replicaSets, deployments, pods, controllerRevisions, nodes, usage }, all, besides };
 }
 
 /** Why the agent is not live: every running informer that is stuck (ResilientInformer.stuck), or undefined when none is. */
 export function stuckInformers(informers: AgentInformers): string | undefined {
-  const reasons = [...informers.all, informers.caches.usage].map((i) => i.stuck()).filter((r): r is string => r !== undefined);
+  const reasons = [...informers.all, ...informers.besides, informers.caches.usage].map((i) => i.stuck()).filter((r): r is string => r !== undefined);
   return reasons.length > 0 ? reasons.join('; ') : undefined;
 }

@@ -80,6 +80,7 @@ function world(o: { spec?: Record<string, unknown>; status?: ExtendedDeploymentS
     deployRegions: cache(o.regions ?? [region]),
     replicaSets: cache(replicaSets),
     deployments: cache([]),
+    controllerRevisions: cache([]),
     pods: cache(pods),
     nodes: cache([]),
   } as unknown as AgentCaches;

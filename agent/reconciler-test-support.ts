@@ -2,6 +2,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import type { DeployRegionStatus } from '../core/api/deploy-region.js';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { renderSet } from '../core/render.js';
+import type { HistoryAction } from '../core/history/revisions.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
 import type { IndexedCacheReader } from './runtime/informer.js';
@@ -10,24 +11,32 @@ import type { DeployRegionObject, ExtendedDeploymentObject, MetaObject } from '.
 import type { ReconcilerPorts } from './reconciler.js';
 import type { RegionStatusPorts } from './region-status-reconciler.js';
 
-/** A read-only cache over fixed objects, like an informer's, indexed by owner like the agent's. */
-export function cache<T extends MetaObject>(objects: T[]): IndexedCacheReader<T> {
+/** A read-only cache over fixed objects, like an informer's, indexed by owner like the agent's, and synced. */
+export function cache<T extends MetaObject>(objects: T[]): IndexedCacheReader<T> & { synced(): boolean } {
   return {
+    synced: () => true,
     list: (namespace?: string) => objects.filter((o) => !namespace || o.metadata?.namespace === namespace),
     get: (name: string, namespace?: string) => objects.find((o) => o.metadata?.name === name && (o.metadata?.namespace ?? '') === (namespace ?? '')),
     byIndex: (value: string) => objects.filter((o) => ownerKey(o) === value),
   };
 }
 
-/** Ports of both reconcilers that record every write in order; `failStatus` makes status writes fail like a 409. */
+/**
+ * Ports of both reconcilers that record every write in order; `failStatus` makes status writes fail like a 409.
+ * History writes are kept apart (`history`), so that tests of the rollout's order of writes do not see them.
+ */
 export function recorder(failStatus = false) {
   const calls: string[] = [];
   const statuses: ExtendedDeploymentStatus[] = [];
+  const history: HistoryAction[] = [];
   const ports: ReconcilerPorts & RegionStatusPorts = {
     async performAction(_ns: string, kind: string, action: RolloutAction) {
       calls.push(`${action.kind}${action.kind === 'scale' ? `:${kind}:${action.replicas}` : 'pod' in action ? `:${action.pod}` : ''}`);
       // No answer: the reconciler waits for its cache to show the write (as after a delete).
       return undefined;
+    },
+    async performHistoryAction(_ns: string, action: HistoryAction) {
+      history.push(action);
     },
     async writeStatus(ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus) {
       if (failStatus) throw Object.assign(new Error('conflict'), { code: 409 });
@@ -43,7 +52,7 @@ export function recorder(failStatus = false) {
       calls.push(`regionStatus:${region.metadata?.name}:${status.phase}`);
     },
   };
-  return { calls, statuses, ports };
+  return { calls, statuses, history, ports };
 }
 
 /**

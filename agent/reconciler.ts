@@ -4,7 +4,9 @@ import type { RolloutAction } from '../core/rollout/actions.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
 import { gateActions } from '../core/rollout/readiness-gate.js';
 import type { WorkloadKind } from '../core/kube/objects.js';
-import { actionWrite, STATUS_WRITE, type ApiWrite } from '../core/kube/api-writes.js';
+import { actionWrite, historyWrite, STATUS_WRITE, type ApiWrite } from '../core/kube/api-writes.js';
+import { liveTemplates, planHistory, type HistoryAction } from '../core/history/revisions.js';
+import type { RolloutInput } from '../core/rollout/planner.js';
 import type { Clock } from './runtime/clock.js';
 import { EvictionBlocks } from './eviction-blocks.js';
 import type { AgentCaches } from './informers.js';
@@ -24,6 +26,8 @@ import type { EdKey } from './keys.js';
 export interface ReconcilerPorts {
   /** Performs one action; returns the workload as the API server answered a scale or pause (nothing for pod writes). */
   performAction(namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<MetaObject | undefined>;
+  /** Performs one write of the ExtendedDeployment's history (a ControllerRevision); one that no longer applies is no error. */
+  performHistoryAction(namespace: string, action: HistoryAction): Promise<void>;
   /** Replaces the status (optimistic concurrency on the object's resourceVersion); returns the updated object. */
   writeStatus(ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<ExtendedDeploymentObject>;
   /**
@@ -70,6 +74,19 @@ async function allBounded<T>(items: readonly T[], limit: number, work: (item: T)
   if (failure) throw failure.error;
 }
 
+/** What a reconcile of a valid ExtendedDeployment planned on: the object, the planner's input, its workloads. */
+interface ValidObservation {
+  readonly ed: ExtendedDeploymentObject;
+  readonly input: RolloutInput;
+  readonly workloads: Workloads;
+}
+
+/**
+ * An ExtendedDeployment is looked at again after this long while the history's cache has not synced (it is not waited
+ * for, see AgentInformers.besides): its list wakes only the ExtendedDeployments that have revisions already.
+ */
+export const HISTORY_RETRY_MS = 5_000;
+
 /** A cache that has not yet seen the agent's own last writes is re-read after this delay (their events come first, usually). */
 const STALE_RETRY_MS = 250;
 
@@ -112,14 +129,18 @@ export class Reconciler {
    */
   async reconcile(key: EdKey): Promise<ReconcileResult> {
     try {
-      return await this.reconcileExtendedDeployment(key);
+      const valid: { observed?: ValidObservation } = {};
+      const result = await this.reconcileExtendedDeployment(key, (observed) => (valid.observed = observed));
+      // After the rollout's writes (also when it waits or is blocked): history is bookkeeping and never holds a rollout back.
+      if (!valid.observed || (await this.recordHistory(key, valid.observed))) return result;
+      return { ...result, requeueAfterMs: Math.min(result.requeueAfterMs ?? HISTORY_RETRY_MS, HISTORY_RETRY_MS) };
     } catch (error) {
       await this.reportForbidden(key, error);
       throw error;
     }
   }
 
-  private async reconcileExtendedDeployment(key: string): Promise<ReconcileResult> {
+  private async reconcileExtendedDeployment(key: string, onValid: (observed: ValidObservation) => void): Promise<ReconcileResult> {
     const { caches, ports, clock, metrics } = this.deps;
     const log = this.deps.log.with({ ed: key });
     const { namespace, name } = splitKey(key);
@@ -199,6 +220,7 @@ export class Reconciler {
     }
 
     const input = observed.input;
+    onValid({ ed, input, workloads });
     const decision = await failSafe(() => decide(input, ed.status));
     const { plan, statusWrite, progressOnly } = decision;
     const first = statusWrite === 'first';
@@ -255,6 +277,33 @@ export class Reconciler {
   ): Promise<void> {
     // Pod writes only: the workload kind is read for scales and pauses alone.
     await this.perform(namespace, 'ReplicaSet', gateActions(podsByRegion(ed, workloads, pods)), log, performed('ReplicaSet'));
+  }
+
+  /**
+   * Keeps the ExtendedDeployment's history (core/history/revisions.ts decides): records the current rollout revision
+   * once its workloads carry its templates, and prunes beyond spec.historyLimit. One write at a time, in the order
+   * decided; a failure throws, and the key is retried with backoff. False when the history's cache has not synced (see
+   * HISTORY_RETRY_MS): nothing is decided on it then.
+   */
+  private async recordHistory(key: string, { ed, input, workloads }: ValidObservation): Promise<boolean> {
+    const revisions = this.deps.caches.controllerRevisions;
+    if (!revisions.synced()) return false;
+    const { namespace } = splitKey(key);
+    const log = this.deps.log.with({ ed: key });
+    const actions = planHistory({
+      ed,
+      historyLimit: input.ed.spec.historyLimit,
+      rolloutRevision: input.rolloutRevision,
+      regions: liveTemplates(input, workloads),
+      existing: revisions.byIndex(key),
+      now: input.now,
+    });
+    for (const action of actions) {
+      await this.guarded(historyWrite(action), log, () => this.deps.ports.performHistoryAction(namespace, action));
+      const object = action.kind === 'delete' ? action.name : action.object.metadata?.name;
+      log.info('history', { action: action.kind, controllerRevision: object, ...(action.kind !== 'delete' && { revision: action.object.revision }) });
+    }
+    return true;
   }
 
   /**

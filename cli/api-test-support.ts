@@ -17,14 +17,16 @@ export interface FakeApi {
   ed: ExtendedDeploymentObject;
   /** The bodies of the patches it received, in order. */
   patches: unknown[];
+  /** The ControllerRevisions it lists in shop (filtered by the request's `<label>=<value>` selector); set per test. */
+  revisions: { metadata?: { labels?: Record<string, string> } }[];
 }
 
 /**
  * Serves ExtendedDeployment shop/web for the calling file: get, list, a watch that stays silent, and merge patches
- * (recorded, not applied). Anything else is a 404.
+ * (recorded, not applied); and the list of shop's ControllerRevisions. Anything else is a 404.
  */
 export function fakeApi(): FakeApi {
-  const api: FakeApi = { kubeconfig: '', ed: {}, patches: [] };
+  const api: FakeApi = { kubeconfig: '', ed: {}, patches: [], revisions: [] };
   const base = `/apis/${API_GROUP}/${VERSION}/namespaces/shop/${ED_PLURAL}`;
   const served = () => ({
     apiVersion: `${API_GROUP}/${VERSION}`,
@@ -46,6 +48,11 @@ export function fakeApi(): FakeApi {
           return send(200, served());
         }
         if (req.method === 'GET' && url.pathname === `${base}/web`) return send(200, served());
+        if (req.method === 'GET' && url.pathname === '/apis/apps/v1/namespaces/shop/controllerrevisions') {
+          const [label, value] = (url.searchParams.get('labelSelector') ?? '').split('=');
+          const items = api.revisions.filter((r) => label === '' || r.metadata?.labels?.[label ?? ''] === value);
+          return send(200, { apiVersion: 'apps/v1', kind: 'ControllerRevisionList', metadata: { resourceVersion: '1' }, items });
+        }
         if (req.method === 'GET' && url.pathname === base)
           return send(200, { apiVersion: `${API_GROUP}/${VERSION}`, kind: `${ED_KIND}List`, metadata: { resourceVersion: '1' }, items: [served()] });
         send(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'not found' });
@@ -69,6 +76,7 @@ export function fakeApi(): FakeApi {
   beforeEach(() => {
     api.ed = {};
     api.patches = [];
+    api.revisions = [];
   });
   afterAll(() => {
     server.closeAllConnections();

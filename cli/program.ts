@@ -5,6 +5,7 @@ import { registerControls } from './commands/controls.js';
 import { registerCrds } from './commands/crds.js';
 import { registerDiff } from './commands/diff.js';
 import { registerDocs } from './commands/docs.js';
+import { registerHistory } from './commands/history.js';
 import { registerPlan } from './commands/plan.js';
 import { registerRender } from './commands/render.js';
 import { registerStatus } from './commands/status.js';
@@ -43,8 +44,8 @@ Exit codes:
      differences, for diff --exit-code
   2  wrong usage (unknown command or option)
 
-Cluster commands (status, approve, pause, resume, abort, agent) take kubectl's --kubeconfig, --context and
--n/--namespace. Read commands (validate, plan, diff, status) take -o/--output json or yaml.${
+Cluster commands (status, history, approve, pause, resume, abort, agent) take kubectl's --kubeconfig, --context and
+-n/--namespace. Read commands (validate, plan, diff, status, history) take -o/--output json or yaml.${
         name === 'edctl' ? '\nInstalled on the PATH, edctl also runs as the kubectl plugin `kubectl ed`.' : ''
       }`,
     );
@@ -55,6 +56,7 @@ Cluster commands (status, approve, pause, resume, abort, agent) take kubectl's -
   registerCrds(program);
   registerDocs(program);
   registerStatus(program);
+  registerHistory(program);
   registerControls(program);
   registerAgent(program);
   // A usage error is one line and where to read more, as kubectl's: the full help only when asked for.

@@ -11,6 +11,7 @@ import {
   REVISION_LABEL,
   SWAP_STATE_ANNOTATION,
 } from '../core/labels.js';
+import { planHistory } from '../core/history/revisions.js';
 import { agentAdmissionPolicies, type AgentAdmissionPolicySpec } from './agent-admission.js';
 import { AgentInstall, type AgentInstallProps } from './index.js';
 
@@ -94,6 +95,7 @@ const policies = Object.fromEntries(
 const pods = policies['pods']!;
 const replicaSets = policies['replicasets']!;
 const deployments = policies['deployments']!;
+const history = policies['controllerrevisions']!;
 const message = (policy: AgentAdmissionPolicySpec, fragment: string) => {
   const found = policy.validations.find((v) => v.message.includes(fragment));
   if (!found) throw new Error(`no rule about ${fragment}`);
@@ -163,6 +165,21 @@ function workload(kind: 'ReplicaSet' | 'Deployment'): WorkloadFixture {
   };
 }
 
+/** A revision of ExtendedDeployment web's history as the agent records it (core/history/revisions.ts), as the API server stores it. */
+type RevisionFixture = Json & { metadata: Meta; revision: number };
+function revision(): RevisionFixture {
+  const [action] = planHistory({
+    ed: { metadata: { name: 'web', namespace: 'shop', uid: 'u-web' } },
+    historyLimit: 1,
+    rolloutRevision: 'r1',
+    regions: [{ region: 'amd64', targetRevision: 'a1', template: { metadata: { labels: { [REVISION_LABEL]: 'a1' } } } }],
+    existing: [],
+    now: 0,
+  });
+  if (action?.kind !== 'create') throw new Error('no revision recorded');
+  return { ...structuredClone(action.object), metadata: { annotations: {}, ...structuredClone(action.object.metadata), uid: 'u-r1' } } as never;
+}
+
 const update = { operation: 'UPDATE' };
 
 /** Each change of `old`, as an update (of `subResource`), is refused by exactly one rule: the one about `fragment`. */
@@ -189,6 +206,8 @@ describe('agent admission policies: rendered objects', () => {
       'ValidatingAdmissionPolicyBinding extended-deployment-agent-replicasets',
       'ValidatingAdmissionPolicy extended-deployment-agent-deployments',
       'ValidatingAdmissionPolicyBinding extended-deployment-agent-deployments',
+      'ValidatingAdmissionPolicy extended-deployment-agent-controllerrevisions',
+      'ValidatingAdmissionPolicyBinding extended-deployment-agent-controllerrevisions',
     ]);
     for (const o of admission) {
       expect(o.metadata.namespace, o.metadata.name).toBeUndefined();
@@ -211,6 +230,7 @@ describe('agent admission policies: rendered objects', () => {
       [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'pods/status'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
       [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: ['replicasets'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
       [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
+      [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: ['controllerrevisions'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
     ]);
     // Cluster-scoped also in a namespaced chart.
     for (const o of render({}, 'somewhere').filter((p) => p.apiVersion === 'admissionregistration.k8s.io/v1')) expect(o.metadata.namespace).toBeUndefined();
@@ -230,7 +250,7 @@ describe('agent admission policies: rendered objects', () => {
 
   it("with watchNamespace, refuses the agent's writes in every other namespace", () => {
     const scoped = render({ watchNamespace: 'shop' }).filter((o) => o.kind === 'ValidatingAdmissionPolicy');
-    expect(scoped).toHaveLength(3);
+    expect(scoped).toHaveLength(4);
     for (const o of scoped) {
       const spec = o.spec as AgentAdmissionPolicySpec;
       const rule = "request.namespace in ['shop']";
@@ -239,7 +259,7 @@ describe('agent admission policies: rendered objects', () => {
         spec,
         { operation: 'DELETE', namespace: 'kube-system' },
         null,
-        o.metadata.name.endsWith('-pods') ? pod() : workload('ReplicaSet'),
+        o.metadata.name.endsWith('-pods') ? pod() : o.metadata.name.endsWith('-controllerrevisions') ? revision() : workload('ReplicaSet'),
       );
       expect(elsewhere, o.metadata.name).toContain('the agent writes only in the namespaces it watches: shop');
     }
@@ -478,6 +498,56 @@ describe('agent admission policies: ReplicaSets and Deployments', () => {
   });
 });
 
+describe('agent admission policies: ControllerRevisions', () => {
+  it('lets the agent record, renumber and prune the history of an ExtendedDeployment', () => {
+    const recorded = revision();
+    expect(admit(history, { operation: 'CREATE' }, recorded, null)).toEqual([]);
+    expect(
+      admit(
+        history,
+        update,
+        changed(recorded, (r) => ((r.revision = 7), (r.metadata.annotations['x'] = 'y'))),
+        recorded,
+      ),
+    ).toEqual([]);
+    expect(admit(history, { operation: 'DELETE' }, null, recorded)).toEqual([]);
+  });
+
+  it("refuses to write a revision another controller owns, or one that does not carry its owner's name", () => {
+    const writes = message(history, 'writes only');
+    const changes = message(history, 'changes or deletes only');
+    const foreigners: Record<string, (r: RevisionFixture) => void> = {
+      "a StatefulSet's": (r) =>
+        void (r.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'web', uid: 'u-sts', controller: true }]),
+      'an unowned': (r) => void delete r.metadata.ownerReferences,
+      "another ExtendedDeployment's name label on a": (r) => void (r.metadata.labels[NAME_LABEL] = 'shop'),
+      'a non-controller owner on a': (r) => void (r.metadata.ownerReferences = [{ ...r.metadata.ownerReferences![0]!, controller: false }]),
+    };
+    for (const [what, change] of Object.entries(foreigners)) {
+      const foreign = changed(revision(), change);
+      expect(admit(history, { operation: 'CREATE' }, foreign, null), `create ${what}`).toEqual([writes]);
+      expect(admit(history, { operation: 'DELETE' }, null, foreign), `delete ${what}`).toEqual([changes]);
+      expect(
+        admit(
+          history,
+          update,
+          changed(foreign, (r) => (r.revision = 9)),
+          foreign,
+        ),
+        `update ${what}`,
+      ).toEqual([writes, changes]);
+    }
+  });
+
+  it('refuses to change the labels or the owner of a revision', () => {
+    expectRefused(history, "ControllerRevision's labels", revision(), {
+      'a label': (r) => (r.metadata.labels['team'] = 'shop'),
+      'a finalizer': (r) => (r.metadata.finalizers = ['x']),
+      'another owner, the same ExtendedDeployment': (r) => (r.metadata.ownerReferences = [{ ...r.metadata.ownerReferences![0]!, uid: 'u-other' }]),
+    });
+  });
+});
+
 describe('agent admission policies: coverage', () => {
   it('has a test above that fails without each rule', () => {
     // Every rule's message, by the fragment the tests above look it up with (a new rule needs a test and a fragment).
@@ -485,6 +555,7 @@ describe('agent admission policies: coverage', () => {
       pods: ['never creates pods', 'labelled', 'no pod label', 'no pod annotation', 'ownerReferences', 'no pod spec field', 'no pod status', 'readiness gate'],
       replicasets: ['never creates or deletes', 'labelled', 'labels, annotations', 'only spec.replicas'],
       deployments: ['never creates or deletes', 'labelled', 'labels, annotations', 'only spec.replicas and spec.paused'],
+      controllerrevisions: ['writes only', 'changes or deletes only', "ControllerRevision's labels"],
     };
     for (const [resource, policy] of Object.entries(policies)) {
       expect(

@@ -4,6 +4,7 @@
 // agent/actuators.ts makes, on the objects the renderer labels (core/render.ts), so a stolen agent token cannot run
 // an image of its choice in kube-system, rewrite a workload's template, or spoof a pod's IP or readiness.
 // constructs/agent-admission.test.ts evaluates every rule; test/e2e/admission.e2e.test.ts applies them to an API server.
+import { API_GROUP, ED_KIND } from '../core/api/identity.js';
 import {
   IN_PLACE_READINESS_GATE,
   MARKED_AT_ANNOTATION,
@@ -56,8 +57,8 @@ export interface AgentAdmissionBindingSpec {
 
 /** One policy and its binding, both named `name`. */
 export interface AgentAdmissionPolicy {
-  /** The resource it guards: `pods` (with pods/status), `replicasets` or `deployments`. */
-  readonly resource: 'pods' | 'replicasets' | 'deployments';
+  /** The resource it guards: `pods` (with pods/status), `replicasets`, `deployments` or `controllerrevisions`. */
+  readonly resource: 'pods' | 'replicasets' | 'deployments' | 'controllerrevisions';
   readonly name: string;
   readonly policy: AgentAdmissionPolicySpec;
   readonly binding: AgentAdmissionBindingSpec;
@@ -67,7 +68,10 @@ export interface AgentAdmissionPolicy {
 export interface AgentAdmissionOptions {
   /** Namespace of the agent's ServiceAccount. */
   readonly namespace: string;
-  /** Name of the ServiceAccount; the policies are named `<name>-pods`, `<name>-replicasets`, `<name>-deployments`. */
+  /**
+   * Name of the ServiceAccount; the policies are named `<name>-pods`, `<name>-replicasets`, `<name>-deployments`,
+   * `<name>-controllerrevisions`.
+   */
   readonly name: string;
   /** The namespaces the agent watches; every write elsewhere is denied. Undefined: every namespace. */
   readonly watchNamespaces?: readonly string[] | undefined;
@@ -144,19 +148,22 @@ function commonValidations(kind: string, options: AgentAdmissionOptions, operati
         { expression: `request.operation == 'UPDATE'`, message: `the agent only updates ${kind}: it never creates or deletes one` }
       : // The agent never creates a pod (its ReplicaSets do): the same, for pods.
         { expression: `request.operation != 'CREATE'`, message: `the agent never creates ${kind}` },
-    ...(options.watchNamespaces !== undefined
-      ? // With watched namespaces the agent has no business elsewhere, whatever RBAC says.
-        [
-          {
-            expression: `request.namespace in ${list(options.watchNamespaces)}`,
-            message: `the agent writes only in the namespaces it watches: ${options.watchNamespaces.join(', ')}`,
-          },
-        ]
-      : []),
+    ...namespaceValidations(options),
     // Only an ExtendedDeployment's objects: unrelated pods and workloads (kube-system's, other teams') are not the agent's.
     {
       expression: `request.operation == 'CREATE' || variables.labelled`,
       message: `the agent may only change ${kind} labelled ${NAME_LABEL} and ${REGION_LABEL}`,
+    },
+  ];
+}
+
+/** With watched namespaces the agent has no business elsewhere, whatever RBAC says. */
+function namespaceValidations(options: AgentAdmissionOptions): AdmissionValidation[] {
+  if (options.watchNamespaces === undefined) return [];
+  return [
+    {
+      expression: `request.namespace in ${list(options.watchNamespaces)}`,
+      message: `the agent writes only in the namespaces it watches: ${options.watchNamespaces.join(', ')}`,
     },
   ];
 }
@@ -251,6 +258,39 @@ function workloadPolicy(options: AgentAdmissionOptions, resource: 'replicasets' 
   };
 }
 
+/**
+ * Whether `o` (object or oldObject) is a ControllerRevision of an ExtendedDeployment's history: its controller is an
+ * ExtendedDeployment and it carries that one's name label, as the agent records them (core/history/revisions.ts).
+ */
+const historyOf = (o: 'object' | 'oldObject') =>
+  `${o}.metadata.?ownerReferences.orValue([]).exists(r, r.?controller.orValue(false) && r.kind == ${quote(ED_KIND)} && r.apiVersion.startsWith(${quote(`${API_GROUP}/`)}) && ${quote(NAME_LABEL)} in ${o}.metadata.?labels.orValue({}) && ${o}.metadata.labels[${quote(NAME_LABEL)}] == r.name)`;
+
+/**
+ * ControllerRevisions: the agent records, renumbers and prunes each ExtendedDeployment's history. Only revisions an
+ * ExtendedDeployment controls: a StatefulSet's or DaemonSet's revisions hold the templates their controllers roll back
+ * to, and a token that could rewrite or delete them could change what those run. An update (a renumbering) may not
+ * change the labels or who owns the revision; the API server keeps its data immutable itself.
+ */
+function historyPolicy(options: AgentAdmissionOptions): AgentAdmissionPolicySpec {
+  const what = `ControllerRevisions an ExtendedDeployment controls, labelled ${NAME_LABEL} with its name`;
+  return {
+    ...shared(options),
+    matchConstraints: {
+      resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: ['controllerrevisions'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
+    },
+    variables: [...METADATA_VARIABLES, { name: 'newHistory', expression: historyOf('object') }, { name: 'oldHistory', expression: historyOf('oldObject') }],
+    validations: [
+      ...namespaceValidations(options),
+      { expression: `request.operation == 'DELETE' || variables.newHistory`, message: `the agent writes only ${what}` },
+      { expression: `request.operation == 'CREATE' || variables.oldHistory`, message: `the agent changes or deletes only ${what}` },
+      {
+        expression: onUpdate(`variables.newLabels == variables.oldLabels && ${unchanged('.metadata', ['ownerReferences', 'finalizers'])}`),
+        message: "the agent may not change a ControllerRevision's labels, ownerReferences or finalizers",
+      },
+    ],
+  };
+}
+
 /** What every policy shares: refuse when a rule cannot be evaluated, and look only at the agent's own requests. */
 function shared(options: AgentAdmissionOptions): Pick<AgentAdmissionPolicySpec, 'failurePolicy' | 'matchConditions'> {
   return {
@@ -267,7 +307,7 @@ export function agentUsername(options: Pick<AgentAdmissionOptions, 'namespace' |
 /**
  * The agent's admission policies, one per kind it writes (each is type-checked against the schema of the kinds it
  * matches, so a rule naming `spec.template` cannot share a policy with pods): pods (and pods/status), ReplicaSets,
- * Deployments. Each binding denies (`validationActions: [Deny]`).
+ * Deployments, ControllerRevisions. Each binding denies (`validationActions: [Deny]`).
  *
  * Not covered: `pods/eviction` (the Eviction object names the pod, but a policy cannot read the pod behind it; an
  * eviction honours PodDisruptionBudgets, and the pod's controller recreates the pod), and the agent's own resources
@@ -278,6 +318,7 @@ export function agentAdmissionPolicies(options: AgentAdmissionOptions): AgentAdm
     ['pods', podPolicy(options)],
     ['replicasets', workloadPolicy(options, 'replicasets')],
     ['deployments', workloadPolicy(options, 'deployments')],
+    ['controllerrevisions', historyPolicy(options)],
   ];
   return policies.map(([resource, policy]) => {
     const name = `${options.name}-${resource}`;

@@ -36,6 +36,13 @@ export const AGENT_PERMISSIONS: readonly AgentPermission[] = [
     why: 'informer; server-side apply of spec.replicas and spec.paused (compat mode)',
   },
   {
+    apiGroup: 'apps',
+    resource: 'controllerrevisions',
+    verbs: ['list', 'watch', 'create', 'update', 'delete'],
+    scope: 'Namespaced',
+    why: 'informer; the history of each ExtendedDeployment: record a revision, renumber it on a revert, prune beyond historyLimit',
+  },
+  {
     apiGroup: '',
     resource: 'pods',
     verbs: ['list', 'watch'],

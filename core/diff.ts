@@ -123,6 +123,7 @@ export function diffOf(
       change: 'removed',
       replicas: 0,
       rolloutRevision: b.rolloutRevision,
+      rolloutKey: b.rolloutRevision,
       fromReplicas: b.replicas,
       fromRolloutRevision: b.rolloutRevision,
       regions: [],

@@ -33,3 +33,7 @@ export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
 export const RESERVED_LABELS: readonly string[] = [NAME_LABEL, REGION_LABEL, REVISION_LABEL];
 /** Pod annotation: where the pod's in-place image swap stands (JSON, see core/inplace/swap-state.ts). */
 export const SWAP_STATE_ANNOTATION = `${API_GROUP}/inplace-update-state`;
+/** Kubernetes' annotation for why an object changed (`kubectl rollout history` shows it): copied into each revision. */
+export const CHANGE_CAUSE_ANNOTATION = 'kubernetes.io/change-cause';
+/** Annotation on a ControllerRevision the agent records: when (RFC 3339) its rollout revision last became current. */
+export const CURRENT_SINCE_ANNOTATION = `${API_GROUP}/current-since`;

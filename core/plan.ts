@@ -42,6 +42,11 @@ export interface ExtendedDeploymentPlan {
   readonly name: string;
   readonly replicas: number;
   readonly rolloutRevision: string;
+  /**
+   * What approvals and aborts of this rollout name (status.revision): the rollout revision, or `<revision>+<n>` when
+   * the change only grows regions from zero on a render already rolled out (growth.ts).
+   */
+  readonly rolloutKey: string;
   readonly regions: readonly RegionPlan[];
   /**
    * The groups of the rollout the change causes, when every pod becomes ready in time; empty when nothing rolls. Every
@@ -122,6 +127,7 @@ export function planOf(rendered: readonly RenderedExtendedDeployment[], before?:
         name: ed.ref.name ?? '',
         replicas: ed.replicas,
         rolloutRevision: ed.rolloutRevision,
+        rolloutKey: simulation.finalStatus.revision ?? ed.rolloutRevision,
         regions,
         groups: simulation.groups,
         totalGroups: simulation.totalGroups,

@@ -28,8 +28,8 @@ export function registerControls(program: Command): void {
     .description('Let the next group of the current rollout start (when it waits for confirmation)')
     .action(async (name: string, flags: KubeFlags) => {
       const kube = connect(flags);
-      const { revision, group, phase } = await targetOf(kube, name, approveTarget);
-      await patchAnnotations(kube, name, { [APPROVED_ANNOTATION]: approvalValue(revision, group) });
+      const { revision, rollout, group, phase } = await targetOf(kube, name, approveTarget);
+      await patchAnnotations(kube, name, { [APPROVED_ANNOTATION]: approvalValue(rollout, group) });
       const note = phase === 'WaitingForConfirmation' ? '' : ` (it is ${phase ?? 'without a phase'} now; the approval applies when group ${group - 1} is done)`;
       process.stdout.write(`ExtendedDeployment ${kube.namespace}/${name}: approved group ${group} of rollout ${revision}${note}\n`);
     });
@@ -54,8 +54,8 @@ export function registerControls(program: Command): void {
     .description('Stop the current rollout exactly where it is (until Git changes or `resume`); nothing is rolled back')
     .action(async (name: string, flags: KubeFlags) => {
       const kube = connect(flags);
-      const { revision } = await targetOf(kube, name, abortTarget);
-      await patchAnnotations(kube, name, { [ABORTED_ANNOTATION]: revision });
+      const { revision, rollout } = await targetOf(kube, name, abortTarget);
+      await patchAnnotations(kube, name, { [ABORTED_ANNOTATION]: rollout });
       process.stdout.write(`ExtendedDeployment ${kube.namespace}/${name}: rollout ${revision} aborted\n`);
     });
 }

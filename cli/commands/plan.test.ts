@@ -59,6 +59,48 @@ describe('edctl plan, compat mode', () => {
   });
 });
 
+describe('edctl plan, creation', () => {
+  it('a new ExtendedDeployment is created by groups (Beta: one pod per region first), and the plan shows them', async () => {
+    const base = fixture({ 'regions.yaml': compatRegions });
+    const created = fixture({ 'regions.yaml': compatRegions, 'ed.yaml': compat.replace('  subsetType: Deployment\n', '') });
+    expect(await run(['diff', '-f', created, '--from', base])).toBe(0);
+    expect(captured.out).toContain(
+      [
+        '  rollout, new pods per region after each group:',
+        '    group 1: zone-a new 1 of 1, zone-b new 1 of 1',
+        '    group 2: zone-a new 2 of 2, zone-b new 2 of 2',
+        '    group 3: zone-a new 3 of 3, zone-b new 2 of 2',
+        '    group 4: zone-a new 4 of 4, zone-b new 2 of 2',
+      ].join('\n'),
+    );
+  });
+  it('a count change of regions that run pods is no rollout; a region grown from 0 is created by groups, keyed <revision>+1', async () => {
+    const rs = compat.replace('  subsetType: Deployment\n', '');
+    const base = fixture({ 'regions.yaml': compatRegions, 'ed.yaml': rs.replace('  replicas: 6\n', '  replicas: 4\n') });
+    const grown = fixture({
+      'regions.yaml': compatRegions,
+      'ed.yaml': rs.replace('  replicas: 6\n', '  replicas: 7\n').replace('      replicas: 4\n', '      replicas: 5\n'),
+    });
+    expect(await run(['plan', '-f', grown, '--from', base, '-o', 'json'])).toBe(0);
+    const [ed] = (
+      JSON.parse(captured.out) as { extendedDeployments: { rolloutRevision: string; rolloutKey: string; groups: { regions: { updated: number }[] }[] }[] }
+    ).extendedDeployments;
+    // zone-a goes 4 -> 5 at once; zone-b (0 -> 2) takes its Beta groups.
+    expect(ed?.rolloutKey).toBe(`${ed?.rolloutRevision}+1`);
+    expect(ed?.groups.map((g) => g.regions.map((r) => r.updated))).toEqual([
+      [5, 1],
+      [5, 2],
+    ]);
+    captured.out = '';
+    const scaled = fixture({
+      'regions.yaml': compatRegions,
+      'ed.yaml': rs.replace('  replicas: 6\n', '  replicas: 5\n').replace('      replicas: 4\n', '      replicas: 5\n'),
+    });
+    expect(await run(['diff', '-f', scaled, '--from', base])).toBe(0);
+    expect(captured.out).not.toContain('new pods per region after each group');
+  });
+});
+
 describe('edctl plan, many groups', () => {
   it('prints a run of equal groups as one line, in text and markdown', async () => {
     const dir = fixture({ 'regions.yaml': compatRegions, 'ed.yaml': big(1_000) });

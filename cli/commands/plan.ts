@@ -203,10 +203,7 @@ export function planMarkdown(plan: Plan): string {
         }
         if (ed.stopped) lines.push('', `**${stoppedLine(ed.stopped)}**`);
         if (ed.approvals.length > 0) {
-          lines.push(
-            '',
-            `To approve from Git, set \`strategy.approval: {revision: ${ed.rolloutRevision}, throughGroup: N}\`; or run \`edctl approve ${ed.name}\`.`,
-          );
+          lines.push('', `To approve from Git, set \`strategy.approval: {revision: ${ed.rolloutKey}, throughGroup: N}\`; or run \`edctl approve ${ed.name}\`.`);
         }
         return `${lines.join('\n')}\n`;
       })

@@ -197,7 +197,7 @@ export function statusText(ed: ExtendedDeploymentObject, { bin, now }: ViewOptio
   if (invalid) lines.push(`Invalid:   ${invalid.message ?? ''}`);
   if (status.revision) lines.push(`Revision:  ${status.revision}`);
   if (progressing?.message) lines.push(`Message:   ${progressing.message}`);
-  const controls = controlsText(ed.metadata?.annotations ?? {}, status.revision);
+  const controls = controlsText(ed.metadata?.annotations ?? {}, status.revision, status.rolloutStartTime);
   if (controls) lines.push(`Controls:  ${controls}`);
   const next = nextStep(ed, reading, bin);
   if (next) lines.push(`Next:      ${next}`);
@@ -229,8 +229,8 @@ export function statusText(ed: ExtendedDeploymentObject, { bin, now }: ViewOptio
 }
 
 /** The controls as the agent reads them (core's parseControls), so the view never disagrees with what the agent does. */
-function controlsText(annotations: Readonly<Record<string, string>>, revision: string | undefined): string {
-  const controls = parseControls(annotations, revision ?? '');
+function controlsText(annotations: Readonly<Record<string, string>>, revision: string | undefined, started: string | undefined): string {
+  const controls = parseControls(annotations, revision ?? '', started);
   const parts: string[] = [];
   if (controls.paused) parts.push('paused');
   if (revision !== undefined && controls.aborted) parts.push('aborted');

@@ -221,7 +221,11 @@ export const extendedDeploymentSpec = z
       .meta({ 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec.selector is immutable' }] })
       .describe("Selects the application's pods; must match the template's labels. Immutable."),
     template: podTemplate,
-    historyLimit: nonNegativeInt.default(5).describe('Old revisions kept for rollback.'),
+    historyLimit: nonNegativeInt
+      .default(5)
+      .describe(
+        "Older revisions kept besides the current one, for rollback: ControllerRevisions the agent records (edctl history lists them; 0 keeps only the current). With subsetType Deployment, also the Deployments' revisionHistoryLimit.",
+      ),
     subsetType: z
       .enum(subsetTypes)
       .default('ReplicaSet')

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RolloutAction } from '../rollout/actions.js';
-import { actionWrite } from './api-writes.js';
+import { actionWrite, historyWrite } from './api-writes.js';
 
 describe('actionWrite: the RBAC verb and resource of each action, as the actuators perform it', () => {
   const pod = { region: 'a', pod: 'p', uid: 'u' };
@@ -21,6 +21,18 @@ describe('actionWrite: the RBAC verb and resource of each action, as the actuato
 
   it.each(table)('%o (%s): %s', (action, kind, expected) => {
     const write = actionWrite(kind, action);
+    expect(`${write.verb} ${write.resource}`).toBe(expected);
+  });
+});
+
+describe('historyWrite: the RBAC verb of each history action', () => {
+  const object = { metadata: { name: 'web-r1' } };
+  it.each([
+    [{ kind: 'create', object }, 'create controllerrevisions'],
+    [{ kind: 'update', object }, 'update controllerrevisions'],
+    [{ kind: 'delete', name: 'web-r1', uid: 'u' }, 'delete controllerrevisions'],
+  ] as const)('%o: %s', (action, expected) => {
+    const write = historyWrite(action);
     expect(`${write.verb} ${write.resource}`).toBe(expected);
   });
 });

@@ -1,10 +1,11 @@
+import type { HistoryAction } from '../history/revisions.js';
 import type { RolloutAction } from '../rollout/actions.js';
 import type { WorkloadKind } from './objects.js';
 import { ED_PLURAL, REGION_PLURAL } from '../api/identity.js';
 
 /** A write the agent makes, as RBAC names it: the verb and the resource (with its subresource). */
 export interface ApiWrite {
-  readonly verb: 'create' | 'patch' | 'update';
+  readonly verb: 'create' | 'patch' | 'update' | 'delete';
   readonly resource: string;
 }
 
@@ -37,4 +38,9 @@ export function actionWrite(kind: WorkloadKind, action: RolloutAction): ApiWrite
     case 'swapDone':
       return { verb: 'patch', resource: 'pods' };
   }
+}
+
+/** The write a history action makes (actuators.ts performHistoryAction): a create, replace or delete of a ControllerRevision. */
+export function historyWrite(action: HistoryAction): ApiWrite {
+  return { verb: action.kind, resource: 'controllerrevisions' };
 }

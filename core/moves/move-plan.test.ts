@@ -155,6 +155,15 @@ describe('planMoves: fault', () => {
     expect(p.events.map((e) => e.reason)).toEqual(['AllRegionsFailed']);
   });
 
+  it('moves nothing into a region about to fail: its failing nodes reach the threshold, the toleration still runs', () => {
+    const failingNow = [downNode('b-1', T0 - 2 * S), downNode('b-2', T0 - 2 * S)];
+    const p = plan([region('a', 4, { nodes: failedNodes('a') }), region('b', 4, { nodes: failingNow, room: 4 })]);
+    expect(p.moves).toEqual([]);
+    // One failing node of two is no threshold: b takes them.
+    const partly = [downNode('b-1', T0 - 2 * S), node('b-2')];
+    expect(plan([region('a', 4, { nodes: failedNodes('a') }), region('b', 4, { nodes: partly, room: 4 })]).moves).toEqual([move('a', 'b', 4, 'Fault', T0)]);
+  });
+
   it('a region without nodes is Failed', () => {
     const p = plan([region('a', 2, { nodes: [] }), region('b', 2)]);
     expect(p.moves).toEqual([move('a', 'b', 2, 'Fault', T0)]);

@@ -117,7 +117,8 @@ const plural = (n: number) => `${n} replica${n === 1 ? '' : 's'}`;
  *
  * - Recorded moves that no longer make sense are cut first: a region gone from the spec, a move kind switched off,
  *   more replicas away from a region than the spec now gives it (newest first).
- * - Fault: a region Failed under `faultMove` gives all its replicas to regions that are not failed, in proportion to
+ * - Fault: a region Failed under `faultMove` gives all its replicas to regions that are not failing (not as many
+ *   failing nodes as would make them Failed, toleration or not), in proportion to
  *   their room, at most `maxReplicasPerMinute` a minute; when every region looks failed nothing moves.
  * - Shortage: current-revision pods Unschedulable for `autoReschedule.timeoutSeconds` leave their region (it shrinks
  *   by that many; the ReplicaSet removes unassigned pods first) for regions with room, none with unschedulable pods
@@ -153,6 +154,9 @@ export function planMoves(input: MoveInput): MovePlan {
   const health = new Map<string, RegionHealth | undefined>(input.regions.map((r) => [r.name, r.nodes ? regionHealth(r.nodes, faultMove, now) : undefined]));
   for (const h of health.values()) if (h?.failsAt !== undefined && h.failsAt > now) wakeAt.push(h.failsAt);
   const failed = (name: string) => faultMove.enable && health.get(name)?.phase === 'Failed';
+  // A region with as many failing nodes as make it Failed, still within the toleration, takes no fault move: moved
+  // there, the replicas would be lost again when it fails (every region failing at once must move nothing).
+  const failing = (name: string) => faultMove.enable && health.get(name)?.failsAt !== undefined;
   const known = input.regions.filter((r) => health.get(r.name) !== undefined);
   const allFailed = faultMove.enable && input.regions.length > 0 && input.regions.every((r) => failed(r.name));
   // Room left per region; moves made in this pass take from it. Pods the region must still create take room too.
@@ -177,7 +181,7 @@ export function planMoves(input: MoveInput): MovePlan {
     const recent = moves.filter((m) => m.reason === 'Fault' && m.since > now - MINUTE_MS);
     let allowance = Math.max(0, limit - sum(recent.map((m) => m.count + m.returning)));
     for (const region of input.regions.filter((r) => failed(r.name))) {
-      const targets = known.filter((t) => t.name !== region.name && !failed(t.name));
+      const targets = known.filter((t) => t.name !== region.name && !failing(t.name));
       // Replicas other regions lent the failed one move on first, to a region other than their own home's.
       let lentMoved = 0;
       for (const [i, lent] of moves.entries()) {

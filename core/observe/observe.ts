@@ -28,6 +28,7 @@ import { regionRoom, type PodPlacement } from '../moves/capacity.js';
 import { assignNodes, type NodeView, type RegionSelector } from '../moves/nodes.js';
 import { podRequests } from '../moves/resources.js';
 import { parseControls } from '../rollout/controls.js';
+import { growingRegions, rolloutKey } from '../rollout/growth.js';
 import {
   timestampMs,
   type DeployRegionObject,
@@ -173,15 +174,18 @@ function observeOne(
     };
   });
 
+  // Controls name the rollout they were given for: its key, which tells a growth from zero apart from the rollout of
+  // the same render that came before it.
+  const key = rolloutKey(targets.rolloutRevision, status, growingRegions(parsed.value.spec, regionStates, status));
   return {
     ok: true,
     input: {
       ed: parsed.value,
       generation,
-      rolloutRevision: targets.rolloutRevision,
+      rolloutRevision: key,
       regions: regionStates,
       status,
-      controls: parseControls(ed.metadata?.annotations, targets.rolloutRevision),
+      controls: parseControls(ed.metadata?.annotations, key, status?.revision === key ? status.rolloutStartTime : undefined),
       now,
     },
   };

@@ -1,16 +1,24 @@
 import type { ExtendedDeploymentObject } from '../kube/objects.js';
-import { parseControls } from './controls.js';
+import { controlTarget, parseControls } from './controls.js';
 import { rolloutReading, type RolloutReading } from './status-reading.js';
 
 /** What `edctl approve` or `edctl abort` acts on: a group of the current rollout, or why there is nothing to act on. */
 export type ControlTarget =
-  | { readonly ok: true; readonly revision: string; readonly group: number; readonly phase: string | undefined }
+  | {
+      readonly ok: true;
+      readonly revision: string;
+      /** What the annotation names (controlTarget): the rollout and its start. */
+      readonly rollout: string;
+      readonly group: number;
+      readonly phase: string | undefined;
+    }
   | { readonly ok: false; readonly reason: string };
 
 /** The rollout the agent last reported, or why there is none to act on. */
 function current({ status }: RolloutReading): ControlTarget {
-  if (!status.revision) return { ok: false, reason: 'no rollout yet (no status.revision): is the agent running?' };
-  return { ok: true, revision: status.revision, group: status.currentGroup ?? 0, phase: status.phase };
+  const rollout = controlTarget(status);
+  if (!status.revision || !rollout) return { ok: false, reason: 'no rollout yet (no status.revision): is the agent running?' };
+  return { ok: true, revision: status.revision, rollout, group: status.currentGroup ?? 0, phase: status.phase };
 }
 
 /** A rollout that ended Healthy has no group left to approve or to stop. */
@@ -29,20 +37,20 @@ export function approveTarget(ed: ExtendedDeploymentObject): ControlTarget {
   const reading = rolloutReading(ed);
   const target = current(reading);
   if (!target.ok) return target;
-  const { revision, group, phase } = target;
+  const { revision, rollout, group, phase } = target;
   if (phase === 'Healthy') return finished(ed, reading, revision, 'approve');
   const { totalGroups } = reading.status;
   const next = group + 1;
   if (totalGroups !== undefined && next > totalGroups) {
     return { ok: false, reason: `rollout ${revision} is in its last group (${group} of ${totalGroups}): there is no later group to approve` };
   }
-  const byEdctl = parseControls(ed.metadata?.annotations, revision).approvedThrough ?? 0;
+  const byEdctl = parseControls(ed.metadata?.annotations, revision, reading.status.rolloutStartTime).approvedThrough ?? 0;
   const git = (ed.spec as { strategy?: { approval?: { revision?: unknown; throughGroup?: unknown } } } | undefined)?.strategy?.approval;
   const byGit = git?.revision === revision && typeof git.throughGroup === 'number' ? git.throughGroup : 0;
   if (Math.max(byEdctl, byGit) >= next) {
     return { ok: false, reason: `group ${next} of rollout ${revision} is approved already (${byEdctl >= next ? 'by edctl approve' : 'by strategy.approval'})` };
   }
-  return { ok: true, revision, group: next, phase };
+  return { ok: true, revision, rollout, group: next, phase };
 }
 
 /** The rollout `edctl abort` stops. Refused when it finished or is aborted already. */
@@ -51,7 +59,7 @@ export function abortTarget(ed: ExtendedDeploymentObject): ControlTarget {
   const target = current(reading);
   if (!target.ok) return target;
   if (target.phase === 'Healthy') return finished(ed, reading, target.revision, 'abort');
-  if (parseControls(ed.metadata?.annotations, target.revision).aborted) {
+  if (parseControls(ed.metadata?.annotations, target.revision, reading.status.rolloutStartTime).aborted) {
     return { ok: false, reason: `rollout ${target.revision} is aborted already (continue it with: edctl resume ${ed.metadata?.name ?? ''})` };
   }
   return target;

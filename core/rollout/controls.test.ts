@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ABORTED_ANNOTATION, APPROVED_ANNOTATION, PAUSED_ANNOTATION, RESUMED_AT_ANNOTATION } from '../labels.js';
-import { approvalValue, parseApproval, parseControls, parseTime } from './controls.js';
+import { approvalValue, controlTarget, parseApproval, parseControls, parseTime } from './controls.js';
 
 describe('parseControls', () => {
   it('reads no annotations as no controls', () => {
@@ -35,18 +35,38 @@ describe('parseControls', () => {
 });
 
 describe('parseApproval', () => {
+  const is = (want: string) => (rollout: string) => rollout === want;
   it('splits at the last slash', () => {
-    expect(parseApproval('abc/2', 'abc')).toBe(2);
-    expect(parseApproval('a/b/7', 'a/b')).toBe(7);
-    expect(parseApproval(approvalValue('abc', 4), 'abc')).toBe(4);
+    expect(parseApproval('abc/2', is('abc'))).toBe(2);
+    expect(parseApproval('a/b/7', is('a/b'))).toBe(7);
+    expect(parseApproval(approvalValue('abc', 4), is('abc'))).toBe(4);
   });
 
   it('rejects malformed values', () => {
-    for (const value of ['abc', 'abc/', '/2', 'abc/-1', 'abc/1.5', 'abc/x', 'abc/ 2', '']) expect(parseApproval(value, 'abc'), value).toBeUndefined();
+    for (const value of ['abc', 'abc/', '/2', 'abc/-1', 'abc/1.5', 'abc/x', 'abc/ 2', '']) expect(parseApproval(value, is('abc')), value).toBeUndefined();
   });
 
   it('accepts group 0', () => {
-    expect(parseApproval('abc/0', 'abc')).toBe(0);
+    expect(parseApproval('abc/0', is('abc'))).toBe(0);
+  });
+});
+
+describe('controls name the rollout and its start: an earlier rollout of the same revision is another rollout', () => {
+  const T1 = '2026-01-01T10:00:00.000Z';
+  const T2 = '2026-01-02T10:00:00.000Z';
+  it('edctl names the rollout under way with its start', () => {
+    expect(controlTarget({ revision: 'r1', rolloutStartTime: T1 })).toBe(`r1@${T1}`);
+    expect(controlTarget({ revision: 'r1' })).toBe('r1');
+    expect(controlTarget({})).toBeUndefined();
+  });
+
+  it.each<[string, Record<string, string>, string | undefined, boolean, number | undefined]>([
+    ['this rollout', { [ABORTED_ANNOTATION]: `r1@${T2}`, [APPROVED_ANNOTATION]: `r1@${T2}/3` }, T2, true, 3],
+    ['an earlier rollout of r1 (a revert since)', { [ABORTED_ANNOTATION]: `r1@${T1}`, [APPROVED_ANNOTATION]: `r1@${T1}/3` }, T2, false, undefined],
+    ['a rollout the status does not record yet', { [ABORTED_ANNOTATION]: `r1@${T1}`, [APPROVED_ANNOTATION]: `r1@${T1}/3` }, undefined, false, undefined],
+    ['a value an earlier edctl wrote (the key alone)', { [ABORTED_ANNOTATION]: 'r1', [APPROVED_ANNOTATION]: 'r1/2' }, T2, true, 2],
+  ])('%s', (_, annotations, started, aborted, approvedThrough) => {
+    expect(parseControls(annotations, 'r1', started)).toMatchObject({ aborted, approvedThrough });
   });
 });
 

@@ -2,28 +2,42 @@ import type { RolloutControls } from './planner.js';
 import { ABORTED_ANNOTATION, APPROVED_ANNOTATION, PAUSED_ANNOTATION, RESUMED_AT_ANNOTATION } from '../labels.js';
 
 /**
- * Reads the controls `edctl` writes as annotations on the ExtendedDeployment. Abort and approval name the rollout
- * revision they were given for and count only while that rollout is current: an approval of an earlier rollout must
- * never let a new one skip its gates. Malformed values count as absent (the agent never fails on them).
+ * The rollout a control names: `<rollout key>@<rolloutStartTime>` as `edctl` writes it, from the status of the rollout
+ * under way. The start tells a rollout from an earlier one of the same key: a revert to a revision that was rolled out
+ * (and approved, or aborted) before is a rollout of its own.
  */
-export function parseControls(annotations: Readonly<Record<string, string>> | undefined, rolloutRevision: string): RolloutControls {
+export function controlTarget(status: { readonly revision?: string | undefined; readonly rolloutStartTime?: string | undefined }): string | undefined {
+  if (!status.revision) return undefined;
+  return status.rolloutStartTime ? `${status.revision}@${status.rolloutStartTime}` : status.revision;
+}
+
+/**
+ * Reads the controls `edctl` writes as annotations on the ExtendedDeployment. Abort and approval name the rollout they
+ * were given for (controlTarget) and count only while that rollout is current: an approval of an earlier rollout must
+ * never let a new one skip its gates. `started` is the current rollout's start as its status records it (undefined
+ * while no status records it yet); a value without a start (written by an earlier edctl) names the key alone.
+ * Malformed values count as absent (the agent never fails on them).
+ */
+export function parseControls(annotations: Readonly<Record<string, string>> | undefined, rolloutKey: string, started?: string): RolloutControls {
   const a = annotations ?? {};
+  const current = (value: string) => value === rolloutKey || (started !== undefined && value === `${rolloutKey}@${started}`);
+  const aborted = a[ABORTED_ANNOTATION];
   return {
     paused: a[PAUSED_ANNOTATION] === 'true',
-    aborted: a[ABORTED_ANNOTATION] !== undefined && a[ABORTED_ANNOTATION] === rolloutRevision,
-    approvedThrough: parseApproval(a[APPROVED_ANNOTATION], rolloutRevision),
+    aborted: aborted !== undefined && current(aborted),
+    approvedThrough: parseApproval(a[APPROVED_ANNOTATION], current),
     resumedAt: parseTime(a[RESUMED_AT_ANNOTATION]),
   };
 }
 
-/** `<rolloutRevision>/<group>` → group, when the revision is the current one and the group a non-negative integer. */
-export function parseApproval(value: string | undefined, rolloutRevision: string): number | undefined {
+/** `<rollout>/<group>` → group, when `current` accepts the rollout and the group is a non-negative integer. */
+export function parseApproval(value: string | undefined, current: (rollout: string) => boolean): number | undefined {
   if (value === undefined) return undefined;
   const slash = value.lastIndexOf('/');
   if (slash <= 0) return undefined;
-  const revision = value.slice(0, slash);
+  const rollout = value.slice(0, slash);
   const group = value.slice(slash + 1);
-  if (revision !== rolloutRevision || !/^\d+$/.test(group)) return undefined;
+  if (!current(rollout) || !/^\d+$/.test(group)) return undefined;
   return Number(group);
 }
 
@@ -34,7 +48,7 @@ export function parseTime(value: string | undefined): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
-/** The annotation value `edctl approve` writes to let group `group` of rollout `rolloutRevision` start. */
-export function approvalValue(rolloutRevision: string, group: number): string {
-  return `${rolloutRevision}/${group}`;
+/** The annotation value `edctl approve` writes to let group `group` of rollout `rollout` (controlTarget) start. */
+export function approvalValue(rollout: string, group: number): string {
+  return `${rollout}/${group}`;
 }

@@ -15,6 +15,9 @@
 //   groups    the current group never goes back and advances one at a time; a region never runs more new pods than
 //             its current group allows; a group starts only when every region's previous group is available
 //             (planner.ts, gates.ts: the global barrier); with confirmation on, a gated group starts only once approved;
+//   creation  regions that start empty follow the same groups, budgets and gates (growth.ts);
+//   raise     a count raised from Git mid-rollout (held or not) is served at once at the new revision where the region
+//             runs old pods, and beside that the groups hold (stepRegion's shortfall);
 //   progress  with every pod eventually Ready and every gate approved, the rollout is Healthy with nothing left to do
 //             within a bounded number of steps, every region at its desired count, all at the new revision.
 import fc from 'fast-check';
@@ -82,10 +85,16 @@ const placements = (n: number): fc.Arbitrary<Placement> =>
       })),
   );
 
+type StartKind = 'old' | 'new' | 'empty';
+
 interface Scenario {
   readonly spec: Record<string, unknown>;
-  /** Per region: whether it starts at the old revision, and which of its starting pods are not Ready yet. */
-  readonly start: readonly { readonly old: boolean; readonly notReady: readonly boolean[] }[];
+  /**
+   * Per region: whether it starts with its pods at the old revision, at the new one, or empty (a new
+   * ExtendedDeployment: Git just created its ReplicaSet, which Kubernetes gives 1 replica), and which of its starting
+   * pods are not Ready yet.
+   */
+  readonly start: readonly { readonly kind: StartKind; readonly notReady: readonly boolean[] }[];
   /** Ticks (s) until a new pod becomes Ready, drawn in turn for each pod created: pods become Ready in random order. */
   readonly readyDelays: readonly number[];
   /** Ticks until a terminating pod is gone, drawn in turn. */
@@ -94,6 +103,8 @@ interface Scenario {
   readonly tickMs: readonly number[];
   /** Ticks an approval takes after the rollout starts waiting. */
   readonly approvalDelay: number;
+  /** A raise from Git mid-rollout (after its first look): at step `atStep`, region `region` gets `by` more replicas. */
+  readonly raise: { readonly atStep: number; readonly region: number; readonly by: number } | undefined;
 }
 
 const scenario: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 4 }).chain((n) =>
@@ -103,11 +114,17 @@ const scenario: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 4 }).chain((n
       regions: placed.regions.map((r) => (r.replicas === undefined ? { name: r.name } : r)),
       strategy: { ...s, syncWaitTimeout: 86_400 },
     })),
-    start: fc.array(fc.record({ old: fc.boolean(), notReady: fc.array(fc.boolean(), { maxLength: 30 }) }), { minLength: n, maxLength: n }),
+    start: fc.array(fc.record({ kind: fc.constantFrom<StartKind>('old', 'new', 'empty'), notReady: fc.array(fc.boolean(), { maxLength: 30 }) }), {
+      minLength: n,
+      maxLength: n,
+    }),
     readyDelays: fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 12 }),
     goneDelays: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 6 }),
     tickMs: fc.array(fc.constantFrom(500, 1000, 1500, 3000, 5000), { minLength: 1, maxLength: 6 }),
     approvalDelay: fc.integer({ min: 0, max: 3 }),
+    raise: fc.option(fc.record({ atStep: fc.integer({ min: 1, max: 30 }), region: fc.integer({ min: 0, max: n - 1 }), by: fc.integer({ min: 1, max: 6 }) }), {
+      nil: undefined,
+    }),
   }),
 );
 
@@ -159,7 +176,8 @@ function run(sc: Scenario, maxSteps: number): Run | undefined {
   const ed = parseEd(sc.spec);
   const dist = distributeReplicas(ed.spec.replicas, ed.spec.regions);
   if (!dist.ok) return undefined;
-  const desired = dist.replicas;
+  // Git may raise one region's count mid-rollout (Scenario.raise).
+  const desired = [...dist.replicas];
   const strat = ed.spec.strategy;
   const minReady = strat.minReadySeconds;
   const names = ed.spec.regions.map((r) => r.name);
@@ -169,16 +187,17 @@ function run(sc: Scenario, maxSteps: number): Run | undefined {
   let goneDraw = 0;
   const violations: Violation[] = [];
 
-  // Starting pods: as many as desired, at the old revision (or already at the new one), some not Ready yet.
+  // Starting pods: as many as desired, at the old revision (or already at the new one), some not Ready yet; none in an
+  // empty region.
   const pods = new Map<string, Pod[]>(
     names.map((name, i) => {
       const s = sc.start[i]!;
-      const list = Array.from({ length: desired[i]! }, (_, k): Pod => {
+      const list = Array.from({ length: s.kind === 'empty' ? 0 : desired[i]! }, (_, k): Pod => {
         const notReady = s.notReady[k] ?? false;
         const readyAt = notReady ? now + cycle(sc.readyDelays, readyDraw++) * 1000 : now - 3_600_000;
         return {
           name: `${name}-${serial++}`,
-          revision: s.old ? OLD : NEW,
+          revision: s.kind === 'old' ? OLD : NEW,
           createdAt: now - 3_600_000,
           readyAt,
           readySince: notReady ? undefined : readyAt,
@@ -190,7 +209,7 @@ function run(sc: Scenario, maxSteps: number): Run | undefined {
       return [name, list];
     }),
   );
-  const replicas = new Map(names.map((name, i) => [name, desired[i]!]));
+  const replicas = new Map(names.map((name, i) => [name, sc.start[i]!.kind === 'empty' ? Math.min(1, desired[i]!) : desired[i]!]));
 
   const view = (): RegionState[] =>
     names.map((name, i) => ({
@@ -214,21 +233,38 @@ function run(sc: Scenario, maxSteps: number): Run | undefined {
       })),
     }));
 
-  // The schedule the rollout follows: regions with old pods at its start, in groups (groups.ts).
-  const rolloutRegions = names.filter((_, i) => sc.start[i]!.old && desired[i]! > 0);
-  const schedule: GroupSchedule = scheduleGroups(
-    strat,
-    regionOrderOf(ed.spec),
-    names.map((name, i) => ({ name, replicas: desired[i]!, changes: rolloutRegions.includes(name) })),
-  );
+  // The schedule the rollout follows: regions with old pods at its start, and empty ones (created by groups), in groups
+  // (groups.ts).
+  const rolloutRegions = names.filter((_, i) => sc.start[i]!.kind !== 'new' && desired[i]! > 0);
+  const scheduleNow = (): GroupSchedule =>
+    scheduleGroups(
+      strat,
+      regionOrderOf(ed.spec),
+      names.map((name, i) => ({ name, replicas: desired[i]!, changes: rolloutRegions.includes(name) })),
+    );
+  let schedule = scheduleNow();
+  // A region raised while it runs old pods gets the raise at once, at the new revision (capacity first): those new
+  // pods are beside its group's target (they may run ahead of it, and the barrier does not wait for them).
+  let raised = names.map(() => 0);
   const target = (i: number, group: number) => {
     const r = schedule.regions[i]!;
     return r.groups === 0 ? desired[i]! : Math.min(targetAtGroup(strat, r, group), desired[i]!);
   };
-  const budgets = names.map((_, i) => regionBudgets(strat, desired[i]!));
-  const bound = stepBound(sc, ed, desired, schedule.totalGroups);
+  const ceiling = (i: number, group: number) => Math.min(target(i, group) + raised[i]!, desired[i]!);
+  let budgets = names.map((_, i) => regionBudgets(strat, desired[i]!));
+  const bound = stepBound(
+    sc,
+    ed,
+    desired.map((d, i) => d + (sc.raise?.region === i ? sc.raise.by : 0)),
+    scheduleGroups(
+      strat,
+      regionOrderOf(ed.spec),
+      names.map((name, i) => ({ name, replicas: desired[i]! + (sc.raise?.region === i ? sc.raise.by : 0), changes: rolloutRegions.includes(name) })),
+    ).totalGroups,
+  );
   const startAvailable = view().map((r) => countPods(r, minReady, now).available);
   const prevAvailable = [...startAvailable];
+  const prevFloor: number[] = [];
 
   let status: ExtendedDeploymentStatus | undefined;
   let approvedThrough = 0;
@@ -236,6 +272,14 @@ function run(sc: Scenario, maxSteps: number): Run | undefined {
   let currentStep = 0;
   for (let step = 0; step < maxSteps; step++) {
     currentStep = step;
+    if (sc.raise && step === sc.raise.atStep) {
+      const i = sc.raise.region;
+      const hasOld = (pods.get(names[i]!) ?? []).some((p) => p.goneAt === undefined && p.revision !== NEW);
+      desired[i] = desired[i]! + sc.raise.by;
+      raised = raised.map((r, k) => (k === i && hasOld ? r + sc.raise!.by : r));
+      schedule = scheduleNow();
+      budgets = names.map((_, k) => regionBudgets(strat, desired[k]!));
+    }
     const regions = view();
     const group = status?.currentGroup ?? 0;
     regions.forEach((r, i) => {
@@ -244,12 +288,15 @@ function run(sc: Scenario, maxSteps: number): Run | undefined {
       const b = budgets[i]!;
       if (c.current + c.terminating > d + b.maxSurge)
         violations.push({ step, rule: 'ceiling', detail: `${r.name}: ${c.current}+${c.terminating} terminating > ${d} + surge ${b.maxSurge}` });
-      const floor = d - b.maxUnavailable;
+      // The pods that left since the last look left under the floor of that look: a raise since raises the floor for
+      // what the planner decides next.
+      const floor = Math.min(d - b.maxUnavailable, prevFloor[i] ?? Number.POSITIVE_INFINITY);
       if (c.available < Math.min(floor, prevAvailable[i]!))
         violations.push({ step, rule: 'floor', detail: `${r.name}: available ${c.available} < min(floor ${floor}, before ${prevAvailable[i]})` });
       prevAvailable[i] = c.available;
-      if (schedule.regions[i]!.groups > 0 && c.updated > target(i, group))
-        violations.push({ step, rule: 'groupTarget', detail: `${r.name}: ${c.updated} new pods > target ${target(i, group)} of group ${group}` });
+      prevFloor[i] = d - b.maxUnavailable;
+      if (schedule.regions[i]!.groups > 0 && c.updated > ceiling(i, group))
+        violations.push({ step, rule: 'groupTarget', detail: `${r.name}: ${c.updated} new pods > target ${ceiling(i, group)} of group ${group}` });
     });
 
     const plan = planRollout({

@@ -283,6 +283,15 @@ describe('planRollout: decisions from one snapshot', () => {
     expect(plan.status.conditions?.[0]?.message).toMatch(/is not Ready yet/);
   });
 
+  it('never lowers the count under a ReplicaSet replacing an evicted old pod while a new pod is not Ready (it would remove a new one)', () => {
+    // Group 2 of 3 (Beta, batch 1): an old pod was evicted; the ReplicaSet (4 replicas, surge) is creating its
+    // replacement, which the agent does not see yet: 1 old, 2 new (one not Ready) seen.
+    const status: ExtendedDeploymentStatus = { revision: 'R1', rolloutRegions: ['a'], currentGroup: 2, lastGroupStartTime: new Date(T0).toISOString() };
+    const pods = [...olds(1), ...news(1), ...news(1, { ready: false, readySince: undefined })];
+    const plan = planRollout(input({ ed: ed({ batchSize: 1 }, [{ name: 'a', replicas: 3 }]), regions: [region('a', 3, pods, 4)], status }));
+    expect(scalesDown(plan)).toEqual([]);
+  });
+
   it('makes no writes in steady state', () => {
     const plan = planRollout(input({ regions: [region('a', 5, news(5)), region('b', 2, news(2))] }));
     expect(plan.actions).toEqual([]);
@@ -291,8 +300,18 @@ describe('planRollout: decisions from one snapshot', () => {
   });
 
   it('scales a region that is not part of a rollout straight to its count', () => {
-    const plan = planRollout(input({ regions: [region('a', 7, news(5)), region('b', 1, news(2))] }));
-    expect(scales(plan)).toEqual(['a:5->7', 'b:2->1']);
+    const healthy: ExtendedDeploymentStatus = {
+      revision: 'R1',
+      phase: 'Healthy',
+      regions: [
+        { name: 'a', desired: 5 },
+        { name: 'b', desired: 2 },
+      ],
+    };
+    const plan = planRollout(input({ regions: [region('a', 7, news(5)), region('b', 1, news(2))], status: healthy }));
+    // b's cut waits until a's new pods are available (make-before-break, handoff.ts).
+    expect(scales(plan)).toEqual(['a:5->7']);
+    expect(scales(planRollout(input({ regions: [region('a', 7, news(7), 7), region('b', 1, news(2))], status: healthy })))).toEqual(['b:2->1']);
   });
 
   it('acts only when the workloads come from the same render as the ExtendedDeployment', () => {
@@ -478,12 +497,12 @@ describe('planRollout: decisions from one snapshot', () => {
     expect(scales(plan)).toEqual(['a:4->5']);
   });
 
-  it('resizes both revisions when replicas change mid-rollout', () => {
+  it('serves a raise mid-rollout at once: the missing pods come at the new revision, the only template there is', () => {
     const plan = planRollout(
       input({ ed: ed({ batchSize: 2 }, [{ name: 'a', replicas: 8 }]), regions: [region('a', 8, [...olds(4), ...news(1)], 5)], status: inGroup(1) }),
     );
     expect(plan.status.currentGroup).toBe(2);
-    expect(scales(plan)).toEqual(['a:5->7']);
+    expect(scales(plan)).toEqual(['a:5->8']);
   });
 
   it('keeps the group and its gates when a region shrinks below the new pods it runs (surplus, not progress)', () => {
@@ -498,16 +517,122 @@ describe('planRollout: decisions from one snapshot', () => {
     ]);
     const plan = planRollout(input({ ed: shrunk, regions: [region('a', 1, [...olds(2), ...news(2)]), region('c', 4, [...olds(2), ...news(2)])], status }));
     expect(plan.status).toMatchObject({ currentGroup: 2, totalGroups: 4 });
-    // a sheds its old pods; c waits at its gate, and so does a's surplus new pod (a gate holds the rollout's regions).
+    // a sheds its old pods, then its surplus new pod (a hold still follows Git's counts); c waits at its gate.
     expect(scales(plan)).toEqual(['a:4->2']);
     const shed = [region('a', 1, news(2)), region('c', 4, [...olds(2), ...news(2)])];
     const after = planRollout(input({ ed: shrunk, regions: shed, status: plan.status }));
     expect(after.status).toMatchObject({ phase: 'WaitingForConfirmation', currentGroup: 2, totalGroups: 4 });
-    expect(scales(after)).toEqual([]);
+    expect(scales(after)).toEqual(['a:2->1']);
     // Approved: group 3 starts, and a drops its surplus.
     const approved = planRollout(input({ ed: shrunk, regions: shed, status: after.status, controls: { ...noControls, approvedThrough: 3 } }));
     expect(approved.status).toMatchObject({ phase: 'Progressing', currentGroup: 3 });
     expect(scales(approved)).toEqual(['a:2->1', 'c:4->5']);
+  });
+});
+
+describe('planRollout: regions that start from zero are created by groups (Beta: one pod first)', () => {
+  const confirm = ed({ batchSize: 2, needWaitingForConfirm: true });
+  const created = (readyPods: number) => [region('a', 5, news(readyPods), readyPods), region('b', 2, news(readyPods), readyPods)];
+
+  it('a new ExtendedDeployment starts with the first group: the one pod its ReplicaSets were created with', () => {
+    // Git creates each ReplicaSet without spec.replicas: Kubernetes makes it 1, which is Beta's first pod.
+    const plan = planRollout(input({ ed: confirm, regions: [region('a', 5, news(1, { ready: false })), region('b', 2, news(1, { ready: false }))] }));
+    expect(plan.status).toMatchObject({ phase: 'Progressing', revision: 'R1', currentGroup: 1, totalGroups: 3, rolloutRegions: ['a', 'b'] });
+    expect(scales(plan)).toEqual([]);
+    expect(plan.events.map((e) => e.reason)).toContain('RolloutStarted');
+  });
+
+  it('waits for approval once the first pods are available, and grows by the batch when approved', () => {
+    const first = planRollout(input({ ed: confirm, regions: created(1) }));
+    const waiting = planRollout(input({ ed: confirm, regions: created(1), status: first.status }));
+    expect(waiting.status).toMatchObject({ phase: 'WaitingForConfirmation', currentGroup: 1 });
+    expect(scales(waiting)).toEqual([]);
+    const approved = planRollout(input({ ed: confirm, regions: created(1), status: waiting.status, controls: { ...noControls, approvedThrough: 2 } }));
+    expect(approved.status).toMatchObject({ phase: 'Progressing', currentGroup: 2 });
+    expect(scales(approved)).toEqual(['a:1->3', 'b:1->2']);
+  });
+
+  it('a region added to a running ExtendedDeployment is created by groups; the others are not touched', () => {
+    const healthy: ExtendedDeploymentStatus = { revision: 'R0', phase: 'Healthy', regions: [{ name: 'a', desired: 5 }] };
+    const plan = planRollout(input({ ed: confirm, regions: [region('a', 5, news(5)), region('b', 2, [], 0)], status: healthy }));
+    expect(plan.status).toMatchObject({ revision: 'R1', currentGroup: 1, totalGroups: 2, rolloutRegions: ['b'] });
+    expect(scales(plan)).toEqual(['b:0->1']);
+  });
+
+  it('a region whose ReplicaSet Git scaled to 0 is created by groups too', () => {
+    const plan = planRollout(input({ ed: ed({ rolloutStrategy: 'Group', batchSize: 2 }, [{ name: 'a', replicas: 6 }]), regions: [region('a', 6, [], 0)] }));
+    expect(scales(plan)).toEqual(['a:0->2']);
+  });
+
+  it('a plan shows the groups of a creation (the simulated cluster starts without pods)', () => {
+    const groups = simulateFrom(confirm, 'R1', [
+      { name: 'a', desired: 5, targetRevision: 'new', running: {} },
+      { name: 'b', desired: 2, targetRevision: 'new', running: {} },
+    ]).groups.map((g) => g.regions.map((r) => r.updated));
+    expect(groups).toEqual([
+      [1, 1],
+      [3, 2],
+      [5, 2],
+    ]);
+  });
+});
+
+describe('planRollout: a held rollout still serves capacity and Git', () => {
+  // Group 1 of 3 in region a (5 replicas, Beta, batch 2) is done and waits for approval: 4 old pods and 1 new.
+  const confirm = (replicas: number) => ed({ batchSize: 2, needWaitingForConfirm: true }, [{ name: 'a', replicas }]);
+  const held = (phase: ExtendedDeploymentStatus['phase']): ExtendedDeploymentStatus => ({
+    revision: 'R1',
+    rolloutRegions: ['a'],
+    currentGroup: 1,
+    totalGroups: 3,
+    phase,
+    observedGeneration: 3,
+    lastGroupStartTime: new Date(T0).toISOString(),
+    regions: [{ name: 'a', desired: 5 }],
+  });
+
+  it.each([
+    ['waiting for approval', 'WaitingForConfirmation' as const, noControls],
+    ['paused', 'Paused' as const, { ...noControls, paused: true }],
+    ['aborted', 'Paused' as const, { ...noControls, aborted: true }],
+  ])('%s: a raise is served at once (at the new revision) and the gate still holds', (_, phase, controls) => {
+    const plan = planRollout(input({ ed: confirm(8), regions: [region('a', 8, [...olds(4), ...news(1)])], status: held(phase), controls }));
+    expect(plan.status).toMatchObject({ phase, currentGroup: 1 });
+    expect(scales(plan)).toEqual(['a:5->8']);
+  });
+
+  it('a cut while held removes old pods first and keeps the new one', () => {
+    const paused = { ...noControls, paused: true };
+    const plan = planRollout(input({ ed: confirm(3), regions: [region('a', 3, [...olds(4), ...news(1)])], status: held('Paused'), controls: paused }));
+    expect(plan.status).toMatchObject({ phase: 'Paused', currentGroup: 1 });
+    expect(scales(plan)).toEqual(['a:5->3']);
+  });
+
+  it('a completed rollout stays complete: a raise is served at once, its groups do not reopen behind a gate', () => {
+    const done: ExtendedDeploymentStatus = {
+      revision: 'R1',
+      phase: 'Healthy',
+      rolloutRegions: ['a'],
+      currentGroup: 3,
+      totalGroups: 3,
+      observedGeneration: 2,
+      regions: [{ name: 'a', desired: 5 }],
+    };
+    const plan = planRollout(input({ ed: confirm(8), regions: [region('a', 8, news(5))], status: done }));
+    expect(scales(plan)).toEqual(['a:5->8']);
+    expect(plan.status).toMatchObject({ phase: 'Progressing', currentGroup: 3, totalGroups: 3 });
+    expect(plan.status.conditions?.[0]?.reason).toBe('Scaling');
+    const settled = planRollout(input({ ed: confirm(8), regions: [region('a', 8, news(8))], status: plan.status }));
+    expect(settled.status).toMatchObject({ phase: 'Healthy', currentGroup: 3, totalGroups: 3 });
+    expect(settled.events).toEqual([]);
+  });
+
+  it('a region emptied while held (its replicas moved away) sheds its pods although its new pod is not Ready', () => {
+    const failing = [...olds(3).map((p) => ({ ...p, ready: false })), ...news(1, { ready: false })];
+    const plan = planRollout(input({ ed: confirm(5), regions: [region('a', 0, failing)], status: held('WaitingForConfirmation') }));
+    expect(scales(plan)).toEqual(['a:4->1']);
+    const next = planRollout(input({ ed: confirm(5), regions: [region('a', 0, news(1, { ready: false }))], status: plan.status }));
+    expect(scales(next)).toEqual(['a:1->0']);
   });
 });
 

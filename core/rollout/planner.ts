@@ -5,6 +5,8 @@ import type { RolloutAction } from './actions.js';
 import { deploymentAdapter } from './deployment-adapter.js';
 import type { RolloutControls } from './gates.js';
 import { replicaSetAdapter } from './replicaset-adapter.js';
+import { growingRegions } from './growth.js';
+import { withHandOff } from './handoff.js';
 import { planSession } from './session.js';
 import type { RegionState } from './snapshot.js';
 import type { AdapterFactory } from './workload-adapter.js';
@@ -16,7 +18,10 @@ export interface RolloutInput {
   readonly ed: ExtendedDeployment;
   /** metadata.generation, for observedGeneration. */
   readonly generation: number;
-  /** The rollout revision of the render the regions come from. */
+  /**
+   * The key of the rollout (rolloutKey in growth.ts): the rollout revision of the render the regions come from, or
+   * `<revision>+<n>` when regions grow from zero on a render already rolled out.
+   */
   readonly rolloutRevision: string;
   /** Regions in declared order, with their targets and observed workloads and pods. */
   readonly regions: readonly RegionState[];
@@ -62,15 +67,18 @@ const adapters: Readonly<Record<ExtendedDeploymentSpec['subsetType'], AdapterFac
  * and when they come back), then its rollout toward the resulting replica counts. Pure: the same input gives the same
  * plan, and every decision is re-derived from the input, so a new leader continues from what the cluster shows.
  *
- * A rollout starts when a region runs another revision than the rendered one. It proceeds in global groups; a group
+ * A rollout starts when a region runs another revision than the rendered one, or when regions start from zero (a new
+ * ExtendedDeployment, a region added or grown from 0: growth.ts), which are created by the same groups. It proceeds in global groups; a group
  * starts only when every region's previous group is available and the gate allows it (confirmation, pause, abort); a
  * group that does not finish within the progress deadline makes the rollout Degraded and stops it. Regions that the
- * rollout does not change only converge to their replica count. One state machine (session.ts) runs every rollout;
+ * rollout does not change only converge to their replica count; a region whose count drops sheds available pods only
+ * as pods elsewhere become available (handoff.ts). One state machine (session.ts) runs every rollout;
  * what a group means for a kind of workload is its adapter's: pod batches per region for ReplicaSets
  * (replicaset-adapter.ts), whole regions for native Deployments in compat mode (deployment-adapter.ts).
  */
 export function planRollout(input: RolloutInput): RolloutPlan {
+  const growing = growingRegions(input.ed.spec, input.regions, input.status);
   const moves = planMoves(moveInputOf(input));
   const moved: RolloutInput = { ...input, regions: input.regions.map((r) => ({ ...r, desired: moves.desired.get(r.name) ?? r.desired })) };
-  return withMoves(planSession(moved, adapters[input.ed.spec.subsetType]), moves, moved);
+  return withHandOff(withMoves(planSession(moved, adapters[input.ed.spec.subsetType], growing), moves, moved), moved);
 }

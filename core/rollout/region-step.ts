@@ -63,7 +63,11 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   // The group's target is the least new pods it needs. More (up to desired) stay: the ReplicaSet controller replaces an
   // evicted or deleted old pod at the template's revision, and scaled back to the target it would remove a new pod
   // (unmarked, the most recently Ready goes first) for a later group to create again. The old pods make room instead.
-  const wantNew = Math.min(Math.max(wantNewRaw, counts.updated), desired);
+  // And capacity comes first: a region that runs old pods but fewer pods than desired (its count was raised, by Git or
+  // by a move, or pods were lost) gets the missing ones at once, as the only template it has, the new one. A region
+  // without old pods is being created: its groups pace it.
+  const shortfall = counts.old > 0 ? desired - counts.old : 0;
+  const wantNew = Math.min(Math.max(wantNewRaw, counts.updated, shortfall), desired);
   const wantOld = desired - wantNew;
   const { available, done } = groupProgress(counts, Math.min(wantNewRaw, desired), desired);
   const workload = region.workload;
@@ -121,20 +125,30 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
       .sort((a, b) => Number(isAvailable(a, minReadySeconds, now)) - Number(isAvailable(b, minReadySeconds, now)) || (a.name < b.name ? -1 : 1))
       .slice(0, replace);
     for (const pod of victims) actions.push({ kind: 'deletePod', region: region.name, pod: pod.name, uid: pod.uid });
-    replicas = desired;
+    // The count stays at desired while old pods are replaced; a region being created grows by its groups.
+    replicas = Math.min(desired, counts.old + wantNew);
   } else if (removable > 0) replicas = counts.current - removable;
   else if (creatable > 0) replicas = counts.current + creatable;
   else if (askLater) replicas = workload.replicas;
   else replicas = counts.current - (counts.old <= wantOld ? Math.max(0, counts.updated - wantNew) : 0);
 
   if (replicas < workload.replicas && counts.old > 0) {
-    const newPods = active.filter(isNew);
-    const unsafe = newPods.find(leavesFirst);
-    if (unsafe)
-      return { counts, actions, available, done, blocked: `new pod ${unsafe.name} is not Ready yet; old pods are removed only when every new pod is` };
-    const stillMarked = newPods.find((p) => p.markedOld);
-    if (stillMarked) return { counts, actions, available, done, blocked: `new pod ${stillMarked.name} still carries the mark for removal` };
     const leaving = counts.current - replicas;
+    // The ReplicaSet removes pods that are not bound, running and Ready first, and marked ones next: a new pod among
+    // those may go instead of an old one. The region keeps every new pod up to its count (see wantNew), so that is
+    // safe only where its count fell below its new pods (a move away from a failed region, Git lowering it): then
+    // the not-Ready ones go first, as they should. Pods the ReplicaSet is creating right now (its count above the pods
+    // seen: an evicted pod being replaced) are new and not Ready, and it removes from those too.
+    const creating = Math.max(0, workload.replicas - counts.current);
+    const exposed = active.filter((p) => isNew(p) && (leavesFirst(p) || p.markedOld));
+    const newPods = counts.updated + creating;
+    if (newPods - Math.min(leaving + creating, exposed.length + creating) < Math.min(newPods, desired)) {
+      const unsafe = exposed.find(leavesFirst);
+      if (unsafe)
+        return { counts, actions, available, done, blocked: `new pod ${unsafe.name} is not Ready yet; old pods are removed only when every new pod is` };
+      const stillMarked = exposed.find((p) => p.markedOld);
+      if (stillMarked) return { counts, actions, available, done, blocked: `new pod ${stillMarked.name} still carries the mark for removal` };
+    }
     const settled = (p: PodState) => p.markedOld && (p.markedAt === undefined || now - p.markedAt >= MARK_SETTLE_MS);
     const goFirst = countWhere(region, (p) => isPodActive(p) && !isNew(p) && (leavesFirst(p) || settled(p)));
     if (removable > 0 && goFirst < leaving) {

@@ -71,8 +71,13 @@ export const replicaSetAdapter: AdapterFactory = (input, record) => {
     currentGroup: (schedule) => (record?.group !== undefined && record.group >= 1 ? record.group : Math.max(shownGroup(schedule), 1)),
     // A region outside the rollout takes no group: its target is its replica count (targetAtGroup).
     step: (scheduled, group) => move(scheduled.region, targetAtGroup(strategy, scheduled, group)),
-    // Holding stops new work, but never keeps healthy pods out of endpoints: swaps under way are settled.
-    hold: (region) => (inPlace ? settleSwaps(region, now) : []),
+    // Holding starts no new pods for the rollout's sake, but the region keeps the new pods it has and follows its count:
+    // a raise (Git, or a move away from a failed region) is served at once, a cut removes old pods first, and a failed
+    // region's pods go even while not Ready. Nor does it keep healthy pods out of endpoints: swaps under way settle.
+    hold: (region) => {
+      const capacity = stepRegion(region, countPods(region, minReadySeconds, now).updated, regionBudgets(strategy, region.desired), minReadySeconds, now);
+      return inPlace ? [...settleSwaps(region, now), ...capacity.actions] : capacity.actions;
+    },
     converge: (region) => move(region, region.desired),
     groupMembers: () => undefined,
   };

@@ -1,12 +1,12 @@
 import { ProgressingReason } from '../api/conditions.js';
 import type { RolloutAction } from './actions.js';
-import { decideGate } from './gates.js';
+import { decideGate, type Gate } from './gates.js';
 import { layoutGroups, regionOrderOf, type GroupSchedule } from './groups.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
 import { gateActions } from './readiness-gate.js';
 import { Phases, type Phase } from './reasons.js';
 import type { RegionCounts } from './snapshot.js';
-import { buildStatus } from './status.js';
+import { buildStatus, rolloutCompleted } from './status.js';
 import type { AdapterFactory, RolloutRecord, ScheduledRegion } from './workload-adapter.js';
 
 /** Where the rollout stands after this look, as the status records it. */
@@ -30,22 +30,22 @@ interface Session {
 function recordOf(input: RolloutInput): RolloutRecord | undefined {
   const prev = input.status;
   if (prev?.revision !== input.rolloutRevision || prev.rolloutRegions === undefined) return undefined;
-  return { regions: prev.rolloutRegions, group: prev.currentGroup, groupStart: prev.lastGroupStartTime, phase: prev.phase };
+  return { regions: prev.rolloutRegions, group: prev.currentGroup, groupStart: prev.lastGroupStartTime, phase: prev.phase, completed: rolloutCompleted(prev) };
 }
 
 /**
  * One look at a rollout, whatever its workload kind: `adapterFor` answers what differs between kinds
  * (workload-adapter.ts), this decides the rest. In order: a rollout the status does not record yet takes the regions
- * that run another revision, fixed from then on; while a region's workload lacks the rendered template the rollout
+ * that run another revision and those that start from zero (`growing`), fixed from then on; while a region's workload lacks the rendered template the rollout
  * waits for the sync; otherwise it is in a group (the adapter reads it from the record and the workloads), and the
  * gate (gates.ts) decides from every region's progress toward that group (as its adapter judges it) whether the
  * rollout completes, holds, starts the next group or goes on with this one. Regions outside the rollout only converge
  * to their replica count, also while it holds.
  */
-export function planSession(input: RolloutInput, adapterFor: AdapterFactory): RolloutPlan {
+export function planSession(input: RolloutInput, adapterFor: AdapterFactory, growing: ReadonlySet<string> = new Set()): RolloutPlan {
   const record = recordOf(input);
   const adapter = adapterFor(input, record);
-  const rolloutRegions = record?.regions ?? input.regions.filter((r) => adapter.joins(r)).map((r) => r.name);
+  const rolloutRegions = record?.regions ?? input.regions.filter((r) => adapter.joins(r) || growing.has(r.name)).map((r) => r.name);
   const schedule: GroupSchedule<ScheduledRegion> = layoutGroups(
     regionOrderOf(input.ed.spec),
     input.regions.map((region) => ({
@@ -55,7 +55,9 @@ export function planSession(input: RolloutInput, adapterFor: AdapterFactory): Ro
       region,
     })),
   );
-  const session: Session = { input, counts: new Map(input.regions.map((r) => [r.name, adapter.counts(r)])), rolloutRegions, totalGroups: schedule.totalGroups };
+  // A completed rollout keeps the groups it completed: counts changed since (Git, moves) are no groups of its own.
+  const totalGroups = record?.completed ? (input.status?.totalGroups ?? schedule.totalGroups) : schedule.totalGroups;
+  const session: Session = { input, counts: new Map(input.regions.map((r) => [r.name, adapter.counts(r)])), rolloutRegions, totalGroups };
 
   const waiting = input.regions.map((r) => adapter.syncWait(r)).find((message) => message !== undefined);
   if (waiting !== undefined) {
@@ -74,33 +76,37 @@ export function planSession(input: RolloutInput, adapterFor: AdapterFactory): Ro
   // deadline) restarts the deadline, which releases a Degraded rollout.
   const groupStart = record?.groupStart !== undefined && group === record.group && !specChanged(input) ? Date.parse(record.groupStart) : input.now;
   const steps = schedule.regions.map((scheduled) => ({ scheduled, move: adapter.step(scheduled, group) }));
-  const gate = decideGate({
-    strategy: input.ed.spec.strategy,
-    rolloutRevision: input.rolloutRevision,
-    controls: input.controls,
-    now: input.now,
-    group,
-    totalGroups: schedule.totalGroups,
-    groupAvailable: steps.every((s) => s.move.available),
-    groupDone: steps.every((s) => s.move.done),
-    groupStart,
-  });
+  // A completed rollout stays complete: a count raised since (a traffic peak, replicas moved here) would otherwise
+  // reopen its groups, and wait for their approvals.
+  const gate: Gate = record?.completed
+    ? { kind: 'complete' }
+    : decideGate({
+        strategy: input.ed.spec.strategy,
+        rolloutRevision: input.rolloutRevision,
+        controls: input.controls,
+        now: input.now,
+        group,
+        totalGroups: schedule.totalGroups,
+        groupAvailable: steps.every((s) => s.move.available),
+        groupDone: steps.every((s) => s.move.done),
+        groupStart,
+      });
 
   if (gate.kind === 'complete') {
-    const settled = input.regions.map((r) => adapter.converge(r, schedule.totalGroups));
+    const settled = input.regions.map((r) => adapter.converge(r, session.totalGroups));
     return finish(
       session,
       settled.every((s) => s.done)
         ? {
             phase: Phases.Healthy,
-            group: schedule.totalGroups,
+            group: session.totalGroups,
             groupStart: undefined,
             reason: ProgressingReason.RolloutComplete,
             message: 'every region runs its rendered revision',
           }
         : {
             phase: Phases.Progressing,
-            group,
+            group: session.totalGroups,
             groupStart: undefined,
             reason: ProgressingReason.Scaling,
             message: 'regions are converging to their replica counts',

@@ -28,6 +28,20 @@ export interface StatusInput {
   readonly now: number;
 }
 
+/**
+ * Whether the status records its rollout as complete: Healthy, or past its last group and converging to changed counts.
+ * A completed rollout stays complete: later count changes (Git, moves) are served at once, never paced by its groups.
+ */
+export function rolloutCompleted(
+  status:
+    | { readonly phase?: string | undefined; readonly conditions?: readonly { readonly type: string; readonly reason?: string | undefined }[] | undefined }
+    | undefined,
+): boolean {
+  if (status?.phase === Phases.Healthy) return true;
+  const reason = status?.conditions?.find((c) => c.type === PROGRESSING_CONDITION)?.reason;
+  return reason === ProgressingReason.RolloutComplete || reason === ProgressingReason.Scaling;
+}
+
 /** `[Normal]amd: 6/6; arm: 2/4`: pods over desired per region, sorted by name, like the upstream operator. */
 export function overview(regions: readonly { name: string; current: number; desired: number }[], prefix = 'Normal'): string {
   const parts = [...regions].sort((a, b) => (a.name < b.name ? -1 : 1)).map((r) => `${r.name}: ${r.current}/${r.desired}`);
@@ -196,7 +210,8 @@ function transitions(previous: ExtendedDeploymentStatus | undefined, next: Exten
       events.push({ type: 'Warning', reason: ProgressingReason.ProgressDeadlineExceeded, message: input.message });
       break;
     case Phases.Healthy:
-      if (input.totalGroups > 0 && prevPhase !== undefined) {
+      // Once: a completed rollout that scaled since (Progressing, Scaling) and settled again completes nothing new.
+      if (input.totalGroups > 0 && prevPhase !== undefined && !rolloutCompleted(previous)) {
         const summary = swapSummary(next.regions ?? []);
         events.push({
           type: 'Normal',

@@ -16,6 +16,8 @@ export interface RolloutRecord {
   /** status.lastGroupStartTime (RFC 3339), as written. */
   readonly groupStart: string | undefined;
   readonly phase: Phase | undefined;
+  /** The rollout completed (rolloutCompleted): count changes since are served at once. */
+  readonly completed: boolean;
 }
 
 /** A region with its place in the rollout's global groups. */
@@ -62,7 +64,8 @@ export interface WorkloadAdapter {
   step(region: ScheduledRegion, group: number): RegionMove;
   /**
    * What a region of the rollout does while the rollout holds (pause, abort, confirmation, deadline): nothing that
-   * advances it. Regions outside the rollout keep converging through `step`.
+   * advances it, but its replica count still follows Git and moves (capacity is served during a hold). Regions outside
+   * the rollout keep converging through `step`.
    */
   hold(region: RegionState): readonly RolloutAction[];
   /** What a region does once the rollout is complete, and whether it has settled (at its revision and count). */

@@ -3,6 +3,7 @@
  */
 import type { PodTemplate } from '../kube/objects.js';
 import type { RenderedExtendedDeployment } from '../render.js';
+import { Phases } from '../rollout/reasons.js';
 import type { SimulationStart } from './start.js';
 
 /** A region before the change: the count the agent had set (undefined for a region Git creates now) and its pods. */
@@ -29,6 +30,14 @@ export function startFromRender(
 ): SimulationStart {
   return {
     extendedDeployment: rendered.manifest,
+    ...(previous && {
+      status: {
+        observedGeneration: 1,
+        phase: Phases.Healthy,
+        revision: previous.rolloutRevision,
+        regions: previous.regions.map((r) => ({ name: r.name, desired: r.replicas })),
+      },
+    }),
     regions: rendered.regions.map((r) => {
       const old = previous?.regions.find((p) => p.name === r.name);
       return { name: r.name, workload: r.workload, ...before(r.name), previousTemplate: old ? renderedTemplate(old.workload) : undefined };

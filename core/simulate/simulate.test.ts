@@ -74,3 +74,36 @@ describe('simulateRollout: cost', () => {
     expect(() => simulateFrom(ed([500], {}, 'Deployment'), 'R1', from([500]), { maxLooks: 100 })).toThrow(/too long to plan: more than 100 looks/);
   });
 });
+
+describe('simulateRollout: a region set to 0 drains make-before-break', () => {
+  const regions = [
+    { name: 'r0', desired: 6, targetRevision: 'new', running: { new: 4 } },
+    { name: 'r1', desired: 6, targetRevision: 'new', running: { new: 4 } },
+    { name: 'r2', desired: 0, targetRevision: 'new', running: { new: 4 } },
+  ];
+  const sim = simulateFrom(ed([6, 6, 0], { minReadySeconds: 10 }), 'R1', regions, { trace: true });
+  const available = (look: NonNullable<typeof sim.trace>[number]) => (look.status.regions ?? []).reduce((n, r) => n + (r.available ?? 0), 0);
+
+  it('ends with the pods in the regions that grew', () => {
+    expect(sim.finalStatus.phase).toBe('Healthy');
+    expect(sim.finalStatus.regions?.map((r) => [r.name, r.current, r.available])).toEqual([
+      ['r0', 6, 6],
+      ['r1', 6, 6],
+      ['r2', 0, 0],
+    ]);
+  });
+
+  it('never has fewer pods available than desired: the regions that grow lose none, and the one drained keeps its pods until then', () => {
+    expect(sim.extremes).toEqual([
+      { name: 'r0', maxPods: 6, minAvailable: 4 },
+      { name: 'r1', maxPods: 6, minAvailable: 4 },
+      { name: 'r2', maxPods: 4, minAvailable: 0 },
+    ]);
+    expect(Math.min(...(sim.trace ?? []).map(available))).toBe(12);
+  });
+
+  it("says why the drained region still runs pods while the others' start", () => {
+    const messages = (sim.trace ?? []).map((l) => l.status.conditions?.find((c) => c.type === 'Progressing')?.message ?? '');
+    expect(messages.some((m) => m.includes('region r2 keeps 4 pods until 4 more are available in other regions'))).toBe(true);
+  });
+});

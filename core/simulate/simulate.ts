@@ -11,7 +11,7 @@ import { PROGRESSING_CONDITION } from '../api/conditions.js';
 import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { APPROVED_ANNOTATION } from '../labels.js';
 import type { RolloutAction } from '../rollout/actions.js';
-import { approvalValue } from '../rollout/controls.js';
+import { approvalValue, controlTarget } from '../rollout/controls.js';
 import type { RolloutEvent } from '../rollout/planner.js';
 import { Phases } from '../rollout/reasons.js';
 import { MAX_REQUEUE_MS } from '../rollout/requeue.js';
@@ -188,7 +188,10 @@ export function simulateRollout(start: SimulationStart, options: SimulationOptio
     // Every gate is approved APPROVAL_MS after it is reached, as `edctl approve` would (a write the agent sees).
     if (plan.status.phase === Phases.WaitingForConfirmation) approval ??= { group: group + 1, at: cluster.now + APPROVAL_MS };
     if (approval && approval.at <= cluster.now) {
-      const annotations = { ...cluster.ed.metadata?.annotations, [APPROVED_ANNOTATION]: approvalValue(input.rolloutRevision, approval.group) };
+      const annotations = {
+        ...cluster.ed.metadata?.annotations,
+        [APPROVED_ANNOTATION]: approvalValue(controlTarget(plan.status) ?? input.rolloutRevision, approval.group),
+      };
       cluster = { ...cluster, ed: { ...cluster.ed, metadata: { ...cluster.ed.metadata, annotations } }, writes: cluster.writes + 1 };
       span = { ...span, approvals: [...span.approvals, approval.group] };
       approval = undefined;

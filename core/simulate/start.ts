@@ -3,6 +3,7 @@
  * as Git applies them (server-side apply: the agent's spec.replicas and spec.paused stay), over the pods that ran
  * before.
  */
+import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { DEFAULT_NAMESPACE } from '../api/common.js';
 import { API_VERSION, REGION_KIND } from '../api/identity.js';
 import type { DeployRegionObject, ExtendedDeploymentObject, PodTemplate } from '../kube/objects.js';
@@ -37,6 +38,11 @@ export interface SimulationStart {
   readonly extendedDeployment: ExtendedDeploymentObject;
   /** Its regions, in declared order. */
   readonly regions: readonly RegionStart[];
+  /**
+   * The status the agent last wrote before the change, when the ExtendedDeployment existed: its completed rollout of
+   * the base, with each region's count. Without it every region counts as new (growth.ts).
+   */
+  readonly status?: ExtendedDeploymentStatus;
 }
 
 /** The setting of a simulation: what the rendered ExtendedDeployment fixes. Throws when it is not valid. */
@@ -159,6 +165,7 @@ export function startCluster(start: SimulationStart, setting: Setting): Cluster 
       generation: 1,
       resourceVersion: '1',
     },
+    ...(start.status && { status: start.status }),
   };
   const cluster: Cluster = {
     now: SIMULATION_START,

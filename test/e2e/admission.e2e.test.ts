@@ -3,7 +3,8 @@
 // on a real API server. As that ServiceAccount (impersonated), the writes agent/actuators.ts makes succeed through
 // the agent's own code, on a labelled pod, ReplicaSet and Deployment; and what a stolen token would try is refused,
 // each with the policy and rule that refused it: an image in kube-system, an unrelated workload, a template, a
-// pod's labels, a pod's readiness (and a new pod by server-side apply, which RBAC already refuses).
+// pod's labels, a pod's readiness, another controller's ControllerRevision (and a new pod by server-side apply, which
+// RBAC already refuses).
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod, type V1ReplicaSet } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { performAction } from '../../agent/actuators.js';
@@ -68,7 +69,7 @@ test("the agent's identity changes only its own fields of ExtendedDeployment obj
     // The policies as stored: accepted by the API server, and type-checked against the Pod, ReplicaSet and Deployment
     // schemas without a warning.
     const policies = identity.rbac.filter((o) => o.kind === 'ValidatingAdmissionPolicy').map((o) => o.metadata?.name ?? '');
-    expect(policies).toEqual(['pods', 'replicasets', 'deployments'].map((r) => `extended-deployment-agent-${r}-${suffix}`));
+    expect(policies).toEqual(['pods', 'replicasets', 'deployments', 'controllerrevisions'].map((r) => `extended-deployment-agent-${r}-${suffix}`));
     for (const name of policies) {
       const status = await waitFor(`${name} type-checked`, async () => {
         const stored = await clients().objects.read<{
@@ -150,6 +151,17 @@ test("the agent's identity changes only its own fields of ExtendedDeployment obj
     const ready = { status: { conditions: [{ type: 'Ready', status: 'True' }] } };
     expect(await refusal(core.patchNamespacedPodStatus({ namespace: ns, name: gated.metadata!.name!, body: ready }, smp))).toEqual(
       byPolicy('pods', 'no pod status'),
+    );
+    // Nor rewrite or delete a ControllerRevision no ExtendedDeployment owns (a StatefulSet's holds what it rolls back
+    // to), even one carrying the name label. (The agent's own history writes pass: the rollout suites record history.)
+    const revision = { metadata: { name: 'other-history', labels: { [NAME_LABEL]: 'web' } }, data: {}, revision: 1 };
+    await admin.apps.createNamespacedControllerRevision({ namespace: ns, body: revision });
+    expect(await refusal(apps.deleteNamespacedControllerRevision({ namespace: ns, name: 'other-history' }))).toEqual(
+      byPolicy('controllerrevisions', 'changes or deletes only'),
+    );
+    // (The API server names the first rule that refuses: the new object is no ExtendedDeployment's either.)
+    expect(await refusal(apps.replaceNamespacedControllerRevision({ namespace: ns, name: 'other-history', body: { ...revision, revision: 2 } }))).toEqual(
+      byPolicy('controllerrevisions', 'writes only'),
     );
     if (AGENT_PERMISSIONS.some((p) => p.resource === 'pods' && p.verbs.includes('delete'))) {
       // Pod DELETE is under the policy while RBAC grants it: not an unrelated pod.

@@ -107,6 +107,7 @@ function probeObject(resource: string | undefined, ns: string): KubernetesObject
   if (resource === 'pods') return { apiVersion: 'v1', kind: 'Pod', metadata, spec } as KubernetesObject;
   if (resource === 'replicasets') return { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata, spec: workload } as KubernetesObject;
   if (resource === 'deployments') return { apiVersion: 'apps/v1', kind: 'Deployment', metadata, spec: workload } as KubernetesObject;
+  if (resource === 'controllerrevisions') return { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata, data: {}, revision: 1 } as KubernetesObject;
   return undefined;
 }
 
@@ -115,7 +116,9 @@ function probeObject(resource: string | undefined, ns: string): KubernetesObject
  * server's admission within moments of being stored; until then the user's writes are not checked. The probe: the
  * lab admin creates an object without the ExtendedDeployment labels (a pod, or a workload with 0 replicas), the user
  * server-side applies it with dry-run, which RBAC allows (`patch`) and the policy refuses (not an ExtendedDeployment's),
- * and the admin deletes it again at once. (A new object would not do: RBAC refuses the agent any create.)
+ * and the admin deletes it again at once. (A new object would not do: RBAC refuses the agent any create.) RBAC grants no
+ * `patch` on ControllerRevisions: the user deletes that probe with dry-run instead, which the policy refuses (an
+ * ExtendedDeployment owns no such revision).
  */
 async function policyInForce(kubeConfig: KubeConfig, ns: string, policy: RbacObject): Promise<void> {
   const resource = policy.spec?.matchConstraints?.resourceRules[0]?.resources[0];
@@ -127,7 +130,8 @@ async function policyInForce(kubeConfig: KubeConfig, ns: string, policy: RbacObj
   let answer = '';
   const check = async () => {
     try {
-      await api.patch(probe, undefined, 'All', FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+      if (resource === 'controllerrevisions') await api.delete(probe, undefined, 'All');
+      else await api.patch(probe, undefined, 'All', FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
       answer = 'allowed';
       return false;
     } catch (error) {

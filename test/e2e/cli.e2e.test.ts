@@ -12,7 +12,7 @@ import { run } from '../../cli/run.js';
 import { binariesReady, binDirFor, readPins, repoRoot } from '../cluster/build.js';
 import { kubeconfigPath } from '../cluster/lab.js';
 import { test, waitFor, waitForSettled } from './helpers.js';
-import { apply, ED_NAME, installCrds, readStatus, simulateFromCluster, waitForPhase, waitForPods, withRolloutEnv } from './rollout-kit.js';
+import { apply, ED_NAME, fill, installCrds, readStatus, simulateFromCluster, waitForPhase, waitForPods, withRolloutEnv } from './rollout-kit.js';
 import { spawnInPty, spawnPiped, terminalFrames } from './terminal.js';
 
 const KUBECONFIG = kubeconfigPath();
@@ -88,15 +88,7 @@ describe('edctl on a real ExtendedDeployment', () => {
       const a = env.regions[0]?.metadata?.name ?? '';
       const b = env.regions[1]?.metadata?.name ?? '';
       const o = (image: string) => ({ image, replicas: [3, 2, undefined], strategy: { needWaitingForConfirm: true } });
-      const v1 = env.render(o('registry.example/web:1'));
-      await apply(v1);
-      await waitForPods(
-        ns,
-        v1,
-        v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 })),
-        'v1 filled',
-        120_000,
-      );
+      const v1 = await fill(env, o('registry.example/web:1'));
       await waitFor(
         'v1 Healthy',
         async () => {

@@ -17,6 +17,7 @@ import type { AgentProcess } from './agent-process.js';
 import {
   AGENT_FIELD_MANAGER,
   Sampler,
+  approveWaiting,
   committedTree,
   distObjects,
   edctl,
@@ -187,16 +188,18 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     applyServerSide({ objects: [ArgocdLab.exampleApplication()] });
     sampler = new Sampler(view);
     agent = await startAgentAsInstalled();
+    // The gated example (gpu-inference) is created by groups: its first pods wait for approval, as a new install's do.
     await waitFor(
       'the Application Synced and Healthy at the first commit',
       async () => {
+        await approveWaiting();
         const v = await view();
         return v.sync === 'Synced' && v.revision === sha && v.health === 'Healthy';
       },
       { timeoutMs: 300_000, intervalMs: 1000, describe: view },
     );
     commits[0]!.syncedAt = Date.now();
-    await waitAllHealthy('every example Healthy');
+    await waitAllHealthy('every example Healthy', 300_000, true);
 
     kubectl(['get', '-f', `${v1.root}/dist`, '-o', 'name']);
     report.push(expectApplyOrder(v1, since));

@@ -167,7 +167,8 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
     await waitApplied();
     sampler = new Sampler(view);
     agent = await startAgentAsInstalled();
-    await waitAllHealthy('every example Healthy');
+    // The gated example (gpu-inference) is created by groups: its first pods wait for approval, as a new install's do.
+    await waitAllHealthy('every example Healthy', 300_000, true);
     await waitReady(`${APPS} Ready`);
     expect((await kustomization(CRDS)).status).toBe('True');
 

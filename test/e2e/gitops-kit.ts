@@ -218,11 +218,27 @@ export async function extendedDeployments(): Promise<{ key: string; phase?: stri
   }));
 }
 
-/** Waits until every ExtendedDeployment of the examples is Healthy at its current generation. */
-export async function waitAllHealthy(what: string, timeoutMs = 300_000): Promise<void> {
+/**
+ * `edctl approve` for every ExtendedDeployment waiting for confirmation, as the operator of a new install does: a gated
+ * example (gpu-inference) is created by groups, and its first pods wait for approval like an upgrade's.
+ */
+export async function approveWaiting(): Promise<void> {
+  for (const ed of await extendedDeployments()) {
+    if (ed.phase !== 'WaitingForConfirmation') continue;
+    const [namespace, name] = ed.key.split('/');
+    edctl(['approve', name ?? '', '-n', namespace ?? '']);
+  }
+}
+
+/**
+ * Waits until every ExtendedDeployment of the examples is Healthy at its current generation; with `approve`, passing
+ * the gates of those created by groups (approveWaiting).
+ */
+export async function waitAllHealthy(what: string, timeoutMs = 300_000, approve = false): Promise<void> {
   await waitFor(
     what,
     async () => {
+      if (approve) await approveWaiting();
       const eds = await extendedDeployments();
       return eds.length >= 4 && eds.every((e) => e.phase === 'Healthy' && e.observed === e.generation);
     },

@@ -30,18 +30,19 @@ import { start as startWatcher, stopAndReport } from './invariants.js';
 import {
   agentMetrics,
   apply,
+  approveIfWaiting,
   counterSum,
   deployRegions,
   ED_NAME,
   edctl,
   extendedDeployment,
   installCrds,
+  podCounts,
   readStatus,
   render,
   rollThroughGates,
   runningByRevision,
   waitForPhase,
-  waitForPods,
   withRolloutEnv,
   type EdOptions,
   type RolloutEnv,
@@ -98,15 +99,17 @@ async function edEvents(ns: string): Promise<{ type: string; reason: string; mes
   return events.map((e) => ({ type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '' }));
 }
 
-/** Applies v1 and waits until every region runs it, Healthy, every pod's gate True. */
+/** Applies v1 and waits until every region runs it, Healthy, every pod's gate True (approving the creation's gates). */
 async function fill(ns: string, v1: RenderedExtendedDeployment): Promise<void> {
   await apply(v1);
-  await waitForPods(
-    ns,
-    v1,
-    v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 })),
+  const filled = v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 }));
+  await waitFor(
     'v1 filled',
-    120_000,
+    async () => {
+      await approveIfWaiting(ns);
+      return JSON.stringify(await podCounts(ns, v1)) === JSON.stringify(filled);
+    },
+    { timeoutMs: 150_000, describe: async () => ({ expected: filled, actual: await podCounts(ns, v1), status: await readStatus(ns) }) },
   );
   await waitFor(
     'v1 Healthy, every pod Ready',
@@ -224,7 +227,8 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
 
       const status = await readStatus(ns);
       expect(status.regions?.map((r) => [r.name, r.swappedInPlace, r.replaced])).toEqual(v2.regions.map((r) => [r.name, r.replicas, 0]));
-      const completed = (await edEvents(ns)).find((e) => e.reason === 'RolloutCompleted');
+      // (the fill is a rollout too: its creation completed first)
+      const completed = (await edEvents(ns)).find((e) => e.reason === 'RolloutCompleted' && e.message.includes(v2.rolloutRevision));
       expect(completed?.message).toBe(`rollout ${v2.rolloutRevision} completed (9 swapped in place, 0 replaced)`);
     });
   });
@@ -282,7 +286,7 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
         [2, 0],
         [3, 0],
       ]);
-      expect((await edEvents(ns)).find((e) => e.reason === 'RolloutCompleted')?.message).toBe(
+      expect((await edEvents(ns)).find((e) => e.reason === 'RolloutCompleted' && e.message.includes(v2.rolloutRevision))?.message).toBe(
         `rollout ${v2.rolloutRevision} completed (5 swapped in place, 3 replaced)`,
       );
     });

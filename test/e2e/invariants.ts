@@ -14,11 +14,18 @@
 //                  updates on, swaps may take up to a group's batch out: desired − max(maxUnavailable, batch)), once the region
 //                  has been filled. Until then (initial fill, or after its desired count grew) available pods never
 //                  drop below the most the region had since (a high-water mark).
+//                  And over all regions while none runs old-revision pods (replicas shifting between regions, a region
+//                  drained before it is removed: core/rollout/handoff.ts): available pods ≥ the sum of the regions'
+//                  floors, with the same fill and high-water rule, so a region's pods leave only as pods elsewhere
+//                  become available. During a rollout each region sheds by its own budgets, and only the regions'
+//                  floors hold. Reported as a floor without a region, and not in a sample where a region's own floor is.
 //   newPodDeleted  no pod of the region's rendered revision gets a deletionTimestamp (or vanishes) while a rollout is
 //                  in progress (the ED's status is not Healthy for its current rollout revision), unless it is in excess
 //                  of the region's desired count (the count shrank).
 //   groupTarget    (ReplicaSet mode) per region, new-revision pods ≤ the target of status.currentGroup (new pods above
-//                  a shrunk desired count are surplus, not progress: min(new, desired) is compared).
+//                  a shrunk desired count are surplus, not progress: min(new, desired) is compared), plus what its count
+//                  was raised by since the rollout started while it has old pods (capacity comes first, at the new
+//                  revision).
 //   groupAdvance   when status.currentGroup advances within one rollout, every region had finished the group before:
 //                  (ReplicaSet mode) its target available at the new revision (the old pods it replaces may still be
 //                  leaving: the next group's first step removes them, and the ceiling and floor bound it);
@@ -66,6 +73,7 @@ import { regionBudgets } from '../../core/rollout/budgets.js';
 import { isPodActive, isPodTerminal } from '../../core/rollout/pod-activity.js';
 import { batchPods, regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from '../../core/rollout/groups.js';
 import { problemsMessage } from '../../core/rollout/status-decision.js';
+import { rolloutCompleted } from '../../core/rollout/status.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Samples: the picture at one instant, reduced to what the checks read.
@@ -124,6 +132,7 @@ export interface EdSample {
     readonly currentGroup?: number | undefined;
     readonly totalGroups?: number | undefined;
     readonly rolloutRegions?: readonly string[] | undefined;
+    readonly conditions?: readonly { readonly type: string; readonly reason?: string | undefined }[] | undefined;
   };
 }
 
@@ -252,6 +261,7 @@ export function edReading(object: { kind?: string; metadata?: RawMeta; spec?: un
         currentGroup: typeof s['currentGroup'] === 'number' ? s['currentGroup'] : undefined,
         totalGroups: typeof s['totalGroups'] === 'number' ? s['totalGroups'] : undefined,
         rolloutRegions: Array.isArray(s['rolloutRegions']) ? (s['rolloutRegions'] as string[]) : undefined,
+        conditions: Array.isArray(s['conditions']) ? (s['conditions'] as { type: string; reason?: string }[]) : undefined,
       },
     },
   };
@@ -292,6 +302,27 @@ export interface Violation {
   readonly message: string;
 }
 
+/** The floor over all regions (see the header): filled and high-water as a region's. */
+interface TotalMemory {
+  floor: number;
+  filled: boolean;
+  highWater: number;
+}
+
+/** One sample's figures over all regions, for the floor over all regions. */
+interface Totals {
+  available: number;
+  floor: number;
+  /** Available pods evictions took that the regions have not had back yet. */
+  excused: number;
+  /** Available pods evictions took in this sample. */
+  lost: number;
+  /** Some region runs old-revision pods: a rollout is under way. */
+  rolling: boolean;
+  /** A region's own floor was reported in this sample. */
+  regionFloor: boolean;
+}
+
 interface RegionMemory {
   desired: number;
   floor: number;
@@ -306,6 +337,9 @@ interface RegionMemory {
   /** Old-revision pods disrupted during rollout `disruptedIn`. */
   disruptedOld?: number;
   disruptedIn?: string;
+  /** The desired count when rollout `startedIn` was first seen: a raise since is served at once, at the new revision. */
+  startDesired?: number;
+  startedIn?: string;
 }
 
 const isAvailable = (p: PodSample, minReadySeconds: number, at: number) =>
@@ -318,6 +352,7 @@ const isAvailable = (p: PodSample, minReadySeconds: number, at: number) =>
 export class InvariantChecker {
   readonly violations: Violation[] = [];
   private readonly regions = new Map<string, RegionMemory>();
+  private total: TotalMemory | undefined;
   private readonly active = new Set<string>();
   private previous: Sample | undefined;
   private checkedSamples = 0;
@@ -359,6 +394,29 @@ export class InvariantChecker {
     return found;
   }
 
+  /** The floor over all regions, outside a rollout (see the header). */
+  private checkTotal(t: Totals, report: Report): void {
+    if (t.rolling) {
+      this.total = undefined;
+      return;
+    }
+    const memory = this.total ?? { floor: t.floor, filled: false, highWater: 0 };
+    if (t.floor > memory.floor && memory.filled) Object.assign(memory, { filled: false, highWater: Math.min(memory.floor, t.available) });
+    memory.floor = t.floor;
+    if (!memory.filled) memory.highWater = Math.max(0, memory.highWater - t.lost);
+    const evicted = t.excused > 0 ? ` after ${t.excused} evicted` : '';
+    if (t.regionFloor) {
+      // The region's own floor says it.
+    } else if (memory.filled && t.available < t.floor - t.excused) {
+      report('floor', undefined, `${t.available} pods available over all regions < ${t.floor}, the sum of the regions' floors${evicted}`);
+    } else if (!memory.filled && t.available < memory.highWater) {
+      report('floor', undefined, `${t.available} pods available over all regions < ${memory.highWater} available before, while they fill up to ${t.floor}`);
+    }
+    if (t.available >= t.floor) memory.filled = true;
+    else memory.highWater = Math.max(memory.highWater, t.available);
+    this.total = memory;
+  }
+
   /** groupBack and groupRestarted: within one rollout the group only moves forward, and keeps its start time. */
   private checkGroupHistory(ed: EdSample, report: Report): void {
     const s = ed.status;
@@ -384,11 +442,15 @@ export class InvariantChecker {
     const { strategy, status } = ed;
     const compat = ed.subsetType === 'Deployment';
     const minReady = strategy.minReadySeconds;
-    const inProgress = status.revision !== ed.rolloutRevision || status.phase !== 'Healthy';
-    const current = status.revision === ed.rolloutRevision && status.rolloutRegions !== undefined && (status.currentGroup ?? 0) >= 1;
+    // A completed rollout (Healthy, or converging to counts changed since: core's rolloutCompleted) has no group under
+    // way: counts that changed since (Git, moves) are served at once.
+    const completed = status.revision === ed.rolloutRevision && rolloutCompleted(status);
+    const inProgress = !completed;
+    const current = status.revision === ed.rolloutRevision && status.rolloutRegions !== undefined && (status.currentGroup ?? 0) >= 1 && !completed;
     const schedule = current ? groupSchedule(ed) : undefined;
     const prevPods = new Map((this.previous?.pods ?? []).map((p) => [p.uid, p]));
     const nowPods = new Map(sample.pods.map((p) => [p.uid, p]));
+    const totals: Totals = { available: 0, floor: 0, excused: 0, lost: 0, rolling: false, regionFloor: false };
 
     for (const region of ed.regions) {
       // Terminal pods are in neither: they take no room and the ReplicaSet controller replaces them.
@@ -442,14 +504,23 @@ export class InvariantChecker {
       // Floor (lowered by what evictions took, as a PodDisruptionBudget would count them: the rollout keeps its own budget).
       const evicted = memory.disruptedAvailable > 0 ? ` after ${memory.disruptedAvailable} evicted` : '';
       if (memory.filled && available < floor - memory.disruptedAvailable) {
+        totals.regionFloor = true;
         report(
           'floor',
           region.name,
           `${available} pods available < floor ${floor} (desired ${region.desired} − maxUnavailable ${budgets.maxUnavailable})${evicted}`,
         );
       } else if (!memory.filled && available < memory.highWater) {
+        totals.regionFloor = true;
         report('floor', region.name, `${available} pods available < ${memory.highWater} available before, while the region fills up to its floor ${floor}`);
       }
+      Object.assign(totals, {
+        available: totals.available + available,
+        floor: totals.floor + Math.max(0, floor),
+        excused: totals.excused + memory.disruptedAvailable,
+        lost: totals.lost + lost,
+        rolling: totals.rolling || live.some((p) => !isNew(p)),
+      });
       if (available >= floor) memory.filled = true;
       else memory.highWater = Math.max(memory.highWater, available);
       // Evictions are made up once the region has back what they took above its floor (at most its desired count): an
@@ -479,13 +550,17 @@ export class InvariantChecker {
 
       if (!compat) {
         // Group target. New pods above a shrunk desired count are surplus the region sheds, not a group's progress.
+        // A region with old pods but fewer pods than desired gets the missing ones at once (capacity first, at the only
+        // template it has): those count as its group's too.
         const target = targetAtGroup(strategy, scheduled, group);
         const replaced = memory.disruptedOld ?? 0;
-        if (!memory.shrinking && Math.min(updated, region.desired) > target + replaced) {
+        if (memory.startedIn !== ed.rolloutRevision) Object.assign(memory, { startedIn: ed.rolloutRevision, startDesired: region.desired });
+        const raised = live.length - updated > 0 ? Math.max(0, region.desired - (memory.startDesired ?? region.desired)) : 0;
+        if (!memory.shrinking && Math.min(updated, region.desired) > target + replaced + raised) {
           report(
             'groupTarget',
             region.name,
-            `${updated} new-revision pods > target ${target} of group ${group}/${schedule.totalGroups}${replaced > 0 ? ` + ${replaced} evicted old pods replaced` : ''}`,
+            `${updated} new-revision pods > target ${target} of group ${group}/${schedule.totalGroups}${replaced > 0 ? ` + ${replaced} evicted old pods replaced` : ''}${raised > 0 ? ` + ${raised} raised since the rollout started` : ''}`,
           );
         }
       } else if (regionGroup(ed, schedule, region.name) > group && inProgress) {
@@ -510,6 +585,8 @@ export class InvariantChecker {
           );
       }
     }
+
+    this.checkTotal(totals, report);
 
     // Group advance: the previous group was done when the next one started.
     const before = this.previous?.ed?.status;

@@ -19,15 +19,16 @@ import { renderedIdentity, type AgentIdentity } from './agent-identity.js';
 import { start as startWatcher, stopAndReport } from './invariants.js';
 import {
   apply,
+  approveIfWaiting,
   deployRegions,
   ED_NAME,
   extendedDeployment,
   installCrds,
+  podCounts,
   readStatus,
   render,
   rollThroughGates,
   simulateFromCluster,
-  waitForPods,
 } from './rollout-kit.js';
 
 const gateOpen = (pod: V1Pod) => pod.status?.conditions?.find((c) => c.type === IN_PLACE_READINESS_GATE)?.status === 'True';
@@ -49,7 +50,7 @@ test('the agent rolls out in place through a confirmation gate with only the ren
   try {
     identity = await renderedIdentity(ns, suffix);
     // Under the admission policies too, in force (renderedIdentity waits until each refuses a probe).
-    expect(identity.rbac.filter((o) => o.kind === 'ValidatingAdmissionPolicy')).toHaveLength(3);
+    expect(identity.rbac.filter((o) => o.kind === 'ValidatingAdmissionPolicy')).toHaveLength(4);
     for (const r of regions) await serverSideApply(r);
 
     // Who the agent is: the ServiceAccount, with its groups; and it cannot do what the ClusterRole does not grant.
@@ -91,13 +92,16 @@ test('the agent rolls out in place through a confirmation gate with only the ren
       workers: 2,
     });
 
-    // The fill: pods are created with the readiness gate, and become Ready only once the agent opens it.
-    await waitForPods(
-      ns,
-      v1,
-      v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 })),
+    // The fill: pods are created with the readiness gate, and become Ready only once the agent opens it; the creation
+    // passes its confirmation gates like any rollout.
+    const filled = v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 }));
+    await waitFor(
       'v1 filled',
-      120_000,
+      async () => {
+        await approveIfWaiting(ns);
+        return JSON.stringify(await podCounts(ns, v1)) === JSON.stringify(filled);
+      },
+      { timeoutMs: 150_000, describe: async () => ({ expected: filled, actual: await podCounts(ns, v1), status: await readStatus(ns) }) },
     );
     await waitFor(
       'v1 Healthy, every gate open',

@@ -188,19 +188,30 @@ export async function waitForPods(
   );
 }
 
-/** Applies the ExtendedDeployment rendered from `o` and waits until every region runs it and nothing else, Healthy. */
+/**
+ * Lets the rollout go on when it waits for confirmation: `edctl approve`, as an operator would. A gated
+ * ExtendedDeployment is created by groups too (Beta: one pod per region first), so filling one passes its gates.
+ */
+export async function approveIfWaiting(ns: string): Promise<void> {
+  if ((await readStatus(ns)).phase === 'WaitingForConfirmation') expect(await edctl(ns, 'approve')).toBe(0);
+}
+
+/**
+ * Applies the ExtendedDeployment rendered from `o` and waits until every region runs it and nothing else, Healthy,
+ * approving the creation's gates on the way.
+ */
 export async function fill(env: RolloutEnv, o: EdOptions): Promise<RenderedExtendedDeployment> {
   const v1 = env.render(o);
   await apply(v1);
   const expected = v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 }));
-  await waitForPods(env.ns, v1, expected, `${o.image} filled`, 120_000);
   await waitFor(
-    `${o.image} Healthy`,
-    async () => (await readStatus(env.ns)).phase === 'Healthy' && (await readStatus(env.ns)).revision === v1.rolloutRevision,
-    {
-      timeoutMs: 60_000,
-      describe: () => readStatus(env.ns),
+    `${o.image} filled and Healthy: pods per region ${JSON.stringify(expected)}`,
+    async () => {
+      await approveIfWaiting(env.ns);
+      const s = await readStatus(env.ns);
+      return s.phase === 'Healthy' && s.revision === v1.rolloutRevision && JSON.stringify(await podCounts(env.ns, v1)) === JSON.stringify(expected);
     },
+    { timeoutMs: 180_000, describe: async () => ({ expected, actual: await podCounts(env.ns, v1), status: await readStatus(env.ns) }) },
   );
   return v1;
 }
@@ -231,6 +242,11 @@ export async function simulateFromCluster(ns: string, to: RenderedExtendedDeploy
       return { replicas: Object.values(pods).reduce((a, b) => a + b, 0), running: pods };
     }),
   );
+}
+
+/** What simulateRollout predicts for creating `to` from nothing (Git creates its ReplicaSets with one replica). */
+export function simulateCreation(to: RenderedExtendedDeployment): Simulation {
+  return simulateRollout(startFromRender(to, () => ({ replicas: undefined, running: {} })));
 }
 
 /** One group boundary as observed: the group, and new/old pods per region. */

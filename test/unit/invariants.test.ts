@@ -174,6 +174,13 @@ describe('invariant check: a correct rollout has no violation', () => {
     expect(kinds([...seq, sample(e(1), { a: 'N3 N4', c: 'O1 N2 N3 N4' })])).toEqual(['groupTarget:c']);
   });
 
+  it('a raise during a rollout: the region may run it at the new revision while it has old pods, and no more', () => {
+    const e = (desired: number) => ed({ desired: { a: desired }, group: 1, phase: 'WaitingForConfirmation' });
+    const seq = [sample(e(3), { a: 'O1 O2 N3' }), sample(e(6), { a: 'O1 O2 N3 n4 n5 n6' })];
+    expect(kinds(seq)).toEqual([]);
+    expect(kinds([...seq, sample(e(6), { a: 'O1 N3 N4 N5 N6 N7' })])).toEqual(['groupTarget:a']);
+  });
+
   it('old-revision pods may go at any time; new ones once the rollout is Healthy', () => {
     const seq = [
       sample(ed({ group: 1 }), { a: 'O1 O2 O3 N4' }),
@@ -214,6 +221,19 @@ describe('invariant check: a correct rollout has no violation', () => {
     expect(kinds([...seq, sample(moved, { a: 'N1', b: 'N4 N5 N6 N7 N8 n9 n10' })])).toEqual(['ceiling:b']);
   });
 
+  it('a region drained to 0 outside a rollout sheds its pods only as pods elsewhere become available', () => {
+    const before = ed({ desired: { a: 2, b: 2, c: 2 }, phase: 'Healthy', group: 0, rolloutRegions: [] });
+    const drained = ed({ desired: { a: 3, b: 3, c: 0 }, phase: 'Healthy', group: 0, rolloutRegions: [] });
+    const seq = [
+      sample(before, { a: 'N1 N2', b: 'N3 N4', c: 'N5 N6' }),
+      sample(drained, { a: 'N1 N2 n7', b: 'N3 N4 n8', c: 'N5 N6' }),
+      sample(drained, { a: 'N1 N2 N7', b: 'N3 N4 n8', c: 'N5 N6~' }),
+      sample(drained, { a: 'N1 N2 N7', b: 'N3 N4 N8', c: 'N6~' }),
+      sample(drained, { a: 'N1 N2 N7', b: 'N3 N4 N8', c: '' }),
+    ];
+    expect(kinds(seq)).toEqual([]);
+  });
+
   it('a condition that lasts is reported once, and again only after it cleared', () => {
     const g = ed({ group: 1 });
     const seq = [
@@ -228,6 +248,21 @@ describe('invariant check: a correct rollout has no violation', () => {
 });
 
 describe('invariant check: violations', () => {
+  it('floor over all regions: outside a rollout, a drained region whose pods go before the others have theirs', () => {
+    const before = (o: string) =>
+      sample(ed({ desired: { a: 2, b: 2, c: 2 }, phase: 'Healthy', group: 0, rolloutRegions: [] }), { a: `${o}1 ${o}2`, b: `${o}3 ${o}4`, c: `${o}5 ${o}6` });
+    const drained = (o: string) =>
+      sample(ed({ desired: { a: 3, b: 3, c: 0 }, phase: 'Healthy', group: 0, rolloutRegions: [] }), {
+        a: `${o}1 ${o}2 n7`,
+        b: `${o}3 ${o}4 n8`,
+        c: `${o}5~ ${o}6~`,
+      });
+    expect(kinds([before('N'), drained('N')])).toEqual(['floor:']);
+    expect(checkSamples([before('N'), drained('N')])[0]?.message).toBe("4 pods available over all regions < 6, the sum of the regions' floors");
+    // During a rollout (old-revision pods) each region sheds by its own budgets: only the regions' floors hold.
+    expect(kinds([before('O'), drained('O')])).toEqual([]);
+  });
+
   it('ceiling: scaleOutPriority above desired + batch (terminating pods count)', () => {
     const g = ed({ group: 1 });
     expect(kinds([sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2 O3~ N4 n5' })])).toContain('ceiling:a');
