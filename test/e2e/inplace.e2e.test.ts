@@ -30,18 +30,17 @@ import { start as startWatcher, stopAndReport } from './invariants.js';
 import {
   agentMetrics,
   apply,
-  approveIfWaiting,
   counterSum,
   deployRegions,
   ED_NAME,
   edctl,
   extendedDeployment,
   installCrds,
-  podCounts,
   readStatus,
   render,
   rollThroughGates,
   runningByRevision,
+  waitFilled,
   waitForPhase,
   withRolloutEnv,
   type EdOptions,
@@ -102,15 +101,7 @@ async function edEvents(ns: string): Promise<{ type: string; reason: string; mes
 /** Applies v1 and waits until every region runs it, Healthy, every pod's gate True (approving the creation's gates). */
 async function fill(ns: string, v1: RenderedExtendedDeployment): Promise<void> {
   await apply(v1);
-  const filled = v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 }));
-  await waitFor(
-    'v1 filled',
-    async () => {
-      await approveIfWaiting(ns);
-      return JSON.stringify(await podCounts(ns, v1)) === JSON.stringify(filled);
-    },
-    { timeoutMs: 150_000, describe: async () => ({ expected: filled, actual: await podCounts(ns, v1), status: await readStatus(ns) }) },
-  );
+  await waitFilled(ns, v1, 'v1 filled');
   await waitFor(
     'v1 Healthy, every pod Ready',
     async () => {

@@ -19,16 +19,15 @@ import { renderedIdentity, type AgentIdentity } from './agent-identity.js';
 import { start as startWatcher, stopAndReport } from './invariants.js';
 import {
   apply,
-  approveIfWaiting,
   deployRegions,
   ED_NAME,
   extendedDeployment,
   installCrds,
-  podCounts,
   readStatus,
   render,
   rollThroughGates,
   simulateFromCluster,
+  waitFilled,
 } from './rollout-kit.js';
 
 const gateOpen = (pod: V1Pod) => pod.status?.conditions?.find((c) => c.type === IN_PLACE_READINESS_GATE)?.status === 'True';
@@ -94,15 +93,7 @@ test('the agent rolls out in place through a confirmation gate with only the ren
 
     // The fill: pods are created with the readiness gate, and become Ready only once the agent opens it; the creation
     // passes its confirmation gates like any rollout.
-    const filled = v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 }));
-    await waitFor(
-      'v1 filled',
-      async () => {
-        await approveIfWaiting(ns);
-        return JSON.stringify(await podCounts(ns, v1)) === JSON.stringify(filled);
-      },
-      { timeoutMs: 150_000, describe: async () => ({ expected: filled, actual: await podCounts(ns, v1), status: await readStatus(ns) }) },
-    );
+    await waitFilled(ns, v1, 'v1 filled');
     await waitFor(
       'v1 Healthy, every gate open',
       async () => {

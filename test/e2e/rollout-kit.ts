@@ -197,21 +197,33 @@ export async function approveIfWaiting(ns: string): Promise<void> {
 }
 
 /**
- * Applies the ExtendedDeployment rendered from `o` and waits until every region runs it and nothing else, Healthy,
- * approving the creation's gates on the way.
+ * Waits until every region of `rendered` runs exactly its replicas at its revision and nothing else, approving the
+ * gates on the way: a gated ExtendedDeployment is created by groups too.
  */
+export async function waitFilled(ns: string, rendered: RenderedExtendedDeployment, what: string, timeoutMs = 150_000): Promise<void> {
+  const expected = rendered.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 }));
+  await waitFor(
+    `${what}: pods per region ${JSON.stringify(expected)}`,
+    async () => {
+      await approveIfWaiting(ns);
+      return JSON.stringify(await podCounts(ns, rendered)) === JSON.stringify(expected);
+    },
+    { timeoutMs, describe: async () => ({ expected, actual: await podCounts(ns, rendered), status: await readStatus(ns) }) },
+  );
+}
+
+/** Applies the ExtendedDeployment rendered from `o` and waits until every region runs it and nothing else, Healthy. */
 export async function fill(env: RolloutEnv, o: EdOptions): Promise<RenderedExtendedDeployment> {
   const v1 = env.render(o);
   await apply(v1);
-  const expected = v1.regions.map((r) => ({ name: r.name, updated: r.replicas, old: 0 }));
+  await waitFilled(env.ns, v1, `${o.image} filled`);
   await waitFor(
-    `${o.image} filled and Healthy: pods per region ${JSON.stringify(expected)}`,
+    `${o.image} Healthy`,
     async () => {
-      await approveIfWaiting(env.ns);
       const s = await readStatus(env.ns);
-      return s.phase === 'Healthy' && s.revision === v1.rolloutRevision && JSON.stringify(await podCounts(env.ns, v1)) === JSON.stringify(expected);
+      return s.phase === 'Healthy' && s.revision === v1.rolloutRevision;
     },
-    { timeoutMs: 180_000, describe: async () => ({ expected, actual: await podCounts(env.ns, v1), status: await readStatus(env.ns) }) },
+    { timeoutMs: 60_000, describe: () => readStatus(env.ns) },
   );
   return v1;
 }
