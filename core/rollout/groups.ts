@@ -87,6 +87,15 @@ export function scheduleGroups(
   );
 }
 
+/**
+ * The most new-revision pods a region may run in a group whose target is `target`: the target, and for a region
+ * being created (no old pods) at least the one pod Kubernetes gives a ReplicaSet Git creates without spec.replicas.
+ * That pod is the region's Beta pod whatever group the region waits for; removing it would only create it again later.
+ */
+export function mostNewAtGroup(target: number, oldPods: number): number {
+  return Math.max(target, oldPods === 0 ? 1 : 0);
+}
+
 /** New-revision pods a region must have once global group `group` is done. */
 export function targetAtGroup(strategy: Pick<RolloutStrategy, 'rolloutStrategy' | 'batchSize'>, region: RegionSchedule, group: number): number {
   if (region.groups === 0) return region.replicas;

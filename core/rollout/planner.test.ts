@@ -542,6 +542,36 @@ describe('planRollout: regions that start from zero are created by groups (Beta:
     expect(plan.events.map((e) => e.reason)).toContain('RolloutStarted');
   });
 
+  it('in Sequential order, every region keeps the pod Kubernetes gave its ReplicaSet, even before the pod exists, and the first group starts', () => {
+    // Git created every ReplicaSet, each got Kubernetes' 1 replica; c's pod is not there yet. Read as progress, b's and
+    // c's pods would make the rollout start in group 5 (a and b at once at their full count); c's target in group 1 is
+    // 0, but scaling it to 0 would remove the pod being created, for group 5 to create it again.
+    const sequential = ed({ batchSize: 2, needWaitingForConfirm: true, regionOrder: 'Sequential' }, [
+      { name: 'a', replicas: 3 },
+      { name: 'b', replicas: 2 },
+      { name: 'c', replicas: 2 },
+    ]);
+    const seen = (cPods: number) => [region('a', 3, news(1)), region('b', 2, news(1)), region('c', 2, news(cPods), 1)];
+    for (const cPods of [1, 0]) {
+      const plan = planRollout(input({ ed: sequential, regions: seen(cPods) }));
+      expect(plan.status).toMatchObject({ currentGroup: 1, totalGroups: 6 });
+      expect(scales(plan)).toEqual([]);
+    }
+    const groups = simulateFrom(sequential, 'R1', [
+      { name: 'a', desired: 3, targetRevision: 'new', running: {}, replicas: undefined },
+      { name: 'b', desired: 2, targetRevision: 'new', running: {}, replicas: undefined },
+      { name: 'c', desired: 2, targetRevision: 'new', running: {}, replicas: undefined },
+    ]).groups.map((g) => g.regions.map((r) => r.updated));
+    expect(groups).toEqual([
+      [1, 1, 1],
+      [3, 1, 1],
+      [3, 1, 1],
+      [3, 2, 1],
+      [3, 2, 1],
+      [3, 2, 2],
+    ]);
+  });
+
   it('waits for approval once the first pods are available, and grows by the batch when approved', () => {
     const first = planRollout(input({ ed: confirm, regions: created(1) }));
     const waiting = planRollout(input({ ed: confirm, regions: created(1), status: first.status }));

@@ -27,6 +27,15 @@ export function groupProgress(counts: RegionCounts, wantNew: number, desired: nu
 }
 
 /**
+ * Pods the region's ReplicaSet is creating at the rendered revision: its spec.replicas above the active pods, while its
+ * template is the rendered one (what it creates is new).
+ */
+export function creatingNew(region: RegionState, counts: RegionCounts): number {
+  const workload = region.workload;
+  return workload?.templateRevision === region.targetRevision ? Math.max(0, workload.replicas - counts.current) : 0;
+}
+
+/**
  * How long a mark must have been on a pod before a scale-down relies on it. The ReplicaSet controller picks the pods to
  * remove from its own cache: a mark it has not seen yet protects no new pod, and nothing the controller reports shows
  * which pod annotations it has seen. So this bounds how far its watch of pods may lag behind the agent's write.
@@ -63,11 +72,12 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   // The group's target is the least new pods it needs. More (up to desired) stay: the ReplicaSet controller replaces an
   // evicted or deleted old pod at the template's revision, and scaled back to the target it would remove a new pod
   // (unmarked, the most recently Ready goes first) for a later group to create again. The old pods make room instead.
+  // Pods it is creating count too: a ReplicaSet Git has just created has spec.replicas 1 before its pod exists.
   // And capacity comes first: a region that runs old pods but fewer pods than desired (its count was raised, by Git or
   // by a move, or pods were lost) gets the missing ones at once, as the only template it has, the new one. A region
   // without old pods is being created: its groups pace it.
   const shortfall = counts.old > 0 ? desired - counts.old : 0;
-  const wantNew = Math.min(Math.max(wantNewRaw, counts.updated, shortfall), desired);
+  const wantNew = Math.min(Math.max(wantNewRaw, counts.updated + creatingNew(region, counts), shortfall), desired);
   const wantOld = desired - wantNew;
   const { available, done } = groupProgress(counts, Math.min(wantNewRaw, desired), desired);
   const workload = region.workload;

@@ -1,8 +1,8 @@
 import { inPlaceEnabled } from '../validate.js';
 import { regionBudgets } from './budgets.js';
-import { batchPods, regionGroups, targetAtGroup, type GroupSchedule } from './groups.js';
+import { batchPods, mostNewAtGroup, regionGroups, targetAtGroup, type GroupSchedule } from './groups.js';
 import { settleSwaps, stepInPlace } from './in-place-step.js';
-import { groupProgress, stepRegion, type RegionStep } from './region-step.js';
+import { creatingNew, groupProgress, stepRegion, type RegionStep } from './region-step.js';
 import { countPods, type RegionState } from './snapshot.js';
 import type { AdapterFactory, ScheduledRegion } from './workload-adapter.js';
 
@@ -38,14 +38,18 @@ export const replicaSetAdapter: AdapterFactory = (input, record) => {
   /**
    * The group the pods show: the first group whose targets no region has exceeded. New pods above a region's desired
    * count (its count shrank) are surplus the region sheds, not progress: counted as progress they would exceed every
-   * target and make the rollout jump to its last group, past every gate.
+   * target and make the rollout jump to its last group, past every gate. Pods the ReplicaSet is creating at the new
+   * template count as new (a ReplicaSet Git has just created has spec.replicas 1 before its pod exists). And a region
+   * being created (no old pods) has its first pod from Kubernetes, which gives a ReplicaSet Git creates one replica:
+   * that pod is its Beta pod whatever group the region waits for, not progress that would skip the groups before it.
    */
   const shownGroup = (schedule: GroupSchedule<ScheduledRegion>): number => {
     for (let group = 1; group <= schedule.totalGroups; group++) {
       const fits = schedule.regions.every((scheduled) => {
         if (scheduled.groups === 0) return true;
-        const updated = countPods(scheduled.region, minReadySeconds, now).updated;
-        return Math.min(updated, scheduled.region.desired) <= targetAtGroup(strategy, scheduled, group);
+        const { region } = scheduled;
+        const counts = countPods(region, minReadySeconds, now);
+        return Math.min(counts.updated + creatingNew(region, counts), region.desired) <= mostNewAtGroup(targetAtGroup(strategy, scheduled, group), counts.old);
       });
       if (fits) return group;
     }

@@ -21,6 +21,8 @@ export interface SimulatedRegion {
   readonly running: Readonly<Record<string, number>>;
   /** When the region's old pods can be swapped in place: the images (per container) of the target they differ in. */
   readonly swappable?: Readonly<Record<string, string>> | undefined;
+  /** The workload's spec.replicas: the running pods unless set; `undefined` for a workload Git has just created. */
+  readonly replicas?: number | undefined;
 }
 
 /**
@@ -54,7 +56,7 @@ export function startOf(ed: ExtendedDeployment, rolloutRevision: string, regions
           containers: (target.spec?.containers ?? []).map((c) => (swappable[c.name] === undefined ? c : { ...c, image: `${c.image ?? ''}-previous` })),
         },
       };
-      const replicas = Object.values(r.running).reduce((a, b) => a + b, 0);
+      const replicas = 'replicas' in r ? r.replicas : Object.values(r.running).reduce((a, b) => a + b, 0);
       return {
         name: r.name,
         workload: { ...workload, spec: { ...workload.spec, template: target } },

@@ -25,7 +25,8 @@
 //   groupTarget    (ReplicaSet mode) per region, new-revision pods ≤ the target of status.currentGroup (new pods above
 //                  a shrunk desired count are surplus, not progress: min(new, desired) is compared), plus what its count
 //                  was raised by since the rollout started while it has old pods (capacity comes first, at the new
-//                  revision).
+//                  revision); a region being created (no old pods) may run the one pod Kubernetes gives the ReplicaSet
+//                  Git creates before its group starts (core's mostNewAtGroup).
 //   groupAdvance   when status.currentGroup advances within one rollout, every region had finished the group before:
 //                  (ReplicaSet mode) its target available at the new revision (the old pods it replaces may still be
 //                  leaving: the next group's first step removes them, and the ceiling and floor bound it);
@@ -71,7 +72,7 @@ import { formatObject } from '../../core/problems.js';
 import { workloadName } from '../../core/render.js';
 import { regionBudgets } from '../../core/rollout/budgets.js';
 import { isPodActive, isPodTerminal } from '../../core/rollout/pod-activity.js';
-import { batchPods, regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from '../../core/rollout/groups.js';
+import { batchPods, mostNewAtGroup, regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from '../../core/rollout/groups.js';
 import { problemsMessage } from '../../core/rollout/status-decision.js';
 import { rolloutCompleted } from '../../core/rollout/status.js';
 
@@ -556,7 +557,7 @@ export class InvariantChecker {
         const replaced = memory.disruptedOld ?? 0;
         if (memory.startedIn !== ed.rolloutRevision) Object.assign(memory, { startedIn: ed.rolloutRevision, startDesired: region.desired });
         const raised = live.length - updated > 0 ? Math.max(0, region.desired - (memory.startDesired ?? region.desired)) : 0;
-        if (!memory.shrinking && Math.min(updated, region.desired) > target + replaced + raised) {
+        if (!memory.shrinking && Math.min(updated, region.desired) > mostNewAtGroup(target, live.length - updated) + replaced + raised) {
           report(
             'groupTarget',
             region.name,

@@ -329,6 +329,12 @@ describe('invariant check: violations', () => {
     expect(kinds([sample(ed({ strategy: s, desired: { a: 2, b: 2 }, group: 2 }), { a: 'O1 N2 N3', b: 'O1 O2 n3' })])).toEqual(['groupTarget:b']);
   });
 
+  it('groupTarget: Sequential creation, a region waiting for its group may run the one pod its new ReplicaSet was given, not two', () => {
+    const g = ed({ strategy: { regionOrder: 'Sequential' }, desired: { a: 2, b: 2 }, group: 1 });
+    expect(kinds([sample(g, { a: 'n1', b: 'n2' })])).toEqual([]);
+    expect(kinds([sample(g, { a: 'n1', b: 'n2 n3' })])).toEqual(['groupTarget:b']);
+  });
+
   it("groupAdvance: the next group starts while a region's previous group is not available", () => {
     const desired = { a: 3, b: 2 };
     const g1 = ed({ desired, group: 1 });
