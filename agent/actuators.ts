@@ -2,6 +2,7 @@ import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api, type V
 import {
   IN_PLACE_READINESS_GATE,
   MARKED_AT_ANNOTATION,
+  HELD_POD_DELETION_COST,
   OLD_POD_DELETION_COST,
   POD_DELETION_COST_ANNOTATION,
   REVISION_LABEL,
@@ -48,6 +49,8 @@ async function podAction({ core, now }: ActuatorClients, namespace: string, acti
   switch (action.kind) {
     case 'markOld':
       return mark(core, namespace, action.pod, action.uid, { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: action.at });
+    case 'holdOld':
+      return mark(core, namespace, action.pod, action.uid, { [POD_DELETION_COST_ANNOTATION]: HELD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: action.at });
     case 'unmark':
       return mark(core, namespace, action.pod, action.uid, { [POD_DELETION_COST_ANNOTATION]: null, [MARKED_AT_ANNOTATION]: null });
     case 'deletePod':

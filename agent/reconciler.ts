@@ -394,7 +394,7 @@ export class Reconciler {
     const lane = async (regionActions: readonly RolloutAction[]) => {
       for (let i = 0; i < regionActions.length;) {
         let end = i;
-        while (end < regionActions.length && regionActions[end]!.kind === 'markOld') end++;
+        while (end < regionActions.length && (regionActions[end]!.kind === 'markOld' || regionActions[end]!.kind === 'holdOld')) end++;
         if (end === i) {
           await act(regionActions[i]!);
           i += 1;

@@ -215,8 +215,11 @@ export function simulateRollout(ed: ExtendedDeployment, rolloutRevision: string,
       case 'markOld':
         for (const p of list) if (p.name === action.pod) Object.assign(p, { markedOld: true, markedAt: Date.parse(action.at) });
         return 0;
+      case 'holdOld':
+        for (const p of list) if (p.name === action.pod) Object.assign(p, { markedOld: false, held: true, markedAt: Date.parse(action.at) });
+        return 0;
       case 'unmark':
-        for (const p of list) if (p.name === action.pod) Object.assign(p, { markedOld: false, markedAt: undefined });
+        for (const p of list) if (p.name === action.pod) Object.assign(p, { markedOld: false, held: false, markedAt: undefined });
         return 0;
       case 'deletePod': {
         const pod = list.find((p) => p.name === action.pod);

@@ -31,6 +31,14 @@ export interface ExtendedDeploymentRegion {
    */
   readonly maxReplicas?: number;
   /**
+   * Pods of this region that stay on the revision they ran when a rollout reaches them (a grey phase, UnitedDeployment's
+   * manual partition): an integer, or "N%" of the region's replicas rounded up. The rollout stops there, Healthy, with
+   * both revisions running; lowering it moves the difference on within the budgets; removing it finishes the rollout.
+   * ReplicaSet regions only.
+   * @default none: every pod moves to the new revision
+   */
+  readonly partition?: IntOrPercent;
+  /**
    * Typed changes to the pod template for this region (images by container, env, resources, labels, ...).
    * @default none
    */
@@ -159,6 +167,7 @@ export class ExtendedDeployment extends Construct {
         ...(r.replicas !== undefined && { replicas: r.replicas }),
         ...(r.minReplicas !== undefined && { minReplicas: r.minReplicas }),
         ...(r.maxReplicas !== undefined && { maxReplicas: r.maxReplicas }),
+        ...(r.partition !== undefined && { partition: r.partition }),
         ...(r.overrides && { overrides: r.overrides }),
       })),
       ...(overriders.length > 0 && { overriders }),

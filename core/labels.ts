@@ -22,6 +22,8 @@ export const RESUMED_AT_ANNOTATION = `${API_GROUP}/resumed-at`;
 export const POD_DELETION_COST_ANNOTATION = 'controller.kubernetes.io/pod-deletion-cost';
 /** The deletion cost the agent gives old-revision pods, so a scale-down removes them before new ones. */
 export const OLD_POD_DELETION_COST = '-100';
+/** The deletion cost the agent gives old-revision pods a partition keeps, so a scale-down removes them after any other. */
+export const HELD_POD_DELETION_COST = '100';
 /** Pod annotation the agent sets with its deletion cost: when (RFC 3339) it marked the pod. */
 export const MARKED_AT_ANNOTATION = `${API_GROUP}/marked-at`;
 /** Readiness gate and pod condition the agent flips around an in-place image swap. */

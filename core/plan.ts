@@ -1,5 +1,6 @@
 import type { FieldChange } from './field-changes.js';
 import type { RenderedExtendedDeployment } from './render.js';
+import { partitionPods } from './rollout/partition.js';
 import { risksOf, type Risk } from './risks.js';
 import { sameObject } from './same-object.js';
 import { specChanges } from './spec-changes.js';
@@ -25,6 +26,8 @@ export interface RegionPlan {
   readonly fromRevision?: string;
   /** Its replicas before the change (absent for a new region). */
   readonly fromReplicas?: number;
+  /** Old pods its partition keeps when a rollout stops (spec.regions[].partition of its replicas); absent without one. */
+  readonly partition?: number;
   /** For a rollout with in-place updates on: whether its pods are swapped in place or replaced, and why. */
   readonly update?: 'in-place' | 'replace';
   readonly updateReason?: string;
@@ -105,7 +108,16 @@ export function planOf(rendered: readonly RenderedExtendedDeployment[], before?:
         const old = before === undefined ? { revision: UNKNOWN_REVISION, replicas: r.replicas } : base?.regions.find((b) => b.name === r.name);
         if (!old) return { name: r.name, replicas: r.replicas, revision: r.revision, change: 'new' };
         const change: RegionChange = old.revision !== r.revision ? 'rollout' : old.replicas !== r.replicas ? 'scale' : 'none';
-        const plan: RegionPlan = { name: r.name, replicas: r.replicas, revision: r.revision, change, fromRevision: old.revision, fromReplicas: old.replicas };
+        const entry = ed.parsed.spec.regions.find((x) => x.name === r.name);
+        const plan: RegionPlan = {
+          name: r.name,
+          replicas: r.replicas,
+          revision: r.revision,
+          change,
+          fromRevision: old.revision,
+          fromReplicas: old.replicas,
+          ...(change === 'rollout' && entry?.partition !== undefined && { partition: partitionPods(entry.partition, r.replicas) }),
+        };
         const oldTemplate = base?.regions.find((b) => b.name === r.name)?.workload;
         if (change !== 'rollout' || !ed.inPlace || !oldTemplate) return plan;
         const method = templateUpdateMethod(renderedTemplate(oldTemplate) ?? {}, renderedTemplate(r.workload) ?? {});

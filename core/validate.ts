@@ -103,6 +103,13 @@ export function validateExtendedDeployment(
     problems.add(['spec', 'template', 'spec', 'restartPolicy'], `must be Always for a long-running workload, not ${JSON.stringify(podSpec.restartPolicy)}`);
   }
 
+  if (spec.subsetType === 'Deployment') {
+    spec.regions.forEach((region, i) => {
+      if (region.partition !== undefined)
+        problems.add(['spec', 'regions', i, 'partition'], 'needs subsetType ReplicaSet (or InplaceSet): a native Deployment replaces every pod of a region');
+    });
+  }
+
   const strategy = spec.strategy;
   if (spec.subsetType === 'Deployment' && strategy.updateStrategy.type === 'InPlaceIfPossible') {
     problems.add(

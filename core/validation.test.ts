@@ -449,6 +449,18 @@ const cases: Case[] = [
     expected: [`${ED}: spec.strategy.updateStrategy.type: InPlaceIfPossible needs subsetType ReplicaSet (or InplaceSet); native Deployments replace pods`],
   },
   {
+    name: 'partition with subsetType Deployment, and one above 100%',
+    mutate: ({ ed }) => {
+      ed.spec.subsetType = 'Deployment';
+      ed.spec.regions[0].partition = 1;
+      ed.spec.regions[1].partition = '150%';
+    },
+    expected: [
+      `${ED}: spec.regions[1].partition: "150%" exceeds 100%`,
+      `${ED}: spec.regions[0].partition: needs subsetType ReplicaSet (or InplaceSet): a native Deployment replaces every pod of a region`,
+    ],
+  },
+  {
     name: 'batchSize 0',
     mutate: ({ ed }) => (ed.spec.strategy = { batchSize: 0 }),
     expected: [`${ED}: spec.strategy.batchSize: 0 must be at least 1 pod or 1%`],

@@ -101,6 +101,18 @@ describe('edctl plan, creation', () => {
   });
 });
 
+describe('edctl plan, partitions', () => {
+  it('shows the old pods each region keeps, and groups that stop short of them', async () => {
+    const partitioned = compat
+      .replace('  subsetType: Deployment\n', '')
+      .replace('      replicas: 4\n', '      replicas: 4\n      partition: "50%"\n')
+      .replace(/ {2}strategy:\n(?: {4}.*\n)+/, '  strategy:\n    batchSize: 1\n');
+    expect(await run(['plan', '-f', fixture({ 'regions.yaml': compatRegions, 'ed.yaml': partitioned })])).toBe(0);
+    expect(captured.out).toMatch(/zone-a +rollout, keeps 2 old +4 /);
+    expect(captured.out).toContain(['  group 1: zone-a new 1 of 5, zone-b new 1 of 3', '  group 2: zone-a new 2 of 4, zone-b new 2 of 2'].join('\n'));
+  });
+});
+
 describe('edctl plan, many groups', () => {
   it('prints a run of equal groups as one line, in text and markdown', async () => {
     const dir = fixture({ 'regions.yaml': compatRegions, 'ed.yaml': big(1_000) });

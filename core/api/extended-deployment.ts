@@ -84,6 +84,11 @@ export const regionPlacement = z
       .describe('Replicas in this region: an integer, or "N%" of spec.replicas. Unset: the region shares what the other regions leave, evenly.'),
     minReplicas: nonNegativeInt.optional().describe('Fewest replicas this region gets; minimums are satisfied first, in declared order.'),
     maxReplicas: nonNegativeInt.optional().describe('Most replicas this region gets; what it cannot take goes to later regions.'),
+    partition: intOrPercent
+      .optional()
+      .describe(
+        'Pods of this region that stay on the revision they ran when a rollout reaches them (a grey phase): an integer, or "N%" of the region\'s replicas rounded up. The rollout stops there, Healthy, with both revisions running; lowering it moves the difference on, within the budgets, and removing it finishes the rollout. ReplicaSet regions only.',
+      ),
     overrides: regionOverrides.optional(),
   })
   .meta({

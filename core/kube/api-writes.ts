@@ -32,6 +32,7 @@ export function actionWrite(kind: WorkloadKind, action: RolloutAction): ApiWrite
     case 'closeGate':
       return { verb: 'patch', resource: 'pods/status' };
     case 'markOld':
+    case 'holdOld':
     case 'unmark':
     case 'swapBegin':
     case 'swapImages':

@@ -6,6 +6,7 @@ import {
   IN_PLACE_READINESS_GATE,
   MARKED_AT_ANNOTATION,
   NAME_LABEL,
+  HELD_POD_DELETION_COST,
   OLD_POD_DELETION_COST,
   POD_DELETION_COST_ANNOTATION,
   REGION_LABEL,
@@ -19,6 +20,7 @@ import { parseDeployRegion, parseExtendedDeployment, refOf } from '../parse.js';
 import type { Problem } from '../problems.js';
 import { renderExtendedDeployment, workloadName, workloadNameCollisions, workloadNamesMayCollide } from '../render.js';
 import { rolloutRevision as hashRolloutRevision } from '../revision.js';
+import { partitionPods } from '../rollout/partition.js';
 import type { RolloutInput } from '../rollout/planner.js';
 import type { ContainerState, PodState, RegionPods, RegionState, WorkloadState } from '../rollout/snapshot.js';
 import { podUpdateMethod } from '../inplace/eligibility.js';
@@ -166,6 +168,7 @@ function observeOne(
       name: placement.name,
       targetRevision: target,
       desired: distribution.replicas[i] ?? 0,
+      ...(placement.partition !== undefined && { partition: partitionPods(placement.partition, distribution.replicas[i] ?? 0) }),
       ...(nodes && { nodes }),
       ...(room !== undefined && { room }),
       workload: workload ? workloadState(workload, compat) : undefined,
@@ -371,7 +374,9 @@ export function podState(pod: PodObject): PodState {
   const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
   // Only the reason counts: the scheduler's message varies with the cause and the release, and may be translated.
   const unschedulable = !pod.spec?.nodeName && scheduled?.status === 'False' && scheduled.reason === 'Unschedulable';
-  const markedOld = pod.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION] === OLD_POD_DELETION_COST;
+  const cost = pod.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION];
+  const markedOld = cost === OLD_POD_DELETION_COST;
+  const held = cost === HELD_POD_DELETION_COST;
   return {
     name: pod.metadata?.name ?? '',
     uid: pod.metadata?.uid ?? '',
@@ -385,7 +390,8 @@ export function podState(pod: PodObject): PodState {
     unschedulableSince: unschedulable ? (timestampMs(scheduled.lastTransitionTime) ?? 0) : undefined,
     createdAt: timestampMs(pod.metadata?.creationTimestamp),
     markedOld,
-    markedAt: markedOld ? timestampMs(pod.metadata?.annotations?.[MARKED_AT_ANNOTATION]) : undefined,
+    ...(held && { held }),
+    markedAt: markedOld || held ? timestampMs(pod.metadata?.annotations?.[MARKED_AT_ANNOTATION]) : undefined,
     gated: pod.spec?.readinessGates?.some((g) => g.conditionType === IN_PLACE_READINESS_GATE) === true,
     gateOpen: gate?.status === 'True',
     gateClosedAt: gate?.status === 'False' ? timestampMs(gate.lastTransitionTime) : undefined,

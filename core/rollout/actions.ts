@@ -19,7 +19,20 @@ export interface MarkPodAction {
   readonly at: string;
 }
 
-/** Clear the agent's mark from a pod that is at the target revision again (a rollback). */
+/**
+ * Mark an old-revision pod its region's partition keeps, so a scale-down removes it after any other pod
+ * (pod-deletion-cost); it replaces a mark for removal.
+ */
+export interface HoldPodAction {
+  readonly kind: 'holdOld';
+  readonly region: string;
+  readonly pod: string;
+  readonly uid: string;
+  /** When the mark is made (RFC 3339): new pods leave around it only once it has settled. */
+  readonly at: string;
+}
+
+/** Clear the agent's mark (either) from a pod: at the target revision again (a rollback), or no longer kept by a partition. */
 export interface UnmarkPodAction {
   readonly kind: 'unmark';
   readonly region: string;
@@ -72,4 +85,4 @@ export interface SwapAction {
 }
 
 /** A write the agent performs. Every action is idempotent: performing it twice has the effect of once. */
-export type RolloutAction = ScaleAction | MarkPodAction | UnmarkPodAction | DeletePodAction | PauseAction | GateAction | SwapAction;
+export type RolloutAction = ScaleAction | MarkPodAction | HoldPodAction | UnmarkPodAction | DeletePodAction | PauseAction | GateAction | SwapAction;

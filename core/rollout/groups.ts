@@ -22,15 +22,16 @@ export function groupTarget(strategy: Pick<RolloutStrategy, 'rolloutStrategy' | 
 }
 
 /**
- * Groups a region needs to reach all its replicas (0 for a region without replicas): the first group, then as many
- * batches as the rest takes. Computed, not counted: a region of a million replicas in batches of one is planned on
- * every look.
+ * Groups a region needs to reach all its replicas but the `partition` it keeps on previous revisions (0 when that
+ * leaves none): the first group, then as many batches as the rest takes. Batches stay a share of all the region's
+ * replicas. Computed, not counted: a region of a million replicas in batches of one is planned on every look.
  */
-export function regionGroups(strategy: Pick<RolloutStrategy, 'rolloutStrategy' | 'batchSize'>, regionReplicas: number): number {
-  if (regionReplicas <= 0) return 0;
+export function regionGroups(strategy: Pick<RolloutStrategy, 'rolloutStrategy' | 'batchSize'>, regionReplicas: number, partition = 0): number {
+  const updated = regionReplicas - partition;
+  if (updated <= 0) return 0;
   const batch = batchPods(strategy.batchSize, regionReplicas);
   const first = strategy.rolloutStrategy === 'Beta' ? 1 : batch;
-  return first >= regionReplicas ? 1 : 1 + Math.ceil((regionReplicas - first) / batch);
+  return first >= updated ? 1 : 1 + Math.ceil((updated - first) / batch);
 }
 
 /** Region order: as written, else Parallel for ReplicaSets and Sequential for native Deployments (compat mode). */
@@ -42,6 +43,8 @@ export function regionOrderOf(spec: Pick<ExtendedDeploymentSpec, 'strategy' | 's
 export interface RegionSchedule {
   readonly name: string;
   readonly replicas: number;
+  /** Pods the region keeps on previous revisions (its partition): its targets stop short of its replicas by that. */
+  readonly partition?: number;
   /** The first global group in which the region moves (1-based); 0 when it needs no group. */
   readonly firstGroup: number;
   /** How many groups the region takes. */
@@ -79,11 +82,14 @@ export function layoutGroups<R extends Omit<RegionSchedule, 'firstGroup'>>(
 export function scheduleGroups(
   strategy: Pick<RolloutStrategy, 'rolloutStrategy' | 'batchSize'>,
   regionOrder: NonNullable<RolloutStrategy['regionOrder']>,
-  regions: readonly { readonly name: string; readonly replicas: number; readonly changes: boolean }[],
+  regions: readonly { readonly name: string; readonly replicas: number; readonly changes: boolean; readonly partition?: number }[],
 ): GroupSchedule {
   return layoutGroups(
     regionOrder,
-    regions.map((r) => ({ name: r.name, replicas: r.replicas, groups: r.changes ? regionGroups(strategy, r.replicas) : 0 })),
+    regions.map((r) => {
+      const partition = r.changes ? (r.partition ?? 0) : 0;
+      return { name: r.name, replicas: r.replicas, partition, groups: r.changes ? regionGroups(strategy, r.replicas, partition) : 0 };
+    }),
   );
 }
 
@@ -98,6 +104,7 @@ export function mostNewAtGroup(target: number, oldPods: number): number {
 
 /** New-revision pods a region must have once global group `group` is done. */
 export function targetAtGroup(strategy: Pick<RolloutStrategy, 'rolloutStrategy' | 'batchSize'>, region: RegionSchedule, group: number): number {
-  if (region.groups === 0) return region.replicas;
-  return groupTarget(strategy, region.replicas, group - region.firstGroup + 1);
+  const most = region.replicas - (region.partition ?? 0);
+  if (region.groups === 0) return most;
+  return Math.min(most, groupTarget(strategy, region.replicas, group - region.firstGroup + 1));
 }

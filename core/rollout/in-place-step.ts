@@ -82,8 +82,9 @@ export function stepInPlace(
   const isNew = (p: PodState) => p.revision === region.targetRevision;
   const draining = active.filter((p) => !isNew(p) && p.swap?.phase === 'draining' && p.swap.revision === region.targetRevision);
   const missing = Math.max(0, Math.min(wantNew, region.desired) - countWhere(region, (p) => isPodActive(p) && isNew(p)) - draining.length);
+  // The old pods a partition holds stay as they are: swapping one would only make another old pod the kept one.
   const candidates = active
-    .filter((p) => !isNew(p) && p.swappable !== undefined && !(p.swap?.phase === 'draining' && p.swap.revision === region.targetRevision))
+    .filter((p) => !isNew(p) && !p.held && p.swappable !== undefined && !(p.swap?.phase === 'draining' && p.swap.revision === region.targetRevision))
     .sort((a, b) => Number(isAvailable(a, minReadySeconds, now)) - Number(isAvailable(b, minReadySeconds, now)) || (a.name < b.name ? -1 : 1));
   const available = countWhere(region, (p) => isAvailable(p, minReadySeconds, now));
   const budget = Math.max(0, available - (region.desired - maxUnavailable));

@@ -204,6 +204,37 @@ describe('in-place rollouts through the planner (simulated cluster)', () => {
     }
   });
 
+  it('with a partition, swaps stop short of it and never take a kept pod: the same pods stay old', () => {
+    const partitioned = inPlaceEd([{ name: 'a', replicas: 5, partition: 2 } as { name: string; replicas: number }, { name: 'b', replicas: 3 }], {
+      batchSize: 2,
+    });
+    const swapped = simulateFrom(partitioned, 'R', start(true));
+    expect(swapped.finalStatus.phase).toBe('Healthy');
+    expect([swapped.podsCreated, swapped.podsSwapped, swapped.newPodsRemoved]).toEqual([0, 6, 0]);
+    expect(swapped.groups.at(-1)?.regions.map((r) => [r.updated, r.old])).toEqual([
+      [3, 2],
+      [3, 0],
+    ]);
+  });
+
+  it('with a partition, the pods it holds are never the ones swapped', () => {
+    const partitioned = inPlaceEd([{ name: 'gpu', replicas: 4, partition: 2 } as { name: string; replicas: number }], {
+      rolloutStrategy: 'Group',
+      batchSize: 4,
+    });
+    const pods = [pod('a', { held: true, markedAt: T0 - 60_000 }), pod('b', { held: true, markedAt: T0 - 60_000 }), pod('c'), pod('d')];
+    const plan = planRollout({
+      ed: partitioned,
+      generation: 1,
+      rolloutRevision: 'R',
+      regions: [{ ...region(pods), partition: 2 }],
+      status: undefined,
+      controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined },
+      now: T0,
+    });
+    expect(plan.actions.filter((a) => a.kind === 'swapBegin').map((a) => ('pod' in a ? a.pod : ''))).toEqual(['c', 'd']);
+  });
+
   it('a change that is not image-only replaces pods as usual', () => {
     const replaced = simulateFrom(ed({ batchSize: 2 }), 'R', start(false));
     expect([replaced.podsSwapped, replaced.podsCreated]).toEqual([0, 8]);

@@ -831,3 +831,94 @@ describe('regionBudgets', () => {
     expect([budgets.maxSurge, budgets.maxUnavailable, budgets.replaceDirectly]).toEqual(expected);
   });
 });
+
+describe('planRollout: partitions keep old pods (a grey phase)', () => {
+  const grey = (strategy: Record<string, unknown>, replicas = 5, partition: number | string = 2) =>
+    ed(strategy, [{ name: 'a', replicas, partition } as { name: string; replicas: number }]);
+  const held = (n: number, at = T0 - 60_000) => Array.from({ length: n }, () => pod('old', { markedOld: false, held: true, markedAt: at }));
+  const partitioned = (desired: number, pods: PodState[], partition = 2, replicas = pods.length): RegionState => ({
+    ...region('a', desired, pods, replicas),
+    partition,
+  });
+
+  it.each([
+    ['Beta, batch 2', { batchSize: 2 }, [1, 3]],
+    ['Group, batch 2, DeleteAllFirst', { rolloutStrategy: 'Group', batchSize: 2, updateStrategy: { type: 'DeleteAllFirst' } }, [2, 3]],
+    ['Beta, batch 4, RollingUpdate (the last batch stops at the partition)', { batchSize: 4, updateStrategy: { type: 'RollingUpdate' } }, [1, 3]],
+  ])('%s: the rollout stops at the partition, Healthy, with both revisions running', (_, strategy, updated) => {
+    const sim = simulateFrom(grey(strategy), 'R1', [{ name: 'a', desired: 5, targetRevision: 'new', running: { old: 5 } }]);
+    expect(sim.groups.map((g) => g.regions.map((r) => r.updated))).toEqual(updated.map((u) => [u]));
+    expect(sim.groups.at(-1)?.regions).toMatchObject([{ updated: 3, old: 2 }]);
+    expect(sim.finalStatus).toMatchObject({ phase: 'Healthy' });
+    expect(sim.finalStatus.conditions?.find((c) => c.type === 'Progressing')?.message).toContain('2 pods partitions keep');
+    expect(sim.newPodsRemoved).toBe(0);
+  });
+
+  it('a percentage partition is of the region, rounded up', () => {
+    const sim = simulateFrom(grey({ rolloutStrategy: 'Group', batchSize: '100%' }, 10, '25%'), 'R1', [
+      { name: 'a', desired: 10, targetRevision: 'new', running: { old: 10 } },
+    ]);
+    expect(sim.groups.map((g) => g.regions.map((r) => [r.updated, r.old]))).toEqual([[[7, 3]]]);
+  });
+
+  it('marks the old pods to leave and holds those the partition keeps, so no scale-down takes a kept one', () => {
+    // maxUnavailable > 0 marks every leaving old pod at the start; the kept ones get the opposite mark instead.
+    const plan = planRollout(
+      input({
+        ed: grey({ batchSize: 2, updateStrategy: { type: 'RollingUpdate' } }),
+        regions: [
+          partitioned(
+            5,
+            olds(5).map((p) => ({ ...p, markedOld: false })),
+          ),
+        ],
+      }),
+    );
+    const kinds = plan.actions.filter((a) => a.kind !== 'scale').map((a) => a.kind);
+    expect(kinds.filter((k) => k === 'holdOld')).toHaveLength(2);
+    expect(kinds.filter((k) => k === 'markOld')).toHaveLength(3);
+    // A pod marked to leave is taken for the partition only when no other is left (here: the partition grew to 3).
+    const marked = [...held(2), ...olds(3)];
+    const grown = planRollout(input({ ed: grey({ batchSize: 2 }, 5, 3), regions: [partitioned(5, marked, 3)] }));
+    expect(grown.actions.filter((a) => a.kind === 'holdOld').map((a) => ('pod' in a ? a.pod : ''))).toEqual([marked[2]!.name]);
+  });
+
+  const completed: ExtendedDeploymentStatus = {
+    revision: 'R1',
+    phase: 'Healthy',
+    rolloutRegions: ['a'],
+    currentGroup: 2,
+    totalGroups: 2,
+    observedGeneration: 3,
+    regions: [{ name: 'a', desired: 5 }],
+    conditions: [{ type: 'Progressing', status: 'True', reason: 'RolloutComplete', lastTransitionTime: new Date(T0).toISOString() }],
+  };
+
+  it('Git lowers the count: new pods leave and the kept old ones stay, once their holds have settled', () => {
+    const lowered = (at: number) =>
+      planRollout(input({ ed: grey({ batchSize: 2 }, 4), regions: [partitioned(4, [...news(3), ...held(2, at)], 2, 5)], status: completed }));
+    expect(scales(lowered(T0 - 60_000))).toEqual(['a:5->4']);
+    // Held a moment ago: the ReplicaSet controller may not have seen the marks yet, and would take an old pod.
+    const fresh = lowered(T0 - MARK_SETTLE_MS / 2);
+    expect(fresh.actions).toEqual([]);
+  });
+
+  it('Git raises the count: the new pods come at once; the kept old pods stay', () => {
+    const plan = planRollout(input({ ed: grey({ batchSize: 2 }, 8), regions: [partitioned(8, [...news(3), ...held(2)], 2, 5)], status: completed }));
+    expect(scales(plan)).toEqual(['a:5->8']);
+    expect(plan.actions.filter((a) => a.kind !== 'scale')).toEqual([]);
+  });
+
+  it('a lower partition moves the difference on within the budgets; without one the rollout finishes', () => {
+    const lowered = planRollout(input({ ed: grey({ batchSize: 2 }, 5, 1), regions: [partitioned(5, [...news(3), ...held(2)], 1)], status: completed }));
+    // One hold is released, then marked to leave on a later look; the old pod goes once a new one is available.
+    expect(lowered.actions.map((a) => a.kind)).toEqual(['unmark', 'scale']);
+    expect(scales(lowered)).toEqual(['a:5->6']);
+    const none = planRollout(
+      input({ ed: ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]), regions: [region('a', 5, [...news(3), ...held(2)])], status: completed }),
+    );
+    expect(none.actions.filter((a) => a.kind === 'unmark')).toHaveLength(2);
+    expect(scales(none)).toEqual(['a:5->7']);
+    expect(none.status.phase).toBe('Progressing');
+  });
+});

@@ -1,6 +1,7 @@
 import { byName } from '../by-name.js';
 import type { RolloutAction } from './actions.js';
 import type { Budgets } from './budgets.js';
+import { keptOld } from './partition.js';
 import { isPodActive } from './pod-activity.js';
 import { countPods, countWhere, isAvailable, type PodState, type RegionCounts, type RegionState } from './snapshot.js';
 
@@ -42,6 +43,27 @@ export function creatingNew(region: RegionState, counts: RegionCounts): number {
  */
 export const MARK_SETTLE_MS = 2_000;
 
+/** Whether a pod's mark (either) has been there long enough for the ReplicaSet controller to have seen it. */
+const markSettled = (p: PodState, now: number) => p.markedAt === undefined || now - p.markedAt >= MARK_SETTLE_MS;
+
+/**
+ * The old pods a partition keeps (`kept` of them) get the hold mark; holds beyond that are released. Pods held already
+ * stay held; more are taken among the unmarked first, available before not, by name, so the choice is stable; a pod
+ * marked for removal is taken only when no other is left (the partition grew).
+ */
+function keptPods(region: RegionState, oldPods: readonly PodState[], kept: number): { hold: PodState[]; release: PodState[] } {
+  const heldNow = countWhere(region, (p) => isPodActive(p) && p.revision !== region.targetRevision && p.held === true);
+  const release = oldPods
+    .filter((p) => p.held)
+    .sort((a, b) => Number(leavesFirst(b)) - Number(leavesFirst(a)) || byName(b, a))
+    .slice(0, Math.max(0, heldNow - kept));
+  const hold = oldPods
+    .filter((p) => !p.held)
+    .sort((a, b) => Number(a.markedOld) - Number(b.markedOld) || Number(leavesFirst(a)) - Number(leavesFirst(b)) || byName(a, b))
+    .slice(0, Math.max(0, kept - heldNow));
+  return { hold, release };
+}
+
 /** The ReplicaSet controller removes pods that are not bound, not running or not Ready before any that are. */
 const leavesFirst = (p: PodState) => !p.assigned || !p.running || !p.ready;
 
@@ -65,6 +87,9 @@ const markOrder = (a: PodState, b: PodState) => Number(leavesFirst(b)) - Number(
  * and a rollout's first moments, when Git syncs many objects at once, carry one write per leaving pod rather than
  * one per old pod. Where old pods may leave at once, every old pod is marked at the rollout's start, so that each
  * later group finds its marks settled.
+ *
+ * The old pods a partition keeps (partition.ts) are never marked for removal: they carry the hold mark, the highest
+ * deletion cost, and new pods above the region's share leave around them only once every kept pod's mark has settled.
  */
 export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Budgets, minReadySeconds: number, now: number): RegionStep {
   const counts = countPods(region, minReadySeconds, now);
@@ -73,11 +98,14 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   // evicted or deleted old pod at the template's revision, and scaled back to the target it would remove a new pod
   // (unmarked, the most recently Ready goes first) for a later group to create again. The old pods make room instead.
   // Pods it is creating count too: a ReplicaSet Git has just created has spec.replicas 1 before its pod exists.
+  // A partition keeps old pods: the new ones stop short of them, and new pods above that (Git lowered the count, or the
+  // ReplicaSet replaced a kept pod that died at its own template) are surplus.
   // And capacity comes first: a region that runs old pods but fewer pods than desired (its count was raised, by Git or
   // by a move, or pods were lost) gets the missing ones at once, as the only template it has, the new one. A region
   // without old pods is being created: its groups pace it.
   const shortfall = counts.old > 0 ? desired - counts.old : 0;
-  const wantNew = Math.min(Math.max(wantNewRaw, counts.updated + creatingNew(region, counts), shortfall), desired);
+  const kept = Math.min(keptOld(region, counts.old), counts.old);
+  const wantNew = Math.min(Math.max(wantNewRaw, counts.updated + creatingNew(region, counts), shortfall), desired - kept);
   const wantOld = desired - wantNew;
   const { available, done } = groupProgress(counts, Math.min(wantNewRaw, desired), desired);
   const workload = region.workload;
@@ -97,13 +125,17 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   const actions: RolloutAction[] = [];
   const oldExcess = Math.max(0, counts.old - wantOld);
   const oldPods = active.filter((p) => !isNew(p));
-  const unmarked = oldPods.filter((p) => !p.markedOld).sort(markOrder);
+  const at = new Date(now).toISOString();
+  // The old pods a partition keeps carry the opposite mark: a scale-down removes them after any other pod.
+  const holds = keptPods(region, oldPods, kept);
+  for (const pod of holds.hold) actions.push({ kind: 'holdOld', region: region.name, pod: pod.name, uid: pod.uid, at });
+  for (const pod of holds.release) actions.push({ kind: 'unmark', region: region.name, pod: pod.name, uid: pod.uid });
+  const unmarked = oldPods.filter((p) => !p.markedOld && !p.held && !holds.hold.includes(p)).sort(markOrder);
   // Counted with the pods the plan's simulation keeps as counts (RegionState.settled); picks are among listed pods.
   const marked = countWhere(region, (p) => isPodActive(p) && !isNew(p) && p.markedOld);
-  const markNow = budgets.maxUnavailable > 0 ? unmarked.length : Math.max(0, oldExcess - marked);
-  const at = new Date(now).toISOString();
+  const markNow = budgets.maxUnavailable > 0 ? Math.min(unmarked.length, Math.max(0, counts.old - kept - marked)) : Math.max(0, oldExcess - marked);
   for (const pod of unmarked.slice(0, markNow)) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid, at });
-  for (const pod of active) if (isNew(pod) && pod.markedOld) actions.push({ kind: 'unmark', region: region.name, pod: pod.name, uid: pod.uid });
+  for (const pod of active) if (isNew(pod) && (pod.markedOld || pod.held)) actions.push({ kind: 'unmark', region: region.name, pod: pod.name, uid: pod.uid });
 
   const oldUnavailable = counts.old - counts.oldAvailable;
   const availableToLose = Math.max(0, counts.available - (desired - budgets.maxUnavailable));
@@ -131,7 +163,7 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   if (budgets.replaceDirectly) {
     const replace = Math.min(removable, room, missing);
     const victims = active
-      .filter((p) => !isNew(p))
+      .filter((p) => !isNew(p) && !p.held && !holds.hold.includes(p))
       .sort((a, b) => Number(isAvailable(a, minReadySeconds, now)) - Number(isAvailable(b, minReadySeconds, now)) || (a.name < b.name ? -1 : 1))
       .slice(0, replace);
     for (const pod of victims) actions.push({ kind: 'deletePod', region: region.name, pod: pod.name, uid: pod.uid });
@@ -142,7 +174,11 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   else if (askLater) replicas = workload.replicas;
   else replicas = counts.current - (counts.old <= wantOld ? Math.max(0, counts.updated - wantNew) : 0);
 
-  if (replicas < workload.replicas && counts.old > 0) {
+  if (replicas < workload.replicas && counts.old > 0 && kept > 0 && counts.old <= wantOld) {
+    // New pods leave while the partition keeps every old pod: each of those must rank after them.
+    const unheld = oldPods.find((p) => !p.held || !markSettled(p, now));
+    if (unheld) return { counts, actions, available, done, blocked: `old pod ${unheld.name}, which the partition keeps, is not marked to stay yet` };
+  } else if (replicas < workload.replicas && counts.old > 0) {
     const leaving = counts.current - replicas;
     // The ReplicaSet removes pods that are not bound, running and Ready first, and marked ones next: a new pod among
     // those may go instead of an old one. The region keeps every new pod up to its count (see wantNew), so that is
@@ -159,7 +195,7 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
       const stillMarked = exposed.find((p) => p.markedOld);
       if (stillMarked) return { counts, actions, available, done, blocked: `new pod ${stillMarked.name} still carries the mark for removal` };
     }
-    const settled = (p: PodState) => p.markedOld && (p.markedAt === undefined || now - p.markedAt >= MARK_SETTLE_MS);
+    const settled = (p: PodState) => p.markedOld && markSettled(p, now);
     const goFirst = countWhere(region, (p) => isPodActive(p) && !isNew(p) && (leavesFirst(p) || settled(p)));
     if (removable > 0 && goFirst < leaving) {
       return {

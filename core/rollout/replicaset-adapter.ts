@@ -3,6 +3,7 @@ import { regionBudgets } from './budgets.js';
 import { batchPods, mostNewAtGroup, regionGroups, targetAtGroup, type GroupSchedule } from './groups.js';
 import { settleSwaps, stepInPlace } from './in-place-step.js';
 import { creatingNew, groupProgress, stepRegion, type RegionStep } from './region-step.js';
+import { keptOldOf } from './partition.js';
 import { countPods, type RegionState } from './snapshot.js';
 import type { AdapterFactory, ScheduledRegion } from './workload-adapter.js';
 
@@ -49,7 +50,8 @@ export const replicaSetAdapter: AdapterFactory = (input, record) => {
         if (scheduled.groups === 0) return true;
         const { region } = scheduled;
         const counts = countPods(region, minReadySeconds, now);
-        return Math.min(counts.updated + creatingNew(region, counts), region.desired) <= mostNewAtGroup(targetAtGroup(strategy, scheduled, group), counts.old);
+        const most = region.desired - (scheduled.partition ?? 0);
+        return Math.min(counts.updated + creatingNew(region, counts), most) <= mostNewAtGroup(targetAtGroup(strategy, scheduled, group), counts.old);
       });
       if (fits) return group;
     }
@@ -65,7 +67,7 @@ export const replicaSetAdapter: AdapterFactory = (input, record) => {
       return undefined;
     },
     joins: (region) => countPods(region, minReadySeconds, now).old > 0,
-    groupsOf: (region) => regionGroups(strategy, region.desired),
+    groupsOf: (region) => regionGroups(strategy, region.desired, keptOldOf(region)),
     // Once this rollout's status records a group, that group holds: a new group is recorded before anything acts on
     // it (the agent writes such a status first), so the agent never puts pods ahead of the recorded group. Others do:
     // the ReplicaSet controller replaces an evicted or deleted old pod at the template's revision. Read from such pods,
@@ -82,7 +84,7 @@ export const replicaSetAdapter: AdapterFactory = (input, record) => {
       const capacity = stepRegion(region, countPods(region, minReadySeconds, now).updated, regionBudgets(strategy, region.desired), minReadySeconds, now);
       return inPlace ? [...settleSwaps(region, now), ...capacity.actions] : capacity.actions;
     },
-    converge: (region) => move(region, region.desired),
+    converge: (region) => move(region, region.desired - keptOldOf(region)),
     groupMembers: () => undefined,
   };
 };

@@ -2,6 +2,7 @@ import { ProgressingReason } from '../api/conditions.js';
 import type { RolloutAction } from './actions.js';
 import { decideGate, type Gate } from './gates.js';
 import { layoutGroups, regionOrderOf, type GroupSchedule } from './groups.js';
+import { keptOldOf } from './partition.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
 import { gateActions } from './readiness-gate.js';
 import { Phases, type Phase } from './reasons.js';
@@ -48,12 +49,16 @@ export function planSession(input: RolloutInput, adapterFor: AdapterFactory, gro
   const rolloutRegions = record?.regions ?? input.regions.filter((r) => adapter.joins(r) || growing.has(r.name)).map((r) => r.name);
   const schedule: GroupSchedule<ScheduledRegion> = layoutGroups(
     regionOrderOf(input.ed.spec),
-    input.regions.map((region) => ({
-      name: region.name,
-      replicas: region.desired,
-      groups: rolloutRegions.includes(region.name) ? adapter.groupsOf(region) : 0,
-      region,
-    })),
+    input.regions.map((region) => {
+      const rolling = rolloutRegions.includes(region.name);
+      return {
+        name: region.name,
+        replicas: region.desired,
+        partition: rolling ? keptOldOf(region) : 0,
+        groups: rolling ? adapter.groupsOf(region) : 0,
+        region,
+      };
+    }),
   );
   // A completed rollout keeps the groups it completed: counts changed since (Git, moves) are no groups of its own.
   const totalGroups = record?.completed ? (input.status?.totalGroups ?? schedule.totalGroups) : schedule.totalGroups;
@@ -94,6 +99,7 @@ export function planSession(input: RolloutInput, adapterFor: AdapterFactory, gro
 
   if (gate.kind === 'complete') {
     const settled = input.regions.map((r) => adapter.converge(r, session.totalGroups));
+    const kept = input.regions.reduce((sum, r) => sum + keptOldOf(r), 0);
     return finish(
       session,
       settled.every((s) => s.done)
@@ -102,7 +108,10 @@ export function planSession(input: RolloutInput, adapterFor: AdapterFactory, gro
             group: session.totalGroups,
             groupStart: undefined,
             reason: ProgressingReason.RolloutComplete,
-            message: 'every region runs its rendered revision',
+            message:
+              kept > 0
+                ? `every region runs its rendered revision but the ${kept} pods partitions keep on previous revisions`
+                : 'every region runs its rendered revision',
           }
         : {
             phase: Phases.Progressing,

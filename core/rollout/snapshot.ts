@@ -41,7 +41,9 @@ export interface PodState {
   readonly createdAt?: number | undefined;
   /** Whether the agent marked the pod to be removed first (pod-deletion-cost). */
   readonly markedOld: boolean;
-  /** When the agent marked it (ms), from the mark's own record; undefined for a mark without one. */
+  /** Whether the agent marked the old pod to be kept by its region's partition, removed after any other (pod-deletion-cost). */
+  readonly held?: boolean;
+  /** When the agent marked it (ms), either mark, from the mark's own record; undefined for a mark without one. */
   readonly markedAt?: number | undefined;
   /** The pod carries the InPlaceUpdateReady readiness gate. */
   readonly gated?: boolean;
@@ -136,6 +138,8 @@ export interface RegionState extends RegionPods {
   readonly targetRevision: string;
   /** Replicas the region should run: the spec's share (the planner adds moves). */
   readonly desired: number;
+  /** Pods its partition keeps on previous revisions (spec.regions[].partition of the spec's share); 0 when unset. */
+  readonly partition?: number | undefined;
   /** The region's nodes, when the agent tracks them (moves are on); undefined otherwise. */
   readonly nodes?: readonly NodeView[] | undefined;
   /** How many more pods of the region's template its nodes can take now; undefined when not tracked. */

@@ -8,6 +8,7 @@ import type { PodObject } from '../kube/objects.js';
 import {
   IN_PLACE_READINESS_GATE,
   MARKED_AT_ANNOTATION,
+  HELD_POD_DELETION_COST,
   OLD_POD_DELETION_COST,
   POD_DELETION_COST_ANNOTATION,
   REVISION_LABEL,
@@ -49,6 +50,9 @@ export function performAll(cluster: Cluster, actions: readonly RolloutAction[], 
         break;
       case 'markOld':
         patch(action.pod, action.uid, annotate({ [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: action.at }));
+        break;
+      case 'holdOld':
+        patch(action.pod, action.uid, annotate({ [POD_DELETION_COST_ANNOTATION]: HELD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: action.at }));
         break;
       case 'unmark':
         patch(action.pod, action.uid, annotate({ [POD_DELETION_COST_ANNOTATION]: undefined, [MARKED_AT_ANNOTATION]: undefined }));

@@ -66,6 +66,7 @@ function exhausted(input: RolloutInput, decision: Decision): string[] {
     const swappable = (p: PodState) => p.swappable !== undefined && !(p.swap?.phase === 'draining' && p.swap.revision === region.targetRevision);
     const short =
       (settledOld.some((p) => !p.markedOld) && picked('markOld') >= old.filter((p) => !p.markedOld).length) ||
+      (settledOld.some((p) => !p.held) && picked('holdOld') > 0 && picked('holdOld') >= old.filter((p) => !p.held).length) ||
       picked('deletePod') >= old.length ||
       (settledOld.some(swappable) && picked('swapBegin') >= old.filter(swappable).length);
     return short ? [region.name] : [];

@@ -79,6 +79,23 @@ function moduleDir(engine: GitopsEngine, moduleAtVersion: string): string {
   return info.Dir;
 }
 
+/**
+ * Waits until every CRD named is Established. `kubectl wait --for=condition=Established` is not used: on a CRD the API
+ * server has not given any status condition yet it fails at once (".status.conditions accessor error: <nil>") instead
+ * of waiting, which a cold lab hit in CI.
+ */
+async function waitCrdsEstablished(names: readonly string[], timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const established = (name: string) =>
+    kubectl(['get', `crd/${name}`, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}']).trim() === 'True';
+  let waiting = names.filter((n) => !established(n));
+  while (waiting.length > 0) {
+    if (Date.now() > deadline) throw new Error(`CRDs not Established within ${timeoutMs / 1000} s: ${waiting.join(', ')}`);
+    await sleep(250);
+    waiting = waiting.filter((n) => !established(n));
+  }
+}
+
 async function waitHttp(what: string, url: string, timeoutMs: number, logFile: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
@@ -202,13 +219,7 @@ export async function startFlux(log: Log = defaultLog): Promise<FluxLab> {
   const sourceCrds = join(moduleDir('flux', `github.com/fluxcd/source-controller@${version}`), 'config', 'crd', 'bases');
   const kustomizeCrds = join(moduleDir('flux', `github.com/fluxcd/kustomize-controller@${version}`), 'config', 'crd', 'bases');
   applyServerSide({ files: [sourceCrds, kustomizeCrds] });
-  kubectl([
-    'wait',
-    '--for=condition=Established',
-    '--timeout=60s',
-    'crd/kustomizations.kustomize.toolkit.fluxcd.io',
-    'crd/externalartifacts.source.toolkit.fluxcd.io',
-  ]);
+  await waitCrdsEstablished(['kustomizations.kustomize.toolkit.fluxcd.io', 'externalartifacts.source.toolkit.fluxcd.io']);
   applyServerSide({ objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: FLUX_NAMESPACE } }] });
 
   const artifacts = join(gitopsDir(), 'artifacts');
@@ -332,7 +343,7 @@ export async function startArgocd(options: ArgocdOptions = {}, log: Log = defaul
   const module = moduleDir('argocd', `github.com/argoproj/argo-cd/v3@${gitopsVersion('argocd')}`);
   const crds = ['application', 'appproject', 'applicationset'].map((c) => join(module, 'manifests', 'crds', `${c}-crd.yaml`));
   applyServerSide({ files: crds });
-  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/applications.argoproj.io', 'crd/appprojects.argoproj.io']);
+  await waitCrdsEstablished(['applications.argoproj.io', 'appprojects.argoproj.io']);
   applyServerSide({ objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ARGOCD_NAMESPACE } }] });
   const config = [
     'argocd-cm',

@@ -2,22 +2,32 @@
 // exactly what Git rendered: the ExtendedDeployment is the rendered one (same rollout revision), its status is Healthy
 // for that revision and describes the current generation, every region's workload is at the region's rendered revision
 // with the rendered replica count, and every pod of every region is live, at that revision, and there are exactly as
-// many as the region's count. (With replicas moved away by a shortage or a fault the counts differ from Git by design:
+// many as the region's count, but for the old pods a partition keeps (at most that many, beside the new ones). (With replicas moved away by a shortage or a fault the counts differ from Git by design:
 // compare once no move is active.) gitDifferences is pure (unit-tested in test/unit/git-match.test.ts); waitMatchesGit reads
 // the invariant watcher's picture until it matches or the time is up.
 import type { RenderedExtendedDeployment } from '../../core/render.js';
+import { partitionPods } from '../../core/rollout/partition.js';
 import { isPodTerminal } from '../../core/rollout/pod-activity.js';
 import type { InvariantWatch, Sample } from './invariants.js';
 
 /** What Git rendered, reduced to what the comparison reads. */
 export interface GitTarget {
   readonly rolloutRevision: string;
-  readonly regions: readonly { readonly name: string; readonly replicas: number; readonly revision: string }[];
+  readonly regions: readonly { readonly name: string; readonly replicas: number; readonly revision: string; readonly partition: number }[];
 }
 
 /** A rendered ExtendedDeployment as a GitTarget. */
 export function gitTarget(rendered: RenderedExtendedDeployment): GitTarget {
-  return { rolloutRevision: rendered.rolloutRevision, regions: rendered.regions.map((r) => ({ name: r.name, replicas: r.replicas, revision: r.revision })) };
+  const entries = (rendered.manifest as { spec?: { regions?: { name: string; partition?: number | string }[] } }).spec?.regions ?? [];
+  return {
+    rolloutRevision: rendered.rolloutRevision,
+    regions: rendered.regions.map((r) => ({
+      name: r.name,
+      replicas: r.replicas,
+      revision: r.revision,
+      partition: partitionPods(entries.find((e) => e.name === r.name)?.partition, r.replicas),
+    })),
+  };
 }
 
 /** Every way the picture differs from Git; empty when the cluster matches it. */
@@ -48,9 +58,10 @@ export function gitDifferences(sample: Sample, target: GitTarget): string[] {
     const stale = pods.filter((p) => !p.terminating && p.revision !== region.revision).length;
     const current = pods.filter((p) => !p.terminating && p.revision === region.revision);
     const notReady = current.filter((p) => !p.ready).length;
-    if (current.length !== region.replicas || stale > 0 || terminating > 0 || notReady > 0) {
+    if (current.length + stale !== region.replicas || stale > region.partition || terminating > 0 || notReady > 0) {
+      const kept = region.partition > 0 ? ` (its partition keeps up to ${region.partition} at the previous one)` : '';
       out.push(
-        `${region.name}: ${current.length} pods at ${region.revision} (${notReady} not Ready), ${stale} at other revisions, ${terminating} terminating; Git wants ${region.replicas} Ready at ${region.revision}`,
+        `${region.name}: ${current.length} pods at ${region.revision} (${notReady} not Ready), ${stale} at other revisions, ${terminating} terminating; Git wants ${region.replicas} Ready at ${region.revision}${kept}`,
       );
     }
   }

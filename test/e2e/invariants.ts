@@ -72,6 +72,7 @@ import { formatObject } from '../../core/problems.js';
 import { workloadName } from '../../core/render.js';
 import { regionBudgets } from '../../core/rollout/budgets.js';
 import { isPodActive, isPodTerminal } from '../../core/rollout/pod-activity.js';
+import { keptOld, partitionPods } from '../../core/rollout/partition.js';
 import { batchPods, mostNewAtGroup, regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from '../../core/rollout/groups.js';
 import { problemsMessage } from '../../core/rollout/status-decision.js';
 import { rolloutCompleted } from '../../core/rollout/status.js';
@@ -121,7 +122,7 @@ export interface EdSample {
   readonly strategy: RolloutStrategy;
   readonly regionOrder: NonNullable<RolloutStrategy['regionOrder']>;
   /** Regions in declared order: desired count (core's distribution, plus the recorded moves) and rendered revision. */
-  readonly regions: readonly { readonly name: string; readonly desired: number; readonly targetRevision: string }[];
+  readonly regions: readonly { readonly name: string; readonly desired: number; readonly partition: number; readonly targetRevision: string }[];
   readonly rolloutRevision: string;
   /** metadata.generation. */
   readonly generation?: number | undefined;
@@ -250,6 +251,7 @@ export function edReading(object: { kind?: string; metadata?: RawMeta; spec?: un
       regions: ed.spec.regions.map((r, i) => ({
         name: r.name,
         desired: (distribution.replicas[i] ?? 0) + moved(r.name),
+        partition: partitionPods(r.partition, distribution.replicas[i] ?? 0),
         targetRevision: String(revisions[r.name]),
       })),
       rolloutRevision,
@@ -448,7 +450,7 @@ export class InvariantChecker {
     const completed = status.revision === ed.rolloutRevision && rolloutCompleted(status);
     const inProgress = !completed;
     const current = status.revision === ed.rolloutRevision && status.rolloutRegions !== undefined && (status.currentGroup ?? 0) >= 1 && !completed;
-    const schedule = current ? groupSchedule(ed) : undefined;
+    const schedule = current ? groupSchedule(ed, sample.pods) : undefined;
     const prevPods = new Map((this.previous?.pods ?? []).map((p) => [p.uid, p]));
     const nowPods = new Map(sample.pods.map((p) => [p.uid, p]));
     const totals: Totals = { available: 0, floor: 0, excused: 0, lost: 0, rolling: false, regionFloor: false };
@@ -656,12 +658,14 @@ function checkCapacity(sample: Sample, ed: EdSample, report: Report): void {
   }
 }
 
-function groupSchedule(ed: EdSample): GroupSchedule {
+/** The rollout's groups, as core lays them out: a region's partition counts while it runs old pods (core's keptOld). */
+function groupSchedule(ed: EdSample, pods: readonly PodSample[]): GroupSchedule {
   const rollout = ed.status.rolloutRegions ?? [];
+  const oldPods = (r: EdSample['regions'][number]) => pods.filter((p) => p.region === r.name && isPodActive(p) && p.revision !== r.targetRevision).length;
   return scheduleGroups(
     ed.strategy,
     ed.regionOrder,
-    ed.regions.map((r) => ({ name: r.name, replicas: r.desired, changes: rollout.includes(r.name) })),
+    ed.regions.map((r) => ({ name: r.name, replicas: r.desired, changes: rollout.includes(r.name), partition: keptOld(r, oldPods(r)) })),
   );
 }
 

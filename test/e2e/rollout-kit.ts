@@ -51,6 +51,8 @@ export interface EdOptions {
   readonly strategy?: Record<string, unknown>;
   /** Per-region overrides by region letter (a, b, c). */
   readonly overrides?: Readonly<Record<string, Record<string, unknown>>>;
+  /** Per-region partitions by region letter (a, b, c): old pods the region keeps. */
+  readonly partitions?: Readonly<Record<string, number | string>>;
   readonly subsetType?: 'ReplicaSet' | 'Deployment';
 }
 
@@ -60,7 +62,8 @@ export function extendedDeployment(ns: string, suffix: string, o: EdOptions): Re
     const replicas = o.replicas[i];
     if (replicas === undefined) return [];
     const overrides = o.overrides?.[letter];
-    return [{ name: `${letter}-${suffix}`, replicas, ...(overrides && { overrides }) }];
+    const partition = o.partitions?.[letter];
+    return [{ name: `${letter}-${suffix}`, replicas, ...(partition !== undefined && { partition }), ...(overrides && { overrides }) }];
   });
   return {
     apiVersion: `${GROUP}/${VERSION}`,

@@ -8,8 +8,8 @@ import type { EdSample, PodSample, Sample } from '../e2e/invariants.js';
 const target: GitTarget = {
   rolloutRevision: 'roll-2',
   regions: [
-    { name: 'a', replicas: 2, revision: 'rev-a2' },
-    { name: 'b', replicas: 1, revision: 'rev-b2' },
+    { name: 'a', replicas: 2, revision: 'rev-a2', partition: 0 },
+    { name: 'b', replicas: 1, revision: 'rev-b2', partition: 0 },
   ],
 };
 
@@ -23,7 +23,7 @@ const ed = (o: { phase?: string; revision?: string; rolloutRevision?: string; ge
   subsetType: 'ReplicaSet',
   strategy,
   regionOrder: 'Parallel',
-  regions: target.regions.map((r) => ({ name: r.name, desired: r.replicas, targetRevision: r.revision })),
+  regions: target.regions.map((r) => ({ name: r.name, desired: r.replicas, partition: r.partition, targetRevision: r.revision })),
   rolloutRevision: o.rolloutRevision ?? 'roll-2',
   generation: o.generation ?? 4,
   status: { phase: o.phase ?? 'Healthy', revision: o.revision ?? 'roll-2', observedGeneration: o.observed ?? 4 },
@@ -95,6 +95,15 @@ describe('gitDifferences', () => {
       'b: 0 pods at rev-b2 (0 not Ready), 0 at other revisions, 0 terminating; Git wants 1 Ready at rev-b2',
     ]);
     expect(withPods([...s.pods, pod('c', 1, 'rev-c')])).toEqual(['1 pods of regions Git does not render (c)']);
+  });
+
+  it('accepts old pods a partition keeps, at most that many, beside the new ones', () => {
+    const partitioned: GitTarget = { ...target, regions: [{ ...target.regions[0]!, partition: 1 }, target.regions[1]!] };
+    const withPods = (pods: PodSample[]) => gitDifferences({ ...converged(), pods }, partitioned);
+    expect(withPods([pod('a', 1, 'rev-a2'), pod('a', 2, 'rev-a1'), pod('b', 1, 'rev-b2')])).toEqual([]);
+    expect(withPods([pod('a', 1, 'rev-a1'), pod('a', 2, 'rev-a1'), pod('b', 1, 'rev-b2')])).toEqual([
+      'a: 0 pods at rev-a2 (0 not Ready), 2 at other revisions, 0 terminating; Git wants 2 Ready at rev-a2 (its partition keeps up to 1 at the previous one)',
+    ]);
   });
 
   it('counts pods that stopped for good (Failed, Succeeded) nowhere, as the agent does; an active one being deleted is terminating', () => {

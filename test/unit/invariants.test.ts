@@ -39,6 +39,8 @@ function strategy(overrides: Record<string, unknown> = {}): Strategy {
 interface EdOptions {
   strategy?: Record<string, unknown>;
   desired?: Record<string, number>;
+  /** Resolved partitions per region (0 when absent). */
+  partitions?: Record<string, number>;
   phase?: string;
   group?: number;
   rolloutRegions?: string[];
@@ -55,7 +57,7 @@ function ed(o: EdOptions = {}): EdSample {
     subsetType: o.subsetType ?? 'ReplicaSet',
     strategy: s,
     regionOrder: s.regionOrder ?? (o.subsetType === 'Deployment' ? 'Sequential' : 'Parallel'),
-    regions: Object.entries(desired).map(([name, d]) => ({ name, desired: d, targetRevision: NEW })),
+    regions: Object.entries(desired).map(([name, d]) => ({ name, desired: d, partition: o.partitions?.[name] ?? 0, targetRevision: NEW })),
     rolloutRevision: 'rollout-2',
     status: {
       phase: o.phase ?? 'Progressing',
@@ -329,6 +331,14 @@ describe('invariant check: violations', () => {
     expect(kinds([sample(ed({ strategy: s, desired: { a: 2, b: 2 }, group: 2 }), { a: 'O1 N2 N3', b: 'O1 O2 n3' })])).toEqual(['groupTarget:b']);
   });
 
+  it('groupTarget: a partition caps the last group while the region runs old pods', () => {
+    // Beta, batch 4, 6 replicas: groups take it to 1, 5 and 6 new pods; with partition 2 to 1 and 4, never 5.
+    const g = ed({ strategy: { batchSize: 4 }, desired: { a: 6 }, partitions: { a: 2 }, group: 2 });
+    expect(kinds([sample(g, { a: 'O1 O2 N3 N4 N5 N6' })])).toEqual([]);
+    expect(kinds([sample(g, { a: 'O1 N2 N3 N4 N5 N6' })])).toEqual(['groupTarget:a']);
+    expect(kinds([sample(ed({ strategy: { batchSize: 4 }, desired: { a: 6 }, group: 2 }), { a: 'O1 N2 N3 N4 N5 N6' })])).toEqual([]);
+  });
+
   it('groupTarget: Sequential creation, a region waiting for its group may run the one pod its new ReplicaSet was given, not two', () => {
     const g = ed({ strategy: { regionOrder: 'Sequential' }, desired: { a: 2, b: 2 }, group: 1 });
     expect(kinds([sample(g, { a: 'n1', b: 'n2' })])).toEqual([]);
@@ -575,7 +585,7 @@ describe('samples from objects', () => {
   it('edReading reads a rendered ExtendedDeployment as core parses it; podSample reads Date and string timestamps', () => {
     const r = renderedWeb();
     const s = edReading({ ...(r?.manifest as object), status: { phase: 'Healthy', revision: r?.rolloutRevision, currentGroup: 2, rolloutRegions: ['r1'] } }).ed;
-    expect(s?.regions).toEqual(r?.regions.map((x) => ({ name: x.name, desired: x.replicas, targetRevision: x.revision })));
+    expect(s?.regions).toEqual(r?.regions.map((x) => ({ name: x.name, desired: x.replicas, partition: 0, targetRevision: x.revision })));
     expect(s?.regions.map((x) => x.desired)).toEqual([3, 2]);
     expect(s?.rolloutRevision).toBe(r?.rolloutRevision);
     expect(s?.regionOrder).toBe('Sequential');

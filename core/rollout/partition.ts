@@ -1,0 +1,30 @@
+import { parsePercent, type IntOrPercent } from '../api/common.js';
+import { isPodActive } from './pod-activity.js';
+import { countWhere, type RegionState } from './snapshot.js';
+
+/**
+ * The pods a region's `partition` keeps on previous revisions: an integer, or a percentage of the region's replicas
+ * rounded up (as UnitedDeployment and CloneSet round a partition), at most its replicas.
+ */
+export function partitionPods(partition: IntOrPercent | undefined, regionReplicas: number): number {
+  if (partition === undefined) return 0;
+  const pods = typeof partition === 'number' ? partition : Math.ceil((regionReplicas * (parsePercent(partition) ?? 0)) / 100);
+  return Math.min(Math.max(0, pods), regionReplicas);
+}
+
+/**
+ * Old pods the region keeps now: its partition, within its desired count, while it runs old pods. A region without old
+ * pods (created, or every old pod gone) has nothing to keep: its ReplicaSet creates pods at the new template only.
+ */
+export function keptOld(region: Pick<RegionState, 'partition' | 'desired'>, oldPods: number): number {
+  return oldPods > 0 ? Math.min(region.partition ?? 0, region.desired) : 0;
+}
+
+/** keptOld, counting the region's active old pods. */
+export function keptOldOf(region: RegionState): number {
+  if (!region.partition) return 0;
+  return keptOld(
+    region,
+    countWhere(region, (p) => isPodActive(p) && p.revision !== region.targetRevision),
+  );
+}
