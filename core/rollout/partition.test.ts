@@ -18,9 +18,10 @@ describe('partitionPods', () => {
 });
 
 describe('keptOld', () => {
-  it('keeps the partition within the desired count, and nothing in a region without old pods', () => {
+  it('keeps the partition within the desired count and the old pods left, and nothing in a region without old pods', () => {
     expect(keptOld({ partition: 3, desired: 10 }, 5)).toBe(3);
     expect(keptOld({ partition: 3, desired: 2 }, 5)).toBe(2);
+    expect(keptOld({ partition: 3, desired: 10 }, 1)).toBe(1);
     expect(keptOld({ partition: 3, desired: 10 }, 0)).toBe(0);
     expect(keptOld({ desired: 10 }, 5)).toBe(0);
   });

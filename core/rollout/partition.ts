@@ -13,11 +13,12 @@ export function partitionPods(partition: IntOrPercent | undefined, regionReplica
 }
 
 /**
- * Old pods the region keeps now: its partition, within its desired count, while it runs old pods. A region without old
- * pods (created, or every old pod gone) has nothing to keep: its ReplicaSet creates pods at the new template only.
+ * Old pods the region keeps now: its partition, within its desired count and the old pods it still runs. Kept pods
+ * that died are not made again (its ReplicaSet creates pods at the new template only): the region fills up with new
+ * ones, and a region without old pods (created, or every old pod gone) keeps none.
  */
 export function keptOld(region: Pick<RegionState, 'partition' | 'desired'>, oldPods: number): number {
-  return oldPods > 0 ? Math.min(region.partition ?? 0, region.desired) : 0;
+  return Math.min(region.partition ?? 0, region.desired, oldPods);
 }
 
 /** keptOld, counting the region's active old pods. */

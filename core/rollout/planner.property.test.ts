@@ -30,7 +30,7 @@ import { distributeReplicas } from '../distribution.js';
 import type { RolloutAction } from './actions.js';
 import { regionBudgets } from './budgets.js';
 import { mostNewAtGroup, regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from './groups.js';
-import { partitionPods } from './partition.js';
+import { keptOld, partitionPods } from './partition.js';
 import { planRollout } from './planner.js';
 import { countPods, type PodState, type RegionState } from './snapshot.js';
 
@@ -233,6 +233,7 @@ function run(sc: Scenario, maxSteps: number): Run | undefined {
   // The old pods a partition keeps, as observe.ts resolves it against the region's count (regions that start with old
   // pods only: the others have none to keep).
   const kept = (i: number) => (sc.start[i]!.kind === 'old' ? partitionPods(ed.spec.regions[i]!.partition, desired[i]!) : 0);
+  const oldAlive = (i: number) => (pods.get(names[i]!) ?? []).filter((p) => p.goneAt === undefined && p.revision !== NEW).length;
   const view = (): RegionState[] =>
     names.map((name, i) => ({
       name,
@@ -264,7 +265,12 @@ function run(sc: Scenario, maxSteps: number): Run | undefined {
     scheduleGroups(
       strat,
       regionOrderOf(ed.spec),
-      names.map((name, i) => ({ name, replicas: desired[i]!, changes: rolloutRegions.includes(name), partition: kept(i) })),
+      names.map((name, i) => ({
+        name,
+        replicas: desired[i]!,
+        changes: rolloutRegions.includes(name),
+        partition: keptOld({ partition: kept(i), desired: desired[i]! }, oldAlive(i)),
+      })),
     );
   let schedule = scheduleNow();
   // A region raised while it runs old pods gets the raise at once, at the new revision (capacity first): those new

@@ -104,7 +104,7 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   // by a move, or pods were lost) gets the missing ones at once, as the only template it has, the new one. A region
   // without old pods is being created: its groups pace it.
   const shortfall = counts.old > 0 ? desired - counts.old : 0;
-  const kept = Math.min(keptOld(region, counts.old), counts.old);
+  const kept = keptOld(region, counts.old);
   const wantNew = Math.min(Math.max(wantNewRaw, counts.updated + creatingNew(region, counts), shortfall), desired - kept);
   const wantOld = desired - wantNew;
   const { available, done } = groupProgress(counts, Math.min(wantNewRaw, desired), desired);
