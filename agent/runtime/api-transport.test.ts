@@ -52,4 +52,15 @@ describe('transportKubeConfig', () => {
     await client.deleteNamespacedPod({ name: 'p', namespace: 'ns' });
     expect(received.map((r) => r.method)).toEqual(['GET', 'DELETE']);
   });
+
+  it('asks the fence again once the connection is ready, and a write it then refuses never reaches the server', async () => {
+    // Open when the write is sent, closed by the time its connection is up (a process paused in between).
+    let asked = 0;
+    const client = transportKubeConfig(kc, { timeoutMs: 5_000, userAgent: 'ua', clock: realClock, mayWrite: () => asked++ === 0 }).makeApiClient(CoreV1Api);
+    received.length = 0;
+    const refused = await client.deleteNamespacedPod({ name: 'p', namespace: 'ns' }).catch((error: unknown) => error);
+    expect(String(refused)).toMatch(/not sent: this agent is not \(or no longer surely\) the leader/);
+    expect(asked).toBe(2);
+    expect(received).toEqual([]);
+  });
 });

@@ -7,6 +7,9 @@ import {
   type RequestContext,
   type ResponseContext,
 } from '@kubernetes/client-node';
+import { globalAgent, type Agent, type ClientRequest } from 'node:http';
+import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import type { Clock } from './clock.js';
 
 /**
@@ -56,12 +59,45 @@ export function transportKubeConfig(kc: KubeConfig, options: TransportOptions): 
   return wrapped;
 }
 
+/** Node's Agent as the http module calls it: addRequest is how a request gets its socket (not in the typings). */
+type RequestAgent = Agent & { addRequest(req: ClientRequest, options: unknown): void };
+
+/**
+ * The agent of a write, asking the fence once more when the request's socket is ready to carry it: a write that passed
+ * the fence may wait for its connection (a TCP connect, a TLS handshake) and meanwhile this process may be paused
+ * past its renew deadline; when it resumes, the connection completes and the request would go out before the deadline's
+ * timer runs (I/O callbacks come first). Until the socket is connected (and, for TLS, secure) its writes are corked,
+ * and a write the fence refuses by then is destroyed unsent. A socket kept alive is ready at once: asked right away.
+ */
+function fencedAgent(agent: Agent | undefined, mayWrite: () => boolean, refused: () => Error): Agent {
+  const inner = (agent ?? globalAgent) as RequestAgent;
+  const fenced = Object.create(inner) as RequestAgent;
+  fenced.addRequest = (req, options) => {
+    req.once('socket', (socket: Socket) => {
+      const gate = () => {
+        if (!mayWrite()) req.destroy(refused());
+      };
+      // _secureEstablished is how a TLSSocket itself tells a finished handshake (there is no public flag for it).
+      const handshaking = socket instanceof TLSSocket && (socket as TLSSocket & { _secureEstablished?: boolean })._secureEstablished !== true;
+      if (!socket.connecting && !handshaking) return gate();
+      socket.cork();
+      socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', () => {
+        gate();
+        socket.uncork();
+      });
+    });
+    inner.addRequest(req, options);
+  };
+  return fenced;
+}
+
 function fencedHttpLibrary(inner: HttpLibrary, options: TransportOptions): HttpLibrary {
   const { clock, onResponse, mayWrite } = options;
   return {
     send(request: RequestContext): Observable<ResponseContext> {
       const method = String(request.getHttpMethod());
       if (method !== 'GET' && mayWrite && !mayWrite()) return new Observable(Promise.reject(new FencedWriteError(method, request.getUrl())));
+      if (method !== 'GET' && mayWrite) request.setAgent(fencedAgent(request.getAgent(), mayWrite, () => new FencedWriteError(method, request.getUrl())));
       request.setHeaderParam('User-Agent', options.userAgent);
       const signal = AbortSignal.timeout(options.timeoutMs);
       const own = request.getSignal();

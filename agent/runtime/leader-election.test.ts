@@ -193,6 +193,28 @@ describe('LeaderElector', () => {
     expect(b.elector.isLeader()).toBe(true);
   });
 
+  it('a stop (SIGTERM, then a drain longer than the renew deadline) never reports lost leadership, yet its fence closes at the deadline', async () => {
+    const { clock, a } = await aLeads();
+    await run(clock, 3_000);
+    const stopping = a.elector.stop();
+    await run(clock, 50);
+    await stopping;
+    const stoppedAt = clock.monotonic();
+    // The drain may still write: the lease is surely ours until the renew deadline of the last renewal.
+    expect(a.elector.mayWrite()).toBe(true);
+    let openAfterDeadline = 0;
+    let closedAt: number | undefined;
+    await run(clock, 30_000, () => {
+      if (!a.elector.mayWrite()) closedAt ??= clock.monotonic();
+      else if (clock.monotonic() - stoppedAt > TIMING.renewDeadlineMs) openAfterDeadline++;
+    });
+    expect(closedAt! - stoppedAt).toBeLessThanOrEqual(TIMING.renewDeadlineMs);
+    expect(openAfterDeadline).toBe(0);
+    expect(a.elector.isLeader()).toBe(false);
+    // onStoppedLeading was never called: the agent would report LostLeadership and exit 1 on it.
+    expect(a.lost).toEqual([]);
+  });
+
   it('release gives the lease up only while it is surely still ours', async () => {
     const { clock, store, a } = await aLeads();
     await a.elector.stop();

@@ -73,6 +73,8 @@ export interface LostLeadership {
 export class LeaderElector {
   private leading = false;
   private running = false;
+  /** `stop` was called: the term ends on purpose, so its deadline passing is no lost leadership. */
+  private stopped = false;
   private timer: CancelTimer | undefined;
   private deadlineTimer: CancelTimer | undefined;
   private inFlight: Promise<void> | undefined;
@@ -110,12 +112,18 @@ export class LeaderElector {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopped = false;
     this.schedule(0);
   }
 
-  /** Stops trying and renewing (it keeps the lease until it expires or `release` is called). */
+  /**
+   * Stops trying and renewing (it keeps the lease until it expires or `release` is called). The fence still closes at
+   * the renew deadline, but quietly: a drain longer than the deadline is a stop, not a lost leadership (which would
+   * make the process exit 1).
+   */
   async stop(): Promise<void> {
     this.running = false;
+    this.stopped = true;
     this.timer?.();
     this.timer = undefined;
     await this.inFlight;
@@ -261,6 +269,7 @@ export class LeaderElector {
     this.deadlineTimer = clock.setTimer(Math.max(1, Math.ceil(remaining)), () => {
       if (!this.leading) return;
       if (this.mayWrite()) this.armDeadline();
+      else if (this.stopped) this.endQuietly();
       else this.stepDown(`no renewal succeeded within the renew deadline (${this.config.renewDeadlineMs} ms)`);
     });
   }
@@ -272,6 +281,12 @@ export class LeaderElector {
     this.timer = undefined;
     this.hooks.log.warn('lost leadership', { lease: this.leaseName(), reason: why });
     this.hooks.onStoppedLeading({ reason: why });
+  }
+
+  /** The deadline of a stopped elector: the term ends (mayWrite was already false by the clock), nothing is reported. */
+  private endQuietly(): void {
+    this.endTerm();
+    this.hooks.log.info('renew deadline passed while stopping; writes are refused from now on', { lease: this.leaseName() });
   }
 
   private endTerm(): void {

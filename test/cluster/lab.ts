@@ -62,9 +62,9 @@ const auditPolicyPath = () => join(labDir(), 'logs', 'audit-policy.yaml');
  * completed, with microseconds and the object it returned, so a bench can time a pod turning Ready and the agent's
  * answer at the server rather than by its own watch, which lags whenever the bench itself is busy (bench/lab-kit.ts
  * reads it). Writes of CRDs, DeployRegions, ExtendedDeployments and regional workloads are audited at Metadata level:
- * the GitOps suites read from them the order in which an engine applied a commit. Writes of pods, evictions, Events
- * and the agents' Leases too, with each request's User-Agent: the fencing suite reads from them that two agent
- * replicas never wrote in the same term.
+ * the GitOps suites read from them the order in which an engine applied a commit. Writes of pods, evictions, Events,
+ * ControllerRevisions, DeployRegion statuses and the agents' Leases too (every write the agent makes), with each
+ * request's User-Agent: the fencing suite reads from them that two agent replicas never wrote in the same term.
  */
 export const auditLogPath = () => join(labDir(), 'logs', 'audit.log');
 
@@ -102,6 +102,10 @@ rules:
         resources: [leases]
       - group: ""
         resources: [pods, pods/eviction, events]
+      - group: apps
+        resources: [controllerrevisions]
+      - group: extendeddeployment.io
+        resources: [deployregions/status]
   - level: None
 `;
 

@@ -39,10 +39,21 @@ interface AgentWrite {
   readonly event: AuditEvent;
 }
 
-/** The agents' writes in `ns` since `since`, by the API server's clock, in the order they arrived. */
+/** The identity of agent `i` (0 or 1) of the pair a test in `ns` starts. */
+const pairIdentity = (ns: string, i: number) => `${ns}-${'ab'[i]}`;
+
+/**
+ * The agents' writes since `since`, by the API server's clock, in the order they arrived: those in `ns`, and the
+ * cluster-scoped ones (DeployRegion statuses) of this test's pair alone, as every suite's agents write those.
+ */
 function agentWrites(ns: string, since: number): AgentWrite[] {
+  const pair = [pairIdentity(ns, 0), pairIdentity(ns, 1)];
   return auditEvents()
-    .filter((e) => isWrite(e) && e.objectRef?.namespace === ns && USER_AGENT.test(e.userAgent ?? ''))
+    .filter((e) => {
+      const identity = USER_AGENT.exec(e.userAgent ?? '')?.[1];
+      if (!isWrite(e) || identity === undefined) return false;
+      return e.objectRef?.namespace === ns || (!e.objectRef?.namespace && pair.includes(identity));
+    })
     .map((e) => ({
       identity: USER_AGENT.exec(e.userAgent ?? '')![1]!,
       received: Date.parse(e.requestReceivedTimestamp ?? ''),
@@ -91,7 +102,7 @@ async function startPair(
     new AgentProcess({
       // The proxy forwards the Impersonate-User header: the agent is authorized by the rendered RBAC and policies.
       kubeconfig: account.kubeconfigFile(proxies[i]!.kubeconfig),
-      identity: `${ns}-${'ab'[i]}`,
+      identity: pairIdentity(ns, i),
       namespace: ns,
       leaseNamespace: ns,
       leaseDurationSeconds: LEASE_SECONDS,
