@@ -1,7 +1,7 @@
 // Builds the lab's binaries from the Go module proxy and caches them outside the repository:
 //   ~/.cache/extended-deployment/lab/<k8s>-<etcd>-<kwok>-<go>/bin/
 //     kube-apiserver kube-controller-manager kube-scheduler kubectl etcd pkigen kwok
-//   ~/.cache/extended-deployment/lab/gitops-<engine>-<version>_<go>/bin/   (on demand: kustomize-controller; argocd, lua-health)
+//   ~/.cache/extended-deployment/lab/gitops-<engine>-<version>_<go>/bin/   (on demand: kustomize-controller, cel-health; argocd, lua-health)
 // The pinned versions are read from the wrapper modules' go.mod files (the single source of truth), so the cache
 // key changes exactly when a pin changes. A stamp file with a hash of every build input (go.mod, go.sum, Go sources)
 // triggers a rebuild when anything else in the wrapper modules changes.
@@ -263,8 +263,8 @@ const GITOPS_BUILDS: Record<GitopsEngine, { module: string; pinned: string; pack
   flux: {
     module: 'flux',
     pinned: 'github.com/fluxcd/kustomize-controller',
-    packages: ['github.com/fluxcd/kustomize-controller'],
-    binaries: ['kustomize-controller'],
+    packages: ['github.com/fluxcd/kustomize-controller', './cmd/cel-health'],
+    binaries: ['kustomize-controller', 'cel-health'],
   },
   argocd: { module: 'argocd', pinned: 'github.com/argoproj/argo-cd/v3', packages: ['.', './cmd/lua-health'], binaries: ['argocd', 'lua-health'] },
 };

@@ -458,6 +458,20 @@ export async function stopGitops(engine: GitopsEngine, log: Log = defaultLog): P
   rmSync(stateFile(engine), { force: true });
 }
 
+/**
+ * Flux's own health of each file (cel-health: fluxcd/pkg/runtime/cel's status reader over the `healthCheckExprs` of the
+ * Kustomization file, as kustomize-controller reads them): a kstatus status, with the error when it is Unknown.
+ */
+export async function fluxHealth(kustomizationFile: string, files: readonly string[]): Promise<{ file: string; status?: string; error?: string }[]> {
+  const binDir = await ensureGitopsBinaries('flux');
+  const r = spawnSync(join(binDir, 'cel-health'), [kustomizationFile, ...files], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`cel-health: ${r.stderr}`);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { file: string; status?: string; error?: string });
+}
+
 /** Argo CD's own health of each file (lua-health: Argo CD's settings manager and gitops-engine's health with the Lua overrides). */
 export async function argocdHealth(argocdCm: string, files: readonly string[]): Promise<{ file: string; status?: string; message: string; error?: string }[]> {
   const binDir = await ensureGitopsBinaries('argocd');
