@@ -176,3 +176,52 @@ describe('performHistoryAction', () => {
     await expect(performHistoryAction(apps(status(500)).api, 'shop', { kind: 'delete', name: 'web-r0', uid: 'u-0' })).rejects.toMatchObject({ code: 500 });
   });
 });
+
+describe('keepers (core/rollout/keeper.ts)', () => {
+  const status = (code: number) => Object.assign(new Error(`HTTP ${code}`), { code });
+  const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i:1' }] } };
+  const create = {
+    kind: 'createKeeper',
+    region: 'a',
+    workload: 'web-a-r1',
+    replicas: 1,
+    revision: 'r1',
+    template,
+    owner: { name: 'web', uid: 'ed-uid' },
+  } as const;
+  const drop = { kind: 'dropKeeper', region: 'a', workload: 'web-a-r1', uid: 'k-uid' } as const;
+  const clients = (error?: Error) => {
+    const calls: { method: string; params: Record<string, unknown> }[] = [];
+    const answer = (method: string) => async (params: Record<string, unknown>) => {
+      calls.push({ method, params });
+      if (error) throw error;
+      return { metadata: { name: 'web-a-r1', resourceVersion: '7' } };
+    };
+    const apps = { createNamespacedReplicaSet: answer('create'), deleteNamespacedReplicaSet: answer('delete') } as unknown as AppsV1Api;
+    return { calls, clients: { apps, core: {} as CoreV1Api, now: () => 0 } };
+  };
+
+  it('creates the keeper with a create (never an apply), answering the object; deletes it with its uid as precondition', async () => {
+    const c = clients();
+    await expect(performAction(c.clients, 'shop', 'ReplicaSet', create)).resolves.toMatchObject({ metadata: { resourceVersion: '7' } });
+    await performAction(c.clients, 'shop', 'ReplicaSet', drop);
+    expect(c.calls.map((call) => call.method)).toEqual(['create', 'delete']);
+    expect(c.calls[0]?.params).toMatchObject({
+      namespace: 'shop',
+      fieldManager: 'extendeddeployment-agent',
+      body: { metadata: { name: 'web-a-r1', namespace: 'shop' } },
+    });
+    expect(c.calls[1]?.params).toEqual({ name: 'web-a-r1', namespace: 'shop', body: { preconditions: { uid: 'k-uid' } } });
+  });
+
+  it('takes a keeper that exists already (409) as created, and one gone or replaced (404, 409) as deleted', async () => {
+    await expect(performAction(clients(status(409)).clients, 'shop', 'ReplicaSet', create)).resolves.toBeUndefined();
+    for (const code of [404, 409]) await expect(performAction(clients(status(code)).clients, 'shop', 'ReplicaSet', drop)).resolves.toBeUndefined();
+  });
+
+  it('throws any other failure, for the reconcile to retry and report', async () => {
+    await expect(performAction(clients(status(403)).clients, 'shop', 'ReplicaSet', create)).rejects.toMatchObject({ code: 403 });
+    await expect(performAction(clients(status(404)).clients, 'shop', 'ReplicaSet', create)).rejects.toMatchObject({ code: 404 });
+    await expect(performAction(clients(status(500)).clients, 'shop', 'ReplicaSet', drop)).rejects.toMatchObject({ code: 500 });
+  });
+});

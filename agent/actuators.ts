@@ -1,4 +1,4 @@
-import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api, type V1ControllerRevision } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api, type V1ControllerRevision, type V1ReplicaSet } from '@kubernetes/client-node';
 import {
   IN_PLACE_READINESS_GATE,
   MARKED_AT_ANNOTATION,
@@ -9,7 +9,8 @@ import {
   SWAP_STATE_ANNOTATION,
 } from '../core/labels.js';
 import type { HistoryAction } from '../core/history/revisions.js';
-import type { PauseAction, RolloutAction, ScaleAction, SwapAction } from '../core/rollout/actions.js';
+import type { CreateKeeperAction, DropKeeperAction, PauseAction, RolloutAction, ScaleAction, SwapAction } from '../core/rollout/actions.js';
+import { keeperObject } from '../core/rollout/keeper.js';
 import { evictPod } from './eviction.js';
 import { FIELD_MANAGER } from './field-manager.js';
 import { isConflict, isInvalid, isNotFound } from './runtime/kube-errors.js';
@@ -41,11 +42,40 @@ export interface ActuatorClients {
 export async function performAction(clients: ActuatorClients, namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<MetaObject | undefined> {
   if (action.kind === 'scale') return scale(clients, namespace, kind, action.workload, action.replicas);
   if (action.kind === 'setPaused') return setPaused(clients, namespace, action.workload, action.paused);
+  if (action.kind === 'createKeeper') return createKeeper(clients.apps, namespace, action);
+  if (action.kind === 'dropKeeper') return dropKeeper(clients.apps, namespace, action);
   await podAction(clients, namespace, action);
   return undefined;
 }
 
-async function podAction({ core, now }: ActuatorClients, namespace: string, action: Exclude<RolloutAction, ScaleAction | PauseAction>): Promise<void> {
+/**
+ * Creates a region's keeper (core/rollout/keeper.ts). AlreadyExists is done: either this keeper, which the caches show
+ * soon, or another object by that name, which observe never takes for a keeper and which is left alone.
+ */
+async function createKeeper(apps: AppsV1Api, namespace: string, action: CreateKeeperAction): Promise<MetaObject | undefined> {
+  try {
+    return await apps.createNamespacedReplicaSet({ namespace, body: keeperObject(action, namespace) as V1ReplicaSet, fieldManager: FIELD_MANAGER });
+  } catch (error) {
+    if (isConflict(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Deletes a keeper that keeps nothing; guarded by its uid (a 409 says another object took the name), gone is done. */
+async function dropKeeper(apps: AppsV1Api, namespace: string, action: DropKeeperAction): Promise<undefined> {
+  try {
+    await apps.deleteNamespacedReplicaSet({ name: action.workload, namespace, body: { preconditions: { uid: action.uid } } });
+  } catch (error) {
+    if (!isNotFound(error) && !isConflict(error)) throw error;
+  }
+  return undefined;
+}
+
+async function podAction(
+  { core, now }: ActuatorClients,
+  namespace: string,
+  action: Exclude<RolloutAction, ScaleAction | PauseAction | CreateKeeperAction | DropKeeperAction>,
+): Promise<void> {
   switch (action.kind) {
     case 'markOld':
       return mark(core, namespace, action.pod, action.uid, { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: action.at });

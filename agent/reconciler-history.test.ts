@@ -2,7 +2,8 @@
 // after the rollout's own writes. Same level as reconciler.test.ts: fixed caches, recorded writes.
 import { describe, expect, it } from 'vitest';
 import type { HistoryAction } from '../core/history/revisions.js';
-import { NAME_LABEL, REVISION_LABEL, ROLLOUT_REVISION_ANNOTATION } from '../core/labels.js';
+import { NAME_LABEL, REGION_LABEL, REVISION_LABEL, ROLLOUT_REVISION_ANNOTATION } from '../core/labels.js';
+import type { RolloutAction } from '../core/rollout/actions.js';
 import type { ControllerRevisionObject } from '../core/history/entries.js';
 import type { AgentCaches } from './informers.js';
 import { edKeyOf } from './keys.js';
@@ -103,6 +104,66 @@ describe('Reconciler: history', () => {
     const result = await reconcile(world({ synced: false }).caches, ports);
     expect(history).toEqual([]);
     expect(result.requeueAfterMs).toBeLessThanOrEqual(HISTORY_RETRY_MS);
+  });
+
+  it("makes a partitioned region's keeper from the template its history recorded, and keeps that revision beyond historyLimit", async () => {
+    // amd keeps 1 of its 2 pods at the previous revision; its ReplicaSet carries the new template already.
+    const { ed, revisionOf } = webExtendedDeployment({
+      regions,
+      image: 'web:2',
+      spec: { replicas: 4, historyLimit: 0, regions: [{ name: 'amd', partition: 1 }, { name: 'arm' }] },
+    });
+    const previous = { metadata: { labels: { app: 'web', [REVISION_LABEL]: 'previous' } }, spec: { containers: [{ name: 'app', image: 'web:1' }] } };
+    const replicaSets = ['amd', 'arm'].map((region) => ({
+      metadata: { name: `web-${region}`, namespace: 'shop', uid: `uid-rs-${region}`, resourceVersion: '1', labels: { [NAME_LABEL]: 'web' } },
+      spec: {
+        replicas: 2,
+        template: { metadata: { labels: { app: 'web', [REVISION_LABEL]: revisionOf(region) } }, spec: { containers: [{ name: 'app', image: 'web:2' }] } },
+      },
+    }));
+    const pod = (name: string, region: string, revision: string) => ({
+      metadata: {
+        name,
+        namespace: 'shop',
+        uid: `uid-${name}`,
+        labels: { app: 'web', [NAME_LABEL]: 'web', [REGION_LABEL]: region, [REVISION_LABEL]: revision },
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `web-${region}`, uid: `uid-rs-${region}`, controller: true }],
+      },
+      spec: { nodeName: 'n' },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(NOW - 60_000).toISOString() }] },
+    });
+    const recorded = { ...revision('web-old', 1), data: { regions: [{ region: 'amd', revision: 'previous', template: previous }] } };
+    const caches = (synced: boolean) =>
+      ({
+        extendedDeployments: cache([ed]),
+        deployRegions: cache(regions),
+        replicaSets: cache(replicaSets),
+        deployments: cache([]),
+        pods: cache([pod('a1', 'amd', 'previous'), pod('a2', 'amd', 'previous'), pod('r1', 'arm', revisionOf('arm')), pod('r2', 'arm', revisionOf('arm'))]),
+        controllerRevisions: { ...cache([recorded]), synced: () => synced },
+        nodes: cache([]),
+      }) as unknown as AgentCaches;
+    const actions: RolloutAction[] = [];
+    const base = recorder();
+    const ports: ReconcilerPorts = { ...base.ports, performAction: async (_ns, _kind, action) => void actions.push(action) };
+    await reconcile(caches(true), ports);
+    expect(actions.filter((a) => a.kind === 'createKeeper')).toEqual([
+      {
+        kind: 'createKeeper',
+        region: 'amd',
+        workload: 'web-amd-previous',
+        replicas: 0,
+        revision: 'previous',
+        template: previous,
+        owner: { name: 'web', uid: 'uid-web' },
+      },
+    ]);
+    // historyLimit 0 would prune web-old: it holds the template amd's partition keeps.
+    expect(short(base.history)).toEqual([expect.stringMatching(/^create /)]);
+    // A history cache that has not synced shows no templates: no keeper is made from a partial history.
+    actions.length = 0;
+    await reconcile(caches(false), ports);
+    expect(actions.filter((a) => a.kind === 'createKeeper')).toEqual([]);
   });
 
   it('reports a forbidden history write like any other, after the rollout made its writes', async () => {

@@ -5,7 +5,7 @@ import type { RolloutEvent } from '../core/rollout/planner.js';
 import { gateActions } from '../core/rollout/readiness-gate.js';
 import type { WorkloadKind } from '../core/kube/objects.js';
 import { actionWrite, historyWrite, STATUS_WRITE, type ApiWrite } from '../core/kube/api-writes.js';
-import { liveTemplates, planHistory, type HistoryAction } from '../core/history/revisions.js';
+import { heldRevisions, liveTemplates, planHistory, type HistoryAction } from '../core/history/revisions.js';
 import type { RolloutInput } from '../core/rollout/planner.js';
 import type { Clock } from './runtime/clock.js';
 import { EvictionBlocks } from './eviction-blocks.js';
@@ -159,9 +159,11 @@ export class Reconciler {
     const newest = <T extends MetaObject>(kind: WrittenKind, object: T): T =>
       (own.newer.get(writtenId(kind, object.metadata?.name ?? '')) as T | undefined) ?? object;
     const ed = newest(ED_KIND, cached);
+    // The history only once synced: a partial one would hide the templates keepers are made from.
     const workloads = {
       replicaSets: caches.replicaSets.byIndex(key).map((o) => newest('ReplicaSet', o)),
       deployments: caches.deployments.byIndex(key).map((o) => newest('Deployment', o)),
+      ...(caches.controllerRevisions.synced() && { controllerRevisions: caches.controllerRevisions.byIndex(key) }),
     };
     const pods = caches.pods.byIndex(key).map((o) => newest('Pod', o));
     // The version an action's object had in the snapshot it was planned on.
@@ -297,6 +299,7 @@ export class Reconciler {
       regions: liveTemplates(input, workloads),
       existing: revisions.byIndex(key),
       now: input.now,
+      held: heldRevisions(input.regions),
     });
     for (const action of actions) {
       await this.guarded(historyWrite(action), log, () => this.deps.ports.performHistoryAction(namespace, action));

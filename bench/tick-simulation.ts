@@ -227,6 +227,9 @@ export function simulateRollout(ed: ExtendedDeployment, rolloutRevision: string,
         pod.terminating = true;
         return pod.revision === target ? 1 : 0;
       }
+      // Keepers (createKeeper, dropKeeper) need the ExtendedDeployment's history, which this simulation has none of.
+      case 'createKeeper':
+      case 'dropKeeper':
       case 'setPaused':
       case 'openGate':
       case 'closeGate':

@@ -4,6 +4,7 @@ import { Chart, Testing } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
 import {
   IN_PLACE_READINESS_GATE,
+  KEEPER_LABEL,
   MARKED_AT_ANNOTATION,
   NAME_LABEL,
   POD_DELETION_COST_ANNOTATION,
@@ -12,6 +13,7 @@ import {
   SWAP_STATE_ANNOTATION,
 } from '../core/labels.js';
 import { planHistory } from '../core/history/revisions.js';
+import { keeperObject } from '../core/rollout/keeper.js';
 import { agentAdmissionPolicies, type AgentAdmissionPolicySpec } from './agent-admission.js';
 import { AgentInstall, type AgentInstallProps } from './index.js';
 
@@ -181,6 +183,17 @@ function revision(): RevisionFixture {
 }
 
 const update = { operation: 'UPDATE' };
+
+/** A keeper as the agent creates it (keeperObject), with what the API server adds. */
+function keeper(): WorkloadFixture {
+  const template = { metadata: { labels }, spec: { containers: [{ name: 'web', image: 'registry.example/web:1' }] } };
+  const made = keeperObject(
+    { kind: 'createKeeper', region: 'amd64', workload: 'web-amd64-r1', replicas: 0, revision: 'r1', template, owner: { name: 'web', uid: 'u1' } },
+    'shop',
+  );
+  const copy = structuredClone(made) as unknown as WorkloadFixture;
+  return { ...copy, metadata: { ...copy.metadata, annotations: {} } };
+}
 
 /** Each change of `old`, as an update (of `subResource`), is refused by exactly one rule: the one about `fragment`. */
 function expectRefused<T>(
@@ -443,13 +456,47 @@ describe('agent admission policies: ReplicaSets and Deployments', () => {
   });
 
   it('refuses to create or delete a workload', () => {
-    for (const [policy, kind] of [
-      [replicaSets, 'ReplicaSet'],
-      [deployments, 'Deployment'],
+    for (const [policy, kind, fragment] of [
+      [replicaSets, 'ReplicaSet', 'only keepers'],
+      [deployments, 'Deployment', 'never creates or deletes'],
     ] as const) {
-      const rule = message(policy, 'never creates or deletes');
+      const rule = message(policy, fragment);
       expect(admit(policy, { operation: 'CREATE' }, workload(kind), null), kind).toEqual([rule]);
       expect(admit(policy, { operation: 'DELETE' }, null, workload(kind)), kind).toEqual([rule]);
+    }
+  });
+
+  it('lets the agent create, scale and delete a keeper as core makes it (core/rollout/keeper.ts)', () => {
+    const made = keeper();
+    expect(admit(replicaSets, { operation: 'CREATE' }, made, null)).toEqual([]);
+    expect(
+      admit(
+        replicaSets,
+        update,
+        changed(made, (k) => (k.spec.replicas = 2)),
+        made,
+      ),
+    ).toEqual([]);
+    expect(admit(replicaSets, { operation: 'DELETE' }, null, made)).toEqual([]);
+    expect(admit(deployments, { operation: 'CREATE' }, { ...made, kind: 'Deployment' }, null)).toEqual([message(deployments, 'never creates or deletes')]);
+  });
+
+  it('refuses to create or delete a ReplicaSet that is not exactly a keeper', () => {
+    const rule = message(replicaSets, 'only keepers');
+    const unlike: Record<string, (k: WorkloadFixture) => void> = {
+      'no keeper mark': (k) => delete k.metadata.labels[KEEPER_LABEL],
+      'no revision label': (k) => delete k.metadata.labels[REVISION_LABEL],
+      'not controlled by an ExtendedDeployment': (k) => (k.metadata.ownerReferences = [{ ...k.metadata.ownerReferences![0], kind: 'Deployment' }]),
+      'controlled by another ExtendedDeployment': (k) => (k.metadata.ownerReferences = [{ ...k.metadata.ownerReferences![0], name: 'shop' }]),
+      'not the controller': (k) => (k.metadata.ownerReferences = [{ ...k.metadata.ownerReferences![0], controller: false }]),
+      'a wider selector': (k) => delete k.spec.selector.matchLabels[REVISION_LABEL],
+      'a selector of other labels': (k) => (k.spec.selector.matchLabels = { ...k.spec.selector.matchLabels, [REVISION_LABEL]: 'other' }),
+      'a selector with expressions': (k) => ((k.spec.selector as Json)['matchExpressions'] = [{ key: 'app', operator: 'Exists' }]),
+    };
+    for (const [what, change] of Object.entries(unlike)) {
+      const object = changed(keeper(), change);
+      expect(admit(replicaSets, { operation: 'CREATE' }, object, null), `create: ${what}`).toEqual([rule]);
+      expect(admit(replicaSets, { operation: 'DELETE' }, null, object), `delete: ${what}`).toEqual([rule]);
     }
   });
 
@@ -553,7 +600,7 @@ describe('agent admission policies: coverage', () => {
     // Every rule's message, by the fragment the tests above look it up with (a new rule needs a test and a fragment).
     const fragments: Record<string, readonly string[]> = {
       pods: ['never creates pods', 'labelled', 'no pod label', 'no pod annotation', 'ownerReferences', 'no pod spec field', 'no pod status', 'readiness gate'],
-      replicasets: ['never creates or deletes', 'labelled', 'labels, annotations', 'only spec.replicas'],
+      replicasets: ['only keepers', 'labelled', 'labels, annotations', 'only spec.replicas'],
       deployments: ['never creates or deletes', 'labelled', 'labels, annotations', 'only spec.replicas and spec.paused'],
       controllerrevisions: ['writes only', 'changes or deletes only', "ControllerRevision's labels"],
     };

@@ -7,6 +7,7 @@
 import { API_GROUP, ED_KIND } from '../core/api/identity.js';
 import {
   IN_PLACE_READINESS_GATE,
+  KEEPER_LABEL,
   MARKED_AT_ANNOTATION,
   NAME_LABEL,
   POD_DELETION_COST_ANNOTATION,
@@ -140,14 +141,21 @@ const METADATA_VARIABLES: AdmissionVariable[] = [
 ];
 
 /** The rules every policy starts with. */
-function commonValidations(kind: string, options: AgentAdmissionOptions, operations: 'update' | 'update or delete'): AdmissionValidation[] {
+function commonValidations(kind: string, options: AgentAdmissionOptions, operations: 'update' | 'update, keepers' | 'update or delete'): AdmissionValidation[] {
   return [
     operations === 'update'
-      ? // The agent neither creates nor deletes workloads. RBAC grants neither today (a server-side apply that would
+      ? // The agent neither creates nor deletes Deployments. RBAC grants neither (a server-side apply that would
         // create one is authorized as `create`); this keeps it so should a role be widened, e.g. by a wildcard.
         { expression: `request.operation == 'UPDATE'`, message: `the agent only updates ${kind}: it never creates or deletes one` }
-      : // The agent never creates a pod (its ReplicaSets do): the same, for pods.
-        { expression: `request.operation != 'CREATE'`, message: `the agent never creates ${kind}` },
+      : operations === 'update, keepers'
+        ? // The one ReplicaSet it creates and deletes is a keeper; a server-side apply that would create a regional one
+          // is refused as well.
+          {
+            expression: `request.operation == 'UPDATE' || variables.keeper`,
+            message: `the agent creates and deletes only keepers among ${kind}: marked ${KEEPER_LABEL}, with the ${NAME_LABEL}, ${REGION_LABEL} and ${REVISION_LABEL} labels, controlled by the ExtendedDeployment they name, selecting exactly those labels`,
+          }
+        : // The agent never creates a pod (its ReplicaSets do): the same, for pods.
+          { expression: `request.operation != 'CREATE'`, message: `the agent never creates ${kind}` },
     ...namespaceValidations(options),
     // Only an ExtendedDeployment's objects: unrelated pods and workloads (kube-system's, other teams') are not the agent's.
     {
@@ -233,19 +241,49 @@ function podPolicy(options: AgentAdmissionOptions): AgentAdmissionPolicySpec {
 }
 
 /**
+ * Whether `o` (object or oldObject) is a keeper (core/rollout/keeper.ts): marked as one, controlled by an
+ * ExtendedDeployment whose name label it carries, and selecting exactly the ExtendedDeployment's, region's and
+ * revision's pods with its labels (so it can never take over another ReplicaSet's pods).
+ */
+const keeperOf = (o: 'object' | 'oldObject') => {
+  const labels = `${o}.metadata.?labels.orValue({})`;
+  const selected = [NAME_LABEL, REGION_LABEL, REVISION_LABEL].map(quote);
+  return [
+    `${labels}[?${quote(KEEPER_LABEL)}].orValue('') == 'true'`,
+    `${list([NAME_LABEL, REGION_LABEL, REVISION_LABEL])}.all(l, l in ${labels})`,
+    `${o}.metadata.?ownerReferences.orValue([]).exists(r, r.?controller.orValue(false) && r.kind == ${quote(ED_KIND)} && r.apiVersion.startsWith(${quote(`${API_GROUP}/`)}) && r.name == ${labels}[${quote(NAME_LABEL)}])`,
+    `${o}.spec.selector.?matchExpressions.orValue([]).size() == 0`,
+    `${o}.spec.selector.?matchLabels.orValue({}) == {${selected.map((l) => `${l}: ${labels}[${l}]`).join(', ')}}`,
+  ].join(' && ');
+};
+
+/**
  * ReplicaSets, or Deployments in compat mode: the agent sets `spec.replicas` (and a Deployment's `spec.paused`) by
  * server-side apply. Labels, annotations and every other spec field are Git's: the template and selector decide what
- * runs, and a token that could rewrite them could run anything under the workload's ServiceAccount.
+ * runs, and a token that could rewrite them could run anything under the workload's ServiceAccount. The one
+ * ReplicaSet the agent creates and deletes is a keeper, which makes the old-revision pods a partition keeps from the
+ * template the history recorded; its template is the agent's to choose, so the policy holds it to the shape of one.
  */
 function workloadPolicy(options: AgentAdmissionOptions, resource: 'replicasets' | 'deployments'): AgentAdmissionPolicySpec {
   const pinned = resource === 'deployments' ? DEPLOYMENT_PINNED_FIELDS : REPLICA_SET_PINNED_FIELDS;
   const writable = resource === 'deployments' ? 'spec.replicas and spec.paused' : 'spec.replicas';
+  const keepers = resource === 'replicasets';
   return {
     ...shared(options),
     matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: [resource], operations: ['CREATE', 'UPDATE', 'DELETE'] }] },
-    variables: METADATA_VARIABLES,
+    variables: [
+      ...METADATA_VARIABLES,
+      ...(keepers
+        ? [
+            {
+              name: 'keeper',
+              expression: `request.operation == 'CREATE' ? ${keeperOf('object')} : request.operation == 'DELETE' ? ${keeperOf('oldObject')} : false`,
+            },
+          ]
+        : []),
+    ],
     validations: [
-      ...commonValidations(resource, options, 'update'),
+      ...commonValidations(resource, options, keepers ? 'update, keepers' : 'update'),
       {
         // The agent writes no metadata on workloads; labels are also the selector's.
         expression: onUpdate(

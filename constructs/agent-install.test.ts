@@ -65,7 +65,7 @@ describe('AgentInstall', () => {
       'extendeddeployment.io extendeddeployments/status update',
       'extendeddeployment.io deployregions list,watch',
       'extendeddeployment.io deployregions/status update',
-      'apps replicasets list,watch,patch',
+      'apps replicasets list,watch,patch,create,delete',
       'apps deployments list,watch,patch',
       'apps controllerrevisions list,watch,create,update,delete',
       ' pods list,watch',

@@ -17,6 +17,8 @@ const NEEDS: Record<string, readonly string[]> = {
   listNamespacedReplicaSet: ['apps replicasets list', 'apps replicasets watch'],
   listReplicaSetForAllNamespaces: ['apps replicasets list', 'apps replicasets watch'],
   patchNamespacedReplicaSet: ['apps replicasets patch'],
+  createNamespacedReplicaSet: ['apps replicasets create'],
+  deleteNamespacedReplicaSet: ['apps replicasets delete'],
   listNamespacedDeployment: ['apps deployments list', 'apps deployments watch'],
   listDeploymentForAllNamespaces: ['apps deployments list', 'apps deployments watch'],
   patchNamespacedDeployment: ['apps deployments patch'],

@@ -27,7 +27,13 @@ export const AGENT_PERMISSIONS: readonly AgentPermission[] = [
   { apiGroup: API_GROUP, resource: `${ED_PLURAL}/status`, verbs: ['update'], scope: 'Namespaced', why: 'status writer (replace with resourceVersion)' },
   { apiGroup: API_GROUP, resource: REGION_PLURAL, verbs: ['list', 'watch'], scope: 'Cluster', why: 'informer' },
   { apiGroup: API_GROUP, resource: `${REGION_PLURAL}/status`, verbs: ['update'], scope: 'Cluster', why: 'region health (replace with resourceVersion)' },
-  { apiGroup: 'apps', resource: 'replicasets', verbs: ['list', 'watch', 'patch'], scope: 'Namespaced', why: 'informer; server-side apply of spec.replicas' },
+  {
+    apiGroup: 'apps',
+    resource: 'replicasets',
+    verbs: ['list', 'watch', 'patch', 'create', 'delete'],
+    scope: 'Namespaced',
+    why: 'informer; server-side apply of spec.replicas; keepers, created and deleted (the admission policy allows no other)',
+  },
   {
     apiGroup: 'apps',
     resource: 'deployments',

@@ -31,6 +31,12 @@ export const IN_PLACE_READINESS_GATE = 'InPlaceUpdateReady';
 /** Argo CD's apply-order annotation. Flux ignores it. */
 export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
 
+/**
+ * Label on a keeper ReplicaSet ("true"): the agent-owned ReplicaSet that makes the old-revision pods a region's
+ * partition keeps (core/rollout/keeper.ts). Git never renders one.
+ */
+export const KEEPER_LABEL = `${API_GROUP}/keeper`;
+
 /** Labels the renderer owns in pod templates; overrides may not set them. */
 export const RESERVED_LABELS: readonly string[] = [NAME_LABEL, REGION_LABEL, REVISION_LABEL];
 /** Pod annotation: where the pod's in-place image swap stands (JSON, see core/inplace/swap-state.ts). */

@@ -48,6 +48,7 @@ export function podControllers(workload: Owned, kind: 'ReplicaSet' | 'Deployment
   return replicaSets.filter((rs) => isControlledBy(rs.metadata?.ownerReferences, self)).map((rs) => ownerId('ReplicaSet', rs));
 }
 
-function ownerId(kind: string, object: Owned): OwnerId {
+/** The OwnerId of `object` as a controller of kind `kind`. */
+export function ownerId(kind: string, object: Owned): OwnerId {
   return { kind, name: object.metadata?.name ?? '', uid: object.metadata?.uid };
 }

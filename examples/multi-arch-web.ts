@@ -11,6 +11,8 @@ export interface MultiArchWebRelease {
   readonly version?: string;
   /** Strategy fields to set on top of the example's. */
   readonly strategy?: StrategyProps;
+  /** Pods of the amd64 region that stay on the revision they ran (a grey phase). Default: none. */
+  readonly amd64Partition?: number;
 }
 
 /**
@@ -39,7 +41,7 @@ export class MultiArchWeb extends Chart {
         },
       },
       regions: [
-        { region: regions.amd64, replicas: 4 },
+        { region: regions.amd64, replicas: 4, ...(release.amd64Partition !== undefined && { partition: release.amd64Partition }) },
         { region: regions.arm64, replicas: 2, overrides: { images: { web: `registry.example.com/shop/web:${version}-arm64` } } },
       ],
       strategy: { rolloutStrategy: 'Group', batchSize: '50%', ...release.strategy },

@@ -2,13 +2,8 @@ import { renderedRevisionOf } from '../rollout/growth.js';
 import { API_GROUP, ED_KIND, VERSION } from '../api/identity.js';
 import { CHANGE_CAUSE_ANNOTATION, CURRENT_SINCE_ANNOTATION, ROLLOUT_REVISION_ANNOTATION } from '../labels.js';
 import { isControlledBy, type OwnerReference } from '../ownership.js';
-import { timestampMs, type MetaObject, type PodTemplate } from '../kube/objects.js';
-
-/** A ControllerRevision (apps/v1) as the API returns it; `data` is unchecked until read by {@link historyEntries}. */
-export interface ControllerRevisionObject extends MetaObject {
-  revision?: number;
-  data?: unknown;
-}
+import { timestampMs, type ControllerRevisionObject, type PodTemplate } from '../kube/objects.js';
+export type { ControllerRevisionObject } from '../kube/objects.js';
 
 /** What one region ran in a recorded revision: its region revision and the pod template its workload carried. */
 export interface RegionTemplate {

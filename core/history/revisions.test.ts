@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { CHANGE_CAUSE_ANNOTATION, CURRENT_SINCE_ANNOTATION, NAME_LABEL, REVISION_LABEL, ROLLOUT_REVISION_ANNOTATION } from '../labels.js';
 import type { PodTemplate } from '../kube/objects.js';
 import { historyEntries, type ControllerRevisionObject } from './entries.js';
-import { liveTemplates, planHistory, type HistoryAction, type HistoryInput, type LiveTemplate } from './revisions.js';
+import { heldRevisions, liveTemplates, planHistory, type HistoryAction, type HistoryInput, type LiveTemplate } from './revisions.js';
+import type { RegionState } from '../rollout/snapshot.js';
+import { podState } from '../rollout/test-support.js';
 
 const NOW = Date.UTC(2026, 0, 1, 12);
 const ed = { metadata: { name: 'web', namespace: 'shop', uid: 'u-web', annotations: { [CHANGE_CAUSE_ANNOTATION]: 'image 3' } } };
@@ -55,6 +57,29 @@ const short = (actions: readonly HistoryAction[]) =>
       ? `delete ${a.name} (${a.uid})`
       : `${a.kind} ${a.object.metadata?.annotations?.[ROLLOUT_REVISION_ANNOTATION]}#${a.object.revision}${a.kind === 'update' ? ` at ${a.object.metadata?.resourceVersion}` : ''}`,
   );
+
+describe('heldRevisions', () => {
+  const pod = (name: string, revision: string, terminating = false) => ({ ...podState(name, { revision }), terminating });
+  it('names the revisions of the old pods of partitioned regions and of their keepers, and nothing else', () => {
+    const regions: RegionState[] = [
+      { name: 'a', desired: 3, partition: 1, targetRevision: 'ra3', workload: undefined, pods: [pod('o', 'ra1'), pod('n', 'ra3'), pod('t', 'ra0', true)] },
+      {
+        name: 'b',
+        desired: 3,
+        partition: 1,
+        targetRevision: 'rb3',
+        workload: undefined,
+        pods: [],
+        keeper: { name: 'k', uid: 'k', revision: 'rb2', replicas: 1, pods: [] },
+      },
+      { name: 'c', desired: 3, targetRevision: 'rc3', workload: undefined, pods: [pod('x', 'rc1')] },
+    ];
+    expect(heldRevisions(regions)).toEqual([
+      { region: 'a', revision: 'ra1' },
+      { region: 'b', revision: 'rb2' },
+    ]);
+  });
+});
 
 describe('planHistory', () => {
   const cases: { name: string; over: Partial<HistoryInput>; want: string[] }[] = [
@@ -111,6 +136,24 @@ describe('planHistory', () => {
       want: ['create R3#1', 'delete web-R1 (u-R1)'],
     },
     { name: 'a session suffix names the same revision', over: { rolloutRevision: 'R3+2', existing: [recorded('R3', 1)] }, want: [] },
+    {
+      name: "keeps beyond historyLimit a revision whose template a partition keeps (a keeper's source), prunes the others",
+      over: {
+        historyLimit: 0,
+        existing: [recorded('R1', 1, {}, { regions: [{ region: 'a', revision: 'ra1', template: template('ra1', 'web:1') }] }), recorded('R2', 2)],
+        held: [{ region: 'a', revision: 'ra1' }],
+      },
+      want: ['create R3#3', 'delete web-R2 (u-R2)'],
+    },
+    {
+      name: 'a held revision of another region keeps nothing',
+      over: {
+        historyLimit: 0,
+        existing: [recorded('R1', 1, {}, { regions: [{ region: 'a', revision: 'ra1', template: template('ra1', 'web:1') }] })],
+        held: [{ region: 'b', revision: 'ra1' }],
+      },
+      want: ['create R3#2', 'delete web-R1 (u-R1)'],
+    },
   ];
   for (const c of cases) it(c.name, () => expect(short(planHistory(input(c.over))), c.name).toEqual(c.want));
 

@@ -3,6 +3,8 @@ import { CHANGE_CAUSE_ANNOTATION, CURRENT_SINCE_ANNOTATION, NAME_LABEL, REVISION
 import type { ExtendedDeploymentObject, ObjectMeta, PodTemplate, Workloads } from '../kube/objects.js';
 import { workloadName } from '../render.js';
 import type { RolloutInput } from '../rollout/planner.js';
+import { isPodActive } from '../rollout/pod-activity.js';
+import type { RegionState } from '../rollout/snapshot.js';
 import { withoutDefaults } from '../template-defaults.js';
 import { historyEntries, revisionName, revisionOwnerReference, type ControllerRevisionObject, type HistoryEntry, type RevisionData } from './entries.js';
 
@@ -38,6 +40,26 @@ export interface HistoryInput {
   /** The ControllerRevisions labelled with the ExtendedDeployment's name (whoever owns them). */
   readonly existing: readonly ControllerRevisionObject[];
   readonly now: number;
+  /** What partitions keep (heldRevisions): a revision holding one of these templates is never pruned. */
+  readonly held?: readonly HeldRevision[];
+}
+
+/** A region revision a partition keeps: its old pods run it, or its keeper makes them (core/rollout/keeper.ts). */
+export interface HeldRevision {
+  readonly region: string;
+  readonly revision: string;
+}
+
+/**
+ * The region revisions the regions' partitions keep: those of their old pods and of their keepers. A keeper is made
+ * from the history's template of its revision, so that template outlives `historyLimit` while a partition keeps it.
+ */
+export function heldRevisions(regions: readonly RegionState[]): HeldRevision[] {
+  return regions.flatMap((r) => {
+    if (!r.partition) return [];
+    const revisions = new Set([...r.pods.filter((p) => isPodActive(p) && p.revision !== r.targetRevision).map((p) => p.revision), r.keeper?.revision]);
+    return [...revisions].flatMap((revision) => (revision === undefined || revision === r.targetRevision ? [] : [{ region: r.name, revision }]));
+  });
 }
 
 /**
@@ -63,8 +85,9 @@ export function liveTemplates(input: Pick<RolloutInput, 'ed' | 'regions'>, workl
  * - Not recorded yet: a ControllerRevision `<ed>-<rolloutRevision>`, numbered one above the highest recorded.
  * - Recorded but not the newest (Git went back to it): renumbered above the highest, as Kubernetes does for a
  *   Deployment's ReplicaSets, so that revisions stay ordered by when they last became current.
- * - Then the current one and the `historyLimit` newest others are kept; older ones are deleted. Nothing is pruned
- *   while the workloads do not carry the current templates yet: the revision they still run stays.
+ * - Then the current one and the `historyLimit` newest others are kept; older ones are deleted, but for those that hold
+ *   a template a partition keeps (`held`). Nothing is pruned while the workloads do not carry the current templates
+ *   yet: the revision they still run stays.
  */
 export function planHistory(input: HistoryInput): HistoryAction[] {
   const { ed, regions } = input;
@@ -98,7 +121,8 @@ export function planHistory(input: HistoryInput): HistoryAction[] {
     actions.push({ kind: 'update', object: { ...stored, apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata, revision } });
   }
   const newestFirst = [...others].sort((a, b) => b.revision - a.revision);
-  for (const entry of newestFirst.slice(Math.max(0, input.historyLimit))) actions.push(prune(entry));
+  const held = (entry: HistoryEntry) => entry.regions.some((r) => input.held?.some((h) => h.region === r.region && h.revision === r.revision));
+  for (const entry of newestFirst.slice(Math.max(0, input.historyLimit))) if (!held(entry)) actions.push(prune(entry));
   return actions;
 }
 

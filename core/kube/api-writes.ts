@@ -17,7 +17,7 @@ export const REGION_STATUS_WRITE: ApiWrite = { verb: 'update', resource: `${REGI
 
 /**
  * The write an action makes, as actuators.ts performs it: a scale or pause is an apply (patch) of the regional
- * workload, a mark or swap step a patch of the pod, a gate a patch of the pod's status, a deletion an eviction
+ * workload (or of a keeper), a keeper is created and deleted, a mark or swap step a patch of the pod, a gate a patch of the pod's status, a deletion an eviction
  * (create pods/eviction). A 403 on it names what the agent's ClusterRole lacks.
  */
 export function actionWrite(kind: WorkloadKind, action: RolloutAction): ApiWrite {
@@ -26,6 +26,10 @@ export function actionWrite(kind: WorkloadKind, action: RolloutAction): ApiWrite
       return { verb: 'patch', resource: kind === 'Deployment' ? 'deployments' : 'replicasets' };
     case 'setPaused':
       return { verb: 'patch', resource: 'deployments' };
+    case 'createKeeper':
+      return { verb: 'create', resource: 'replicasets' };
+    case 'dropKeeper':
+      return { verb: 'delete', resource: 'replicasets' };
     case 'deletePod':
       return { verb: 'create', resource: 'pods/eviction' };
     case 'openGate':

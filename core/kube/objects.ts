@@ -119,6 +119,12 @@ export interface WorkloadObject extends MetaObject {
   };
 }
 
+/** A ControllerRevision (apps/v1) as the API returns it; `data` is unchecked until read (core/history/entries.ts). */
+export interface ControllerRevisionObject extends MetaObject {
+  revision?: number;
+  data?: unknown;
+}
+
 /** Which kind the regional workloads of an ExtendedDeployment are. */
 export type WorkloadKind = 'ReplicaSet' | 'Deployment';
 
@@ -126,6 +132,11 @@ export type WorkloadKind = 'ReplicaSet' | 'Deployment';
 export interface Workloads {
   readonly replicaSets: readonly WorkloadObject[];
   readonly deployments: readonly WorkloadObject[];
+  /**
+   * The ExtendedDeployment's history (ControllerRevisions labelled with its name), where the templates its keepers
+   * make old pods from are kept; undefined where there is none to read (edctl plan, an agent without the history yet).
+   */
+  readonly controllerRevisions?: readonly ControllerRevisionObject[] | undefined;
 }
 
 /** A pod condition. */

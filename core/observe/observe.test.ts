@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   APPROVED_ANNOTATION,
+  KEEPER_LABEL,
   MARKED_AT_ANNOTATION,
   NAME_LABEL,
   OLD_POD_DELETION_COST,
@@ -344,6 +345,57 @@ describe("observe: a region's pods are those its workload controls, not any pod 
       ['amd', ['a', 'b']],
       ['arm', ['c']],
     ]);
+  });
+
+  it("finds a region's keeper (controlled by the ExtendedDeployment itself) and its pods apart, and the history's templates", () => {
+    const keeper = (name: string, owners: OwnerReference[]): WorkloadObject => ({
+      metadata: {
+        name,
+        namespace: 'shop',
+        uid: `${name}-uid`,
+        labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd', [KEEPER_LABEL]: 'true' },
+        ownerReferences: owners,
+      },
+      spec: { replicas: 1, template: { metadata: { labels: { app: 'web', [REVISION_LABEL]: 'a0' } } } },
+    });
+    const byEd = controlledBy('web', 'ed-uid', 'ExtendedDeployment');
+    const workloads = {
+      replicaSets: [
+        withUid(rs('web-amd', 'a1', 2), 'rs-uid'),
+        keeper('web-amd-a0', byEd),
+        keeper('web-amd-zz', controlledBy('web', 'other-uid', 'ExtendedDeployment')),
+      ],
+      deployments: [],
+      controllerRevisions: [
+        {
+          metadata: { name: 'web-r0', namespace: 'shop', labels: { [NAME_LABEL]: 'web' }, ownerReferences: byEd },
+          revision: 1,
+          data: { regions: [{ region: 'amd', revision: 'a0', template: { metadata: { labels: { [REVISION_LABEL]: 'a0' } } } }] },
+        },
+      ],
+    };
+    const pods = [
+      pod('p', 'amd', 'a1', { owners: controlledBy('web-amd', 'rs-uid') }),
+      pod('k', 'amd', 'a0', { owners: controlledBy('web-amd-a0', 'web-amd-a0-uid') }),
+    ];
+    const partitioned = { regions: [{ name: 'amd', replicas: '60%', partition: 1 }, { name: 'arm' }] };
+    const snapshot = observe(edObject(annotations, partitioned), regions, workloads, pods, NOW);
+    if (!snapshot.ok) throw new Error(JSON.stringify(snapshot.problems));
+    const amd = snapshot.input.regions[0]!;
+    expect(amd.pods.map((p) => p.name)).toEqual(['p']);
+    expect(amd.keeper).toMatchObject({ name: 'web-amd-a0', uid: 'web-amd-a0-uid', revision: 'a0', replicas: 1, pods: [{ name: 'k', revision: 'a0' }] });
+    expect(amd.keptTemplates).toEqual({ a0: { metadata: { labels: { [REVISION_LABEL]: 'a0' } } } });
+    expect(snapshot.input.uid).toBe('ed-uid');
+    // The readiness gate's fail-safe opens the keeper's pods too.
+    const unparsed = { ...edObject(annotations), spec: 'replicas: 3' };
+    expect(
+      podsByRegion(unparsed, workloads, pods)
+        .find((r) => r.name === 'amd')
+        ?.pods.map((p) => p.name),
+    ).toEqual(['k', 'p']);
+    // Without a partition the history's templates are not read.
+    const plain = observe(edObject(annotations), regions, workloads, pods, NOW);
+    expect(plain.ok && plain.input.regions[0]?.keptTemplates).toBeUndefined();
   });
 
   it('gives a region without its workload no pods, whatever carries its labels', () => {

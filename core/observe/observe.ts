@@ -4,6 +4,7 @@ import { byName } from '../by-name.js';
 import { distributeReplicas } from '../distribution.js';
 import {
   IN_PLACE_READINESS_GATE,
+  KEEPER_LABEL,
   MARKED_AT_ANNOTATION,
   NAME_LABEL,
   HELD_POD_DELETION_COST,
@@ -15,14 +16,16 @@ import {
   ROLLOUT_REVISION_ANNOTATION,
   SWAP_STATE_ANNOTATION,
 } from '../labels.js';
-import { isControlledBy, podControllers, type OwnerId } from '../ownership.js';
+import { ED_KIND } from '../api/identity.js';
+import { historyEntries, type HistoryEntry, type HistoryOwner } from '../history/entries.js';
+import { isControlledBy, ownerId, podControllers, type OwnerId } from '../ownership.js';
 import { parseDeployRegion, parseExtendedDeployment, refOf } from '../parse.js';
 import type { Problem } from '../problems.js';
 import { renderExtendedDeployment, workloadName, workloadNameCollisions, workloadNamesMayCollide } from '../render.js';
 import { rolloutRevision as hashRolloutRevision } from '../revision.js';
 import { partitionPods } from '../rollout/partition.js';
 import type { RolloutInput } from '../rollout/planner.js';
-import type { ContainerState, PodState, RegionPods, RegionState, WorkloadState } from '../rollout/snapshot.js';
+import type { ContainerState, KeeperState, PodState, RegionPods, RegionState, WorkloadState } from '../rollout/snapshot.js';
 import { podUpdateMethod } from '../inplace/eligibility.js';
 import { parseSwapState } from '../inplace/swap-state.js';
 import { inPlaceEnabled, regionReferenceProblems } from '../validate.js';
@@ -38,6 +41,7 @@ import {
   type MetaObject,
   type PodObject,
   type PodSpec,
+  type PodTemplate,
   type WorkloadObject,
   type Workloads,
 } from '../kube/objects.js';
@@ -68,6 +72,9 @@ export type Observation =
  *   the workload controls: their controller ownerReference names the ReplicaSet, or in compat mode one of the
  *   Deployment's ReplicaSets (core/ownership.ts). Terminal pods (Failed, Succeeded) stay in, with their phase: core
  *   decides that they count nowhere (core/rollout/pod-activity.ts).
+ * - A region's keeper (core/rollout/keeper.ts: a ReplicaSet the ExtendedDeployment controls, marked as a keeper) and
+ *   its pods are kept apart from the region's; a region with a partition gets the templates its history recorded
+ *   (`workloads.controllerRevisions`), from which a keeper is made.
  * - With `cluster` (moves are on), each region gets its nodes and, when pod usage is known, its room for the pods of
  *   its workload's template.
  * - With `neighbours` (the ExtendedDeployments of its namespace), another one whose workload gets the same name makes
@@ -142,6 +149,8 @@ function observeOne(
   const replicaSets = workloads.replicaSets.filter(inNamespace);
   const inPlace = inPlaceEnabled(parsed.value);
   const assignment = cluster ? assignNodes(regionSelectors(regions), cluster.nodes) : undefined;
+  const owner = { name, uid: ed.metadata?.uid };
+  const history = workloads.controllerRevisions ? historyEntries(owner, workloads.controllerRevisions.filter(inNamespace)) : [];
   const regionStates: RegionState[] = spec.regions.map((placement, i) => {
     const workload = candidates.find((w) => w.metadata?.name === workloadName(name, placement.name) && inNamespace(w));
     const target = targets.revisions.get(placement.name) ?? '';
@@ -164,6 +173,7 @@ function observeOne(
       .map((c) => ({ pod: { ...podState(c.pod), swappable: swappable(c.pod) }, count: c.count }));
     const nodes = assignment?.nodes.get(placement.name) ?? (assignment ? [] : undefined);
     const room = nodes && template && cluster?.usageKnown ? regionRoom(nodes, placementOf(template.spec)) : undefined;
+    const keeper = compat ? undefined : keeperOf(replicaSets, owner, placement.name);
     return {
       name: placement.name,
       targetRevision: target,
@@ -174,6 +184,8 @@ function observeOne(
       workload: workload ? workloadState(workload, compat) : undefined,
       pods: regionPods,
       ...(settled.length > 0 && { settled }),
+      ...(keeper && { keeper: keeperState(keeper, regionPodObjects(pods, namespace, name, placement.name, [ownerId('ReplicaSet', keeper)])) }),
+      ...(placement.partition !== undefined && { keptTemplates: keptTemplates(history, placement.name) }),
     };
   });
 
@@ -184,6 +196,7 @@ function observeOne(
     ok: true,
     input: {
       ed: parsed.value,
+      ...(ed.metadata?.uid !== undefined && { uid: ed.metadata.uid }),
       generation,
       rolloutRevision: key,
       regions: regionStates,
@@ -215,11 +228,43 @@ function regionPodObjects(pods: readonly PodObject[], namespace: string, name: s
 }
 
 /**
+ * A region's keeper (core/rollout/keeper.ts) among the namespace's ReplicaSets: marked as a keeper, labelled with the
+ * region, and controlled by the ExtendedDeployment itself; a ReplicaSet that only carries the labels is not one. The
+ * first by name, should there be several.
+ */
+function keeperOf(replicaSets: readonly WorkloadObject[], owner: HistoryOwner, region: string): WorkloadObject | undefined {
+  const edOwner = { kind: ED_KIND, name: owner.name, uid: owner.uid };
+  return replicaSets
+    .filter((rs) => {
+      const labels = rs.metadata?.labels ?? {};
+      return labels[KEEPER_LABEL] === 'true' && labels[REGION_LABEL] === region && isControlledBy(rs.metadata?.ownerReferences, edOwner);
+    })
+    .sort((a, b) => byName({ name: a.metadata?.name ?? '' }, { name: b.metadata?.name ?? '' }))[0];
+}
+
+function keeperState(keeper: WorkloadObject, pods: readonly PodObject[]): KeeperState {
+  return {
+    name: keeper.metadata?.name ?? '',
+    uid: keeper.metadata?.uid ?? '',
+    revision: keeper.spec?.template?.metadata?.labels?.[REVISION_LABEL],
+    replicas: keeper.spec?.replicas ?? 1,
+    pods: pods.map(podState).sort(byName),
+  };
+}
+
+/** What a region ran in each revision its history recorded, by region revision (the newest record of a revision wins). */
+function keptTemplates(history: readonly HistoryEntry[], region: string): Record<string, PodTemplate> {
+  const templates: Record<string, PodTemplate> = {};
+  for (const entry of history) for (const r of entry.regions) if (r.region === region) templates[r.revision] = r.template;
+  return templates;
+}
+
+/**
  * The pods of an ExtendedDeployment by region, found without its spec, which may not parse: for what must not wait
  * for a valid spec or a working plan (the fail-safe readiness gate). The regions are those the pods' labels name; a
  * pod counts when the regional workload `<name>-<region>` controls it, as in the snapshot: the ReplicaSet of that
- * name, or a ReplicaSet of the Deployment of that name (compat mode), whichever exists. Regions in name order, their
- * pods too.
+ * name, or a ReplicaSet of the Deployment of that name (compat mode), whichever exists, or the region's keeper.
+ * Regions in name order, their pods too.
  */
 export function podsByRegion(ed: ExtendedDeploymentObject, workloads: Workloads, pods: readonly PodObject[]): RegionPods[] {
   const namespace = ed.metadata?.namespace ?? '';
@@ -232,9 +277,11 @@ export function podsByRegion(ed: ExtendedDeploymentObject, workloads: Workloads,
     const named = (w: WorkloadObject) => w.metadata?.name === workloadName(name, region) && inNamespace(w);
     const replicaSet = replicaSets.find(named);
     const deployment = workloads.deployments.find(named);
+    const keeper = keeperOf(replicaSets, { name, uid: ed.metadata?.uid }, region);
     const owners = [
       ...(replicaSet ? podControllers(replicaSet, 'ReplicaSet', replicaSets) : []),
       ...(deployment ? podControllers(deployment, 'Deployment', replicaSets) : []),
+      ...(keeper ? [ownerId('ReplicaSet', keeper)] : []),
     ];
     const regionPods = regionPodObjects(labelled, namespace, name, region, owners).map(podState).sort(byName);
     return regionPods.length > 0 ? [{ name: region, pods: regionPods }] : [];

@@ -1,4 +1,5 @@
 import type { SwapState } from '../inplace/swap-state.js';
+import type { PodTemplate } from '../kube/objects.js';
 
 /** Set a regional workload's spec.replicas (server-side apply under the agent's field manager). */
 export interface ScaleAction {
@@ -84,5 +85,42 @@ export interface SwapAction {
   readonly revision?: string;
 }
 
+/**
+ * Create a region's keeper (keeper.ts): a create, never an apply, so it never takes over an object someone else wrote
+ * by that name (AlreadyExists is left alone; observe only ever takes a keeper the ExtendedDeployment controls). It is
+ * scaled like the regional workloads afterwards (ScaleAction).
+ */
+export interface CreateKeeperAction {
+  readonly kind: 'createKeeper';
+  readonly region: string;
+  /** The keeper's name. */
+  readonly workload: string;
+  readonly replicas: number;
+  /** The revision it keeps: its template's revision label, also in its selector. */
+  readonly revision: string;
+  /** The template the region ran at that revision, from the ExtendedDeployment's history. */
+  readonly template: PodTemplate;
+  /** The ExtendedDeployment that controls it (ownerReference): deleting it deletes the keeper. */
+  readonly owner: { readonly name: string; readonly uid: string };
+}
+
+/** Delete a keeper that keeps nothing any more (no replicas, no pods), guarded by its uid. */
+export interface DropKeeperAction {
+  readonly kind: 'dropKeeper';
+  readonly region: string;
+  readonly workload: string;
+  readonly uid: string;
+}
+
 /** A write the agent performs. Every action is idempotent: performing it twice has the effect of once. */
-export type RolloutAction = ScaleAction | MarkPodAction | HoldPodAction | UnmarkPodAction | DeletePodAction | PauseAction | GateAction | SwapAction;
+export type RolloutAction =
+  | ScaleAction
+  | MarkPodAction
+  | HoldPodAction
+  | UnmarkPodAction
+  | DeletePodAction
+  | PauseAction
+  | GateAction
+  | SwapAction
+  | CreateKeeperAction
+  | DropKeeperAction;

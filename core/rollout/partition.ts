@@ -29,3 +29,11 @@ export function keptOldOf(region: RegionState): number {
     countWhere(region, (p) => isPodActive(p) && p.revision !== region.targetRevision),
   );
 }
+
+/**
+ * The old pods a region keeps, its keeper's included (keeper.ts): where a keeper holds its partition, what the whole
+ * region will keep (the keeper makes up the difference); else its kept old pods and those its keeper serves.
+ */
+export function keptInRegion(region: RegionState): number {
+  return region.keptWhole ?? keptOldOf(region) + (region.keeperServes ?? 0);
+}

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import { REVISION_LABEL } from '../labels.js';
 import { regionBudgets } from './budgets.js';
 import { MARK_SETTLE_MS, stepRegion } from './region-step.js';
 import { planRollout, type RolloutControls, type RolloutInput } from './planner.js';
+import { decide } from './decision.js';
 import { simulateFrom, type SimulatedRegion } from '../simulate/test-support.js';
 import type { PodState, RegionState } from './snapshot.js';
 import { webEd } from './test-support.js';
@@ -920,5 +922,58 @@ describe('planRollout: partitions keep old pods (a grey phase)', () => {
     expect(none.actions.filter((a) => a.kind === 'unmark')).toHaveLength(2);
     expect(scales(none)).toEqual(['a:5->7']);
     expect(none.status.phase).toBe('Progressing');
+  });
+
+  // The keeper (keeper.ts): old-revision pods made again from the history's template.
+  const template = { metadata: { labels: { app: 'web', [REVISION_LABEL]: 'old' } }, spec: { containers: [{ name: 'c', image: 'i:1' }] } };
+  const withKeeper = (r: RegionState, replicas: number, pods: PodState[]): RegionState => ({
+    ...r,
+    keptTemplates: { old: template },
+    keeper: { name: 'web-a-old', uid: 'k', revision: 'old', replicas, pods },
+  });
+
+  it("a kept pod that died comes back at the old revision; the status counts the keeper's pods with the region", () => {
+    // One of the two kept pods died; the ReplicaSet replaced it at its own (new) template.
+    const died = planRollout(
+      input({ ed: grey({ batchSize: 2 }), uid: 'ed', regions: [withKeeper(partitioned(5, [...news(4), ...held(1)]), 0, [])], status: completed }),
+    );
+    expect(died.actions).toEqual([{ kind: 'scale', region: 'a', workload: 'web-a-old', from: 0, replicas: 1 }]);
+    expect(died.status.phase).toBe('Healthy');
+    // Its pod is available: the regional ReplicaSet sheds the extra new pod; the region counts 5 pods, 2 of them old.
+    const back = planRollout(
+      input({ ed: grey({ batchSize: 2 }), uid: 'ed', regions: [withKeeper(partitioned(5, [...news(4), ...held(1)]), 1, olds(1))], status: completed }),
+    );
+    expect(scales(back)).toEqual(['a:5->4']);
+    expect(back.status.regions).toMatchObject([{ name: 'a', desired: 5, current: 6, updated: 4 }]);
+    const settled = planRollout(
+      input({ ed: grey({ batchSize: 2 }), uid: 'ed', regions: [withKeeper(partitioned(5, [...news(3), ...held(1)], 2, 4), 1, olds(1))], status: completed }),
+    );
+    expect(settled.actions).toEqual([]);
+    expect(settled.status).toMatchObject({ phase: 'Healthy', regions: [{ desired: 5, current: 5, updated: 3, available: 5 }] });
+    expect(settled.status.conditions?.find((c) => c.type === 'Progressing')?.message).toContain('the 2 pods partitions keep');
+    // Healthy with nothing to do, yet a keeper pod about to be available: the agent looks again then.
+    const waiting = decide(
+      input({
+        ed: grey({ batchSize: 2, minReadySeconds: 10 }),
+        uid: 'ed',
+        regions: [withKeeper(partitioned(5, [...news(4), ...held(1)]), 1, [pod('old', { readySince: T0 - 4_000 })])],
+        status: completed,
+      }),
+      undefined,
+    );
+    expect(waiting.plan.status.phase).toBe('Healthy');
+    expect(waiting.lookAgainInMs).toBeGreaterThanOrEqual(6_000);
+    expect(waiting.lookAgainInMs).toBeLessThan(6_100);
+  });
+
+  it('a partition raised above the old pods left adds old pods; the keeper is made when the rollout first finds old pods', () => {
+    const raised = planRollout(
+      input({ ed: grey({ batchSize: 2 }, 5, 3), uid: 'ed', regions: [withKeeper(partitioned(5, [...news(3), ...held(2)], 3), 0, [])], status: completed }),
+    );
+    expect(raised.actions.filter((a) => a.kind === 'scale' && a.workload === 'web-a-old')).toEqual([
+      { kind: 'scale', region: 'a', workload: 'web-a-old', from: 0, replicas: 1 },
+    ]);
+    const first = planRollout(input({ ed: grey({ batchSize: 2 }), uid: 'ed', regions: [{ ...partitioned(5, olds(5)), keptTemplates: { old: template } }] }));
+    expect(first.actions[0]).toMatchObject({ kind: 'createKeeper', workload: 'web-a-old', replicas: 0, revision: 'old', owner: { name: 'web', uid: 'ed' } });
   });
 });

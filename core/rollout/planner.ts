@@ -7,6 +7,8 @@ import type { RolloutControls } from './gates.js';
 import { replicaSetAdapter } from './replicaset-adapter.js';
 import { growingRegions } from './growth.js';
 import { withHandOff } from './handoff.js';
+import { planKeeper } from './keeper.js';
+import { regionBudgets } from './budgets.js';
 import { planSession } from './session.js';
 import type { RegionState } from './snapshot.js';
 import type { AdapterFactory } from './workload-adapter.js';
@@ -30,6 +32,8 @@ export interface RolloutInput {
   readonly controls: RolloutControls;
   /** Current time (ms since epoch). */
   readonly now: number;
+  /** metadata.uid of the ExtendedDeployment (the owner of its keepers); undefined where it has none (edctl plan). */
+  readonly uid?: string | undefined;
 }
 
 /** A Kubernetes Event to record on the ExtendedDeployment. */
@@ -80,5 +84,19 @@ export function planRollout(input: RolloutInput): RolloutPlan {
   const growing = growingRegions(input.ed.spec, input.regions, input.status);
   const moves = planMoves(moveInputOf(input));
   const moved: RolloutInput = { ...input, regions: input.regions.map((r) => ({ ...r, desired: moves.desired.get(r.name) ?? r.desired })) };
-  return withHandOff(withMoves(planSession(moved, adapters[input.ed.spec.subsetType], growing), moves, moved), moved);
+  const kept = planKeepers(moved);
+  const plan = withHandOff(withMoves(planSession(kept.input, adapters[input.ed.spec.subsetType], growing), moves, kept.input), kept.input);
+  if (kept.actions.length === 0 && kept.wakeAt.length === 0) return plan;
+  return { ...plan, actions: [...kept.actions, ...plan.actions], wakeAt: [...(plan.wakeAt ?? []), ...kept.wakeAt] };
+}
+
+/**
+ * Every region's keeper (keeper.ts), before the rollout plans: the rollout then plans each region's regional
+ * ReplicaSet for the share its keeper does not serve. Keeper writes come first: a scale-up is capacity.
+ */
+function planKeepers(input: RolloutInput): { input: RolloutInput; actions: readonly RolloutAction[]; wakeAt: readonly number[] } {
+  const { strategy } = input.ed.spec;
+  const owner = { name: input.ed.metadata.name, uid: input.uid ?? '' };
+  const plans = input.regions.map((r) => planKeeper(r, owner, regionBudgets(strategy, r.desired), strategy.minReadySeconds, input.now));
+  return { input: { ...input, regions: plans.map((p) => p.region) }, actions: plans.flatMap((p) => p.actions), wakeAt: plans.flatMap((p) => p.wakeAt) };
 }

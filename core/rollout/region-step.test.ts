@@ -71,6 +71,9 @@ function describeAction(a: RolloutAction): string {
       return `scale ${a.from}->${a.replicas}`;
     case 'setPaused':
       return `setPaused ${a.paused}`;
+    case 'createKeeper':
+    case 'dropKeeper':
+      return `${a.kind} ${a.workload}`;
     default:
       return `${a.kind} ${a.pod}`;
   }

@@ -142,7 +142,8 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   const removable = Math.min(oldExcess, oldUnavailable + availableToLose);
   // Terminating pods still run on their nodes and hold the room they took until they are gone; terminal ones (Failed,
   // Succeeded) are not in counts.terminating: they hold none, and waiting for them to go would wait for PodGC.
-  const room = Math.max(0, desired + budgets.maxSurge - (counts.current + counts.terminating));
+  // The region's keeper may hold some of that room with pods it does not serve yet (keeper.ts).
+  const room = Math.max(0, desired + budgets.maxSurge - (counts.current + counts.terminating + (region.keeperOccupies ?? 0)));
   const missing = Math.max(0, wantNew - counts.updated);
   // Pods still terminating hold room they are about to free. Asking for part of the missing pods now and the rest as
   // each one goes costs a ReplicaSet write and a ReplicaSet controller round per step (at scale the controller's API
@@ -167,8 +168,10 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
       .sort((a, b) => Number(isAvailable(a, minReadySeconds, now)) - Number(isAvailable(b, minReadySeconds, now)) || (a.name < b.name ? -1 : 1))
       .slice(0, replace);
     for (const pod of victims) actions.push({ kind: 'deletePod', region: region.name, pod: pod.name, uid: pod.uid });
-    // The count stays at desired while old pods are replaced; a region being created grows by its groups.
-    replicas = Math.min(desired, counts.old + wantNew);
+    // The count stays at desired while old pods are replaced; a region being created grows by its groups. Where the
+    // region's keeper holds surge room with pods it does not serve yet, the count grows only into the room left.
+    const direct = Math.min(desired, counts.old + wantNew);
+    replicas = (region.keeperOccupies ?? 0) > 0 && direct > workload.replicas ? Math.max(workload.replicas, Math.min(direct, counts.current + room)) : direct;
   } else if (removable > 0) replicas = counts.current - removable;
   else if (creatable > 0) replicas = counts.current + creatable;
   else if (askLater) replicas = workload.replicas;

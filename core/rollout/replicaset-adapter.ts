@@ -3,7 +3,7 @@ import { regionBudgets } from './budgets.js';
 import { batchPods, mostNewAtGroup, regionGroups, targetAtGroup, type GroupSchedule } from './groups.js';
 import { settleSwaps, stepInPlace } from './in-place-step.js';
 import { creatingNew, groupProgress, stepRegion, type RegionStep } from './region-step.js';
-import { keptOldOf } from './partition.js';
+import { keptInRegion, keptOldOf } from './partition.js';
 import { countPods, type RegionState } from './snapshot.js';
 import type { AdapterFactory, ScheduledRegion } from './workload-adapter.js';
 
@@ -50,7 +50,7 @@ export const replicaSetAdapter: AdapterFactory = (input, record) => {
         if (scheduled.groups === 0) return true;
         const { region } = scheduled;
         const counts = countPods(region, minReadySeconds, now);
-        const most = region.desired - (scheduled.partition ?? 0);
+        const most = scheduled.replicas - (scheduled.partition ?? 0);
         return Math.min(counts.updated + creatingNew(region, counts), most) <= mostNewAtGroup(targetAtGroup(strategy, scheduled, group), counts.old);
       });
       if (fits) return group;
@@ -67,7 +67,7 @@ export const replicaSetAdapter: AdapterFactory = (input, record) => {
       return undefined;
     },
     joins: (region) => countPods(region, minReadySeconds, now).old > 0,
-    groupsOf: (region) => regionGroups(strategy, region.desired, keptOldOf(region)),
+    groupsOf: (region) => regionGroups(strategy, region.desired + (region.keeperServes ?? 0), keptInRegion(region)),
     // Once this rollout's status records a group, that group holds: a new group is recorded before anything acts on
     // it (the agent writes such a status first), so the agent never puts pods ahead of the recorded group. Others do:
     // the ReplicaSet controller replaces an evicted or deleted old pod at the template's revision. Read from such pods,

@@ -36,6 +36,16 @@ describe('nextRequeueMs', () => {
     expect(nextRequeueMs(input([pod(NOW - 60_000)]), plan({ phase: 'Healthy' }))).toBeUndefined();
   });
 
+  it('looks again at a Healthy object when something is about to change: a hold mark settling, a keeper pod becoming available', () => {
+    // A partition's hold mark gates a scale-down of the new pods beside it, Healthy or not.
+    const held = pod(NOW - 60_000, { revision: 'old', held: true, markedAt: NOW - 500 });
+    expect(nextRequeueMs(input([pod(NOW - 60_000), held]), plan({ phase: 'Healthy' }))).toBe(MARK_SETTLE_MS - 500 + 5);
+    const keeperPod = pod(NOW - 4_000, { revision: 'old' });
+    const withKeeper = input([pod(NOW - 60_000)]);
+    const regions = withKeeper.regions.map((r) => ({ ...r, keeper: { name: 'k', uid: 'k', revision: 'old', replicas: 1, pods: [keeperPod] } }));
+    expect(nextRequeueMs({ ...withKeeper, regions }, plan({ phase: 'Healthy' }))).toBe(6_000 + 5);
+  });
+
   it('looks again when the next pod becomes available', () => {
     const pods = [pod(NOW - 9_000), pod(NOW - 4_000), pod(NOW - 60_000), pod(NOW - 1_000, { terminating: true })];
     expect(nextRequeueMs(input(pods), plan({ phase: 'Progressing' }))).toBe(1_000 + 5);

@@ -18,26 +18,26 @@ const SLACK_MS = 5;
  * then), an old pod's mark settles (a scale-down may rely on it then), and a group's progress deadline passes. The
  * next such instant (or MAX_REQUEUE_MS while the rollout is unfinished or replicas are away) is returned in ms from
  * now; so are the move planner's instants (a pod's unschedulable timeout, a region's toleration, a stabilization
- * period). Undefined when the object is Healthy and nothing is left to do, so idle objects cost nothing.
+ * period). Undefined when the object is Healthy, nothing is left to do and none of those instants is ahead, so idle
+ * objects cost nothing.
  */
 export function nextRequeueMs(input: RolloutInput, plan: RolloutPlan): number | undefined {
   const { now } = input;
   const wakeAt = (plan.wakeAt ?? []).filter((t) => t > now);
   // Replicas away from home come back when their region has room, which no event of this object announces.
   const awaitingReturn = (plan.status.moves ?? []).length > 0 && input.ed.spec.strategy.moveBack.enable;
-  if (plan.status.phase === 'Healthy' && plan.actions.length === 0 && wakeAt.length === 0 && !awaitingReturn) return undefined;
   const minReadyMs = input.ed.spec.strategy.minReadySeconds * 1000;
   const instants: number[] = [...wakeAt];
   const grace = input.ed.spec.strategy.updateStrategy.gracePeriodSeconds;
   for (const region of input.regions) {
     // Only active pods: a terminating or terminal pod never becomes available, is never swapped or removed again. Pods
-    // counted rather than listed (RegionState.settled) may carry a recent mark too.
-    for (const pod of [...region.pods, ...(region.settled ?? []).map((s) => s.pod)].filter(isPodActive)) {
+    // counted rather than listed (RegionState.settled) may carry a recent mark too; a keeper's pods count for the region.
+    for (const pod of [...region.pods, ...(region.keeper?.pods ?? []), ...(region.settled ?? []).map((s) => s.pod)].filter(isPodActive)) {
       if (pod.ready && pod.readySince !== undefined) instants.push(pod.readySince + minReadyMs);
       // An in-place swap waits out its grace period between draining and patching the images; nothing announces its end.
       if (pod.swap?.phase === 'draining') instants.push(graceEndsAt(pod, grace));
-      // A scale-down that relies on a mark waits until it has settled; nothing announces that either.
-      if (pod.markedOld && pod.markedAt !== undefined) instants.push(pod.markedAt + MARK_SETTLE_MS);
+      // A scale-down that relies on a mark (either) waits until it has settled; nothing announces that either.
+      if ((pod.markedOld || pod.held === true) && pod.markedAt !== undefined) instants.push(pod.markedAt + MARK_SETTLE_MS);
     }
   }
   const start = plan.status.lastGroupStartTime !== undefined ? Date.parse(plan.status.lastGroupStartTime) : Number.NaN;
@@ -45,5 +45,8 @@ export function nextRequeueMs(input: RolloutInput, plan: RolloutPlan): number | 
     instants.push(Math.max(start, input.controls.resumedAt ?? 0) + progressDeadlineMs(input.ed.spec.strategy) + 1);
   }
   const next = instants.filter((t) => t > now).reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
+  // Healthy with nothing to do and nothing about to change (a pod turning available, a mark settling: a partition's
+  // hold mark gates a scale-down even when Healthy): nothing to look at again.
+  if (plan.status.phase === 'Healthy' && plan.actions.length === 0 && !awaitingReturn && next === Number.POSITIVE_INFINITY) return undefined;
   return Math.min(MAX_REQUEUE_MS, next === Number.POSITIVE_INFINITY ? MAX_REQUEUE_MS : next - now + SLACK_MS);
 }

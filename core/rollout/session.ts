@@ -2,11 +2,11 @@ import { ProgressingReason } from '../api/conditions.js';
 import type { RolloutAction } from './actions.js';
 import { decideGate, type Gate } from './gates.js';
 import { layoutGroups, regionOrderOf, type GroupSchedule } from './groups.js';
-import { keptOldOf } from './partition.js';
+import { keptInRegion, keptOldOf } from './partition.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
 import { gateActions } from './readiness-gate.js';
 import { Phases, type Phase } from './reasons.js';
-import type { RegionCounts } from './snapshot.js';
+import type { RegionCounts, RegionState } from './snapshot.js';
 import { buildStatus, rolloutCompleted } from './status.js';
 import type { AdapterFactory, RolloutRecord, ScheduledRegion } from './workload-adapter.js';
 
@@ -22,6 +22,8 @@ interface Outcome {
 /** What every outcome of one look shares. */
 interface Session {
   readonly input: RolloutInput;
+  /** The regions whole (withKeeperPods), for the status and the readiness gates. */
+  readonly whole: readonly RegionState[];
   readonly counts: ReadonlyMap<string, RegionCounts>;
   readonly rolloutRegions: readonly string[];
   readonly totalGroups: number;
@@ -51,10 +53,12 @@ export function planSession(input: RolloutInput, adapterFor: AdapterFactory, gro
     regionOrderOf(input.ed.spec),
     input.regions.map((region) => {
       const rolling = rolloutRegions.includes(region.name);
+      // Laid out on the whole region: the old pods its keeper makes are kept ones too (keeper.ts), so the groups stay the
+      // same as the keeper makes them.
       return {
         name: region.name,
-        replicas: region.desired,
-        partition: rolling ? keptOldOf(region) : 0,
+        replicas: region.desired + (region.keeperServes ?? 0),
+        partition: rolling ? keptInRegion(region) : 0,
         groups: rolling ? adapter.groupsOf(region) : 0,
         region,
       };
@@ -62,7 +66,9 @@ export function planSession(input: RolloutInput, adapterFor: AdapterFactory, gro
   );
   // A completed rollout keeps the groups it completed: counts changed since (Git, moves) are no groups of its own.
   const totalGroups = record?.completed ? (input.status?.totalGroups ?? schedule.totalGroups) : schedule.totalGroups;
-  const session: Session = { input, counts: new Map(input.regions.map((r) => [r.name, adapter.counts(r)])), rolloutRegions, totalGroups };
+  // The status, the readiness gates and the requeue see each region whole: its keeper's pods and the share they serve.
+  const whole = input.regions.map(withKeeperPods);
+  const session: Session = { input, whole, counts: new Map(whole.map((r) => [r.name, adapter.counts(r)])), rolloutRegions, totalGroups };
 
   const waiting = input.regions.map((r) => adapter.syncWait(r)).find((message) => message !== undefined);
   if (waiting !== undefined) {
@@ -99,7 +105,7 @@ export function planSession(input: RolloutInput, adapterFor: AdapterFactory, gro
 
   if (gate.kind === 'complete') {
     const settled = input.regions.map((r) => adapter.converge(r, session.totalGroups));
-    const kept = input.regions.reduce((sum, r) => sum + keptOldOf(r), 0);
+    const kept = input.regions.reduce((sum, r) => sum + keptOldOf(r) + (r.keeperServes ?? 0), 0);
     return finish(
       session,
       settled.every((s) => s.done)
@@ -165,7 +171,7 @@ function finish(session: Session, outcome: Outcome, actions: readonly RolloutAct
     ed: input.ed,
     generation: input.generation,
     rolloutRevision: input.rolloutRevision,
-    regions: input.regions,
+    regions: session.whole,
     counts: session.counts,
     previous: input.status,
     rolloutRegions: session.rolloutRegions,
@@ -173,5 +179,11 @@ function finish(session: Session, outcome: Outcome, actions: readonly RolloutAct
     now: input.now,
     ...outcome,
   });
-  return { actions: [...gateActions(input.regions), ...actions], status, events };
+  return { actions: [...gateActions(session.whole), ...actions], status, events };
+}
+
+/** A region as the rollout planned it, with its keeper's pods and the share they serve added back (keeper.ts). */
+export function withKeeperPods(region: RegionState): RegionState {
+  if (!region.keeper) return region;
+  return { ...region, desired: region.desired + (region.keeperServes ?? 0), pods: [...region.pods, ...region.keeper.pods] };
 }

@@ -1,4 +1,5 @@
 import type { SwapState } from '../inplace/swap-state.js';
+import type { PodTemplate } from '../kube/objects.js';
 import type { NodeView } from '../moves/nodes.js';
 import { isPodActive, isPodTerminating } from './pod-activity.js';
 
@@ -102,6 +103,21 @@ export interface DeploymentProgress {
   readonly availableReplicas: number;
 }
 
+/**
+ * A region's keeper: the ReplicaSet the agent owns that makes old-revision pods again for the region's partition
+ * (keeper.ts), as observed.
+ */
+export interface KeeperState {
+  readonly name: string;
+  readonly uid: string;
+  /** The revision label of its template: the revision it keeps. */
+  readonly revision: string | undefined;
+  /** spec.replicas. */
+  readonly replicas: number;
+  /** The pods it controls. */
+  readonly pods: readonly PodState[];
+}
+
 /** A region's pods: all that the decisions about single pods read (the readiness gate). */
 export interface RegionPods {
   readonly name: string;
@@ -146,6 +162,30 @@ export interface RegionState extends RegionPods {
   readonly room?: number | undefined;
   /** Undefined until Git has created the workload. */
   readonly workload: WorkloadState | undefined;
+  /** The region's keeper, when the agent made one (keeper.ts); its pods are not among `pods`. */
+  readonly keeper?: KeeperState | undefined;
+  /**
+   * Templates a keeper can make old pods from, by region revision: what the region ran in the revisions the
+   * ExtendedDeployment's history recorded (core/history/), for the revisions its old pods run. Only for a region with
+   * a partition; undefined otherwise.
+   */
+  readonly keptTemplates?: Readonly<Record<string, PodTemplate>> | undefined;
+  /**
+   * Set by the planner on the view the rollout plans with (keeper.ts): how many of the region's pods its keeper serves,
+   * which `desired` and `partition` no longer count. The status adds them back.
+   */
+  readonly keeperServes?: number;
+  /**
+   * Set by the planner beside `keeperServes`: the keeper's pods it does not serve yet (being made, not available yet, or
+   * terminating), which take surge room the regional ReplicaSet must leave them.
+   */
+  readonly keeperOccupies?: number;
+  /**
+   * Set by the planner where a keeper holds the region's partition: the old pods the whole region keeps (its partition
+   * within its count), which the keeper makes up for where the regional ReplicaSet has fewer. The groups are laid out on
+   * it, so they do not change as the keeper makes them.
+   */
+  readonly keptWhole?: number;
 }
 
 /** Whether a pod counts as available: active (neither terminal nor terminating) and Ready for minReadySeconds. */

@@ -43,6 +43,17 @@ function replicaSet(name: string, labels: Record<string, string>): V1ReplicaSet 
   };
 }
 
+/** An ExtendedDeployment `web` for a keeper to belong to (no agent acts on it here). */
+function ownerEd(namespace: string) {
+  const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'registry.example/web:1' }] } };
+  return {
+    apiVersion: 'extendeddeployment.io/v1beta1',
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'web', namespace },
+    spec: { selector: { matchLabels: { app: 'web' } }, template, regions: [{ name: 'amd64', replicas: 1 }] },
+  };
+}
+
 /** What a refused request answered: its HTTP code and message. */
 async function refusal(request: Promise<unknown>): Promise<{ code: number | undefined; message: string }> {
   try {
@@ -132,6 +143,13 @@ test("the agent's identity changes only its own fields of ExtendedDeployment obj
     const applyParams = (kind: string, name: string) => ({ namespace: ns, name, body: scaleBody(kind, name), fieldManager: FIELD_MANAGER, force: true });
     expect(await refusal(apps.patchNamespacedReplicaSet(applyParams('ReplicaSet', 'unrelated'), apply))).toEqual(byPolicy('replicasets', 'labelled'));
     expect(await refusal(apps.patchNamespacedDeployment(applyParams('Deployment', 'unrelated'), apply))).toEqual(byPolicy('deployments', 'labelled'));
+    // Nor run a template of its choice in a ReplicaSet of its own: the one it may create is a keeper (its create
+    // permission is for those), and a labelled ReplicaSet that is not exactly one is refused.
+    expect(await refusal(apps.createNamespacedReplicaSet({ namespace: ns, body: replicaSet('started-by-agent', edLabels) }))).toEqual(
+      byPolicy('replicasets', 'only keepers'),
+    );
+    // Nor delete a workload Git rendered.
+    expect(await refusal(apps.deleteNamespacedReplicaSet({ namespace: ns, name: 'web-amd64' }))).toEqual(byPolicy('replicasets', 'only keepers'));
     // Nor change what a labelled workload runs: its template (or selector).
     const template = { spec: { template: { spec: { containers: [{ name: 'web', image: 'registry.example/evil:1' }] } } } };
     expect(await refusal(apps.patchNamespacedReplicaSet({ namespace: ns, name: 'web-amd64', body: template }, smp))).toEqual(
@@ -175,6 +193,27 @@ test("the agent's identity changes only its own fields of ExtendedDeployment obj
     await act('ReplicaSet', { kind: 'scale', region, workload: 'web-amd64', from: 0, replicas: 0 });
     await act('ReplicaSet', { kind: 'scale', region, workload: 'web-amd64', from: 0, replicas: 2 });
     expect((await admin.apps.readNamespacedReplicaSet({ namespace: ns, name: 'web-amd64' })).spec?.replicas).toBe(2);
+    // A keeper, as the agent makes, scales and deletes one, owned by a real ExtendedDeployment (the garbage collector
+    // deletes one whose owner does not exist).
+    const owner = (await admin.objects.create(ownerEd(ns))) as unknown as { metadata: { name: string; uid: string } };
+    const keeper: RolloutAction = {
+      kind: 'createKeeper',
+      region: 'amd64',
+      workload: 'web-amd64-r0',
+      replicas: 0,
+      revision: 'r0',
+      template: { metadata: { labels: { ...edLabels, [REVISION_LABEL]: 'r0' } }, spec: { containers: [{ name: 'web', image: 'registry.example/web:0' }] } },
+      owner: { name: owner.metadata.name, uid: owner.metadata.uid },
+    };
+    await act('ReplicaSet', keeper);
+    await act('ReplicaSet', { kind: 'scale', region: 'amd64', workload: 'web-amd64-r0', from: 0, replicas: 0 });
+    const made = await admin.apps.readNamespacedReplicaSet({ namespace: ns, name: 'web-amd64-r0' });
+    expect(made.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'ExtendedDeployment', name: 'web', uid: owner.metadata.uid, controller: true });
+    await act('ReplicaSet', { kind: 'dropKeeper', region: 'amd64', workload: 'web-amd64-r0', uid: made.metadata!.uid! });
+    await waitFor(
+      'the keeper is deleted',
+      async () => !(await admin.apps.listNamespacedReplicaSet({ namespace: ns })).items.some((rs) => rs.metadata?.name === 'web-amd64-r0'),
+    );
     await act('Deployment', { kind: 'scale', region: 'arm64', workload: 'web-arm64', from: 0, replicas: 1 });
     await act('Deployment', { kind: 'setPaused', region: 'arm64', workload: 'web-arm64', paused: false });
     const deployment = await admin.apps.readNamespacedDeployment({ namespace: ns, name: 'web-arm64' });

@@ -2,7 +2,8 @@
 // exactly what Git rendered: the ExtendedDeployment is the rendered one (same rollout revision), its status is Healthy
 // for that revision and describes the current generation, every region's workload is at the region's rendered revision
 // with the rendered replica count, and every pod of every region is live, at that revision, and there are exactly as
-// many as the region's count, but for the old pods a partition keeps (at most that many, beside the new ones). (With replicas moved away by a shortage or a fault the counts differ from Git by design:
+// many as the region's count, but for the old pods a partition keeps (at most that many, beside the new ones; the
+// region's keeper may make some of them, and its count is then part of the region's). (With replicas moved away by a shortage or a fault the counts differ from Git by design:
 // compare once no move is active.) gitDifferences is pure (unit-tested in test/unit/git-match.test.ts); waitMatchesGit reads
 // the invariant watcher's picture until it matches or the time is up.
 import type { RenderedExtendedDeployment } from '../../core/render.js';
@@ -49,7 +50,12 @@ export function gitDifferences(sample: Sample, target: GitTarget): string[] {
     } else {
       if (workload.revision !== region.revision)
         out.push(`${region.name}: workload template at revision ${workload.revision ?? '-'}, Git rendered ${region.revision}`);
-      if (workload.replicas !== region.replicas) out.push(`${region.name}: workload spec.replicas ${workload.replicas}, Git wants ${region.replicas}`);
+      // A keeper (core/rollout/keeper.ts) makes some of the old pods a partition keeps: the regional workload runs the rest.
+      const keeper = workload.keeperReplicas ?? 0;
+      if (workload.replicas + keeper !== region.replicas || keeper > region.partition) {
+        const kept = keeper > 0 ? ` and its keeper ${keeper}` : '';
+        out.push(`${region.name}: workload spec.replicas ${workload.replicas}${kept}, Git wants ${region.replicas}`);
+      }
     }
     // Pods that stopped for good (Failed, Succeeded) run nothing and wait for PodGC: the agent counts them nowhere
     // (core/rollout/pod-activity.ts), and neither does this comparison.

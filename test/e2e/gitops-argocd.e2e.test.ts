@@ -30,6 +30,7 @@ import {
   removeExamples,
   removeProjectCrds,
   removeScratch,
+  evictKeptPod,
   startAgentAsInstalled,
   waitAllHealthy,
   webRelease,
@@ -361,5 +362,25 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     expect(automatedSyncs(argocd).length - syncsBefore).toBe(1);
     report.push(`drift (server-side diff): 1 commit, ${drift.length} OutOfSync samples after it synced`);
     report.push(`timeline of the release with server-side diff (v7):\n${await sampler!.timelineUntilNow(start, show)}`);
+  }, 600_000);
+
+  test('a grey phase: the keeper the agent makes for an evicted kept pod is no drift; the commit syncs once', async () => {
+    const syncsBefore = automatedSyncs(argocd).length;
+    const historyBefore = (await view()).history.length;
+    await deliver(webRelease('v8-grey', { version: '1.5.4', amd64Partition: 1 }));
+    await webHealth('Healthy');
+    await waitAllHealthy('web Healthy in its grey phase at 1.5.4');
+    const { keeper } = await evictKeptPod();
+    expect(keeper.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'ExtendedDeployment', name: 'web', controller: true });
+    for (let i = 0; i < 3; i++) {
+      argocd.refresh(APP);
+      await new Promise((r) => setTimeout(r, 5000));
+    }
+    const drift = outOfSyncBetweenCommits().filter((d) => d.includes('v8-grey'));
+    expect(drift).toEqual([]);
+    expect((await view()).history.length).toBe(historyBefore + 1);
+    expect(automatedSyncs(argocd).length - syncsBefore).toBe(1);
+    await webHealth('Healthy');
+    report.push(`grey phase (v8): keeper ${keeper.metadata.name} made the evicted kept pod again; ${drift.length} OutOfSync samples, 1 sync`);
   }, 600_000);
 });

@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { writeApp } from '../../constructs/synth.js';
 import { API_GROUP } from '../../core/api/identity.js';
+import { KEEPER_LABEL, NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../../core/labels.js';
 import { examplesApp } from '../../examples/app.js';
 import type { MultiArchWebRelease } from '../../examples/multi-arch-web.js';
 import { repoRoot } from '../cluster/build.js';
@@ -181,10 +182,68 @@ interface Owned {
   status?: Record<string, unknown>;
 }
 
-/** The regional ReplicaSets of every ExtendedDeployment (labelled with its name). */
+/** The regional ReplicaSets of every ExtendedDeployment (labelled with its name; keepers, which are the agent's, left out). */
 export async function regionalReplicaSets(): Promise<Owned[]> {
-  const list = (await rawRequest('GET', `/apis/apps/v1/replicasets?labelSelector=${encodeURIComponent(`${API_GROUP}/name`)}`)) as { items: Owned[] };
+  const list = (await rawRequest('GET', `/apis/apps/v1/replicasets?labelSelector=${encodeURIComponent(`${NAME_LABEL},!${KEEPER_LABEL}`)}`)) as {
+    items: Owned[];
+  };
   return list.items;
+}
+
+/** A keeper as the API server holds it. */
+export interface KeeperObject extends Owned {
+  metadata: Owned['metadata'] & { uid: string; ownerReferences?: { kind: string; name: string; controller?: boolean }[] };
+}
+
+/**
+ * The grey phase of the suites: web's amd64 region keeps one pod at the previous release (`amd64Partition: 1`, already
+ * delivered and Healthy). Its kept pod is evicted; the agent's keeper (core/rollout/keeper.ts) makes it again at the
+ * previous revision. Returns once web is Healthy with 3 new and 1 old pod on amd64 again, the old one the keeper's,
+ * with the keeper as the API server holds it, for the engine's drift checks.
+ */
+export async function evictKeptPod(): Promise<{ keeper: KeeperObject; evicted: string }> {
+  type Pod = {
+    metadata: { name: string; uid: string; labels?: Record<string, string>; deletionTimestamp?: string; ownerReferences?: { name: string }[] };
+    status?: { phase?: string; conditions?: { type: string; status: string }[] };
+  };
+  const amd64 = async () => {
+    const rs = (await rawRequest('GET', '/apis/apps/v1/namespaces/shop/replicasets/web-amd64')) as {
+      spec: { template: { metadata: { labels: Record<string, string> } } };
+    };
+    const revision = rs.spec.template.metadata.labels[REVISION_LABEL];
+    const selector = encodeURIComponent(`${NAME_LABEL}=web,${REGION_LABEL}=amd64`);
+    const pods = ((await rawRequest('GET', `/api/v1/namespaces/shop/pods?labelSelector=${selector}`)) as { items: Pod[] }).items;
+    const live = pods.filter((p) => !p.metadata.deletionTimestamp && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded');
+    return {
+      fresh: live.filter((p) => p.metadata.labels?.[REVISION_LABEL] === revision),
+      old: live.filter((p) => p.metadata.labels?.[REVISION_LABEL] !== revision),
+    };
+  };
+  const before = await amd64();
+  expect([before.fresh.length, before.old.length], 'amd64 in its grey phase: new and old pods').toEqual([3, 1]);
+  const [kept] = before.old;
+  const name = kept!.metadata.name;
+  await rawRequest('POST', `/api/v1/namespaces/shop/pods/${name}/eviction`, {
+    apiVersion: 'policy/v1',
+    kind: 'Eviction',
+    metadata: { name, namespace: 'shop' },
+  });
+  return waitFor(
+    'the kept pod made again at the previous revision by the keeper, web Healthy',
+    async () => {
+      const now = await amd64();
+      const [old] = now.old;
+      const ready = old?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+      const web = (await extendedDeployments()).find((e) => e.key === 'shop/web');
+      if (now.fresh.length !== 3 || now.old.length !== 1 || !ready || old?.metadata.uid === kept!.metadata.uid || web?.phase !== 'Healthy') return undefined;
+      const keepers = (await rawRequest('GET', `/apis/apps/v1/namespaces/shop/replicasets?labelSelector=${encodeURIComponent(`${KEEPER_LABEL}=true`)}`)) as {
+        items: KeeperObject[];
+      };
+      const [keeper] = keepers.items;
+      return keeper && old?.metadata.ownerReferences?.[0]?.name === keeper.metadata.name ? { keeper, evicted: kept!.metadata.uid } : undefined;
+    },
+    { timeoutMs: 180_000, intervalMs: 1000, describe: amd64 },
+  );
 }
 
 /** The managers that own a field (`f:spec.f:replicas` style path) of an object, optionally of a subresource. */

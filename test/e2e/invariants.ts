@@ -64,7 +64,7 @@ import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node'
 import { extendedDeploymentStatus, type ExtendedDeployment, type RolloutStrategy } from '../../core/api/extended-deployment.js';
 import { recordedMoves } from '../../core/moves/apply-moves.js';
 import { distributeReplicas } from '../../core/distribution.js';
-import { NAME_LABEL, REGION_LABEL, REVISION_LABEL, REVISIONS_ANNOTATION, ROLLOUT_REVISION_ANNOTATION } from '../../core/labels.js';
+import { KEEPER_LABEL, NAME_LABEL, REGION_LABEL, REVISION_LABEL, REVISIONS_ANNOTATION, ROLLOUT_REVISION_ANNOTATION } from '../../core/labels.js';
 import { parseQuantity } from '../../core/moves/quantity.js';
 import { podRequests, type PodResourcesSpec } from '../../core/moves/resources.js';
 import { parseExtendedDeployment, refOf } from '../../core/parse.js';
@@ -114,6 +114,8 @@ export interface WorkloadSample {
   readonly paused?: boolean;
   /** The revision label of its pod template. */
   readonly revision?: string | undefined;
+  /** spec.replicas of the region's keeper (core/rollout/keeper.ts), when it has one: pods of the region it makes. */
+  readonly keeperReplicas?: number;
 }
 
 /** The ExtendedDeployment as parsed by core, with what the render recorded and the agent's status. */
@@ -793,12 +795,14 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
       const w = source.find((o) => o.metadata?.name === workloadName(name, r.name));
       if (!w) return [];
       const spec = (w as { spec?: { replicas?: number; paused?: boolean; template?: { metadata?: { labels?: Record<string, string> } } } }).spec;
+      const keeper = view('rs').find((o) => o.metadata?.labels?.[KEEPER_LABEL] === 'true' && o.metadata.labels[REGION_LABEL] === r.name);
       return [
         {
           region: r.name,
           replicas: spec?.replicas ?? 1,
           revision: spec?.template?.metadata?.labels?.[REVISION_LABEL],
           ...(compat && { paused: spec?.paused === true }),
+          ...(keeper && { keeperReplicas: (keeper as { spec?: { replicas?: number } }).spec?.replicas ?? 1 }),
         },
       ];
     });

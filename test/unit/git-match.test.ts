@@ -106,6 +106,17 @@ describe('gitDifferences', () => {
     ]);
   });
 
+  it("counts a keeper's replicas with its region's workload, up to the partition", () => {
+    const partitioned: GitTarget = { ...target, regions: [{ ...target.regions[0]!, partition: 1 }, target.regions[1]!] };
+    const s = converged();
+    const pods = [pod('a', 1, 'rev-a2'), pod('a', 2, 'rev-a1'), pod('b', 1, 'rev-b2')];
+    const keeping = (replicas: number, keeperReplicas: number) =>
+      gitDifferences({ ...s, pods, workloads: [{ region: 'a', replicas, revision: 'rev-a2', keeperReplicas }, s.workloads[1]!] }, partitioned);
+    expect(keeping(1, 1)).toEqual([]);
+    expect(keeping(2, 1)).toEqual(['a: workload spec.replicas 2 and its keeper 1, Git wants 2']);
+    expect(keeping(0, 2)).toEqual(['a: workload spec.replicas 0 and its keeper 2, Git wants 2']);
+  });
+
   it('counts pods that stopped for good (Failed, Succeeded) nowhere, as the agent does; an active one being deleted is terminating', () => {
     const s = converged();
     const withPods = (pods: PodSample[]) => gitDifferences({ ...s, pods }, target);
