@@ -18,13 +18,14 @@ import { countWhere, isAvailable, type PodState, type RegionState } from './snap
  * `partition − old pods of the regional ReplicaSet`, so the regional ReplicaSet's own kept pods come first and the
  * keeper's pods are the first to go when the partition is lowered or removed. It scales up at once within the
  * region's surge (capacity first), and down make-before-break: its available pods leave only as the region has
- * available pods to spare; the regional ReplicaSet sheds the pods the keeper makes once they are available. When the region
- * keeps nothing any more (no partition, or Git went back to the kept revision), it is scaled to 0 and deleted.
+ * available pods to spare; the regional ReplicaSet sheds the pods the keeper makes once they are available. When the
+ * region keeps nothing any more (no partition, or Git went back to the kept revision), it is scaled to 0 and deleted.
  */
 export interface KeeperPlan {
   /**
-   * The region as the rest of the rollout plans it: the regional ReplicaSet's share. Its keeper's available pods
-   * (up to what the keeper serves) are taken off `desired` and `partition` and recorded in `keeperServes`.
+   * The region as the rest of the rollout plans it: the regional ReplicaSet's share. The pods its keeper serves (its
+   * available ones, up to what it makes; without surge also the one it is making) are taken off `desired` and
+   * `partition` and recorded in `keeperServes`; its other pods' surge room in `keeperOccupies`.
    */
   readonly region: RegionState;
   /** Writes to the keeper: create or scale it, or delete it. */
