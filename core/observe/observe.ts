@@ -150,7 +150,9 @@ function observeOne(
   const inPlace = inPlaceEnabled(parsed.value);
   const assignment = cluster ? assignNodes(regionSelectors(regions), cluster.nodes) : undefined;
   const owner = { name, uid: ed.metadata?.uid };
-  const history = workloads.controllerRevisions ? historyEntries(owner, workloads.controllerRevisions.filter(inNamespace)) : [];
+  // Read only for partitioned regions, the ones a keeper may be made for.
+  const partitioned = spec.regions.some((r) => r.partition !== undefined);
+  const history = partitioned && workloads.controllerRevisions ? historyEntries(owner, workloads.controllerRevisions.filter(inNamespace)) : [];
   const regionStates: RegionState[] = spec.regions.map((placement, i) => {
     const workload = candidates.find((w) => w.metadata?.name === workloadName(name, placement.name) && inNamespace(w));
     const target = targets.revisions.get(placement.name) ?? '';

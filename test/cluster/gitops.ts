@@ -459,26 +459,27 @@ export async function stopGitops(engine: GitopsEngine, log: Log = defaultLog): P
 }
 
 /**
+ * Runs an engine's own health tool (built with it, test/cluster/go/<engine>/cmd/) over files: one JSON line a file.
+ */
+async function engineHealth<T>(engine: GitopsEngine, tool: string, config: string, files: readonly string[]): Promise<T[]> {
+  const binDir = await ensureGitopsBinaries(engine);
+  const r = spawnSync(join(binDir, tool), [config, ...files], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${tool}: ${r.error?.message ?? r.stderr}`);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as T);
+}
+
+/**
  * Flux's own health of each file (cel-health: fluxcd/pkg/runtime/cel's status reader over the `healthCheckExprs` of the
  * Kustomization file, as kustomize-controller reads them): a kstatus status, with the error when it is Unknown.
  */
-export async function fluxHealth(kustomizationFile: string, files: readonly string[]): Promise<{ file: string; status?: string; error?: string }[]> {
-  const binDir = await ensureGitopsBinaries('flux');
-  const r = spawnSync(join(binDir, 'cel-health'), [kustomizationFile, ...files], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`cel-health: ${r.stderr}`);
-  return r.stdout
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as { file: string; status?: string; error?: string });
+export function fluxHealth(kustomizationFile: string, files: readonly string[]): Promise<{ file: string; status?: string; error?: string }[]> {
+  return engineHealth('flux', 'cel-health', kustomizationFile, files);
 }
 
 /** Argo CD's own health of each file (lua-health: Argo CD's settings manager and gitops-engine's health with the Lua overrides). */
-export async function argocdHealth(argocdCm: string, files: readonly string[]): Promise<{ file: string; status?: string; message: string; error?: string }[]> {
-  const binDir = await ensureGitopsBinaries('argocd');
-  const r = spawnSync(join(binDir, 'lua-health'), [argocdCm, ...files], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`lua-health: ${r.stderr}`);
-  return r.stdout
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as { file: string; status?: string; message: string; error?: string });
+export function argocdHealth(argocdCm: string, files: readonly string[]): Promise<{ file: string; status?: string; message: string; error?: string }[]> {
+  return engineHealth('argocd', 'lua-health', argocdCm, files);
 }
