@@ -241,6 +241,13 @@ describe('statusFrame', () => {
     ]);
     expect(statusFrame(degraded, { ...plain, colors: colors(true) })).toContain(`${ESC}31m${message}`);
     expect(statusLine(degraded, plain)).toContain(`; ${message}; next: fix the cause`);
+    // A stuck region's forced exit: the message names its counts, and the next step points to them.
+    const exit = `${message}; to keep what runs Ready instead (forced exit), set in Git: region amd64 replicas 12 partition 6`;
+    const forced = ed({ phase: 'Degraded', conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: exit }] });
+    expect(statusFrame(forced, plain).split('\n').slice(1, 3)).toEqual([
+      `  ${exit}`,
+      '  next: fix the cause in Git and push (a new revision starts a new rollout), set the counts named above in Git to keep what runs Ready, or edctl resume web -n shop to retry the group',
+    ]);
   });
 
   it('suggests resume after edctl pause or abort, but not for a pause from Git', () => {

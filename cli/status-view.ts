@@ -3,6 +3,7 @@ import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.j
 import { MOVES_CONDITION, MovesReason, ProgressingReason } from '../core/api/conditions.js';
 import { PAUSED_ANNOTATION } from '../core/labels.js';
 import type { ExtendedDeploymentObject } from '../core/kube/objects.js';
+import { FORCED_EXIT_WORDS } from '../core/rollout/forced-exit.js';
 import { rolloutReading, type RolloutReading } from '../core/rollout/status-reading.js';
 
 /** Colour functions (picocolors'); all of them return their input unchanged when colour is off. */
@@ -126,9 +127,9 @@ function pausedInGit(ed: ExtendedDeploymentObject): boolean {
 
 /**
  * What to do next when a rollout waits for someone or cannot go on: approve at a confirmation gate; resume after
- * `edctl pause` (or set `strategy.pause` back in Git); resume or change Git after an abort; fix and push, or resume to
- * retry, after a missed deadline; fix the spec when it is invalid; look at the sync while the workloads lag behind.
- * Undefined when the rollout needs nobody.
+ * `edctl pause` (or set `strategy.pause` back in Git); resume or change Git after an abort; after a missed deadline fix
+ * and push, keep what runs Ready (the forced exit, when the message names its counts), or resume to retry; fix the spec
+ * when it is invalid; look at the sync while the workloads lag behind. Undefined when the rollout needs nobody.
  */
 export function nextStep(ed: ExtendedDeploymentObject, reading: RolloutReading, bin: string): string | undefined {
   const target = `${ed.metadata?.name ?? ''}${ed.metadata?.namespace ? ` -n ${ed.metadata.namespace}` : ''}`;
@@ -145,8 +146,10 @@ export function nextStep(ed: ExtendedDeploymentObject, reading: RolloutReading, 
     }
     case 'Aborted':
       return `${bin} resume ${target}, or change Git (a new revision starts a new rollout)`;
-    case 'Degraded':
-      return `fix the cause in Git and push (a new revision starts a new rollout), or ${bin} resume ${target} to retry the group`;
+    case 'Degraded': {
+      const forced = reading.progressing?.message?.includes(FORCED_EXIT_WORDS) ? ', set the counts named above in Git to keep what runs Ready' : '';
+      return `fix the cause in Git and push (a new revision starts a new rollout)${forced}, or ${bin} resume ${target} to retry the group`;
+    }
     case undefined:
       return reading.progressing?.reason === ProgressingReason.WaitingForSync
         ? 'check the sync in Argo CD or Flux: every regional workload must carry the rendered revision'

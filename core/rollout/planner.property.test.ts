@@ -42,7 +42,12 @@
 //             ReplicaSet's own old pods do not (keeper.ts). With keepers a run ends 'idle' (End): at the first look after
 //             which the agent would ask for no other and no event would bring one, so a plan that waits for an instant
 //             nobody announces (a keeper pod's minReadySeconds, a hold mark settling) without asking to look again
-//             ends short of that state and fails.
+//             ends short of that state and fails;
+//   forced    a region whose new pods cannot become Ready (its pool is full) is set by Git, some looks after it got
+//             stuck, to the counts its status names (forced-exit.ts: replicas = its Ready pods, partition = its Ready
+//             old pods): it sheds the stuck pods (the only pods above the ceiling and the group's target allowed then),
+//             makes no new pod, and the rollout completes with it at exactly those counts, its keeper made at that
+//             look where it keeps old pods.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { extendedDeployment, type ExtendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
@@ -56,6 +61,7 @@ import { keptOld, partitionPods } from './partition.js';
 import { planRollout, type RolloutInput } from './planner.js';
 import { MARK_SETTLE_MS } from './region-step.js';
 import { nextRequeueMs } from './requeue.js';
+import { forcedExits, type ForcedExit } from './forced-exit.js';
 import { withKeeperPods } from './session.js';
 import { countPods, isAvailable, type PodState, type RegionState } from './snapshot.js';
 
@@ -147,6 +153,19 @@ interface Scenario {
   readonly raise: { readonly atStep: number; readonly region: number; readonly by: number } | undefined;
   /** What happens to the kept old pods once the rollout is Healthy, if anything. */
   readonly disruption: Disruption | undefined;
+  /** A region whose pool is full, and the forced exit Git then writes (integer placements only). */
+  readonly stuck: Stuck | undefined;
+}
+
+/**
+ * The `region`-th region of the rollout (modulo their number) has room for `afterNew` more new pods only: the ones it
+ * creates after those never become Ready. `exitAfter` looks after the forced exit names it (forcedExits: a new pod
+ * stuck for STARTING_MS), Git writes those counts.
+ */
+interface Stuck {
+  readonly region: number;
+  readonly afterNew: number;
+  readonly exitAfter: number;
 }
 
 /**
@@ -193,7 +212,7 @@ const disruptionOf = (n: number): fc.Arbitrary<Disruption> =>
   });
 
 /** Scenarios; `partitioned` draws a partition for each region too, and `disrupted` what happens once it is Healthy. */
-const scenarioOf = (partitioned: boolean, disrupted = false): fc.Arbitrary<Scenario> =>
+const scenarioOf = (partitioned: boolean, disrupted = false, stuck = false): fc.Arbitrary<Scenario> =>
   fc.integer({ min: 1, max: 4 }).chain((n) =>
     fc.record({
       spec: (partitioned
@@ -222,6 +241,9 @@ const scenarioOf = (partitioned: boolean, disrupted = false): fc.Arbitrary<Scena
         nil: undefined,
       }),
       disruption: disrupted ? disruptionOf(n) : fc.constant(undefined),
+      stuck: stuck
+        ? fc.record({ region: fc.nat(3), afterNew: fc.integer({ min: 0, max: 4 }), exitAfter: fc.integer({ min: 0, max: 6 }) })
+        : fc.constant(undefined),
     }),
   );
 
@@ -288,8 +310,12 @@ interface Run {
   readonly final: RegionState[];
   /** Per region, the step at which its keeper was created; undefined where none was. */
   readonly keeperAt: readonly (number | undefined)[];
-  /** Per region, whether its partition kept old pods at the start: then its keeper is created at the first look. */
+  /** Per region, whether its partition keeps old pods at the end (from the start, or from its forced exit). */
   readonly keeps: readonly boolean[];
+  /** Per region, the look at which its keeper must have been made: the first where its partition kept old pods. */
+  readonly keeperExpected: readonly (number | undefined)[];
+  /** The stuck region's forced exit (Scenario.stuck): the look at which Git wrote it, and its counts. */
+  readonly forced: ({ readonly step: number; readonly index: number } & ForcedExit) | undefined;
   readonly steps: number;
   readonly totalGroups: number;
   readonly bound: number;
@@ -367,6 +393,7 @@ function run(sc: Scenario, maxSteps: number, end: End = 'settled'): Run | undefi
   // pods only: the others have none to keep).
   const kept = (i: number) => (sc.start[i]!.kind === 'old' ? partitionOf(i) : 0);
   const keeps = names.map((_, i) => kept(i) > 0);
+  const keeperExpected = keeps.map((k): number | undefined => (k ? 0 : undefined));
   const alive = (list: readonly Pod[]) => list.filter((p) => p.goneAt === undefined);
   // Old pods alive: the regional ReplicaSet's and its keeper's.
   const oldAlive = (i: number) => alive(pods.get(names[i]!) ?? []).filter((p) => p.revision !== NEW).length + alive(keepers.get(names[i]!)?.pods ?? []).length;
@@ -406,6 +433,11 @@ function run(sc: Scenario, maxSteps: number, end: End = 'settled'): Run | undefi
   // The schedule the rollout follows: regions with old pods at its start, and empty ones (created by groups), in groups
   // (groups.ts).
   const rolloutRegions = names.filter((_, i) => sc.start[i]!.kind !== 'new' && desired[i]! > 0);
+  // The stuck region (Scenario.stuck), one of the rollout's, the new pods it made, and when the first of them got stuck.
+  const stuckIndex = sc.stuck && rolloutRegions.length > 0 ? names.indexOf(rolloutRegions[sc.stuck.region % rolloutRegions.length]!) : undefined;
+  let madeNew = 0;
+  let firstStuck: number | undefined;
+  let forced: Run['forced'];
   const scheduleNow = (): GroupSchedule =>
     scheduleGroups(
       strat,
@@ -462,7 +494,7 @@ function run(sc: Scenario, maxSteps: number, end: End = 'settled'): Run | undefi
   let lastEvent = Number.POSITIVE_INFINITY;
   for (let step = 0; step < maxSteps; step++) {
     currentStep = step;
-    if (healthyAt === undefined && sc.raise && step === sc.raise.atStep) {
+    if (healthyAt === undefined && sc.raise && step === sc.raise.atStep && sc.raise.region !== stuckIndex) {
       const i = sc.raise.region;
       const hasOld = (pods.get(names[i]!) ?? []).some((p) => p.goneAt === undefined && p.revision !== NEW);
       desired[i] = desired[i]! + sc.raise.by;
@@ -487,6 +519,10 @@ function run(sc: Scenario, maxSteps: number, end: End = 'settled'): Run | undefi
       generation++;
       stats.gitChanges++;
     }
+    if (stuckIndex !== undefined && forced === undefined && firstStuck !== undefined && step >= firstStuck + sc.stuck!.exitAfter) {
+      const exit = forcedExits(view().map(withKeeperPods), rolloutRegions, now).find((e) => e.region === names[stuckIndex]);
+      if (exit) forceExit(stuckIndex, exit, step);
+    }
     const regions = view();
     const group = status?.currentGroup ?? 0;
     regions.forEach((r, i) => {
@@ -502,13 +538,15 @@ function run(sc: Scenario, maxSteps: number, end: End = 'settled'): Run | undefi
       const lingering = evicted[i]!.filter((p) => p.goneAt! > now).length;
       const replacing = unseen[i]!.filter((p) => p.goneAt === undefined || p.goneAt > now).length;
       const oneAtATime = b.maxSurge === 0 && keepers.has(r.name) ? 1 : 0;
+      // After a forced exit: the stuck pods it sheds, until they are gone.
+      const shedding = forced?.index === i ? (pods.get(r.name) ?? []).filter((p) => p.readyAt === Number.POSITIVE_INFINITY).length : 0;
       // keeperCeiling: the same ceiling while the region's keeper runs, makes or removes pods.
       const keeperBusy = orphaned > 0 || (r.keeper !== undefined && (r.keeper.replicas > 0 || r.keeper.pods.length > 0));
-      if (c.current + c.terminating + orphaned > d + b.maxSurge + lingering + replacing + oneAtATime)
+      if (c.current + c.terminating + orphaned > d + b.maxSurge + lingering + replacing + oneAtATime + shedding)
         violations.push({
           step,
           rule: keeperBusy ? 'keeperCeiling' : 'ceiling',
-          detail: `${r.name}: ${c.current}+${c.terminating} terminating (keeper ${r.keeper?.pods.length ?? 0}, orphaned ${orphaned}) > ${d} + surge ${b.maxSurge} + ${lingering} evicted terminating + ${replacing} replacing + ${oneAtATime}`,
+          detail: `${r.name}: ${c.current}+${c.terminating} terminating (keeper ${r.keeper?.pods.length ?? 0}, orphaned ${orphaned}) > ${d} + surge ${b.maxSurge} + ${lingering} evicted terminating + ${replacing} replacing + ${oneAtATime} + ${shedding} shedding`,
         });
       // The pods that left since the last look left under the floor of that look: a raise since raises the floor for
       // what the planner decides next.
@@ -525,8 +563,10 @@ function run(sc: Scenario, maxSteps: number, end: End = 'settled'): Run | undefi
       lost[i] = 0;
       prevFloor[i] = d - b.maxUnavailable;
       // The groups are the rollout's: once it is Healthy, evictions put pods beside them (the ReplicaSet's replacements).
-      const most = mostNewAtGroup(ceiling(i, group), c.old);
-      if (healthyAt === undefined && schedule.regions[i]!.groups > 0 && c.updated > most)
+      // A forced exit keeps the new pods the region runs Ready, ahead of the groups laid out on its new counts or not.
+      const kept = forced?.index === i ? forced.replicas - forced.partition : 0;
+      const most = Math.max(mostNewAtGroup(ceiling(i, group), c.old), kept);
+      if (healthyAt === undefined && schedule.regions[i]!.groups > 0 && c.updated - shedding > most)
         violations.push({ step, rule: 'groupTarget', detail: `${r.name}: ${c.updated} new pods > at most ${most} in group ${group}` });
     });
     availableBefore = regions.map(
@@ -550,7 +590,10 @@ function run(sc: Scenario, maxSteps: number, end: End = 'settled'): Run | undefi
     };
     const plan = planRollout(input);
     const next = plan.status.currentGroup ?? 0;
-    if (next < group) violations.push({ step, rule: 'groupBack', detail: `group ${group} -> ${next}` });
+    // A forced exit may cut the schedule below the group the rollout stood in: it completes at its new last group
+    // (Healthy, or converging to the counts first).
+    const cutShort = forced !== undefined && next === plan.status.totalGroups;
+    if (next < group && !cutShort) violations.push({ step, rule: 'groupBack', detail: `group ${group} -> ${next}` });
     if (next > group + 1 && plan.status.phase !== 'Healthy') violations.push({ step, rule: 'groupSkip', detail: `group ${group} -> ${next}` });
     if (next > group && group >= 1 && plan.status.phase !== 'Healthy') {
       // The barrier: every region's previous group was available when the next one started.
@@ -616,6 +659,8 @@ function run(sc: Scenario, maxSteps: number, end: End = 'settled'): Run | undefi
       final,
       keeperAt,
       keeps,
+      keeperExpected,
+      forced,
       steps: healthyAt ?? maxSteps,
       totalGroups: schedule.totalGroups,
       bound,
@@ -646,13 +691,36 @@ function run(sc: Scenario, maxSteps: number, end: End = 'settled'): Run | undefi
     );
   }
 
-  /** A new pod at `revision`, Ready after the next drawn delay. */
+  /**
+   * Git writes the forced exit of the stuck region: its counts, generation moved on. Its pool stays full: it must make
+   * no new pod from now on.
+   */
+  function forceExit(i: number, exit: ForcedExit, step: number): void {
+    spec = {
+      ...spec,
+      regions: (spec['regions'] as Record<string, unknown>[]).map((r, k) =>
+        k === i ? { name: names[i], replicas: exit.replicas, partition: exit.partition } : r,
+      ),
+    };
+    ed = parseEd(spec);
+    generation++;
+    desired[i] = exit.replicas;
+    keeps[i] = sc.start[i]!.kind === 'old' && exit.partition > 0;
+    if (keeps[i]) keeperExpected[i] ??= step;
+    schedule = scheduleNow();
+    budgets = names.map((_, k) => regionBudgets(strat, desired[k]!));
+    forced = { ...exit, step, index: i };
+  }
+
+  /** A new pod at `revision`, Ready after the next drawn delay; never in the stuck region beyond its room. */
   function newPod(name: string, revision: string): Pod {
+    const neverReady = stuckIndex !== undefined && revision === NEW && name === names[stuckIndex] && madeNew++ >= sc.stuck!.afterNew;
+    if (neverReady) firstStuck ??= currentStep;
     return {
       name: `${name}-${serial++}`,
       revision,
       createdAt: now,
-      readyAt: now + cycle(sc.readyDelays, readyDraw++) * 1000,
+      readyAt: neverReady ? Number.POSITIVE_INFINITY : now + cycle(sc.readyDelays, readyDraw++) * 1000,
       readySince: undefined,
       markedOld: false,
       held: false,
@@ -686,6 +754,7 @@ function run(sc: Scenario, maxSteps: number, end: End = 'settled'): Run | undefi
     const want = replicas.get(name) ?? 0;
     const made: Pod[] = [];
     for (let k = active.length; k < want; k++) {
+      if (forced?.index === i) violations.push({ step, rule: 'forcedRegrow', detail: `${name} makes a new pod after its forced exit` });
       const p = newPod(name, NEW);
       list.push(p);
       active.push(p);
@@ -840,6 +909,8 @@ function stepBound(sc: Scenario, ed: ExtendedDeployment, desired: readonly numbe
 /** What runs over many scenarios did: how many ended with old pods kept, and their keepers' work. */
 interface Coverage extends KeeperStats {
   keeping: number;
+  /** Runs with a forced exit. */
+  forced: number;
   /** Runs in which some region had a keeper. */
   keepers: number;
 }
@@ -847,7 +918,7 @@ interface Coverage extends KeeperStats {
 /** Runs `scenarios` through the model, each run ending as `end` says (End), and checks every property, the end state included. */
 function checkProperties(scenarios: fc.Arbitrary<Scenario>, end: End = 'settled'): Coverage {
   let runs = 0;
-  const coverage: Coverage = { keeping: 0, keepers: 0, podsMade: 0, regionalEvicted: 0, keeperEvicted: 0, dropped: 0, gitChanges: 0 };
+  const coverage: Coverage = { keeping: 0, forced: 0, keepers: 0, podsMade: 0, regionalEvicted: 0, keeperEvicted: 0, dropped: 0, gitChanges: 0 };
   fc.assert(
     fc.property(scenarios, (sc) => {
       const result = run(sc, 5_000, end);
@@ -860,13 +931,16 @@ function checkProperties(scenarios: fc.Arbitrary<Scenario>, end: End = 'settled'
       for (const k of ['podsMade', 'regionalEvicted', 'keeperEvicted', 'dropped', 'gitChanges'] as const) coverage[k] += result.stats[k];
       expect(result.violations).toEqual([]);
       expect(result.healthyAt, 'reaches Healthy with nothing left to do').toBeDefined();
-      expect(result.steps).toBeLessThanOrEqual(result.bound);
+      // A forced exit comes when the scenario's Git writes it; the bound counts from there.
+      expect(result.steps).toBeLessThanOrEqual(result.bound + (result.forced?.step ?? 0));
+      if (result.forced) coverage.forced++;
       if (sc.disruption) {
         expect(result.recovery, 'reaches Healthy with nothing left to do after the disruptions').toBeDefined();
         expect(result.recovery!.steps).toBeLessThanOrEqual(result.recovery!.bound);
       }
-      // A keeper is made at the first look for exactly the regions whose partition keeps old pods.
-      expect(result.keeperAt).toEqual(result.keeps.map((k) => (k ? 0 : undefined)));
+      // A keeper is made at the first look for exactly the regions whose partition keeps old pods (or, after a forced
+      // exit that keeps some, at that look).
+      expect(result.keeperAt).toEqual(result.keeperExpected);
       result.final.forEach((r, i) => {
         const c = countPods(wholes[i]!, 0, Number.POSITIVE_INFINITY);
         const regionalOld = countPods(r, 0, Number.POSITIVE_INFINITY).old;
@@ -924,6 +998,13 @@ describe('planRollout: properties over random specs, clusters and event orders',
     expect(coverage.gitChanges).toBeGreaterThan(100);
   });
 
+  it('a stuck region set by Git to what it runs Ready (the forced exit) sheds its stuck pods; the rollout completes', () => {
+    // Integer placements only: a count written for one region then changes no other's.
+    const integers = (sc: Scenario) => sc.spec['replicas'] === undefined;
+    const coverage = checkProperties(scenarioOf(true, false, true).filter((sc) => integers(sc) && parallelRaises(sc)));
+    expect(coverage.forced).toBeGreaterThan(100);
+  });
+
   // A percentage partition raised mid-rollout above the old pods left: the keeper makes one, and the groups, laid out on
   // what the whole region keeps (partition.ts keptInRegion), stay as they were (it once finished in group 2 of 2 after
   // group 3 of 3 had started).
@@ -951,6 +1032,7 @@ describe('planRollout: properties over random specs, clusters and event orders',
       approvalDelay: 0,
       raise: { atStep: 5, region: 0, by: 2 },
       disruption: undefined,
+      stuck: undefined,
     };
     expect(run(sc, 200)?.violations.filter((v) => v.rule.startsWith('group'))).toEqual([]);
   });

@@ -458,7 +458,12 @@ describe('planRollout: decisions from one snapshot', () => {
     expect(late.actions).toEqual([]);
     expect(late.status.conditions?.[0]).toMatchObject({ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' });
     expect(late.events).toEqual([
-      { type: 'Warning', reason: 'ProgressDeadlineExceeded', message: 'group 1 did not finish within 60s; the rollout stopped; not Ready: web-a-new' },
+      {
+        type: 'Warning',
+        reason: 'ProgressDeadlineExceeded',
+        message:
+          'group 1 did not finish within 60s; the rollout stopped; not Ready: web-a-new; to keep what runs Ready instead (forced exit), set in Git: region a replicas 5 partition 5',
+      },
     ]);
     const resumed = planRollout(input({ ed: strategy, regions: stuck, status: late.status, controls: { ...noControls, resumedAt: T0 - 1000 } }));
     expect(resumed.status.phase).toBe('Progressing');
@@ -975,5 +980,88 @@ describe('planRollout: partitions keep old pods (a grey phase)', () => {
     ]);
     const first = planRollout(input({ ed: grey({ batchSize: 2 }), uid: 'ed', regions: [{ ...partitioned(5, olds(5)), keptTemplates: { old: template } }] }));
     expect(first.actions[0]).toMatchObject({ kind: 'createKeeper', workload: 'web-a-old', replicas: 0, revision: 'old', owner: { name: 'web', uid: 'ed' } });
+  });
+});
+
+describe('planRollout: the forced exit (a stuck region set to what it runs Ready) ends its group', () => {
+  const pending = (n: number) => news(n, { assigned: false, running: false, ready: false, readySince: undefined });
+  const degradedIn = (group: number, regions: string[]): ExtendedDeploymentStatus => ({
+    revision: 'R1',
+    phase: 'Degraded',
+    rolloutRegions: regions,
+    currentGroup: group,
+    totalGroups: 9,
+    observedGeneration: 3,
+    lastGroupStartTime: new Date(T0 - 900_000).toISOString(),
+  });
+  type Case = [string, Record<string, unknown>, number, () => PodState[], number, number, [number, number]];
+  // Region a's new pods cannot be scheduled (a GPU pool that is full); the counts its Degraded status names keep exactly
+  // the pods it runs Ready, at their revisions.
+  it.each<Case>([
+    ['scaleOutPriority: the surge pod is stuck', { rolloutStrategy: 'Group', batchSize: 3 }, 10, () => [...olds(7), ...news(3), ...pending(3)], 13, 2, [10, 7]],
+    [
+      'scaleInPriority: an old pod left for a stuck new one',
+      { upgradeMode: 'scaleInPriority', batchSize: 1 },
+      5,
+      () => [...olds(4), ...pending(1)],
+      5,
+      1,
+      [4, 4],
+    ],
+    ['scaleSimultaneously', { upgradeMode: 'scaleSimultaneously', batchSize: 2 }, 6, () => [...olds(4), ...news(1), ...pending(1)], 6, 2, [5, 4]],
+    ['RollingUpdate', { batchSize: 2, updateStrategy: { type: 'RollingUpdate' } }, 4, () => [...olds(3), ...pending(1)], 4, 1, [3, 3]],
+    ['a region being created', { batchSize: 2 }, 5, () => [...news(1), ...pending(2)], 3, 2, [1, 0]],
+  ])('%s', (_, strategy, desired, podsOf, rsReplicas, group, counts) => {
+    const pods = podsOf();
+    const stuck = planRollout(
+      input({ ed: ed(strategy, [{ name: 'a', replicas: desired }]), regions: [region('a', desired, pods, rsReplicas)], status: degradedIn(group, ['a']) }),
+    );
+    expect(stuck.status.phase).toBe('Degraded');
+    const [replicas, partition] = counts;
+    expect(stuck.status.conditions?.[0]?.message).toContain(`set in Git: region a replicas ${replicas} partition ${partition}`);
+
+    // Git writes them: the kept old pods are marked to stay, then the ReplicaSet is cut to the Ready pods, which takes
+    // the not-Ready new pods (it removes those first); no Ready pod is deleted.
+    const forced = ed(strategy, [{ name: 'a', replicas, partition } as { name: string; replicas: number }]);
+    const look = (at: number, regionPods: PodState[], rs: number, status: ExtendedDeploymentStatus | undefined) =>
+      planRollout(input({ ed: forced, generation: 4, now: at, regions: [{ ...region('a', replicas, regionPods, rs), partition }], status }));
+    const marking = look(T0, pods, rsReplicas, stuck.status);
+    expect(marking.status.phase).not.toBe('Degraded');
+    const cutTo = { kind: 'scale', region: 'a', workload: 'web-a', from: rsReplicas, replicas };
+    // With no old pod to keep, the cut comes at once; else after the marks have settled.
+    expect(marking.actions.map((a) => a.kind)).toEqual(partition === 0 ? ['scale'] : Array.from({ length: partition }, () => 'holdOld'));
+    const held = pods.map((p) => (p.revision === 'old' ? { ...p, markedOld: false, held: true, markedAt: T0 } : p));
+    const cut = partition === 0 ? marking : look(T0 + MARK_SETTLE_MS, held, rsReplicas, marking.status);
+    expect(cut.actions).toEqual(rsReplicas === replicas ? [] : [cutTo]);
+    const left = held.filter((p) => p.ready);
+    const done = look(T0 + MARK_SETTLE_MS + 1000, left, replicas, cut.status);
+    expect(done.actions).toEqual([]);
+    expect(done.status.phase).toBe('Healthy');
+    expect(done.status.regions?.[0]).toMatchObject({ desired: replicas, current: replicas, updated: replicas - partition, available: replicas });
+  });
+
+  it('the rollout goes on with the other regions: here the next region in Sequential order starts its first group', () => {
+    const strategy = { batchSize: 1, regionOrder: 'Sequential' };
+    const a = [...olds(2), ...news(1), ...pending(1)];
+    const regions = (aPods: PodState[], partition?: number) => [
+      { ...region('a', 3, aPods, 4), ...(partition !== undefined && { partition }) },
+      region('b', 3, olds(3)),
+    ];
+    const stuck = planRollout(
+      input({
+        ed: ed(strategy, [
+          { name: 'a', replicas: 3 },
+          { name: 'b', replicas: 3 },
+        ]),
+        regions: regions(a),
+        status: degradedIn(2, ['a', 'b']),
+      }),
+    );
+    expect(stuck.status.conditions?.[0]?.message).toContain('set in Git: region a replicas 3 partition 2');
+    const forced = ed(strategy, [{ name: 'a', replicas: 3, partition: 2 } as { name: string; replicas: number }, { name: 'b', replicas: 3 }]);
+    const held = a.map((p) => (p.revision === 'old' ? { ...p, markedOld: false, held: true, markedAt: T0 - MARK_SETTLE_MS } : p));
+    const next = planRollout(input({ ed: forced, generation: 4, regions: regions(held, 2), status: stuck.status }));
+    expect(scales(next)).toEqual(['a:4->3', 'b:3->4']);
+    expect(next.status).toMatchObject({ phase: 'Progressing', currentGroup: 2 });
   });
 });

@@ -65,7 +65,7 @@ describe('buildStatus', () => {
     expect(settled).not.toHaveProperty('availableAt');
   });
 
-  it('names the pods that hold a Degraded rollout, and why, in the condition and the Event', () => {
+  it('names the pods that hold a Degraded rollout, why, and the forced exit, in the condition and the Event', () => {
     const crashing = pod('web-a-x', {
       ready: false,
       readySince: undefined,
@@ -73,7 +73,8 @@ describe('buildStatus', () => {
     });
     const deadline = 'group 1 did not finish within 60s; the rollout stopped';
     const { status, events } = build([pod('p1'), pod('p2'), crashing], Phases.Degraded, deadline);
-    const expected = `${deadline}; not Ready: web-a-x: CrashLoopBackOff`;
+    // And the counts that keep what runs Ready instead (forced-exit.ts): both Ready pods, none at a previous revision.
+    const expected = `${deadline}; not Ready: web-a-x: CrashLoopBackOff; to keep what runs Ready instead (forced exit), set in Git: region a replicas 2 partition 0`;
     expect(status.conditions?.find((c) => c.type === 'Progressing')?.message).toBe(expected);
     expect(events).toContainEqual({ type: 'Warning', reason: 'ProgressDeadlineExceeded', message: expected });
     // While it progresses, the message stays the planner's.

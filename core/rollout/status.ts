@@ -6,6 +6,7 @@ import type { RolloutEvent } from './planner.js';
 import { isPodActive } from './pod-activity.js';
 import { Phases, RolloutEventReason, type Phase } from './reasons.js';
 import { countWhere, isAvailable, type PodState, type RegionCounts, type RegionPods, type RegionState } from './snapshot.js';
+import { forcedExits, forcedExitText } from './forced-exit.js';
 import { stuckPods } from './stuck-pods.js';
 
 export type { Phase };
@@ -100,10 +101,12 @@ function swapSummary(regions: readonly { swappedInPlace?: number; replaced?: num
  */
 export function buildStatus(input: StatusInput): { status: ExtendedDeploymentStatus; events: RolloutEvent[] } {
   const { ed, previous, now } = input;
-  // A Degraded rollout says which pods hold it and why, so that every reader (edctl status, Argo CD, Flux, the Event)
-  // shows the cause next to the verdict.
-  const stuck = input.phase === Phases.Degraded ? stuckPods(input.regions, input.rolloutRegions, now) : undefined;
-  const message = stuck === undefined ? input.message : `${input.message}; ${stuck}`;
+  // A Degraded rollout says which pods hold it and why, and the counts Git sets to keep what runs Ready instead, so that
+  // every reader (edctl status, Argo CD, Flux, the Event) shows the cause and both ways out next to the verdict.
+  const degraded = input.phase === Phases.Degraded;
+  const stuck = degraded ? stuckPods(input.regions, input.rolloutRegions, now) : undefined;
+  const exit = degraded ? forcedExitText(forcedExits(input.regions, input.rolloutRegions, now)) : undefined;
+  const message = [input.message, stuck, exit].filter((part) => part !== undefined).join('; ');
   // A new rollout revision starts now; the same one keeps its start.
   const rolloutStartTime = previous?.revision === input.rolloutRevision ? previous.rolloutStartTime : new Date(now).toISOString();
   const rolloutStart = rolloutStartTime === undefined ? undefined : Date.parse(rolloutStartTime);

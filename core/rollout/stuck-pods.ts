@@ -33,17 +33,21 @@ export function podTrouble(pod: PodState): string | undefined {
 }
 
 /**
- * The pods that hold a rollout, with why: pods of the rollout's regions at their region's target revision that are
- * not Ready (new pods, and pods swapped in place whose new image does not run), except those created less than
- * {@link STARTING_MS} before `now`. `not Ready: web-amd64-x: CrashLoopBackOff (back-off 5m0s restarting failed
- * container=app ...); web-arm64-y: Unschedulable`, at most three named and the others counted; undefined when there
- * are none.
+ * A region's pods that hold its rollout: active pods at the region's target revision that are not Ready (new pods, and
+ * pods swapped in place whose new image does not run), except those created less than {@link STARTING_MS} before `now`.
+ */
+export function stuckIn(region: RegionState, now: number): PodState[] {
+  const starting = (p: PodState) => p.createdAt !== undefined && p.createdAt > now - STARTING_MS;
+  return region.pods.filter((p) => isPodActive(p) && p.revision === region.targetRevision && !p.ready && !starting(p));
+}
+
+/**
+ * The pods that hold a rollout ({@link stuckIn} over its regions), with why. `not Ready: web-amd64-x: CrashLoopBackOff
+ * (back-off 5m0s restarting failed container=app ...); web-arm64-y: Unschedulable`, at most three named and the others
+ * counted; undefined when there are none.
  */
 export function stuckPods(regions: readonly RegionState[], rolloutRegions: readonly string[], now: number): string | undefined {
-  const starting = (p: PodState) => p.createdAt !== undefined && p.createdAt > now - STARTING_MS;
-  const stuck = regions
-    .filter((r) => rolloutRegions.includes(r.name))
-    .flatMap((r) => r.pods.filter((p) => isPodActive(p) && p.revision === r.targetRevision && !p.ready && !starting(p)));
+  const stuck = regions.filter((r) => rolloutRegions.includes(r.name)).flatMap((r) => stuckIn(r, now));
   if (stuck.length === 0) return undefined;
   const named = stuck.slice(0, LISTED_PODS).map((p) => {
     const trouble = podTrouble(p);

@@ -21,7 +21,8 @@
 //                  floors hold. Reported as a floor without a region, and not in a sample where a region's own floor is.
 //   newPodDeleted  no pod of the region's rendered revision gets a deletionTimestamp (or vanishes) while a rollout is
 //                  in progress (the ED's status is not Healthy for its current rollout revision), unless it is in excess
-//                  of the region's desired count (the count shrank).
+//                  of the region's share: its desired count less the old pods its partition keeps (the count shrank, or
+//                  the partition rose: a forced exit, core/rollout/forced-exit.ts).
 //   groupTarget    (ReplicaSet mode) per region, new-revision pods ≤ the target of status.currentGroup (new pods above
 //                  a shrunk desired count are surplus, not progress: min(new, desired) is compared), plus what its count
 //                  was raised by since the rollout started while it has old pods (capacity comes first, at the new
@@ -540,7 +541,9 @@ export class InvariantChecker {
       );
       for (const pod of removed) {
         if (!isNew(pod) || !inProgress) continue;
-        if (updated >= region.desired) continue; // excess over a shrunk count
+        // Excess over the region's share: its count (shrunk) less the old pods its partition keeps (set lower, or a
+        // forced exit keeping what runs Ready).
+        if (updated >= region.desired - keptOld(region, live.filter((p) => !isNew(p)).length)) continue;
         report(
           'newPodDeleted',
           region.name,

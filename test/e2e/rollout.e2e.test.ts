@@ -12,6 +12,8 @@ import {
   assertHolds,
   counterSum,
   ED_NAME,
+  edPods,
+  isLive,
   observedExtremes,
   edctl,
   fill,
@@ -25,7 +27,7 @@ import {
   withRolloutEnv,
   type ObservedGroup,
 } from './rollout-kit.js';
-import { NAME_LABEL } from '../../core/labels.js';
+import { NAME_LABEL, REGION_LABEL } from '../../core/labels.js';
 
 const table = (groups: readonly ObservedGroup[]) =>
   groups.map((g) => `group ${g.group}: ${g.regions.map((r) => `${r.name.split('-')[0]} ${r.updated}/${r.updated + r.old}`).join(', ')}`).join(' | ');
@@ -280,6 +282,55 @@ test('progress deadline: a group that cannot finish makes the rollout Degraded, 
     const released = await waitForPhase(ns, v2.rolloutRevision, 1, 'Progressing', 60_000, v2);
     expect(Date.parse(released.lastGroupStartTime ?? '')).toBeGreaterThanOrEqual(Math.floor(changedAt / 1000) * 1000);
     expect(released.conditions?.find((c) => c.type === 'Progressing')?.status).toBe('True');
+  });
+});
+
+test('forced exit: a Degraded region set in Git to the counts its status names sheds its Pending new pod; the rollout completes around it', async ({ ns }) => {
+  await withRolloutEnv(ns, 'forced-exit', async (env) => {
+    const base = { replicas: [3, 2, 2], strategy: { syncWaitTimeout: 20 } };
+    // Region c's pool is full for the new revision: its new pods ask for more CPU than any node has.
+    const full = { c: { resources: { app: { requests: { cpu: '64' } } } } };
+    await fill(env, { image: V1, ...base });
+    const v2 = env.render({ image: V2, ...base, overrides: full });
+    await apply(v2);
+    const degraded = await waitForPhase(ns, v2.rolloutRevision, 1, 'Degraded', 120_000, v2);
+    const c = v2.regions[2]!.name;
+    // scaleOutPriority: c runs its 2 old pods Ready beside the new one that cannot start, so the counts that keep what it
+    // runs Ready are its count and a partition of both old pods (deployment-upgrade's two targets).
+    const message = degraded.conditions?.find((x) => x.type === 'Progressing')?.message ?? '';
+    expect(new RegExp(`region ${c} replicas (\\d+) partition (\\d+)`).exec(message)?.slice(1).map(Number), message).toEqual([2, 2]);
+    const stuck = (await edPods(ns)).filter((p) => isLive(p) && p.metadata?.labels?.[REGION_LABEL] === c && !p.spec?.nodeName);
+    expect(stuck).toHaveLength(1);
+
+    // Git writes them. The template stays the same, and so does the rollout: it goes on from group 1 without c.
+    const forced = env.render({ image: V2, ...base, partitions: { c: 2 }, overrides: full });
+    expect(forced.rolloutRevision).toBe(v2.rolloutRevision);
+    await apply(forced, 'ed');
+    const healthy = await waitFor(
+      'Healthy with c kept at its old pods',
+      async () => {
+        const status = await readStatus(ns);
+        return (
+          status.revision === v2.rolloutRevision &&
+          status.phase === 'Healthy' &&
+          (await podCounts(ns, forced)).every((r) => r.updated + r.old === (r.name === c ? 2 : r.name.startsWith('a-') ? 3 : 2)) &&
+          status
+        );
+      },
+      { timeoutMs: 180_000, describe: async () => ({ status: await readStatus(ns), pods: await podCounts(ns, forced) }) },
+    );
+    const progressing = healthy.conditions?.find((x) => x.type === 'Progressing');
+    console.log(`[rollout] forced exit: ${progressing?.message}; groups ${healthy.currentGroup}/${healthy.totalGroups}`);
+    expect(progressing?.message).toContain('the 2 pods partitions keep');
+    expect(await podCounts(ns, forced)).toEqual([
+      { name: forced.regions[0]!.name, updated: 3, old: 0 },
+      { name: forced.regions[1]!.name, updated: 2, old: 0 },
+      { name: c, updated: 0, old: 2 },
+    ]);
+    // The stuck pod went, and no pod of c is Pending any more; its old pods are the ones it ran all along.
+    const left = (await edPods(ns)).filter((p) => isLive(p) && p.metadata?.labels?.[REGION_LABEL] === c);
+    expect(left.every((p) => p.spec?.nodeName)).toBe(true);
+    expect(left.map((p) => p.metadata?.uid)).not.toContain(stuck[0]!.metadata?.uid);
   });
 });
 

@@ -317,6 +317,14 @@ describe('invariant check: violations', () => {
     expect(kinds([sample(stale, { a: 'O1 N2 N3' }), sample(stale, { a: 'O1 N2 N3~' })])).toContain('newPodDeleted:a');
   });
 
+  it('newPodDeleted: not for a new pod above the share a partition leaves the region (a forced exit)', () => {
+    // 3 replicas, 2 old pods Ready: the forced exit sets the partition to 2, so the region keeps 1 new pod of its 2.
+    const forced = ed({ group: 2, desired: { a: 3 }, partitions: { a: 2 } });
+    expect(kinds([sample(forced, { a: 'O1 O2 N3 n4' }), sample(forced, { a: 'O1 O2 N3 n4~' })]).filter((k) => k.startsWith('newPodDeleted'))).toEqual([]);
+    // Below that share, a removal still counts.
+    expect(kinds([sample(forced, { a: 'O1 O2 N3 n4' }), sample(forced, { a: 'O1 O2 N3~ n4~' })])).toContain('newPodDeleted:a');
+  });
+
   it('groupTarget: more new pods than the current group allows', () => {
     const g = ed({ group: 1 });
     expect(kinds([sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2 O3 n4 n5' })])).toContain('groupTarget:a');
