@@ -7,7 +7,7 @@ import { Controller } from './runtime/controller.js';
 import { apiEventRecorder } from './events.js';
 import { startAgentEndpoints } from './endpoints.js';
 import type { BindAddress } from './runtime/http-server.js';
-import { makeInformers, stuckInformers } from './informers.js';
+import { forbiddenReads, makeInformers, stuckInformers } from './informers.js';
 import { FIELD_MANAGER } from './field-manager.js';
 import { edKey, regionKey, type EdKey, type RegionKey } from './keys.js';
 import { LeaderElector, leaderElectionTiming, type LostLeadership } from './runtime/leader-election.js';
@@ -146,6 +146,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     log,
     metrics,
     cluster,
+    forbiddenReads: () => forbiddenReads(informers),
     ports: {
       performAction: (namespace, kind, action) => performAction({ core, apps, now: () => clock.now() }, namespace, kind, action),
       performHistoryAction: (namespace, action) => performHistoryAction(apps, namespace, action),

@@ -14,6 +14,7 @@ import {
 import { API_GROUP, ED_PLURAL, REGION_PLURAL, VERSION } from '../core/api/identity.js';
 import { NAME_LABEL } from '../core/labels.js';
 import type { Clock } from './runtime/clock.js';
+import type { ApiRead } from '../core/kube/api-writes.js';
 import { ResilientInformer, type CacheReader, type IndexedCacheReader, type InformerEvent } from './runtime/informer.js';
 import { USAGE_FIELD_SELECTOR, usagePod, type UsagePod } from './cluster-nodes.js';
 import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey, regionKey, type EdKey, type RegionKey } from './keys.js';
@@ -219,6 +220,17 @@ export function makeInformers(
   const all = [extendedDeployments, deployRegions, replicaSets, deployments, pods, nodes] as unknown as readonly ResilientInformer<KubernetesObject>[];
   const besides = [controllerRevisions] as unknown as readonly ResilientInformer<KubernetesObject>[];
   return { caches: { extendedDeployments, deployRegions, replicaSets, deployments, pods, controllerRevisions, nodes, usage }, all, besides };
+}
+
+/**
+ * The reads the API server forbids now (ResilientInformer.forbidden) among those the agent waits for: without them its
+ * caches no longer follow the cluster. The history's are not among them (see AgentInformers.besides).
+ */
+export function forbiddenReads(informers: AgentInformers): ApiRead[] {
+  return informers.all.flatMap((informer) => {
+    const verb = informer.forbidden();
+    return verb === undefined ? [] : [{ verb, resource: informer.resource }];
+  });
 }
 
 /** Why the agent is not live: every running informer that is stuck (ResilientInformer.stuck), or undefined when none is. */

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { IN_PLACE_READINESS_GATE, NAME_LABEL, REGION_LABEL, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
+import type { ApiRead } from '../core/kube/api-writes.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
 import { FakeClock } from './runtime/clock.js';
 import type { AgentCaches } from './informers.js';
@@ -11,7 +12,7 @@ import { silentLogger } from './runtime/log.js';
 import { AgentMetrics } from './metrics.js';
 import type { DeployRegionObject, PodObject } from '../core/kube/objects.js';
 import { edKeyOf } from './keys.js';
-import { Reconciler, type ReconcilerPorts } from './reconciler.js';
+import { FORBIDDEN_READ_RETRY_MS, Reconciler, type ReconcilerPorts } from './reconciler.js';
 import { controlledBy } from '../core/kube/test-support.js';
 import { cache, recorder, webExtendedDeployment } from './reconciler-test-support.js';
 import { AUTHORIZED_CONDITION } from '../core/api/conditions.js';
@@ -196,5 +197,38 @@ describe('Reconciler: writes the API server forbids (403)', () => {
     expect(statusWrites).toBe(1);
     expect(calls).toEqual(['openGate:web-amd-c', 'event:Forbidden']);
     expect(await forbiddenCounts(metrics)).toEqual([{ verb: 'update', resource: 'extendeddeployments/status', value: 1 }]);
+  });
+});
+
+describe('Reconciler: reads the API server forbids (403 to a list or watch)', () => {
+  const blindTo = (reads: ApiRead[]) => (caches: AgentCaches, ports: ReconcilerPorts) =>
+    new Reconciler({ caches, ports, clock: clock(), log: silentLogger, forbiddenReads: () => reads });
+  // A watch refused, then its relist: the message stays the same (one Event).
+  const podsRefused = blindTo([
+    { verb: 'watch', resource: 'pods' },
+    { verb: 'list', resource: 'pods' },
+  ]);
+
+  it('acts on nothing, reports Authorized=False naming the reads and one Warning Event, and looks again', async () => {
+    const first = recorder();
+    const result = await podsRefused(world(), first.ports).reconcile(edKeyOf('shop', 'web'));
+    expect(result).toEqual({ outcome: 'blocked', requeueAfterMs: FORBIDDEN_READ_RETRY_MS });
+    // No action (this world's plan would open a gate and record a rollout): only the report.
+    expect(first.calls).toEqual(['status:undefined:undefined', 'event:Forbidden']);
+    expect(first.statuses[0]?.conditions?.find((c) => c.type === AUTHORIZED_CONDITION)).toMatchObject({
+      status: 'False',
+      reason: 'Forbidden',
+      message:
+        "the API server forbids the agent to list and watch pods; its caches no longer follow the cluster, so it acts on no ExtendedDeployment until it may. Grant it in the agent's ClusterRole (or Role)",
+    });
+    // Looked at again while still refused: nothing more is written or recorded.
+    const again = recorder();
+    await podsRefused(world({ status: first.statuses[0] }), again.ports).reconcile(edKeyOf('shop', 'web'));
+    expect(again.calls).toEqual([]);
+    // Allowed again: the planner acts and its status has no such condition.
+    const granted = recorder();
+    await blindTo([])(world({ status: first.statuses[0] }), granted.ports).reconcile(edKeyOf('shop', 'web'));
+    expect(granted.calls).toContain('openGate:web-amd-c');
+    expect(granted.statuses.at(-1)?.conditions?.map((c) => c.type)).not.toContain(AUTHORIZED_CONDITION);
   });
 });

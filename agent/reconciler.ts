@@ -4,7 +4,7 @@ import type { RolloutAction } from '../core/rollout/actions.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
 import { gateActions } from '../core/rollout/readiness-gate.js';
 import type { WorkloadKind } from '../core/kube/objects.js';
-import { actionWrite, historyWrite, STATUS_WRITE, type ApiWrite } from '../core/kube/api-writes.js';
+import { actionWrite, historyWrite, STATUS_WRITE, type ApiRead, type ApiWrite } from '../core/kube/api-writes.js';
 import { heldRevisions, liveTemplates, planHistory, type HistoryAction } from '../core/history/revisions.js';
 import type { RolloutInput } from '../core/rollout/planner.js';
 import type { Clock } from './runtime/clock.js';
@@ -18,7 +18,7 @@ import { OwnWrites, writtenId, type WrittenKind } from './own-writes.js';
 import { decide, decideInvalid, type Decision } from '../core/rollout/decision.js';
 import { withoutManagedFields } from './runtime/slim-informer.js';
 import { podsByRegion, observe, wantsMoves } from '../core/observe/observe.js';
-import { forbiddenStatus, problemsMessage, statusChanged } from '../core/rollout/status-decision.js';
+import { forbiddenReadStatus, forbiddenStatus, problemsMessage, statusChanged } from '../core/rollout/status-decision.js';
 import type { ClusterNodes } from './cluster-nodes.js';
 import type { EdKey } from './keys.js';
 
@@ -89,6 +89,8 @@ export const HISTORY_RETRY_MS = 5_000;
 
 /** A cache that has not yet seen the agent's own last writes is re-read after this delay (their events come first, usually). */
 const STALE_RETRY_MS = 250;
+/** How soon a key is looked at again while reads are forbidden: a cache that recovers need not bring an event for it. */
+export const FORBIDDEN_READ_RETRY_MS = 10_000;
 
 /**
  * Reconciles one ExtendedDeployment: reads the caches, asks core's planner what to do, and does it. Holds no rollout
@@ -119,6 +121,8 @@ export class Reconciler {
       readonly metrics?: AgentMetrics;
       /** Nodes and what their pods request (region health, capacity); without it, nothing ever moves. */
       readonly cluster?: ClusterNodes;
+      /** The reads the caches depend on that the API server forbids now (informers.ts forbiddenReads); none when absent. */
+      readonly forbiddenReads?: () => readonly ApiRead[];
     },
   ) {}
 
@@ -154,6 +158,10 @@ export class Reconciler {
       metrics?.setPhase(key, undefined);
       return { outcome: 'gone' };
     }
+    // A cache that may no longer list or watch shows a cluster that has moved on: acting on it could undo what happened
+    // since. The object says why nothing happens, and is looked at again.
+    const blind = this.deps.forbiddenReads?.() ?? [];
+    if (blind.length > 0) return this.reportForbiddenReads(key, this.ownWrites.written(key, ED_KIND, name) ?? cached, blind, log);
     const own = this.ownWrites.view(key, (kind, object) => this.cachedObject(namespace, kind, object), clock.now());
     if (own.behind) return { outcome: 'stale', requeueAfterMs: STALE_RETRY_MS };
     const newest = <T extends MetaObject>(kind: WrittenKind, object: T): T =>
@@ -350,6 +358,20 @@ export class Reconciler {
       log.warn('could not report a forbidden write in status', { error: apiError(writeError).message });
     }
     for (const event of events) ports.recordEvent(ed, event);
+  }
+
+  /**
+   * Reports forbidden reads on the ExtendedDeployment (forbiddenReadStatus: Authorized=False and the Forbidden Event,
+   * once per message) and holds it: nothing is planned on caches that no longer follow the cluster.
+   */
+  private async reportForbiddenReads(key: string, ed: ExtendedDeploymentObject, reads: readonly ApiRead[], log: Logger): Promise<ReconcileResult> {
+    const previous = extendedDeploymentStatus.safeParse(ed.status ?? {});
+    const { status, events } = forbiddenReadStatus(previous.success ? previous.data : undefined, reads, ed.metadata?.generation ?? 0, this.deps.clock.now());
+    if (statusChanged(ed.status, status)) await this.write(key, ed, status, log);
+    for (const event of events) this.deps.ports.recordEvent(ed, event);
+    if (events.length > 0)
+      log.error('forbidden reads: acting on nothing until they are allowed', { reads: reads.map((r) => `${r.verb} ${r.resource}`).join(', ') });
+    return { outcome: 'blocked', requeueAfterMs: FORBIDDEN_READ_RETRY_MS };
   }
 
   /**

@@ -4,7 +4,7 @@
 import { KubeConfig, type Informer, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from './clock.js';
-import { ResilientInformer } from './informer.js';
+import { FORBIDDEN_CLEARS_AFTER_MS, ResilientInformer } from './informer.js';
 import type { Logger, LogFields } from './log.js';
 
 const forbidden = () =>
@@ -49,11 +49,12 @@ function setup(list: () => Promise<KubernetesListObject<KubernetesObject>>) {
   const forbiddenCalls: string[] = [];
   const restarts: string[] = [];
   let fake: ListingFake | undefined;
+  const clock = new FakeClock();
   const informer = new ResilientInformer(
     new KubeConfig(),
     { resource: 'pods', path: '/api/v1/pods', list },
     {
-      clock: new FakeClock(),
+      clock,
       log,
       random: () => 1,
       onEvent: () => undefined,
@@ -62,7 +63,7 @@ function setup(list: () => Promise<KubernetesListObject<KubernetesObject>>) {
       make: (_kc, _path, wrappedList) => (fake = new ListingFake(wrappedList)) as unknown as Informer<KubernetesObject> & ObjectCache<KubernetesObject>,
     },
   );
-  return { informer, errors, forbiddenCalls, restarts, fake: () => fake! };
+  return { informer, errors, forbiddenCalls, restarts, clock, fake: () => fake! };
 }
 
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -93,6 +94,38 @@ describe('ResilientInformer on 403 Forbidden', () => {
     expect(informer.synced()).toBe(true);
     fake().failWatch(forbidden());
     expect(forbiddenCalls).toEqual(['watch pods']);
+    await informer.stop();
+  });
+
+  it('says which read is forbidden until a list and watch start again without error', async () => {
+    let allowed = false;
+    const { informer, clock, fake } = setup(async () => {
+      if (!allowed) throw forbidden();
+      return { items: [], metadata: {} };
+    });
+    informer.start();
+    await settle();
+    expect(informer.forbidden()).toBe('list');
+    // Granted: the next restart lists and watches again, and is still watching a moment later.
+    allowed = true;
+    clock.advance(60_000);
+    await settle();
+    expect([informer.synced(), informer.forbidden()]).toEqual([true, 'list']);
+    clock.advance(FORBIDDEN_CLEARS_AFTER_MS);
+    expect(informer.forbidden()).toBeUndefined();
+    // A watch refused later (the grant revoked) is forbidden too; a restart whose watch is refused once open (start()
+    // resolved first, as a watch resumed without a list is) does not clear it.
+    fake().failWatch(forbidden());
+    expect(informer.forbidden()).toBe('watch');
+    clock.advance(60_000);
+    await settle();
+    fake().failWatch(forbidden());
+    clock.advance(FORBIDDEN_CLEARS_AFTER_MS);
+    expect(informer.forbidden()).toBe('watch');
+    clock.advance(60_000);
+    await settle();
+    clock.advance(FORBIDDEN_CLEARS_AFTER_MS);
+    expect(informer.forbidden()).toBeUndefined();
     await informer.stop();
   });
 

@@ -43,6 +43,9 @@ export type InformerFactory<T extends KubernetesObject> = (
 
 /** Informer restart backoff: 0.5 s doubling to 30 s, jittered. */
 export const INFORMER_BACKOFF: BackoffOptions = { baseMs: 500, capMs: 30_000 };
+
+/** How long a restarted list and watch must run without error before a 403 counts as over (ResilientInformer.forbidden). */
+export const FORBIDDEN_CLEARS_AFTER_MS = 2_000;
 /** An informer that ran this long without an error starts its backoff from the beginning again. */
 const HEALTHY_AFTER_MS = 60_000;
 /**
@@ -78,6 +81,11 @@ export class ResilientInformer<T extends KubernetesObject> implements IndexedCac
   private lastHeard = 0;
   /** The last error a list failed with: tells a forbidden list from a forbidden watch. */
   private listFailure: unknown;
+  /** The verb the API server last answered 403 to, until a list and watch start again and last without error. */
+  private forbiddenVerb: 'list' | 'watch' | undefined;
+  /** Failures so far: a restart clears forbiddenVerb only if none came since. */
+  private failures = 0;
+  private clearForbiddenTimer: (() => void) | undefined;
   private readonly silenceBoundMs: number;
 
   constructor(
@@ -164,11 +172,22 @@ export class ResilientInformer<T extends KubernetesObject> implements IndexedCac
     return `informer ${this.spec.resource}: no list, watch event or watch end for ${Math.floor(silentMs / 1000)} s (bound ${this.silenceBoundMs / 1000} s)`;
   }
 
+  /**
+   * The verb (list or watch) the API server forbids (403) now: from the 403 until a list and watch of the resource
+   * start again and run FORBIDDEN_CLEARS_AFTER_MS without error. Meanwhile the cache keeps what it had and no longer
+   * follows the cluster.
+   */
+  forbidden(): 'list' | 'watch' | undefined {
+    return this.forbiddenVerb;
+  }
+
   /** Stops watching for good. Errors the abort itself causes are ignored. */
   async stop(): Promise<void> {
     this.running = false;
     this.restartTimer?.();
     this.restartTimer = undefined;
+    this.clearForbiddenTimer?.();
+    this.clearForbiddenTimer = undefined;
     await this.informer.stop();
   }
 
@@ -202,6 +221,16 @@ export class ResilientInformer<T extends KubernetesObject> implements IndexedCac
     }
     this.starting = false;
     if (this.errorDuringStart || !this.running) return;
+    if (this.forbiddenVerb !== undefined) {
+      // A restart after a watch resumes from the last resourceVersion without a list, and its watch is refused only
+      // once it is open: start() resolves first. Still allowed a moment later, it is.
+      const failures = this.failures;
+      this.clearForbiddenTimer?.();
+      this.clearForbiddenTimer = this.options.clock.setTimer(FORBIDDEN_CLEARS_AFTER_MS, () => {
+        this.clearForbiddenTimer = undefined;
+        if (this.failures === failures) this.forbiddenVerb = undefined;
+      });
+    }
     if (!this.hasSynced) this.options.log.info('informer synced', { resource: this.spec.resource, objects: this.informer.list().length });
     this.hasSynced = true;
   }
@@ -218,6 +247,7 @@ export class ResilientInformer<T extends KubernetesObject> implements IndexedCac
 
   private scheduleRestart(error: unknown): void {
     this.heard(); // a failure is a turn of the loop too: a failing informer is not a stuck one
+    this.failures++;
     if (!this.running || this.restartTimer) return;
     if (this.options.clock.now() - this.lastStart > HEALTHY_AFTER_MS) this.attempt = 0;
     const delay = backoffDelay(this.attempt++, INFORMER_BACKOFF, this.options.random);
@@ -225,6 +255,7 @@ export class ResilientInformer<T extends KubernetesObject> implements IndexedCac
     if (code === 403) {
       // The cache stays unsynced (or stale) until someone grants the verb: an error for the operator, not a blip.
       const verb = error === this.listFailure ? 'list' : 'watch';
+      this.forbiddenVerb = verb;
       this.options.log.error('forbidden: the agent may not list or watch a resource it needs', { resource: this.spec.resource, verb, error: message });
       this.options.onForbidden?.(verb, this.spec.resource);
     }

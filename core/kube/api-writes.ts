@@ -9,6 +9,12 @@ export interface ApiWrite {
   readonly resource: string;
 }
 
+/** A read an informer of the agent makes, as RBAC names it: a list or watch of a resource, in every watched namespace. */
+export interface ApiRead {
+  readonly verb: 'list' | 'watch';
+  readonly resource: string;
+}
+
 /** An ExtendedDeployment's status (status-writer.ts replaces it). */
 export const STATUS_WRITE: ApiWrite = { verb: 'update', resource: `${ED_PLURAL}/status` };
 

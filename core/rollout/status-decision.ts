@@ -1,7 +1,7 @@
 import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { formatPath, type Problem } from '../problems.js';
 import type { RolloutEvent } from './planner.js';
-import type { ApiWrite } from '../kube/api-writes.js';
+import type { ApiRead, ApiWrite } from '../kube/api-writes.js';
 import { setCondition } from '../kube/conditions.js';
 import { AUTHORIZED_CONDITION, FORBIDDEN_REASON, INVALID_SPEC_REASON, VALID_CONDITION } from '../api/conditions.js';
 
@@ -127,4 +127,18 @@ export function forbiddenStatus(previous: ExtendedDeploymentStatus | undefined, 
 export function forbiddenMessage(write: ApiWrite, namespace: string | undefined): string {
   const where = namespace === undefined ? '' : ` in namespace ${namespace}`;
   return `the API server forbids the agent to ${write.verb} ${write.resource}${where}; it retries with backoff. Grant it in the agent's ClusterRole`;
+}
+
+/**
+ * The status while the API server answers 403 to reads the agent's caches depend on (`reads`, one or more): the status
+ * it had, with `Authorized=False` (reason `Forbidden`) naming their resources, and the `Forbidden` Warning Event when that is new.
+ * A cache that can no longer list or watch stops following the cluster, so the agent acts on nothing meanwhile: the
+ * message says so. The next status the planner writes, once the reads are allowed again, has no such condition.
+ */
+export function forbiddenReadStatus(previous: ExtendedDeploymentStatus | undefined, reads: readonly ApiRead[], generation: number, now: number): Reported {
+  // Both verbs, whichever was refused: an informer needs both, and a message that flips between them (a watch refused,
+  // then the relist) would be reported again.
+  const resources = [...new Set(reads.map((r) => r.resource))].join(', ');
+  const message = `the API server forbids the agent to list and watch ${resources}; its caches no longer follow the cluster, so it acts on no ExtendedDeployment until it may. Grant it in the agent's ClusterRole (or Role)`;
+  return reportFalse(previous, AUTHORIZED_CONDITION, FORBIDDEN_REASON, message, message, generation, now);
 }

@@ -34,6 +34,7 @@ import {
   deployRegions,
   ED_NAME,
   edctl,
+  edEvents,
   extendedDeployment,
   installCrds,
   readStatus,
@@ -88,14 +89,6 @@ async function podTable(ns: string) {
       },
     ]),
   );
-}
-
-/** Events recorded on the ExtendedDeployment. */
-async function edEvents(ns: string): Promise<{ type: string; reason: string; message: string }[]> {
-  const events = (await clients().core.listNamespacedEvent({ namespace: ns })).items.filter(
-    (e) => e.involvedObject.kind === 'ExtendedDeployment' && e.involvedObject.name === ED_NAME,
-  );
-  return events.map((e) => ({ type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '' }));
 }
 
 /** Applies v1 and waits until every region runs it, Healthy, every pod's gate True (approving the creation's gates). */

@@ -116,6 +116,14 @@ export interface RegionPods {
   readonly old: number;
 }
 
+/** The Events recorded on the ExtendedDeployment. */
+export async function edEvents(ns: string): Promise<{ type: string; reason: string; message: string }[]> {
+  const events = (await clients().core.listNamespacedEvent({ namespace: ns })).items.filter(
+    (e) => e.involvedObject.kind === 'ExtendedDeployment' && e.involvedObject.name === ED_NAME,
+  );
+  return events.map((e) => ({ type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '' }));
+}
+
 /** Every pod of the ExtendedDeployment, Failed and terminating ones included. */
 export async function edPods(ns: string): Promise<V1Pod[]> {
   return (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: `${NAME_LABEL}=${ED_NAME}` })).items;

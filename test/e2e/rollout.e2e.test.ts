@@ -12,6 +12,7 @@ import {
   assertHolds,
   counterSum,
   ED_NAME,
+  edEvents,
   edPods,
   isLive,
   observedExtremes,
@@ -103,14 +104,6 @@ async function waitObserved(ns: string): Promise<void> {
     },
     { describe: () => readEd(ns) },
   );
-}
-
-/** Reasons of the Events recorded on the ExtendedDeployment, oldest first. */
-async function edEvents(ns: string): Promise<{ type: string; reason: string; message: string }[]> {
-  const events = (await clients().core.listNamespacedEvent({ namespace: ns })).items.filter(
-    (e) => e.involvedObject.kind === 'ExtendedDeployment' && e.involvedObject.name === ED_NAME,
-  );
-  return events.map((e) => ({ type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '' }));
 }
 
 /** The simulated pods per region after group `group`. */
