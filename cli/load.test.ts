@@ -157,6 +157,21 @@ describe('files and folders', () => {
     );
   });
 
+  it('skips YAML for another tool in a folder with a note; named on its own, or half a Kubernetes object, it is an error', async () => {
+    const workflow = 'name: plan\non: [pull_request]\njobs:\n  plan:\n    runs-on: ubuntu-latest\n';
+    const dir = fixture({ 'regions.yaml': regions, 'web.yaml': sample, 'ci.yml': workflow });
+    expect(await run(['validate', '-f', dir])).toBe(0);
+    expect(captured.out).toBe('3 objects valid (2 DeployRegions, 1 ExtendedDeployments)\n');
+    expect(captured.err).toBe(`note: skipped ${join(dir, 'ci.yml')}: no apiVersion or kind, not Kubernetes input (name the file with -f to check it)\n`);
+    captured.err = '';
+    expect(await run(['validate', '-f', join(dir, 'ci.yml')])).toBe(1);
+    expect(captured.err).toBe(`error: ${join(dir, 'ci.yml')}: line 1: not a Kubernetes object (no kind)\n`);
+    captured.err = '';
+    const half = fixture({ 'regions.yaml': regions, 'cm.yaml': 'apiVersion: v1\nmetadata:\n  name: x\n' });
+    expect(await run(['validate', '-f', half])).toBe(1);
+    expect(captured.err).toBe(`error: ${join(half, 'cm.yaml')}: line 1: not a Kubernetes object (no kind)\n`);
+  });
+
   it('names the file of a YAML bomb', async () => {
     // Each level repeats the one before nine times: 9^9 strings once expanded.
     const levels = Array.from(

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { parseAllDocuments, type Document } from 'yaml';
+import { isMap, parseAllDocuments, type Document } from 'yaml';
 import { documentObjects } from '../core/documents.js';
 import { formatPath, formatProblem, type FieldPath, type Problem } from '../core/problems.js';
 import { UserError } from './user-error.js';
@@ -25,16 +25,26 @@ const YAML_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 /** The names kustomize looks for: a folder of kustomize input holds a file that is no Kubernetes object. */
 const KUSTOMIZATION_FILES = new Set(['kustomization.yaml', 'kustomization.yml', 'Kustomization']);
 
+/** A file to read: as given, or found in a folder (`found`). */
+interface InputFile {
+  readonly path: string;
+  readonly found: boolean;
+}
+
 /**
  * Expands files and folders (recursively, YAML and JSON files, sorted) into file paths; `-` stays as it is. A
  * kustomization file in a folder is skipped with a note on stderr.
  */
 export function expandPaths(paths: readonly string[]): string[] {
-  const files: string[] = [];
+  return expandInputs(paths).map((f) => f.path);
+}
+
+function expandInputs(paths: readonly string[]): InputFile[] {
+  const files: InputFile[] = [];
   const missing: string[] = [];
   for (const path of paths) {
     if (path === STDIN) {
-      files.push(path);
+      files.push({ path, found: false });
       continue;
     }
     let stat;
@@ -44,8 +54,8 @@ export function expandPaths(paths: readonly string[]): string[] {
       missing.push(`${path}: no such file or directory`);
       continue;
     }
-    if (stat.isDirectory()) files.push(...walk(path));
-    else files.push(path);
+    if (stat.isDirectory()) files.push(...walk(path).map((found) => ({ path: found, found: true })));
+    else files.push({ path, found: false });
   }
   if (missing.length > 0) throw new UserError(missing);
   return files;
@@ -68,18 +78,35 @@ function walk(dir: string): string[] {
 }
 
 /**
+ * Whether every document of a file is a mapping with neither `apiVersion` nor `kind`: YAML for another tool (a CI
+ * workflow, Helm values), not Kubernetes input. A document with one of them, or of another shape, is Kubernetes input
+ * gone wrong, and reported.
+ */
+function foreignYaml(docs: readonly Document.Parsed[]): boolean {
+  const values = docs.filter((d) => d.errors.length === 0 && d.contents !== null).map((d) => d.contents);
+  return values.length > 0 && values.every((v) => isMap(v) && !v.has('apiVersion') && !v.has('kind'));
+}
+
+/**
  * Reads every object of the given files and folders (`-` is standard input); the items of a List are objects of their
- * own. Every YAML error of every file is reported at once, each naming its file. With `command`, finding no object at
- * all is an error too, in kubectl's words: a path that holds nothing is most likely a typo, and must not pass a check.
+ * own. Every YAML error of every file is reported at once, each naming its file. A file found in a folder that holds
+ * YAML for another tool (foreignYaml) is skipped with a note on stderr; named on its own, it is an error. With
+ * `command`, finding no object at all is an error too, in kubectl's words: a path that holds nothing is most likely a
+ * typo, and must not pass a check.
  */
 export function loadObjects(paths: readonly string[], command?: string): LoadedObject[] {
   const objects: LoadedObject[] = [];
   const errors: string[] = [];
-  for (const path of expandPaths(paths)) {
+  for (const { path, found } of expandInputs(paths)) {
     const file = path === STDIN ? STDIN_NAME : path;
     // Descriptor 0, not process.stdin: creating that stream turns a pipe non-blocking, and a synchronous read then fails.
     const text = readFileSync(path === STDIN ? 0 : path, 'utf8');
-    for (const doc of parseAllDocuments(text)) {
+    const docs = parseAllDocuments(text);
+    if (found && foreignYaml(docs)) {
+      process.stderr.write(`note: skipped ${path}: no apiVersion or kind, not Kubernetes input (name the file with -f to check it)\n`);
+      continue;
+    }
+    for (const doc of docs) {
       if (doc.errors.length > 0) {
         for (const e of doc.errors)
           errors.push(`${file}: line ${(e.linePos?.[0].line ?? 0).toString()}: ${(e.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`);

@@ -1,5 +1,6 @@
-// Issue 16 on the lab: pods evicted in the middle of rollouts, in every mode (regional ReplicaSets replacing pods,
-// regional ReplicaSets swapping images in place, regional native Deployments in compat mode), with the real ReplicaSet
+// Issue 16 on the lab: pods evicted in the middle of rollouts, in every mode (regional ReplicaSets replacing pods, in
+// each upgrade mode and update strategy, regional ReplicaSets swapping images in place, regional native Deployments in
+// compat mode), with the real ReplicaSet
 // and Deployment controllers of the lab's kube-controller-manager and kwok nodes.
 //
 // Each test fills v1, then runs two rollouts with confirmation gates (the gates only pin down where the evictions
@@ -122,6 +123,23 @@ const MODES: readonly Mode[] = [
   // Parallel, Beta: a 1/3, 2/3, 3/3 and b 1/2, 2/2 over three groups. In group 2, a's old pod goes while a's group-2 pod
   // starts (its ReplicaSet replaces it at the new revision), and b's group-1 pod goes.
   { name: 'ReplicaSet regions, replacement', options: { replicas: [3, 2], strategy: STRATEGY }, group: 2, oldIn: 0, newIn: 1 },
+  // The other ways to replace pods, over the same groups (a 1/3, 2/3, 3/3; b 1/2, 2/2): old pods first, both at once
+  // (the agent deletes old pods through the Eviction API itself), Deployment-style budgets, and every old pod of a
+  // group's share allowed to go before its new ones start.
+  ...(
+    [
+      ['scaleInPriority', { upgradeMode: 'scaleInPriority' }],
+      ['scaleSimultaneously', { upgradeMode: 'scaleSimultaneously' }],
+      ['RollingUpdate', { updateStrategy: { type: 'RollingUpdate' } }],
+      ['DeleteAllFirst', { updateStrategy: { type: 'DeleteAllFirst' } }],
+    ] as const
+  ).map(([name, mode]): Mode => ({
+    name: `ReplicaSet regions, ${name}`,
+    options: { replicas: [3, 2], strategy: { ...STRATEGY, ...mode } },
+    group: 2,
+    oldIn: 0,
+    newIn: 1,
+  })),
   // The same groups by image swaps (pods carry the InPlaceUpdateReady gate); a pod mid-swap is not settled, so the old
   // pod evicted in group 2 is one no swap has begun on when the test looks.
   {
@@ -155,30 +173,44 @@ async function rollOutEvicting(env: RolloutEnv, mode: Mode, to: RenderedExtended
     await waitForPhase(ns, to.rolloutRevision, g, 'WaitingForConfirmation', 120_000, to);
     expect(await edctl(ns, 'approve')).toBe(0);
   }
-  const [oldPod, newPod] = await waitFor(
+  await waitFor(
     `group ${mode.group} Progressing with a settled old pod in region ${mode.oldIn} and a settled new one in region ${mode.newIn}`,
     async () => {
       const s = await readStatus(ns);
       if (s.revision !== to.rolloutRevision || s.currentGroup !== mode.group || s.phase !== 'Progressing') return undefined;
       const [old] = await settledPods(ns, to, mode.oldIn, 'old');
       const [young] = await settledPods(ns, to, mode.newIn, 'new');
-      return old && young ? ([old, young] as const) : undefined;
+      return old && young;
     },
     { timeoutMs: 120_000, intervalMs: 100, describe: () => readStatus(ns) },
   );
   const evicted: Evicted[] = [];
-  for (const [pod, region, revision] of [
-    [oldPod, mode.oldIn, 'old'],
-    [newPod, mode.newIn, 'new'],
+  for (const [region, revision] of [
+    [mode.oldIn, 'old'],
+    [mode.newIn, 'new'],
   ] as const) {
-    // The group is still running when each eviction goes out: minReadySeconds keeps it from finishing this soon.
-    expect(await readStatus(ns)).toMatchObject({ revision: to.rolloutRevision, currentGroup: mode.group, phase: 'Progressing' });
-    env.watch.disrupt(pod.metadata?.uid ?? '');
-    // Under node pressure the pod stays: what the patch returned is kept, to see at the end that nothing wrote over it.
-    let kept: V1Pod = pod;
-    if (way === 'node-pressure') kept = await evictUnderPressure(ns, pod);
-    else await evictThroughApi(ns, pod);
-    evicted.push({ pod: kept, region: to.regions[region]?.name ?? '', revision });
+    // The oldest settled pod of its kind, taken again if the rollout removed it first (old pods leave during the group:
+    // with scaleInPriority first of all, and pods created in the same second rank alike for the ReplicaSet).
+    const done = await waitFor(
+      `${revision} pod of region ${region} evicted`,
+      async () => {
+        const [pod] = await settledPods(ns, to, region, revision);
+        if (!pod) return undefined;
+        // The group is still running when each eviction goes out: minReadySeconds keeps it from finishing this soon.
+        expect(await readStatus(ns)).toMatchObject({ revision: to.rolloutRevision, currentGroup: mode.group, phase: 'Progressing' });
+        env.watch.disrupt(pod.metadata?.uid ?? '');
+        try {
+          // Under node pressure the pod stays: what the patch returned is kept, to see at the end that nothing wrote over it.
+          const kept = way === 'node-pressure' ? await evictUnderPressure(ns, pod) : (await evictThroughApi(ns, pod), pod);
+          return { pod: kept, region: to.regions[region]?.name ?? '', revision };
+        } catch (error) {
+          if (errorCode(error) === 404) return undefined;
+          throw error;
+        }
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    evicted.push(done);
   }
   const total = (await readStatus(ns)).totalGroups ?? 0;
   for (let g = mode.group; g < total; g++) {
