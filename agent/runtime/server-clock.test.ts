@@ -40,6 +40,22 @@ describe('ServerClock', () => {
     expect(Math.abs(clock.skewMs() - skewMs)).toBeLessThanOrEqual(50);
   });
 
+  it.each([30_000, -30_000])(
+    'corrected from the first header alone, a clock %i ms off is never ahead of the server, and at most the evidence behind',
+    (skewMs) => {
+      // One response: the header says which second it was, not where in it.
+      for (const phase of [0, 100, 500, 900, 999]) {
+        const local = new FakeClock(Date.UTC(2026, 0, 1, 0, 0, 0, phase));
+        const clock = new ServerClock(local);
+        exchange(local, clock, skewMs, 10);
+        local.advance(300);
+        const server = local.now() + skewMs;
+        expect(clock.now()).toBeLessThanOrEqual(server);
+        expect(clock.now()).toBeGreaterThanOrEqual(server - 1_000 - 10);
+      }
+    },
+  );
+
   it('ignores a step of the local wall clock (it is anchored on the monotonic clock)', () => {
     const local = new FakeClock(Date.UTC(2026, 0, 1));
     const clock = new ServerClock(local);

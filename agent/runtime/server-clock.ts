@@ -18,9 +18,12 @@ interface OffsetBounds {
  * clock is 30 s ahead would end a deadline 30 s early or trust a mark too soon. Each response's Date header (whole
  * seconds) was stamped between the request leaving and the response arriving, which bounds `server − monotonic` from
  * both sides; the bounds of the last few minutes' responses are intersected. `now()` is the local wall clock as long as
- * it lies within those bounds (a correct clock is never made worse by the header's coarse resolution), and the nearest
- * bound when the evidence proves it off: then it is anchored on the monotonic clock, immune to the local wall clock
- * being skewed or stepped. Until the first response, it is the local wall clock.
+ * it lies within those bounds (a correct clock is never made worse by the header's coarse resolution), and the low
+ * bound, the earliest the server's time can be, when the evidence proves it off: then it is anchored on the monotonic
+ * clock, immune to the local wall clock being skewed or stepped, and never ahead of the server's. Ahead, a replica
+ * would count a pod available (minReadySeconds) or a deadline passed before its time; while the evidence is still a
+ * second wide (the first responses), the nearest bound of a clock far ahead is up to a second early. Until the first
+ * response, it is the local wall clock.
  */
 export class ServerClock implements Clock {
   private samples: OffsetBounds[] = [];
@@ -32,8 +35,8 @@ export class ServerClock implements Clock {
     const local = this.local.now();
     if (!this.bounds) return local;
     const monotonic = this.local.monotonic();
-    const offset = Math.min(Math.max(local - monotonic, this.bounds.low), this.bounds.high);
-    return monotonic + offset;
+    const offset = local - monotonic;
+    return monotonic + (offset >= this.bounds.low && offset <= this.bounds.high ? offset : this.bounds.low);
   }
 
   monotonic(): number {
