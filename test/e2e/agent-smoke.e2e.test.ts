@@ -2,8 +2,9 @@
 // image change it rolls group by group, stopping at every confirmation gate with exactly the pods per region that
 // core's simulateRollout predicts (the rollout `edctl plan` shows), until every pod runs the new revision; a second
 // image change right after (ExtendedDeployment synced before its ReplicaSets) starts again at group 1. Approvals go
-// through `edctl approve`. The agent runs in-process with leader election on a Lease in the test's namespace, and
-// releases that Lease when stopped. Waits are generous and nothing asserts on speed.
+// through `edctl approve`. The agent runs in-process with leader election on a Lease in the test's namespace, as the
+// rendered install's ServiceAccount with only its RBAC and under its admission policies, and releases that Lease when
+// stopped. Waits are generous and nothing asserts on speed.
 import type { KubernetesObject, V1Lease } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { startAgent, type Agent } from '../../agent/agent.js';
@@ -15,6 +16,7 @@ import { renderSet, type RenderedExtendedDeployment } from '../../core/render.js
 import { startFromRender } from '../../core/simulate/from-render.js';
 import { simulateRollout } from '../../core/simulate/simulate.js';
 import { kubeconfigPath } from '../cluster/lab.js';
+import { renderedIdentity, type AgentIdentity } from './agent-identity.js';
 import { installCrds } from './crds.js';
 import { waitMatchesGit } from './git-match.js';
 import { clients, serverSideApply, test, uniqueName, waitFor } from './helpers.js';
@@ -135,12 +137,14 @@ test('the agent rolls image changes group by group, as simulateRollout predicts'
   for (const region of regions) await serverSideApply(region as KubernetesObject);
   const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: 'web' });
   let agent: Agent | undefined;
+  let identity: AgentIdentity | undefined;
   let failed = false;
   try {
     const v1 = render([...regions, extendedDeployment(ns, suffix, 'registry.example/web:1', false)]);
     await apply(v1);
+    identity = await renderedIdentity(ns, suffix);
     agent = await startAgent({
-      kubeConfig: clients().kc,
+      kubeConfig: identity.kubeConfig,
       log: silentLogger,
       namespace: ns,
       metricsBindAddress: '127.0.0.1:0',
@@ -199,6 +203,7 @@ test('the agent rolls image changes group by group, as simulateRollout predicts'
     throw e;
   } finally {
     await agent?.stop();
+    await identity?.remove();
     const violations = await stopAndReport(watch, 'agent-smoke', failed);
     if (!failed) expect(violations).toEqual([]);
     for (const region of regions) {
