@@ -191,6 +191,22 @@ test('API faults by seeded schedule: the agent converges, never double-acts, and
         expect(env.agent.isLeader()).toBe(true);
         await converged(env, v5, 'after Lease 500s');
 
+        // 2e. The other ways a Lease request fails short of an outage, each for LEASE_OUTAGE_MS: throttled (429, told to
+        // wait RETRY_AFTER_SECONDS), refused as written by someone else (409 on the renewal), and slow (each answered
+        // 0.3–2 s late). The leader keeps leading and rolls on meanwhile.
+        for (const [kind, endpoints] of [
+          ['throttled', ['GET leases', 'PUT leases']],
+          ['conflict', ['PUT leases']],
+          ['slow', ['GET leases', 'PUT leases']],
+        ] as const) {
+          const next = env.render(version(++v));
+          const faulted = await saturate(kind, [...endpoints], () => apply(next), LEASE_OUTAGE_MS);
+          report.push(`${kind} on Lease requests for ${LEASE_OUTAGE_MS} ms: ${faulted.total} tried; still leader: ${env.agent.isLeader()}`);
+          expect(faulted.total, `Lease requests while ${kind}`).toBeGreaterThan(0);
+          expect(env.agent.isLeader(), `leader after ${kind} Lease requests`).toBe(true);
+          await converged(env, next, `after ${kind} Lease requests`);
+        }
+
         injector.clear();
 
         // The agent still works: one more rollout, no faults.
