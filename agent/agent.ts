@@ -129,7 +129,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   const informers = makeInformers(kc, {
     onNodeEvent: nodesChanged,
     onUsageEvent: nodesChanged,
-    namespace: settings.namespace,
+    namespaces: settings.namespaces,
     clock,
     log,
     enqueue: (key) => term?.eds.add(key),
@@ -235,7 +235,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     : undefined;
   log.info('agent started', {
     identity: settings.identity,
-    namespace: settings.namespace ?? '(all)',
+    namespaces: settings.namespaces?.join(',') ?? '(all)',
     leaderElection: settings.leaderElect ? `${settings.leaseNamespace}/${settings.leaseName} (${settings.leaseDurationSeconds}s)` : 'off',
     workers: settings.workers,
   });

@@ -60,7 +60,7 @@ describe('makeInformers: keys for two controllers', () => {
     const eds: EdKey[] = [];
     const regions: RegionKey[] = [];
     const informers = makeInformers(kc, {
-      namespace: undefined,
+      namespaces: undefined,
       clock: new FakeClock(),
       log: silentLogger,
       enqueue: (key) => eds.push(key),
@@ -105,6 +105,52 @@ describe('makeInformers: keys for two controllers', () => {
       await until(() => eds.length === 1);
       expect(eds).toEqual(['shop/web']);
       expect(regions).toEqual([]);
+    } finally {
+      await Promise.all(started.map((i) => i.stop()));
+    }
+  });
+});
+
+describe('makeInformers: several namespaces', () => {
+  const inNamespace = (name: string, namespace: string) => ({ metadata: { name, namespace, resourceVersion: '1', labels: { [NAME_LABEL]: 'web' } } });
+  const listed: string[] = [];
+  const kc = new KubeConfig();
+  serveApi(kc, (req, res) => {
+    const url = new URL(req.url ?? '', 'http://loopback');
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (url.searchParams.get('watch') === 'true') {
+      res.flushHeaders();
+      return;
+    }
+    listed.push(url.pathname);
+    const namespace = /\/namespaces\/([^/]+)\//.exec(url.pathname)?.[1];
+    const items = namespace && url.pathname.endsWith('/replicasets') ? [inNamespace(`web-${namespace}`, namespace)] : [];
+    res.end(JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items }));
+  });
+
+  it('lists and watches each namespaced resource in each namespace only, and reads them as one cache', async () => {
+    const informers = makeInformers(kc, { namespaces: ['shop', 'pay'], clock: new FakeClock(), log: silentLogger, enqueue: () => {}, enqueueRegion: () => {} });
+    const started = [...informers.all, ...informers.besides];
+    for (const informer of started) informer.start();
+    try {
+      for (let i = 0; i < 400 && !started.every((x) => x.synced()); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(started.every((x) => x.synced())).toBe(true);
+      // Cluster-wide only what is cluster-scoped: an install with Roles in these namespaces is allowed every request.
+      expect(listed.filter((path) => !path.includes('/namespaces/')).sort()).toEqual(['/api/v1/nodes', `${GROUP}/deployregions`]);
+      expect(listed.filter((path) => path.includes('/namespaces/pay/')).sort()).toEqual([
+        '/api/v1/namespaces/pay/pods',
+        '/apis/apps/v1/namespaces/pay/controllerrevisions',
+        '/apis/apps/v1/namespaces/pay/deployments',
+        '/apis/apps/v1/namespaces/pay/replicasets',
+        `${GROUP}/namespaces/pay/extendeddeployments`,
+      ]);
+      const { replicaSets } = informers.caches;
+      expect(replicaSets.list().map((r) => r.metadata?.name)).toEqual(['web-shop', 'web-pay']);
+      expect(replicaSets.list('pay').map((r) => r.metadata?.name)).toEqual(['web-pay']);
+      expect(replicaSets.list('elsewhere')).toEqual([]);
+      expect(replicaSets.get('web-pay', 'pay')?.metadata?.namespace).toBe('pay');
+      expect(replicaSets.get('web-pay', 'shop')).toBeUndefined();
+      expect(replicaSets.byIndex('pay/web').map((r) => r.metadata?.name)).toEqual(['web-pay']);
     } finally {
       await Promise.all(started.map((i) => i.stop()));
     }

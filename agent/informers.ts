@@ -15,7 +15,8 @@ import { API_GROUP, ED_PLURAL, REGION_PLURAL, VERSION } from '../core/api/identi
 import { NAME_LABEL } from '../core/labels.js';
 import type { Clock } from './runtime/clock.js';
 import type { ApiRead } from '../core/kube/api-writes.js';
-import { ResilientInformer, type CacheReader, type IndexedCacheReader, type InformerEvent } from './runtime/informer.js';
+import { ResilientInformer, type CacheReader, type IndexedCacheReader, type InformerEvent, type RunningInformer } from './runtime/informer.js';
+import { NamespacedInformer } from './runtime/namespaced-informer.js';
 import { USAGE_FIELD_SELECTOR, usagePod, type UsagePod } from './cluster-nodes.js';
 import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey, regionKey, type EdKey, type RegionKey } from './keys.js';
 import type { Logger } from './runtime/log.js';
@@ -46,27 +47,27 @@ export interface AgentCaches {
 export interface AgentInformers {
   readonly caches: AgentCaches;
   /** The informers the agent waits for before it reconciles (readiness, and the cache sync timeout). */
-  readonly all: readonly ResilientInformer<KubernetesObject>[];
+  readonly all: readonly RunningInformer<KubernetesObject>[];
   /**
    * Started and stopped with `all`, but not waited for: the history's (ControllerRevisions), which no rollout needs.
    * An agent whose role lacks them (its RBAC not yet updated) still rolls out, records no history, and counts the
    * forbidden lists (extendeddeployment_agent_forbidden_total).
    */
-  readonly besides: readonly ResilientInformer<KubernetesObject>[];
+  readonly besides: readonly RunningInformer<KubernetesObject>[];
 }
 
 /**
  * Builds the agent's informers: ExtendedDeployments, DeployRegions (cluster-scoped), the regional ReplicaSets and
  * Deployments, their pods and the ExtendedDeployments' ControllerRevisions (only objects labelled with an
- * ExtendedDeployment's name, so the agent never caches a cluster's unrelated pods), and Nodes. `namespace` limits the
- * namespaced ones to one namespace. Every change is turned into the keys of the ExtendedDeployments it concerns,
+ * ExtendedDeployment's name, so the agent never caches a cluster's unrelated pods), and Nodes. `namespaces` limits the
+ * namespaced ones to those namespaces, one informer per namespace (RBAC may grant nothing cluster-wide). Every change is turned into the keys of the ExtendedDeployments it concerns,
  * passed to `enqueue`, and a change of a DeployRegion or a node into the keys of the DeployRegions whose status it can
  * change, passed to `enqueueRegion`.
  */
 export function makeInformers(
   kc: KubeConfig,
   options: {
-    namespace: string | undefined;
+    namespaces: readonly string[] | undefined;
     clock: Clock;
     log: Logger;
     enqueue: (key: EdKey) => void;
@@ -86,8 +87,14 @@ export function makeInformers(
   const core = kc.makeApiClient(CoreV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
-  const ns = options.namespace;
-  const scoped = (prefix: string, plural: string) => (ns ? `${prefix}/namespaces/${encodeURIComponent(ns)}/${plural}` : `${prefix}/${plural}`);
+  const scoped = (ns: string | undefined, prefix: string, plural: string) =>
+    ns ? `${prefix}/namespaces/${encodeURIComponent(ns)}/${plural}` : `${prefix}/${plural}`;
+  /** A namespaced resource: one informer cluster-wide, or one per watched namespace read as one cache. */
+  const watched = <T extends KubernetesObject>(resource: string, make: (ns: string | undefined) => ResilientInformer<T>): RunningInformer<T> => {
+    const namespaces = options.namespaces;
+    if (namespaces === undefined) return make(undefined);
+    return namespaces.length === 1 ? make(namespaces[0]) : new NamespacedInformer(resource, new Map(namespaces.map((ns) => [ns, make(ns)])));
+  };
   const labelSelector = NAME_LABEL; // "has the label": any value
   // Cached objects are kept without metadata.managedFields (never read, a third of a pod): see slim-informer.ts.
   const common = {
@@ -102,26 +109,30 @@ export function makeInformers(
     if (key) options.enqueue(key);
   };
 
-  const extendedDeployments = new ResilientInformer<ExtendedDeploymentObject & KubernetesObject>(
-    watchKc(ED_PLURAL),
-    {
-      resource: ED_PLURAL,
-      path: scoped(`/apis/${API_GROUP}/${VERSION}`, ED_PLURAL),
-      list: () =>
-        (ns
-          ? custom.listNamespacedCustomObject({ group: API_GROUP, version: VERSION, namespace: ns, plural: ED_PLURAL })
-          : custom.listCustomObjectForAllNamespaces({ group: API_GROUP, version: VERSION, plural: ED_PLURAL })) as Promise<
-          KubernetesListObject<ExtendedDeploymentObject & KubernetesObject>
-        >,
-    },
-    {
-      ...common,
-      onEvent: (_event, ed) => {
-        const key = edKey(ed);
-        if (key) options.enqueue(key);
-        keysSharingWorkloadNames(ed, extendedDeployments.list(ed.metadata?.namespace)).forEach(options.enqueue);
-      },
-    },
+  const extendedDeployments: RunningInformer<ExtendedDeploymentObject & KubernetesObject> = watched(
+    ED_PLURAL,
+    (ns) =>
+      new ResilientInformer<ExtendedDeploymentObject & KubernetesObject>(
+        watchKc(ED_PLURAL),
+        {
+          resource: ED_PLURAL,
+          path: scoped(ns, `/apis/${API_GROUP}/${VERSION}`, ED_PLURAL),
+          list: () =>
+            (ns
+              ? custom.listNamespacedCustomObject({ group: API_GROUP, version: VERSION, namespace: ns, plural: ED_PLURAL })
+              : custom.listCustomObjectForAllNamespaces({ group: API_GROUP, version: VERSION, plural: ED_PLURAL })) as Promise<
+              KubernetesListObject<ExtendedDeploymentObject & KubernetesObject>
+            >,
+        },
+        {
+          ...common,
+          onEvent: (_event, ed) => {
+            const key = edKey(ed);
+            if (key) options.enqueue(key);
+            keysSharingWorkloadNames(ed, extendedDeployments.list(ed.metadata?.namespace)).forEach(options.enqueue);
+          },
+        },
+      ),
   );
 
   const deployRegions = new ResilientInformer<DeployRegionObject & KubernetesObject>(
@@ -143,49 +154,65 @@ export function makeInformers(
     },
   );
 
-  const replicaSets = new ResilientInformer<V1ReplicaSet>(
-    watchKc('replicasets'),
-    {
-      resource: 'replicasets',
-      path: scoped('/apis/apps/v1', 'replicasets'),
-      labelSelector,
-      list: () => (ns ? apps.listNamespacedReplicaSet({ namespace: ns, labelSelector }) : apps.listReplicaSetForAllNamespaces({ labelSelector })),
-    },
-    { ...common, onEvent: toOwner, indexBy: ownerKey },
+  const replicaSets = watched(
+    'replicasets',
+    (ns) =>
+      new ResilientInformer<V1ReplicaSet>(
+        watchKc('replicasets'),
+        {
+          resource: 'replicasets',
+          path: scoped(ns, '/apis/apps/v1', 'replicasets'),
+          labelSelector,
+          list: () => (ns ? apps.listNamespacedReplicaSet({ namespace: ns, labelSelector }) : apps.listReplicaSetForAllNamespaces({ labelSelector })),
+        },
+        { ...common, onEvent: toOwner, indexBy: ownerKey },
+      ),
   );
 
-  const deployments = new ResilientInformer<V1Deployment>(
-    watchKc('deployments'),
-    {
-      resource: 'deployments',
-      path: scoped('/apis/apps/v1', 'deployments'),
-      labelSelector,
-      list: () => (ns ? apps.listNamespacedDeployment({ namespace: ns, labelSelector }) : apps.listDeploymentForAllNamespaces({ labelSelector })),
-    },
-    { ...common, onEvent: toOwner, indexBy: ownerKey },
+  const deployments = watched(
+    'deployments',
+    (ns) =>
+      new ResilientInformer<V1Deployment>(
+        watchKc('deployments'),
+        {
+          resource: 'deployments',
+          path: scoped(ns, '/apis/apps/v1', 'deployments'),
+          labelSelector,
+          list: () => (ns ? apps.listNamespacedDeployment({ namespace: ns, labelSelector }) : apps.listDeploymentForAllNamespaces({ labelSelector })),
+        },
+        { ...common, onEvent: toOwner, indexBy: ownerKey },
+      ),
   );
 
-  const pods = new ResilientInformer<V1Pod>(
-    watchKc('pods'),
-    {
-      resource: 'pods',
-      path: scoped('/api/v1', 'pods'),
-      labelSelector,
-      list: () => (ns ? core.listNamespacedPod({ namespace: ns, labelSelector }) : core.listPodForAllNamespaces({ labelSelector })),
-    },
-    { ...common, onEvent: toOwner, indexBy: ownerKey },
+  const pods = watched(
+    'pods',
+    (ns) =>
+      new ResilientInformer<V1Pod>(
+        watchKc('pods'),
+        {
+          resource: 'pods',
+          path: scoped(ns, '/api/v1', 'pods'),
+          labelSelector,
+          list: () => (ns ? core.listNamespacedPod({ namespace: ns, labelSelector }) : core.listPodForAllNamespaces({ labelSelector })),
+        },
+        { ...common, onEvent: toOwner, indexBy: ownerKey },
+      ),
   );
 
-  const controllerRevisions = new ResilientInformer<V1ControllerRevision>(
-    watchKc('controllerrevisions'),
-    {
-      resource: 'controllerrevisions',
-      path: scoped('/apis/apps/v1', 'controllerrevisions'),
-      labelSelector,
-      list: () =>
-        ns ? apps.listNamespacedControllerRevision({ namespace: ns, labelSelector }) : apps.listControllerRevisionForAllNamespaces({ labelSelector }),
-    },
-    { ...common, onEvent: toOwner, indexBy: ownerKey },
+  const controllerRevisions = watched(
+    'controllerrevisions',
+    (ns) =>
+      new ResilientInformer<V1ControllerRevision>(
+        watchKc('controllerrevisions'),
+        {
+          resource: 'controllerrevisions',
+          path: scoped(ns, '/apis/apps/v1', 'controllerrevisions'),
+          labelSelector,
+          list: () =>
+            ns ? apps.listNamespacedControllerRevision({ namespace: ns, labelSelector }) : apps.listControllerRevisionForAllNamespaces({ labelSelector }),
+        },
+        { ...common, onEvent: toOwner, indexBy: ownerKey },
+      ),
   );
 
   // Nodes feed region health and capacity (moves): every DeployRegion's status is looked at again, which in turn wakes
@@ -217,8 +244,8 @@ export function makeInformers(
     },
   );
 
-  const all = [extendedDeployments, deployRegions, replicaSets, deployments, pods, nodes] as unknown as readonly ResilientInformer<KubernetesObject>[];
-  const besides = [controllerRevisions] as unknown as readonly ResilientInformer<KubernetesObject>[];
+  const all = [extendedDeployments, deployRegions, replicaSets, deployments, pods, nodes] as unknown as readonly RunningInformer<KubernetesObject>[];
+  const besides = [controllerRevisions] as unknown as readonly RunningInformer<KubernetesObject>[];
   return { caches: { extendedDeployments, deployRegions, replicaSets, deployments, pods, controllerRevisions, nodes, usage }, all, besides };
 }
 

@@ -3,8 +3,8 @@ import { hostname } from 'node:os';
 
 /** Flags of `edctl agent` and their defaults. */
 export interface AgentSettings {
-  /** Watch one namespace; undefined watches all. */
-  readonly namespace: string | undefined;
+  /** Watch only these namespaces (one informer per namespace and resource); undefined watches all. */
+  readonly namespaces: readonly string[] | undefined;
   /** Where /metrics is served (`host:port`). */
   readonly metricsBindAddress: string;
   /** Where /healthz, /livez and /readyz are served (`host:port`), apart from /metrics as controller-runtime does. */
@@ -70,7 +70,7 @@ export function defaultLeaseNamespace(env: NodeJS.ProcessEnv = process.env): str
 /** Settings with every default filled in. */
 export function agentSettings(partial: Partial<AgentSettings> = {}): AgentSettings {
   return {
-    namespace: partial.namespace,
+    namespaces: partial.namespaces,
     metricsBindAddress: partial.metricsBindAddress ?? DEFAULT_METRICS_BIND_ADDRESS,
     healthProbeBindAddress: partial.healthProbeBindAddress ?? DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
     metricsSecure: partial.metricsSecure ?? false,

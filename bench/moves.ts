@@ -352,7 +352,7 @@ class InProcessAgent {
     });
     const agent = await startAgent({
       kubeConfig: recorded,
-      namespace: ns,
+      namespaces: [ns],
       leaseNamespace: ns,
       identity: `bench-moves-${id}`,
       metricsBindAddress: '127.0.0.1:0',

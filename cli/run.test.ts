@@ -84,3 +84,14 @@ describe('cluster commands without any kubeconfig, outside a cluster', () => {
     );
   });
 });
+
+describe('edctl agent --namespace', () => {
+  it.each([
+    ['shop,Pay', 'not a namespace name: "Pay"'],
+    ['shop,,pay', 'not a namespace name: ""'],
+    ['shop,shop', 'a namespace is named twice'],
+  ])('refuses %s before it connects, as a usage error', async (value, message) => {
+    expect(await run(['agent', '--namespace', value])).toBe(2);
+    expect(captured.err).toContain(`option '-n, --namespace <namespaces>' argument '${value}' is invalid. ${message}`);
+  });
+});

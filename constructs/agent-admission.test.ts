@@ -261,12 +261,12 @@ describe('agent admission policies: rendered objects', () => {
     expect(render({ admissionPolicy: false }).filter((o) => o.apiVersion.startsWith('admissionregistration'))).toEqual([]);
   });
 
-  it("with watchNamespace, refuses the agent's writes in every other namespace", () => {
-    const scoped = render({ watchNamespace: 'shop' }).filter((o) => o.kind === 'ValidatingAdmissionPolicy');
+  it("with watchNamespaces, refuses the agent's writes in every other namespace", () => {
+    const scoped = render({ watchNamespaces: ['shop', 'pay'] }).filter((o) => o.kind === 'ValidatingAdmissionPolicy');
     expect(scoped).toHaveLength(4);
     for (const o of scoped) {
       const spec = o.spec as AgentAdmissionPolicySpec;
-      const rule = "request.namespace in ['shop']";
+      const rule = "request.namespace in ['shop', 'pay']";
       expect(spec.validations.map((v) => v.expression)).toContain(rule);
       const elsewhere = admit(
         spec,
@@ -274,10 +274,11 @@ describe('agent admission policies: rendered objects', () => {
         null,
         o.metadata.name.endsWith('-pods') ? pod() : o.metadata.name.endsWith('-controllerrevisions') ? revision() : workload('ReplicaSet'),
       );
-      expect(elsewhere, o.metadata.name).toContain('the agent writes only in the namespaces it watches: shop');
+      expect(elsewhere, o.metadata.name).toContain('the agent writes only in the namespaces it watches: shop, pay');
     }
     const [pods] = scoped;
     expect(admit(pods!.spec as AgentAdmissionPolicySpec, { operation: 'DELETE', namespace: 'shop' }, null, pod())).toEqual([]);
+    expect(admit(pods!.spec as AgentAdmissionPolicySpec, { operation: 'DELETE', namespace: 'pay' }, null, pod())).toEqual([]);
   });
 });
 

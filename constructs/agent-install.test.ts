@@ -100,8 +100,8 @@ describe('AgentInstall', () => {
     expect(find(objects, 'RoleBinding')['subjects']).toEqual(subject);
   });
 
-  it('with watchNamespace, namespaced permissions move to a Role in that namespace', () => {
-    const objects = render({ watchNamespace: 'shop' });
+  it('with watchNamespaces, namespaced permissions move to a Role in each of those namespaces', () => {
+    const objects = render({ watchNamespaces: ['shop', 'pay'] });
     // Cluster-wide still: DeployRegions and Nodes, pods for capacity (every pod on a region's nodes counts), and Events
     // about DeployRegions (filed in default).
     expect(rulesOf(find(objects, 'ClusterRole')).map(row)).toEqual([
@@ -113,20 +113,29 @@ describe('AgentInstall', () => {
       'authentication.k8s.io tokenreviews create',
       'authorization.k8s.io subjectaccessreviews create',
     ]);
-    const watch = find(objects, 'Role', 'extended-deployment-agent');
-    expect(watch.metadata.namespace).toBe('shop');
-    expect(rulesOf(watch).map((r) => r.resources[0])).toEqual([
-      'extendeddeployments',
-      'extendeddeployments/status',
-      'replicasets',
-      'deployments',
-      'controllerrevisions',
-      'pods',
-      'pods/eviction',
-      'pods/status',
+    const roles = objects.filter((o) => o.kind === 'Role' && o.metadata.name === 'extended-deployment-agent');
+    expect(roles.map((r) => r.metadata.namespace)).toEqual(['shop', 'pay']);
+    for (const watch of roles)
+      expect(rulesOf(watch).map((r) => r.resources[0])).toEqual([
+        'extendeddeployments',
+        'extendeddeployments/status',
+        'replicasets',
+        'deployments',
+        'controllerrevisions',
+        'pods',
+        'pods/eviction',
+        'pods/status',
+      ]);
+    const bindings = objects.filter((o) => o.kind === 'RoleBinding' && o.metadata.name === 'extended-deployment-agent');
+    expect(bindings.map((b) => [b.metadata.namespace, (b['roleRef'] as { name: string }).name])).toEqual([
+      ['shop', 'extended-deployment-agent'],
+      ['pay', 'extended-deployment-agent'],
     ]);
-    expect(find(objects, 'RoleBinding', 'extended-deployment-agent').metadata.namespace).toBe('shop');
-    expect(podOf(objects).container.args).toContain('--namespace=shop');
+    expect(podOf(objects).container.args).toContain('--namespace=shop,pay');
+  });
+
+  it.each([[[]], [['shop', 'shop']], [['Shop']]])('refuses watchNamespaces %j', (watchNamespaces) => {
+    expect(() => render({ watchNamespaces })).toThrow(/watchNamespaces must name at least one namespace, each a DNS label, none twice/);
   });
 
   it('runs 2 leader-elected replicas with the Lease in their own namespace, secure metrics and the probes on a port of their own', () => {

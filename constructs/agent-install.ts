@@ -1,6 +1,7 @@
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
+import { dnsLabel } from '../core/api/common.js';
 import { CRD_SYNC_WAVE } from '../core/crd.js';
 import { SYNC_WAVE_ANNOTATION } from '../core/labels.js';
 import { agentAdmissionPolicies } from './agent-admission.js';
@@ -104,12 +105,13 @@ export interface AgentInstallProps {
    */
   readonly logLevel?: AgentLogLevel;
   /**
-   * Watch only this namespace (`--namespace`): the permissions on namespaced resources become a Role there instead
-   * of a ClusterRole. DeployRegions and Nodes are cluster-scoped and stay in the ClusterRole. The admission policies
-   * then also refuse the agent's writes in any other namespace.
+   * Watch only these namespaces (`--namespace=a,b`, one informer per namespace and resource): the permissions on
+   * namespaced resources become a Role in each of them instead of a ClusterRole. DeployRegions and Nodes are
+   * cluster-scoped and stay in the ClusterRole. The admission policies then also refuse the agent's writes in any
+   * other namespace. At least one; each a namespace name, none twice.
    * @default every namespace
    */
-  readonly watchNamespace?: string;
+  readonly watchNamespaces?: readonly string[];
   /**
    * Render ValidatingAdmissionPolicies and their bindings (admissionregistration.k8s.io/v1, Kubernetes 1.30 or
    * later) that hold the agent's ServiceAccount to the writes it makes: only on pods, ReplicaSets and Deployments
@@ -175,10 +177,18 @@ export function agentArgs(props: AgentInstallProps, name: string, metricsPort: n
     ...(props.metricsCertSecret !== undefined ? [`--metrics-cert-dir=${METRICS_CERT_DIR}`] : []),
     `--health-probe-bind-address=0.0.0.0:${healthProbePort}`,
     `--log-level=${props.logLevel ?? 'info'}`,
-    ...(props.watchNamespace !== undefined ? [`--namespace=${props.watchNamespace}`] : []),
+    ...(props.watchNamespaces !== undefined ? [`--namespace=${props.watchNamespaces.join(',')}`] : []),
     ...(props.leaseDurationSeconds !== undefined ? [`--lease-duration=${props.leaseDurationSeconds}`] : []),
     ...(props.workers !== undefined ? [`--workers=${props.workers}`] : []),
   ];
+}
+
+/** The watched namespaces, refused when empty, named twice or not namespace names (the agent's flag would refuse them). */
+function checkedNamespaces(namespaces: readonly string[]): readonly string[] {
+  const bad = namespaces.filter((n) => !dnsLabel.safeParse(n).success);
+  if (namespaces.length === 0 || bad.length > 0 || new Set(namespaces).size !== namespaces.length)
+    throw new Error(`AgentInstall: watchNamespaces must name at least one namespace, each a DNS label, none twice: ${JSON.stringify(namespaces)}`);
+  return namespaces;
 }
 
 /** A cluster-scoped object never takes the chart's default namespace. */
@@ -239,9 +249,9 @@ export class AgentInstall extends Construct {
     if (props.createNamespace ?? true) clusterScoped(new k8s.KubeNamespace(this, 'namespace', { metadata: meta(namespace) }));
     new k8s.KubeServiceAccount(this, 'service-account', { metadata: meta(name, namespace), automountServiceAccountToken: true });
 
-    const watchNamespace = props.watchNamespace;
+    const watchNamespaces = props.watchNamespaces && checkedNamespaces(props.watchNamespaces);
     const needed = AGENT_PERMISSIONS.filter((p) => metricsSecure || !isMetricsAccessPermission(p));
-    const clusterWide = watchNamespace === undefined ? needed : needed.filter((p) => p.scope === 'Cluster');
+    const clusterWide = watchNamespaces === undefined ? needed : needed.filter((p) => p.scope === 'Cluster');
     this.clusterRole = clusterScoped(new k8s.KubeClusterRole(this, 'cluster-role', { metadata: meta(name), rules: policyRules(clusterWide) }));
     clusterScoped(
       new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', {
@@ -259,11 +269,11 @@ export class AgentInstall extends Construct {
           }),
         )
       : undefined;
-    if (watchNamespace !== undefined) {
-      const namespaced = AGENT_PERMISSIONS.filter((p) => p.scope === 'Namespaced');
-      new k8s.KubeRole(this, 'watch-role', { metadata: meta(name, watchNamespace), rules: policyRules(namespaced) });
-      new k8s.KubeRoleBinding(this, 'watch-role-binding', {
-        metadata: meta(name, watchNamespace),
+    const namespaced = AGENT_PERMISSIONS.filter((p) => p.scope === 'Namespaced');
+    for (const watched of watchNamespaces ?? []) {
+      new k8s.KubeRole(this, `watch-role-${watched}`, { metadata: meta(name, watched), rules: policyRules(namespaced) });
+      new k8s.KubeRoleBinding(this, `watch-role-binding-${watched}`, {
+        metadata: meta(name, watched),
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
         subjects,
       });
@@ -276,7 +286,6 @@ export class AgentInstall extends Construct {
       subjects,
     });
     if (props.admissionPolicy ?? true) {
-      const watchNamespaces = watchNamespace === undefined ? undefined : [watchNamespace];
       for (const { resource, name: policyName, policy, binding } of agentAdmissionPolicies({ namespace, name, watchNamespaces })) {
         const apiVersion = 'admissionregistration.k8s.io/v1';
         clusterScoped(

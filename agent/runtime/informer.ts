@@ -19,6 +19,20 @@ export interface IndexedCacheReader<T> extends CacheReader<T> {
   byIndex(value: string): readonly T[];
 }
 
+/** An informer as the agent runs it: a cache it starts and stops, and can ask how it is doing. */
+export interface RunningInformer<T> extends IndexedCacheReader<T> {
+  /** The resource name (for logs and readiness). */
+  readonly resource: string;
+  /** Whether the cache is complete: its first list done and its watch started. */
+  synced(): boolean;
+  /** Why it is stuck (a request that hangs), or undefined. */
+  stuck(): string | undefined;
+  /** The read (list or watch) the API server forbids now, or undefined. */
+  forbidden(): 'list' | 'watch' | undefined;
+  start(): void;
+  stop(): Promise<void>;
+}
+
 /** What an informer reports: an object was added, updated or deleted. */
 export type InformerEvent = 'add' | 'update' | 'delete';
 
@@ -67,7 +81,7 @@ export const STUCK_GRACE_MS = 120_000;
  * requested so that a watch restarted on a quiet resource resumes from a recent resourceVersion instead of relisting
  * after a 410; the bound does not count on them (the API server sends them only on a best-effort basis).
  */
-export class ResilientInformer<T extends KubernetesObject> implements IndexedCacheReader<T> {
+export class ResilientInformer<T extends KubernetesObject> implements RunningInformer<T> {
   private readonly informer: Informer<T> & ObjectCache<T>;
   private readonly index: ObjectIndex<T>;
   private running = false;

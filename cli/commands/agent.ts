@@ -12,12 +12,13 @@ import {
   defaultLeaseNamespace,
   parseLeaseDurationSeconds,
 } from '../../agent/options.js';
+import { dnsLabel } from '../../core/api/common.js';
 import { UserError } from '../user-error.js';
 
 interface AgentFlags {
   kubeconfig?: string;
   context?: string;
-  namespace?: string;
+  namespace?: string[];
   metricsBindAddress: string;
   healthProbeBindAddress: string;
   metricsSecure: boolean;
@@ -46,6 +47,15 @@ function parseLeaseDuration(value: string): number {
   }
 }
 
+/** `shop,payments`: namespaces, each a DNS label (RFC 1123), none twice. */
+function parseNamespaces(value: string): string[] {
+  const names = value.split(',').map((n) => n.trim());
+  const bad = names.filter((n) => !dnsLabel.safeParse(n).success);
+  if (bad.length > 0) throw new InvalidArgumentError(`not a namespace name: ${bad.map((n) => JSON.stringify(n)).join(', ')}`);
+  if (new Set(names).size !== names.length) throw new InvalidArgumentError('a namespace is named twice');
+  return names;
+}
+
 function parseWorkers(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 64) throw new InvalidArgumentError('expected an integer from 1 to 64');
@@ -70,7 +80,7 @@ export function registerAgent(program: Command): void {
     .description('Run the agent: watch ExtendedDeployments and pace their rollouts (leader-elected)')
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, in-cluster service account, ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context')
-    .option('-n, --namespace <namespace>', 'watch only this namespace (default: all)')
+    .option('-n, --namespace <namespaces>', 'watch only these namespaces, comma-separated (default: all)', parseNamespaces)
     .option(
       '--metrics-bind-address <host:port>',
       'address of /metrics (0.0.0.0:8080 to expose it in a pod, with --metrics-secure)',
@@ -133,7 +143,7 @@ Examples:
           kubeConfig,
           log,
           processMetrics: true,
-          namespace: flags.namespace,
+          ...(flags.namespace !== undefined && { namespaces: flags.namespace }),
           metricsBindAddress: flags.metricsBindAddress,
           healthProbeBindAddress: flags.healthProbeBindAddress,
           metricsSecure: flags.metricsSecure,

@@ -17,6 +17,9 @@ const POLICY_BINDING = 'ValidatingAdmissionPolicyBinding';
 const CLUSTER_KINDS = new Set(['ClusterRole', 'ClusterRoleBinding', POLICY, POLICY_BINDING]);
 const IDENTITY_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', ...CLUSTER_KINDS]);
 
+/** Whether an install's object is part of the agent's identity: its ServiceAccount, RBAC, admission policies and bindings. */
+export const isIdentityObject = (o: KubernetesObject): boolean => IDENTITY_KINDS.has(o.kind ?? '');
+
 /** An RBAC object, or an admission policy or binding, read as far as they name roles, policies and the ServiceAccount. */
 export interface RbacObject extends KubernetesObject {
   roleRef?: { apiGroup: string; kind: string; name: string };
@@ -152,7 +155,15 @@ async function policyInForce(kubeConfig: KubeConfig, ns: string, policy: RbacObj
  */
 export async function renderedIdentity(ns: string, suffix: string, options: { admission?: boolean } = {}): Promise<AgentIdentity> {
   const { objects, serviceAccount } = renderedRbac(ns, suffix, options);
-  const subject = `system:serviceaccount:${ns}:${serviceAccount}`;
+  return installIdentity(objects, `system:serviceaccount:${ns}:${serviceAccount}`, ns);
+}
+
+/**
+ * Applies an install's RBAC objects and admission policies (cluster-scoped ones named for this test) and returns a
+ * kubeconfig acting as `subject`, once both are in effect: its listing pods in `ns` is allowed, and each policy refuses
+ * its probe there.
+ */
+export async function installIdentity(objects: readonly RbacObject[], subject: string, ns: string): Promise<AgentIdentity> {
   const kubeConfig = impersonating(clients().kc, subject);
   const files: string[] = [];
   // Cluster-scoped objects outlive the test's namespace: removed also when the identity never came into effect.
@@ -185,7 +196,7 @@ export async function renderedIdentity(ns: string, suffix: string, options: { ad
     kubeconfigFile(source = kubeconfigPath()) {
       const kc = new KubeConfig();
       kc.loadFromFile(source);
-      const file = join(labDir(), `agent-${suffix}-${files.length}.kubeconfig`);
+      const file = join(labDir(), `agent-${subject.split(':').slice(2).join('-')}-${files.length}.kubeconfig`);
       writeFileSync(file, impersonating(kc, subject).exportConfig(), { mode: 0o600 });
       files.push(file);
       return file;

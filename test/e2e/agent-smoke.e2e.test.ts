@@ -146,7 +146,7 @@ test('the agent rolls image changes group by group, as simulateRollout predicts'
     agent = await startAgent({
       kubeConfig: identity.kubeConfig,
       log: silentLogger,
-      namespace: ns,
+      namespaces: [ns],
       metricsBindAddress: '127.0.0.1:0',
       healthProbeBindAddress: '127.0.0.1:0',
       leaseNamespace: ns,

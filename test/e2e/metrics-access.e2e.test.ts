@@ -61,7 +61,7 @@ test('secure metrics: 401 without a valid token, 403 for a ServiceAccount not bo
     agent = await startAgent({
       kubeConfig: identity.kubeConfig,
       log: silentLogger,
-      namespace: ns,
+      namespaces: [ns],
       metricsBindAddress: '127.0.0.1:0',
       healthProbeBindAddress: '127.0.0.1:0',
       metricsSecure: true,

@@ -83,7 +83,7 @@ test('the agent rolls out in place through a confirmation gate with only the ren
     agent = await startAgent({
       kubeConfig: kc,
       log: jsonLogger({ level: 'debug', write: (line) => void logLines.push(line) }),
-      namespace: ns,
+      namespaces: [ns],
       metricsBindAddress: '127.0.0.1:0',
       healthProbeBindAddress: '127.0.0.1:0',
       leaseNamespace: ns, // the leader-election Role is in the ServiceAccount's namespace, for the rendered Lease name

@@ -347,7 +347,7 @@ export async function withRolloutEnv(ns: string, label: string, body: (env: Roll
     agent = await startAgent({
       kubeConfig,
       log: silentLogger,
-      namespace: ns,
+      namespaces: [ns],
       metricsBindAddress: '127.0.0.1:0',
       healthProbeBindAddress: '127.0.0.1:0',
       leaseNamespace: ns,
