@@ -25,11 +25,35 @@ describe('DeployRegion', () => {
     });
   });
 
+  it('selects nodes by expressions too, and places pods with them', () => {
+    const chart = new Chart(new App(), 'c');
+    const general = new DeployRegion(chart, 'general', {
+      matchLabels: { pool: 'general' },
+      matchExpressions: [{ key: 'gpu', operator: 'DoesNotExist' }],
+    });
+    const gpu = new DeployRegion(chart, 'gpu', { matchExpressions: [{ key: 'gpu', operator: 'In', values: ['a100', 'h100'] }] });
+    new ExtendedDeployment(chart, 'web', { replicas: 3, template, regions: [{ region: general }, { region: gpu }] });
+    const objects = Testing.synth(chart);
+    expect(objects.find((o) => o.metadata?.name === 'gpu')?.spec).toEqual({ matchExpressions: [{ key: 'gpu', operator: 'In', values: ['a100', 'h100'] }] });
+    const terms = (name: string) =>
+      objects.find((o) => o.kind === 'ReplicaSet' && o.metadata?.name === name)?.spec?.template?.spec?.affinity?.nodeAffinity
+        ?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+    expect(terms('web-general')).toEqual([
+      {
+        matchExpressions: [
+          { key: 'pool', operator: 'In', values: ['general'] },
+          { key: 'gpu', operator: 'DoesNotExist' },
+        ],
+      },
+    ]);
+    expect(terms('web-gpu')).toEqual([{ matchExpressions: [{ key: 'gpu', operator: 'In', values: ['a100', 'h100'] }] }]);
+  });
+
   it('rejects invalid props at synth time with the field path', () => {
     const app = new App();
     const chart = new Chart(app, 'c');
     expect(() => new DeployRegion(chart, 'Bad_Name', { matchLabels: {} })).toThrow(
-      /DeployRegion Bad_Name: metadata\.name: must be a DNS label[\s\S]*DeployRegion Bad_Name: spec\.matchLabels: must name at least one label/,
+      /DeployRegion Bad_Name: metadata\.name: must be a DNS label[\s\S]*DeployRegion Bad_Name: spec\.matchLabels: must name at least one label \(or a requirement in matchExpressions\)/,
     );
   });
 });

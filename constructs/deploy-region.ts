@@ -4,7 +4,7 @@ import type { DeployRegionInput } from '../core/api/deploy-region.js';
 import { renderDeployRegion } from '../core/render.js';
 import { emitManifest } from './manifest.js';
 import { parsedRegions } from './parsed-regions.js';
-import type { Toleration } from './props.js';
+import type { LabelSelectorRequirement, Toleration } from './props.js';
 import { RenderError } from './render-error.js';
 
 /** Props of a {@link DeployRegion}. */
@@ -14,8 +14,18 @@ export interface DeployRegionProps {
    * @default the construct id
    */
   readonly name?: string;
-  /** Node labels that define the region: a node belongs to it when it carries all of them. */
-  readonly matchLabels: Record<string, string>;
+  /**
+   * Node labels that define the region: a node belongs to it when it carries all of them (and meets every
+   * `matchExpressions` requirement). At least one label or one requirement.
+   * @default none
+   */
+  readonly matchLabels?: Record<string, string>;
+  /**
+   * Requirements on node labels, all of them, as node affinity writes them: `zone In [a, b]` for several zones,
+   * `gpu DoesNotExist` for every node outside the GPU pool.
+   * @default none
+   */
+  readonly matchExpressions?: LabelSelectorRequirement[];
   /**
    * Tolerations every pod placed in this region needs, e.g. for a tainted GPU pool.
    * @default none
@@ -43,7 +53,11 @@ export class DeployRegion extends Construct {
       apiVersion: API_VERSION,
       kind: REGION_KIND,
       metadata: { name: this.name, ...(props.labels && { labels: props.labels }) },
-      spec: { matchLabels: props.matchLabels, ...(props.tolerations && { tolerations: props.tolerations }) },
+      spec: {
+        ...(props.matchLabels && { matchLabels: props.matchLabels }),
+        ...(props.matchExpressions && { matchExpressions: props.matchExpressions }),
+        ...(props.tolerations && { tolerations: props.tolerations }),
+      },
     };
     const rendered = renderDeployRegion(manifest);
     if (!rendered.ok) throw new RenderError(rendered.problems);

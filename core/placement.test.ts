@@ -76,13 +76,66 @@ describe('placeInRegion', () => {
 
 describe('regionsMayOverlap', () => {
   it.each([
-    ['identical sets', { a: '1' }, { a: '1' }, true],
-    ['a subset', { a: '1' }, { a: '1', b: '2' }, true],
-    ['different keys (a node may carry both)', { arch: 'amd64' }, { zone: 'a' }, true],
-    ['one key with different values', { arch: 'amd64' }, { arch: 'arm64' }, false],
-    ['a shared key differing among others', { arch: 'amd64', zone: 'a' }, { arch: 'amd64', zone: 'b' }, false],
+    ['identical sets', { a: '1' }, { a: '1' }, { a: '1' }],
+    ['a subset', { a: '1' }, { a: '1', b: '2' }, { a: '1', b: '2' }],
+    ['different keys (a node may carry both)', { arch: 'amd64' }, { zone: 'a' }, { arch: 'amd64', zone: 'a' }],
+    ['one key with different values', { arch: 'amd64' }, { arch: 'arm64' }, undefined],
+    ['a shared key differing among others', { arch: 'amd64', zone: 'a' }, { arch: 'amd64', zone: 'b' }, undefined],
   ])('%s', (_n, a, b, expected) => {
-    expect(regionsMayOverlap(a, b)).toBe(expected);
-    expect(regionsMayOverlap(b, a)).toBe(expected);
+    expect(regionsMayOverlap({ matchLabels: a }, { matchLabels: b })).toEqual(expected);
+    expect(regionsMayOverlap({ matchLabels: b }, { matchLabels: a })).toEqual(expected);
+  });
+});
+
+describe('placeInRegion: regions by expressions', () => {
+  const notGpu = { name: 'general', matchLabels: { pool: 'general' }, matchExpressions: [{ key: 'gpu', operator: 'DoesNotExist' as const }] };
+  const zones = { name: 'ab', matchExpressions: [{ key: 'zone', operator: 'In' as const, values: ['a', 'b'] }] };
+
+  it('ANDs the labels, then the expressions as written, into every term', () => {
+    expect(requiredTerms(placeInRegion({ spec: {} }, notGpu).template)).toEqual([
+      {
+        matchExpressions: [
+          { key: 'pool', operator: 'In', values: ['general'] },
+          { key: 'gpu', operator: 'DoesNotExist' },
+        ],
+      },
+    ]);
+  });
+
+  it('drops a term that requires what the region rules out, and keeps one it can meet', () => {
+    const spec = {
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [term(['gpu', 'Exists', []]), term(['zone', 'In', ['b', 'c']])] },
+        },
+      },
+    };
+    // The zones say nothing of GPUs: both terms stay, each ANDed with the zones.
+    expect(requiredTerms(placeInRegion({ spec }, zones).template)).toEqual([
+      term(['gpu', 'Exists', []], ['zone', 'In', ['a', 'b']]),
+      term(['zone', 'In', ['b', 'c']], ['zone', 'In', ['a', 'b']]),
+    ]);
+    // Every node but the GPU pool: the term that requires a GPU goes.
+    expect(requiredTerms(placeInRegion({ spec }, notGpu).template)).toEqual([
+      {
+        matchExpressions: [
+          { key: 'zone', operator: 'In', values: ['b', 'c'] },
+          { key: 'pool', operator: 'In', values: ['general'] },
+          { key: 'gpu', operator: 'DoesNotExist' },
+        ],
+      },
+    ]);
+    const onlyC = { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [term(['zone', 'In', ['c']])] } } } };
+    expect(placeInRegion({ spec: onlyC }, zones).conflict).toBe('every required node-selector term of the template excludes the nodes of region ab');
+  });
+
+  it("reports a nodeSelector the region's expressions rule out, in kubectl's words", () => {
+    expect(placeInRegion({ spec: { nodeSelector: { zone: 'c' } } }, zones).conflict).toBe(
+      "the template's nodeSelector zone=c excludes every node of region ab (zone in (a, b))",
+    );
+    expect(placeInRegion({ spec: { nodeSelector: { gpu: 'a100' } } }, notGpu).conflict).toBe(
+      "the template's nodeSelector gpu=a100 excludes every node of region general (!gpu)",
+    );
+    expect(placeInRegion({ spec: { nodeSelector: { zone: 'b' } } }, zones).conflict).toBeUndefined();
   });
 });

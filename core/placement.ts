@@ -1,11 +1,23 @@
 import type { Toleration } from './api/common.js';
-import type { NodeSelectorRequirement, PodTemplate } from './kube/objects.js';
+import type { NodeSelectorRequirement, NodeSelectorTerm, PodTemplate } from './kube/objects.js';
 import { cloneJson, mergeTolerations } from './overrides.js';
+import {
+  ANY_VALUE,
+  accepts,
+  both,
+  constraintOf,
+  keyConstraints,
+  nodeSelectorRequirement,
+  regionOverlap,
+  regionRequirements,
+  satisfiable,
+  type KeyConstraint,
+  type RegionSelector,
+} from './region-selector.js';
 
 /** What placement needs of a DeployRegion. */
-export interface RegionNodes {
+export interface RegionNodes extends RegionSelector {
   readonly name: string;
-  readonly matchLabels: Readonly<Record<string, string>>;
   readonly tolerations?: readonly Toleration[] | undefined;
 }
 
@@ -16,24 +28,24 @@ export interface Placement {
 }
 
 /**
- * Pins a pod template to a region's nodes. The region's labels are AND-ed into every required node-selector term
- * (a term is created when there is none), never appended as an OR-ed term, which would let pods escape the region.
- * The region's tolerations are added. A template whose own node constraints exclude every node of the region is
- * reported as a conflict.
+ * Pins a pod template to a region's nodes. The region's requirements (its labels as `In [value]`, then its
+ * expressions) are AND-ed into every required node-selector term (a term is created when there is none), never
+ * appended as an OR-ed term, which would let pods escape the region. The region's tolerations are added. A template
+ * whose own node constraints exclude every node of the region is reported as a conflict; terms that do are dropped.
  */
 export function placeInRegion(template: PodTemplate, region: RegionNodes): Placement {
   const out = cloneJson(template);
   const spec = (out.spec ??= {});
-  const labels = Object.keys(region.matchLabels)
-    .sort()
-    .map((key) => ({ key, value: region.matchLabels[key] ?? '' }));
+  const requirements = regionRequirements(region);
+  const constraints = keyConstraints(requirements);
 
   const nodeSelector = spec.nodeSelector ?? {};
-  for (const { key, value } of labels) {
-    if (key in nodeSelector && nodeSelector[key] !== value) {
+  for (const key of Object.keys(nodeSelector).sort()) {
+    const constraint = constraints.get(key);
+    if (constraint && !accepts(constraint, nodeSelector[key])) {
       return {
         template: out,
-        conflict: `the template's nodeSelector ${key}=${nodeSelector[key]} excludes every node of region ${region.name} (${key}=${value})`,
+        conflict: `the template's nodeSelector ${key}=${nodeSelector[key]} excludes every node of region ${region.name} (${describe(requirements, key)})`,
       };
     }
   }
@@ -42,16 +54,14 @@ export function placeInRegion(template: PodTemplate, region: RegionNodes): Place
   const nodeAffinity = (affinity.nodeAffinity ??= {});
   const required = (nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution ??= {});
   const terms = required.nodeSelectorTerms && required.nodeSelectorTerms.length > 0 ? required.nodeSelectorTerms : [{}];
-  const satisfiable = terms.filter((term) => labels.every(({ key, value }) => (term.matchExpressions ?? []).every((r) => r.key !== key || allows(r, value))));
+  const satisfiable = terms.filter((term) => [...constraints].every(([key, constraint]) => termAllows(term, key, constraint)));
   if (satisfiable.length === 0) {
     return { template: out, conflict: `every required node-selector term of the template excludes the nodes of region ${region.name}` };
   }
   required.nodeSelectorTerms = satisfiable.map((term) => {
     const expressions = [...(term.matchExpressions ?? [])];
-    for (const { key, value } of labels) {
-      if (!expressions.some((r) => r.key === key && r.operator === 'In' && r.values?.length === 1 && r.values[0] === value)) {
-        expressions.push({ key, operator: 'In', values: [value] });
-      }
+    for (const requirement of requirements.map(nodeSelectorRequirement)) {
+      if (!expressions.some((r) => sameRequirement(r, requirement))) expressions.push(requirement);
     }
     return { ...term, matchExpressions: expressions };
   });
@@ -62,30 +72,52 @@ export function placeInRegion(template: PodTemplate, region: RegionNodes): Place
   return { template: out };
 }
 
-/** Whether a node whose label `key` has `value` can satisfy the requirement on that key. */
-function allows(requirement: NodeSelectorRequirement, value: string): boolean {
-  switch (requirement.operator) {
-    case 'In':
-      return (requirement.values ?? []).includes(value);
-    case 'NotIn':
-      return !(requirement.values ?? []).includes(value);
-    case 'DoesNotExist':
-      return false;
-    case 'Gt':
-    case 'Lt': {
-      const bound = Number(requirement.values?.[0]);
-      const n = Number(value);
-      return Number.isInteger(n) && (requirement.operator === 'Gt' ? n > bound : n < bound);
-    }
-    default:
-      return true;
-  }
+/** The region's requirements on `key`, as written: `zone=zone-a`, `zone in (a, b)`, `!gpu`. */
+function describe(requirements: readonly { key: string; operator: string; values?: readonly string[] | undefined }[], key: string): string {
+  return requirements
+    .filter((r) => r.key === key)
+    .map((r) => {
+      if (r.operator === 'Exists') return key;
+      if (r.operator === 'DoesNotExist') return `!${key}`;
+      const values = r.values ?? [];
+      if (r.operator === 'In' && values.length === 1) return `${key}=${values[0]}`;
+      return `${key} ${r.operator === 'In' ? 'in' : 'notin'} (${values.join(', ')})`;
+    })
+    .join(', ');
 }
 
 /**
- * Whether two regions could select the same node. Two label sets are disjoint only when some key has different
- * values in each; otherwise a node carrying both sets belongs to both (identical and subset sets included).
+ * Whether a node of the region (as far as `constraint` says of `key`) can satisfy the term's requirements on `key`.
+ * Gt and Lt are checked against the values the region allows when it names them; otherwise they only require the
+ * label to be there.
  */
-export function regionsMayOverlap(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
-  return !Object.keys(a).some((key) => key in b && a[key] !== b[key]);
+function termAllows(term: NodeSelectorTerm, key: string, constraint: KeyConstraint): boolean {
+  let combined = constraint;
+  for (const r of (term.matchExpressions ?? []).filter((e) => e.key === key)) {
+    const c = constraintOf(r);
+    if (c) combined = both(combined, c);
+    else if (combined.only) combined = { absent: false, only: new Set([...combined.only].filter((v) => numericallyAllows(r, v))) };
+    else combined = both(combined, { ...ANY_VALUE, absent: false });
+  }
+  return satisfiable(combined);
+}
+
+/** Whether a node whose label has `value` satisfies a Gt or Lt requirement. */
+function numericallyAllows(requirement: NodeSelectorRequirement, value: string): boolean {
+  const bound = Number(requirement.values?.[0]);
+  const n = Number(value);
+  return Number.isInteger(n) && (requirement.operator === 'Gt' ? n > bound : requirement.operator === 'Lt' ? n < bound : true);
+}
+
+function sameRequirement(a: NodeSelectorRequirement, b: NodeSelectorRequirement): boolean {
+  return a.key === b.key && a.operator === b.operator && JSON.stringify(a.values ?? []) === JSON.stringify(b.values ?? []);
+}
+
+/**
+ * Whether two regions could select the same node, and if so a node that both select (region-selector.ts
+ * regionOverlap: exact for label requirements).
+ */
+export function regionsMayOverlap(a: RegionSelector, b: RegionSelector): Readonly<Record<string, string>> | undefined {
+  const overlap = regionOverlap(a, b);
+  return overlap.disjoint ? undefined : overlap.node;
 }

@@ -102,7 +102,7 @@ describe('renderSet: the inputs of each problem', () => {
   it('reports an object defined three times once, with every position, and the same problem of identical copies once', () => {
     expect(problemsOf([invalidRegion, ...regions, invalidRegion, invalidRegion])).toEqual([
       ['DeployRegion gpu: metadata.name: is defined 3 times in this render', [0, 3, 4]],
-      ['DeployRegion gpu: spec.matchLabels: must name at least one label', [0, 3, 4]],
+      ['DeployRegion gpu: spec.matchLabels: must name at least one label (or a requirement in matchExpressions)', [0, 3, 4]],
     ]);
   });
 
@@ -110,7 +110,7 @@ describe('renderSet: the inputs of each problem', () => {
     const other = { ...invalidRegion, spec: { matchLabels: {}, tolerations: 'gpu' } };
     expect(problemsOf([invalidRegion, other])).toEqual([
       ['DeployRegion gpu: metadata.name: is defined twice in this render', [0, 1]],
-      ['DeployRegion gpu: spec.matchLabels: must name at least one label', [0, 1]],
+      ['DeployRegion gpu: spec.matchLabels: must name at least one label (or a requirement in matchExpressions)', [0, 1]],
       ['DeployRegion gpu: spec.tolerations: must be a list, not the string "gpu"', [1]],
     ]);
   });

@@ -163,7 +163,12 @@ export function renderExtendedDeployment(
     });
 
     template.metadata = { ...template.metadata, labels: { ...labels, [NAME_LABEL]: ed.metadata.name, [REGION_LABEL]: placement.name } };
-    const placed = placeInRegion(template, { name: placement.name, matchLabels: region.spec.matchLabels, tolerations: region.spec.tolerations });
+    const placed = placeInRegion(template, {
+      name: placement.name,
+      matchLabels: region.spec.matchLabels,
+      matchExpressions: region.spec.matchExpressions,
+      tolerations: region.spec.tolerations,
+    });
     if (placed.conflict) problems.add(['spec', 'regions', i, 'name'], placed.conflict);
     const final = placed.template;
     if (inPlace) addReadinessGate(final);

@@ -67,12 +67,13 @@ export function validateExtendedDeployment(
   const used = [...firstIndex.entries()].filter(([name]) => regions.has(name));
   used.forEach(([name, i], k) => {
     for (const [other] of used.slice(0, k)) {
-      const a = regions.get(other)?.spec.matchLabels ?? {};
-      const b = regions.get(name)?.spec.matchLabels ?? {};
-      if (regionsMayOverlap(a, b)) {
+      const shared = regionsMayOverlap(regions.get(other)?.spec ?? {}, regions.get(name)?.spec ?? {});
+      if (shared) {
+        const labels = Object.entries(shared).map(([key, value]) => `${key}=${value}`);
+        const node = labels.length > 0 ? `a node labelled ${labels.join(', ')}` : 'a node without any of their labels';
         problems.add(
           ['spec', 'regions', i, 'name'],
-          `DeployRegion ${JSON.stringify(name)} may select the same nodes as ${JSON.stringify(other)}: no label key has different values in both, so a node could belong to two regions`,
+          `DeployRegion ${JSON.stringify(name)} may select the same nodes as ${JSON.stringify(other)}: no label key rules out both, so ${node} would belong to both`,
         );
       }
     }

@@ -60,8 +60,8 @@ function problemsOf(mutate: (input: RenderInput) => void): readonly Problem[] {
 
 const ED = 'ExtendedDeployment shop/web';
 const DNS = 'must be a DNS label: lower-case letters, digits and "-", starting and ending with a letter or digit';
-const overlap = (i: number, name: string, other: string) =>
-  `${ED}: spec.regions[${i}].name: DeployRegion "${name}" may select the same nodes as "${other}": no label key has different values in both, so a node could belong to two regions`;
+const overlap = (i: number, name: string, other: string, node: string) =>
+  `${ED}: spec.regions[${i}].name: DeployRegion "${name}" may select the same nodes as "${other}": no label key rules out both, so a node labelled ${node} would belong to both`;
 const patches = (...overriders: Json[]) => [{ name: 'arm', overriders }];
 
 interface Case {
@@ -101,7 +101,7 @@ const cases: Case[] = [
     name: 'DeployRegion with empty matchLabels',
     mutate: ({ regions }) => (regions[0].spec.matchLabels = {}),
     expected: [
-      'DeployRegion amd: spec.matchLabels: must name at least one label',
+      'DeployRegion amd: spec.matchLabels: must name at least one label (or a requirement in matchExpressions)',
       `${ED}: spec.regions[0].name: DeployRegion "amd" is invalid (see its own problems)`,
     ],
   },
@@ -307,17 +307,42 @@ const cases: Case[] = [
   {
     name: 'overlapping regions: identical labels',
     mutate: ({ regions }) => (regions[2].spec.matchLabels = { 'kubernetes.io/arch': 'amd64' }),
-    expected: [overlap(2, 'ppc', 'amd')],
+    expected: [overlap(2, 'ppc', 'amd', 'kubernetes.io/arch=amd64')],
   },
   {
     name: 'overlapping regions: subset of labels',
     mutate: ({ regions }) => (regions[2].spec.matchLabels = { 'kubernetes.io/arch': 'amd64', pool: 'big' }),
-    expected: [overlap(2, 'ppc', 'amd')],
+    expected: [overlap(2, 'ppc', 'amd', 'kubernetes.io/arch=amd64, pool=big')],
   },
   {
     name: 'overlapping regions: different label keys',
     mutate: ({ regions }) => (regions[2].spec.matchLabels = { 'topology.kubernetes.io/zone': 'a' }),
-    expected: [overlap(2, 'ppc', 'amd'), overlap(2, 'ppc', 'arm')],
+    expected: [
+      overlap(2, 'ppc', 'amd', 'kubernetes.io/arch=amd64, topology.kubernetes.io/zone=a'),
+      overlap(2, 'ppc', 'arm', 'kubernetes.io/arch=arm64, topology.kubernetes.io/zone=a'),
+    ],
+  },
+  {
+    name: 'overlapping regions: expressions that share a node',
+    mutate: ({ regions }) => {
+      regions[2].spec.matchLabels = {};
+      regions[2].spec.matchExpressions = [{ key: 'kubernetes.io/arch', operator: 'NotIn', values: ['arm64'] }];
+    },
+    expected: [overlap(2, 'ppc', 'amd', 'kubernetes.io/arch=amd64')],
+  },
+  {
+    name: 'a region requirement without values for In, with values for Exists',
+    mutate: ({ regions }) => {
+      regions[2].spec.matchExpressions = [
+        { key: 'zone', operator: 'In' },
+        { key: 'gpu', operator: 'Exists', values: ['a100'] },
+      ];
+    },
+    expected: [
+      'DeployRegion ppc: spec.matchExpressions[0].values: must name at least one value for In',
+      'DeployRegion ppc: spec.matchExpressions[1].values: must be empty for Exists',
+      `${ED}: spec.regions[2].name: DeployRegion "ppc" is invalid (see its own problems)`,
+    ],
   },
   {
     name: 'template nodeSelector excluding regions',
@@ -614,6 +639,14 @@ describe('validation: every invalid spec reports its object, path and message', 
       expect(problem.path.length).toBeGreaterThan(0);
       expect(problem.message).not.toMatch(/^Invalid input|expected \w+, received/);
     }
+  });
+
+  it('finds no overlap between regions whose expressions rule each other out', () => {
+    const disjoint = problemsOf(({ regions }) => {
+      regions[2].spec.matchLabels = {};
+      regions[2].spec.matchExpressions = [{ key: 'kubernetes.io/arch', operator: 'NotIn', values: ['amd64', 'arm64'] }];
+    });
+    expect(disjoint.map(formatProblem)).toEqual([]);
   });
 
   it('reports problems in the same order on every render', () => {

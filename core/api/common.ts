@@ -87,6 +87,26 @@ export const toleration = z.strictObject({
 /** A Kubernetes toleration. */
 export type Toleration = z.infer<typeof toleration>;
 
+/**
+ * A requirement on node labels, as node affinity and label selectors write it (Gt and Lt left out: a region is a set
+ * of labels, not a range). In and NotIn need values; Exists and DoesNotExist take none, as the API server requires.
+ */
+export const nodeRequirement = z
+  .strictObject({
+    key: z.string().regex(LABEL_KEY, { message: 'is not a valid label key' }).describe('Node label key.'),
+    operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']).describe('In and NotIn compare the value with values; Exists and DoesNotExist the key alone.'),
+    values: z
+      .array(z.string().max(63, { message: 'label values are at most 63 characters' }).regex(LABEL_VALUE, { message: 'is not a valid label value' }))
+      .optional()
+      .describe('The values of In and NotIn.'),
+  })
+  .superRefine((r, ctx) => {
+    const needsValues = r.operator === 'In' || r.operator === 'NotIn';
+    const count = r.values?.length ?? 0;
+    if (needsValues && count === 0) ctx.addIssue({ code: 'custom', path: ['values'], message: `must name at least one value for ${r.operator}` });
+    if (!needsValues && count > 0) ctx.addIssue({ code: 'custom', path: ['values'], message: `must be empty for ${r.operator}` });
+  });
+
 /** A Kubernetes label selector (meta/v1). */
 export const labelSelector = z.strictObject({
   matchLabels: labelMap.optional().describe('Labels a pod must carry, all of them.'),

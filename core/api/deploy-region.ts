@@ -1,16 +1,31 @@
 import { z } from 'zod';
-import { condition, dnsLabel, labelMap, objectMeta, toleration } from './common.js';
+import { condition, dnsLabel, labelMap, nodeRequirement, objectMeta, toleration } from './common.js';
 import { API_VERSION, REGION_KIND } from './identity.js';
 
 /** DeployRegion spec: a named set of nodes. */
 export const deployRegionSpec = z
   .strictObject({
     matchLabels: labelMap
-      .refine((labels) => Object.keys(labels).length > 0, { message: 'must name at least one label' })
-      .meta({ minProperties: 1 })
-      .describe('Node labels that define the region: a node belongs to it when it carries all of them.'),
+      .optional()
+      .describe('Node labels that define the region: a node belongs to it when it carries all of them (and meets every matchExpressions requirement).'),
+    matchExpressions: z
+      .array(nodeRequirement)
+      .optional()
+      .describe('Requirements on node labels, all of them, as node affinity writes them: `zone In [a, b]`, `gpu DoesNotExist`.'),
     tolerations: z.array(toleration).optional().describe("Tolerations every pod placed in this region needs, e.g. for a tainted GPU pool's taint."),
   })
+  // Checked also when another field has a problem, so that every problem is reported at once.
+  .refine(
+    (spec) => {
+      const labels = spec.matchLabels !== null && typeof spec.matchLabels === 'object' ? Object.keys(spec.matchLabels).length : 0;
+      return labels + (Array.isArray(spec.matchExpressions) ? spec.matchExpressions.length : 0) > 0;
+    },
+    {
+      path: ['matchLabels'],
+      message: 'must name at least one label (or a requirement in matchExpressions)',
+      when: (payload) => payload.value !== null && typeof payload.value === 'object',
+    },
+  )
   .describe('Which nodes form the region.');
 
 /** DeployRegion status, written by the agent. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assignNodes, failing, type RegionSelector, failingSince, schedulableFor, tolerates } from './nodes.js';
+import { assignNodes, failing, type NamedRegionSelector, failingSince, schedulableFor, tolerates } from './nodes.js';
 import { downNode, node } from './nodes-test-support.js';
 
 describe('failing nodes', () => {
@@ -46,7 +46,7 @@ describe('tolerations', () => {
 });
 
 describe('assignNodes', () => {
-  const regions: RegionSelector[] = [
+  const regions: NamedRegionSelector[] = [
     { name: 'zone-b', matchLabels: { zone: 'b' } },
     { name: 'amd', matchLabels: { arch: 'amd64' } },
     { name: 'arm', matchLabels: { arch: 'arm64' } },

@@ -1,6 +1,7 @@
 import type { PodToleration } from '../kube/objects.js';
 import type { Resources } from './resources.js';
 import { byName } from '../by-name.js';
+import { nodeInRegion, type RegionSelector } from '../region-selector.js';
 
 /** Taints the node-lifecycle controller puts on nodes that stopped reporting or report NotReady. */
 export const NODE_CONTROLLER_TAINTS: readonly string[] = ['node.kubernetes.io/unreachable', 'node.kubernetes.io/not-ready'];
@@ -73,9 +74,8 @@ export function schedulableFor(node: NodeView, tolerations: readonly PodTolerati
 }
 
 /** A region's node selection. */
-export interface RegionSelector {
+export interface NamedRegionSelector extends RegionSelector {
   readonly name: string;
-  readonly matchLabels: Readonly<Record<string, string>>;
 }
 
 /** Which nodes belong to which region. */
@@ -86,15 +86,15 @@ export interface NodeAssignment {
   readonly overlaps: ReadonlyMap<string, readonly { readonly node: string; readonly regions: readonly string[] }[]>;
 }
 
-function matches(node: NodeView, region: RegionSelector): boolean {
-  return Object.entries(region.matchLabels).every(([k, v]) => node.labels[k] === v);
+function matches(node: NodeView, region: NamedRegionSelector): boolean {
+  return nodeInRegion(node.labels, region);
 }
 
 /**
  * Assigns nodes to regions by their labels. A node that matches two regions is counted in only one of them (the first
  * by name, so every agent decides alike) and reported on all of them, never silently counted twice.
  */
-export function assignNodes(regions: readonly RegionSelector[], nodes: readonly NodeView[]): NodeAssignment {
+export function assignNodes(regions: readonly NamedRegionSelector[], nodes: readonly NodeView[]): NodeAssignment {
   const sortedRegions = [...regions].sort(byName);
   const assigned = new Map<string, NodeView[]>(sortedRegions.map((r) => [r.name, []]));
   const overlaps = new Map<string, { node: string; regions: string[] }[]>();

@@ -30,7 +30,7 @@ import { podUpdateMethod } from '../inplace/eligibility.js';
 import { parseSwapState } from '../inplace/swap-state.js';
 import { inPlaceEnabled, regionReferenceProblems } from '../validate.js';
 import { regionRoom, type PodPlacement } from '../moves/capacity.js';
-import { assignNodes, type NodeView, type RegionSelector } from '../moves/nodes.js';
+import { assignNodes, type NodeView, type NamedRegionSelector } from '../moves/nodes.js';
 import { podRequests } from '../moves/resources.js';
 import { parseControls } from '../rollout/controls.js';
 import { growingRegions, rolloutKey } from '../rollout/growth.js';
@@ -309,10 +309,12 @@ export function wantsMoves(ed: ExtendedDeploymentObject): boolean {
 }
 
 /** The valid DeployRegions' node selections (an invalid one selects nothing: its problems are the render's to report). */
-export function regionSelectors(regions: readonly DeployRegionObject[]): RegionSelector[] {
+export function regionSelectors(regions: readonly DeployRegionObject[]): NamedRegionSelector[] {
   return regions.flatMap((object) => {
     const parsed = parseDeployRegion(withoutStatus(object));
-    return parsed.ok ? [{ name: parsed.value.metadata.name, matchLabels: parsed.value.spec.matchLabels }] : [];
+    return parsed.ok
+      ? [{ name: parsed.value.metadata.name, matchLabels: parsed.value.spec.matchLabels, matchExpressions: parsed.value.spec.matchExpressions }]
+      : [];
   });
 }
 

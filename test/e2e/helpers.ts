@@ -283,8 +283,3 @@ export function testPod(name: string, extra: Partial<V1Pod['spec']> = {}, labels
     },
   };
 }
-
-/** Whether a node's labels satisfy every key=value of `matchLabels`. */
-export function labelsMatch(nodeLabels: Record<string, string> | undefined, matchLabels: Record<string, string>): boolean {
-  return Object.entries(matchLabels).every(([k, v]) => nodeLabels?.[k] === v);
-}

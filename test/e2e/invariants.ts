@@ -39,7 +39,7 @@
 //                  that takes over continues the group, it does not start it again. Only a spec change from Git (the
 //                  status's observedGeneration moves on) restarts it: that restarts the progress deadline.
 //   placement      a pod of a region is bound only to a node of that region (a node carrying all of the DeployRegion's
-//                  matchLabels): a pod that escaped would take another region's capacity.
+//                  matchLabels and meeting its matchExpressions): a pod that escaped would take another region's capacity.
 //   capacity       per region, the requests of the ExtendedDeployment's pods bound to the region's nodes (terminating
 //                  ones included: they hold their resources until gone; terminal ones not: their containers stopped,
 //                  and the scheduler no longer counts them), resource by resource and as a pod count,
@@ -70,6 +70,7 @@ import { parseQuantity } from '../../core/moves/quantity.js';
 import { podRequests, type PodResourcesSpec } from '../../core/moves/resources.js';
 import { parseExtendedDeployment, refOf } from '../../core/parse.js';
 import { formatObject } from '../../core/problems.js';
+import { nodeInRegion, type RegionSelector } from '../../core/region-selector.js';
 import { workloadName } from '../../core/render.js';
 import { regionBudgets } from '../../core/rollout/budgets.js';
 import { isPodActive, isPodTerminal } from '../../core/rollout/pod-activity.js';
@@ -151,10 +152,10 @@ export interface Sample {
   readonly unparsed?: string | undefined;
   readonly workloads: readonly WorkloadSample[];
   readonly pods: readonly PodSample[];
-  /** Nodes of the cluster; without them (or without regionLabels) placement and capacity are not checked. */
+  /** Nodes of the cluster; without them (or without regionSelectors) placement and capacity are not checked. */
   readonly nodes?: readonly NodeSample[];
-  /** DeployRegion name → its spec.matchLabels. */
-  readonly regionLabels?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** DeployRegion name → its node selection (spec.matchLabels and spec.matchExpressions). */
+  readonly regionSelectors?: Readonly<Record<string, RegionSelector>>;
   /**
    * Uids of pods the test disrupts from outside the rollout (evictions). When one stops being active, the rollout did
    * not remove it: it is no newPodDeleted or waitingRegionTouched; while terminating it is not over the ceiling (the
@@ -636,18 +637,18 @@ type Report = (kind: ViolationKind, region: string | undefined, message: string)
  * allocatable (see the header for what this can and cannot see).
  */
 function checkCapacity(sample: Sample, ed: EdSample, report: Report): void {
-  if (!sample.nodes || !sample.regionLabels) return;
+  if (!sample.nodes || !sample.regionSelectors) return;
   const nodes = new Map(sample.nodes.map((n) => [n.name, n]));
   for (const region of ed.regions) {
-    const matchLabels = sample.regionLabels[region.name];
-    if (!matchLabels) continue;
-    const inRegion = (n: NodeSample) => Object.entries(matchLabels).every(([k, v]) => n.labels[k] === v);
+    const selector = sample.regionSelectors[region.name];
+    if (!selector) continue;
+    const inRegion = (n: NodeSample) => nodeInRegion(n.labels, selector);
     const regionNodes = sample.nodes.filter(inRegion);
     const bound = sample.pods.filter((p) => p.region === region.name && p.node !== undefined);
     for (const pod of bound) {
       const node = nodes.get(pod.node ?? '');
       if (node && !inRegion(node))
-        report('placement', region.name, `pod ${pod.name} bound to node ${node.name}, outside region ${region.name} (${JSON.stringify(matchLabels)})`);
+        report('placement', region.name, `pod ${pod.name} bound to node ${node.name}, outside region ${region.name} (${JSON.stringify(selector)})`);
     }
     const names = new Set(regionNodes.map((n) => n.name));
     const onRegion = bound.filter((p) => names.has(p.node ?? '') && !isPodTerminal(p));
@@ -809,10 +810,10 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
         },
       ];
     });
-    const regionLabels: Record<string, Record<string, string>> = {};
+    const regionSelectors: Record<string, RegionSelector> = {};
     for (const r of view('region')) {
-      const matchLabels = (r as { spec?: { matchLabels?: Record<string, string> } }).spec?.matchLabels;
-      if (r.metadata?.name && matchLabels) regionLabels[r.metadata.name] = matchLabels;
+      const spec = (r as { spec?: RegionSelector }).spec;
+      if (r.metadata?.name && spec) regionSelectors[r.metadata.name] = spec;
     }
     return {
       at,
@@ -821,7 +822,7 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
       workloads,
       pods: view('pod').map((p) => podSample(p as never)),
       nodes: view('node').map((n) => nodeSample(n as never)),
-      regionLabels,
+      regionSelectors,
       disrupted,
     };
   };

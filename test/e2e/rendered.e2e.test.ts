@@ -7,6 +7,7 @@ import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, describe, expect, test as plainTest } from 'vitest';
 import { repoRoot } from '../cluster/build.js';
+import { nodeInRegion, type RegionSelector } from '../../core/region-selector.js';
 import {
   clients,
   condition,
@@ -14,7 +15,6 @@ import {
   deleteNamespace,
   errorCode,
   errorMessage,
-  labelsMatch,
   podReady,
   serverSideApply,
   test,
@@ -217,9 +217,9 @@ describe('rendered artefacts on a real API server', () => {
           if (!region) continue;
           const dr = regionDocs.find((d) => d.obj.metadata?.name === region)?.obj;
           expect(dr, `DeployRegion ${region} (referenced by ${id(w)}) rendered in dist/`).toBeDefined();
-          const matchLabels = (dr!.spec?.matchLabels ?? {}) as Record<string, string>;
-          const regionNodes = nodes.filter((n) => labelsMatch(n.metadata?.labels, matchLabels)).map((n) => n.metadata!.name!);
-          expect(regionNodes.length, `lab nodes in region ${region} (${JSON.stringify(matchLabels)})`).toBeGreaterThan(0);
+          const nodeSelection = (dr!.spec ?? {}) as RegionSelector;
+          const regionNodes = nodes.filter((n) => nodeInRegion(n.metadata?.labels ?? {}, nodeSelection)).map((n) => n.metadata!.name!);
+          expect(regionNodes.length, `lab nodes in region ${region} (${JSON.stringify(nodeSelection)})`).toBeGreaterThan(0);
           for (const p of pods) {
             expect(regionNodes, `${p.metadata?.name} of ${id(w)} on node ${p.spec?.nodeName}`).toContain(p.spec?.nodeName);
           }

@@ -323,6 +323,8 @@ export interface RolloutEnvOptions {
   readonly agentKubeConfig?: KubeConfig;
   /** Rules a test breaks on purpose from outside the agent (failed nodes take their pods out of service: `floor`). */
   readonly ignore?: readonly Violation['kind'][];
+  /** The test's DeployRegions (default deployRegions: `a-`, `b-`, `c-<suffix>` by matchLabels). */
+  readonly regions?: (suffix: string) => KubernetesObject[];
 }
 
 /**
@@ -333,7 +335,7 @@ export interface RolloutEnvOptions {
 export async function withRolloutEnv(ns: string, label: string, body: (env: RolloutEnv) => Promise<void>, options: RolloutEnvOptions = {}): Promise<void> {
   await installCrds();
   const suffix = uniqueName('r').slice(2);
-  const regions = deployRegions(suffix);
+  const regions = (options.regions ?? deployRegions)(suffix);
   for (const region of regions) await serverSideApply(region);
   const watch = await startWatcher({ kubeConfig: clients().kc, namespace: ns, name: ED_NAME });
   let agent: Agent | undefined;

@@ -533,7 +533,7 @@ describe('invariant check: placement and capacity', () => {
       ...s,
       pods: s.pods.map((p) => ({ ...p, node: bindings[p.uid.split('-')[1] ?? ''], requests: { cpu, memory: 2 ** 20 } })),
       nodes: allNodes,
-      regionLabels: { a: zoneA },
+      regionSelectors: { a: { matchLabels: zoneA } },
     };
   };
 
@@ -562,7 +562,7 @@ describe('invariant check: placement and capacity', () => {
 
   it('nothing is checked without nodes or region labels (unbound pods are Pending, not placed)', () => {
     const s = placed({ 1: 'b1' });
-    expect(kinds([{ ...s, regionLabels: {} }])).toEqual([]);
+    expect(kinds([{ ...s, regionSelectors: {} }])).toEqual([]);
     const { nodes: _nodes, ...withoutNodes } = s;
     expect(kinds([withoutNodes])).toEqual([]);
     expect(kinds([placed({ 1: '' })].map((x) => ({ ...x, pods: x.pods.map((p) => ({ ...p, node: undefined })) })))).toEqual([]);
