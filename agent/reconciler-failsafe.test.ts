@@ -94,7 +94,9 @@ const reconcilerOf = (caches: AgentCaches, ports: ReconcilerPorts, metrics?: Age
 describe('Reconciler: the fail-safe readiness gate', () => {
   it('opens the gate of a new pod of an invalid ExtendedDeployment, never that of a pod being swapped, and reports the spec', async () => {
     const { calls, ports } = recorder();
-    const result = await reconcilerOf(world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3 }] } }), ports).reconcile(edKeyOf('shop', 'web'));
+    const result = await reconcilerOf(world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3, minReplicas: 4 }] } }), ports).reconcile(
+      edKeyOf('shop', 'web'),
+    );
     expect(result).toEqual({ outcome: 'invalid' });
     expect([...calls].sort()).toEqual(['event:InvalidSpec', 'openGate:web-amd-c', 'status:undefined:undefined']);
   });
@@ -108,7 +110,7 @@ describe('Reconciler: the fail-safe readiness gate', () => {
   it('opens it while the invalid status cannot be written, and the reconcile still fails for a retry', async () => {
     const { calls, ports } = recorder(true);
     await expect(
-      reconcilerOf(world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3 }] } }), ports).reconcile(edKeyOf('shop', 'web')),
+      reconcilerOf(world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3, minReplicas: 4 }] } }), ports).reconcile(edKeyOf('shop', 'web')),
     ).rejects.toThrow('conflict');
     expect(calls).toEqual(['openGate:web-amd-c']);
   });

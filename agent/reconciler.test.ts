@@ -235,12 +235,12 @@ describe('Reconciler', () => {
   });
 
   it('reports an invalid spec once, as Valid=False and an InvalidSpec event, and acts on nothing', async () => {
-    const { caches } = world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3 }] } });
+    const { caches } = world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3, minReplicas: 4 }] } });
     const first = recorder();
     expect((await new Reconciler({ caches, ports: first.ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'))).outcome).toBe('invalid');
     expect(first.calls).toEqual(['status:undefined:undefined', 'event:InvalidSpec']);
     expect(first.statuses[0]?.conditions?.[0]).toMatchObject({ type: 'Valid', status: 'False', reason: 'InvalidSpec' });
-    const again = world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3 }] }, status: first.statuses[0] });
+    const again = world({ spec: { replicas: 1, regions: [{ name: 'amd', replicas: 3, minReplicas: 4 }] }, status: first.statuses[0] });
     const second = recorder();
     await new Reconciler({ caches: again.caches, ports: second.ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
     expect(second.calls).toEqual([]);

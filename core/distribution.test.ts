@@ -108,3 +108,24 @@ describe('distributeReplicas', () => {
     }
   });
 });
+
+describe('distributeReplicas: a total below the regions needs (the scale subresource)', () => {
+  it.each<[string, number, RegionShare[], number[]]>([
+    ['fixed counts shrink in proportion', 8, pct(6, 3, 3), [4, 2, 2]],
+    ['the rest to the largest fractions (3.5, 1.75, 1.75 of 7)', 7, pct(6, 3, 3), [3, 2, 2]],
+    ['ties to the earlier region (1.5 and 1.5 of 3)', 3, pct(2, 2), [2, 1]],
+    ['a share of the rest gets nothing when nothing is left', 5, pct(4, 4, '20%', undefined), [3, 2, 0, 0]],
+    ['minReplicas of the others are needs too', 6, [{ replicas: 6 }, { minReplicas: 3 }, {}], [4, 2, 0]],
+    ['down to zero', 0, pct(2, 1), [0, 0]],
+  ])('%s', (_, total, regions, expected) => {
+    expect(distributeReplicas(total, regions, 'scaleDown')).toEqual({ ok: true, total, replicas: expected });
+    // The same spec in Git is refused.
+    expect(distributeReplicas(total, regions).ok).toBe(false);
+  });
+
+  it('is the usual distribution when the total covers the needs, and refuses what is wrong in the entries themselves', () => {
+    expect(distributeReplicas(12, pct(6, 3, 3), 'scaleDown')).toEqual({ ok: true, total: 12, replicas: [6, 3, 3] });
+    expect(distributeReplicas(4, pct(3, '150%'), 'scaleDown').ok).toBe(false);
+    expect(distributeReplicas(2, [{ replicas: 1, minReplicas: 2 }, { replicas: 3 }], 'scaleDown').ok).toBe(false);
+  });
+});

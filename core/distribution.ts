@@ -1,5 +1,13 @@
 import { parsePercent, type IntOrPercent } from './api/common.js';
+import { apportionByRoom } from './moves/apportion.js';
 import type { FieldPath } from './problems.js';
+
+/**
+ * What a total below the regions' needs (their fixed counts, and the minReplicas of the others) means: `refuse`, as for
+ * a spec in Git (`edctl validate`, the render), or `scaleDown`, as the agent reads a total set through the scale
+ * subresource (`kubectl scale`, a HorizontalPodAutoscaler), which has no say in the region entries.
+ */
+export type BelowNeeds = 'refuse' | 'scaleDown';
 
 /** What distribution reads of one region entry. */
 export interface RegionShare {
@@ -30,8 +38,13 @@ export type Distribution =
  *    by maxReplicas, then what is still left goes up to every maxReplicas, in declared order.
  *
  * When `total` is undefined it is the sum of the integer counts, and a percentage is a problem.
+ *
+ * A total below the regions' needs (each region's integer count, else its minReplicas) is a problem, or with
+ * `scaleDown` shrinks every need in proportion (Hamilton's method: floor each quota, then one more to the largest
+ * remainders, ties to the earlier region); regions without a need get none. So 6 + 3 + 3 fixed at a total of 8 is
+ * 4 + 2 + 2, and back at 12 each region has its count again.
  */
-export function distributeReplicas(total: number | undefined, regions: readonly RegionShare[]): Distribution {
+export function distributeReplicas(total: number | undefined, regions: readonly RegionShare[], belowNeeds: BelowNeeds = 'refuse'): Distribution {
   const problems: DistributionProblem[] = [];
   const at = (i: number, field: string): FieldPath => ['spec', 'regions', i, field];
 
@@ -61,6 +74,15 @@ export function distributeReplicas(total: number | undefined, regions: readonly 
 
   const percentSum = percents.reduce<number>((sum, p) => sum + (p ?? 0), 0);
   if (percentSum > 100) problems.push({ path: ['spec', 'regions'], message: `percentages add up to ${percentSum}%, more than 100%` });
+  const needs = regions.map((r, i) => ints[i] ?? r.minReplicas ?? 0);
+  const needSum = needs.reduce((sum, n) => sum + n, 0);
+  if (belowNeeds === 'scaleDown' && problems.length === 0 && total !== undefined && total < needSum) {
+    const shares = apportionByRoom(
+      total,
+      needs.map((room, i) => ({ name: String(i), room })),
+    );
+    return { ok: true, total, replicas: needs.map((_, i) => shares.get(String(i)) ?? 0) };
+  }
   if (intSum > T) problems.push({ path: ['spec', 'regions'], message: `integer replicas add up to ${intSum}, more than spec.replicas (${T})` });
   if (problems.length > 0) return { ok: false, problems };
 

@@ -2,7 +2,7 @@ import { DEFAULT_NAMESPACE, type IntOrPercent } from './api/common.js';
 import { API_GROUP, API_VERSION, ED_KIND, REGION_KIND, UPSTREAM_INPLACESET_KIND } from './api/identity.js';
 import type { DeployRegion } from './api/deploy-region.js';
 import { podTemplate, type ExtendedDeployment, type RolloutStrategy } from './api/extended-deployment.js';
-import { distributeReplicas } from './distribution.js';
+import { distributeReplicas, type BelowNeeds } from './distribution.js';
 import {
   IN_PLACE_READINESS_GATE,
   NAME_LABEL,
@@ -83,6 +83,8 @@ export function renderDeployRegion(raw: unknown): Result<RenderedDeployRegion> {
 export interface RenderOptions {
   /** DeployRegions of the render that failed their own validation (reported there, not as missing). */
   readonly invalidRegions?: ReadonlySet<string>;
+  /** What a spec.replicas below the regions' needs means (distribution.ts); the agent's `scaleDown`, Git's `refuse`. */
+  readonly belowNeeds?: BelowNeeds;
 }
 
 /**
@@ -103,7 +105,7 @@ export function renderExtendedDeployment(
   const problems = new ProblemList(ref);
   validateExtendedDeployment(ed, regions, problems, options.invalidRegions);
 
-  const distribution = distributeReplicas(ed.spec.replicas, ed.spec.regions);
+  const distribution = distributeReplicas(ed.spec.replicas, ed.spec.regions, options.belowNeeds);
   if (!distribution.ok) for (const p of distribution.problems) problems.add(p.path, p.message);
 
   const inPlace = inPlaceEnabled(ed);

@@ -182,6 +182,20 @@ describe('observe', () => {
     expect(snapshot.input.regions.every((x) => x.workload === undefined && x.pods.length === 0)).toBe(true);
   });
 
+  it('shrinks fixed region counts in proportion when spec.replicas is set below them (kubectl scale, an autoscaler)', () => {
+    const fixed = {
+      regions: [
+        { name: 'amd', replicas: 6 },
+        { name: 'arm', replicas: 3 },
+      ],
+    };
+    const scaled = observe(edObject(undefined, { ...fixed, replicas: 6 }), regions, { replicaSets: [], deployments: [] }, [], NOW);
+    if (!scaled.ok) throw new Error(JSON.stringify(scaled.problems));
+    expect(scaled.input.regions.map((r) => r.desired)).toEqual([4, 2]);
+    // In Git the same spec is refused: edctl validate and the render keep Git's counts exact.
+    expect(renderSet([...regions, edObject(undefined, { ...fixed, replicas: 6 })]).ok).toBe(false);
+  });
+
   it('derives the rollout revision from the revisions annotation when only that one is present', () => {
     const r = rendered();
     const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify(Object.fromEntries(r.regions.map((x) => [x.name, x.revision]))) };
@@ -245,7 +259,13 @@ describe('observe', () => {
   it('reports replica counts that cannot be distributed', () => {
     const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify({ amd: 'a1', arm: 'b1' }), [ROLLOUT_REVISION_ANNOTATION]: 'R' };
     const snapshot = observe(
-      edObject(annotations, { replicas: 2, regions: [{ name: 'amd', replicas: 3 }, { name: 'arm' }] }),
+      edObject(annotations, {
+        replicas: 2,
+        regions: [
+          { name: 'amd', replicas: '70%' },
+          { name: 'arm', replicas: '40%' },
+        ],
+      }),
       regions,
       { replicaSets: [], deployments: [] },
       [],
@@ -564,13 +584,28 @@ describe('podState', () => {
 
 describe('observe reports every problem at once', () => {
   it('rendering: distribution and missing region together', () => {
-    const ed = edObject(undefined, { replicas: 2, regions: [{ name: 'amd', replicas: 3 }, { name: 'nowhere' }] });
+    const ed = edObject(undefined, {
+      replicas: 2,
+      regions: [
+        { name: 'amd', replicas: '70%' },
+        { name: 'nowhere', replicas: '40%' },
+      ],
+    });
     const snapshot = observe(ed, regions, { replicaSets: [], deployments: [] }, [], NOW);
     expect(!snapshot.ok && snapshot.problems.map((p) => p.path.join('.')).sort()).toEqual(['spec.regions', 'spec.regions.1.name']);
   });
 
   it('annotated: distribution and annotation together', () => {
-    const ed = edObject({ [REVISIONS_ANNOTATION]: '{' }, { replicas: 2, regions: [{ name: 'amd', replicas: 3 }, { name: 'arm' }] });
+    const ed = edObject(
+      { [REVISIONS_ANNOTATION]: '{' },
+      {
+        replicas: 2,
+        regions: [
+          { name: 'amd', replicas: '70%' },
+          { name: 'arm', replicas: '40%' },
+        ],
+      },
+    );
     const snapshot = observe(ed, regions, { replicaSets: [], deployments: [] }, [], NOW);
     expect(!snapshot.ok && snapshot.problems.map((p) => p.path.join('.'))).toEqual(['spec.regions', `metadata.annotations.${REVISIONS_ANNOTATION}`]);
   });

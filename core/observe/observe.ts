@@ -136,7 +136,9 @@ function observeOne(
   // Both are checked before giving up, so the object shows every problem at once (a render reports the distribution's
   // problems itself).
   const targets = targetRevisions(raw, parsed.value, regions);
-  const distribution = distributeReplicas(spec.replicas, spec.regions);
+  // spec.replicas may come from the scale subresource (kubectl scale, an autoscaler): below the regions' counts, they
+  // shrink in proportion instead of making the object invalid (distribution.ts).
+  const distribution = distributeReplicas(spec.replicas, spec.regions, 'scaleDown');
   const distributionProblems = distribution.ok ? [] : distribution.problems.map((p) => ({ object: refOf(raw), ...p }));
   if (!targets.ok) return invalid(targets.rendered ? targets.problems : [...distributionProblems, ...targets.problems]);
   if (!distribution.ok) return invalid(distributionProblems);
@@ -380,7 +382,7 @@ function deployRegionsByName(regionObjects: readonly DeployRegionObject[]): { re
 /** Renders the object against the cached DeployRegions, exactly as `edctl render` would. */
 function renderAgainst(raw: ExtendedDeploymentObject, regionObjects: readonly DeployRegionObject[]): ReturnType<typeof renderExtendedDeployment> {
   const { regions, invalid } = deployRegionsByName(regionObjects);
-  return renderExtendedDeployment(raw, regions, { invalidRegions: invalid });
+  return renderExtendedDeployment(raw, regions, { invalidRegions: invalid, belowNeeds: 'scaleDown' });
 }
 
 function renderTargets(raw: ExtendedDeploymentObject, regionObjects: readonly DeployRegionObject[]): Targets {

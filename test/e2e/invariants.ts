@@ -241,7 +241,8 @@ export function edReading(object: { kind?: string; metadata?: RawMeta; spec?: un
   }
   const unrevised = ed.spec.regions.filter((r) => typeof revisions?.[r.name] !== 'string').map((r) => r.name);
   if (unrevised.length > 0) return unparsed(`annotation ${REVISIONS_ANNOTATION} has no revision for region ${unrevised.join(', ')}`);
-  const distribution = distributeReplicas(ed.spec.replicas, ed.spec.regions);
+  // As the agent reads it: a spec.replicas set through the scale subresource below the regions' counts shrinks them.
+  const distribution = distributeReplicas(ed.spec.replicas, ed.spec.regions, 'scaleDown');
   if (!distribution.ok) return unparsed(`replicas cannot be distributed: ${problemsMessage(distribution.problems)}`);
   const s = rawStatus ?? {};
   // Moves the status records change what each region should run: the lender runs fewer, the host more.

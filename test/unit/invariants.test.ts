@@ -677,7 +677,7 @@ describe('what keeps the rules from covering a run fails it', () => {
       { ...manifest, metadata: { ...manifest.metadata, annotations: {} } },
       { ...manifest, metadata: { ...manifest.metadata, annotations: { ...annotations, [REVISIONS_ANNOTATION]: '{"r1": ' } } },
       { ...manifest, metadata: { ...manifest.metadata, annotations: { ...annotations, [REVISIONS_ANNOTATION]: '{}' } } },
-      { ...manifest, spec: { ...manifest.spec, replicas: 1, regions: [{ name: 'r1', replicas: 3 }] } },
+      { ...manifest, spec: { ...manifest.spec, replicas: 1, regions: [{ name: 'r1', replicas: 3, minReplicas: 4 }] } },
     ].map((o) => edReading(o));
     expect(readings.map((r) => r.ed)).toEqual([undefined, undefined, undefined, undefined, undefined]);
     expect(readings.map((r) => r.unparsed)).toEqual([
@@ -685,7 +685,7 @@ describe('what keeps the rules from covering a run fails it', () => {
       `ExtendedDeployment ns/web: carries no rendered revisions (annotations ${REVISIONS_ANNOTATION}, ${ROLLOUT_REVISION_ANNOTATION})`,
       `ExtendedDeployment ns/web: annotation ${REVISIONS_ANNOTATION} is not JSON`,
       `ExtendedDeployment ns/web: annotation ${REVISIONS_ANNOTATION} has no revision for region r1, r2`,
-      'ExtendedDeployment ns/web: replicas cannot be distributed: spec.regions: integer replicas add up to 3, more than spec.replicas (1)',
+      'ExtendedDeployment ns/web: replicas cannot be distributed: spec.regions[0].replicas: 3 is below minReplicas 4; spec.regions: integer replicas add up to 3, more than spec.replicas (1)',
     ]);
     expect(edReading(manifest).unparsed).toBeUndefined();
   });
