@@ -86,8 +86,11 @@ function moduleDir(engine: GitopsEngine, moduleAtVersion: string): string {
  */
 async function waitCrdsEstablished(names: readonly string[], timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  const established = (name: string) =>
-    kubectl(['get', `crd/${name}`, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}']).trim() === 'True';
+  // Read as JSON: a jsonpath filter over status.conditions fails while the CRD has no status yet.
+  const established = (name: string) => {
+    const crd = JSON.parse(kubectl(['get', `crd/${name}`, '-o', 'json'])) as { status?: { conditions?: { type: string; status: string }[] } };
+    return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+  };
   let waiting = names.filter((n) => !established(n));
   while (waiting.length > 0) {
     if (Date.now() > deadline) throw new Error(`CRDs not Established within ${timeoutMs / 1000} s: ${waiting.join(', ')}`);

@@ -25,6 +25,7 @@ import {
   extendedDeployments,
   fieldOwners,
   handEdited,
+  invalidSpec,
   objectKey,
   regionalReplicaSets,
   removeExamples,
@@ -268,11 +269,7 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
 
   test("an invalid spec is Degraded with the agent's reason; the next good commit recovers", async () => {
     const good = commits.at(-1)!.commit;
-    await deliver(
-      handEdited('v5-invalid', good, 'multi-arch-web.k8s.yaml', (o) =>
-        o.kind === 'ExtendedDeployment' ? { ...o, spec: { ...(o['spec'] as object), replicas: 1 } } : o,
-      ),
-    );
+    await deliver(handEdited('v5-invalid', good, 'multi-arch-web.k8s.yaml', invalidSpec));
     const invalid = await webHealth('Degraded');
     expect(invalid.message).toMatch(/^Invalid spec: /);
     await deliver(webRelease('v6-good', { version: '1.5.2' }));

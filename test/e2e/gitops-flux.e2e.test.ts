@@ -24,6 +24,7 @@ import {
   extendedDeployments,
   fieldOwners,
   handEdited,
+  invalidSpec,
   objectKey,
   regionalReplicaSets,
   removeExamples,
@@ -317,9 +318,7 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
 
   test("an invalid spec fails the Kustomization through the ExtendedDeployment's failed expression; the next good commit recovers", async () => {
     const good = published.at(-1)!.commit;
-    const invalid = handEdited('v5-invalid', good, 'multi-arch-web.k8s.yaml', (o) =>
-      o.kind === 'ExtendedDeployment' ? { ...o, spec: { ...(o['spec'] as object), replicas: 1 } } : o,
-    );
+    const invalid = handEdited('v5-invalid', good, 'multi-arch-web.k8s.yaml', invalidSpec);
     await deliver(invalid);
     await waitFor('the Kustomization failed on the invalid spec', async () => (await kustomization(APPS)).status === 'False', {
       timeoutMs: 300_000,

@@ -49,6 +49,18 @@ export function webRelease(label: string, release: MultiArchWebRelease): Commit 
   return { label, root };
 }
 
+/**
+ * The ExtendedDeployment of `o` made invalid for the agent, as a hand edit that skipped `npm run synth` would: its first
+ * region's minReplicas above that region's count (a spec.replicas below the counts is no longer one: the agent reads it
+ * as a scale-down, see core/distribution.ts).
+ */
+export function invalidSpec(o: Manifest): Manifest {
+  if (o.kind !== 'ExtendedDeployment') return o;
+  const spec = o['spec'] as { regions: { replicas?: number }[] };
+  const [first, ...rest] = spec.regions;
+  return { ...o, spec: { ...spec, regions: [{ ...first, minReplicas: (first?.replicas ?? 0) + 1 }, ...rest] } };
+}
+
 /** A copy of `base` with one object of dist/ changed by hand, as a bad commit that skipped `npm run synth` would. */
 export function handEdited(label: string, base: Commit, file: string, edit: (o: Manifest) => Manifest): Commit {
   const root = join(scratch, label);

@@ -36,12 +36,16 @@ test('kubectl scale below the regions counts shrinks them in proportion, at rest
     // At rest: 8 → 4 is 2 + 1 + 1.
     scale(ns, 4);
     await settled(env, v1, [2, 1, 1], 'scaled to 4 at rest');
-    const subresource = JSON.parse(kubectl(['get', '--raw', `/apis/extendeddeployment.io/v1beta1/namespaces/${ns}/extendeddeployments/${ED_NAME}/scale`])) as {
-      spec?: { replicas?: number };
-      status?: { replicas?: number; selector?: string };
-    };
+    // The status counts pods (paced writes: it follows within seconds).
+    const readScale = () =>
+      JSON.parse(kubectl(['get', '--raw', `/apis/extendeddeployment.io/v1beta1/namespaces/${ns}/extendeddeployments/${ED_NAME}/scale`])) as {
+        spec?: { replicas?: number };
+        status?: { replicas?: number; selector?: string };
+      };
+    const subresource = await waitFor('the scale subresource reports 4 replicas', async () => readScale().status?.replicas === 4 && readScale(), {
+      describe: async () => readScale(),
+    });
     expect(subresource.spec?.replicas).toBe(4);
-    expect(subresource.status?.replicas).toBe(4);
     expect(subresource.status?.selector).toContain('app=web');
     expect((await readStatus(ns)).conditions?.find((c) => c.type === 'Valid')?.status).not.toBe('False');
 
