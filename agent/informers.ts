@@ -154,65 +154,32 @@ export function makeInformers(
     },
   );
 
-  const replicaSets = watched(
-    'replicasets',
-    (ns) =>
-      new ResilientInformer<V1ReplicaSet>(
-        watchKc('replicasets'),
-        {
-          resource: 'replicasets',
-          path: scoped(ns, '/apis/apps/v1', 'replicasets'),
-          labelSelector,
-          list: () => (ns ? apps.listNamespacedReplicaSet({ namespace: ns, labelSelector }) : apps.listReplicaSetForAllNamespaces({ labelSelector })),
-        },
-        { ...common, onEvent: toOwner, indexBy: ownerKey },
-      ),
+  /** The objects labelled with an ExtendedDeployment's name, each keyed to its owner (informers of the regional workloads). */
+  const owned = <T extends KubernetesObject>(
+    prefix: string,
+    plural: string,
+    list: (ns: string | undefined) => Promise<KubernetesListObject<T>>,
+  ): RunningInformer<T> =>
+    watched(
+      plural,
+      (ns) =>
+        new ResilientInformer<T>(
+          watchKc(plural),
+          { resource: plural, path: scoped(ns, prefix, plural), labelSelector, list: () => list(ns) },
+          { ...common, onEvent: toOwner, indexBy: ownerKey },
+        ),
+    );
+  const replicaSets = owned<V1ReplicaSet>('/apis/apps/v1', 'replicasets', (namespace) =>
+    namespace ? apps.listNamespacedReplicaSet({ namespace, labelSelector }) : apps.listReplicaSetForAllNamespaces({ labelSelector }),
   );
-
-  const deployments = watched(
-    'deployments',
-    (ns) =>
-      new ResilientInformer<V1Deployment>(
-        watchKc('deployments'),
-        {
-          resource: 'deployments',
-          path: scoped(ns, '/apis/apps/v1', 'deployments'),
-          labelSelector,
-          list: () => (ns ? apps.listNamespacedDeployment({ namespace: ns, labelSelector }) : apps.listDeploymentForAllNamespaces({ labelSelector })),
-        },
-        { ...common, onEvent: toOwner, indexBy: ownerKey },
-      ),
+  const deployments = owned<V1Deployment>('/apis/apps/v1', 'deployments', (namespace) =>
+    namespace ? apps.listNamespacedDeployment({ namespace, labelSelector }) : apps.listDeploymentForAllNamespaces({ labelSelector }),
   );
-
-  const pods = watched(
-    'pods',
-    (ns) =>
-      new ResilientInformer<V1Pod>(
-        watchKc('pods'),
-        {
-          resource: 'pods',
-          path: scoped(ns, '/api/v1', 'pods'),
-          labelSelector,
-          list: () => (ns ? core.listNamespacedPod({ namespace: ns, labelSelector }) : core.listPodForAllNamespaces({ labelSelector })),
-        },
-        { ...common, onEvent: toOwner, indexBy: ownerKey },
-      ),
+  const pods = owned<V1Pod>('/api/v1', 'pods', (namespace) =>
+    namespace ? core.listNamespacedPod({ namespace, labelSelector }) : core.listPodForAllNamespaces({ labelSelector }),
   );
-
-  const controllerRevisions = watched(
-    'controllerrevisions',
-    (ns) =>
-      new ResilientInformer<V1ControllerRevision>(
-        watchKc('controllerrevisions'),
-        {
-          resource: 'controllerrevisions',
-          path: scoped(ns, '/apis/apps/v1', 'controllerrevisions'),
-          labelSelector,
-          list: () =>
-            ns ? apps.listNamespacedControllerRevision({ namespace: ns, labelSelector }) : apps.listControllerRevisionForAllNamespaces({ labelSelector }),
-        },
-        { ...common, onEvent: toOwner, indexBy: ownerKey },
-      ),
+  const controllerRevisions = owned<V1ControllerRevision>('/apis/apps/v1', 'controllerrevisions', (namespace) =>
+    namespace ? apps.listNamespacedControllerRevision({ namespace, labelSelector }) : apps.listControllerRevisionForAllNamespaces({ labelSelector }),
   );
 
   // Nodes feed region health and capacity (moves): every DeployRegion's status is looked at again, which in turn wakes
