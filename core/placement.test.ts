@@ -131,7 +131,7 @@ describe('placeInRegion: regions by expressions', () => {
 
   it("reports a nodeSelector the region's expressions rule out, in kubectl's words", () => {
     expect(placeInRegion({ spec: { nodeSelector: { zone: 'c' } } }, zones).conflict).toBe(
-      "the template's nodeSelector zone=c excludes every node of region ab (zone in (a, b))",
+      "the template's nodeSelector zone=c excludes every node of region ab (zone in (a,b))",
     );
     expect(placeInRegion({ spec: { nodeSelector: { gpu: 'a100' } } }, notGpu).conflict).toBe(
       "the template's nodeSelector gpu=a100 excludes every node of region general (!gpu)",

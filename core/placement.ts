@@ -1,6 +1,7 @@
 import type { Toleration } from './api/common.js';
 import type { NodeSelectorRequirement, NodeSelectorTerm, PodTemplate } from './kube/objects.js';
 import { cloneJson, mergeTolerations } from './overrides.js';
+import { selectorString } from './selector.js';
 import {
   ANY_VALUE,
   accepts,
@@ -8,6 +9,7 @@ import {
   constraintOf,
   keyConstraints,
   nodeSelectorRequirement,
+  regionExpressions,
   regionOverlap,
   regionRequirements,
   satisfiable,
@@ -45,7 +47,7 @@ export function placeInRegion(template: PodTemplate, region: RegionNodes): Place
     if (constraint && !accepts(constraint, nodeSelector[key])) {
       return {
         template: out,
-        conflict: `the template's nodeSelector ${key}=${nodeSelector[key]} excludes every node of region ${region.name} (${describe(requirements, key)})`,
+        conflict: `the template's nodeSelector ${key}=${nodeSelector[key]} excludes every node of region ${region.name} (${onKey(region, key)})`,
       };
     }
   }
@@ -72,18 +74,13 @@ export function placeInRegion(template: PodTemplate, region: RegionNodes): Place
   return { template: out };
 }
 
-/** The region's requirements on `key`, as written: `zone=zone-a`, `zone in (a, b)`, `!gpu`. */
-function describe(requirements: readonly { key: string; operator: string; values?: readonly string[] | undefined }[], key: string): string {
-  return requirements
-    .filter((r) => r.key === key)
-    .map((r) => {
-      if (r.operator === 'Exists') return key;
-      if (r.operator === 'DoesNotExist') return `!${key}`;
-      const values = r.values ?? [];
-      if (r.operator === 'In' && values.length === 1) return `${key}=${values[0]}`;
-      return `${key} ${r.operator === 'In' ? 'in' : 'notin'} (${values.join(', ')})`;
-    })
-    .join(', ');
+/** The region's requirements on `key`, as `kubectl get -l` writes them: `zone=a`, `zone in (a,b)`, `!gpu`. */
+function onKey(region: RegionSelector, key: string): string {
+  const label = region.matchLabels?.[key];
+  return selectorString({
+    ...(label !== undefined && { matchLabels: { [key]: label } }),
+    matchExpressions: regionExpressions(region).filter((r) => r.key === key),
+  });
 }
 
 /**

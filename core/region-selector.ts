@@ -31,7 +31,8 @@ export function nodeInRegion(labels: Readonly<Record<string, string>>, selector:
   return selectorMatches({ ...(selector.matchLabels && { matchLabels: { ...selector.matchLabels } }), matchExpressions: regionExpressions(selector) }, labels);
 }
 
-function regionExpressions(selector: RegionSelector) {
+/** The region's expressions as a label selector's (mutable copies). */
+export function regionExpressions(selector: RegionSelector): { key: string; operator: RegionRequirement['operator']; values?: string[] }[] {
   return (selector.matchExpressions ?? []).map((r) => ({ key: r.key, operator: r.operator, ...(r.values && { values: [...r.values] }) }));
 }
 
