@@ -9,7 +9,7 @@ import {
   SWAP_STATE_ANNOTATION,
 } from '../core/labels.js';
 import type { HistoryAction } from '../core/history/revisions.js';
-import type { CreateKeeperAction, DropKeeperAction, PauseAction, RolloutAction, ScaleAction, SwapAction } from '../core/rollout/actions.js';
+import type { CreateKeeperAction, DropKeeperAction, PartitionAction, PauseAction, RolloutAction, ScaleAction, SwapAction } from '../core/rollout/actions.js';
 import { keeperObject } from '../core/rollout/keeper.js';
 import { evictPod } from './eviction.js';
 import { FIELD_MANAGER } from './field-manager.js';
@@ -23,6 +23,9 @@ import type { MetaObject, WorkloadKind } from '../core/kube/objects.js';
  * Each field the agent applies on its own therefore has a manager of its own.
  */
 export const PAUSE_FIELD_MANAGER = `${FIELD_MANAGER}-pause`;
+
+/** The field manager of a regional StatefulSet's rolling-update partition: a field of its own, for the reason above. */
+export const PARTITION_FIELD_MANAGER = `${FIELD_MANAGER}-partition`;
 
 /** The clients the actuators write with. */
 export interface ActuatorClients {
@@ -42,6 +45,7 @@ export interface ActuatorClients {
 export async function performAction(clients: ActuatorClients, namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<MetaObject | undefined> {
   if (action.kind === 'scale') return scale(clients, namespace, kind, action.workload, action.replicas);
   if (action.kind === 'setPaused') return setPaused(clients, namespace, action.workload, action.paused);
+  if (action.kind === 'setPartition') return setPartition(clients, namespace, action.workload, action.partition);
   if (action.kind === 'createKeeper') return createKeeper(clients.apps, namespace, action);
   if (action.kind === 'dropKeeper') return dropKeeper(clients.apps, namespace, action);
   await podAction(clients, namespace, action);
@@ -74,7 +78,7 @@ async function dropKeeper(apps: AppsV1Api, namespace: string, action: DropKeeper
 async function podAction(
   { core, now }: ActuatorClients,
   namespace: string,
-  action: Exclude<RolloutAction, ScaleAction | PauseAction | CreateKeeperAction | DropKeeperAction>,
+  action: Exclude<RolloutAction, ScaleAction | PauseAction | PartitionAction | CreateKeeperAction | DropKeeperAction>,
 ): Promise<void> {
   switch (action.kind) {
     case 'markOld':
@@ -151,6 +155,13 @@ async function setPaused(clients: ActuatorClients, namespace: string, name: stri
   return clients.apps.patchNamespacedDeployment(params, setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply));
 }
 
+/** Sets a regional StatefulSet's rolling-update partition, owned by the agent like spec.replicas (see PARTITION_FIELD_MANAGER). */
+async function setPartition(clients: ActuatorClients, namespace: string, name: string, partition: number): Promise<MetaObject> {
+  const body = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace }, spec: { updateStrategy: { rollingUpdate: { partition } } } };
+  const params = { name, namespace, body, fieldManager: PARTITION_FIELD_MANAGER, force: true };
+  return clients.apps.patchNamespacedStatefulSet(params, setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply));
+}
+
 /**
  * Sets spec.replicas by server-side apply under the agent's own field manager, forcing ownership of that one field
  * (the architecture gives it to the agent). The body names nothing else, so every other field stays Git's.
@@ -159,7 +170,8 @@ async function scale(clients: ActuatorClients, namespace: string, kind: Workload
   const body = { apiVersion: 'apps/v1', kind, metadata: { name, namespace }, spec: { replicas } };
   const options = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
   const params = { name, namespace, body, fieldManager: FIELD_MANAGER, force: true };
-  return kind === 'Deployment' ? clients.apps.patchNamespacedDeployment(params, options) : clients.apps.patchNamespacedReplicaSet(params, options);
+  if (kind === 'Deployment') return clients.apps.patchNamespacedDeployment(params, options);
+  return kind === 'StatefulSet' ? clients.apps.patchNamespacedStatefulSet(params, options) : clients.apps.patchNamespacedReplicaSet(params, options);
 }
 
 /** Per-call options that set the patch content type (client-node 1.x defaults a patch to JSON patch otherwise). */

@@ -142,6 +142,7 @@ describe('makeInformers: several namespaces', () => {
         '/apis/apps/v1/namespaces/pay/controllerrevisions',
         '/apis/apps/v1/namespaces/pay/deployments',
         '/apis/apps/v1/namespaces/pay/replicasets',
+        '/apis/apps/v1/namespaces/pay/statefulsets',
         `${GROUP}/namespaces/pay/extendeddeployments`,
       ]);
       const { replicaSets } = informers.caches;

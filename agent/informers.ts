@@ -7,6 +7,7 @@ import {
   type KubernetesObject,
   type V1ControllerRevision,
   type V1Deployment,
+  type V1StatefulSet,
   type V1Node,
   type V1Pod,
   type V1ReplicaSet,
@@ -32,6 +33,7 @@ export interface AgentCaches {
   readonly deployRegions: CacheReader<DeployRegionObject & KubernetesObject>;
   readonly replicaSets: IndexedCacheReader<V1ReplicaSet>;
   readonly deployments: IndexedCacheReader<V1Deployment>;
+  readonly statefulSets: IndexedCacheReader<V1StatefulSet>;
   readonly pods: IndexedCacheReader<V1Pod>;
   /**
    * The ControllerRevisions labelled with an ExtendedDeployment's name: its history (core/history/). Read only once
@@ -175,6 +177,9 @@ export function makeInformers(
   const deployments = owned<V1Deployment>('/apis/apps/v1', 'deployments', (namespace) =>
     namespace ? apps.listNamespacedDeployment({ namespace, labelSelector }) : apps.listDeploymentForAllNamespaces({ labelSelector }),
   );
+  const statefulSets = owned<V1StatefulSet>('/apis/apps/v1', 'statefulsets', (namespace) =>
+    namespace ? apps.listNamespacedStatefulSet({ namespace, labelSelector }) : apps.listStatefulSetForAllNamespaces({ labelSelector }),
+  );
   const pods = owned<V1Pod>('/api/v1', 'pods', (namespace) =>
     namespace ? core.listNamespacedPod({ namespace, labelSelector }) : core.listPodForAllNamespaces({ labelSelector }),
   );
@@ -211,9 +216,9 @@ export function makeInformers(
     },
   );
 
-  const all = [extendedDeployments, deployRegions, replicaSets, deployments, pods, nodes] as unknown as readonly RunningInformer<KubernetesObject>[];
+  const all = [extendedDeployments, deployRegions, replicaSets, deployments, statefulSets, pods, nodes] as unknown as readonly RunningInformer<KubernetesObject>[];
   const besides = [controllerRevisions] as unknown as readonly RunningInformer<KubernetesObject>[];
-  return { caches: { extendedDeployments, deployRegions, replicaSets, deployments, pods, controllerRevisions, nodes, usage }, all, besides };
+  return { caches: { extendedDeployments, deployRegions, replicaSets, deployments, statefulSets, pods, controllerRevisions, nodes, usage }, all, besides };
 }
 
 /**

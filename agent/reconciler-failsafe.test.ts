@@ -81,6 +81,7 @@ function world(o: { spec?: Record<string, unknown>; status?: ExtendedDeploymentS
     deployRegions: cache(o.regions ?? [region]),
     replicaSets: cache(replicaSets),
     deployments: cache([]),
+    statefulSets: cache([]),
     controllerRevisions: cache([]),
     pods: cache(pods),
     nodes: cache([]),

@@ -84,6 +84,7 @@ function world(options: { nodes: V1Node[]; strategy?: Record<string, unknown>; s
     deployRegions: cache(regions),
     replicaSets: cache(replicaSets),
     deployments: cache([]),
+    statefulSets: cache([]),
     controllerRevisions: cache([]),
     pods: cache(pods),
     nodes: cache(options.nodes),

@@ -48,6 +48,7 @@ function caches(eds: ExtendedDeploymentObject[], regions: DeployRegionObject[]):
     deployRegions: cache(regions),
     replicaSets: cache([]),
     deployments: cache([]),
+    statefulSets: cache([]),
     controllerRevisions: cache([]),
     pods: cache([]),
     nodes: cache([]),

@@ -70,6 +70,7 @@ function world(
     deployRegions: cache(regions),
     replicaSets: cache(replicaSets),
     deployments: cache([]),
+    statefulSets: cache([]),
     controllerRevisions: cache([]),
     pods: cache(pods),
     nodes: cache([]),

@@ -18,6 +18,7 @@ import { OwnWrites, writtenId, type WrittenKind } from './own-writes.js';
 import { decide, decideInvalid, type Decision } from '../core/rollout/decision.js';
 import { withoutManagedFields } from './runtime/slim-informer.js';
 import { podsByRegion, observe, wantsMoves } from '../core/observe/observe.js';
+import { workloadKindOf, workloadsOfKind } from '../core/kube/workload-kinds.js';
 import { forbiddenReadStatus, forbiddenStatus, problemsMessage, statusChanged } from '../core/rollout/status-decision.js';
 import type { ClusterNodes } from './cluster-nodes.js';
 import type { EdKey } from './keys.js';
@@ -171,13 +172,13 @@ export class Reconciler {
     const workloads = {
       replicaSets: caches.replicaSets.byIndex(key).map((o) => newest('ReplicaSet', o)),
       deployments: caches.deployments.byIndex(key).map((o) => newest('Deployment', o)),
+      statefulSets: caches.statefulSets.byIndex(key).map((o) => newest('StatefulSet', o)),
       ...(caches.controllerRevisions.synced() && { controllerRevisions: caches.controllerRevisions.byIndex(key) }),
     };
     const pods = caches.pods.byIndex(key).map((o) => newest('Pod', o));
     // The version an action's object had in the snapshot it was planned on.
-    const planned = (objectKind: WrittenKind, object: string) =>
-      (objectKind === 'Pod' ? pods : objectKind === 'Deployment' ? workloads.deployments : workloads.replicaSets).find((o) => o.metadata?.name === object)
-        ?.metadata?.resourceVersion ?? '';
+    const planned = (objectKind: 'Pod' | WorkloadKind, object: string) =>
+      (objectKind === 'Pod' ? pods : workloadsOfKind(workloads, objectKind)).find((o) => o.metadata?.name === object)?.metadata?.resourceVersion ?? '';
     // Writes that succeeded are recorded even when another failed (a failed one leaves its object as it was). A pod
     // write is never planned on before the cache shows it: a scale-down relies on the ReplicaSet controller's cache
     // showing the old pods' deletion cost, and the agent's own cache showing it is the nearest sign of that.
@@ -234,7 +235,7 @@ export class Reconciler {
     const decision = await failSafe(() => decide(input, ed.status));
     const { plan, statusWrite, progressOnly } = decision;
     const first = statusWrite === 'first';
-    const kind: WorkloadKind = input.ed.spec.subsetType === 'Deployment' ? 'Deployment' : 'ReplicaSet';
+    const kind: WorkloadKind = workloadKindOf(input.ed.spec.subsetType);
     if (progressOnly && plan.actions.length === 0) {
       const later = this.deferCounts(key, decision);
       if (later) return later;
@@ -436,7 +437,15 @@ export class Reconciler {
   private cachedObject(namespace: string, kind: WrittenKind, name: string): MetaObject | undefined {
     const { caches } = this.deps;
     const cache =
-      kind === 'Pod' ? caches.pods : kind === 'Deployment' ? caches.deployments : kind === 'ReplicaSet' ? caches.replicaSets : caches.extendedDeployments;
+      kind === 'Pod'
+        ? caches.pods
+        : kind === 'Deployment'
+          ? caches.deployments
+          : kind === 'StatefulSet'
+            ? caches.statefulSets
+            : kind === 'ReplicaSet'
+              ? caches.replicaSets
+              : caches.extendedDeployments;
     return cache.get(name, namespace);
   }
 

@@ -231,6 +231,7 @@ export function simulateRollout(ed: ExtendedDeployment, rolloutRevision: string,
       case 'createKeeper':
       case 'dropKeeper':
       case 'setPaused':
+      case 'setPartition':
       case 'openGate':
       case 'closeGate':
         return 0;

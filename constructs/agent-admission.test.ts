@@ -97,6 +97,7 @@ const policies = Object.fromEntries(
 const pods = policies['pods']!;
 const replicaSets = policies['replicasets']!;
 const deployments = policies['deployments']!;
+const statefulSets = policies['statefulsets']!;
 const history = policies['controllerrevisions']!;
 const message = (policy: AgentAdmissionPolicySpec, fragment: string) => {
   const found = policy.validations.find((v) => v.message.includes(fragment));
@@ -146,7 +147,7 @@ function changed<T>(o: T, change: (copy: T) => void): T {
 }
 
 /** A regional workload as rendered (core/render.ts), as the API server stores it. */
-function workload(kind: 'ReplicaSet' | 'Deployment'): WorkloadFixture {
+function workload(kind: 'ReplicaSet' | 'Deployment' | 'StatefulSet'): WorkloadFixture {
   const selector = { matchLabels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd64' } };
   return {
     apiVersion: 'apps/v1',
@@ -163,6 +164,12 @@ function workload(kind: 'ReplicaSet' | 'Deployment'): WorkloadFixture {
       selector,
       template: { metadata: { labels: { ...labels } }, spec: { containers: [{ name: 'web', image: 'registry.example/web:1' }] } },
       ...(kind === 'Deployment' && { strategy: { type: 'RollingUpdate' }, revisionHistoryLimit: 10, paused: false }),
+      ...(kind === 'StatefulSet' && {
+        podManagementPolicy: 'OrderedReady',
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 3 } },
+        revisionHistoryLimit: 2,
+        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+      }),
     },
   };
 }
@@ -219,6 +226,8 @@ describe('agent admission policies: rendered objects', () => {
       'ValidatingAdmissionPolicyBinding extended-deployment-agent-replicasets',
       'ValidatingAdmissionPolicy extended-deployment-agent-deployments',
       'ValidatingAdmissionPolicyBinding extended-deployment-agent-deployments',
+      'ValidatingAdmissionPolicy extended-deployment-agent-statefulsets',
+      'ValidatingAdmissionPolicyBinding extended-deployment-agent-statefulsets',
       'ValidatingAdmissionPolicy extended-deployment-agent-controllerrevisions',
       'ValidatingAdmissionPolicyBinding extended-deployment-agent-controllerrevisions',
     ]);
@@ -243,6 +252,7 @@ describe('agent admission policies: rendered objects', () => {
       [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'pods/status'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
       [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: ['replicasets'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
       [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
+      [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: ['statefulsets'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
       [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: ['controllerrevisions'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
     ]);
     // Cluster-scoped also in a namespaced chart.
@@ -263,7 +273,7 @@ describe('agent admission policies: rendered objects', () => {
 
   it("with watchNamespaces, refuses the agent's writes in every other namespace", () => {
     const scoped = render({ watchNamespaces: ['shop', 'pay'] }).filter((o) => o.kind === 'ValidatingAdmissionPolicy');
-    expect(scoped).toHaveLength(4);
+    expect(scoped).toHaveLength(5);
     for (const o of scoped) {
       const spec = o.spec as AgentAdmissionPolicySpec;
       const rule = "request.namespace in ['shop', 'pay']";
@@ -434,8 +444,8 @@ describe('agent admission policies: pods', () => {
   });
 });
 
-describe('agent admission policies: ReplicaSets and Deployments', () => {
-  it('lets the agent scale, and pause a Deployment', () => {
+describe('agent admission policies: ReplicaSets, Deployments and StatefulSets', () => {
+  it("lets the agent scale, pause a Deployment, and move a StatefulSet's partition", () => {
     const rs = workload('ReplicaSet');
     expect(
       admit(
@@ -454,12 +464,22 @@ describe('agent admission policies: ReplicaSets and Deployments', () => {
         d,
       ),
     ).toEqual([]);
+    const sts = workload('StatefulSet');
+    expect(
+      admit(
+        statefulSets,
+        update,
+        changed(sts, (w) => Object.assign(w.spec, { replicas: 4, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 1 } } })),
+        sts,
+      ),
+    ).toEqual([]);
   });
 
   it('refuses to create or delete a workload', () => {
     for (const [policy, kind, fragment] of [
       [replicaSets, 'ReplicaSet', 'only keepers'],
       [deployments, 'Deployment', 'never creates or deletes'],
+      [statefulSets, 'StatefulSet', 'never creates or deletes'],
     ] as const) {
       const rule = message(policy, fragment);
       expect(admit(policy, { operation: 'CREATE' }, workload(kind), null), kind).toEqual([rule]);
@@ -505,6 +525,7 @@ describe('agent admission policies: ReplicaSets and Deployments', () => {
     for (const [policy, kind] of [
       [replicaSets, 'ReplicaSet'],
       [deployments, 'Deployment'],
+      [statefulSets, 'StatefulSet'],
     ] as const) {
       const unrelated = changed(workload(kind), (w) => (w.metadata.labels = { app: 'coredns' }));
       expect(
@@ -530,12 +551,23 @@ describe('agent admission policies: ReplicaSets and Deployments', () => {
       strategy: (w) => (w.spec['strategy'] = { type: 'Recreate' }),
       progressDeadlineSeconds: (w) => (w.spec['progressDeadlineSeconds'] = 1),
     });
+    expectRefused(statefulSets, 'only spec.replicas and spec.updateStrategy.rollingUpdate.partition', workload('StatefulSet'), {
+      'the template': (w) => (w.spec.template.spec.containers[0]!.image = 'evil:1'),
+      'the claim templates': (w) => (w.spec['volumeClaimTemplates'] = []),
+      serviceName: (w) => (w.spec['serviceName'] = 'other'),
+      podManagementPolicy: (w) => (w.spec['podManagementPolicy'] = 'Parallel'),
+    });
+    expectRefused(statefulSets, 'only the partition', workload('StatefulSet'), {
+      'the update type': (w) => (w.spec['updateStrategy'] = { type: 'OnDelete' }),
+      'the unavailability budget': (w) => (w.spec['updateStrategy'] = { type: 'RollingUpdate', rollingUpdate: { partition: 3, maxUnavailable: 3 } }),
+    });
   });
 
   it('refuses metadata changes', () => {
     for (const [policy, kind] of [
       [replicaSets, 'ReplicaSet'],
       [deployments, 'Deployment'],
+      [statefulSets, 'StatefulSet'],
     ] as const) {
       expectRefused(policy, 'labels, annotations', workload(kind), {
         [`${kind}: a label`]: (c) => (c.metadata.labels['app'] = 'other'),
@@ -603,6 +635,7 @@ describe('agent admission policies: coverage', () => {
       pods: ['never creates pods', 'labelled', 'no pod label', 'no pod annotation', 'ownerReferences', 'no pod spec field', 'no pod status', 'readiness gate'],
       replicasets: ['only keepers', 'labelled', 'labels, annotations', 'only spec.replicas'],
       deployments: ['never creates or deletes', 'labelled', 'labels, annotations', 'only spec.replicas and spec.paused'],
+      statefulsets: ['never creates or deletes', 'labelled', 'labels, annotations', 'only spec.replicas and spec.updateStrategy', 'only the partition'],
       controllerrevisions: ['writes only', 'changes or deletes only', "ControllerRevision's labels"],
     };
     for (const [resource, policy] of Object.entries(policies)) {

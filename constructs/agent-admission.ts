@@ -59,7 +59,7 @@ export interface AgentAdmissionBindingSpec {
 /** One policy and its binding, both named `name`. */
 export interface AgentAdmissionPolicy {
   /** The resource it guards: `pods` (with pods/status), `replicasets`, `deployments` or `controllerrevisions`. */
-  readonly resource: 'pods' | 'replicasets' | 'deployments' | 'controllerrevisions';
+  readonly resource: 'pods' | 'replicasets' | 'deployments' | 'statefulsets' | 'controllerrevisions';
   readonly name: string;
   readonly policy: AgentAdmissionPolicySpec;
   readonly binding: AgentAdmissionBindingSpec;
@@ -71,7 +71,7 @@ export interface AgentAdmissionOptions {
   readonly namespace: string;
   /**
    * Name of the ServiceAccount; the policies are named `<name>-pods`, `<name>-replicasets`, `<name>-deployments`,
-   * `<name>-controllerrevisions`.
+   * `<name>-statefulsets`, `<name>-controllerrevisions`.
    */
   readonly name: string;
   /** The namespaces the agent watches; every write elsewhere is denied. Undefined: every namespace. */
@@ -122,6 +122,28 @@ export const POD_STATUS_FIELDS: readonly string[] = [
 export const REPLICA_SET_PINNED_FIELDS: readonly string[] = ['selector', 'template', 'minReadySeconds'];
 /** Deployment spec fields besides `replicas` and `paused` (compat mode). */
 export const DEPLOYMENT_PINNED_FIELDS: readonly string[] = [...REPLICA_SET_PINNED_FIELDS, 'strategy', 'revisionHistoryLimit', 'progressDeadlineSeconds'];
+/** StatefulSet spec fields besides `replicas` and the rolling update's `partition` (checked on their own). */
+export const STATEFUL_SET_PINNED_FIELDS: readonly string[] = [
+  ...REPLICA_SET_PINNED_FIELDS,
+  'serviceName',
+  'podManagementPolicy',
+  'volumeClaimTemplates',
+  'persistentVolumeClaimRetentionPolicy',
+  'revisionHistoryLimit',
+  'ordinals',
+];
+
+/** What the agent may write on each kind of regional workload, and what stays Git's. */
+const WORKLOAD_RULES = {
+  replicasets: { kind: 'ReplicaSet', pinned: REPLICA_SET_PINNED_FIELDS, writable: 'spec.replicas', keepers: true },
+  deployments: { kind: 'Deployment', pinned: DEPLOYMENT_PINNED_FIELDS, writable: 'spec.replicas and spec.paused', keepers: false },
+  statefulsets: {
+    kind: 'StatefulSet',
+    pinned: STATEFUL_SET_PINNED_FIELDS,
+    writable: 'spec.replicas and spec.updateStrategy.rollingUpdate.partition',
+    keepers: false,
+  },
+} as const;
 
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 const list = (values: readonly string[]) => `[${values.map(quote).join(', ')}]`;
@@ -144,7 +166,7 @@ const METADATA_VARIABLES: AdmissionVariable[] = [
 function commonValidations(kind: string, options: AgentAdmissionOptions, operations: 'update' | 'update, keepers' | 'update or delete'): AdmissionValidation[] {
   return [
     operations === 'update'
-      ? // The agent neither creates nor deletes Deployments. RBAC grants neither (a server-side apply that would
+      ? // The agent neither creates nor deletes Deployments or StatefulSets. RBAC grants neither (a server-side apply that would
         // create one is authorized as `create`); this keeps it so should a role be widened, e.g. by a wildcard.
         { expression: `request.operation == 'UPDATE'`, message: `the agent only updates ${kind}: it never creates or deletes one` }
       : operations === 'update, keepers'
@@ -258,16 +280,17 @@ const keeperOf = (o: 'object' | 'oldObject') => {
 };
 
 /**
- * ReplicaSets, or Deployments in compat mode: the agent sets `spec.replicas` (and a Deployment's `spec.paused`) by
- * server-side apply. Labels, annotations and every other spec field are Git's: the template and selector decide what
- * runs, and a token that could rewrite them could run anything under the workload's ServiceAccount. The one
- * ReplicaSet the agent creates and deletes is a keeper, which makes the old-revision pods a partition keeps from the
- * template the history recorded; its template is the agent's to choose, so the policy holds it to the shape of one.
+ * ReplicaSets, Deployments in compat mode, and StatefulSets: the agent sets `spec.replicas` (and a Deployment's
+ * `spec.paused`, a StatefulSet's rolling-update partition) by server-side apply. Labels, annotations and every other
+ * spec field are Git's: the template and selector decide what runs, and a token that could rewrite them could run
+ * anything under the workload's ServiceAccount. The one ReplicaSet the agent creates and deletes is a keeper, which
+ * makes the old-revision pods a partition keeps from the template the history recorded; its template is the agent's
+ * to choose, so the policy holds it to the shape of one.
  */
-function workloadPolicy(options: AgentAdmissionOptions, resource: 'replicasets' | 'deployments'): AgentAdmissionPolicySpec {
-  const pinned = resource === 'deployments' ? DEPLOYMENT_PINNED_FIELDS : REPLICA_SET_PINNED_FIELDS;
-  const writable = resource === 'deployments' ? 'spec.replicas and spec.paused' : 'spec.replicas';
-  const keepers = resource === 'replicasets';
+function workloadPolicy(options: AgentAdmissionOptions, resource: keyof typeof WORKLOAD_RULES): AgentAdmissionPolicySpec {
+  const { kind, pinned, writable, keepers } = WORKLOAD_RULES[resource];
+  const strategy = 'object.spec.?updateStrategy';
+  const oldStrategy = 'oldObject.spec.?updateStrategy';
   return {
     ...shared(options),
     matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: [resource], operations: ['CREATE', 'UPDATE', 'DELETE'] }] },
@@ -289,9 +312,20 @@ function workloadPolicy(options: AgentAdmissionOptions, resource: 'replicasets' 
         expression: onUpdate(
           `variables.newLabels == variables.oldLabels && variables.newAnnotations == variables.oldAnnotations && ${unchanged('.metadata', ['ownerReferences', 'finalizers'])}`,
         ),
-        message: `the agent may not change a ${resource === 'deployments' ? 'Deployment' : 'ReplicaSet'}'s labels, annotations, ownerReferences or finalizers`,
+        message: `the agent may not change a ${kind}'s labels, annotations, ownerReferences or finalizers`,
       },
       { expression: onUpdate(unchanged('.spec', pinned)), message: `the agent may change only ${writable} (${pinned.join(', ')} stay)` },
+      ...(resource === 'statefulsets'
+        ? [
+            {
+              // The partition paces the StatefulSet controller's own rollout; the type and the unavailability budget are Git's.
+              expression: onUpdate(
+                `${strategy}.?type == ${oldStrategy}.?type && ${strategy}.?rollingUpdate.?maxUnavailable == ${oldStrategy}.?rollingUpdate.?maxUnavailable`,
+              ),
+              message: 'the agent may change only the partition of a StatefulSet\'s updateStrategy',
+            },
+          ]
+        : []),
     ],
   };
 }
@@ -345,7 +379,7 @@ export function agentUsername(options: Pick<AgentAdmissionOptions, 'namespace' |
 /**
  * The agent's admission policies, one per kind it writes (each is type-checked against the schema of the kinds it
  * matches, so a rule naming `spec.template` cannot share a policy with pods): pods (and pods/status), ReplicaSets,
- * Deployments, ControllerRevisions. Each binding denies (`validationActions: [Deny]`).
+ * Deployments, StatefulSets, ControllerRevisions. Each binding denies (`validationActions: [Deny]`).
  *
  * Not covered: `pods/eviction` (the Eviction object names the pod, but a policy cannot read the pod behind it; an
  * eviction honours PodDisruptionBudgets, and the pod's controller recreates the pod), and the agent's own resources
@@ -356,6 +390,7 @@ export function agentAdmissionPolicies(options: AgentAdmissionOptions): AgentAdm
     ['pods', podPolicy(options)],
     ['replicasets', workloadPolicy(options, 'replicasets')],
     ['deployments', workloadPolicy(options, 'deployments')],
+    ['statefulsets', workloadPolicy(options, 'statefulsets')],
     ['controllerrevisions', historyPolicy(options)],
   ];
   return policies.map(([resource, policy]) => {

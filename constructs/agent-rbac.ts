@@ -43,6 +43,13 @@ export const AGENT_PERMISSIONS: readonly AgentPermission[] = [
   },
   {
     apiGroup: 'apps',
+    resource: 'statefulsets',
+    verbs: ['list', 'watch', 'patch'],
+    scope: 'Namespaced',
+    why: 'informer; server-side apply of spec.replicas and the rolling update partition (StatefulSet regions)',
+  },
+  {
+    apiGroup: 'apps',
     resource: 'controllerrevisions',
     verbs: ['list', 'watch', 'create', 'update', 'delete'],
     scope: 'Namespaced',

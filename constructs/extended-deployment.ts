@@ -122,10 +122,16 @@ export interface ExtendedDeploymentProps {
   /** Regions to run in, in priority order. */
   readonly regions: ExtendedDeploymentRegion[];
   /**
-   * Regional workload kind: `ReplicaSet`, `Deployment` (compat mode), or `InplaceSet` (upstream). Immutable.
+   * Regional workload kind: `ReplicaSet`, `Deployment` (compat mode), `InplaceSet` (upstream), or `StatefulSet`
+   * (stable pod names and a claim per pod; groups are partition steps). Immutable.
    * @default "ReplicaSet"
    */
-  readonly subsetType?: 'ReplicaSet' | 'Deployment' | 'InplaceSet';
+  readonly subsetType?: 'ReplicaSet' | 'Deployment' | 'InplaceSet' | 'StatefulSet';
+  /**
+   * StatefulSet regions only: the fields of each regional StatefulSet beside the pod template.
+   * @default none
+   */
+  readonly statefulSet?: StatefulSetProps;
   /**
    * Old revisions kept for rollback.
    * @default 5
@@ -136,6 +142,56 @@ export interface ExtendedDeploymentProps {
    * @default Beta groups of 1, new pods first, no gates (each field of {@link StrategyProps} has its default)
    */
   readonly strategy?: StrategyProps;
+}
+
+/** The fields of each regional StatefulSet (subsetType `StatefulSet`) beside the pod template. */
+export interface StatefulSetProps {
+  /**
+   * The governing headless Service (defined beside the ExtendedDeployment) that gives each pod a stable DNS name.
+   * Immutable in Kubernetes.
+   * @default none
+   */
+  readonly serviceName?: string;
+  /**
+   * How a region creates and removes pods when it scales: one at a time in ordinal order, or all at once. Immutable in
+   * Kubernetes.
+   * @default "OrderedReady"
+   */
+  readonly podManagementPolicy?: 'OrderedReady' | 'Parallel';
+  /**
+   * A claim per pod and template, made by the StatefulSet controller in the pod's region (claims are named
+   * `<name>-<statefulset>-<ordinal>`). Immutable in Kubernetes.
+   * @default none
+   */
+  readonly volumeClaimTemplates?: VolumeClaimTemplateProps[];
+  /**
+   * Whether claims outlive their pods (Kubernetes 1.32+): `Retain` or `Delete`, when the StatefulSet is deleted and when
+   * a region scales pods away (moves included).
+   * @default both Retain
+   */
+  readonly persistentVolumeClaimRetentionPolicy?: { readonly whenDeleted?: 'Retain' | 'Delete'; readonly whenScaled?: 'Retain' | 'Delete' };
+}
+
+/** One volume claim template of StatefulSet regions. */
+export interface VolumeClaimTemplateProps {
+  /** Claim name: containers mount it by this name. */
+  readonly name: string;
+  /** The claim's spec, as typed Kubernetes structs (`k8s.PersistentVolumeClaimSpec` of cdk8s-plus-28). */
+  readonly spec: k8s.PersistentVolumeClaimSpec;
+}
+
+function statefulSetSpec(props: StatefulSetProps): NonNullable<ExtendedDeploymentSpecInput['statefulSet']> {
+  return {
+    ...(props.serviceName !== undefined && { serviceName: props.serviceName }),
+    ...(props.podManagementPolicy !== undefined && { podManagementPolicy: props.podManagementPolicy }),
+    ...(props.volumeClaimTemplates && {
+      volumeClaimTemplates: props.volumeClaimTemplates.map((t) => ({
+        metadata: { name: t.name },
+        spec: k8s.toJson_PersistentVolumeClaimSpec(t.spec) ?? {},
+      })),
+    }),
+    ...(props.persistentVolumeClaimRetentionPolicy && { persistentVolumeClaimRetentionPolicy: { ...props.persistentVolumeClaimRetentionPolicy } }),
+  };
 }
 
 /**
@@ -161,6 +217,7 @@ export class ExtendedDeployment extends Construct {
       selector: props.selector ?? { matchLabels: templateLabels },
       template,
       ...(props.subsetType && { subsetType: props.subsetType }),
+      ...(props.statefulSet && { statefulSet: statefulSetSpec(props.statefulSet) }),
       ...(props.historyLimit !== undefined && { historyLimit: props.historyLimit }),
       regions: props.regions.map((r) => ({
         name: r.region.name,

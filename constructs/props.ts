@@ -117,6 +117,26 @@ export interface RegionOverrides {
    * @default none
    */
   readonly tolerations?: Toleration[];
+  /**
+   * StatefulSet regions: changes to the volume claim templates by claim name, for this region only (its StorageClass,
+   * the size each claim requests).
+   * @default none
+   */
+  readonly volumeClaims?: Record<string, VolumeClaimOverride>;
+}
+
+/** A region's changes to one volume claim template of StatefulSet regions. */
+export interface VolumeClaimOverride {
+  /**
+   * StorageClass of this region's claims (zonal storage, another provisioner).
+   * @default the template's
+   */
+  readonly storageClassName?: string;
+  /**
+   * Size each claim requests in this region (`resources.requests.storage`), e.g. `"20Gi"`.
+   * @default the template's
+   */
+  readonly storage?: string | number;
 }
 
 /** One RFC 6902 operation on a region's pod template, as the upstream operator's `overriders` write it. */

@@ -102,6 +102,9 @@ describe('generated CRDs', () => {
       'every overriders entry must name a region of spec.regions',
       'percentage replicas need spec.replicas',
       'in-place updates need subsetType ReplicaSet or InplaceSet',
+      'spec.statefulSet needs subsetType StatefulSet',
+      'StatefulSet regions are replaced one pod at a time by the StatefulSet controller: updateStrategy.type must be ReCreate',
+      "StatefulSet regions take no partition: the agent owns the StatefulSet's own",
     ]);
     const replicas = ((((spec['properties'] as Record<string, Schema>)['regions'] as Schema)['items'] as Schema)['properties'] as Record<string, Schema>)[
       'replicas'

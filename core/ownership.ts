@@ -38,13 +38,13 @@ export function isControlledBy(references: readonly OwnerReference[] | undefined
 }
 
 /**
- * The controllers whose pods are a regional workload's: the ReplicaSet itself, or for a Deployment (compat mode) the
- * ReplicaSets it controls, one per template it has run (its pods name their ReplicaSet, never the Deployment).
- * `replicaSets` are those of the workload's namespace (owner references never cross namespaces).
+ * The controllers whose pods are a regional workload's: the ReplicaSet or StatefulSet itself, or for a Deployment
+ * (compat mode) the ReplicaSets it controls, one per template it has run (its pods name their ReplicaSet, never the
+ * Deployment). `replicaSets` are those of the workload's namespace (owner references never cross namespaces).
  */
-export function podControllers(workload: Owned, kind: 'ReplicaSet' | 'Deployment', replicaSets: readonly Owned[]): OwnerId[] {
+export function podControllers(workload: Owned, kind: 'ReplicaSet' | 'Deployment' | 'StatefulSet', replicaSets: readonly Owned[]): OwnerId[] {
   const self = ownerId(kind, workload);
-  if (kind === 'ReplicaSet') return [self];
+  if (kind !== 'Deployment') return [self];
   return replicaSets.filter((rs) => isControlledBy(rs.metadata?.ownerReferences, self)).map((rs) => ownerId('ReplicaSet', rs));
 }
 

@@ -1,7 +1,7 @@
 import { DEFAULT_NAMESPACE, type IntOrPercent } from './api/common.js';
 import { API_GROUP, API_VERSION, ED_KIND, REGION_KIND, UPSTREAM_INPLACESET_KIND } from './api/identity.js';
 import type { DeployRegion } from './api/deploy-region.js';
-import { podTemplate, type ExtendedDeployment, type RolloutStrategy } from './api/extended-deployment.js';
+import { podTemplate, type ClaimOverride, type ExtendedDeployment, type RolloutStrategy, type VolumeClaimTemplate } from './api/extended-deployment.js';
 import { distributeReplicas, type BelowNeeds } from './distribution.js';
 import {
   IN_PLACE_READINESS_GATE,
@@ -326,7 +326,43 @@ function regionalWorkload(ed: ExtendedDeployment, namespace: string, region: str
     spec['strategy'] = nativeStrategy(ed.spec.strategy);
     return { apiVersion: 'apps/v1', kind: 'Deployment', metadata, spec };
   }
+  if (ed.spec.subsetType === 'StatefulSet') return { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata, spec: statefulSetSpec(ed, region, spec) };
   return { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata, spec };
+}
+
+/**
+ * A regional StatefulSet's spec. Neither spec.replicas nor the rolling update's partition is rendered: the agent owns
+ * both (its own field manager), and holds every pod behind the partition between rollouts, so a template Git syncs
+ * changes no pod until the agent's groups reach it. Its revision history stays small: the ExtendedDeployment's own
+ * history is the one rollbacks read.
+ */
+function statefulSetSpec(ed: ExtendedDeployment, region: string, common: JsonObject): JsonObject {
+  const fields = ed.spec.statefulSet;
+  const overrides = ed.spec.regions.find((r) => r.name === region)?.overrides?.volumeClaims ?? {};
+  const spec: JsonObject = {
+    ...(fields?.serviceName !== undefined && { serviceName: fields.serviceName }),
+    podManagementPolicy: fields?.podManagementPolicy ?? 'OrderedReady',
+    updateStrategy: { type: 'RollingUpdate' },
+    revisionHistoryLimit: STATEFULSET_REVISION_HISTORY,
+    ...common,
+  };
+  if (fields?.persistentVolumeClaimRetentionPolicy) spec['persistentVolumeClaimRetentionPolicy'] = { ...fields.persistentVolumeClaimRetentionPolicy };
+  if (fields?.volumeClaimTemplates) spec['volumeClaimTemplates'] = fields.volumeClaimTemplates.map((t) => regionalClaim(t, overrides[t.metadata.name]));
+  return spec;
+}
+
+/** The StatefulSet's own ControllerRevisions kept: the current and the previous template (rollbacks read the ExtendedDeployment's history). */
+const STATEFULSET_REVISION_HISTORY = 2;
+
+/** A claim template with a region's overrides: its StorageClass and its size. */
+function regionalClaim(template: VolumeClaimTemplate, override: ClaimOverride | undefined): JsonObject {
+  const claim = cloneJson(template) as JsonObject & { spec: JsonObject };
+  if (override?.storageClassName !== undefined) claim.spec['storageClassName'] = override.storageClassName;
+  if (override?.storage !== undefined) {
+    const resources = (claim.spec['resources'] ?? {}) as JsonObject;
+    claim.spec['resources'] = { ...resources, requests: { ...(resources['requests'] as JsonObject | undefined), storage: override.storage } };
+  }
+  return claim;
 }
 
 /**

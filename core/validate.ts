@@ -111,6 +111,8 @@ export function validateExtendedDeployment(
     });
   }
 
+  statefulSetProblems(ed, problems);
+
   const strategy = spec.strategy;
   if (spec.subsetType === 'Deployment' && strategy.updateStrategy.type === 'InPlaceIfPossible') {
     problems.add(
@@ -128,6 +130,45 @@ export function validateExtendedDeployment(
   if (isZero(strategy.faultMove.failureThreshold)) {
     problems.add(['spec', 'strategy', 'faultMove', 'failureThreshold'], 'must be at least 1 node or 1%: 0 would mark every region failed');
   }
+}
+
+/**
+ * What only StatefulSet regions may have, and what they may not: the StatefulSet controller replaces pods itself, one at
+ * a time from the highest ordinal, deleting each before making it again (a pod's name and claims allow no second
+ * copy), and its partition is the agent's, so neither another replacement type nor a region's partition applies.
+ */
+function statefulSetProblems(ed: ExtendedDeployment, problems: ProblemList): void {
+  const { spec } = ed;
+  const stateful = spec.subsetType === 'StatefulSet';
+  if (!stateful) {
+    if (spec.statefulSet) problems.add(['spec', 'statefulSet'], `needs subsetType StatefulSet (subsetType is ${spec.subsetType})`);
+    spec.regions.forEach((region, i) => {
+      if (region.overrides?.volumeClaims) problems.add(['spec', 'regions', i, 'overrides', 'volumeClaims'], 'needs subsetType StatefulSet');
+    });
+    return;
+  }
+  const type = spec.strategy.updateStrategy.type;
+  if (type !== 'ReCreate')
+    problems.add(
+      ['spec', 'strategy', 'updateStrategy', 'type'],
+      `${type} does not apply to StatefulSet regions: the StatefulSet controller replaces pods one at a time (ReCreate, the default)`,
+    );
+  const claims = new Set((spec.statefulSet?.volumeClaimTemplates ?? []).map((t) => t.metadata.name));
+  (spec.statefulSet?.volumeClaimTemplates ?? []).forEach((t, i) => {
+    if ((spec.statefulSet?.volumeClaimTemplates ?? []).findIndex((o) => o.metadata.name === t.metadata.name) !== i)
+      problems.add(['spec', 'statefulSet', 'volumeClaimTemplates', i, 'metadata', 'name'], `claim template ${JSON.stringify(t.metadata.name)} is defined twice`);
+  });
+  spec.regions.forEach((region, i) => {
+    if (region.partition !== undefined)
+      problems.add(['spec', 'regions', i, 'partition'], "does not apply to StatefulSet regions: the agent owns the StatefulSet's own partition");
+    for (const name of Object.keys(region.overrides?.volumeClaims ?? {})) {
+      if (!claims.has(name))
+        problems.add(
+          ['spec', 'regions', i, 'overrides', 'volumeClaims', name],
+          `no volume claim template named ${JSON.stringify(name)} (spec.statefulSet.volumeClaimTemplates: ${[...claims].join(', ') || 'none'})`,
+        );
+    }
+  });
 }
 
 function isZero(value: number | string): boolean {

@@ -507,8 +507,8 @@ const cases: Case[] = [
   },
   {
     name: 'unknown subsetType',
-    mutate: ({ ed }) => (ed.spec.subsetType = 'StatefulSet'),
-    expected: [`${ED}: spec.subsetType: must be one of "ReplicaSet", "Deployment", "InplaceSet"`],
+    mutate: ({ ed }) => (ed.spec.subsetType = 'DaemonSet'),
+    expected: [`${ED}: spec.subsetType: must be one of "ReplicaSet", "Deployment", "InplaceSet", "StatefulSet"`],
   },
   {
     name: 'unknown rolloutStrategy',
@@ -558,13 +558,13 @@ const cases: Case[] = [
     name: 'a bad name stops the cross-field rules but not the other schema problems',
     mutate: ({ ed }) => {
       ed.metadata.name = 'Web';
-      ed.spec.subsetType = 'StatefulSet';
+      ed.spec.subsetType = 'DaemonSet';
       ed.spec.regions[1].replicas = '150%';
       ed.spec.template.spec.restartPolicy = 'Never';
     },
     expected: [
       `ExtendedDeployment shop/Web: metadata.name: ${DNS}`,
-      'ExtendedDeployment shop/Web: spec.subsetType: must be one of "ReplicaSet", "Deployment", "InplaceSet"',
+      'ExtendedDeployment shop/Web: spec.subsetType: must be one of "ReplicaSet", "Deployment", "InplaceSet", "StatefulSet"',
       'ExtendedDeployment shop/Web: spec.regions[1].replicas: "150%" exceeds 100%',
     ],
   },

@@ -72,6 +72,16 @@ export const regionOverrides = z
     annotations: stringMap.optional().describe('Annotations added to (or replaced in) the pod template.'),
     nodeSelector: stringMap.optional().describe("Entries merged into the pod's nodeSelector."),
     tolerations: z.array(toleration).optional().describe("Tolerations appended to the pod's (after the region's own)."),
+    volumeClaims: z
+      .record(
+        dnsLabel,
+        z.strictObject({
+          storageClassName: z.string().optional().describe('StorageClass of this region\'s claims (zonal storage, another provisioner).'),
+          storage: quantity.optional().describe("Size each claim requests in this region (resources.requests.storage)."),
+        }),
+      )
+      .optional()
+      .describe('StatefulSet regions: changes to the volume claim templates by claim name, for this region only.'),
   })
   .describe('Typed changes to the pod template for this region only.');
 
@@ -87,7 +97,7 @@ export const regionPlacement = z
     partition: intOrPercent
       .optional()
       .describe(
-        'Pods of this region that stay on the revision they ran when a rollout reaches them (a grey phase): an integer, or "N%" of the region\'s replicas rounded up. The rollout stops there, Healthy, with both revisions running; lowering it moves the difference on, within the budgets, and removing it finishes the rollout. ReplicaSet regions only.',
+        'Pods of this region that stay on the revision they ran when a rollout reaches them (a grey phase): an integer, or "N%" of the region\'s replicas rounded up. The rollout stops there, Healthy, with both revisions running; lowering it moves the difference on, within the budgets, and removing it finishes the rollout. ReplicaSet (and InplaceSet) regions only.',
       ),
     overrides: regionOverrides.optional(),
   })
@@ -214,7 +224,48 @@ export const rolloutStrategy = z
   })
   .prefault({});
 
-export const subsetTypes = ['ReplicaSet', 'Deployment', 'InplaceSet'] as const;
+export const subsetTypes = ['ReplicaSet', 'Deployment', 'InplaceSet', 'StatefulSet'] as const;
+
+/** One PersistentVolumeClaim template of StatefulSet regions (core/v1 PersistentVolumeClaim: name and spec). */
+const volumeClaimTemplate = z
+  .looseObject({
+    metadata: z.looseObject({ name: dnsLabel.describe('Claim name: pods mount it by this name; claims are named `<name>-<statefulset>-<ordinal>`.') }),
+    spec: z
+      .looseObject({
+        storageClassName: z.string().optional().describe('StorageClass of the claims; a region can override it (overrides.volumeClaims).'),
+        accessModes: z.array(z.string()).optional(),
+        resources: z.looseObject({ requests: z.record(z.string(), quantity).optional() }).optional(),
+      })
+      .describe('core/v1 PersistentVolumeClaimSpec.'),
+  })
+  .meta({ 'x-kubernetes-preserve-unknown-fields': true });
+
+const claimRetention = z.enum(['Retain', 'Delete']);
+
+/** What StatefulSet regions add to the pod template: a StatefulSet's own fields, the same in every region. */
+export const statefulSetFields = z
+  .strictObject({
+    serviceName: dnsLabel
+      .optional()
+      .describe("The governing headless Service (in Git beside the ExtendedDeployment) that gives each pod a stable DNS name. Immutable in Kubernetes."),
+    podManagementPolicy: z
+      .enum(['OrderedReady', 'Parallel'])
+      .default('OrderedReady')
+      .describe('How a region creates and removes pods when it scales: one at a time in ordinal order (OrderedReady) or all at once. Immutable in Kubernetes.'),
+    volumeClaimTemplates: z
+      .array(volumeClaimTemplate)
+      .max(16, { message: 'supports at most 16 claim templates' })
+      .optional()
+      .describe("A claim per pod and template, made by the StatefulSet controller in the pod's region. Immutable in Kubernetes."),
+    persistentVolumeClaimRetentionPolicy: z
+      .strictObject({
+        whenDeleted: claimRetention.default('Retain').describe('What happens to the claims when the region\'s StatefulSet is deleted.'),
+        whenScaled: claimRetention.default('Retain').describe('What happens to the claims of pods a region scales away (moves included).'),
+      })
+      .optional()
+      .describe('Whether claims outlive their pods (Kubernetes 1.32+).'),
+  })
+  .describe('StatefulSet regions only: the fields of each regional StatefulSet beside the pod template.');
 
 /** ExtendedDeployment spec: one application over several regions. */
 export const extendedDeploymentSpec = z
@@ -236,8 +287,9 @@ export const extendedDeploymentSpec = z
       .default('ReplicaSet')
       .meta({ 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec.subsetType is immutable' }] })
       .describe(
-        'Regional workload kind: ReplicaSet (default), Deployment (compat mode), or InplaceSet (upstream: a ReplicaSet with in-place updates on). Immutable.',
+        'Regional workload kind: ReplicaSet (default), Deployment (compat mode), InplaceSet (upstream: a ReplicaSet with in-place updates on), or StatefulSet (stable pod names and a claim per pod; groups are partition steps). Immutable.',
       ),
+    statefulSet: statefulSetFields.optional(),
     regions: z
       .array(regionPlacement)
       .min(1, { message: 'needs at least one region' })
@@ -264,6 +316,18 @@ export const extendedDeploymentSpec = z
       {
         rule: "!(self.subsetType == 'Deployment' && self.strategy.updateStrategy.type == 'InPlaceIfPossible')",
         message: 'in-place updates need subsetType ReplicaSet or InplaceSet',
+      },
+      {
+        rule: "!has(self.statefulSet) || self.subsetType == 'StatefulSet'",
+        message: 'spec.statefulSet needs subsetType StatefulSet',
+      },
+      {
+        rule: "self.subsetType != 'StatefulSet' || self.strategy.updateStrategy.type == 'ReCreate'",
+        message: 'StatefulSet regions are replaced one pod at a time by the StatefulSet controller: updateStrategy.type must be ReCreate',
+      },
+      {
+        rule: "self.subsetType != 'StatefulSet' || self.regions.all(r, !has(r.partition))",
+        message: "StatefulSet regions take no partition: the agent owns the StatefulSet's own",
       },
     ],
   });
@@ -353,3 +417,9 @@ export type RolloutStrategy = z.output<typeof rolloutStrategy>;
 export type PodTemplate = z.output<typeof podTemplate>;
 /** ExtendedDeployment status. */
 export type ExtendedDeploymentStatus = z.output<typeof extendedDeploymentStatus>;
+/** The StatefulSet fields of StatefulSet regions, defaults applied. */
+export type StatefulSetFields = z.output<typeof statefulSetFields>;
+/** One claim template of StatefulSet regions. */
+export type VolumeClaimTemplate = NonNullable<StatefulSetFields['volumeClaimTemplates']>[number];
+/** A region's changes to one claim template. */
+export type ClaimOverride = NonNullable<RegionOverrides['volumeClaims']>[string];

@@ -2,6 +2,7 @@ import { renderedRevisionOf } from '../rollout/growth.js';
 import { CHANGE_CAUSE_ANNOTATION, CURRENT_SINCE_ANNOTATION, NAME_LABEL, REVISION_LABEL, ROLLOUT_REVISION_ANNOTATION } from '../labels.js';
 import type { ExtendedDeploymentObject, ObjectMeta, PodTemplate, Workloads } from '../kube/objects.js';
 import { workloadName } from '../render.js';
+import { workloadKindOf, workloadsOfKind } from '../kube/workload-kinds.js';
 import type { RolloutInput } from '../rollout/planner.js';
 import { isPodActive } from '../rollout/pod-activity.js';
 import type { RegionState } from '../rollout/snapshot.js';
@@ -64,10 +65,10 @@ export function heldRevisions(regions: readonly RegionState[]): HeldRevision[] {
 
 /**
  * The regions' live templates, from the planner's input and the ExtendedDeployment's workloads: each region's
- * `<ed>-<region>` ReplicaSet, or Deployment in compat mode.
+ * `<ed>-<region>` ReplicaSet (or Deployment in compat mode, or StatefulSet).
  */
 export function liveTemplates(input: Pick<RolloutInput, 'ed' | 'regions'>, workloads: Workloads): LiveTemplate[] {
-  const candidates = input.ed.spec.subsetType === 'Deployment' ? workloads.deployments : workloads.replicaSets;
+  const candidates = workloadsOfKind(workloads, workloadKindOf(input.ed.spec.subsetType));
   const namespace = input.ed.metadata.namespace;
   return input.regions.map((r) => {
     const name = workloadName(input.ed.metadata.name, r.name);

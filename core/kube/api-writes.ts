@@ -15,6 +15,9 @@ export interface ApiRead {
   readonly resource: string;
 }
 
+/** The resource of each kind of regional workload. */
+export const WORKLOAD_RESOURCES: Readonly<Record<WorkloadKind, string>> = { ReplicaSet: 'replicasets', Deployment: 'deployments', StatefulSet: 'statefulsets' };
+
 /** An ExtendedDeployment's status (status-writer.ts replaces it). */
 export const STATUS_WRITE: ApiWrite = { verb: 'update', resource: `${ED_PLURAL}/status` };
 
@@ -22,16 +25,18 @@ export const STATUS_WRITE: ApiWrite = { verb: 'update', resource: `${ED_PLURAL}/
 export const REGION_STATUS_WRITE: ApiWrite = { verb: 'update', resource: `${REGION_PLURAL}/status` };
 
 /**
- * The write an action makes, as actuators.ts performs it: a scale or pause is an apply (patch) of the regional
+ * The write an action makes, as actuators.ts performs it: a scale, pause or partition is an apply (patch) of the regional
  * workload (or of a keeper), a keeper is created and deleted, a mark or swap step a patch of the pod, a gate a patch of the pod's status, a deletion an eviction
  * (create pods/eviction). A 403 on it names what the agent's ClusterRole lacks.
  */
 export function actionWrite(kind: WorkloadKind, action: RolloutAction): ApiWrite {
   switch (action.kind) {
     case 'scale':
-      return { verb: 'patch', resource: kind === 'Deployment' ? 'deployments' : 'replicasets' };
+      return { verb: 'patch', resource: WORKLOAD_RESOURCES[kind] };
     case 'setPaused':
       return { verb: 'patch', resource: 'deployments' };
+    case 'setPartition':
+      return { verb: 'patch', resource: 'statefulsets' };
     case 'createKeeper':
       return { verb: 'create', resource: 'replicasets' };
     case 'dropKeeper':

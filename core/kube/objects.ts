@@ -100,15 +100,20 @@ export type PodTemplate = {
   spec?: PodSpec;
 };
 
-/** A ReplicaSet or Deployment. */
+/** A ReplicaSet, Deployment or StatefulSet. */
 export interface WorkloadObject extends MetaObject {
   spec?: {
     replicas?: number;
     /** Deployments only. */
     paused?: boolean;
     template?: PodTemplate;
+    /** StatefulSets only: the rolling update's partition, which the agent owns. */
+    updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } };
   };
   status?: {
+    /** StatefulSets only: the revision the pods below the partition are made from, and the template's. */
+    currentRevision?: string;
+    updateRevision?: string;
     observedGeneration?: number;
     replicas?: number;
     updatedReplicas?: number;
@@ -126,12 +131,14 @@ export interface ControllerRevisionObject extends MetaObject {
 }
 
 /** Which kind the regional workloads of an ExtendedDeployment are. */
-export type WorkloadKind = 'ReplicaSet' | 'Deployment';
+export type WorkloadKind = 'ReplicaSet' | 'Deployment' | 'StatefulSet';
 
 /** The regional workloads the cache holds, by kind (list items carry no `kind`, so the caller keeps them apart). */
 export interface Workloads {
   readonly replicaSets: readonly WorkloadObject[];
   readonly deployments: readonly WorkloadObject[];
+  /** The regional StatefulSets (subsetType StatefulSet); undefined where none are read. */
+  readonly statefulSets?: readonly WorkloadObject[] | undefined;
   /**
    * The ExtendedDeployment's history (ControllerRevisions labelled with its name), where the templates its keepers
    * make old pods from are kept; undefined where there is none to read (edctl plan, an agent without the history yet).

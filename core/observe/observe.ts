@@ -42,9 +42,11 @@ import {
   type PodObject,
   type PodSpec,
   type PodTemplate,
+  type WorkloadKind,
   type WorkloadObject,
   type Workloads,
 } from '../kube/objects.js';
+import { workloadKindOf, workloadsOfKind } from '../kube/workload-kinds.js';
 
 /** The planner's input for one ExtendedDeployment, or why there is none. */
 export type Observation =
@@ -67,10 +69,10 @@ export type Observation =
  *   annotations) is rendered here against the DeployRegions, exactly as `edctl render` would. Either way every region
  *   must name a DeployRegion that exists and is valid (core's regionReferenceProblems): a rendered object's DeployRegion
  *   may be gone since its render, and a region without one would look like a region without nodes (Failed).
- * - Each region's workload is the ReplicaSet (or, in compat mode, Deployment) `<ed>-<region>` of its namespace, and
- *   its pods are those labelled with the ExtendedDeployment's and the region's names (the workload's selector) that
- *   the workload controls: their controller ownerReference names the ReplicaSet, or in compat mode one of the
- *   Deployment's ReplicaSets (core/ownership.ts). Terminal pods (Failed, Succeeded) stay in, with their phase: core
+ * - Each region's workload is the ReplicaSet (or, in compat mode, Deployment; or StatefulSet) `<ed>-<region>` of its
+ *   namespace, and its pods are those labelled with the ExtendedDeployment's and the region's names (the workload's
+ *   selector) that the workload controls: their controller ownerReference names the ReplicaSet or StatefulSet, or in
+ *   compat mode one of the Deployment's ReplicaSets (core/ownership.ts). Terminal pods (Failed, Succeeded) stay in, with their phase: core
  *   decides that they count nowhere (core/rollout/pod-activity.ts).
  * - A region's keeper (core/rollout/keeper.ts: a ReplicaSet the ExtendedDeployment controls, marked as a keeper) and
  *   its pods are kept apart from the region's; a region with a partition gets the templates its history recorded
@@ -145,8 +147,8 @@ function observeOne(
 
   const namespace = parsed.value.metadata.namespace ?? ed.metadata?.namespace ?? '';
   const name = parsed.value.metadata.name;
-  const compat = spec.subsetType === 'Deployment';
-  const candidates = compat ? workloads.deployments : workloads.replicaSets;
+  const kind = workloadKindOf(spec.subsetType);
+  const candidates = workloadsOfKind(workloads, kind);
   const inNamespace = within(namespace);
   const replicaSets = workloads.replicaSets.filter(inNamespace);
   const inPlace = inPlaceEnabled(parsed.value);
@@ -168,7 +170,7 @@ function observeOne(
       return method.method === 'in-place' ? method.images : undefined;
     };
     // Without its workload a region has no pods: whatever carries its labels is nobody's the agent may act on.
-    const owners = workload ? podControllers(workload, compat ? 'Deployment' : 'ReplicaSet', replicaSets) : [];
+    const owners = workload ? podControllers(workload, kind, replicaSets) : [];
     const regionPods = regionPodObjects(pods, namespace, name, placement.name, owners)
       .map((p) => ({ ...podState(p), swappable: swappable(p) }))
       .sort(byName);
@@ -177,7 +179,7 @@ function observeOne(
       .map((c) => ({ pod: { ...podState(c.pod), swappable: swappable(c.pod) }, count: c.count }));
     const nodes = assignment?.nodes.get(placement.name) ?? (assignment ? [] : undefined);
     const room = nodes && template && cluster?.usageKnown ? regionRoom(nodes, placementOf(template.spec)) : undefined;
-    const keeper = compat ? undefined : keeperOf(replicaSets, owner, placement.name);
+    const keeper = kind === 'ReplicaSet' ? keeperOf(replicaSets, owner, placement.name) : undefined;
     return {
       name: placement.name,
       targetRevision: target,
@@ -185,7 +187,7 @@ function observeOne(
       ...(placement.partition !== undefined && { partition: partitionPods(placement.partition, distribution.replicas[i] ?? 0) }),
       ...(nodes && { nodes }),
       ...(room !== undefined && { room }),
-      workload: workload ? workloadState(workload, compat) : undefined,
+      workload: workload ? workloadState(workload, kind) : undefined,
       pods: regionPods,
       ...(settled.length > 0 && { settled }),
       ...(keeper && { keeper: keeperState(keeper, regionPodObjects(pods, namespace, name, placement.name, [ownerId('ReplicaSet', keeper)])) }),
@@ -281,10 +283,12 @@ export function podsByRegion(ed: ExtendedDeploymentObject, workloads: Workloads,
     const named = (w: WorkloadObject) => w.metadata?.name === workloadName(name, region) && inNamespace(w);
     const replicaSet = replicaSets.find(named);
     const deployment = workloads.deployments.find(named);
+    const statefulSet = workloads.statefulSets?.find(named);
     const keeper = keeperOf(replicaSets, { name, uid: ed.metadata?.uid }, region);
     const owners = [
       ...(replicaSet ? podControllers(replicaSet, 'ReplicaSet', replicaSets) : []),
       ...(deployment ? podControllers(deployment, 'Deployment', replicaSets) : []),
+      ...(statefulSet ? [ownerId('StatefulSet', statefulSet)] : []),
       ...(keeper ? [ownerId('ReplicaSet', keeper)] : []),
     ];
     const regionPods = regionPodObjects(labelled, namespace, name, region, owners).map(podState).sort(byName);
@@ -391,8 +395,9 @@ function renderTargets(raw: ExtendedDeploymentObject, regionObjects: readonly De
   return { ok: true, revisions: new Map(rendered.value.regions.map((r) => [r.name, r.revision])), rolloutRevision: rendered.value.rolloutRevision };
 }
 
-function workloadState(workload: WorkloadObject, deployment: boolean): WorkloadState {
+function workloadState(workload: WorkloadObject, kind: WorkloadKind): WorkloadState {
   const status = workload.status ?? {};
+  const deployment = kind === 'Deployment';
   return {
     name: workload.metadata?.name ?? '',
     templateRevision: workload.spec?.template?.metadata?.labels?.[REVISION_LABEL],
@@ -403,6 +408,15 @@ function workloadState(workload: WorkloadObject, deployment: boolean): WorkloadS
         generation: workload.metadata?.generation ?? 0,
         observedGeneration: status.observedGeneration ?? 0,
         terminatingReplicas: status.terminatingReplicas,
+      },
+    }),
+    ...(kind === 'StatefulSet' && {
+      statefulSet: {
+        partition: workload.spec?.updateStrategy?.rollingUpdate?.partition ?? 0,
+        generation: workload.metadata?.generation ?? 0,
+        observedGeneration: status.observedGeneration ?? 0,
+        currentRevision: status.currentRevision,
+        updateRevision: status.updateRevision,
       },
     }),
     ...(deployment && {

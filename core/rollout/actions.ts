@@ -49,6 +49,18 @@ export interface DeletePodAction {
   readonly uid: string;
 }
 
+/**
+ * Set a regional StatefulSet's rolling-update partition (server-side apply under the agent's field manager): its pods
+ * of this ordinal and above run the template, the ones below stay at the revision they run.
+ */
+export interface PartitionAction {
+  readonly kind: 'setPartition';
+  readonly region: string;
+  readonly workload: string;
+  readonly from: number;
+  readonly partition: number;
+}
+
 /** Pause or resume a native Deployment (compat mode): it rolls inside its region only while unpaused. */
 export interface PauseAction {
   readonly kind: 'setPaused';
@@ -120,6 +132,7 @@ export type RolloutAction =
   | UnmarkPodAction
   | DeletePodAction
   | PauseAction
+  | PartitionAction
   | GateAction
   | SwapAction
   | CreateKeeperAction

@@ -108,3 +108,24 @@ export function targetAtGroup(strategy: Pick<RolloutStrategy, 'rolloutStrategy' 
   if (region.groups === 0) return most;
   return Math.min(most, groupTarget(strategy, region.replicas, group - region.firstGroup + 1));
 }
+
+/**
+ * The group the workloads show, for a rollout no status records a group of: the first group whose targets no rolling
+ * region's new pods exceed (`newPods`: the new pods a region runs or is making, and its old pods), else the last group.
+ */
+export function shownGroup<R extends RegionSchedule>(
+  strategy: Pick<RolloutStrategy, 'rolloutStrategy' | 'batchSize'>,
+  schedule: GroupSchedule<R>,
+  newPods: (scheduled: R) => { readonly updated: number; readonly old: number },
+): number {
+  for (let group = 1; group <= schedule.totalGroups; group++) {
+    const fits = schedule.regions.every((scheduled) => {
+      if (scheduled.groups === 0) return true;
+      const { updated, old } = newPods(scheduled);
+      const most = scheduled.replicas - (scheduled.partition ?? 0);
+      return Math.min(updated, most) <= mostNewAtGroup(targetAtGroup(strategy, scheduled, group), old);
+    });
+    if (fits) return group;
+  }
+  return schedule.totalGroups;
+}

@@ -5,6 +5,7 @@ import type { RolloutAction } from './actions.js';
 import { deploymentAdapter } from './deployment-adapter.js';
 import type { RolloutControls } from './gates.js';
 import { replicaSetAdapter } from './replicaset-adapter.js';
+import { statefulSetAdapter } from './statefulset-adapter.js';
 import { growingRegions } from './growth.js';
 import { withHandOff } from './handoff.js';
 import { planKeeper } from './keeper.js';
@@ -64,6 +65,7 @@ const adapters: Readonly<Record<ExtendedDeploymentSpec['subsetType'], AdapterFac
   ReplicaSet: replicaSetAdapter,
   InplaceSet: replicaSetAdapter,
   Deployment: deploymentAdapter,
+  StatefulSet: statefulSetAdapter,
 };
 
 /**
@@ -78,7 +80,8 @@ const adapters: Readonly<Record<ExtendedDeploymentSpec['subsetType'], AdapterFac
  * rollout does not change only converge to their replica count; a region whose count drops sheds available pods only
  * as pods elsewhere become available (handoff.ts). One state machine (session.ts) runs every rollout;
  * what a group means for a kind of workload is its adapter's: pod batches per region for ReplicaSets
- * (replicaset-adapter.ts), whole regions for native Deployments in compat mode (deployment-adapter.ts).
+ * (replicaset-adapter.ts), whole regions for native Deployments in compat mode (deployment-adapter.ts), partition steps
+ * for StatefulSets (statefulset-adapter.ts).
  */
 export function planRollout(input: RolloutInput): RolloutPlan {
   const growing = growingRegions(input.ed.spec, input.regions, input.status);

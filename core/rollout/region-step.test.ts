@@ -71,6 +71,8 @@ function describeAction(a: RolloutAction): string {
       return `scale ${a.from}->${a.replicas}`;
     case 'setPaused':
       return `setPaused ${a.paused}`;
+    case 'setPartition':
+      return `setPartition ${a.from}->${a.partition}`;
     case 'createKeeper':
     case 'dropKeeper':
       return `${a.kind} ${a.workload}`;

@@ -1,11 +1,19 @@
 import { inPlaceEnabled } from '../validate.js';
 import { regionBudgets } from './budgets.js';
-import { batchPods, mostNewAtGroup, regionGroups, targetAtGroup, type GroupSchedule } from './groups.js';
+import { batchPods, regionGroups, shownGroup as shownGroupOf, targetAtGroup, type GroupSchedule } from './groups.js';
 import { settleSwaps, stepInPlace } from './in-place-step.js';
 import { creatingNew, groupProgress, stepRegion, type RegionStep } from './region-step.js';
 import { keptInRegion, keptOldOf } from './partition.js';
 import { countPods, type RegionState } from './snapshot.js';
 import type { AdapterFactory, ScheduledRegion } from './workload-adapter.js';
+
+/** Why a region waits for Git: its workload is not there yet, or not at the rendered template; undefined once it is. */
+export function regionSyncWait(region: RegionState): string | undefined {
+  if (!region.workload) return `waiting for workload of region ${region.name} to be created by the sync`;
+  if (region.workload.templateRevision !== region.targetRevision)
+    return `waiting for the sync: workload ${region.workload.name} is not at revision ${region.targetRevision}`;
+  return undefined;
+}
 
 /**
  * Regional ReplicaSets (subsetType ReplicaSet, and InplaceSet: the same with in-place updates). The agent owns
@@ -44,28 +52,15 @@ export const replicaSetAdapter: AdapterFactory = (input, record) => {
    * being created (no old pods) has its first pod from Kubernetes, which gives a ReplicaSet Git creates one replica:
    * that pod is its Beta pod whatever group the region waits for, not progress that would skip the groups before it.
    */
-  const shownGroup = (schedule: GroupSchedule<ScheduledRegion>): number => {
-    for (let group = 1; group <= schedule.totalGroups; group++) {
-      const fits = schedule.regions.every((scheduled) => {
-        if (scheduled.groups === 0) return true;
-        const { region } = scheduled;
-        const counts = countPods(region, minReadySeconds, now);
-        const most = scheduled.replicas - (scheduled.partition ?? 0);
-        return Math.min(counts.updated + creatingNew(region, counts), most) <= mostNewAtGroup(targetAtGroup(strategy, scheduled, group), counts.old);
-      });
-      if (fits) return group;
-    }
-    return schedule.totalGroups;
-  };
+  const shownGroup = (schedule: GroupSchedule<ScheduledRegion>): number =>
+    shownGroupOf(strategy, schedule, ({ region }) => {
+      const counts = countPods(region, minReadySeconds, now);
+      return { updated: counts.updated + creatingNew(region, counts), old: counts.old };
+    });
 
   return {
     counts: (region) => countPods(region, minReadySeconds, now),
-    syncWait: (region) => {
-      if (!region.workload) return `waiting for workload of region ${region.name} to be created by the sync`;
-      if (region.workload.templateRevision !== region.targetRevision)
-        return `waiting for the sync: workload ${region.workload.name} is not at revision ${region.targetRevision}`;
-      return undefined;
-    },
+    syncWait: regionSyncWait,
     joins: (region) => countPods(region, minReadySeconds, now).old > 0,
     groupsOf: (region) => regionGroups(strategy, region.desired + (region.keeperServes ?? 0), keptInRegion(region)),
     // Once this rollout's status records a group, that group holds: a new group is recorded before anything acts on

@@ -79,6 +79,8 @@ export interface WorkloadState {
   readonly replicas: number;
   /** What a native Deployment reports (compat mode, subsetType Deployment); undefined for a ReplicaSet. */
   readonly deployment?: DeploymentProgress | undefined;
+  /** A regional StatefulSet's partition and what its controller reports (subsetType StatefulSet). */
+  readonly statefulSet?: StatefulSetProgress | undefined;
   /** What the ReplicaSet controller last reported; undefined when unknown (then never waited for). */
   readonly reported?: ReplicaSetReport | undefined;
 }
@@ -101,6 +103,17 @@ export interface DeploymentProgress {
   readonly updatedReplicas: number;
   readonly readyReplicas: number;
   readonly availableReplicas: number;
+}
+
+/** A regional StatefulSet's partition and its controller's view of its rollout. */
+export interface StatefulSetProgress {
+  /** spec.updateStrategy.rollingUpdate.partition: pods of lower ordinals stay at (or are made again from) the current revision. */
+  readonly partition: number;
+  readonly generation: number;
+  readonly observedGeneration: number;
+  /** status.currentRevision and status.updateRevision: equal once every pod runs the template (the controller's own rollout is done). */
+  readonly currentRevision: string | undefined;
+  readonly updateRevision: string | undefined;
 }
 
 /**

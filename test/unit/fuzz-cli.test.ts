@@ -84,7 +84,7 @@ describe('edctl on generated files', { timeout: FUZZ_TIMEOUT_MS }, () => {
         const second = await edctl('render', '-f', dir);
         expect(second.out).toBe(first.out);
         const workloads = set.extendedDeployments.reduce((n, ed) => n + (ed['spec'] as { regions: unknown[] }).regions.length, 0);
-        expect(first.out.match(/^kind: (ReplicaSet|Deployment)$/gm)).toHaveLength(workloads);
+        expect(first.out.match(/^kind: (ReplicaSet|Deployment|StatefulSet)$/gm)).toHaveLength(workloads);
       }),
       fuzz(0.1),
     );

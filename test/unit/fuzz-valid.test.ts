@@ -72,7 +72,7 @@ describe('valid specs (generated)', { timeout: FUZZ_TIMEOUT_MS }, () => {
           expect(ed.regions.reduce((sum, r) => sum + r.replicas, 0)).toBe(ed.replicas);
           for (const region of ed.regions) {
             expect(region.revision).toMatch(/^[0-9a-f]{10}$/);
-            expect(region.workload['kind']).toBe(ed.parsed.spec.subsetType === 'Deployment' ? 'Deployment' : 'ReplicaSet');
+            expect(region.workload['kind']).toBe(ed.parsed.spec.subsetType === 'InplaceSet' ? 'ReplicaSet' : ed.parsed.spec.subsetType);
             expect((region.workload['spec'] as { replicas?: unknown }).replicas).toBeUndefined();
           }
         }

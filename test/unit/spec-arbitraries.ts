@@ -255,7 +255,7 @@ function extendedDeployment(name: string, namespace: string | null, regionNames:
               fc.tuple(...targets.map((t) => fc.array(patchOperation, { minLength: 1, maxLength: 3 }).map((ops) => ({ name: t, overriders: ops })))),
             ),
             historyLimit: fc.option(fc.nat(10)),
-            subsetType: fc.option(fc.constantFrom('ReplicaSet', 'Deployment', 'InplaceSet')),
+            subsetType: fc.option(fc.constantFrom('ReplicaSet', 'Deployment', 'InplaceSet', 'StatefulSet')),
             strategy: fc.option(strategy),
           },
           { requiredKeys: ['placed', 'podSpec', 'overrides', 'patched'] },
@@ -264,6 +264,8 @@ function extendedDeployment(name: string, namespace: string | null, regionNames:
           const strat = g.strategy ? structuredClone(g.strategy) : undefined;
           // In-place updates need ReplicaSets: compat mode gets plain replacement.
           if (g.subsetType === 'Deployment' && strat?.updateStrategy?.type === 'InPlaceIfPossible') strat.updateStrategy.type = 'RollingUpdate';
+          // StatefulSet regions are replaced by their controller, one pod at a time.
+          if (g.subsetType === 'StatefulSet' && strat?.updateStrategy?.type !== undefined) strat.updateStrategy.type = 'ReCreate';
           return {
             apiVersion: API_VERSION,
             kind: 'ExtendedDeployment',

@@ -99,7 +99,7 @@ export const MUTATION_SLOTS: readonly MutationSlot[] = [
   {
     name: 'unknown subsetType',
     kind: 'schema',
-    values: fc.constantFrom('StatefulSet', 'replicaset', 7),
+    values: fc.constantFrom('DaemonSet', 'replicaset', 7),
     applicable: always,
     apply: (ed, v) => ((shape(ed).spec['subsetType'] = v), ['spec', 'subsetType']),
   },

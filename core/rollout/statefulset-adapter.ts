@@ -1,0 +1,81 @@
+import type { RolloutAction } from './actions.js';
+import { regionGroups, shownGroup, targetAtGroup } from './groups.js';
+import { groupProgress } from './region-step.js';
+import { regionSyncWait } from './replicaset-adapter.js';
+import { countPods, type RegionCounts, type RegionState } from './snapshot.js';
+import type { AdapterFactory, RegionMove } from './workload-adapter.js';
+
+/**
+ * Whether a region's StatefulSet has nothing to roll: every pod it runs is at the rendered revision and its controller,
+ * having observed its template, says so (current and update revision equal). Only then may its partition cover every
+ * pod: the pods a raise adds are made from the current revision below the partition, which is the rendered one only
+ * then.
+ */
+function atRest(region: RegionState, counts: RegionCounts): boolean {
+  const sts = region.workload?.statefulSet;
+  return (
+    sts !== undefined &&
+    counts.old === 0 &&
+    sts.observedGeneration >= sts.generation &&
+    sts.currentRevision !== undefined &&
+    sts.currentRevision === sts.updateRevision
+  );
+}
+
+/**
+ * The writes that bring a region's StatefulSet to its replica count with `partition`. The partition goes first when the
+ * count grows (pods the raise adds below it are made from the current revision, not ahead of the group), the count
+ * first when it shrinks (the pods it removes are not updated first).
+ */
+function drive(region: RegionState, partition: number): RolloutAction[] {
+  const workload = region.workload;
+  const sts = workload?.statefulSet;
+  if (!workload || !sts) return [];
+  const scale: RolloutAction[] =
+    workload.replicas === region.desired ? [] : [{ kind: 'scale', region: region.name, workload: workload.name, from: workload.replicas, replicas: region.desired }];
+  const part: RolloutAction[] =
+    sts.partition === partition ? [] : [{ kind: 'setPartition', region: region.name, workload: workload.name, from: sts.partition, partition }];
+  return region.desired >= workload.replicas ? [...part, ...scale] : [...scale, ...part];
+}
+
+/**
+ * Regional StatefulSets (subsetType StatefulSet). The StatefulSet controller replaces pods, one at a time from the
+ * highest ordinal down, and only those at or above the rolling update's partition; the agent owns spec.replicas and
+ * that partition. A group of `n` new pods is the partition at `replicas − n`: groups are partition steps, with the same
+ * sizes, barrier and gates as pod batches of ReplicaSets (groups.ts, gates.ts). Between rollouts the partition covers
+ * every pod, so a template Git syncs changes no pod before its first group starts. A hold writes no partition: the
+ * controller finishes the pod it replaces and goes no further. Counts follow Git and moves at once, as for ReplicaSets;
+ * a StatefulSet scales down from its highest ordinals, the pods a rollout updates first.
+ */
+export const statefulSetAdapter: AdapterFactory = (input, record) => {
+  const { strategy } = input.ed.spec;
+  const { minReadySeconds } = strategy;
+  const { now } = input;
+  const counts = (region: RegionState) => countPods(region, minReadySeconds, now);
+
+  /** Moves a region toward `wantNew` pods at the rendered revision. */
+  const move = (region: RegionState, wantNew: number): RegionMove => {
+    const c = counts(region);
+    const partition = atRest(region, c) ? region.desired : Math.max(0, region.desired - wantNew);
+    const progress = groupProgress(c, wantNew, region.desired);
+    const settled = c.current === region.desired && c.terminating === 0;
+    return { actions: drive(region, partition), available: progress.available, done: progress.done && settled };
+  };
+
+  return {
+    counts,
+    syncWait: (region) => regionSyncWait(region) ?? (region.workload?.statefulSet ? undefined : `waiting for the StatefulSet of region ${region.name}`),
+    joins: (region) => counts(region).old > 0,
+    groupsOf: (region) => regionGroups(strategy, region.desired),
+    // As for ReplicaSets (replicaset-adapter.ts): the recorded group holds; the pods decide only where none is recorded.
+    currentGroup: (schedule) =>
+      record?.group !== undefined && record.group >= 1 ? record.group : Math.max(shownGroup(strategy, schedule, ({ region }) => counts(region)), 1),
+    step: (scheduled, group) => move(scheduled.region, targetAtGroup(strategy, scheduled, group)),
+    hold: (region) => {
+      const sts = region.workload?.statefulSet;
+      return sts ? drive(region, atRest(region, counts(region)) ? region.desired : sts.partition) : [];
+    },
+    converge: (region) => move(region, region.desired),
+    groupMembers: () => undefined,
+  };
+};
