@@ -55,6 +55,30 @@ describe('actuators on native Deployments (compat mode)', () => {
   });
 });
 
+describe('actuators on StatefulSets', () => {
+  it('applies replicas and the partition each under a manager of its own, each body naming that one field', async () => {
+    const calls: { manager: string | undefined; body: unknown; force: boolean | undefined }[] = [];
+    const apps = {
+      patchNamespacedStatefulSet: async (params: { fieldManager?: string; body: unknown; force?: boolean }) => {
+        calls.push({ manager: params.fieldManager, body: params.body, force: params.force });
+        return {};
+      },
+    } as unknown as AppsV1Api;
+    const clients = { apps, core: {} as CoreV1Api, now: () => 0 };
+    await performAction(clients, 'shop', 'StatefulSet', { kind: 'scale', region: 'a', workload: 'db-a', from: 1, replicas: 3 });
+    await performAction(clients, 'shop', 'StatefulSet', { kind: 'setPartition', region: 'a', workload: 'db-a', from: 3, partition: 2 });
+    const meta = { name: 'db-a', namespace: 'shop' };
+    expect(calls).toEqual([
+      { manager: 'extendeddeployment-agent', force: true, body: { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: meta, spec: { replicas: 3 } } },
+      {
+        manager: 'extendeddeployment-agent-partition',
+        force: true,
+        body: { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: meta, spec: { updateStrategy: { rollingUpdate: { partition: 2 } } } },
+      },
+    ]);
+  });
+});
+
 describe('markOld and unmark', () => {
   const MARK = { kind: 'markOld', region: 'amd', pod: 'web-1', uid: 'u-1', at: '2026-01-01T12:00:00.000Z' } as const;
   /** A pod API that records the patches it receives and answers like the API server for a pod without annotations. */

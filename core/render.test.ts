@@ -228,3 +228,52 @@ describe('workloadNamesMayCollide', () => {
     expect(workloadNamesMayCollide('a-b', 'a-c')).toBe(false);
   });
 });
+
+describe('renderExtendedDeployment: StatefulSet regions', () => {
+  const stateful = {
+    ...ed({ name: 'db', namespace: 'shop' }),
+    spec: {
+      ...ed({ name: 'db' }).spec,
+      subsetType: 'StatefulSet',
+      statefulSet: {
+        serviceName: 'db',
+        podManagementPolicy: 'Parallel',
+        persistentVolumeClaimRetentionPolicy: { whenScaled: 'Delete' },
+        volumeClaimTemplates: [
+          { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'standard', resources: { requests: { storage: '1Gi' } } } },
+        ],
+      },
+      regions: [{ name: 'amd' }, { name: 'arm', overrides: { volumeClaims: { data: { storageClassName: 'arm-local', storage: '5Gi' } } } }],
+    },
+  };
+
+  it('renders a StatefulSet per region without replicas or partition, its claims with the region\'s overrides', () => {
+    const rendered = renderOne(stateful);
+    const [amd, arm] = rendered.regions.map((r) => r.workload as { kind: string; metadata: { name: string }; spec: Record<string, unknown> });
+    expect(amd?.kind).toBe('StatefulSet');
+    expect(amd?.metadata.name).toBe('db-amd');
+    const { template: _template, ...spec } = amd?.spec ?? {};
+    expect(spec).toEqual({
+      serviceName: 'db',
+      podManagementPolicy: 'Parallel',
+      updateStrategy: { type: 'RollingUpdate' },
+      revisionHistoryLimit: 2,
+      minReadySeconds: 5,
+      selector: { matchLabels: { 'extendeddeployment.io/name': 'db', 'extendeddeployment.io/region': 'amd' } },
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' },
+      volumeClaimTemplates: [
+        { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'standard', resources: { requests: { storage: '1Gi' } } } },
+      ],
+    });
+    expect(arm?.spec['volumeClaimTemplates']).toEqual([
+      { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'arm-local', resources: { requests: { storage: '5Gi' } } } },
+    ]);
+    // The input is left as written.
+    expect(stateful.spec.statefulSet.volumeClaimTemplates[0]?.spec.storageClassName).toBe('standard');
+  });
+
+  it('gives the same pod template, and so the same revision, as a ReplicaSet region: the claims are not part of it', () => {
+    const asReplicaSet = { ...stateful, spec: { ...stateful.spec, subsetType: 'ReplicaSet', statefulSet: undefined, regions: [{ name: 'amd' }, { name: 'arm' }] } };
+    expect(renderOne(stateful).regions.map((r) => r.revision)).toEqual(renderOne(asReplicaSet).regions.map((r) => r.revision));
+  });
+});

@@ -121,3 +121,44 @@ describe('risks of a change', () => {
     expect(planOf([renderWeb()], []).risks).toEqual([]);
   });
 });
+
+describe('risks of a change to StatefulSet regions', () => {
+  const claim = (storage: string) => ({ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } } });
+  const stateful = (statefulSet: Record<string, unknown>, regionB: Record<string, unknown> = b) => ({
+    subsetType: 'StatefulSet',
+    statefulSet,
+    regions: [a, regionB],
+  });
+
+  it.each<[string, Record<string, unknown>, Record<string, unknown>, string[][]]>([
+    [
+      'an image change',
+      stateful({ volumeClaimTemplates: [claim('1Gi')] }),
+      { ...stateful({ volumeClaimTemplates: [claim('1Gi')] }), template: template('web:2') },
+      [['all-pods-replaced', expect.stringMatching(/^every pod is replaced/) as unknown as string]],
+    ],
+    [
+      'a bigger claim everywhere',
+      stateful({ volumeClaimTemplates: [claim('1Gi')] }),
+      stateful({ volumeClaimTemplates: [claim('2Gi')] }),
+      ['a', 'b'].map((r) => [
+        'immutable-field-changed',
+        `region ${r}: spec.volumeClaimTemplates of StatefulSet web-${r} change, which Kubernetes refuses to update: every sync fails until the StatefulSet is deleted with --cascade=orphan (its pods and claims stay)`,
+      ]),
+    ],
+    [
+      "one region's claim override, and a new governing Service",
+      stateful({ volumeClaimTemplates: [claim('1Gi')] }),
+      stateful({ serviceName: 'web', volumeClaimTemplates: [claim('1Gi')] }, { ...b, overrides: { volumeClaims: { data: { storage: '5Gi' } } } }),
+      [
+        ['immutable-field-changed', expect.stringMatching(/^region a: spec\.serviceName of StatefulSet web-a change/) as unknown as string],
+        [
+          'immutable-field-changed',
+          expect.stringMatching(/^region b: spec\.serviceName, spec\.volumeClaimTemplates of StatefulSet web-b change/) as unknown as string,
+        ],
+      ],
+    ],
+  ])('%s', (_, before, after, expected) => {
+    expect(risks(before, after)).toEqual(expected);
+  });
+});

@@ -1,6 +1,6 @@
 import type { RegionPlan } from './plan.js';
 import type { RenderedExtendedDeployment } from './render.js';
-import { regionBudgets } from './rollout/budgets.js';
+import { kindBudgets } from './rollout/budgets.js';
 import { progressDeadlineMs } from './rollout/gates.js';
 import { sameObject } from './same-object.js';
 
@@ -13,7 +13,8 @@ export type RiskKind =
   | 'region-removed'
   | 'extended-deployment-removed'
   | 'deadline-shortened'
-  | 'unavailable-raised';
+  | 'unavailable-raised'
+  | 'immutable-field-changed';
 
 /** One risk of a change, for the summary that leads a review. */
 export interface Risk {
@@ -67,7 +68,7 @@ function strategyRisks(before: RenderedExtendedDeployment, after: RenderedExtend
   }
   const raised = after.regions.flatMap((r) => {
     if (!before.regions.some((b) => b.name === r.name)) return [];
-    const [u0, u1] = [regionBudgets(s0, r.replicas).maxUnavailable, regionBudgets(s1, r.replicas).maxUnavailable];
+    const [u0, u1] = [kindBudgets(before.parsed.spec, r.replicas).maxUnavailable, kindBudgets(after.parsed.spec, r.replicas).maxUnavailable];
     return u1 > u0 ? [`${r.name} ${u0} -> ${u1}`] : [];
   });
   if (raised.length > 0) {
@@ -79,11 +80,35 @@ function strategyRisks(before: RenderedExtendedDeployment, after: RenderedExtend
   return found;
 }
 
+/** StatefulSet spec fields Kubernetes refuses to update (ValidateStatefulSetUpdate) that the render writes. */
+const IMMUTABLE_STATEFULSET_FIELDS = ['serviceName', 'podManagementPolicy', 'volumeClaimTemplates'] as const;
+
+/**
+ * Changes to a regional StatefulSet that the API server refuses on the existing object: the GitOps tool's apply fails
+ * (and so does every later sync) until the StatefulSet is deleted with its pods and claims left in place.
+ */
+function immutableFieldRisks(before: RenderedExtendedDeployment, after: RenderedExtendedDeployment): Finding[] {
+  return after.regions.flatMap((r) => {
+    const was = before.regions.find((b) => b.name === r.name)?.workload;
+    if (r.workload['kind'] !== 'StatefulSet' || was?.['kind'] !== 'StatefulSet') return [];
+    const [spec0, spec1] = [was['spec'] as Record<string, unknown>, r.workload['spec'] as Record<string, unknown>];
+    const changed = IMMUTABLE_STATEFULSET_FIELDS.filter((f) => JSON.stringify(spec0[f]) !== JSON.stringify(spec1[f]));
+    if (changed.length === 0) return [];
+    const name = (r.workload['metadata'] as { name?: string }).name ?? '';
+    return [
+      {
+        kind: 'immutable-field-changed',
+        message: `region ${r.name}: ${changed.map((f) => `spec.${f}`).join(', ')} of StatefulSet ${name} change, which Kubernetes refuses to update: every sync fails until the StatefulSet is deleted with --cascade=orphan (its pods and claims stay)`,
+      },
+    ];
+  });
+}
+
 /**
  * The risks of a change from `before` to `after` (both rendered from the same paths), with `regions` the plan of each
  * ExtendedDeployment of `after` in the same order: approval gates or a pause removed, the change approving its own
- * rollout, a progress deadline shortened, more pods unavailable at once, every running pod replaced, a region or an
- * ExtendedDeployment removed with its pods. ExtendedDeployments of `after` come first, in order, then those only in
+ * rollout, a progress deadline shortened, more pods unavailable at once, a StatefulSet field Kubernetes will not update,
+ * every running pod replaced, a region or an ExtendedDeployment removed with its pods. ExtendedDeployments of `after` come first, in order, then those only in
  * `before`.
  */
 export function risksOf(
@@ -94,7 +119,7 @@ export function risksOf(
   const changed = after.flatMap((ed, i) => {
     const base = before.find((b) => sameObject(b, ed));
     if (!base) return [];
-    const found = strategyRisks(base, ed);
+    const found = [...strategyRisks(base, ed), ...immutableFieldRisks(base, ed)];
     const running = (regions[i] ?? []).filter((r) => (r.fromReplicas ?? 0) > 0);
     if (running.length > 0 && running.every((r) => r.change === 'rollout' && r.update !== 'in-place')) {
       const total = running.reduce((n, r) => n + (r.fromReplicas ?? 0), 0);

@@ -486,6 +486,40 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'StatefulSet regions with another replacement type, a partition, and a claim override naming no template',
+    mutate: ({ ed }) => {
+      ed.spec.subsetType = 'StatefulSet';
+      ed.spec.strategy = { updateStrategy: { type: 'RollingUpdate' } };
+      ed.spec.statefulSet = { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: {} }] };
+      ed.spec.regions[0].partition = 1;
+      ed.spec.regions[1].overrides = { volumeClaims: { logs: { storageClassName: 'zonal' }, data: { storage: '5Gi' } } };
+    },
+    expected: [
+      `${ED}: spec.strategy.updateStrategy.type: RollingUpdate does not apply to StatefulSet regions: the StatefulSet controller replaces pods one at a time (ReCreate, the default)`,
+      `${ED}: spec.regions[0].partition: does not apply to StatefulSet regions: the agent owns the StatefulSet's own partition`,
+      `${ED}: spec.regions[1].overrides.volumeClaims.logs: no volume claim template named "logs" (spec.statefulSet.volumeClaimTemplates: data)`,
+    ],
+  },
+  {
+    name: 'a claim template defined twice',
+    mutate: ({ ed }) => {
+      ed.spec.subsetType = 'StatefulSet';
+      ed.spec.statefulSet = { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: {} }, { metadata: { name: 'data' }, spec: {} }] };
+    },
+    expected: [`${ED}: spec.statefulSet.volumeClaimTemplates[1].metadata.name: claim template "data" is defined twice`],
+  },
+  {
+    name: 'StatefulSet fields and claim overrides without subsetType StatefulSet',
+    mutate: ({ ed }) => {
+      ed.spec.statefulSet = { serviceName: 'web' };
+      ed.spec.regions[2].overrides = { volumeClaims: { data: { storage: '5Gi' } } };
+    },
+    expected: [
+      `${ED}: spec.statefulSet: needs subsetType StatefulSet (subsetType is ReplicaSet)`,
+      `${ED}: spec.regions[2].overrides.volumeClaims: needs subsetType StatefulSet`,
+    ],
+  },
+  {
     name: 'batchSize 0',
     mutate: ({ ed }) => (ed.spec.strategy = { batchSize: 0 }),
     expected: [`${ED}: spec.strategy.batchSize: 0 must be at least 1 pod or 1%`],

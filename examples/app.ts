@@ -3,6 +3,7 @@ import { AgentInstall } from '../constructs/index.js';
 import { GpuInference } from './gpu-inference.js';
 import { MultiArchWeb, type MultiArchWebRelease } from './multi-arch-web.js';
 import { Regions } from './regions.js';
+import { SessionStore } from './session-store.js';
 import { UpstreamSample } from './upstream-sample.js';
 import { ZonalApi } from './zonal-api.js';
 
@@ -21,5 +22,6 @@ export function examplesApp(web: MultiArchWebRelease = {}): App {
   new ZonalApi(app, 'zonal-api', regions);
   new GpuInference(app, 'gpu-inference', regions);
   new UpstreamSample(app, 'upstream-sample', regions);
+  new SessionStore(app, 'session-store', regions);
   return app;
 }

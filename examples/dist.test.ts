@@ -19,12 +19,14 @@ const CLUSTER_SCOPED = new Set([
   'ValidatingAdmissionPolicy.admissionregistration.k8s.io',
   'ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io',
   'DeployRegion.extendeddeployment.io',
+  'StorageClass.storage.k8s.io',
 ]);
 
 const NAMESPACED = new Set([
   'ExtendedDeployment.extendeddeployment.io',
   'ReplicaSet.apps',
   'Deployment.apps',
+  'StatefulSet.apps',
   'Service',
   'ServiceAccount',
   'Role.rbac.authorization.k8s.io',

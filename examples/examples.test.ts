@@ -33,6 +33,7 @@ describe('examples', () => {
       'gpu-inference.k8s.yaml',
       'multi-arch-web.k8s.yaml',
       'regions.k8s.yaml',
+      'session-store.k8s.yaml',
       'upstream-sample.k8s.yaml',
       'zonal-api.k8s.yaml',
     ]);

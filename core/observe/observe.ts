@@ -397,13 +397,12 @@ function renderTargets(raw: ExtendedDeploymentObject, regionObjects: readonly De
 
 function workloadState(workload: WorkloadObject, kind: WorkloadKind): WorkloadState {
   const status = workload.status ?? {};
-  const deployment = kind === 'Deployment';
   return {
     name: workload.metadata?.name ?? '',
     templateRevision: workload.spec?.template?.metadata?.labels?.[REVISION_LABEL],
     // Kubernetes defaults an omitted spec.replicas to 1; the cache shows the defaulted value, this is belt and braces.
     replicas: workload.spec?.replicas ?? 1,
-    ...(!deployment && {
+    ...(kind === 'ReplicaSet' && {
       reported: {
         generation: workload.metadata?.generation ?? 0,
         observedGeneration: status.observedGeneration ?? 0,
@@ -419,7 +418,7 @@ function workloadState(workload: WorkloadObject, kind: WorkloadKind): WorkloadSt
         updateRevision: status.updateRevision,
       },
     }),
-    ...(deployment && {
+    ...(kind === 'Deployment' && {
       deployment: {
         paused: workload.spec?.paused === true,
         generation: workload.metadata?.generation ?? 0,

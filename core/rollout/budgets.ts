@@ -1,5 +1,5 @@
 import { parsePercent, type IntOrPercent } from '../api/common.js';
-import type { RolloutStrategy } from '../api/extended-deployment.js';
+import type { ExtendedDeploymentSpec, RolloutStrategy } from '../api/extended-deployment.js';
 import { batchPods } from './groups.js';
 
 /** How far a region may go above and below its desired count while it changes. */
@@ -42,4 +42,15 @@ export function regionBudgets(strategy: RolloutStrategy, desired: number): Budge
     default:
       return { maxSurge: batch, maxUnavailable: 0, replaceDirectly: false };
   }
+}
+
+/**
+ * Budgets of a StatefulSet region: its controller replaces one pod at a time and deletes it before making it again (a
+ * pod's name and claims allow no second copy), so a region goes one pod below its count and never above it.
+ */
+export const STATEFUL_SET_BUDGETS: Budgets = { maxSurge: 0, maxUnavailable: 1, replaceDirectly: false };
+
+/** The budgets of a region of this kind of workload: StatefulSet regions' are their controller's. */
+export function kindBudgets(spec: Pick<ExtendedDeploymentSpec, 'strategy' | 'subsetType'>, desired: number): Budgets {
+  return spec.subsetType === 'StatefulSet' ? STATEFUL_SET_BUDGETS : regionBudgets(spec.strategy, desired);
 }

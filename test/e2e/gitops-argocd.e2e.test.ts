@@ -7,7 +7,9 @@
 // but never the agent's replica counts, and Argo CD never goes OutOfSync because of the agent, with the default diff
 // and with server-side diff. Argo CD's own health code runs every fixture of gitops/fixtures/ as the unit tests expect.
 import { readFileSync } from 'node:fs';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { removeLocalDisks } from './local-disks.js';
 import { fixtureFile } from '../../gitops/fixtures.js';
 import { ARGO_CASES } from '../../gitops/health-cases.js';
 import { repoRoot } from '../cluster/build.js';
@@ -28,6 +30,8 @@ import {
   invalidSpec,
   objectKey,
   regionalReplicaSets,
+  provideExampleDisks,
+  regionalStatefulSets,
   removeExamples,
   removeProjectCrds,
   removeScratch,
@@ -118,6 +122,7 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
   let argocd: ArgocdLab;
   let agent: AgentProcess | undefined;
   let sampler: Sampler<AppView> | undefined;
+  let disks: V1PersistentVolume[] = [];
   const commits: { commit: Commit; sha: string; at: number; syncedAt?: number }[] = [];
   const report: string[] = [];
   /** Windows in which OutOfSync is expected for a reason other than a commit (a hand edit that self-heal reverts). */
@@ -156,6 +161,7 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
   beforeAll(async () => {
     await removeProjectCrds();
     argocd = await startArgocd({}, (s) => console.error(s));
+    disks = await provideExampleDisks();
   }, 45 * 60_000);
 
   afterAll(async () => {
@@ -167,6 +173,7 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     await agent?.stop();
     await stopGitops('argocd');
     await removeExamples([committedTree(), ...commits.map((c) => c.commit)]);
+    await removeLocalDisks(disks);
     removeScratch();
   }, 300_000);
 
@@ -285,6 +292,16 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
         rs.spec?.replicas === 1 && owners.length === 0 ? [] : [AGENT_FIELD_MANAGER],
       );
       expect(fieldOwners(rs, ['f:spec', 'f:template'])).toEqual([ARGOCD_MANAGER]);
+    }
+    // StatefulSet regions (examples/session-store.ts): the count and the rolling update's partition are the agent's,
+    // each under a manager of its own; the template and the claims are Git's.
+    const statefulSets = await regionalStatefulSets();
+    expect(statefulSets.map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual(['sessions/sessions-zone-a', 'sessions/sessions-zone-b']);
+    for (const sts of statefulSets) {
+      expect(fieldOwners(sts, ['f:spec', 'f:replicas']), `spec.replicas of ${sts.metadata.name}`).toEqual([AGENT_FIELD_MANAGER]);
+      expect(fieldOwners(sts, ['f:spec', 'f:updateStrategy', 'f:rollingUpdate', 'f:partition'])).toEqual([`${AGENT_FIELD_MANAGER}-partition`]);
+      expect(fieldOwners(sts, ['f:spec', 'f:template'])).toEqual([ARGOCD_MANAGER]);
+      expect(fieldOwners(sts, ['f:spec', 'f:volumeClaimTemplates'])).toEqual([ARGOCD_MANAGER]);
     }
     const web = (await rawRequest('GET', '/apis/extendeddeployment.io/v1beta1/namespaces/shop/extendeddeployments/web')) as Parameters<typeof fieldOwners>[0];
     expect(fieldOwners(web, ['f:status'], 'status')).toEqual([AGENT_FIELD_MANAGER]);

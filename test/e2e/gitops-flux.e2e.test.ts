@@ -5,7 +5,9 @@
 // it through the ExtendedDeployment's own expressions (never through kstatus' fail-fast on a ReplicaSet), a fix gets
 // through while a region's nodes are down, and Flux never fights the agent over spec.replicas.
 import { readFileSync } from 'node:fs';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { removeLocalDisks } from './local-disks.js';
 import { FLUX_CASES } from '../../gitops/health-cases.js';
 import { fixtureFile } from '../../gitops/fixtures.js';
 import { FLUX_NAMESPACE, FluxLab, applyServerSide, fluxHealth, kubectl, startFlux, stopGitops, type FluxRevision } from '../cluster/gitops.js';
@@ -27,6 +29,8 @@ import {
   invalidSpec,
   objectKey,
   regionalReplicaSets,
+  provideExampleDisks,
+  regionalStatefulSets,
   removeExamples,
   removeProjectCrds,
   removeScratch,
@@ -104,6 +108,7 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
   let flux: FluxLab;
   let agent: AgentProcess | undefined;
   let sampler: Sampler<FluxView> | undefined;
+  let disks: V1PersistentVolume[] = [];
   const commits: Commit[] = [];
   const published: { commit: Commit; at: number; revision: FluxRevision }[] = [];
   const report: string[] = [];
@@ -162,6 +167,7 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
   beforeAll(async () => {
     await removeProjectCrds();
     flux = await startFlux((s) => console.error(s));
+    disks = await provideExampleDisks();
   }, 45 * 60_000);
 
   afterAll(async () => {
@@ -173,6 +179,7 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
     await agent?.stop();
     await stopGitops('flux');
     await removeExamples([committedTree(), ...commits]);
+    await removeLocalDisks(disks);
     removeScratch();
   }, 300_000);
 
@@ -250,6 +257,16 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
         rs.spec?.replicas === 1 && owners.length === 0 ? [] : [AGENT_FIELD_MANAGER],
       );
       expect(fieldOwners(rs, ['f:spec', 'f:template'])).toEqual(['kustomize-controller']);
+    }
+    // StatefulSet regions (examples/session-store.ts): the count and the rolling update's partition are the agent's,
+    // each under a manager of its own; the template and the claims are Git's.
+    const statefulSets = await regionalStatefulSets();
+    expect(statefulSets.map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual(['sessions/sessions-zone-a', 'sessions/sessions-zone-b']);
+    for (const sts of statefulSets) {
+      expect(fieldOwners(sts, ['f:spec', 'f:replicas']), `spec.replicas of ${sts.metadata.name}`).toEqual([AGENT_FIELD_MANAGER]);
+      expect(fieldOwners(sts, ['f:spec', 'f:updateStrategy', 'f:rollingUpdate', 'f:partition'])).toEqual([`${AGENT_FIELD_MANAGER}-partition`]);
+      expect(fieldOwners(sts, ['f:spec', 'f:template'])).toEqual(['kustomize-controller']);
+      expect(fieldOwners(sts, ['f:spec', 'f:volumeClaimTemplates'])).toEqual(['kustomize-controller']);
     }
     const web = (await rawRequest('GET', '/apis/extendeddeployment.io/v1beta1/namespaces/shop/extendeddeployments/web')) as Parameters<typeof fieldOwners>[0];
     expect(fieldOwners(web, ['f:status'], 'status')).toEqual([AGENT_FIELD_MANAGER]);

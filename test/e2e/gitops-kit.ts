@@ -20,6 +20,8 @@ import { AgentProcess } from './agent-process.js';
 import { auditEvents, isWrite } from './audit-log.js';
 import { expect } from 'vitest';
 import { rawRequest, sleep, waitFor } from './helpers.js';
+import { provideLocalDisks } from './local-disks.js';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 
 /** The agent's install, as rendered in dist/agent-install.k8s.yaml. */
 export const AGENT_NAMESPACE = 'extended-deployment-system';
@@ -201,6 +203,23 @@ export async function regionalReplicaSets(): Promise<Owned[]> {
   };
   return list.items;
 }
+
+/** The regional StatefulSets of every ExtendedDeployment (examples/session-store.ts). */
+export async function regionalStatefulSets(): Promise<Owned[]> {
+  const list = (await rawRequest('GET', `/apis/apps/v1/statefulsets?labelSelector=${encodeURIComponent(NAME_LABEL)}`)) as { items: Owned[] };
+  return list.items;
+}
+
+/**
+ * Local disks for the claims of the examples' StatefulSets (examples/session-store.ts): the lab has no volume
+ * provisioner, so the suites make the volumes an operator would, two per claim of each region's count.
+ */
+export function provideExampleDisks(): Promise<V1PersistentVolume[]> {
+  return provideLocalDisks(distObjects(committedTree()), EXAMPLE_DISKS_PER_CLAIM);
+}
+
+/** Volumes per claim template and region: the examples' StatefulSet regions run two pods each, and no commit grows them. */
+const EXAMPLE_DISKS_PER_CLAIM = 2;
 
 /** A keeper as the API server holds it. */
 export interface KeeperObject extends Owned {

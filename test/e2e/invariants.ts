@@ -72,7 +72,7 @@ import { parseExtendedDeployment, refOf } from '../../core/parse.js';
 import { formatObject } from '../../core/problems.js';
 import { nodeInRegion, type RegionSelector } from '../../core/region-selector.js';
 import { workloadName } from '../../core/render.js';
-import { regionBudgets } from '../../core/rollout/budgets.js';
+import { kindBudgets } from '../../core/rollout/budgets.js';
 import { isPodActive, isPodTerminal } from '../../core/rollout/pod-activity.js';
 import { keptOld, partitionPods } from '../../core/rollout/partition.js';
 import { batchPods, mostNewAtGroup, regionOrderOf, scheduleGroups, targetAtGroup, type GroupSchedule } from '../../core/rollout/groups.js';
@@ -467,7 +467,7 @@ export class InvariantChecker {
       const isNew = (p: PodSample) => p.revision === region.targetRevision;
       const updated = live.filter(isNew).length;
       const available = live.filter((p) => isAvailable(p, minReady, sample.at)).length;
-      const budgets = regionBudgets(strategy, region.desired);
+      const budgets = kindBudgets({ strategy, subsetType: ed.subsetType }, region.desired);
       const ceiling = region.desired + budgets.maxSurge;
       // An in-place swap takes its pod out of endpoints: swaps may use a group's worth of unavailability whatever the
       // upgrade mode (core/rollout/replicaset-adapter.ts, move).
@@ -778,6 +778,12 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
     () => apps.listNamespacedDeployment({ namespace, labelSelector: selector }),
     selector,
   );
+  const statefulSets = makeWatch(
+    kc,
+    `/apis/apps/v1/namespaces/${namespace}/statefulsets`,
+    () => apps.listNamespacedStatefulSet({ namespace, labelSelector: selector }),
+    selector,
+  );
   const pods = makeWatch(kc, `/api/v1/namespaces/${namespace}/pods`, () => core.listNamespacedPod({ namespace, labelSelector: selector }), selector);
   const nodes = makeWatch(kc, '/api/v1/nodes', () => core.listNode());
   const regions = makeWatch<KubernetesObject>(
@@ -785,7 +791,7 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
     `/apis/${GROUP}/${VERSION}/deployregions`,
     () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'deployregions' }) as Promise<KubernetesListObject<KubernetesObject>>,
   );
-  const informers = { ed: eds, rs: replicaSets, deploy: deployments, pod: pods, node: nodes, region: regions } as const;
+  const informers = { ed: eds, rs: replicaSets, deploy: deployments, sts: statefulSets, pod: pods, node: nodes, region: regions } as const;
   type Kind = keyof typeof informers;
   let opened = false;
 
@@ -795,7 +801,7 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
     const reading = object ? edReading(object) : undefined;
     const ed = reading?.ed;
     const compat = ed?.subsetType === 'Deployment';
-    const source = view(compat ? 'deploy' : 'rs');
+    const source = view(compat ? 'deploy' : ed?.subsetType === 'StatefulSet' ? 'sts' : 'rs');
     const workloads: WorkloadSample[] = (ed?.regions ?? []).flatMap((r) => {
       const w = source.find((o) => o.metadata?.name === workloadName(name, r.name));
       if (!w) return [];

@@ -1,6 +1,6 @@
 // The rendered artefacts against a real API server: crds/ install and are Established; every object of every file in
 // dist/ is accepted by server-side apply (this replaces library-based schema validation); each region's pods land
-// only on that region's nodes and run; invalid ExtendedDeployments are rejected by the CRD's validation.
+// only on that region's nodes and run (a StatefulSet's on local disks the test provides); invalid ExtendedDeployments are rejected by the CRD's validation.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
@@ -21,6 +21,7 @@ import {
   uniqueName,
   waitFor,
 } from './helpers.js';
+import { provideLocalDisks, removeLocalDisks } from './local-disks.js';
 
 const API_GROUP = 'extendeddeployment.io';
 const REGION_LABEL = `${API_GROUP}/region`;
@@ -148,6 +149,11 @@ describe('rendered artefacts on a real API server', () => {
       const failures: string[] = [];
       const skipped: string[] = [];
       const workloads: Obj[] = [];
+      // The lab has no volume provisioner: local disks for the claims of StatefulSets, as an operator would make them.
+      const disks = await provideLocalDisks(
+        docs.map((d) => d.obj),
+        1,
+      );
       try {
         for (const { obj: original } of docs) {
           if (original.kind === 'Namespace') continue; // replaced by a per-test namespace
@@ -172,7 +178,7 @@ describe('rendered artefacts on a real API server', () => {
           try {
             await serverSideApply(obj);
             if (!isNamespaced) appliedClusterObjects.set(id(obj), obj);
-            if (obj.kind === 'ReplicaSet' || obj.kind === 'Deployment') workloads.push(obj);
+            if (obj.kind === 'ReplicaSet' || obj.kind === 'Deployment' || obj.kind === 'StatefulSet') workloads.push(obj);
           } catch (e) {
             failures.push(`${id(original)}: ${errorMessage(e)}`);
           }
@@ -226,6 +232,7 @@ describe('rendered artefacts on a real API server', () => {
         }
       } finally {
         for (const ns of nsMap.values()) await deleteNamespace(ns);
+        await removeLocalDisks(disks);
       }
     });
   }

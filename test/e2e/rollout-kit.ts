@@ -53,7 +53,11 @@ export interface EdOptions {
   readonly overrides?: Readonly<Record<string, Record<string, unknown>>>;
   /** Per-region partitions by region letter (a, b, c): old pods the region keeps. */
   readonly partitions?: Readonly<Record<string, number | string>>;
-  readonly subsetType?: 'ReplicaSet' | 'Deployment';
+  readonly subsetType?: 'ReplicaSet' | 'Deployment' | 'StatefulSet';
+  /** spec.statefulSet (StatefulSet regions). */
+  readonly statefulSet?: Record<string, unknown>;
+  /** Fields added to the container (volumeMounts, say). */
+  readonly container?: Record<string, unknown>;
 }
 
 /** An ExtendedDeployment as Git holds it. Small pods, no grace period, minReadySeconds 1 unless the strategy says otherwise. */
@@ -71,10 +75,14 @@ export function extendedDeployment(ns: string, suffix: string, o: EdOptions): Re
     metadata: { name: ED_NAME, namespace: ns },
     spec: {
       ...(o.subsetType && { subsetType: o.subsetType }),
+      ...(o.statefulSet && { statefulSet: o.statefulSet }),
       selector: { matchLabels: { app: 'web' } },
       template: {
         metadata: { labels: { app: 'web' } },
-        spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'app', image: o.image, resources: { requests: { cpu: '50m', memory: '32Mi' } } }] },
+        spec: {
+          terminationGracePeriodSeconds: 0,
+          containers: [{ name: 'app', image: o.image, resources: { requests: { cpu: '50m', memory: '32Mi' } }, ...o.container }],
+        },
       },
       regions,
       strategy: { minReadySeconds: 1, batchSize: 1, ...o.strategy },

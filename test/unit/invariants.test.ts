@@ -291,6 +291,22 @@ describe('invariant check: violations', () => {
     expect(kinds([sample(g(2), { a: 'O1 N2' }), sample(g(4), { a: 'O1 N2' }), sample(g(4), { a: 'O1 N2 n3' }), sample(g(4), { a: 'O1 N2 N3' })])).toEqual([]);
   });
 
+  it("StatefulSet regions: their controller's budgets, one pod below the count while it replaces one, never above it", () => {
+    const g = ed({ subsetType: 'StatefulSet', group: 1 });
+    // The controller deletes the highest ordinal, then makes it again at the new revision (a new pod, a new uid).
+    expect(
+      kinds([
+        sample(g, { a: 'O1 O2 O3' }),
+        sample(g, { a: 'O1 O2 O3~' }),
+        sample(g, { a: 'O1 O2' }),
+        sample(g, { a: 'O1 O2 n4' }),
+        sample(g, { a: 'O1 O2 N4' }),
+      ]),
+    ).toEqual([]);
+    expect(kinds([sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2~ O3~' })])).toEqual(['floor:a']);
+    expect(kinds([sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2 O3 n4' })])).toEqual(['ceiling:a']);
+  });
+
   it('floor: scaleInPriority below desired − batch', () => {
     const g = ed({ strategy: { upgradeMode: 'scaleInPriority' }, group: 1 });
     expect(kinds([sample(g, { a: 'O1 O2 O3' }), sample(g, { a: 'O1 O2~ O3~' })])).toEqual(['floor:a']);
@@ -743,7 +759,7 @@ describe('what keeps the rules from covering a run fails it', () => {
       expectInvalid,
       makeInformer: (() => fakes[fakes.push(new FakeWatch()) - 1]) as never,
     });
-    const [eds, , , pods] = fakes as [FakeWatch, FakeWatch, FakeWatch, FakeWatch];
+    const [eds, , , , pods] = fakes as [FakeWatch, FakeWatch, FakeWatch, FakeWatch, FakeWatch];
     return { watch, eds, pods };
   };
 

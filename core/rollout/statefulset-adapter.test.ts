@@ -1,0 +1,208 @@
+import { describe, expect, it } from 'vitest';
+import { extendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import type { RolloutAction } from './actions.js';
+import { planRollout, type RolloutInput } from './planner.js';
+import type { PodState, RegionState, StatefulSetProgress } from './snapshot.js';
+import { podState } from './test-support.js';
+
+const T0 = Date.UTC(2026, 0, 1);
+const LONG_AGO = T0 - 60_000;
+
+const ed = (strategy: Record<string, unknown> = {}, replicas: [number, number] = [3, 2]) =>
+  extendedDeployment.parse({
+    apiVersion: 'extendeddeployment.io/v1beta1',
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: {
+      subsetType: 'StatefulSet',
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+      regions: [
+        { name: 'a', replicas: replicas[0] },
+        { name: 'b', replicas: replicas[1] },
+      ],
+      strategy: { minReadySeconds: 0, ...strategy },
+    },
+  });
+
+/** Pods `web-<region>-<ordinal>`: the highest `updated` ordinals at the new revision, the rest old; all available. */
+function pods(region: string, count: number, updated: number, overrides: Partial<PodState> = {}): PodState[] {
+  return Array.from({ length: count }, (_, i) =>
+    podState(`web-${region}-${i}`, { revision: i >= count - updated ? 'new' : 'old', ready: true, readySince: LONG_AGO, ...overrides }),
+  );
+}
+
+/**
+ * Region `name`: its StatefulSet at the new template with `replicas` and `partition`, its controller's revisions
+ * (`rolled`: current and update revision equal), and its pods.
+ */
+function region(name: string, desired: number, regionPods: PodState[], sts: Partial<StatefulSetProgress> & { replicas?: number } = {}): RegionState {
+  const { replicas = desired, ...progress } = sts;
+  const statefulSet: StatefulSetProgress = {
+    partition: desired,
+    generation: 2,
+    observedGeneration: 2,
+    currentRevision: 'sts-old',
+    updateRevision: 'sts-new',
+    ...progress,
+  };
+  return { name, desired, targetRevision: 'new', workload: { name: `web-${name}`, templateRevision: 'new', replicas, statefulSet }, pods: regionPods };
+}
+
+const input = (
+  regions: RegionState[],
+  status?: ExtendedDeploymentStatus,
+  strategy: Record<string, unknown> = {},
+  controls: Partial<RolloutInput['controls']> = {},
+): RolloutInput => ({
+  ed: ed(strategy),
+  generation: 1,
+  rolloutRevision: 'R1',
+  regions,
+  status,
+  controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined, ...controls },
+  now: T0,
+});
+
+const written = (actions: readonly RolloutAction[]) =>
+  actions.map((a) => {
+    if (a.kind === 'setPartition') return `${a.workload} partition ${a.from}->${a.partition}`;
+    if (a.kind === 'scale') return `${a.workload} replicas ${a.from}->${a.replicas}`;
+    return `${a.kind}`;
+  });
+
+/** The status of this rollout in `group`, started at T0 − 1 s. */
+const inGroup = (group: number, phase: ExtendedDeploymentStatus['phase'] = 'Progressing'): ExtendedDeploymentStatus => ({
+  observedGeneration: 1,
+  revision: 'R1',
+  rolloutRegions: ['a', 'b'],
+  currentGroup: group,
+  totalGroups: 3,
+  phase,
+  lastGroupStartTime: new Date(T0 - 1000).toISOString(),
+});
+
+describe('StatefulSet regions: groups are partition steps', () => {
+  it.each([
+    {
+      name: 'a new template starts group 1: the Beta pod is the highest ordinal of each region',
+      regions: [region('a', 3, pods('a', 3, 0)), region('b', 2, pods('b', 2, 0))],
+      status: undefined,
+      group: 1,
+      writes: ['web-a partition 3->2', 'web-b partition 2->1'],
+    },
+    {
+      name: 'group 1 not yet available: the partition stays, nothing else is written',
+      regions: [region('a', 3, pods('a', 3, 1, { ready: false, readySince: undefined }), { partition: 2 }), region('b', 2, pods('b', 2, 1), { partition: 1 })],
+      status: inGroup(1),
+      group: 1,
+      writes: [],
+    },
+    {
+      name: 'group 1 available everywhere: group 2 moves the partitions one batch lower',
+      regions: [region('a', 3, pods('a', 3, 1), { partition: 2 }), region('b', 2, pods('b', 2, 1), { partition: 1 })],
+      status: inGroup(1),
+      group: 2,
+      writes: ['web-a partition 2->1', 'web-b partition 1->0'],
+    },
+    {
+      name: 'batchSize 2 after the Beta pod: a region takes two ordinals at once',
+      regions: [region('a', 3, pods('a', 3, 1), { partition: 2 }), region('b', 2, pods('b', 2, 1), { partition: 1 })],
+      status: inGroup(1),
+      strategy: { batchSize: 2 },
+      group: 2,
+      writes: ['web-a partition 2->0', 'web-b partition 1->0'],
+    },
+  ])('$name', ({ regions, status, strategy, group, writes }) => {
+    const plan = planRollout(input(regions, status, strategy));
+    expect(plan.status.currentGroup).toBe(group);
+    expect(written(plan.actions)).toEqual(writes);
+  });
+
+  it('a completed rollout covers every pod with the partition again once the controller has rolled', () => {
+    const done = [
+      region('a', 3, pods('a', 3, 3), { partition: 0, currentRevision: 'sts-new' }),
+      region('b', 2, pods('b', 2, 2), { partition: 0, currentRevision: 'sts-new' }),
+    ];
+    const plan = planRollout(input(done, inGroup(3)));
+    expect(plan.status.phase).toBe('Healthy');
+    expect(written(plan.actions)).toEqual(['web-a partition 0->3', 'web-b partition 0->2']);
+  });
+
+  it("keeps the partition at 0 while the controller's current revision lags behind: pods a raise adds would be old", () => {
+    const lagging = [region('a', 3, pods('a', 3, 3), { partition: 0 }), region('b', 2, pods('b', 2, 2), { partition: 0, currentRevision: 'sts-new' })];
+    const plan = planRollout(input(lagging, inGroup(3)));
+    expect(written(plan.actions)).toEqual(['web-b partition 0->2']);
+    expect(plan.status.phase).toBe('Healthy');
+  });
+
+  it('a template Git has synced while the ExtendedDeployment still names the old revision waits, and writes nothing', () => {
+    const synced = region('a', 3, pods('a', 3, 0));
+    const ahead = { ...synced, workload: { ...synced.workload!, templateRevision: 'newer' } };
+    const plan = planRollout(input([ahead, region('b', 2, pods('b', 2, 0))]));
+    expect(plan.status.conditions?.find((c) => c.type === 'Progressing')?.reason).toBe('WaitingForSync');
+    expect(plan.actions).toEqual([]);
+  });
+
+  it('waits for confirmation at a gate, with the partition where the group left it', () => {
+    const regions = [region('a', 3, pods('a', 3, 1), { partition: 2 }), region('b', 2, pods('b', 2, 1), { partition: 1 })];
+    const plan = planRollout(input(regions, inGroup(1), { needWaitingForConfirm: true }));
+    expect(plan.status.phase).toBe('WaitingForConfirmation');
+    expect(written(plan.actions)).toEqual([]);
+  });
+
+  it.each([
+    { name: 'pause', controls: { paused: true }, phase: 'Paused' },
+    { name: 'abort', controls: { aborted: true }, phase: 'Paused' },
+  ])('a hold ($name) writes no partition: the controller finishes the pod it replaces and goes no further', ({ controls, phase }) => {
+    const regions = [region('a', 3, pods('a', 3, 0), { partition: 2 }), region('b', 2, pods('b', 2, 0), { partition: 1 })];
+    const plan = planRollout(input(regions, inGroup(1), {}, controls));
+    expect(plan.status.phase).toBe(phase);
+    expect(written(plan.actions)).toEqual([]);
+  });
+
+  it('a group past its deadline is Degraded and holds the partition', () => {
+    const stuck = [
+      region('a', 3, pods('a', 3, 1, { ready: false, readySince: undefined }), { partition: 2 }),
+      region('b', 2, pods('b', 2, 1), { partition: 1 }),
+    ];
+    const late = { ...inGroup(1), lastGroupStartTime: new Date(T0 - 301_000).toISOString() };
+    const plan = planRollout(input(stuck, late));
+    expect(plan.status.phase).toBe('Degraded');
+    expect(written(plan.actions)).toEqual([]);
+  });
+
+  it('a raise mid-rollout: the partition moves first, so the pods it adds below the new partition come from the current revision', () => {
+    const regions = [region('a', 5, pods('a', 3, 1), { partition: 2, replicas: 3 }), region('b', 2, pods('b', 2, 1), { partition: 1 })];
+    const plan = planRollout(input(regions, inGroup(2)));
+    expect(written(plan.actions)).toEqual(['web-a partition 2->3', 'web-a replicas 3->5', 'web-b partition 1->0']);
+  });
+
+  it('a cut mid-rollout: the count goes first, so the controller does not update pods it then removes', () => {
+    const regions = [region('a', 2, pods('a', 3, 1), { partition: 2, replicas: 3 }), region('b', 2, pods('b', 2, 1), { partition: 1 })];
+    const plan = planRollout(input(regions, inGroup(2)));
+    expect(written(plan.actions)).toEqual(['web-a replicas 3->2', 'web-a partition 2->0', 'web-b partition 1->0']);
+  });
+
+  it('a hold still follows the count (capacity is served during a hold)', () => {
+    const regions = [region('a', 4, pods('a', 3, 1), { partition: 2, replicas: 3 }), region('b', 2, pods('b', 2, 1), { partition: 1 })];
+    const plan = planRollout(input(regions, inGroup(1), {}, { paused: true }));
+    expect(written(plan.actions)).toEqual(['web-a replicas 3->4']);
+  });
+
+  it('a region not yet created by Git makes the rollout wait for the sync', () => {
+    const missing: RegionState = { name: 'b', desired: 2, targetRevision: 'new', workload: undefined, pods: [] };
+    const plan = planRollout(input([region('a', 3, pods('a', 3, 0)), missing]));
+    expect(plan.status.conditions?.find((c) => c.type === 'Progressing')?.message).toMatch(/waiting for workload of region b/);
+    expect(plan.actions).toEqual([]);
+  });
+
+  it('a region created from zero grows by the groups: its first pod is the Beta pod, group 2 adds the next ordinal', () => {
+    const fresh = region('b', 2, pods('b', 1, 1), { replicas: 1, partition: 0, currentRevision: 'sts-new', updateRevision: 'sts-new' });
+    const plan = planRollout(input([region('a', 3, pods('a', 3, 3), { currentRevision: 'sts-new', updateRevision: 'sts-new' }), fresh]));
+    expect(plan.status.rolloutRegions).toEqual(['b']);
+    expect(plan.status.currentGroup).toBe(2);
+    // The partition covers every pod (b has one revision), then the count: the controller makes ordinal 1 from it.
+    expect(written(plan.actions)).toEqual(['web-b partition 0->2', 'web-b replicas 1->2']);
+  });
+});
