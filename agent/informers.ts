@@ -216,7 +216,15 @@ export function makeInformers(
     },
   );
 
-  const all = [extendedDeployments, deployRegions, replicaSets, deployments, statefulSets, pods, nodes] as unknown as readonly RunningInformer<KubernetesObject>[];
+  const all = [
+    extendedDeployments,
+    deployRegions,
+    replicaSets,
+    deployments,
+    statefulSets,
+    pods,
+    nodes,
+  ] as unknown as readonly RunningInformer<KubernetesObject>[];
   const besides = [controllerRevisions] as unknown as readonly RunningInformer<KubernetesObject>[];
   return { caches: { extendedDeployments, deployRegions, replicaSets, deployments, statefulSets, pods, controllerRevisions, nodes, usage }, all, besides };
 }

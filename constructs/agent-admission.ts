@@ -322,7 +322,7 @@ function workloadPolicy(options: AgentAdmissionOptions, resource: keyof typeof W
               expression: onUpdate(
                 `${strategy}.?type == ${oldStrategy}.?type && ${strategy}.?rollingUpdate.?maxUnavailable == ${oldStrategy}.?rollingUpdate.?maxUnavailable`,
               ),
-              message: 'the agent may change only the partition of a StatefulSet\'s updateStrategy',
+              message: "the agent may change only the partition of a StatefulSet's updateStrategy",
             },
           ]
         : []),

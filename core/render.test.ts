@@ -247,7 +247,7 @@ describe('renderExtendedDeployment: StatefulSet regions', () => {
     },
   };
 
-  it('renders a StatefulSet per region without replicas or partition, its claims with the region\'s overrides', () => {
+  it("renders a StatefulSet per region without replicas or partition, its claims with the region's overrides", () => {
     const rendered = renderOne(stateful);
     const [amd, arm] = rendered.regions.map((r) => r.workload as { kind: string; metadata: { name: string }; spec: Record<string, unknown> });
     expect(amd?.kind).toBe('StatefulSet');
@@ -273,7 +273,10 @@ describe('renderExtendedDeployment: StatefulSet regions', () => {
   });
 
   it('gives the same pod template, and so the same revision, as a ReplicaSet region: the claims are not part of it', () => {
-    const asReplicaSet = { ...stateful, spec: { ...stateful.spec, subsetType: 'ReplicaSet', statefulSet: undefined, regions: [{ name: 'amd' }, { name: 'arm' }] } };
+    const asReplicaSet = {
+      ...stateful,
+      spec: { ...stateful.spec, subsetType: 'ReplicaSet', statefulSet: undefined, regions: [{ name: 'amd' }, { name: 'arm' }] },
+    };
     expect(renderOne(stateful).regions.map((r) => r.revision)).toEqual(renderOne(asReplicaSet).regions.map((r) => r.revision));
   });
 });

@@ -135,7 +135,7 @@ describe('risks of a change to StatefulSet regions', () => {
       'an image change',
       stateful({ volumeClaimTemplates: [claim('1Gi')] }),
       { ...stateful({ volumeClaimTemplates: [claim('1Gi')] }), template: template('web:2') },
-      [['all-pods-replaced', expect.stringMatching(/^every pod is replaced/) as unknown as string]],
+      [['all-pods-replaced', expect.stringMatching(/^every pod is replaced/)]],
     ],
     [
       'a bigger claim everywhere',
@@ -151,11 +151,8 @@ describe('risks of a change to StatefulSet regions', () => {
       stateful({ volumeClaimTemplates: [claim('1Gi')] }),
       stateful({ serviceName: 'web', volumeClaimTemplates: [claim('1Gi')] }, { ...b, overrides: { volumeClaims: { data: { storage: '5Gi' } } } }),
       [
-        ['immutable-field-changed', expect.stringMatching(/^region a: spec\.serviceName of StatefulSet web-a change/) as unknown as string],
-        [
-          'immutable-field-changed',
-          expect.stringMatching(/^region b: spec\.serviceName, spec\.volumeClaimTemplates of StatefulSet web-b change/) as unknown as string,
-        ],
+        ['immutable-field-changed', expect.stringMatching(/^region a: spec\.serviceName of StatefulSet web-a change/)],
+        ['immutable-field-changed', expect.stringMatching(/^region b: spec\.serviceName, spec\.volumeClaimTemplates of StatefulSet web-b change/)],
       ],
     ],
   ])('%s', (_, before, after, expected) => {

@@ -156,7 +156,10 @@ function statefulSetProblems(ed: ExtendedDeployment, problems: ProblemList): voi
   const claims = new Set((spec.statefulSet?.volumeClaimTemplates ?? []).map((t) => t.metadata.name));
   (spec.statefulSet?.volumeClaimTemplates ?? []).forEach((t, i) => {
     if ((spec.statefulSet?.volumeClaimTemplates ?? []).findIndex((o) => o.metadata.name === t.metadata.name) !== i)
-      problems.add(['spec', 'statefulSet', 'volumeClaimTemplates', i, 'metadata', 'name'], `claim template ${JSON.stringify(t.metadata.name)} is defined twice`);
+      problems.add(
+        ['spec', 'statefulSet', 'volumeClaimTemplates', i, 'metadata', 'name'],
+        `claim template ${JSON.stringify(t.metadata.name)} is defined twice`,
+      );
   });
   spec.regions.forEach((region, i) => {
     if (region.partition !== undefined)

@@ -504,7 +504,12 @@ const cases: Case[] = [
     name: 'a claim template defined twice',
     mutate: ({ ed }) => {
       ed.spec.subsetType = 'StatefulSet';
-      ed.spec.statefulSet = { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: {} }, { metadata: { name: 'data' }, spec: {} }] };
+      ed.spec.statefulSet = {
+        volumeClaimTemplates: [
+          { metadata: { name: 'data' }, spec: {} },
+          { metadata: { name: 'data' }, spec: {} },
+        ],
+      };
     },
     expected: [`${ED}: spec.statefulSet.volumeClaimTemplates[1].metadata.name: claim template "data" is defined twice`],
   },

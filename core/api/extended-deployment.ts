@@ -76,8 +76,8 @@ export const regionOverrides = z
       .record(
         dnsLabel,
         z.strictObject({
-          storageClassName: z.string().optional().describe('StorageClass of this region\'s claims (zonal storage, another provisioner).'),
-          storage: quantity.optional().describe("Size each claim requests in this region (resources.requests.storage)."),
+          storageClassName: z.string().optional().describe("StorageClass of this region's claims (zonal storage, another provisioner)."),
+          storage: quantity.optional().describe('Size each claim requests in this region (resources.requests.storage).'),
         }),
       )
       .optional()
@@ -247,7 +247,7 @@ export const statefulSetFields = z
   .strictObject({
     serviceName: dnsLabel
       .optional()
-      .describe("The governing headless Service (in Git beside the ExtendedDeployment) that gives each pod a stable DNS name. Immutable in Kubernetes."),
+      .describe('The governing headless Service (in Git beside the ExtendedDeployment) that gives each pod a stable DNS name. Immutable in Kubernetes.'),
     podManagementPolicy: z
       .enum(['OrderedReady', 'Parallel'])
       .default('OrderedReady')
@@ -259,7 +259,7 @@ export const statefulSetFields = z
       .describe("A claim per pod and template, made by the StatefulSet controller in the pod's region. Immutable in Kubernetes."),
     persistentVolumeClaimRetentionPolicy: z
       .strictObject({
-        whenDeleted: claimRetention.default('Retain').describe('What happens to the claims when the region\'s StatefulSet is deleted.'),
+        whenDeleted: claimRetention.default('Retain').describe("What happens to the claims when the region's StatefulSet is deleted."),
         whenScaled: claimRetention.default('Retain').describe('What happens to the claims of pods a region scales away (moves included).'),
       })
       .optional()

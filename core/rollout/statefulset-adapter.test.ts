@@ -197,6 +197,24 @@ describe('StatefulSet regions: groups are partition steps', () => {
     expect(plan.actions).toEqual([]);
   });
 
+  it.each([
+    { name: 'in its group', controls: {}, status: undefined, strategy: {} },
+    {
+      name: 'at a gate',
+      controls: {},
+      status: { ...inGroup(1, 'WaitingForConfirmation'), rolloutRegions: ['b'], totalGroups: 2 },
+      strategy: { needWaitingForConfirm: true },
+    },
+    { name: 'paused', controls: { paused: true }, status: { ...inGroup(1), rolloutRegions: ['b'], totalGroups: 2 }, strategy: {} },
+  ])('a region created from zero keeps the pod of its first group $name: no more pods before the next group', ({ controls, status, strategy }) => {
+    const fresh = region('b', 2, pods('b', 1, 1), { replicas: 1, partition: 0, currentRevision: 'sts-new', updateRevision: 'sts-new' });
+    const a = region('a', 3, pods('a', 3, 3), { currentRevision: 'sts-new', updateRevision: 'sts-new' });
+    const plan = planRollout(input([a, { ...fresh, pods: pods('b', 1, 1, { ready: false, readySince: undefined }) }], status, strategy, controls));
+    expect(plan.status.rolloutRegions).toEqual(['b']);
+    expect(plan.status.currentGroup).toBe(1);
+    expect(written(plan.actions)).toEqual(['web-b partition 0->1']);
+  });
+
   it('a region created from zero grows by the groups: its first pod is the Beta pod, group 2 adds the next ordinal', () => {
     const fresh = region('b', 2, pods('b', 1, 1), { replicas: 1, partition: 0, currentRevision: 'sts-new', updateRevision: 'sts-new' });
     const plan = planRollout(input([region('a', 3, pods('a', 3, 3), { currentRevision: 'sts-new', updateRevision: 'sts-new' }), fresh]));

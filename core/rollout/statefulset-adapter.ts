@@ -23,19 +23,30 @@ function atRest(region: RegionState, counts: RegionCounts): boolean {
 }
 
 /**
- * The writes that bring a region's StatefulSet to its replica count with `partition`. The partition goes first when the
- * count grows (pods the raise adds below it are made from the current revision, not ahead of the group), the count
- * first when it shrinks (the pods it removes are not updated first).
+ * The pods a region's StatefulSet should run when `wantNew` of them are to be new. A region with old pods runs its count
+ * (pods are replaced, and a raise is capacity, served at once at the new revision, as for ReplicaSets). A region
+ * without old pods is being created, or grows, by groups: it runs the new pods its group asks for, never fewer than it
+ * runs (pods of its template are not removed to go back) and never more than its count.
  */
-function drive(region: RegionState, partition: number): RolloutAction[] {
+function replicasFor(region: RegionState, counts: RegionCounts, wantNew: number): number {
+  if (counts.old > 0) return region.desired;
+  return Math.min(region.desired, Math.max(wantNew, region.workload?.replicas ?? 0));
+}
+
+/**
+ * The writes that bring a region's StatefulSet to `replicas` with `partition`. The partition goes first when the count
+ * grows (pods the raise adds below it are made from the current revision, not ahead of the group), the count first when
+ * it shrinks (the pods it removes are not updated first).
+ */
+function drive(region: RegionState, replicas: number, partition: number): RolloutAction[] {
   const workload = region.workload;
   const sts = workload?.statefulSet;
   if (!workload || !sts) return [];
   const scale: RolloutAction[] =
-    workload.replicas === region.desired ? [] : [{ kind: 'scale', region: region.name, workload: workload.name, from: workload.replicas, replicas: region.desired }];
+    workload.replicas === replicas ? [] : [{ kind: 'scale', region: region.name, workload: workload.name, from: workload.replicas, replicas }];
   const part: RolloutAction[] =
     sts.partition === partition ? [] : [{ kind: 'setPartition', region: region.name, workload: workload.name, from: sts.partition, partition }];
-  return region.desired >= workload.replicas ? [...part, ...scale] : [...scale, ...part];
+  return replicas >= workload.replicas ? [...part, ...scale] : [...scale, ...part];
 }
 
 /**
@@ -56,10 +67,11 @@ export const statefulSetAdapter: AdapterFactory = (input, record) => {
   /** Moves a region toward `wantNew` pods at the rendered revision. */
   const move = (region: RegionState, wantNew: number): RegionMove => {
     const c = counts(region);
-    const partition = atRest(region, c) ? region.desired : Math.max(0, region.desired - wantNew);
+    const replicas = replicasFor(region, c, wantNew);
+    const partition = atRest(region, c) ? replicas : Math.max(0, replicas - wantNew);
     const progress = groupProgress(c, wantNew, region.desired);
-    const settled = c.current === region.desired && c.terminating === 0;
-    return { actions: drive(region, partition), available: progress.available, done: progress.done && settled };
+    const settled = c.current === replicas && c.terminating === 0;
+    return { actions: drive(region, replicas, partition), available: progress.available, done: progress.done && settled };
   };
 
   return {
@@ -69,11 +81,20 @@ export const statefulSetAdapter: AdapterFactory = (input, record) => {
     groupsOf: (region) => regionGroups(strategy, region.desired),
     // As for ReplicaSets (replicaset-adapter.ts): the recorded group holds; the pods decide only where none is recorded.
     currentGroup: (schedule) =>
-      record?.group !== undefined && record.group >= 1 ? record.group : Math.max(shownGroup(strategy, schedule, ({ region }) => counts(region)), 1),
+      record?.group !== undefined && record.group >= 1
+        ? record.group
+        : Math.max(
+            shownGroup(strategy, schedule, ({ region }) => counts(region)),
+            1,
+          ),
     step: (scheduled, group) => move(scheduled.region, targetAtGroup(strategy, scheduled, group)),
+    // A region being created keeps the pods it has; one with old pods follows its count.
     hold: (region) => {
       const sts = region.workload?.statefulSet;
-      return sts ? drive(region, atRest(region, counts(region)) ? region.desired : sts.partition) : [];
+      if (!sts) return [];
+      const c = counts(region);
+      const replicas = replicasFor(region, c, c.updated);
+      return drive(region, replicas, atRest(region, c) ? replicas : sts.partition);
     },
     converge: (region) => move(region, region.desired),
     groupMembers: () => undefined,

@@ -1,8 +1,9 @@
 /**
- * The agent's writes to the simulated cluster, made as agent/actuators.ts makes them to the API server: a scale or
- * pause sets the workload's spec field, a mark or a swap step patches the pod (swap steps only while the pod's
- * resourceVersion is the one the plan saw, else the API server refuses them), a gate sets the pod's condition, a
- * deletion evicts the pod. A write aimed at a pod that is gone, or at another pod of the same name, does nothing.
+ * The agent's writes to the simulated cluster, made as agent/actuators.ts makes them to the API server: a scale,
+ * pause or partition sets the workload's spec field (a new generation), a mark or a swap step patches the pod (swap
+ * steps only while the pod's resourceVersion is the one the plan saw, else the API server refuses them), a gate sets
+ * the pod's condition, a deletion evicts the pod. A write aimed at a pod that is gone, or at another pod of the same
+ * name, does nothing.
  */
 import type { PodObject } from '../kube/objects.js';
 import {
@@ -18,6 +19,7 @@ import { parseSwapState } from '../inplace/swap-state.js';
 import type { RolloutAction } from '../rollout/actions.js';
 import { iso, isTarget, replaced, withSpec, written, type Cluster, type Setting, type SimPod, type SimWorkload } from './cluster.js';
 import { deletedPod } from './kubelet.js';
+import { partitionOf } from './statefulset-controller.js';
 
 /**
  * The cluster after the agent performed `actions` (in order). Pods are looked up by name once for all actions: a
@@ -47,6 +49,9 @@ export function performAll(cluster: Cluster, actions: readonly RolloutAction[], 
         break;
       case 'setPaused':
         next = setWorkloadSpec(next, action.workload, { paused: action.paused });
+        break;
+      case 'setPartition':
+        next = setPartition(next, action.workload, action.partition);
         break;
       case 'markOld':
         patch(action.pod, action.uid, annotate({ [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: action.at }));
@@ -87,15 +92,28 @@ export function performAll(cluster: Cluster, actions: readonly RolloutAction[], 
   return { ...next, pods, tally, writes: cluster.writes + (changed ? 1 : 0) };
 }
 
-/** Applies a spec change to the workload named `name` (a ReplicaSet or a Deployment), if it changes anything. */
+/** The lists of regional workloads a scale may name. */
+const WORKLOAD_LISTS = ['replicaSets', 'deployments', 'statefulSets'] as const;
+
+/** Applies a spec change to the workload named `name` (a ReplicaSet, Deployment or StatefulSet), if it changes anything. */
 function setWorkloadSpec(cluster: Cluster, name: string, spec: { replicas?: number; paused?: boolean }): Cluster {
   const changes = (w: SimWorkload) => Object.entries(spec).some(([k, v]) => (w.spec as Record<string, unknown> | undefined)?.[k] !== v);
-  const rs = cluster.replicaSets.findIndex((w) => w.metadata?.name === name);
-  const rsObject = cluster.replicaSets[rs];
-  if (rsObject) return changes(rsObject) ? { ...cluster, replicaSets: replaced(cluster.replicaSets, rs, withSpec(rsObject, spec)) } : cluster;
-  const d = cluster.deployments.findIndex((w) => w.metadata?.name === name);
-  const deployment = cluster.deployments[d];
-  return deployment && changes(deployment) ? { ...cluster, deployments: replaced(cluster.deployments, d, withSpec(deployment, spec)) } : cluster;
+  for (const list of WORKLOAD_LISTS) {
+    const index = cluster[list].findIndex((w) => w.metadata?.name === name);
+    const workload = cluster[list][index];
+    if (workload) return changes(workload) ? { ...cluster, [list]: replaced(cluster[list], index, withSpec(workload, spec)) } : cluster;
+  }
+  return cluster;
+}
+
+/** Sets the rolling-update partition of the StatefulSet named `name`, if it changes it (the rest of its update strategy stays Git's). */
+function setPartition(cluster: Cluster, name: string, partition: number): Cluster {
+  const index = cluster.statefulSets.findIndex((w) => w.metadata?.name === name);
+  const sts = cluster.statefulSets[index];
+  if (!sts || partitionOf(sts) === partition) return cluster;
+  const strategy = sts.spec?.updateStrategy;
+  const updateStrategy = { ...strategy, rollingUpdate: { ...strategy?.rollingUpdate, partition } };
+  return { ...cluster, statefulSets: replaced(cluster.statefulSets, index, withSpec(sts, { updateStrategy })) };
 }
 
 /** Sets annotations; an undefined value removes the key (a merge patch with null). */

@@ -4,6 +4,7 @@
  * ready, when a terminating pod is gone). Plain data: every model is a function from one cluster to the next.
  */
 import type { IntOrPercent } from '../api/common.js';
+import type { ExtendedDeploymentSpec } from '../api/extended-deployment.js';
 import type { DeployRegionObject, ExtendedDeploymentObject, PodObject, PodTemplate, WorkloadObject } from '../kube/objects.js';
 import { REGION_LABEL, REVISION_LABEL } from '../labels.js';
 import type { OwnerReference } from '../ownership.js';
@@ -15,6 +16,12 @@ export interface SimWorkload extends WorkloadObject {
     selector?: { matchLabels?: Record<string, string> };
     /** Deployments: RollingUpdate (maxSurge, maxUnavailable) or Recreate, as rendered. */
     strategy?: { type?: string; rollingUpdate?: { maxSurge?: number | string; maxUnavailable?: number | string } };
+    /** StatefulSets: OrderedReady (the default) or Parallel, as rendered. */
+    podManagementPolicy?: string;
+  };
+  status?: WorkloadObject['status'] & {
+    /** StatefulSets: pods at the current revision. */
+    currentReplicas?: number;
   };
 }
 
@@ -54,12 +61,20 @@ export interface Cluster {
   readonly deployRegions: readonly DeployRegionObject[];
   readonly replicaSets: readonly SimWorkload[];
   readonly deployments: readonly SimWorkload[];
+  /** Regional StatefulSets (subsetType StatefulSet). */
+  readonly statefulSets: readonly SimWorkload[];
+  /**
+   * The StatefulSets' ControllerRevisions: the template of each revision, by revision name (`<statefulset>-<hash>`,
+   * statefulset-controller.ts). Pods below a partition are made again from the current revision's.
+   */
+  readonly controllerRevisions: Readonly<Record<string, PodTemplate>>;
   /** Pods held one by one, sorted by name. */
   readonly pods: readonly SimPod[];
   readonly cohorts: readonly Cohort[];
   /**
    * The next pod serial of each ReplicaSet (by name): pod names, uids and container ids derive from it. Per
-   * ReplicaSet, so that each one's pods have serials in a row (cohorts keep them as ranges).
+   * ReplicaSet, so that each one's pods have serials in a row (cohorts keep them as ranges). For a StatefulSet, the pods
+   * it has made: its pods are named by ordinal, and the serial gives a pod made again under its name a uid of its own.
    */
   readonly serials: Readonly<Record<string, number>>;
   /** Writes to the objects the agent watches (its own status writes aside): it looks again after each. */
@@ -70,13 +85,18 @@ export interface Cluster {
 /** What stays the same through one simulation. */
 export interface Setting {
   readonly namespace: string;
+  /** The kind of the regional workloads. */
+  readonly subsetType: ExtendedDeploymentSpec['subsetType'];
   /** Each region's target revision, from the rendered ExtendedDeployment. */
   readonly targets: ReadonlyMap<string, string>;
   /** The ExtendedDeployment's minReadySeconds (also its workloads'). */
   readonly minReadySeconds: number;
   /** Its batchSize. */
   readonly batchSize: IntOrPercent;
-  /** Whether settled pods are kept as counts (cohorts.ts); off, every pod is an object, as for the agent. */
+  /**
+   * Whether settled pods are kept as counts (cohorts.ts); off, every pod is an object, as for the agent. Never for
+   * StatefulSet regions (settingOf).
+   */
   readonly cohorts: boolean;
 }
 
@@ -98,7 +118,10 @@ export function renamed(name: string, serial: number): string {
   return `${name.slice(0, -SERIAL_DIGITS)}${String(serial).padStart(SERIAL_DIGITS, '0')}`;
 }
 
-/** An object's uid, derived from its name (names are never reused in a simulation). */
+/**
+ * An object's uid, derived from the name it is given: names are never reused in a simulation but by a StatefulSet's
+ * pods, whose uid is given their name and serial (statefulset-controller.ts).
+ */
 export function uidOf(name: string): string {
   return `uid-${name}`;
 }
@@ -126,7 +149,7 @@ export const ownedBy = (object: { metadata?: { ownerReferences?: readonly OwnerR
   controllerOf(object)?.uid === owner.metadata?.uid;
 
 /** The controller ownerReference a workload controller sets on what it creates. */
-export function controllerReference(owner: SimWorkload, kind: 'ReplicaSet' | 'Deployment'): OwnerReference {
+export function controllerReference(owner: SimWorkload, kind: 'ReplicaSet' | 'Deployment' | 'StatefulSet'): OwnerReference {
   return { apiVersion: 'apps/v1', kind, name: owner.metadata?.name ?? '', uid: owner.metadata?.uid ?? '', controller: true };
 }
 

@@ -12,6 +12,8 @@
  * ones are exactly its picks among all. When a pick takes every listed candidate the window may have been too small:
  * the look plans again with a larger one (look.ts). Controllers that must remove a member take it out by serial
  * (materialize). equivalence.test.ts runs rollouts both ways and compares every look.
+ *
+ * StatefulSet regions keep no cohorts (settingOf in start.ts): their controller acts on every ordinal, one by one.
  */
 import { canonicalJson } from '../revision.js';
 import { timestampMs, type PodObject } from '../kube/objects.js';

@@ -7,6 +7,7 @@ import { type Cluster, type Setting } from './cluster.js';
 import { reconcileDeployment } from './deployment-controller.js';
 import { kubeletEvent, kubeletSync } from './kubelet.js';
 import { availabilityInstants, reconcileReplicaSet } from './replicaset-controller.js';
+import { reconcileStatefulSet, statefulSetAvailabilityInstants } from './statefulset-controller.js';
 
 /** Controller rounds one instant may take before the models count as not settling (a bug, never a plan). */
 const MAX_ROUNDS = 100;
@@ -20,6 +21,7 @@ export function settle(cluster: Cluster, setting: Setting): Cluster {
     if (pods.some((p, i) => p !== next.pods[i])) next = { ...next, pods, writes: next.writes + 1 };
     for (let i = 0; i < next.replicaSets.length; i++) next = reconcileReplicaSet(next, i, setting);
     for (let i = 0; i < next.deployments.length; i++) next = reconcileDeployment(next, i);
+    for (let i = 0; i < next.statefulSets.length; i++) next = reconcileStatefulSet(next, i, setting);
     if (next === current) return current;
     current = next;
   }
@@ -31,6 +33,7 @@ export function nextEvent(cluster: Cluster): number | undefined {
   const times = [
     ...cluster.pods.flatMap((p) => (p.kubeletAt !== undefined && p.kubeletAt > cluster.now ? [p.kubeletAt] : [])),
     ...availabilityInstants(cluster),
+    ...statefulSetAvailabilityInstants(cluster),
   ];
   return times.length === 0 ? undefined : times.reduce((a, b) => Math.min(a, b));
 }

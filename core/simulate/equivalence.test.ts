@@ -3,6 +3,8 @@
 //   with the same actions (pod names, uids and resourceVersions included), Events and statuses;
 // - collapse (runs of equal groups advanced in one jump, collapse.ts) against simulating every group: the same
 //   groups, extremes, approvals, counts and final status.
+// StatefulSet regions take neither fast path (settingOf, simulateRollout: the controller acts on every ordinal, and no
+// two groups replace the same ones): there the defaults `edctl plan` runs with must be the exact simulation.
 import { describe, expect, it } from 'vitest';
 import { extendedDeployment } from '../api/extended-deployment.js';
 import { simulateFrom } from './test-support.js';
@@ -44,6 +46,19 @@ const SIZES: readonly (readonly number[])[] = [[7, 3], [20], [1, 0, 5]];
 
 const cases = STRATEGIES.flatMap((strategy) => SIZES.map((sizes) => ({ name: `${JSON.stringify(strategy)} over ${JSON.stringify(sizes)}`, strategy, sizes })));
 
+/** The strategies StatefulSet regions take (updateStrategy ReCreate only: validate.ts). */
+const STATEFUL_STRATEGIES: readonly Record<string, unknown>[] = [
+  { batchSize: 1 },
+  { batchSize: 2 },
+  { rolloutStrategy: 'Group', batchSize: 3 },
+  { batchSize: '30%' },
+  { batchSize: 1, regionOrder: 'Sequential', needWaitingForConfirm: true },
+  { batchSize: 1, needWaitingForConfirm: true, needFirstConfirm: true, minReadySeconds: 0 },
+];
+const statefulCases = STATEFUL_STRATEGIES.flatMap((strategy) =>
+  SIZES.map((sizes) => ({ name: `${JSON.stringify(strategy)} over ${JSON.stringify(sizes)}`, strategy, sizes })),
+);
+
 function simulate(strategy: Record<string, unknown>, sizes: readonly number[], options: Parameters<typeof simulateFrom>[3], subsetType?: string): Simulation {
   const inPlace = (strategy['updateStrategy'] as { type?: string } | undefined)?.type === 'InPlaceIfPossible';
   const start = sizes.map((n, i) => ({ name: `r${i}`, desired: n, targetRevision: 'new', running: { old: n }, ...(inPlace && { swappable: { c: 'i' } }) }));
@@ -73,6 +88,13 @@ describe('plan simulation: the fast paths are exact', () => {
     const collapsed = simulate({ batchSize: 1 }, [100], { minJump: 1 });
     expect(outcome(collapsed)).toEqual(outcome(every));
     expect(collapsed.looks).toBeLessThan(every.looks / 4);
+  });
+
+  it.each(statefulCases)('StatefulSet, the defaults are the exact simulation: $name', ({ strategy, sizes }) => {
+    const exact = simulate(strategy, sizes, { cohorts: false, minJump: 0, trace: true }, 'StatefulSet');
+    const defaults = simulate(strategy, sizes, { trace: true }, 'StatefulSet');
+    expect(exact.finalStatus.phase).toBe('Healthy');
+    expect(defaults).toEqual(exact);
   });
 
   it.each([[{}], [{ regionOrder: 'Parallel', batchSize: 2 }]])('compat mode, cohorts look by look: %j', (strategy) => {

@@ -5,6 +5,7 @@
  * TERMINATION_MS after its deletion.
  */
 import type { ContainerStatus, PodCondition, PodObject, PodTemplate } from '../kube/objects.js';
+import type { OwnerReference } from '../ownership.js';
 import { containerIdOf, iso, podName, regionOf, uidOf, written, controllerReference, type SimPod, type SimWorkload, templateOf } from './cluster.js';
 import { POD_START_MS, RESTART_MS, TERMINATION_MS } from './timing.js';
 
@@ -13,23 +14,36 @@ type KubeletStatus = ContainerStatus & { image?: string };
 
 const condition = (pod: PodObject, type: string): PodCondition | undefined => pod.status?.conditions?.find((c) => c.type === type);
 
+/** Who a new pod is: its name, uid and controller. */
+export interface PodIdentity {
+  readonly name: string;
+  readonly uid: string;
+  readonly controller: OwnerReference;
+}
+
 /**
  * The pod the ReplicaSet `owner` creates from `template` (its own by default) at `now`: named after its serial,
  * bound to a node, running, its containers starting.
  */
 export function createdPod(owner: SimWorkload, serial: number, now: number, template: PodTemplate = templateOf(owner)): SimPod {
   const name = podName(owner.metadata?.name ?? '', serial);
+  return newPod(owner, { name, uid: uidOf(name), controller: controllerReference(owner, 'ReplicaSet') }, now, template);
+}
+
+/** The pod a workload controller creates from `template` at `now` (in the owner's namespace): bound to a node, running, its containers starting. */
+export function newPod(owner: SimWorkload, identity: PodIdentity, now: number, template: PodTemplate): SimPod {
+  const { name, uid } = identity;
   const labels = { ...template.metadata?.labels };
   const object: PodObject = {
     metadata: {
       name,
       namespace: owner.metadata?.namespace ?? '',
-      uid: uidOf(name),
+      uid,
       resourceVersion: '1',
       labels,
       ...(template.metadata?.annotations && { annotations: { ...template.metadata.annotations } }),
       creationTimestamp: iso(now),
-      ownerReferences: [controllerReference(owner, 'ReplicaSet')],
+      ownerReferences: [identity.controller],
     },
     spec: { ...template.spec, nodeName: `node-${regionOf({ metadata: { labels } })}` },
     status: {
@@ -128,7 +142,12 @@ export function kubeletEvent(pod: SimPod, now: number): SimPod | undefined {
  * the pods a rollout starts from.
  */
 export function runningPod(owner: SimWorkload, serial: number, since: number, template: PodTemplate): SimPod {
-  const { object } = createdPod(owner, serial, since, template);
+  return settledSince(createdPod(owner, serial, since, template), since, template);
+}
+
+/** A pod created at `since` from `template`, as it is once it has run since then: Ready, its gate open when it has one. */
+export function settledSince(pod: SimPod, since: number, template: PodTemplate): SimPod {
+  const { object } = pod;
   const gated = (template.spec?.readinessGates ?? []).map((g) => ({ type: g.conditionType, status: 'True', lastTransitionTime: iso(since) }));
   const conditions = [...(object.status?.conditions ?? []).map((c) => ({ ...c, status: 'True' })), ...gated];
   const containerStatuses = object.status?.containerStatuses?.map((s) => ({ ...s, ready: true }));

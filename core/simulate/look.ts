@@ -32,7 +32,7 @@ export function look(cluster: Cluster, setting: Setting, maxListed: number, name
     const observed = observe(
       current.ed,
       current.deployRegions,
-      { replicaSets: current.replicaSets, deployments: current.deployments },
+      { replicaSets: current.replicaSets, deployments: current.deployments, statefulSets: current.statefulSets },
       current.pods.map((p) => p.object),
       current.now,
       undefined,

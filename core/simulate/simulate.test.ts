@@ -3,12 +3,13 @@ import { extendedDeployment } from '../api/extended-deployment.js';
 import { SimulationTooLarge } from './simulate.js';
 import { simulateFrom } from './test-support.js';
 
-function ed(sizes: readonly number[], strategy: Record<string, unknown> = {}, subsetType = 'ReplicaSet') {
+function ed(sizes: readonly number[], strategy: Record<string, unknown> = {}, subsetType = 'ReplicaSet', more: Record<string, unknown> = {}) {
   return extendedDeployment.parse({
     apiVersion: 'extendeddeployment.io/v1beta1',
     kind: 'ExtendedDeployment',
     metadata: { name: 'web', namespace: 'shop' },
     spec: {
+      ...more,
       subsetType,
       selector: { matchLabels: { app: 'web' } },
       template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
@@ -105,5 +106,79 @@ describe('simulateRollout: a region set to 0 drains make-before-break', () => {
   it("says why the drained region still runs pods while the others' start", () => {
     const messages = (sim.trace ?? []).map((l) => l.status.conditions?.find((c) => c.type === 'Progressing')?.message ?? '');
     expect(messages.some((m) => m.includes('region r2 keeps 4 pods until 4 more are available in other regions'))).toBe(true);
+  });
+});
+
+describe('simulateRollout: StatefulSet regions roll in partition steps', () => {
+  const sizes = [3, 2];
+  it.each([
+    {
+      batchSize: 1,
+      policy: 'OrderedReady',
+      groups: [
+        [1, 1],
+        [2, 2],
+        [3, 2],
+      ],
+      partitions: [
+        [2, 1, 0, 3],
+        [1, 0, 2],
+      ],
+    },
+    {
+      batchSize: 2,
+      policy: 'OrderedReady',
+      groups: [
+        [1, 1],
+        [3, 2],
+      ],
+      partitions: [
+        [2, 0, 3],
+        [1, 0, 2],
+      ],
+    },
+    {
+      batchSize: 2,
+      policy: 'Parallel',
+      groups: [
+        [1, 1],
+        [3, 2],
+      ],
+      partitions: [
+        [2, 0, 3],
+        [1, 0, 2],
+      ],
+    },
+  ])('Beta, batchSize $batchSize, $policy: new pods $groups per group', ({ batchSize, policy, groups, partitions }) => {
+    const sim = simulateFrom(
+      ed(sizes, { rolloutStrategy: 'Beta', batchSize }, 'StatefulSet', { statefulSet: { podManagementPolicy: policy } }),
+      'R1',
+      from(sizes),
+      { trace: true },
+    );
+    expect(sim.finalStatus.phase).toBe('Healthy');
+    expect(updated(sim)).toEqual(groups);
+    // Every partition the agent set, per region: one step per group (Beta: 1, then +batchSize), then back to the count.
+    const set = (region: string) =>
+      (sim.trace ?? []).flatMap((l) => l.actions.flatMap((a) => (a.kind === 'setPartition' && a.region === region ? [a.partition] : [])));
+    expect(sizes.map((_, i) => set(`r${i}`))).toEqual(partitions);
+    // The StatefulSet controller replaces one pod at a time: no region is ever short of more than one Ready pod.
+    for (const look of sim.trace ?? []) for (const [i, r] of (look.status.regions ?? []).entries()) expect(r.ready).toBeGreaterThanOrEqual((sizes[i] ?? 0) - 1);
+    expect(sim.extremes).toEqual(sizes.map((n, i) => ({ name: `r${i}`, maxPods: n, minAvailable: n - 1 })));
+    expect(sim.podsCreated).toBe(5);
+    expect(sim.newPodsRemoved).toBe(0);
+  });
+
+  it('creates StatefulSet regions from zero', () => {
+    const sim = simulateFrom(ed(sizes, {}, 'StatefulSet'), 'R1', [
+      { name: 'r0', desired: 3, targetRevision: 'new', running: {}, replicas: undefined },
+      { name: 'r1', desired: 2, targetRevision: 'new', running: {}, replicas: undefined },
+    ]);
+    expect(sim.finalStatus.phase).toBe('Healthy');
+    expect(sim.finalStatus.regions?.map((r) => [r.name, r.current, r.updated, r.available])).toEqual([
+      ['r0', 3, 3, 3],
+      ['r1', 2, 2, 2],
+    ]);
+    expect(sim.podsCreated).toBe(5);
   });
 });

@@ -84,9 +84,12 @@ export interface Look {
 
 /** How a simulation runs. The defaults are what `edctl plan` uses; the others exist to test that they agree. */
 export interface SimulationOptions {
-  /** Keep settled pods as counts (cohorts.ts). Default true. */
+  /** Keep settled pods as counts (cohorts.ts). Default true; StatefulSet regions never do (settingOf). */
   readonly cohorts?: boolean;
-  /** Advance runs of equal groups in one jump (collapse.ts) when it skips at least this many groups; 0: never. Default 8. */
+  /**
+   * Advance runs of equal groups in one jump (collapse.ts) when it skips at least this many groups; 0: never. Default
+   * 8; StatefulSet regions never do.
+   */
   readonly minJump?: number;
   /** Fail rather than take more looks than this. */
   readonly maxLooks?: number;
@@ -109,7 +112,9 @@ export { SimulationTooLarge } from './look.js';
 /** Simulates the rollout from `start` until the rollout is Healthy with nothing left to do. */
 export function simulateRollout(start: SimulationStart, options: SimulationOptions = {}): Simulation {
   const setting = settingOf(start, options.cohorts ?? true);
-  const minJump = options.minJump ?? DEFAULT_MIN_JUMP;
+  // StatefulSet groups are never alike (collapse.ts): each replaces pods of other ordinals, so no two move the cluster
+  // by one step, and looking for runs would only cost.
+  const minJump = setting.subsetType === 'StatefulSet' ? 0 : (options.minJump ?? DEFAULT_MIN_JUMP);
   const maxLooks = options.maxLooks ?? DEFAULT_MAX_LOOKS;
   const maxListed = options.maxListedPods ?? DEFAULT_MAX_LISTED_PODS;
   const name = `${setting.namespace}/${start.extendedDeployment.metadata?.name ?? ''}`;
@@ -131,7 +136,7 @@ export function simulateRollout(start: SimulationStart, options: SimulationOptio
   for (let looks = 1; ; looks++) {
     if (looks > maxLooks) {
       throw new SimulationTooLarge(
-        `the rollout of ${name} is too long to plan: more than ${maxLooks} looks of the agent (a group whose pods change one at a time, as a compat-mode region's do, or groups that all differ)`,
+        `the rollout of ${name} is too long to plan: more than ${maxLooks} looks of the agent (a group whose pods change one at a time, as a compat-mode or StatefulSet region's do, or groups that all differ)`,
       );
     }
     const seen = look(cluster, setting, maxListed, name);

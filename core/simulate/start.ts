@@ -11,15 +11,16 @@ import { REGION_LABEL, REVISION_LABEL, REVISIONS_ANNOTATION } from '../labels.js
 import { parseExtendedDeployment } from '../parse.js';
 import { formatProblem } from '../problems.js';
 import { shortHash } from '../revision.js';
-import { controllerReference, iso, uidOf, type Cluster, type Cohort, type Setting, type SimPod, type SimWorkload } from './cluster.js';
+import { controllerReference, iso, templateOf, uidOf, type Cluster, type Cohort, type Setting, type SimPod, type SimWorkload } from './cluster.js';
 import { settle } from './controllers.js';
 import { runningPod } from './kubelet.js';
+import { revisionName, runningStatefulPod } from './statefulset-controller.js';
 import { SETTLED_FOR_MS, SIMULATION_START } from './timing.js';
 
 /** One region at the instant Git applies the change. */
 export interface RegionStart {
   readonly name: string;
-  /** The rendered regional workload (ReplicaSet, or Deployment in compat mode, without spec.replicas). */
+  /** The rendered regional workload (ReplicaSet, Deployment in compat mode, or StatefulSet, without spec.replicas). */
   readonly workload: SimWorkload;
   /** spec.replicas the agent had set before; undefined when Git creates the workload now (Kubernetes makes it 1). */
   readonly replicas: number | undefined;
@@ -45,17 +46,24 @@ export interface SimulationStart {
   readonly status?: ExtendedDeploymentStatus;
 }
 
-/** The setting of a simulation: what the rendered ExtendedDeployment fixes. Throws when it is not valid. */
+/**
+ * The setting of a simulation: what the rendered ExtendedDeployment fixes. Throws when it is not valid. StatefulSet
+ * regions keep every pod as an object whatever `cohorts` asks: cohorts (cohorts.ts) stand for pods that differ only by
+ * a serial that their controller never looks at one by one, while the StatefulSet controller acts on each ordinal
+ * (it makes the lowest missing one, waits for each below it, replaces the highest not updated), and its pods' names
+ * are their ordinals, not serials of a fixed width.
+ */
 export function settingOf(start: SimulationStart, cohorts: boolean): Setting {
   const parsed = parseExtendedDeployment(start.extendedDeployment);
   if (!parsed.ok) throw new Error(`cannot simulate an invalid ExtendedDeployment: ${parsed.problems.map(formatProblem).join('; ')}`);
   const revisions = JSON.parse(start.extendedDeployment.metadata?.annotations?.[REVISIONS_ANNOTATION] ?? '{}') as Record<string, string>;
   return {
     namespace: start.extendedDeployment.metadata?.namespace ?? DEFAULT_NAMESPACE,
+    subsetType: parsed.value.spec.subsetType,
     targets: new Map(Object.entries(revisions)),
     minReadySeconds: parsed.value.spec.strategy.minReadySeconds,
     batchSize: parsed.value.spec.strategy.batchSize,
-    cohorts,
+    cohorts: cohorts && parsed.value.spec.subsetType !== 'StatefulSet',
   };
 }
 
@@ -124,19 +132,74 @@ function earlierReplicaSet(deployment: SimWorkload, template: PodTemplate, repli
   };
 }
 
+/** A StatefulSet region at the instant Git applies the change: the StatefulSet, its pods and its revisions' templates. */
+interface StatefulSetStart {
+  readonly statefulSet: SimWorkload;
+  readonly pods: readonly SimPod[];
+  readonly revisions: Readonly<Record<string, PodTemplate>>;
+}
+
+/**
+ * A StatefulSet region at the instant Git applies the change. Before it, the StatefulSet rested after its previous
+ * rollout: its pods at ordinals 0..n-1, those at another revision than the rendered one below those at it (a rolling
+ * update replaces from the highest ordinal down), its status naming the revision of its lowest ordinal as both its
+ * current and update revision, its partition (the agent's, which Git's apply leaves) at its replica count
+ * (statefulset-adapter.ts, atRest). Git's apply changes its template, a new generation: the controller finds the new
+ * update revision when it syncs (startCluster settles). One Git creates now has the API server's defaults: one replica,
+ * partition 0, no status.
+ */
+function statefulSetStart(region: RegionStart, namespace: string, since: number): StatefulSetStart {
+  const stored = applied(region, namespace, false);
+  const strategy = stored.spec?.updateStrategy;
+  const statefulSet: SimWorkload = {
+    ...stored,
+    spec: { ...stored.spec, updateStrategy: { ...strategy, rollingUpdate: { ...strategy?.rollingUpdate, partition: region.replicas ?? 0 } } },
+  };
+  const template = templateOf(statefulSet);
+  const target = template.metadata?.labels?.[REVISION_LABEL];
+  const templateAt = (revision: string) => (revision === target ? template : atRevision(region.previousTemplate ?? template, revision));
+  const running = Object.entries(region.running)
+    .sort(([a], [b]) => Number(a === target) - Number(b === target))
+    .map(([revision, count]) => {
+      const at = templateAt(revision);
+      return { count, template: at, name: revisionName(statefulSet, at) };
+    });
+  const pods: SimPod[] = [];
+  for (const r of running) {
+    for (let k = 0; k < r.count; k++) pods.push(runningStatefulPod(statefulSet, pods.length, r.name, r.template, since));
+  }
+  // A region without pods rested at the revision it names (a count of 0).
+  const current = region.replicas === undefined ? undefined : (running.find((r) => r.count > 0) ?? running[0])?.name;
+  return {
+    statefulSet: { ...statefulSet, status: current === undefined ? {} : { observedGeneration: 1, currentRevision: current, updateRevision: current } },
+    pods,
+    revisions: Object.fromEntries(running.map((r) => [r.name, r.template])),
+  };
+}
+
 /**
  * The cluster when Git applies the change, after its controllers reacted. The pods that ran before are listed one by
  * one, or (with cohorts) kept as one cohort per workload and revision.
  */
 export function startCluster(start: SimulationStart, setting: Setting): Cluster {
-  const compat = (start.extendedDeployment.spec as { subsetType?: string } | undefined)?.subsetType === 'Deployment';
+  const compat = setting.subsetType === 'Deployment';
   const since = SIMULATION_START - SETTLED_FOR_MS;
   const replicaSets: SimWorkload[] = [];
   const deployments: SimWorkload[] = [];
+  const statefulSets: SimWorkload[] = [];
+  const controllerRevisions: Record<string, PodTemplate> = {};
   const pods: SimPod[] = [];
   const cohorts: Cohort[] = [];
   const serials: Record<string, number> = {};
   for (const region of start.regions) {
+    if (setting.subsetType === 'StatefulSet') {
+      const sts = statefulSetStart(region, setting.namespace, since);
+      statefulSets.push(sts.statefulSet);
+      pods.push(...sts.pods);
+      Object.assign(controllerRevisions, sts.revisions);
+      serials[sts.statefulSet.metadata?.name ?? ''] = sts.pods.length;
+      continue;
+    }
     const workload = applied(region, setting.namespace, compat);
     (compat ? deployments : replicaSets).push(workload);
     const template = workload.spec?.template ?? {};
@@ -173,6 +236,8 @@ export function startCluster(start: SimulationStart, setting: Setting): Cluster 
     deployRegions: start.regions.map((r) => deployRegion(r.name)),
     replicaSets,
     deployments,
+    statefulSets,
+    controllerRevisions,
     pods: pods.sort((a, b) => ((a.object.metadata?.name ?? '') < (b.object.metadata?.name ?? '') ? -1 : 1)),
     cohorts,
     serials,

@@ -110,6 +110,7 @@ function probeObject(resource: string | undefined, ns: string): KubernetesObject
   if (resource === 'pods') return { apiVersion: 'v1', kind: 'Pod', metadata, spec } as KubernetesObject;
   if (resource === 'replicasets') return { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata, spec: workload } as KubernetesObject;
   if (resource === 'deployments') return { apiVersion: 'apps/v1', kind: 'Deployment', metadata, spec: workload } as KubernetesObject;
+  if (resource === 'statefulsets') return { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata, spec: workload } as KubernetesObject;
   if (resource === 'controllerrevisions') return { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata, data: {}, revision: 1 } as KubernetesObject;
   return undefined;
 }
