@@ -261,12 +261,25 @@ describe('renderExtendedDeployment: StatefulSet regions', () => {
       minReadySeconds: 5,
       selector: { matchLabels: { 'extendeddeployment.io/name': 'db', 'extendeddeployment.io/region': 'amd' } },
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' },
+      // As the API server stores them (an atomic list: Argo CD compares each entry whole).
       volumeClaimTemplates: [
-        { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'standard', resources: { requests: { storage: '1Gi' } } } },
+        {
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          metadata: { name: 'data' },
+          spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'standard', resources: { requests: { storage: '1Gi' } }, volumeMode: 'Filesystem' },
+          status: { phase: 'Pending' },
+        },
       ],
     });
     expect(arm?.spec['volumeClaimTemplates']).toEqual([
-      { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'arm-local', resources: { requests: { storage: '5Gi' } } } },
+      {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'data' },
+        spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'arm-local', resources: { requests: { storage: '5Gi' } }, volumeMode: 'Filesystem' },
+        status: { phase: 'Pending' },
+      },
     ]);
     // The input is left as written.
     expect(stateful.spec.statefulSet.volumeClaimTemplates[0]?.spec.storageClassName).toBe('standard');

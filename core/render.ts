@@ -354,7 +354,12 @@ function statefulSetSpec(ed: ExtendedDeployment, region: string, common: JsonObj
 /** The StatefulSet's own ControllerRevisions kept: the current and the previous template (rollbacks read the ExtendedDeployment's history). */
 const STATEFULSET_REVISION_HISTORY = 2;
 
-/** A claim template with a region's overrides: its StorageClass and its size. */
+/**
+ * A claim template with a region's overrides (its StorageClass and its size), written as the API server stores it:
+ * `volumeClaimTemplates` is an atomic list, so a GitOps tool compares each entry whole, and the fields the API server
+ * adds (the claim's apiVersion and kind, `spec.volumeMode`, `status.phase`) would otherwise keep the StatefulSet
+ * OutOfSync in Argo CD (measured on the lab: it synced the StatefulSets again and again).
+ */
 function regionalClaim(template: VolumeClaimTemplate, override: ClaimOverride | undefined): JsonObject {
   const claim = cloneJson(template) as JsonObject & { spec: JsonObject };
   if (override?.storageClassName !== undefined) claim.spec['storageClassName'] = override.storageClassName;
@@ -362,7 +367,8 @@ function regionalClaim(template: VolumeClaimTemplate, override: ClaimOverride | 
     const resources = (claim.spec['resources'] ?? {}) as JsonObject;
     claim.spec['resources'] = { ...resources, requests: { ...(resources['requests'] as JsonObject | undefined), storage: override.storage } };
   }
-  return claim;
+  claim.spec['volumeMode'] ??= 'Filesystem';
+  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...claim, status: { phase: 'Pending', ...(claim['status'] as JsonObject | undefined) } };
 }
 
 /**

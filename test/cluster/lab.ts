@@ -89,7 +89,7 @@ rules:
       - group: extendeddeployment.io
         resources: [deployregions, extendeddeployments]
       - group: apps
-        resources: [replicasets, deployments]
+        resources: [replicasets, deployments, statefulsets]
   - level: None
     namespaces: [kube-node-lease, kube-system]
     resources:

@@ -19,6 +19,7 @@ import {
   REVISION_LABEL,
   SWAP_STATE_ANNOTATION,
 } from '../../core/labels.js';
+import type { WorkloadKind } from '../../core/kube/objects.js';
 import type { RolloutAction } from '../../core/rollout/actions.js';
 import { renderedIdentity, type AgentIdentity } from './agent-identity.js';
 import { clients, errorCode, errorMessage, FIELD_MANAGER, ObjectApi, readPod, test, testPod, uniqueName, waitFor } from './helpers.js';
@@ -75,12 +76,14 @@ test("the agent's identity changes only its own fields of ExtendedDeployment obj
     const apps = kc.makeApiClient(AppsV1Api);
     // The agent's own actuators, as the agent calls them (a variable, not a literal: whatever else ActuatorClients takes).
     const actuators = { core, apps, now: () => Date.now() };
-    const act = (kind: 'ReplicaSet' | 'Deployment', action: RolloutAction) => performAction(actuators, ns, kind, action);
+    const act = (kind: WorkloadKind, action: RolloutAction) => performAction(actuators, ns, kind, action);
 
     // The policies as stored: accepted by the API server, and type-checked against the Pod, ReplicaSet and Deployment
     // schemas without a warning.
     const policies = identity.rbac.filter((o) => o.kind === 'ValidatingAdmissionPolicy').map((o) => o.metadata?.name ?? '');
-    expect(policies).toEqual(['pods', 'replicasets', 'deployments', 'controllerrevisions'].map((r) => `extended-deployment-agent-${r}-${suffix}`));
+    expect(policies).toEqual(
+      ['pods', 'replicasets', 'deployments', 'statefulsets', 'controllerrevisions'].map((r) => `extended-deployment-agent-${r}-${suffix}`),
+    );
     for (const name of policies) {
       const status = await waitFor(`${name} type-checked`, async () => {
         const stored = await clients().objects.read<{
@@ -121,6 +124,17 @@ test("the agent's identity changes only its own fields of ExtendedDeployment obj
         body: { ...rs, kind: 'Deployment', spec: { replicas: 0, selector, template: template!, paused: true } },
       });
     }
+    for (const [name, labels] of [
+      ['web-zone-a', { ...edLabels, [REGION_LABEL]: 'zone-a' }],
+      ['unrelated', { app: 'unrelated' }],
+    ] as const) {
+      const { kind: _kind, ...rs } = replicaSet(name, labels);
+      const { selector, template } = rs.spec!;
+      await admin.apps.createNamespacedStatefulSet({
+        namespace: ns,
+        body: { ...rs, kind: 'StatefulSet', spec: { replicas: 0, selector, template: template!, updateStrategy: { type: 'RollingUpdate' } } },
+      });
+    }
 
     // Refused: a stolen token cannot run an image of its choice in kube-system. RBAC lets it (the ClusterRole grants
     // `patch` on pods in every namespace); the pods policy refuses it, the pod being no ExtendedDeployment's.
@@ -143,6 +157,7 @@ test("the agent's identity changes only its own fields of ExtendedDeployment obj
     const applyParams = (kind: string, name: string) => ({ namespace: ns, name, body: scaleBody(kind, name), fieldManager: FIELD_MANAGER, force: true });
     expect(await refusal(apps.patchNamespacedReplicaSet(applyParams('ReplicaSet', 'unrelated'), apply))).toEqual(byPolicy('replicasets', 'labelled'));
     expect(await refusal(apps.patchNamespacedDeployment(applyParams('Deployment', 'unrelated'), apply))).toEqual(byPolicy('deployments', 'labelled'));
+    expect(await refusal(apps.patchNamespacedStatefulSet(applyParams('StatefulSet', 'unrelated'), apply))).toEqual(byPolicy('statefulsets', 'labelled'));
     // Nor run a template of its choice in a ReplicaSet of its own: the one it may create is a keeper (its create
     // permission is for those), and a labelled ReplicaSet that is not exactly one is refused.
     expect(await refusal(apps.createNamespacedReplicaSet({ namespace: ns, body: replicaSet('started-by-agent', edLabels) }))).toEqual(
@@ -157,6 +172,14 @@ test("the agent's identity changes only its own fields of ExtendedDeployment obj
     );
     expect(await refusal(apps.patchNamespacedDeployment({ namespace: ns, name: 'web-arm64', body: template }, smp))).toEqual(
       byPolicy('deployments', 'only spec.replicas'),
+    );
+    expect(await refusal(apps.patchNamespacedStatefulSet({ namespace: ns, name: 'web-zone-a', body: template }, smp))).toEqual(
+      byPolicy('statefulsets', 'only spec.replicas'),
+    );
+    // Nor let a StatefulSet's controller replace every pod at once, or stop updating them (its update strategy's type).
+    const onDelete = { spec: { updateStrategy: { type: 'OnDelete', rollingUpdate: null } } };
+    expect(await refusal(apps.patchNamespacedStatefulSet({ namespace: ns, name: 'web-zone-a', body: onDelete }, smp))).toEqual(
+      byPolicy('statefulsets', 'only the partition'),
     );
     // Nor move a labelled pod out of its ReplicaSet or Service (labels), or mark it Ready (status).
     const relabel = { metadata: { labels: { app: 'elsewhere' } } };
@@ -218,6 +241,10 @@ test("the agent's identity changes only its own fields of ExtendedDeployment obj
     await act('Deployment', { kind: 'setPaused', region: 'arm64', workload: 'web-arm64', paused: false });
     const deployment = await admin.apps.readNamespacedDeployment({ namespace: ns, name: 'web-arm64' });
     expect([deployment.spec?.replicas, deployment.spec?.paused === true]).toEqual([1, false]); // false is left out
+    await act('StatefulSet', { kind: 'scale', region: 'zone-a', workload: 'web-zone-a', from: 0, replicas: 2 });
+    await act('StatefulSet', { kind: 'setPartition', region: 'zone-a', workload: 'web-zone-a', from: 0, partition: 2 });
+    const statefulSet = await admin.apps.readNamespacedStatefulSet({ namespace: ns, name: 'web-zone-a' });
+    expect([statefulSet.spec?.replicas, statefulSet.spec?.updateStrategy]).toEqual([2, { type: 'RollingUpdate', rollingUpdate: { partition: 2 } }]);
 
     await act('ReplicaSet', { kind: 'markOld', region, pod, uid, at: '2026-01-01T00:00:00Z' });
     expect((await readPod(ns, pod)).metadata?.annotations).toMatchObject({
@@ -255,7 +282,7 @@ test("the agent's identity changes only its own fields of ExtendedDeployment obj
     const managers = (swapped.metadata?.managedFields ?? []).map((m) => m.manager);
     expect(managers).toContain(AGENT_FIELD_MANAGER);
     console.log(
-      `[admission] ${subject}: refused kube-system image, unrelated pod/ReplicaSet/Deployment, new pod, template, labels, readiness; allowed scale, pause, mark, unmark, gate, swap`,
+      `[admission] ${subject}: refused kube-system image, unrelated pod/ReplicaSet/Deployment/StatefulSet, new pod, template, update type, labels, readiness; allowed scale, pause, partition, mark, unmark, gate, swap`,
     );
 
     await act('ReplicaSet', { kind: 'deletePod', region, pod, uid });

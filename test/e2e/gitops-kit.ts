@@ -178,6 +178,7 @@ function auditKey(o: Manifest): string {
     ExtendedDeployment: 'extendeddeployments',
     ReplicaSet: 'replicasets',
     Deployment: 'deployments',
+    StatefulSet: 'statefulsets',
   };
   return `${plural[o.kind] ?? o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 }
