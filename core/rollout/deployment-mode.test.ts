@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { extendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { planRollout, type RolloutInput } from './planner.js';
 import type { DeploymentProgress, RegionState } from './snapshot.js';
+import { rolloutInput } from './test-support.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const ed = (strategy: Record<string, unknown> = {}) =>
@@ -40,15 +41,7 @@ const input = (
   status?: ExtendedDeploymentStatus,
   strategy: Record<string, unknown> = {},
   controls: Partial<RolloutInput['controls']> = {},
-): RolloutInput => ({
-  ed: ed(strategy),
-  generation: 1,
-  rolloutRevision: 'R1',
-  regions,
-  status,
-  controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined, ...controls },
-  now: T0,
-});
+): RolloutInput => rolloutInput(ed(strategy), regions, T0, status, controls);
 const writes = (
   regions: RegionState[],
   status?: ExtendedDeploymentStatus,

@@ -3,7 +3,7 @@ import { extendedDeployment, type ExtendedDeploymentStatus } from '../api/extend
 import type { RolloutAction } from './actions.js';
 import { planRollout, type RolloutInput } from './planner.js';
 import type { PodState, RegionState, StatefulSetProgress } from './snapshot.js';
-import { podState } from './test-support.js';
+import { podState, rolloutInput } from './test-support.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const LONG_AGO = T0 - 60_000;
@@ -54,15 +54,7 @@ const input = (
   status?: ExtendedDeploymentStatus,
   strategy: Record<string, unknown> = {},
   controls: Partial<RolloutInput['controls']> = {},
-): RolloutInput => ({
-  ed: ed(strategy),
-  generation: 1,
-  rolloutRevision: 'R1',
-  regions,
-  status,
-  controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined, ...controls },
-  now: T0,
-});
+): RolloutInput => rolloutInput(ed(strategy), regions, T0, status, controls);
 
 const written = (actions: readonly RolloutAction[]) =>
   actions.map((a) => {

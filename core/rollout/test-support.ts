@@ -1,5 +1,6 @@
-import { extendedDeployment, type ExtendedDeployment } from '../api/extended-deployment.js';
-import type { PodState } from './snapshot.js';
+import { extendedDeployment, type ExtendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import type { RolloutInput } from './planner.js';
+import type { PodState, RegionState } from './snapshot.js';
 
 /** A pod of the new revision as observe records it: bound and running, not Ready yet; `overrides` set the rest. */
 export function podState(name: string, overrides: Partial<PodState> = {}): PodState {
@@ -30,4 +31,23 @@ export function webEd(regions: readonly { name: string; replicas: number }[], st
       strategy,
     },
   });
+}
+
+/** The planner's input for `ed` over `regions` at `now`, rollout revision R1, generation 1, no control set but `controls`. */
+export function rolloutInput(
+  ed: ExtendedDeployment,
+  regions: RegionState[],
+  now: number,
+  status?: ExtendedDeploymentStatus,
+  controls: Partial<RolloutInput['controls']> = {},
+): RolloutInput {
+  return {
+    ed,
+    generation: 1,
+    rolloutRevision: 'R1',
+    regions,
+    status,
+    controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined, ...controls },
+    now,
+  };
 }
