@@ -11,6 +11,14 @@ export function inPlaceEnabled(ed: ExtendedDeployment): boolean {
 }
 
 /**
+ * Whether region entries may set a partition: ReplicaSet regions (and InplaceSet) keep old pods in place; a native
+ * Deployment replaces every pod of its region, and a StatefulSet's partition is the agent's own.
+ */
+export function takesPartition(spec: Pick<ExtendedDeployment['spec'], 'subsetType'>): boolean {
+  return spec.subsetType === 'ReplicaSet' || spec.subsetType === 'InplaceSet';
+}
+
+/**
  * What is wrong with the DeployRegion that a region of an ExtendedDeployment names, if anything: it exists but failed
  * its own validation (`invalidRegions`: its own problems say why), or none of that name is among `known`.
  */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { extendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { planRollout, type RolloutInput } from './planner.js';
 import type { DeploymentProgress, RegionState } from './snapshot.js';
-import { rolloutInput } from './test-support.js';
+import { podState, rolloutInput } from './test-support.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const ed = (strategy: Record<string, unknown> = {}) =>
@@ -124,6 +124,15 @@ describe('compat mode: native Deployments, the agent owns replicas and paused', 
     const { plan, writes: w } = writes([region('a', 3, 1, false), region('b', 2, 0, true)], late);
     expect(w).toEqual(['web-a paused=true']);
     expect(plan.status.phase).toBe('Degraded');
+  });
+
+  it('names the pod that holds a Degraded region and offers no forced exit: Deployment regions take no partition', () => {
+    const late = { ...inGroup(1), lastGroupStartTime: new Date(T0 - 301_000).toISOString() };
+    const stuck = { ...region('a', 3, 1, false), pods: [podState('web-a-x1', { revision: 'new', createdAt: T0 - 300_000 })] };
+    const { plan } = writes([stuck, region('b', 2, 0, true)], late);
+    const message = plan.status.conditions?.find((c) => c.type === 'Progressing')?.message ?? '';
+    expect(message).toMatch(/not Ready: web-a-x1/);
+    expect(message).not.toMatch(/forced exit/);
   });
 
   it('makes no writes in steady state, and pauses a Deployment Git just created (so the next template waits)', () => {

@@ -162,6 +162,10 @@ describe('StatefulSet regions: groups are partition steps', () => {
     const plan = planRollout(input(stuck, late));
     expect(plan.status.phase).toBe('Degraded');
     expect(written(plan.actions)).toEqual([]);
+    // It names the pod that holds it, and no forced exit: StatefulSet regions take no partition.
+    const message = plan.status.conditions?.find((c) => c.type === 'Progressing')?.message ?? '';
+    expect(message).toMatch(/not Ready: web-a-2/);
+    expect(message).not.toMatch(/forced exit/);
   });
 
   it('a raise mid-rollout: the partition moves first, so the pods it adds below the new partition come from the current revision', () => {

@@ -7,6 +7,7 @@ import { isPodActive } from './pod-activity.js';
 import { Phases, RolloutEventReason, type Phase } from './reasons.js';
 import { countWhere, isAvailable, type PodState, type RegionCounts, type RegionPods, type RegionState } from './snapshot.js';
 import { forcedExits, forcedExitText } from './forced-exit.js';
+import { takesPartition } from '../validate.js';
 import { stuckPods } from './stuck-pods.js';
 
 export type { Phase };
@@ -105,7 +106,8 @@ export function buildStatus(input: StatusInput): { status: ExtendedDeploymentSta
   // every reader (edctl status, Argo CD, Flux, the Event) shows the cause and both ways out next to the verdict.
   const degraded = input.phase === Phases.Degraded;
   const stuck = degraded ? stuckPods(input.regions, input.rolloutRegions, now) : undefined;
-  const exit = degraded ? forcedExitText(forcedExits(input.regions, input.rolloutRegions, now)) : undefined;
+  // Only where a region entry takes a partition: a forced exit is written as one.
+  const exit = degraded && takesPartition(ed.spec) ? forcedExitText(forcedExits(input.regions, input.rolloutRegions, now)) : undefined;
   const message = [input.message, stuck, exit].filter((part) => part !== undefined).join('; ');
   // A new rollout revision starts now; the same one keeps its start.
   const rolloutStartTime = previous?.revision === input.rolloutRevision ? previous.rolloutStartTime : new Date(now).toISOString();
