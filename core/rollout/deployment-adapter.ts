@@ -106,7 +106,7 @@ export const deploymentAdapter: AdapterFactory = (_input, record) => {
       const done = isFinished(scheduled.region, group);
       return { actions: drive(scheduled.region, false), available: done, done };
     },
-    hold: (region) => drive(region, true),
+    hold: ({ region }) => drive(region, true),
     converge: (region, totalGroups) => settle(region, isFinished(region, totalGroups)),
     groupMembers: (schedule, group) =>
       schedule.regions

@@ -75,7 +75,7 @@ export const replicaSetAdapter: AdapterFactory = (input, record) => {
     // Holding starts no new pods for the rollout's sake, but the region keeps the new pods it has and follows its count:
     // a raise (Git, or a move away from a failed region) is served at once, a cut removes old pods first, and a failed
     // region's pods go even while not Ready. Nor does it keep healthy pods out of endpoints: swaps under way settle.
-    hold: (region) => {
+    hold: ({ region }) => {
       const capacity = stepRegion(region, countPods(region, minReadySeconds, now).updated, regionBudgets(strategy, region.desired), minReadySeconds, now);
       return inPlace ? [...settleSwaps(region, now), ...capacity.actions] : capacity.actions;
     },

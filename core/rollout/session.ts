@@ -130,7 +130,7 @@ export function planSession(input: RolloutInput, adapterFor: AdapterFactory, gro
     );
   }
   if (gate.kind === 'hold') {
-    const actions = steps.flatMap(({ scheduled, move }) => (rolloutRegions.includes(scheduled.name) ? adapter.hold(scheduled.region) : move.actions));
+    const actions = steps.flatMap(({ scheduled, move }) => (rolloutRegions.includes(scheduled.name) ? adapter.hold(scheduled, group) : move.actions));
     return finish(session, { phase: gate.phase, group, groupStart: iso(groupStart), reason: gate.reason, message: gate.message }, actions);
   }
   const advance = gate.kind === 'advance';

@@ -3,6 +3,7 @@ import { extendedDeployment, type ExtendedDeploymentStatus } from '../api/extend
 import type { RolloutAction } from './actions.js';
 import { planRollout, type RolloutInput } from './planner.js';
 import type { PodState, RegionState, StatefulSetProgress } from './snapshot.js';
+import { downNode, node } from '../moves/nodes-test-support.js';
 import { podState, rolloutInput } from './test-support.js';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -168,10 +169,33 @@ describe('StatefulSet regions: groups are partition steps', () => {
     expect(message).not.toMatch(/forced exit/);
   });
 
-  it('a raise mid-rollout: the partition moves first, so the pods it adds below the new partition come from the current revision', () => {
+  it('a Git revert mid-rollout replaces the pods it leaves behind group by group, from the highest ordinal', () => {
+    // v2 had reached ordinals 3 and 4 of a (partition 3); the revert's revision is the one ordinals 0–2 run (`new` here).
+    const a = region(
+      'a',
+      5,
+      pods('a', 5, 3).map((p, i) => ({ ...p, revision: i < 3 ? 'new' : 'v2' })),
+      { partition: 3 },
+    );
+    const b = region('b', 2, pods('b', 2, 2), { partition: 2, currentRevision: 'sts-new' });
+    const gated = { needWaitingForConfirm: true };
+    // The pods show group 3 (Beta: 3 of a's 5 run the revision): the gate holds there, and the partition rises so that
+    // the controller replaces neither v2 pod meanwhile.
+    const start = planRollout(input([a, b], undefined, gated));
+    expect([start.status.currentGroup, start.status.phase]).toEqual([3, 'WaitingForConfirmation']);
+    expect(written(start.actions)).toEqual(['web-a partition 3->5']);
+    // Approved, group 4 replaces one pod: the highest.
+    const held = { ...a, workload: { ...a.workload!, statefulSet: { ...a.workload!.statefulSet!, partition: 5 } } };
+    const next = planRollout(input([held, b], { ...start.status, observedGeneration: 1 }, gated, { approvedThrough: 4 }));
+    expect(next.status.currentGroup).toBe(4);
+    expect(written(next.actions)).toEqual(['web-a partition 5->4']);
+  });
+
+  it('a raise mid-rollout: the partition moves first, so the pods it adds below it come from the current revision and the group keeps its size', () => {
     const regions = [region('a', 5, pods('a', 3, 1), { partition: 2, replicas: 3 }), region('b', 2, pods('b', 2, 1), { partition: 1 })];
     const plan = planRollout(input(regions, inGroup(2)));
-    expect(written(plan.actions)).toEqual(['web-a partition 2->3', 'web-a replicas 3->5', 'web-b partition 1->0']);
+    // a runs ordinal 2 new; group 2 asks 2 new of 5: ordinal 4 new, ordinal 3 made at the current revision.
+    expect(written(plan.actions)).toEqual(['web-a partition 2->4', 'web-a replicas 3->5', 'web-b partition 1->0']);
   });
 
   it('a cut mid-rollout: the count goes first, so the controller does not update pods it then removes', () => {
@@ -180,10 +204,11 @@ describe('StatefulSet regions: groups are partition steps', () => {
     expect(written(plan.actions)).toEqual(['web-a replicas 3->2', 'web-a partition 2->0', 'web-b partition 1->0']);
   });
 
-  it('a hold still follows the count (capacity is served during a hold)', () => {
+  it('a hold still follows the count (capacity is served during a hold), at the revision the held pods run', () => {
     const regions = [region('a', 4, pods('a', 3, 1), { partition: 2, replicas: 3 }), region('b', 2, pods('b', 2, 1), { partition: 1 })];
     const plan = planRollout(input(regions, inGroup(1), {}, { paused: true }));
-    expect(written(plan.actions)).toEqual(['web-a replicas 3->4']);
+    // The partition rises over the pod the raise adds: it is made at the current revision, not ahead of the held group.
+    expect(written(plan.actions)).toEqual(['web-a partition 2->4', 'web-a replicas 3->4']);
   });
 
   it('a region not yet created by Git makes the rollout wait for the sync', () => {
@@ -218,5 +243,21 @@ describe('StatefulSet regions: groups are partition steps', () => {
     expect(plan.status.currentGroup).toBe(2);
     // The partition covers every pod (b has one revision), then the count: the controller makes ordinal 1 from it.
     expect(written(plan.actions)).toEqual(['web-b partition 0->2', 'web-b replicas 1->2']);
+  });
+
+  it('a fault move: a failed region scales down from its highest ordinals, the others scale up, and the rollout goes on', () => {
+    const failed = [downNode('a-1', T0 - 60_000)];
+    const regions = [
+      // The node-lifecycle controller marks the pods of a NotReady node not Ready.
+      { ...region('a', 3, pods('a', 3, 1, { ready: false, readySince: undefined }), { partition: 2 }), nodes: failed, room: 0 },
+      { ...region('b', 2, pods('b', 2, 1), { partition: 1 }), nodes: [node('b-1')], room: 10 },
+    ];
+    const plan = planRollout(input(regions, inGroup(1), { faultMove: { enable: true } }));
+    expect(plan.status.regions?.map((r) => [r.name, r.desired])).toEqual([
+      ['a', 0],
+      ['b', 5],
+    ]);
+    // b is in group 2 (a, at 0, has nothing left to do): 2 of its 5 pods new, its new ordinal 1 kept below the partition.
+    expect(written(plan.actions)).toEqual(['web-a replicas 3->0', 'web-a partition 2->0', 'web-b partition 1->4', 'web-b replicas 2->5']);
   });
 });

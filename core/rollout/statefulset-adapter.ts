@@ -1,5 +1,6 @@
 import type { RolloutAction } from './actions.js';
 import { regionGroups, shownGroup, targetAtGroup } from './groups.js';
+import { isPodActive } from './pod-activity.js';
 import { groupProgress } from './region-step.js';
 import { regionSyncWait } from './replicaset-adapter.js';
 import { countPods, type RegionCounts, type RegionState } from './snapshot.js';
@@ -34,6 +35,28 @@ function replicasFor(region: RegionState, counts: RegionCounts, wantNew: number)
 }
 
 /**
+ * The partition that leaves the region `wantNew` pods at the rendered revision once the controller has rolled: the
+ * controller makes every ordinal at or above it from the template and leaves those below as they are, so with `P` the
+ * region ends with its rendered pods below `P` plus `replicas − P`. The lowest `P` that does not go beyond `wantNew`:
+ * `replicas − wantNew` in a rollout that starts from old pods only, higher where rendered pods already run below it (a
+ * Git revert finds the pods it returns to at the lowest ordinals, and replaces the others group by group).
+ */
+function partitionFor(region: RegionState, replicas: number, wantNew: number): number {
+  const prefix = `${region.workload?.name ?? ''}-`;
+  const rendered = new Set(
+    region.pods
+      .filter((p) => isPodActive(p) && p.revision === region.targetRevision && p.name.startsWith(prefix))
+      .map((p) => Number(p.name.slice(prefix.length))),
+  );
+  let below = 0;
+  for (let partition = 0; partition < replicas; partition++) {
+    if (below + replicas - partition <= wantNew) return partition;
+    if (rendered.has(partition)) below++;
+  }
+  return replicas;
+}
+
+/**
  * The writes that bring a region's StatefulSet to `replicas` with `partition`. The partition goes first when the count
  * grows (pods the raise adds below it are made from the current revision, not ahead of the group), the count first when
  * it shrinks (the pods it removes are not updated first).
@@ -54,8 +77,8 @@ function drive(region: RegionState, replicas: number, partition: number): Rollou
  * highest ordinal down, and only those at or above the rolling update's partition; the agent owns spec.replicas and
  * that partition. A group of `n` new pods is the partition at `replicas − n`: groups are partition steps, with the same
  * sizes, barrier and gates as pod batches of ReplicaSets (groups.ts, gates.ts). Between rollouts the partition covers
- * every pod, so a template Git syncs changes no pod before its first group starts. A hold writes no partition: the
- * controller finishes the pod it replaces and goes no further. Counts follow Git and moves at once, as for ReplicaSets;
+ * every pod, so a template Git syncs changes no pod before its first group starts. A hold does not lower the partition:
+ * the controller finishes the pod it replaces and goes no further. Counts follow Git and moves at once, as for ReplicaSets;
  * a StatefulSet scales down from its highest ordinals, the pods a rollout updates first.
  */
 export const statefulSetAdapter: AdapterFactory = (input, record) => {
@@ -68,7 +91,7 @@ export const statefulSetAdapter: AdapterFactory = (input, record) => {
   const move = (region: RegionState, wantNew: number): RegionMove => {
     const c = counts(region);
     const replicas = replicasFor(region, c, wantNew);
-    const partition = atRest(region, c) ? replicas : Math.max(0, replicas - wantNew);
+    const partition = atRest(region, c) ? replicas : partitionFor(region, replicas, wantNew);
     const progress = groupProgress(c, wantNew, region.desired);
     const settled = c.current === replicas && c.terminating === 0;
     return { actions: drive(region, replicas, partition), available: progress.available, done: progress.done && settled };
@@ -88,13 +111,17 @@ export const statefulSetAdapter: AdapterFactory = (input, record) => {
             1,
           ),
     step: (scheduled, group) => move(scheduled.region, targetAtGroup(strategy, scheduled, group)),
-    // A region being created keeps the pods it has; one with old pods follows its count.
-    hold: (region) => {
+    // A region being created keeps the pods it has; one with old pods follows its count. The partition never goes
+    // lower, and goes higher where it would take the region past the group: a partition a previous rollout left (a
+    // revert) would otherwise have the controller replace pods at a gate.
+    hold: (scheduled, group) => {
+      const { region } = scheduled;
       const sts = region.workload?.statefulSet;
       if (!sts) return [];
       const c = counts(region);
       const replicas = replicasFor(region, c, c.updated);
-      return drive(region, replicas, atRest(region, c) ? replicas : sts.partition);
+      const partition = atRest(region, c) ? replicas : Math.max(sts.partition, partitionFor(region, replicas, targetAtGroup(strategy, scheduled, group)));
+      return drive(region, replicas, partition);
     },
     converge: (region) => move(region, region.desired),
     groupMembers: () => undefined,

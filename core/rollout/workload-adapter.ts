@@ -67,7 +67,7 @@ export interface WorkloadAdapter {
    * advances it, but its replica count still follows Git and moves (capacity is served during a hold). Regions outside
    * the rollout keep converging through `step`.
    */
-  hold(region: RegionState): readonly RolloutAction[];
+  hold(region: ScheduledRegion, group: number): readonly RolloutAction[];
   /** What a region does once the rollout is complete, and whether it has settled (at its revision and count). */
   converge(region: RegionState, totalGroups: number): RegionMove;
   /** What moves in group `group`, for the status message, when the group's number alone does not say it. */
