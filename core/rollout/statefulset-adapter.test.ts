@@ -137,24 +137,30 @@ describe('StatefulSet regions: groups are partition steps', () => {
     expect(plan.actions).toEqual([]);
   });
 
-  it('waits for confirmation at a gate, with the partition where the group left it', () => {
+  it('waits for confirmation at a gate with the partition over every pod: a template Git syncs meanwhile waits for the next group', () => {
     const regions = [region('a', 3, pods('a', 3, 1), { partition: 2 }), region('b', 2, pods('b', 2, 1), { partition: 1 })];
     const plan = planRollout(input(regions, inGroup(1), { needWaitingForConfirm: true }));
     expect(plan.status.phase).toBe('WaitingForConfirmation');
-    expect(written(plan.actions)).toEqual([]);
+    expect(written(plan.actions)).toEqual(['web-a partition 2->3', 'web-b partition 1->2']);
+    // Approved, the next group lowers it again, one pod below the group before.
+    const covered = regions.map((r) => ({ ...r, workload: { ...r.workload!, statefulSet: { ...r.workload!.statefulSet!, partition: r.desired } } }));
+    const next = planRollout(input(covered, { ...plan.status, observedGeneration: 1 }, { needWaitingForConfirm: true }, { approvedThrough: 2 }));
+    expect(written(next.actions)).toEqual(['web-a partition 3->1', 'web-b partition 2->0']);
   });
 
   it.each([
     { name: 'pause', controls: { paused: true }, phase: 'Paused' },
     { name: 'abort', controls: { aborted: true }, phase: 'Paused' },
-  ])('a hold ($name) writes no partition: the controller finishes the pod it replaces and goes no further', ({ controls, phase }) => {
-    const regions = [region('a', 3, pods('a', 3, 0), { partition: 2 }), region('b', 2, pods('b', 2, 0), { partition: 1 })];
+  ])('a hold ($name) leaves the partition while a pod is replaced (the controller finishes it and goes no further)', ({ controls, phase }) => {
+    // a's ordinal 2 is being replaced (terminating); b has nothing in flight, and is covered.
+    const aPods = pods('a', 3, 0).map((p, i) => (i === 2 ? { ...p, terminating: true } : p));
+    const regions = [region('a', 3, aPods, { partition: 2 }), region('b', 2, pods('b', 2, 1), { partition: 1 })];
     const plan = planRollout(input(regions, inGroup(1), {}, controls));
     expect(plan.status.phase).toBe(phase);
-    expect(written(plan.actions)).toEqual([]);
+    expect(written(plan.actions)).toEqual(['web-b partition 1->2']);
   });
 
-  it('a group past its deadline is Degraded and holds the partition', () => {
+  it('a group past its deadline is Degraded, its partition over every pod (a fix waits for its own first group)', () => {
     const stuck = [
       region('a', 3, pods('a', 3, 1, { ready: false, readySince: undefined }), { partition: 2 }),
       region('b', 2, pods('b', 2, 1), { partition: 1 }),
@@ -162,7 +168,7 @@ describe('StatefulSet regions: groups are partition steps', () => {
     const late = { ...inGroup(1), lastGroupStartTime: new Date(T0 - 301_000).toISOString() };
     const plan = planRollout(input(stuck, late));
     expect(plan.status.phase).toBe('Degraded');
-    expect(written(plan.actions)).toEqual([]);
+    expect(written(plan.actions)).toEqual(['web-a partition 2->3', 'web-b partition 1->2']);
     // It names the pod that holds it, and no forced exit: StatefulSet regions take no partition.
     const message = plan.status.conditions?.find((c) => c.type === 'Progressing')?.message ?? '';
     expect(message).toMatch(/not Ready: web-a-2/);
@@ -208,7 +214,7 @@ describe('StatefulSet regions: groups are partition steps', () => {
     const regions = [region('a', 4, pods('a', 3, 1), { partition: 2, replicas: 3 }), region('b', 2, pods('b', 2, 1), { partition: 1 })];
     const plan = planRollout(input(regions, inGroup(1), {}, { paused: true }));
     // The partition rises over the pod the raise adds: it is made at the current revision, not ahead of the held group.
-    expect(written(plan.actions)).toEqual(['web-a partition 2->4', 'web-a replicas 3->4']);
+    expect(written(plan.actions)).toEqual(['web-a partition 2->4', 'web-a replicas 3->4', 'web-b partition 1->2']);
   });
 
   it('a region not yet created by Git makes the rollout wait for the sync', () => {

@@ -77,8 +77,9 @@ function drive(region: RegionState, replicas: number, partition: number): Rollou
  * highest ordinal down, and only those at or above the rolling update's partition; the agent owns spec.replicas and
  * that partition. A group of `n` new pods is the partition at `replicas − n`: groups are partition steps, with the same
  * sizes, barrier and gates as pod batches of ReplicaSets (groups.ts, gates.ts). Between rollouts the partition covers
- * every pod, so a template Git syncs changes no pod before its first group starts. A hold does not lower the partition:
- * the controller finishes the pod it replaces and goes no further. Counts follow Git and moves at once, as for ReplicaSets;
+ * every pod, so a template Git syncs changes no pod before its first group starts; so does a hold with no pod in flight
+ * (a gate). A template Git syncs while a group runs is rolled by the controller over the pods above the partition at
+ * once: no write of the agent can come between Git's and the controller's. Counts follow Git and moves at once, as for ReplicaSets;
  * a StatefulSet scales down from its highest ordinals, the pods a rollout updates first.
  */
 export const statefulSetAdapter: AdapterFactory = (input, record) => {
@@ -111,16 +112,20 @@ export const statefulSetAdapter: AdapterFactory = (input, record) => {
             1,
           ),
     step: (scheduled, group) => move(scheduled.region, targetAtGroup(strategy, scheduled, group)),
-    // A region being created keeps the pods it has; one with old pods follows its count. The partition never goes
-    // lower, and goes higher where it would take the region past the group: a partition a previous rollout left (a
-    // revert) would otherwise have the controller replace pods at a gate.
+    // A region being created keeps the pods it has; one with old pods follows its count. With no pod in flight (every
+    // pod there, none terminating: a gate, a finished group) the partition covers every pod, as between rollouts, so a
+    // template Git syncs meanwhile (a revert, the next release) waits for the agent's next group. With a pod in flight
+    // it never goes lower (the controller finishes that pod and goes no further), and higher where it would take the
+    // region past the group (a partition a previous rollout left).
     hold: (scheduled, group) => {
       const { region } = scheduled;
       const sts = region.workload?.statefulSet;
       if (!sts) return [];
       const c = counts(region);
       const replicas = replicasFor(region, c, c.updated);
-      const partition = atRest(region, c) ? replicas : Math.max(sts.partition, partitionFor(region, replicas, targetAtGroup(strategy, scheduled, group)));
+      const inFlight = c.current < replicas || c.terminating > 0;
+      const partition =
+        atRest(region, c) || !inFlight ? replicas : Math.max(sts.partition, partitionFor(region, replicas, targetAtGroup(strategy, scheduled, group)));
       return drive(region, replicas, partition);
     },
     converge: (region) => move(region, region.desired),
