@@ -25,9 +25,9 @@ function atRest(region: RegionState, counts: RegionCounts): boolean {
 
 /**
  * The pods a region's StatefulSet should run when `wantNew` of them are to be new. A region with old pods runs its count
- * (pods are replaced, and a raise is capacity, served at once at the new revision, as for ReplicaSets). A region
- * without old pods is being created, or grows, by groups: it runs the new pods its group asks for, never fewer than it
- * runs (pods of its template are not removed to go back) and never more than its count.
+ * (pods are replaced, and a raise is capacity, served at once, at the revision the partition gives each new ordinal).
+ * A region without old pods is being created, or grows, by groups: it runs the new pods its group asks for, never fewer
+ * than it runs (pods of its template are not removed to go back) and never more than its count.
  */
 function replicasFor(region: RegionState, counts: RegionCounts, wantNew: number): number {
   if (counts.old > 0) return region.desired;
@@ -75,12 +75,13 @@ function drive(region: RegionState, replicas: number, partition: number): Rollou
 /**
  * Regional StatefulSets (subsetType StatefulSet). The StatefulSet controller replaces pods, one at a time from the
  * highest ordinal down, and only those at or above the rolling update's partition; the agent owns spec.replicas and
- * that partition. A group of `n` new pods is the partition at `replicas − n`: groups are partition steps, with the same
- * sizes, barrier and gates as pod batches of ReplicaSets (groups.ts, gates.ts). Between rollouts the partition covers
- * every pod, so a template Git syncs changes no pod before its first group starts; so does a hold with no pod in flight
- * (a gate). A template Git syncs while a group runs is rolled by the controller over the pods above the partition at
- * once: no write of the agent can come between Git's and the controller's. Counts follow Git and moves at once, as for ReplicaSets;
- * a StatefulSet scales down from its highest ordinals, the pods a rollout updates first.
+ * that partition. A group of `n` new pods is the partition that leaves `n` (partitionFor: `replicas − n` from old pods
+ * only): groups are partition steps, with the same sizes, barrier and gates as pod batches of ReplicaSets (groups.ts,
+ * gates.ts). Between rollouts the partition covers every pod, so a template Git syncs changes no pod before its first
+ * group starts; so does a hold with no pod in flight (a gate). A template Git syncs while a group runs is rolled by the
+ * controller over the pods above the partition at once: no write of the agent can come between Git's and the
+ * controller's. Counts follow Git and moves at once, as for ReplicaSets; a StatefulSet scales down from its highest
+ * ordinals, the pods a rollout updates first.
  */
 export const statefulSetAdapter: AdapterFactory = (input, record) => {
   const { strategy } = input.ed.spec;
