@@ -49,7 +49,8 @@ test('the agent rolls out in place through a confirmation gate with only the ren
   try {
     identity = await renderedIdentity(ns, suffix);
     // Under the admission policies too, in force (renderedIdentity waits until each refuses a probe).
-    expect(identity.rbac.filter((o) => o.kind === 'ValidatingAdmissionPolicy')).toHaveLength(4);
+    // One per kind the agent writes: pods, ReplicaSets, Deployments, StatefulSets, ControllerRevisions.
+    expect(identity.rbac.filter((o) => o.kind === 'ValidatingAdmissionPolicy')).toHaveLength(5);
     for (const r of regions) await serverSideApply(r);
 
     // Who the agent is: the ServiceAccount, with its groups; and it cannot do what the ClusterRole does not grant.
