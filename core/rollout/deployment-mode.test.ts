@@ -1,26 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { extendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { planRollout, type RolloutInput } from './planner.js';
 import type { DeploymentProgress, RegionState } from './snapshot.js';
-import { podState, rolloutInput } from './test-support.js';
+import { podState, rolloutInput, webEd } from './test-support.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const ed = (strategy: Record<string, unknown> = {}) =>
-  extendedDeployment.parse({
-    apiVersion: 'extendeddeployment.io/v1beta1',
-    kind: 'ExtendedDeployment',
-    metadata: { name: 'web', namespace: 'shop' },
-    spec: {
-      subsetType: 'Deployment',
-      selector: { matchLabels: { app: 'web' } },
-      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
-      regions: [
-        { name: 'a', replicas: 3 },
-        { name: 'b', replicas: 2 },
-      ],
-      strategy,
-    },
-  });
+  webEd(
+    [
+      { name: 'a', replicas: 3 },
+      { name: 'b', replicas: 2 },
+    ],
+    strategy,
+    'Deployment',
+  );
 
 /** A region whose Deployment reports `updated` of `desired` pods at the new template. */
 function region(name: string, desired: number, updated: number, paused: boolean, extra: Partial<DeploymentProgress> = {}, replicas = desired): RegionState {

@@ -1,30 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { extendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import type { RolloutAction } from './actions.js';
 import { planRollout, type RolloutInput } from './planner.js';
 import type { PodState, RegionState, StatefulSetProgress } from './snapshot.js';
 import { downNode, node } from '../moves/nodes-test-support.js';
-import { podState, rolloutInput } from './test-support.js';
+import { podState, rolloutInput, webEd } from './test-support.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const LONG_AGO = T0 - 60_000;
 
-const ed = (strategy: Record<string, unknown> = {}, replicas: [number, number] = [3, 2]) =>
-  extendedDeployment.parse({
-    apiVersion: 'extendeddeployment.io/v1beta1',
-    kind: 'ExtendedDeployment',
-    metadata: { name: 'web', namespace: 'shop' },
-    spec: {
-      subsetType: 'StatefulSet',
-      selector: { matchLabels: { app: 'web' } },
-      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
-      regions: [
-        { name: 'a', replicas: replicas[0] },
-        { name: 'b', replicas: replicas[1] },
-      ],
-      strategy: { minReadySeconds: 0, ...strategy },
-    },
-  });
+const ed = (strategy: Record<string, unknown> = {}) =>
+  webEd(
+    [
+      { name: 'a', replicas: 3 },
+      { name: 'b', replicas: 2 },
+    ],
+    { minReadySeconds: 0, ...strategy },
+    'StatefulSet',
+  );
 
 /** Pods `web-<region>-<ordinal>`: the highest `updated` ordinals at the new revision, the rest old; all available. */
 function pods(region: string, count: number, updated: number, overrides: Partial<PodState> = {}): PodState[] {

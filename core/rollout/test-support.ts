@@ -18,13 +18,18 @@ export function podState(name: string, overrides: Partial<PodState> = {}): PodSt
   };
 }
 
-/** ExtendedDeployment shop/web, parsed with its defaults: one container, the given regions and strategy. */
-export function webEd(regions: readonly { name: string; replicas: number }[], strategy: Record<string, unknown> = {}): ExtendedDeployment {
+/** ExtendedDeployment shop/web, parsed with its defaults: one container, the given regions, strategy and workload kind. */
+export function webEd(
+  regions: readonly { name: string; replicas: number }[],
+  strategy: Record<string, unknown> = {},
+  subsetType: ExtendedDeployment['spec']['subsetType'] = 'ReplicaSet',
+): ExtendedDeployment {
   return extendedDeployment.parse({
     apiVersion: 'extendeddeployment.io/v1beta1',
     kind: 'ExtendedDeployment',
     metadata: { name: 'web', namespace: 'shop' },
     spec: {
+      subsetType,
       selector: { matchLabels: { app: 'web' } },
       template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
       regions,
