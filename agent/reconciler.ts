@@ -436,17 +436,14 @@ export class Reconciler {
   /** The object of the ExtendedDeployment's namespace the cache shows; undefined when gone. */
   private cachedObject(namespace: string, kind: WrittenKind, name: string): MetaObject | undefined {
     const { caches } = this.deps;
-    const cache =
-      kind === 'Pod'
-        ? caches.pods
-        : kind === 'Deployment'
-          ? caches.deployments
-          : kind === 'StatefulSet'
-            ? caches.statefulSets
-            : kind === 'ReplicaSet'
-              ? caches.replicaSets
-              : caches.extendedDeployments;
-    return cache.get(name, namespace);
+    const byKind: Readonly<Record<WrittenKind, { get(name: string, namespace?: string): MetaObject | undefined }>> = {
+      Pod: caches.pods,
+      ReplicaSet: caches.replicaSets,
+      Deployment: caches.deployments,
+      StatefulSet: caches.statefulSets,
+      [ED_KIND]: caches.extendedDeployments,
+    };
+    return byKind[kind].get(name, namespace);
   }
 
   private async write(key: string, ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus, log: Logger): Promise<void> {
