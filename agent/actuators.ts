@@ -9,7 +9,9 @@ import {
   SWAP_STATE_ANNOTATION,
 } from '../core/labels.js';
 import type { HistoryAction } from '../core/history/revisions.js';
-import type { CreateKeeperAction, DropKeeperAction, PartitionAction, PauseAction, RolloutAction, ScaleAction, SwapAction } from '../core/rollout/actions.js';
+import type { AdoptionAction } from '../core/adoption/actions.js';
+import type { CreateKeeperAction, DropKeeperAction, PartitionAction, PauseAction, RolloutAction, SwapAction } from '../core/rollout/actions.js';
+import { adoptPod, scaleSource, verifyFreeze } from './adoption.js';
 import { keeperObject } from '../core/rollout/keeper.js';
 import { evictPod } from './eviction.js';
 import { FIELD_MANAGER } from './field-manager.js';
@@ -48,7 +50,10 @@ export async function performAction(clients: ActuatorClients, namespace: string,
   if (action.kind === 'setPartition') return setPartition(clients, namespace, action.workload, action.partition);
   if (action.kind === 'createKeeper') return createKeeper(clients.apps, namespace, action);
   if (action.kind === 'dropKeeper') return dropKeeper(clients.apps, namespace, action);
-  await podAction(clients, namespace, action);
+  if (action.kind === 'verifyFreeze') await verifyFreeze(clients.core, namespace, action);
+  else if (action.kind === 'adoptPod') await adoptPod(clients.core, namespace, action);
+  else if (action.kind === 'scaleSource') await scaleSource(clients.apps, namespace, action);
+  else await podAction(clients, namespace, action);
   return undefined;
 }
 
@@ -78,7 +83,7 @@ async function dropKeeper(apps: AppsV1Api, namespace: string, action: DropKeeper
 async function podAction(
   { core, now }: ActuatorClients,
   namespace: string,
-  action: Exclude<RolloutAction, ScaleAction | PauseAction | PartitionAction | CreateKeeperAction | DropKeeperAction>,
+  action: Exclude<RolloutAction, AdoptionAction | PauseAction | PartitionAction | CreateKeeperAction | DropKeeperAction>,
 ): Promise<void> {
   switch (action.kind) {
     case 'markOld':

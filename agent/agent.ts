@@ -1,5 +1,6 @@
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { performAction, performHistoryAction } from './actuators.js';
+import { fetchAdoptionObjects } from './adoption.js';
 import { countingKubeConfig } from './runtime/api-requests.js';
 import { transportKubeConfig } from './runtime/api-transport.js';
 import { realClock, type Clock } from './runtime/clock.js';
@@ -151,6 +152,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
       performAction: (namespace, kind, action) => performAction({ core, apps, now: () => clock.now() }, namespace, kind, action),
       performHistoryAction: (namespace, action) => performHistoryAction(apps, namespace, action),
       writeStatus: (ed, status) => replaceStatus(custom, ed, status),
+      fetchAdoptionObjects: (namespace, deployments) => fetchAdoptionObjects({ core, apps }, namespace, deployments),
       recordEvent: (ed, event) => recorder.record(ed, event),
     },
   });

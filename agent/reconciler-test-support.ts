@@ -4,6 +4,7 @@ import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.j
 import { renderSet } from '../core/render.js';
 import type { HistoryAction } from '../core/history/revisions.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
+import type { AdoptionObjects } from '../core/adoption/adoption.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
 import type { IndexedCacheReader } from './runtime/informer.js';
 import { ownerKey } from './keys.js';
@@ -23,9 +24,10 @@ export function cache<T extends MetaObject>(objects: T[]): IndexedCacheReader<T>
 
 /**
  * Ports of both reconcilers that record every write in order; `failStatus` makes status writes fail like a 409.
- * History writes are kept apart (`history`), so that tests of the rollout's order of writes do not see them.
+ * History writes are kept apart (`history`), so that tests of the rollout's order of writes do not see them. An
+ * adoption reads `adoptionObjects`.
  */
-export function recorder(failStatus = false) {
+export function recorder(failStatus = false, adoptionObjects: AdoptionObjects = { deployments: [], replicaSets: [], pods: [] }) {
   const calls: string[] = [];
   const statuses: ExtendedDeploymentStatus[] = [];
   const history: HistoryAction[] = [];
@@ -47,6 +49,10 @@ export function recorder(failStatus = false) {
     },
     recordEvent(_ed: ExtendedDeploymentObject, event: RolloutEvent) {
       calls.push(`event:${event.reason}`);
+    },
+    async fetchAdoptionObjects() {
+      calls.push('readAdoption');
+      return adoptionObjects;
     },
     async writeRegionStatus(region: DeployRegionObject, status: DeployRegionStatus) {
       calls.push(`regionStatus:${region.metadata?.name}:${status.phase}`);

@@ -7,6 +7,7 @@ import type { WorkloadKind } from '../core/kube/objects.js';
 import { actionWrite, historyWrite, STATUS_WRITE, type ApiRead, type ApiWrite } from '../core/kube/api-writes.js';
 import { heldRevisions, liveTemplates, planHistory, type HistoryAction } from '../core/history/revisions.js';
 import type { RolloutInput } from '../core/rollout/planner.js';
+import { adoptionState, doneAdoptions, planAdoptions, type AdoptionObjects } from '../core/adoption/adoption.js';
 import type { Clock } from './runtime/clock.js';
 import { EvictionBlocks } from './eviction-blocks.js';
 import type { AgentCaches } from './informers.js';
@@ -36,6 +37,20 @@ export interface ReconcilerPorts {
    * for Events.
    */
   recordEvent(ed: ExtendedDeploymentObject, event: RolloutEvent): void;
+  /** Reads what an open adoption decides on (agent/adoption.ts): the namespace's pods and ReplicaSets, and the named Deployments. */
+  fetchAdoptionObjects(namespace: string, deployments: readonly string[]): Promise<AdoptionObjects>;
+}
+
+/**
+ * The planner's input with the regions' adoptions (core/adoption): read and planned while one is open; while every one
+ * is done (the status says so) only its entries, which the status keeps, without a read.
+ */
+async function withAdoption(input: RolloutInput, read: (deployments: readonly string[]) => Promise<AdoptionObjects>): Promise<RolloutInput> {
+  const state = adoptionState(input.ed, input.status);
+  if (state === 'none') return input;
+  if (state === 'done') return { ...input, adoption: { entries: doneAdoptions(input.ed, input.status), actions: [], open: false, message: '', events: [] } };
+  const deployments = input.ed.spec.regions.flatMap((r) => (r.adopt?.kind === 'Deployment' ? [r.adopt.name] : []));
+  return { ...input, adoption: planAdoptions(input.ed, input.status, await read(deployments)) };
 }
 
 /** How a reconcile ended. */
@@ -183,6 +198,8 @@ export class Reconciler {
     // write is never planned on before the cache shows it: a scale-down relies on the ReplicaSet controller's cache
     // showing the old pods' deletion cost, and the agent's own cache showing it is the nearest sign of that.
     const performed = (kind: WorkloadKind) => (action: RolloutAction, answer: MetaObject | undefined) => {
+      // An adoption decides on fresh reads, not on the caches (agent/adoption.ts): none of its own writes to wait for.
+      if (action.kind === 'verifyFreeze' || action.kind === 'adoptPod' || action.kind === 'scaleSource') return;
       const [objectKind, object] = 'pod' in action ? (['Pod', action.pod] as const) : ([kind, action.workload] as const);
       const written = objectKind === 'Pod' || !answer ? undefined : withoutManagedFields(answer);
       this.ownWrites.record(key, [{ kind: objectKind, name: object, replaced: planned(objectKind, object), written }], clock.now());
@@ -230,7 +247,7 @@ export class Reconciler {
       return { outcome: 'invalid' };
     }
 
-    const input = observed.input;
+    const input = await failSafe(async () => withAdoption(observed.input, (names) => ports.fetchAdoptionObjects(namespace, names)));
     onValid({ ed, input, workloads });
     const decision = await failSafe(() => decide(input, ed.status));
     const { plan, statusWrite, progressOnly } = decision;

@@ -235,6 +235,11 @@ export function simulateRollout(ed: ExtendedDeployment, rolloutRevision: string,
       case 'openGate':
       case 'closeGate':
         return 0;
+      // Adoptions need the adopted workload's objects, which this simulation has none of.
+      case 'verifyFreeze':
+      case 'adoptPod':
+      case 'scaleSource':
+        return 0;
       case 'swapBegin':
       case 'swapImages':
       case 'swapDone': {

@@ -1,5 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
-import { Environment, type Optional } from '@marcbachmann/cel-js';
 import { Chart, Testing } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
 import {
@@ -15,6 +13,7 @@ import {
 import { planHistory } from '../core/history/revisions.js';
 import { keeperObject } from '../core/rollout/keeper.js';
 import { agentAdmissionPolicies, type AgentAdmissionPolicySpec } from './agent-admission.js';
+import { AGENT, admit } from './admission-test-support.js';
 import { AgentInstall, type AgentInstallProps } from './index.js';
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; spec?: unknown };
@@ -47,48 +46,6 @@ function render(props: Partial<AgentInstallProps> = {}, chartNamespace?: string)
   const chart = new Chart(Testing.app(), 'agent-install', chartNamespace !== undefined ? { namespace: chartNamespace } : {});
   new AgentInstall(chart, 'agent', { image: 'registry.example.com/edctl:1.0.0', ...props });
   return Testing.synth(chart) as Obj[];
-}
-
-const AGENT = 'system:serviceaccount:extended-deployment-system:extended-deployment-agent';
-
-/**
- * A ValidatingAdmissionPolicy evaluated as the API server does, with cel-js: the match conditions decide whether it
- * applies; variables are evaluated when first read (a rule that never reads `object` works on DELETE, where it is
- * null); every validation that is false denies with its message, and one that fails to evaluate denies too
- * (`failurePolicy: Fail`). cel-js lacks cel-go's equality of optionals (`a.?x == b.?x`), added here with cel-go's
- * meaning: both absent, or both present and equal. test/e2e/admission.e2e.test.ts runs the same rules on an API server.
- */
-function admit(
-  policy: AgentAdmissionPolicySpec,
-  request: { operation: string; namespace?: string; subResource?: string; username?: string },
-  object: Json | null,
-  oldObject: Json | null,
-): string[] {
-  const env = new Environment({ unlistedVariablesAreDyn: true, enableOptionalTypes: true, homogeneousAggregateLiterals: false });
-  env.registerOperator(
-    'optional<dyn> == optional<dyn>',
-    (a: Optional<unknown>, b: Optional<unknown>) => a.hasValue() === b.hasValue() && (!a.hasValue() || isDeepStrictEqual(a.value(), b.value())),
-  );
-  const req = {
-    operation: request.operation,
-    namespace: request.namespace ?? 'shop',
-    subResource: request.subResource ?? '',
-    userInfo: { username: request.username ?? AGENT },
-  };
-  const variables: Json = {};
-  const context = { request: req, object, oldObject, variables };
-  for (const v of policy.variables) {
-    let value: unknown;
-    Object.defineProperty(variables, v.name, { enumerable: true, get: () => (value ??= env.evaluate(v.expression, context)) });
-  }
-  if (!policy.matchConditions.every((c) => env.evaluate(c.expression, context) === true)) return ['(not matched)'];
-  return policy.validations.flatMap((v) => {
-    try {
-      return env.evaluate(v.expression, context) === true ? [] : [v.message];
-    } catch (error) {
-      return [`${v.message} (error: ${(error as Error).message})`];
-    }
-  });
 }
 
 const policies = Object.fromEntries(
@@ -218,7 +175,8 @@ function expectRefused<T>(
 describe('agent admission policies: rendered objects', () => {
   it('renders a policy and a Deny binding per kind the agent writes, after the RBAC objects, in the sync wave', () => {
     const objects = render();
-    const admission = objects.filter((o) => o.apiVersion === 'admissionregistration.k8s.io/v1');
+    // The adoption freeze is no policy of the agent's writes (constructs/adoption-freeze.test.ts).
+    const admission = objects.filter((o) => o.apiVersion === 'admissionregistration.k8s.io/v1' && o.metadata.name.startsWith('extended-deployment-agent'));
     expect(admission.map((o) => `${o.kind} ${o.metadata.name}`)).toEqual([
       'ValidatingAdmissionPolicy extended-deployment-agent-pods',
       'ValidatingAdmissionPolicyBinding extended-deployment-agent-pods',
@@ -268,11 +226,16 @@ describe('agent admission policies: rendered objects', () => {
   });
 
   it('is left out with admissionPolicy: false', () => {
-    expect(render({ admissionPolicy: false }).filter((o) => o.apiVersion.startsWith('admissionregistration'))).toEqual([]);
+    expect(
+      render({ admissionPolicy: false })
+        .filter((o) => o.apiVersion.startsWith('admissionregistration'))
+        .map((o) => o.metadata.name),
+    ).toEqual(['extendeddeployment-adoption-freeze', 'extendeddeployment-adoption-freeze']);
+    expect(render({ admissionPolicy: false, adoptionFreeze: false }).filter((o) => o.apiVersion.startsWith('admissionregistration'))).toEqual([]);
   });
 
   it("with watchNamespaces, refuses the agent's writes in every other namespace", () => {
-    const scoped = render({ watchNamespaces: ['shop', 'pay'] }).filter((o) => o.kind === 'ValidatingAdmissionPolicy');
+    const scoped = render({ watchNamespaces: ['shop', 'pay'], adoptionFreeze: false }).filter((o) => o.kind === 'ValidatingAdmissionPolicy');
     expect(scoped).toHaveLength(5);
     for (const o of scoped) {
       const spec = o.spec as AgentAdmissionPolicySpec;
@@ -337,8 +300,48 @@ describe('agent admission policies: pods', () => {
     ).toEqual([]);
   });
 
-  it('refuses to create a pod', () => {
+  it('refuses to create a pod, but as a dry run (the proof of an adoption freeze)', () => {
     expect(admit(pods, { operation: 'CREATE' }, pod(), null)).toEqual([message(pods, 'never creates pods')]);
+    expect(admit(pods, { operation: 'CREATE', dryRun: true }, pod(), null)).toEqual([]);
+  });
+
+  describe('adoption', () => {
+    // A pod of Deployment web's ReplicaSet, as a region adopts it (core/adoption, agent/adoption.ts adoptPod).
+    const old = changed(pod(), (p) => {
+      p.metadata.labels = { app: 'web', 'pod-template-hash': '5d8f' };
+      p.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-5d8f', uid: 'o1', controller: true, blockOwnerDeletion: true }];
+    });
+    const adopted = (name = 'web-amd64') =>
+      changed(old, (p) => {
+        p.metadata.labels = { ...labels };
+        p.metadata.annotations = { ...p.metadata.annotations, 'extendeddeployment.io/adopted-from': 'Deployment/web' };
+        p.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name, uid: 'n1', controller: true, blockOwnerDeletion: true }];
+      });
+
+    it('moves a pod of no ExtendedDeployment to the ReplicaSet its new labels name', () => {
+      expect(admit(pods, update, adopted(), old)).toEqual([]);
+    });
+
+    it('refuses a move to another ReplicaSet, without the adopted-from record, or of a finalizer', () => {
+      expect(admit(pods, update, adopted('kube-dns'), old)).toEqual([
+        message(pods, 'labelled'),
+        message(pods, 'no pod label'),
+        message(pods, 'ownerReferences'),
+      ]);
+      const unrecorded = changed(adopted(), (p) => delete p.metadata.annotations['extendeddeployment.io/adopted-from']);
+      expect(admit(pods, update, unrecorded, old)).toEqual([message(pods, 'labelled'), message(pods, 'no pod label'), message(pods, 'ownerReferences')]);
+      const finalized = changed(adopted(), (p) => (p.metadata.finalizers = ['x']));
+      expect(admit(pods, update, finalized, old)).toEqual([message(pods, 'ownerReferences')]);
+    });
+
+    it("refuses to take a region's pod into another region", () => {
+      const ours = changed(pod(), (p) => (p.metadata.annotations['extendeddeployment.io/adopted-from'] = 'Deployment/web'));
+      const moved = changed(ours, (p) => {
+        p.metadata.labels = { ...labels, [REGION_LABEL]: 'arm64' };
+        p.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-arm64', uid: 'n2', controller: true }];
+      });
+      expect(admit(pods, update, moved, ours)).toEqual([message(pods, 'no pod label'), message(pods, 'ownerReferences')]);
+    });
   });
 
   it('refuses to change or delete a pod without the ExtendedDeployment labels', () => {

@@ -6,6 +6,7 @@
 // constructs/agent-admission.test.ts evaluates every rule; test/e2e/admission.e2e.test.ts applies them to an API server.
 import { API_GROUP, ED_KIND } from '../core/api/identity.js';
 import {
+  ADOPTED_FROM_ANNOTATION,
   IN_PLACE_READINESS_GATE,
   KEEPER_LABEL,
   MARKED_AT_ANNOTATION,
@@ -79,7 +80,7 @@ export interface AgentAdmissionOptions {
 }
 
 /** The annotations the agent writes on pods (agent/actuators.ts): every other annotation is someone else's. */
-export const AGENT_POD_ANNOTATIONS: readonly string[] = [POD_DELETION_COST_ANNOTATION, MARKED_AT_ANNOTATION, SWAP_STATE_ANNOTATION];
+export const AGENT_POD_ANNOTATIONS: readonly string[] = [POD_DELETION_COST_ANNOTATION, MARKED_AT_ANNOTATION, SWAP_STATE_ANNOTATION, ADOPTED_FROM_ANNOTATION];
 
 /**
  * The pod spec fields Kubernetes lets a pod update change besides container images (ValidatePodUpdate, v1.36): the
@@ -176,13 +177,17 @@ function commonValidations(kind: string, options: AgentAdmissionOptions, operati
             expression: `request.operation == 'UPDATE' || variables.keeper`,
             message: `the agent creates and deletes only keepers among ${kind}: marked ${KEEPER_LABEL}, with the ${NAME_LABEL}, ${REGION_LABEL} and ${REVISION_LABEL} labels, controlled by the ExtendedDeployment they name, selecting exactly those labels`,
           }
-        : // The agent never creates a pod (its ReplicaSets do): the same, for pods.
-          { expression: `request.operation != 'CREATE'`, message: `the agent never creates ${kind}` },
+        : // The agent never creates a pod (its ReplicaSets do); a dry run, which persists nothing, proves an adoption's
+          // freeze (agent/adoption.ts verifyFreeze).
+          {
+            expression: `request.operation != 'CREATE' || request.?dryRun.orValue(false) == true`,
+            message: `the agent never creates ${kind} (but as a dry run)`,
+          },
     ...namespaceValidations(options),
     // Only an ExtendedDeployment's objects: unrelated pods and workloads (kube-system's, other teams') are not the agent's.
     {
-      expression: `request.operation == 'CREATE' || variables.labelled`,
-      message: `the agent may only change ${kind} labelled ${NAME_LABEL} and ${REGION_LABEL}`,
+      expression: `request.operation == 'CREATE' || variables.labelled${operations === 'update or delete' ? ' || variables.adoption' : ''}`,
+      message: `the agent may only change ${kind} labelled ${NAME_LABEL} and ${REGION_LABEL}${operations === 'update or delete' ? ', or adopt one into a region' : ''}`,
     },
   ];
 }
@@ -217,15 +222,21 @@ function podPolicy(options: AgentAdmissionOptions): AgentAdmissionPolicySpec {
       // In-place updates are on for the pod: the renderer adds the readiness gate only then (core/render.ts), and a
       // pod without it is never swapped (core/inplace/eligibility.ts compares the whole spec with the template's).
       { name: 'gated', expression: `oldObject.spec.?readinessGates.orValue([]).exists(g, g.conditionType == ${gate})` },
+      // An adoption (core/adoption): a pod of no ExtendedDeployment gets a region's labels, where it came from, and one
+      // controller reference, to the region's ReplicaSet `<name>-<region>`.
+      {
+        name: 'adoption',
+        expression: `request.operation == 'UPDATE' && !(${quote(NAME_LABEL)} in variables.oldLabels) && ${list([NAME_LABEL, REGION_LABEL])}.all(l, l in variables.newLabels) && ${quote(ADOPTED_FROM_ANNOTATION)} in variables.newAnnotations && object.metadata.?ownerReferences.orValue([]).size() == 1 && object.metadata.ownerReferences[0].apiVersion == 'apps/v1' && object.metadata.ownerReferences[0].kind == 'ReplicaSet' && object.metadata.ownerReferences[0].?controller.orValue(false) && object.metadata.ownerReferences[0].name == variables.newLabels[${quote(NAME_LABEL)}] + '-' + variables.newLabels[${quote(REGION_LABEL)}]`,
+      },
     ],
     validations: [
       ...commonValidations('pods', options, 'update or delete'),
       {
         // Labels decide which ReplicaSet and Service a pod belongs to. Only the revision label follows an image swap.
         expression: onUpdate(
-          `variables.newLabels.size() == variables.oldLabels.size() && variables.oldLabels.all(k, k in variables.newLabels && (k == ${quote(REVISION_LABEL)} || variables.newLabels[k] == variables.oldLabels[k]))`,
+          `variables.adoption || (variables.newLabels.size() == variables.oldLabels.size() && variables.oldLabels.all(k, k in variables.newLabels && (k == ${quote(REVISION_LABEL)} || variables.newLabels[k] == variables.oldLabels[k])))`,
         ),
-        message: `the agent may change no pod label but ${REVISION_LABEL}`,
+        message: `the agent may change no pod label but ${REVISION_LABEL} (an adoption sets a region's)`,
       },
       {
         // The agent's own bookkeeping only; other annotations belong to the workload's owners and other controllers.
@@ -236,8 +247,8 @@ function podPolicy(options: AgentAdmissionOptions): AgentAdmissionPolicySpec {
       },
       {
         // Dropping the controller reference orphans a pod (its ReplicaSet stops counting it); finalizers hold deletion.
-        expression: onUpdate(unchanged('.metadata', ['ownerReferences', 'finalizers'])),
-        message: "the agent may not change a pod's ownerReferences or finalizers",
+        expression: onUpdate(`${unchanged('.metadata', ['finalizers'])} && (variables.adoption || ${unchanged('.metadata', ['ownerReferences'])})`),
+        message: "the agent may not change a pod's ownerReferences (but to adopt it into a region) or finalizers",
       },
       {
         // Container images are the only other spec field the API lets an update change.

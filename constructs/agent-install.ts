@@ -3,6 +3,7 @@ import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { dnsLabel } from '../core/api/common.js';
 import { CRD_SYNC_WAVE } from '../core/crd.js';
+import { adoptionFreezePolicy } from './adoption-freeze.js';
 import { SYNC_WAVE_ANNOTATION } from '../core/labels.js';
 import { agentAdmissionPolicies } from './agent-admission.js';
 import { AGENT_PERMISSIONS, isMetricsAccessPermission, leaseRules, policyRules } from './agent-rbac.js';
@@ -122,6 +123,13 @@ export interface AgentInstallProps {
    * @default true
    */
   readonly admissionPolicy?: boolean;
+  /**
+   * Render the adoption freeze (constructs/adoption-freeze.ts): a ValidatingAdmissionPolicy on pod creation that
+   * reads the ExtendedDeployments of the pod's namespace, without which a region cannot adopt pods (`adopt`: the
+   * agent proves the freeze before each step and waits while it does not hold). Kubernetes 1.30 or later.
+   * @default true
+   */
+  readonly adoptionFreeze?: boolean;
   /**
    * How long the Lease lasts without renewal (`--lease-duration`, seconds).
    * @default 15 (the agent's)
@@ -300,6 +308,22 @@ export class AgentInstall extends Construct {
           }),
         );
       }
+    }
+
+    if (props.adoptionFreeze ?? true) {
+      const freeze = adoptionFreezePolicy();
+      const apiVersion = 'admissionregistration.k8s.io/v1';
+      clusterScoped(
+        new ApiObject(this, 'adoption-freeze-policy', { apiVersion, kind: 'ValidatingAdmissionPolicy', metadata: meta(freeze.name), spec: freeze.policy }),
+      );
+      clusterScoped(
+        new ApiObject(this, 'adoption-freeze-binding', {
+          apiVersion,
+          kind: 'ValidatingAdmissionPolicyBinding',
+          metadata: meta(freeze.name),
+          spec: freeze.binding,
+        }),
+      );
     }
 
     const selector = { 'app.kubernetes.io/name': name };

@@ -62,7 +62,27 @@ export const AGENT_PERMISSIONS: readonly AgentPermission[] = [
     scope: 'Cluster',
     why: "informer; capacity counts the requests of every pod on a region's nodes, in any namespace",
   },
-  { apiGroup: '', resource: 'pods', verbs: ['patch'], scope: 'Namespaced', why: 'deletion-cost annotation and in-place image swap' },
+  {
+    apiGroup: '',
+    resource: 'pods',
+    verbs: ['patch', 'create'],
+    scope: 'Namespaced',
+    why: 'deletion-cost annotation, in-place image swap and adoption (a region takes a pod); create only as a dry run, which proves an adoption freeze',
+  },
+  {
+    apiGroup: 'apps',
+    resource: 'deployments/scale',
+    verbs: ['patch'],
+    scope: 'Namespaced',
+    why: 'adoption: the adopted Deployment is scaled down by the pods its region took',
+  },
+  {
+    apiGroup: 'apps',
+    resource: 'replicasets/scale',
+    verbs: ['patch'],
+    scope: 'Namespaced',
+    why: 'adoption: the adopted ReplicaSet is scaled down by the pods its region took',
+  },
   {
     apiGroup: '',
     resource: 'pods/eviction',

@@ -48,6 +48,22 @@ export interface ExtendedDeploymentRegion {
    * @default none
    */
   readonly patches?: PatchOperation[];
+  /**
+   * A running Deployment or ReplicaSet of this namespace whose pods the region takes over without restarting them: the
+   * agent moves them to the region's ReplicaSet a few at a time and scales the old workload down by as many, so the
+   * Ready count never drops; the old workload ends at 0 replicas with no pods, for Git to delete
+   * (docs/migrating-from-upstream.md). ReplicaSet regions only.
+   * @default none
+   */
+  readonly adopt?: AdoptionReference;
+}
+
+/** A workload whose pods a region adopts. */
+export interface AdoptionReference {
+  /** `Deployment` or `ReplicaSet` (apps/v1). */
+  readonly kind: 'Deployment' | 'ReplicaSet';
+  /** Its name, in the ExtendedDeployment's namespace. */
+  readonly name: string;
 }
 
 /** One regional workload an {@link ExtendedDeployment} rendered. */
@@ -226,6 +242,7 @@ export class ExtendedDeployment extends Construct {
         ...(r.maxReplicas !== undefined && { maxReplicas: r.maxReplicas }),
         ...(r.partition !== undefined && { partition: r.partition }),
         ...(r.overrides && { overrides: r.overrides }),
+        ...(r.adopt && { adopt: r.adopt }),
       })),
       ...(overriders.length > 0 && { overriders }),
       ...(props.strategy && { strategy: props.strategy }),

@@ -1,3 +1,4 @@
+export * from './adoption-freeze.js';
 export * from './agent-admission.js';
 export * from './agent-install.js';
 export * from './agent-rbac.js';

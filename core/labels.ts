@@ -45,3 +45,6 @@ export const SWAP_STATE_ANNOTATION = `${API_GROUP}/inplace-update-state`;
 export const CHANGE_CAUSE_ANNOTATION = 'kubernetes.io/change-cause';
 /** Annotation on a ControllerRevision the agent records: when (RFC 3339) its rollout revision last became current. */
 export const CURRENT_SINCE_ANNOTATION = `${API_GROUP}/current-since`;
+
+/** On a pod a region adopted (core/adoption): the workload it came from, as Kind/name. */
+export const ADOPTED_FROM_ANNOTATION = `${API_GROUP}/adopted-from`;

@@ -68,6 +68,23 @@ describe('renderExtendedDeployment namespaces', () => {
   });
 });
 
+describe('regional workload labels', () => {
+  it.each(['ReplicaSet', 'Deployment'] as const)(
+    "are the ExtendedDeployment's and the region's only, so that no Deployment selecting the pods' labels adopts the %s",
+    (subsetType) => {
+      const rendered = renderOne(ed({ name: 'web', namespace: 'shop' }, subsetType));
+      const labels = rendered.regions.map((r) => (r.workload['metadata'] as { labels: Record<string, string> }).labels);
+      expect(labels).toEqual([
+        { 'extendeddeployment.io/name': 'web', 'extendeddeployment.io/region': 'amd' },
+        { 'extendeddeployment.io/name': 'web', 'extendeddeployment.io/region': 'arm' },
+      ]);
+      // The pods keep theirs: Services select them.
+      const template = (rendered.regions[0]?.workload['spec'] as { template: { metadata: { labels: Record<string, string> } } }).template;
+      expect(template.metadata.labels['app']).toBe('web');
+    },
+  );
+});
+
 describe('renderSet', () => {
   it('takes an ExtendedDeployment without a namespace for the same object as one of that name in the default namespace', () => {
     const result = renderSet([...regions, ed({ name: 'web' }), ed({ name: 'web', namespace: 'default' })]);

@@ -29,6 +29,7 @@ import { failed, formatObject, formatPath, formatProblem, ok, ProblemList, type 
 import { rolloutRevision, templateRevision } from './revision.js';
 import { selectorClashes } from './selector-clashes.js';
 import { selectorMatches } from './selector.js';
+import { workloadName } from './kube/workload-kinds.js';
 import { inPlaceEnabled, validateExtendedDeployment } from './validate.js';
 
 /** One region of a rendered ExtendedDeployment. */
@@ -248,11 +249,6 @@ function addReadinessGate(template: PodTemplate): void {
   if (!gates.some((g) => g.conditionType === IN_PLACE_READINESS_GATE)) gates.push({ conditionType: IN_PLACE_READINESS_GATE });
 }
 
-/** The name of a region's workload: `<ed>-<region>`. */
-export function workloadName(ed: string, region: string): string {
-  return `${ed}-${region}`;
-}
-
 /**
  * Whether two ExtendedDeployments' workloads can get the same name: only when the names are equal or one is the other
  * followed by `-` and more (`a` with region `b-c` and `a-b` with region `c` both give `a-b-c`), whatever the regions.
@@ -315,11 +311,15 @@ function renderedNamespace(metadata: { readonly namespace?: string | undefined }
   return metadata.namespace ?? DEFAULT_NAMESPACE;
 }
 
+/**
+ * A region's workload. Its own labels are only the ExtendedDeployment's and the region's (its selector), not the pod
+ * template's: a Deployment adopts every orphan ReplicaSet whose labels its selector matches and scales it to 0, so a
+ * regional ReplicaSet labelled `app: web` would be taken by a Deployment `app: web` of the same namespace, which is
+ * what runs there while an ExtendedDeployment takes its place (adoption, docs/migrating-from-upstream.md).
+ */
 function regionalWorkload(ed: ExtendedDeployment, namespace: string, region: string, template: PodTemplate): JsonObject {
-  const labels = { ...template.metadata?.labels };
-  delete labels[REVISION_LABEL];
-  const metadata: JsonObject = { name: workloadName(ed.metadata.name, region), namespace, labels };
   const selector = { matchLabels: { [NAME_LABEL]: ed.metadata.name, [REGION_LABEL]: region } };
+  const metadata: JsonObject = { name: workloadName(ed.metadata.name, region), namespace, labels: { ...selector.matchLabels } };
   const spec: JsonObject = { minReadySeconds: ed.spec.strategy.minReadySeconds, selector, template };
   if (ed.spec.subsetType === 'Deployment') {
     spec['revisionHistoryLimit'] = ed.spec.historyLimit;

@@ -4,6 +4,7 @@ import type { ExtendedDeployment } from './api/extended-deployment.js';
 import { regionsMayOverlap } from './placement.js';
 import type { ObjectRef, Problem, ProblemList } from './problems.js';
 import { isEmptySelector } from './selector.js';
+import { workloadKindOf, workloadName } from './kube/workload-kinds.js';
 
 /** Whether pods of this ExtendedDeployment may be updated in place (upstream InplaceSet, or InPlaceIfPossible). */
 export function inPlaceEnabled(ed: ExtendedDeployment): boolean {
@@ -120,6 +121,7 @@ export function validateExtendedDeployment(
   }
 
   statefulSetProblems(ed, problems);
+  adoptionProblems(ed, problems);
 
   const strategy = spec.strategy;
   if (spec.subsetType === 'Deployment' && strategy.updateStrategy.type === 'InPlaceIfPossible') {
@@ -179,6 +181,28 @@ function statefulSetProblems(ed: ExtendedDeployment, problems: ProblemList): voi
           `no volume claim template named ${JSON.stringify(name)} (spec.statefulSet.volumeClaimTemplates: ${[...claims].join(', ') || 'none'})`,
         );
     }
+  });
+}
+
+/**
+ * An `adopt` reference takes pods into a regional ReplicaSet (core/adoption): not into a native Deployment or a
+ * StatefulSet, whose controllers own their pods' names and revisions. A workload can be adopted by one region only,
+ * and never one of the ExtendedDeployment's own.
+ */
+function adoptionProblems(ed: ExtendedDeployment, problems: ProblemList): void {
+  const { spec } = ed;
+  const own = new Set(spec.regions.map((r) => workloadName(ed.metadata.name, r.name)));
+  const first = new Map<string, number>();
+  spec.regions.forEach((region, i) => {
+    if (!region.adopt) return;
+    const path = ['spec', 'regions', i, 'adopt'];
+    if (workloadKindOf(spec.subsetType) !== 'ReplicaSet')
+      problems.add(path, `needs subsetType ReplicaSet (or InplaceSet): a ${spec.subsetType}'s pods belong to its own controller`);
+    const source = `${region.adopt.kind}/${region.adopt.name}`;
+    if (own.has(region.adopt.name)) problems.add([...path, 'name'], `${source} is a workload of this ExtendedDeployment`);
+    const earlier = first.get(source);
+    if (earlier !== undefined) problems.add([...path, 'name'], `${source} is adopted by spec.regions[${earlier}] already`);
+    else first.set(source, i);
   });
 }
 

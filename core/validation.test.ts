@@ -525,6 +525,30 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'adopt: into a StatefulSet region, a workload of its own, the same workload twice',
+    mutate: ({ ed }) => {
+      ed.spec.subsetType = 'StatefulSet';
+      ed.spec.regions[0].adopt = { kind: 'Deployment', name: 'web' };
+      ed.spec.regions[1].adopt = { kind: 'Deployment', name: 'web' };
+      ed.spec.regions[2].adopt = { kind: 'ReplicaSet', name: `web-${ed.spec.regions[0].name}` };
+    },
+    expected: [
+      `${ED}: spec.regions[0].adopt: needs subsetType ReplicaSet (or InplaceSet): a StatefulSet's pods belong to its own controller`,
+      `${ED}: spec.regions[1].adopt: needs subsetType ReplicaSet (or InplaceSet): a StatefulSet's pods belong to its own controller`,
+      `${ED}: spec.regions[1].adopt.name: Deployment/web is adopted by spec.regions[0] already`,
+      `${ED}: spec.regions[2].adopt: needs subsetType ReplicaSet (or InplaceSet): a StatefulSet's pods belong to its own controller`,
+      `${ED}: spec.regions[2].adopt.name: ReplicaSet/web-amd is a workload of this ExtendedDeployment`,
+    ],
+  },
+  {
+    name: 'adopt: a kind that is not adoptable, a name that is no DNS subdomain',
+    mutate: ({ ed }) => (ed.spec.regions[0].adopt = { kind: 'StatefulSet', name: 'Web_1' }),
+    expected: [
+      `${ED}: spec.regions[0].adopt.kind: must be one of "Deployment", "ReplicaSet"`,
+      `${ED}: spec.regions[0].adopt.name: must be a DNS subdomain (lower case letters, digits, "-" and ".")`,
+    ],
+  },
+  {
     name: 'batchSize 0',
     mutate: ({ ed }) => (ed.spec.strategy = { batchSize: 0 }),
     expected: [`${ED}: spec.strategy.batchSize: 0 must be at least 1 pod or 1%`],

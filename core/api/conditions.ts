@@ -26,6 +26,8 @@ export const OVERLAP_CONDITION = 'NodesOverlap';
 /** Reasons of the Progressing condition: what the rollout does, or what it waits for. */
 export const ProgressingReason = {
   WaitingForSync: 'WaitingForSync',
+  /** A region takes over the pods of another workload (core/adoption); the rollout starts afterwards. */
+  Adopting: 'Adopting',
   Scaling: 'Scaling',
   GroupProgressing: 'GroupProgressing',
   RolloutComplete: 'RolloutComplete',

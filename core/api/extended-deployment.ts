@@ -85,6 +85,20 @@ export const regionOverrides = z
   })
   .describe('Typed changes to the pod template for this region only.');
 
+/** The kinds of workload a region can adopt pods from. */
+export const adoptionKinds = ['Deployment', 'ReplicaSet'] as const;
+
+/** A workload of the ExtendedDeployment's namespace whose pods a region adopts. */
+export const adoptionSource = z.strictObject({
+  kind: z.enum(adoptionKinds).describe('Deployment or ReplicaSet (apps/v1).'),
+  name: z
+    .string()
+    .min(1, { message: 'must not be empty' })
+    .max(253, { message: 'must be at most 253 characters' })
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { message: 'must be a DNS subdomain (lower case letters, digits, "-" and ".")' })
+    .describe('Its name, in the namespace of the ExtendedDeployment.'),
+});
+
 /** One region an ExtendedDeployment runs in. */
 export const regionPlacement = z
   .strictObject({
@@ -100,6 +114,11 @@ export const regionPlacement = z
         'Pods of this region that stay on the revision they ran when a rollout reaches them (a grey phase): an integer, or "N%" of the region\'s replicas rounded up. The rollout stops there, Healthy, with both revisions running; lowering it moves the difference on, within the budgets, and removing it finishes the rollout. ReplicaSet (and InplaceSet) regions only.',
       ),
     overrides: regionOverrides.optional(),
+    adopt: adoptionSource
+      .optional()
+      .describe(
+        "A running Deployment or ReplicaSet of this namespace whose pods this region takes over without restarting them (core/adoption): the agent moves them to the region's ReplicaSet a few at a time and scales the old workload down by as many, so the Ready count never drops, and the old workload ends at 0 replicas with no pods, for Git to delete. ReplicaSet (and InplaceSet) regions only.",
+      ),
   })
   .meta({
     'x-kubernetes-validations': [
@@ -366,6 +385,24 @@ const move = z.object({
   since: z.string().describe('When they moved (RFC 3339).'),
 });
 
+export const adoptionPhases = ['Waiting', 'Moving', 'Adopted'] as const;
+
+const adoption = z.object({
+  region: z.string().describe('The adopting region.'),
+  source: z.string().describe('The workload adopted from, as Kind/name.'),
+  phase: z
+    .enum(adoptionPhases)
+    .describe(
+      "Waiting: the adoption cannot move a pod yet (message says why). Moving: pods are being moved; pod creation by the region's ReplicaSet and by `frozen` is refused meanwhile. Adopted: done, the old workload runs no pod.",
+    ),
+  frozen: z
+    .array(z.string())
+    .optional()
+    .describe("While Moving: uids of the old workload's ReplicaSets, which may create no pod (the adoption freeze admission policy reads this)."),
+  moved: z.number().int().optional().describe("Pods the region's ReplicaSet controls so far."),
+  message: z.string().optional().describe('Why it waits, or how far it is.'),
+});
+
 /** ExtendedDeployment status, written only by the agent. */
 export const extendedDeploymentStatus = z.object({
   observedGeneration: z.number().int().optional().describe('The spec generation this status describes.'),
@@ -385,6 +422,10 @@ export const extendedDeploymentStatus = z.object({
     .describe('When the rollout of `revision` started (RFC 3339): pods created since then at the target revision count as replaced.'),
   regions: z.array(regionStatus).optional().describe('Per-region counts, in declared order.'),
   moves: z.array(move).optional().describe('Replicas currently running away from their region.'),
+  adoptions: z
+    .array(adoption)
+    .optional()
+    .describe("One entry per region with `adopt`: how far its adoption is. A region's ReplicaSet may create pods only once its entry is Adopted."),
   conditions: z.array(condition).optional().describe('Progressing, Available, Moves and others.'),
 });
 
@@ -417,6 +458,10 @@ export type RolloutStrategy = z.output<typeof rolloutStrategy>;
 export type PodTemplate = z.output<typeof podTemplate>;
 /** ExtendedDeployment status. */
 export type ExtendedDeploymentStatus = z.output<typeof extendedDeploymentStatus>;
+/** A region's `adopt` reference. */
+export type AdoptionSource = z.output<typeof adoptionSource>;
+/** How far one region's adoption is (status.adoptions). */
+export type AdoptionStatus = z.output<typeof adoption>;
 /** The StatefulSet fields of StatefulSet regions, defaults applied. */
 export type StatefulSetFields = z.output<typeof statefulSetFields>;
 /** One claim template of StatefulSet regions. */

@@ -1,7 +1,7 @@
 import { renderedRevisionOf } from '../rollout/growth.js';
 import { CHANGE_CAUSE_ANNOTATION, CURRENT_SINCE_ANNOTATION, NAME_LABEL, REVISION_LABEL, ROLLOUT_REVISION_ANNOTATION } from '../labels.js';
 import type { ExtendedDeploymentObject, ObjectMeta, PodTemplate, Workloads } from '../kube/objects.js';
-import { workloadName } from '../render.js';
+import { workloadName } from '../kube/workload-kinds.js';
 import { workloadKindOf, workloadsOfKind } from '../kube/workload-kinds.js';
 import type { RolloutInput } from '../rollout/planner.js';
 import { isPodActive } from '../rollout/pod-activity.js';

@@ -27,7 +27,8 @@ export const REGION_STATUS_WRITE: ApiWrite = { verb: 'update', resource: `${REGI
 /**
  * The write an action makes, as actuators.ts performs it: a scale, pause or partition is an apply (patch) of the regional
  * workload (or of a keeper), a keeper is created and deleted, a mark or swap step a patch of the pod, a gate a patch of the pod's status, a deletion an eviction
- * (create pods/eviction). A 403 on it names what the agent's ClusterRole lacks.
+ * (create pods/eviction); an adoption proves its freeze with a dry-run pod create, moves a pod by a patch and scales the
+ * adopted workload through its scale subresource. A 403 on it names what the agent's ClusterRole lacks.
  */
 export function actionWrite(kind: WorkloadKind, action: RolloutAction): ApiWrite {
   switch (action.kind) {
@@ -52,7 +53,12 @@ export function actionWrite(kind: WorkloadKind, action: RolloutAction): ApiWrite
     case 'swapBegin':
     case 'swapImages':
     case 'swapDone':
+    case 'adoptPod':
       return { verb: 'patch', resource: 'pods' };
+    case 'verifyFreeze':
+      return { verb: 'create', resource: 'pods' };
+    case 'scaleSource':
+      return { verb: 'patch', resource: action.source.kind === 'Deployment' ? 'deployments/scale' : 'replicasets/scale' };
   }
 }
 

@@ -11,3 +11,8 @@ export function workloadsOfKind(workloads: Workloads, kind: WorkloadKind): reado
   if (kind === 'Deployment') return workloads.deployments;
   return kind === 'StatefulSet' ? (workloads.statefulSets ?? []) : workloads.replicaSets;
 }
+
+/** The name of a region's workload: `<ed>-<region>`. */
+export function workloadName(ed: string, region: string): string {
+  return `${ed}-${region}`;
+}

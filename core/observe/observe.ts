@@ -21,7 +21,7 @@ import { historyEntries, type HistoryEntry, type HistoryOwner } from '../history
 import { isControlledBy, ownerId, podControllers, type OwnerId } from '../ownership.js';
 import { parseDeployRegion, parseExtendedDeployment, refOf } from '../parse.js';
 import type { Problem } from '../problems.js';
-import { renderExtendedDeployment, workloadName, workloadNameCollisions, workloadNamesMayCollide } from '../render.js';
+import { renderExtendedDeployment, workloadNameCollisions, workloadNamesMayCollide } from '../render.js';
 import { rolloutRevision as hashRolloutRevision } from '../revision.js';
 import { partitionPods } from '../rollout/partition.js';
 import type { RolloutInput } from '../rollout/planner.js';
@@ -46,7 +46,7 @@ import {
   type WorkloadObject,
   type Workloads,
 } from '../kube/objects.js';
-import { workloadKindOf, workloadsOfKind } from '../kube/workload-kinds.js';
+import { workloadKindOf, workloadName, workloadsOfKind } from '../kube/workload-kinds.js';
 
 /** The planner's input for one ExtendedDeployment, or why there is none. */
 export type Observation =

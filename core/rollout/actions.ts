@@ -1,5 +1,6 @@
 import type { SwapState } from '../inplace/swap-state.js';
 import type { PodTemplate } from '../kube/objects.js';
+import type { AdoptPodAction, ScaleSourceAction, VerifyFreezeAction } from '../adoption/actions.js';
 
 /** Set a regional workload's spec.replicas (server-side apply under the agent's field manager). */
 export interface ScaleAction {
@@ -136,4 +137,7 @@ export type RolloutAction =
   | GateAction
   | SwapAction
   | CreateKeeperAction
-  | DropKeeperAction;
+  | DropKeeperAction
+  | VerifyFreezeAction
+  | AdoptPodAction
+  | ScaleSourceAction;

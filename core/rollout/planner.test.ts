@@ -1065,3 +1065,37 @@ describe('planRollout: the forced exit (a stuck region set to what it runs Ready
     expect(next.status).toMatchObject({ phase: 'Progressing', currentGroup: 2 });
   });
 });
+
+describe('planRollout while a region adopts (core/adoption)', () => {
+  const adoptionPlan = (open: boolean): NonNullable<RolloutInput['adoption']> => ({
+    entries: [{ region: 'a', source: 'Deployment/web', phase: open ? 'Moving' : 'Adopted', ...(open && { frozen: ['old-uid'] }), moved: 2 }],
+    actions: open ? [{ kind: 'verifyFreeze', region: 'a', owner: { name: 'web-5d8f', uid: 'old-uid' } }] : [],
+    open,
+    message: open ? 'region a adopting Deployment/web: 2 pods moved, 3 to go' : '',
+    events: [],
+  });
+  // Region a holds 2 adopted pods of its count of 5: on its own it would grow by 3.
+  const regions = [region('a', 5, news(2)), region('b', 2, [])];
+  const previous: ExtendedDeploymentStatus = { revision: 'R0', rolloutRegions: ['b'], phase: 'Healthy' };
+
+  it("makes the adoption's steps the only writes, says so, and records no rollout yet", () => {
+    const plan = planRollout(input({ regions, status: previous, adoption: adoptionPlan(true) }));
+    expect(plan.actions.filter((a) => a.kind !== 'openGate')).toEqual(adoptionPlan(true).actions);
+    expect(plan.status.phase).toBe('Progressing');
+    expect(plan.status.conditions?.find((c) => c.type === 'Progressing')).toMatchObject({
+      reason: 'Adopting',
+      message: 'region a adopting Deployment/web: 2 pods moved, 3 to go',
+    });
+    expect(plan.status).toMatchObject({ revision: 'R0', rolloutRegions: ['b'], adoptions: adoptionPlan(true).entries });
+    expect(plan.events).toEqual([]);
+  });
+
+  it('once adopted, rolls out as ever and keeps the entries in the status (the freeze policy reads them)', () => {
+    const plan = planRollout(input({ regions, status: previous, adoption: adoptionPlan(false) }));
+    const without = planRollout(input({ regions, status: previous }));
+    expect(scales(without).length).toBeGreaterThan(0);
+    expect(plan.actions).toEqual(without.actions);
+    expect(plan.status).toEqual({ ...without.status, adoptions: adoptionPlan(false).entries });
+    expect(plan.status.revision).toBe('R1');
+  });
+});

@@ -1,3 +1,4 @@
+import type { AdoptionPlan } from '../adoption/adoption.js';
 import type { ExtendedDeployment, ExtendedDeploymentSpec, ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { moveInputOf, withMoves } from '../moves/apply-moves.js';
 import { planMoves, type MoveChange } from '../moves/move-plan.js';
@@ -35,6 +36,11 @@ export interface RolloutInput {
   readonly now: number;
   /** metadata.uid of the ExtendedDeployment (the owner of its keepers); undefined where it has none (edctl plan). */
   readonly uid?: string | undefined;
+  /**
+   * The regions' adoptions (core/adoption), planned by the agent from fresh reads; undefined where nothing is adopted
+   * or nothing is read (edctl plan). While one is open, its steps are the plan.
+   */
+  readonly adoption?: AdoptionPlan | undefined;
 }
 
 /** A Kubernetes Event to record on the ExtendedDeployment. */
@@ -88,7 +94,9 @@ export function planRollout(input: RolloutInput): RolloutPlan {
   const moves = planMoves(moveInputOf(input));
   const moved: RolloutInput = { ...input, regions: input.regions.map((r) => ({ ...r, desired: moves.desired.get(r.name) ?? r.desired })) };
   const kept = planKeepers(moved);
-  const plan = withHandOff(withMoves(planSession(kept.input, adapters[input.ed.spec.subsetType], growing), moves, kept.input), kept.input);
+  const planned = withHandOff(withMoves(planSession(kept.input, adapters[input.ed.spec.subsetType], growing), moves, kept.input), kept.input);
+  // An adoption that finished in this look reports it next to the rollout that starts (while open, its Events are the plan's).
+  const plan = input.adoption && !input.adoption.open ? { ...planned, events: [...input.adoption.events, ...planned.events] } : planned;
   if (kept.actions.length === 0 && kept.wakeAt.length === 0) return plan;
   return { ...plan, actions: [...kept.actions, ...plan.actions], wakeAt: [...(plan.wakeAt ?? []), ...kept.wakeAt] };
 }

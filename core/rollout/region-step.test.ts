@@ -76,6 +76,9 @@ function describeAction(a: RolloutAction): string {
     case 'createKeeper':
     case 'dropKeeper':
       return `${a.kind} ${a.workload}`;
+    case 'verifyFreeze':
+    case 'scaleSource':
+      return a.kind;
     default:
       return `${a.kind} ${a.pod}`;
   }

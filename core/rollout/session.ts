@@ -1,4 +1,5 @@
 import { ProgressingReason } from '../api/conditions.js';
+import type { AdoptionPlan } from '../adoption/adoption.js';
 import type { RolloutAction } from './actions.js';
 import { decideGate, type Gate } from './gates.js';
 import { layoutGroups, regionOrderOf, type GroupSchedule } from './groups.js';
@@ -69,6 +70,8 @@ export function planSession(input: RolloutInput, adapterFor: AdapterFactory, gro
   // The status, the readiness gates and the requeue see each region whole: its keeper's pods and the share they serve.
   const whole = input.regions.map(withKeeperPods);
   const session: Session = { input, whole, counts: new Map(whole.map((r) => [r.name, adapter.counts(r)])), rolloutRegions, totalGroups };
+
+  if (input.adoption?.open) return adopting(session, input.adoption);
 
   const waiting = input.regions.map((r) => adapter.syncWait(r)).find((message) => message !== undefined);
   if (waiting !== undefined) {
@@ -162,6 +165,28 @@ function iso(ms: number): string {
 }
 
 /**
+ * While a region adopts pods (core/adoption), the adoption's steps are the only writes: the region's ReplicaSet must
+ * not follow its count meanwhile, and the rollout is not recorded yet, so that it starts afterwards from the pods
+ * adopted (those that run another revision join it), with its own Events.
+ */
+function adopting(session: Session, adoption: AdoptionPlan): RolloutPlan {
+  const previous = session.input.status;
+  const plan = finish(
+    session,
+    { phase: Phases.Progressing, group: 0, groupStart: undefined, reason: ProgressingReason.Adopting, message: adoption.message },
+    adoption.actions,
+  );
+  const { revision: _revision, rolloutRegions: _regions, rolloutStartTime: _start, lastGroupStartTime: _group, ...rest } = plan.status;
+  const status = {
+    ...rest,
+    ...(previous?.revision !== undefined && { revision: previous.revision }),
+    ...(previous?.rolloutRegions !== undefined && { rolloutRegions: previous.rolloutRegions }),
+    ...(previous?.rolloutStartTime !== undefined && { rolloutStartTime: previous.rolloutStartTime }),
+  };
+  return { ...plan, status, events: adoption.events };
+}
+
+/**
  * The plan of one outcome: the status with its Events, and the actions after those of the readiness gates (which
  * follow the pods alone, see readiness-gate.ts).
  */
@@ -177,6 +202,7 @@ function finish(session: Session, outcome: Outcome, actions: readonly RolloutAct
     rolloutRegions: session.rolloutRegions,
     totalGroups: session.totalGroups,
     now: input.now,
+    adoptions: input.adoption?.entries,
     ...outcome,
   });
   return { actions: [...gateActions(session.whole), ...actions], status, events };

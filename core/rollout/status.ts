@@ -1,4 +1,4 @@
-import type { ExtendedDeployment, ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import type { AdoptionStatus, ExtendedDeployment, ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { AVAILABLE_CONDITION, AvailableReason, PROGRESSING_CONDITION, ProgressingReason } from '../api/conditions.js';
 import { setCondition } from '../kube/conditions.js';
 import { selectorString } from '../selector.js';
@@ -28,6 +28,8 @@ export interface StatusInput {
   readonly reason: ProgressingReason;
   readonly message: string;
   readonly now: number;
+  /** The regions' adoptions (core/adoption), kept in the status: the freeze policy reads them. */
+  readonly adoptions?: readonly AdoptionStatus[] | undefined;
 }
 
 /**
@@ -174,6 +176,7 @@ export function buildStatus(input: StatusInput): { status: ExtendedDeploymentSta
     ...(input.groupStart !== undefined && { lastGroupStartTime: input.groupStart }),
     ...(rolloutStartTime !== undefined && { rolloutStartTime }),
     regions,
+    ...(input.adoptions !== undefined && input.adoptions.length > 0 && { adoptions: [...input.adoptions] }),
     conditions,
   };
   return { status, events: transitions(previous, status, { ...input, message }) };

@@ -9,7 +9,7 @@ import { batchPods } from '../rollout/groups.js';
 import type { RolloutInput } from '../rollout/planner.js';
 import { isPodActive } from '../rollout/pod-activity.js';
 import type { PodState } from '../rollout/snapshot.js';
-import { workloadName } from '../render.js';
+import { workloadName } from '../kube/workload-kinds.js';
 import type { Cluster, Setting } from './cluster.js';
 import { cohortSize, consolidate } from './cohorts.js';
 

@@ -8,6 +8,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { ADOPTION_FREEZE_POLICY } from '../../core/adoption/adoption.js';
 import { repoRoot } from '../cluster/build.js';
 import { kubeconfigPath, labDir } from '../cluster/lab.js';
 import { clients, errorMessage, FIELD_MANAGER, ObjectApi, serverSideApply, testPod, waitFor } from './helpers.js';
@@ -33,6 +34,28 @@ export interface RbacObject extends KubernetesObject {
 
 const clusterScoped = (o: RbacObject) => CLUSTER_KINDS.has(o.kind ?? '');
 
+/** The adoption freeze of the install: a policy on every pod creation, not the agent's identity (adoptionFreeze installs it). */
+const isAdoptionFreeze = (o: KubernetesObject) => o.metadata?.name === ADOPTION_FREEZE_POLICY;
+
+/**
+ * Installs the rendered install's adoption freeze policy and binding (constructs/adoption-freeze.ts) exactly as
+ * rendered (the agent proves it holds before each step). Returns a function that deletes them again.
+ */
+export async function adoptionFreeze(): Promise<() => Promise<void>> {
+  const text = readFileSync(join(repoRoot, 'dist', 'agent-install.k8s.yaml'), 'utf8');
+  const objects = parseAllDocuments(text)
+    .map((d) => d.toJS() as KubernetesObject)
+    .filter(isAdoptionFreeze);
+  if (objects.length !== 2) throw new Error(`dist/agent-install.k8s.yaml: expected the ${ADOPTION_FREEZE_POLICY} policy and binding, found ${objects.length}`);
+  for (const o of objects) await serverSideApply(o);
+  return async () => {
+    for (const o of objects)
+      await clients()
+        .objects.delete(o)
+        .catch(() => undefined);
+  };
+}
+
 /**
  * The RBAC and admission objects of the rendered install, moved into `ns`: cluster-scoped ones renamed
  * `<name>-<suffix>` (and the role and policy references with them), the policies' match condition naming the
@@ -47,7 +70,7 @@ export function renderedRbac(
   const text = readFileSync(join(repoRoot, 'dist', 'agent-install.k8s.yaml'), 'utf8');
   const objects = parseAllDocuments(text)
     .map((d) => d.toJS() as RbacObject)
-    .filter((o) => IDENTITY_KINDS.has(o.kind ?? '') && (admission || (o.kind !== POLICY && o.kind !== POLICY_BINDING)));
+    .filter((o) => IDENTITY_KINDS.has(o.kind ?? '') && !isAdoptionFreeze(o) && (admission || (o.kind !== POLICY && o.kind !== POLICY_BINDING)));
   const renamed = new Map(objects.filter(clusterScoped).map((o) => [o.metadata?.name ?? '', `${o.metadata?.name ?? ''}-${suffix}`]));
   const account = objects.find((o) => o.kind === 'ServiceAccount')?.metadata;
   const serviceAccount = account?.name ?? '';

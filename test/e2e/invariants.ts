@@ -22,7 +22,8 @@
 //   newPodDeleted  no pod of the region's rendered revision gets a deletionTimestamp (or vanishes) while a rollout is
 //                  in progress (the ED's status is not Healthy for its current rollout revision), unless it is in excess
 //                  of the region's share: its desired count less the old pods its partition keeps (the count shrank, or
-//                  the partition rose: a forced exit, core/rollout/forced-exit.ts).
+//                  the partition rose: a forced exit, core/rollout/forced-exit.ts), or while a region adopts pods (the
+//                  first pod Kubernetes gives its ReplicaSet leaves before any move while not Ready, core/adoption).
 //   groupTarget    (ReplicaSet mode) per region, new-revision pods ≤ the target of status.currentGroup (new pods above
 //                  a shrunk desired count are surplus, not progress: min(new, desired) is compared), plus what its count
 //                  was raised by since the rollout started while it has old pods (capacity comes first, at the new
@@ -71,7 +72,7 @@ import { podRequests, type PodResourcesSpec } from '../../core/moves/resources.j
 import { parseExtendedDeployment, refOf } from '../../core/parse.js';
 import { formatObject } from '../../core/problems.js';
 import { nodeInRegion, type RegionSelector } from '../../core/region-selector.js';
-import { workloadName } from '../../core/render.js';
+import { workloadName } from '../../core/kube/workload-kinds.js';
 import { kindBudgets } from '../../core/rollout/budgets.js';
 import { isPodActive, isPodTerminal } from '../../core/rollout/pod-activity.js';
 import { keptOld, partitionPods } from '../../core/rollout/partition.js';
@@ -454,6 +455,8 @@ export class InvariantChecker {
     // way: counts that changed since (Git, moves) are served at once.
     const completed = status.revision === ed.rolloutRevision && rolloutCompleted(status);
     const inProgress = !completed;
+    // While a region adopts pods (core/adoption), its ReplicaSet's own first pod leaves while it serves nothing.
+    const adopting = status.conditions?.some((c) => c.type === 'Progressing' && c.reason === 'Adopting') ?? false;
     const current = status.revision === ed.rolloutRevision && status.rolloutRegions !== undefined && (status.currentGroup ?? 0) >= 1 && !completed;
     const schedule = current ? groupSchedule(ed, sample.pods) : undefined;
     const prevPods = new Map((this.previous?.pods ?? []).map((p) => [p.uid, p]));
@@ -542,7 +545,7 @@ export class InvariantChecker {
         (p) => p.region === region.name && isPodActive(p) && (nowPods.get(p.uid)?.terminating ?? true) && !sample.disrupted?.has(p.uid),
       );
       for (const pod of removed) {
-        if (!isNew(pod) || !inProgress) continue;
+        if (!isNew(pod) || !inProgress || adopting) continue;
         // Excess over the region's share: its count (shrunk) less the old pods its partition keeps (set lower, or a
         // forced exit keeping what runs Ready).
         if (updated >= region.desired - keptOld(region, live.filter((p) => !isNew(p)).length)) continue;

@@ -6,7 +6,7 @@ import type { KubeConfig, KubernetesObject, V1Pod } from '@kubernetes/client-nod
 import { expect } from 'vitest';
 import { startAgent, type Agent } from '../../agent/agent.js';
 import { impersonating, renderedIdentity, type AgentIdentity } from './agent-identity.js';
-import { silentLogger } from '../../agent/runtime/log.js';
+import { jsonLogger, silentLogger } from '../../agent/runtime/log.js';
 import { run } from '../../cli/run.js';
 import type { ExtendedDeploymentStatus } from '../../core/api/extended-deployment.js';
 import { NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../../core/labels.js';
@@ -53,6 +53,8 @@ export interface EdOptions {
   readonly overrides?: Readonly<Record<string, Record<string, unknown>>>;
   /** Per-region partitions by region letter (a, b, c): old pods the region keeps. */
   readonly partitions?: Readonly<Record<string, number | string>>;
+  /** Per-region `adopt` references by region letter (a, b, c). */
+  readonly adopt?: Readonly<Record<string, { kind: 'Deployment' | 'ReplicaSet'; name: string }>>;
   readonly subsetType?: 'ReplicaSet' | 'Deployment' | 'StatefulSet';
   /** spec.statefulSet (StatefulSet regions). */
   readonly statefulSet?: Record<string, unknown>;
@@ -67,7 +69,8 @@ export function extendedDeployment(ns: string, suffix: string, o: EdOptions): Re
     if (replicas === undefined) return [];
     const overrides = o.overrides?.[letter];
     const partition = o.partitions?.[letter];
-    return [{ name: `${letter}-${suffix}`, replicas, ...(partition !== undefined && { partition }), ...(overrides && { overrides }) }];
+    const adopt = o.adopt?.[letter];
+    return [{ name: `${letter}-${suffix}`, replicas, ...(partition !== undefined && { partition }), ...(overrides && { overrides }), ...(adopt && { adopt }) }];
   });
   return {
     apiVersion: `${GROUP}/${VERSION}`,
@@ -356,7 +359,7 @@ export async function withRolloutEnv(ns: string, label: string, body: (env: Roll
     const kubeConfig = options.agentKubeConfig ? impersonating(options.agentKubeConfig, identity.subject) : identity.kubeConfig;
     agent = await startAgent({
       kubeConfig,
-      log: silentLogger,
+      log: process.env['E2E_AGENT_LOG'] ? jsonLogger({ level: 'info', write: (l) => process.stderr.write(l + '\n') }) : silentLogger,
       namespaces: [ns],
       metricsBindAddress: '127.0.0.1:0',
       healthProbeBindAddress: '127.0.0.1:0',

@@ -1,0 +1,262 @@
+// Adoption without downtime (#19) on the lab's real Deployment, ReplicaSet and EndpointSlice controllers: a region with
+// `adopt` takes over the pods of a running Deployment (or bare ReplicaSet). The agent runs as the rendered install's
+// ServiceAccount under its admission policies, with the install's adoption freeze policy in force. A watch of the
+// namespace's pods and of the Service's EndpointSlices from before the ExtendedDeployment is applied records every
+// pod created and deleted and the fewest Ready pods and ready endpoints at any event. What must hold: the original
+// pods (by uid) end under the region's ReplicaSet with the same containers (no restart), no pod is deleted, the Ready
+// count and the endpoints never drop below the count, and the old workload ends at 0 replicas with no pods.
+import { Watch, type KubernetesObject, type V1EndpointSlice, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { ADOPTED_FROM_ANNOTATION, NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../../core/labels.js';
+import type { RenderedExtendedDeployment } from '../../core/render.js';
+import { adoptionFreeze } from './agent-identity.js';
+import { clients, podReady, serverSideApply, test, waitFor } from './helpers.js';
+import { apply, edEvents, readStatus, withRolloutEnv, type EdOptions, type RolloutEnv } from './rollout-kit.js';
+
+let removeFreeze: (() => Promise<void>) | undefined;
+beforeAll(async () => {
+  removeFreeze = await adoptionFreeze();
+});
+afterAll(async () => {
+  await removeFreeze?.();
+});
+
+/** What a pod watch saw from its start: pods created and deleted, and the fewest Ready pods and ready endpoints. */
+interface Trace {
+  readonly created: string[];
+  readonly deleted: string[];
+  minReady: number;
+  minEndpoints: number;
+  stop(): void;
+}
+
+const isReady = (pod: V1Pod) => podReady(pod) && !pod.metadata?.deletionTimestamp;
+
+/** Watches the namespace's pods (labelled app=web) and the EndpointSlices of Service web, from now on. */
+async function trace(ns: string): Promise<Trace> {
+  const { core, kc } = clients();
+  const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: 'app=web' });
+  const live = new Map(pods.items.map((p) => [p.metadata?.uid ?? '', p]));
+  const slices = new Map<string, number>();
+  const readyEndpoints = (slice: V1EndpointSlice) => (slice.endpoints ?? []).filter((e) => e.conditions?.ready === true).length;
+  const result: Trace = {
+    created: [],
+    deleted: [],
+    minReady: [...live.values()].filter(isReady).length,
+    minEndpoints: Number.POSITIVE_INFINITY,
+    stop: () => {},
+  };
+  const aborts: AbortController[] = [];
+  const watch = new Watch(kc);
+  aborts.push(
+    await watch.watch(
+      `/api/v1/namespaces/${ns}/pods`,
+      { labelSelector: 'app=web', resourceVersion: pods.metadata?.resourceVersion },
+      (phase: string, pod: V1Pod) => {
+        const uid = pod.metadata?.uid ?? '';
+        if (phase === 'ADDED' && !live.has(uid)) result.created.push(pod.metadata?.name ?? '');
+        if (phase === 'DELETED') {
+          result.deleted.push(pod.metadata?.name ?? '');
+          live.delete(uid);
+        } else live.set(uid, pod);
+        result.minReady = Math.min(result.minReady, [...live.values()].filter(isReady).length);
+      },
+      () => {},
+    ),
+  );
+  aborts.push(
+    await watch.watch(
+      `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`,
+      { labelSelector: 'kubernetes.io/service-name=web' },
+      (phase: string, slice: V1EndpointSlice) => {
+        if (phase === 'DELETED') slices.delete(slice.metadata?.name ?? '');
+        else slices.set(slice.metadata?.name ?? '', readyEndpoints(slice));
+        result.minEndpoints = Math.min(
+          result.minEndpoints,
+          [...slices.values()].reduce((s, n) => s + n, 0),
+        );
+      },
+      () => {},
+    ),
+  );
+  result.stop = () => aborts.forEach((a) => a.abort());
+  return result;
+}
+
+/** Each pod's uid → its container's id and restart count: a restart or replacement changes one of them. */
+async function containers(ns: string, selector: string): Promise<Record<string, string>> {
+  const pods = (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: selector })).items.filter((p) => !p.metadata?.deletionTimestamp);
+  return Object.fromEntries(
+    pods
+      .map((p) => [p.metadata?.uid ?? '', `${p.status?.containerStatuses?.[0]?.containerID ?? '-'}#${p.status?.containerStatuses?.[0]?.restartCount ?? 0}`])
+      .sort(),
+  );
+}
+
+/** The pod template of a region's ReplicaSet as a workload of its own would have it: labelled app=web only. */
+function plainTemplate(rendered: RenderedExtendedDeployment, labels: Record<string, string>): Record<string, unknown> {
+  const template = structuredClone((rendered.regions[0]!.workload['spec'] as { template: Record<string, unknown> }).template);
+  (template['metadata'] as { labels: Record<string, string> }).labels = labels;
+  return template;
+}
+
+const service = (ns: string): KubernetesObject =>
+  ({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'web', namespace: ns },
+    spec: { selector: { app: 'web' }, ports: [{ port: 80 }] },
+  }) as KubernetesObject;
+
+/** Waits until `count` Ready pods labelled `selector` exist, and the Service's endpoints show them. */
+async function waitReady(ns: string, selector: string, count: number): Promise<void> {
+  await waitFor(`${count} Ready pods ${selector}`, async () => {
+    const pods = (await clients().core.listNamespacedPod({ namespace: ns, labelSelector: selector })).items;
+    return pods.filter(isReady).length === count && pods.length === count;
+  });
+}
+
+/** The live pods the region's ReplicaSet controls, by uid. */
+async function regionPods(ns: string, workload: string): Promise<V1Pod[]> {
+  const pods = (await clients().core.listNamespacedPod({ namespace: ns })).items;
+  return pods.filter((p) => !p.metadata?.deletionTimestamp && p.metadata?.ownerReferences?.some((r) => r.controller && r.name === workload));
+}
+
+test('adoption of a Deployment: the region takes its pods, none restarted, none created, Ready never below the count', async ({ ns }) => {
+  await withRolloutEnv(ns, 'adoption', async (env: RolloutEnv) => {
+    const options = (replicas: number): EdOptions => ({
+      image: 'registry.example/web:1',
+      replicas: [replicas],
+      adopt: { a: { kind: 'Deployment', name: 'web' } },
+    });
+    const ed = env.render(options(5));
+    const region = ed.regions[0]!;
+    const workload = `web-${region.name}`;
+    await serverSideApply(service(ns));
+    // The Deployment that runs today: the template the region renders (so its pods are at the region's revision), labelled app=web.
+    await serverSideApply({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: ns },
+      spec: { replicas: 5, selector: { matchLabels: { app: 'web' } }, template: plainTemplate(ed, { app: 'web' }) },
+    } as KubernetesObject);
+    await waitReady(ns, 'app=web', 5);
+    const before = await containers(ns, 'app=web');
+    const seen = await trace(ns);
+
+    // Git adds the ExtendedDeployment and its ReplicaSet.
+    const started = Date.now();
+    await apply(ed);
+    const adopted = await waitFor(
+      'the adoption to be done',
+      async () => {
+        const entry = (await readStatus(ns)).adoptions?.[0];
+        return entry?.phase === 'Adopted' ? entry : undefined;
+      },
+      { describe: () => readStatus(ns) },
+    );
+    const took = Date.now() - started;
+    const status = await waitFor('Healthy', async () => {
+      const s = await readStatus(ns);
+      return s.phase === 'Healthy' ? s : undefined;
+    });
+    seen.stop();
+
+    expect(adopted).toEqual({ region: region.name, source: 'Deployment/web', phase: 'Adopted', moved: 5, message: '5 pods taken over from Deployment/web' });
+    const pods = await regionPods(ns, workload);
+    expect(Object.fromEntries(pods.map((p) => [p.metadata?.uid ?? '', true]))).toEqual(Object.fromEntries(Object.keys(before).map((uid) => [uid, true])));
+    expect(await containers(ns, 'app=web')).toEqual(before);
+    for (const pod of pods) {
+      expect(pod.metadata?.labels).toMatchObject({ app: 'web', [NAME_LABEL]: 'web', [REGION_LABEL]: region.name, [REVISION_LABEL]: region.revision });
+      expect(pod.metadata?.labels?.['pod-template-hash']).toBeUndefined();
+      expect(pod.metadata?.annotations?.[ADOPTED_FROM_ANNOTATION]).toBe('Deployment/web');
+    }
+    expect({ created: seen.created, deleted: seen.deleted, minReady: seen.minReady, minEndpoints: seen.minEndpoints }).toEqual({
+      created: [],
+      deleted: [],
+      minReady: 5,
+      minEndpoints: 5,
+    });
+    // The pods run the region's revision: nothing to roll out.
+    expect(status.regions?.[0]).toMatchObject({ desired: 5, current: 5, updated: 5, available: 5 });
+    const deployment = await clients().apps.readNamespacedDeployment({ name: 'web', namespace: ns });
+    expect(deployment.spec?.replicas).toBe(0);
+    const oldSets = (await clients().apps.listNamespacedReplicaSet({ namespace: ns })).items.filter((rs) =>
+      rs.metadata?.ownerReferences?.some((r) => r.kind === 'Deployment' && r.name === 'web'),
+    );
+    expect(oldSets.map((rs) => [rs.spec?.replicas, rs.status?.replicas])).toEqual([[0, 0]]);
+    expect((await edEvents(ns)).map((e) => e.reason)).toEqual(expect.arrayContaining(['AdoptionStarted', 'Adopted']));
+    console.log(`adoption of 5 pods from Deployment/web: ${took} ms from apply to Adopted`);
+
+    // The freeze is lifted: the region's ReplicaSet makes pods again when Git raises its count, and deleting the old
+    // Deployment (Git's last step) leaves them alone.
+    await apply(env.render(options(6)));
+    await waitReady(ns, `${NAME_LABEL}=web`, 6);
+    await clients().apps.deleteNamespacedDeployment({ name: 'web', namespace: ns, propagationPolicy: 'Background' });
+    await waitFor('the Deployment and its ReplicaSet gone', async () => (await clients().apps.listNamespacedReplicaSet({ namespace: ns })).items.length === 1);
+    expect((await regionPods(ns, workload)).filter(isReady)).toHaveLength(6);
+    expect(Object.keys(before).every((uid) => pods.some((p) => p.metadata?.uid === uid))).toBe(true);
+  });
+});
+
+test('adoption of a bare ReplicaSet of another image, its workload synced first: originals kept until the rollout replaces them', async ({ ns }) => {
+  await withRolloutEnv(ns, 'adoption-rs', async (env: RolloutEnv) => {
+    const ed = env.render({ image: 'registry.example/web:2', replicas: [3], adopt: { a: { kind: 'ReplicaSet', name: 'web-v1' } } });
+    const region = ed.regions[0]!;
+    const workload = `web-${region.name}`;
+    await serverSideApply(service(ns));
+    const template = plainTemplate(ed, { app: 'web', release: 'v1' });
+    const spec = (template['spec'] as { containers: { image: string }[] }).containers[0]!;
+    spec.image = 'registry.example/web:1';
+    await serverSideApply({
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: 'web-v1', namespace: ns },
+      spec: { replicas: 3, selector: { matchLabels: { app: 'web', release: 'v1' } }, template },
+    } as KubernetesObject);
+    await waitReady(ns, 'app=web', 3);
+    const before = await containers(ns, 'app=web');
+    const seen = await trace(ns);
+
+    // Argo CD's order: the regional ReplicaSet (sync wave -1) before the ExtendedDeployment. Its first replica, which
+    // Kubernetes gives a ReplicaSet without spec.replicas, is refused by the freeze (no ExtendedDeployment yet means no
+    // params: allowed) or removed before any move while not Ready.
+    await apply(ed, 'workloads');
+    await apply(ed, 'ed');
+    const adopted = await waitFor(
+      'the adoption to be done',
+      async () => {
+        const entry = (await readStatus(ns)).adoptions?.[0];
+        return entry?.phase === 'Adopted' ? entry : undefined;
+      },
+      { describe: () => readStatus(ns) },
+    );
+    // The three originals, and the pod Kubernetes' default gave the region's ReplicaSet before the ExtendedDeployment
+    // existed if it was Ready by the time the agent looked (capacity is kept); if not, it was removed before any move.
+    expect([3, 4]).toContain(adopted.moved);
+    const atAdoption = await regionPods(ns, workload);
+    expect(atAdoption.filter((p) => (p.metadata?.uid ?? '') in before)).toHaveLength(3);
+    // No original deleted (the region's own unready first pod may have been), Ready never below the count.
+    const originalNames = (await regionPods(ns, workload)).filter((p) => (p.metadata?.uid ?? '') in before).map((p) => p.metadata?.name ?? '');
+    expect(seen.deleted.filter((name) => originalNames.includes(name))).toEqual([]);
+    expect(seen.minReady).toBe(3);
+
+    // The adopted pods run another image than the region renders: the rollout replaces them group by group.
+    await waitFor(
+      'Healthy with every pod at registry.example/web:2',
+      async () => {
+        const s = await readStatus(ns);
+        const pods = await regionPods(ns, workload);
+        return s.phase === 'Healthy' && pods.length === 3 && pods.every((p) => p.spec?.containers[0]?.image === 'registry.example/web:2');
+      },
+      { timeoutMs: 120_000 },
+    );
+    seen.stop();
+    expect(seen.minReady).toBeGreaterThanOrEqual(2);
+    const old = await clients().apps.readNamespacedReplicaSet({ name: 'web-v1', namespace: ns });
+    expect([old.spec?.replicas, old.status?.replicas]).toEqual([0, 0]);
+    // At most the one pod Kubernetes' default gave the region's ReplicaSet before the ExtendedDeployment existed, then
+    // the rollout's 3 replacements.
+    expect(seen.created.length).toBeLessThanOrEqual(4);
+  });
+});
