@@ -1,4 +1,4 @@
-import type { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import type { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { performAction, performHistoryAction } from './actuators.js';
 
@@ -32,7 +32,7 @@ function ssaDeployment() {
       return {};
     },
   } as unknown as AppsV1Api;
-  return { spec, calls, clients: { apps, core: {} as CoreV1Api, now: () => 0 } };
+  return { spec, calls, clients: { apps, core: {} as CoreV1Api, custom: {} as CustomObjectsApi, now: () => 0 } };
 }
 
 describe('actuators on native Deployments (compat mode)', () => {
@@ -64,7 +64,7 @@ describe('actuators on StatefulSets', () => {
         return {};
       },
     } as unknown as AppsV1Api;
-    const clients = { apps, core: {} as CoreV1Api, now: () => 0 };
+    const clients = { apps, core: {} as CoreV1Api, custom: {} as CustomObjectsApi, now: () => 0 };
     await performAction(clients, 'shop', 'StatefulSet', { kind: 'scale', region: 'a', workload: 'db-a', from: 1, replicas: 3 });
     await performAction(clients, 'shop', 'StatefulSet', { kind: 'setPartition', region: 'a', workload: 'db-a', from: 3, partition: 2 });
     const meta = { name: 'db-a', namespace: 'shop' };
@@ -93,7 +93,7 @@ describe('markOld and unmark', () => {
         return {};
       },
     } as unknown as CoreV1Api;
-    return { calls, clients: { core, apps: {} as AppsV1Api, now: () => 0 } };
+    return { calls, clients: { core, apps: {} as AppsV1Api, custom: {} as CustomObjectsApi, now: () => 0 } };
   }
   const apiException = (code: number) => Object.assign(new Error(`HTTP ${code}`), { code, body: { kind: 'Status', code } });
   /** The Content-Type the per-call options set (client-node's setHeaderOptions middleware). */
@@ -222,7 +222,7 @@ describe('keepers (core/rollout/keeper.ts)', () => {
       return { metadata: { name: 'web-a-r1', resourceVersion: '7' } };
     };
     const apps = { createNamespacedReplicaSet: answer('create'), deleteNamespacedReplicaSet: answer('delete') } as unknown as AppsV1Api;
-    return { calls, clients: { apps, core: {} as CoreV1Api, now: () => 0 } };
+    return { calls, clients: { apps, core: {} as CoreV1Api, custom: {} as CustomObjectsApi, now: () => 0 } };
   };
 
   it('creates the keeper with a create (never an apply), answering the object; deletes it with its uid as precondition', async () => {

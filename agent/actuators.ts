@@ -1,4 +1,12 @@
-import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api, type V1ControllerRevision, type V1ReplicaSet } from '@kubernetes/client-node';
+import {
+  PatchStrategy,
+  setHeaderOptions,
+  type AppsV1Api,
+  type CoreV1Api,
+  type CustomObjectsApi,
+  type V1ControllerRevision,
+  type V1ReplicaSet,
+} from '@kubernetes/client-node';
 import {
   IN_PLACE_READINESS_GATE,
   MARKED_AT_ANNOTATION,
@@ -33,6 +41,8 @@ export const PARTITION_FIELD_MANAGER = `${FIELD_MANAGER}-partition`;
 export interface ActuatorClients {
   readonly core: CoreV1Api;
   readonly apps: AppsV1Api;
+  /** Custom resources: the upstream InplaceSets an adoption scales down. */
+  readonly custom: CustomObjectsApi;
   /** The time written into conditions (the API server's, see ServerClock): another replica reads it back. */
   readonly now: () => number;
 }
@@ -52,7 +62,7 @@ export async function performAction(clients: ActuatorClients, namespace: string,
   if (action.kind === 'dropKeeper') return dropKeeper(clients.apps, namespace, action);
   if (action.kind === 'verifyFreeze') await verifyFreeze(clients.core, namespace, action);
   else if (action.kind === 'adoptPod') await adoptPod(clients.core, namespace, action);
-  else if (action.kind === 'scaleSource') await scaleSource(clients.apps, namespace, action);
+  else if (action.kind === 'scaleSource') await scaleSource(clients, namespace, action);
   else await podAction(clients, namespace, action);
   return undefined;
 }

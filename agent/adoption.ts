@@ -1,4 +1,5 @@
-import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api, type CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { API_GROUP, UPSTREAM_INPLACESET_PLURAL, VERSION } from '../core/api/identity.js';
 import type { AdoptPodAction, ScaleSourceAction, VerifyFreezeAction } from '../core/adoption/actions.js';
 import { ADOPTION_FREEZE_POLICY, type AdoptionObjects } from '../core/adoption/adoption.js';
 import type { WorkloadObject } from '../core/kube/objects.js';
@@ -9,23 +10,46 @@ import { apiError, isConflict, isForbidden, isInvalid, isNotFound } from './runt
  * The objects an adoption decides on, read from the API server and not from the caches: the caches hold only objects
  * labelled with an ExtendedDeployment's name (informers.ts), which the adopted workload and its pods are not, and a
  * step is decided on the counts of two sets of pods that must come from one look. One list of the namespace's pods,
- * one of its ReplicaSets, and each named Deployment; only while an adoption is open (core/adoption adoptionState).
+ * one of its ReplicaSets, and each named Deployment and upstream InplaceSet; only while an adoption is open (core/adoption
+ * adoptionState).
  */
 export async function fetchAdoptionObjects(
-  clients: { readonly core: CoreV1Api; readonly apps: AppsV1Api },
+  clients: { readonly core: CoreV1Api; readonly apps: AppsV1Api; readonly custom: CustomObjectsApi },
   namespace: string,
-  deployments: readonly string[],
+  sources: { readonly deployments: readonly string[]; readonly inplaceSets: readonly string[] },
 ): Promise<AdoptionObjects> {
-  const [pods, replicaSets, ...found] = await Promise.all([
+  const byName = (name: string) => `metadata.name=${name}`;
+  const [pods, replicaSets, deployments, inplaceSets] = await Promise.all([
     clients.core.listNamespacedPod({ namespace }),
     clients.apps.listNamespacedReplicaSet({ namespace }),
-    ...deployments.map((name) => clients.apps.listNamespacedDeployment({ namespace, fieldSelector: `metadata.name=${name}` })),
+    Promise.all(sources.deployments.map((name) => clients.apps.listNamespacedDeployment({ namespace, fieldSelector: byName(name) }))),
+    Promise.all(sources.inplaceSets.map((name) => listInplaceSets(clients.custom, namespace, byName(name)))),
   ]);
   return {
     pods: pods.items,
     replicaSets: replicaSets.items,
-    deployments: found.flatMap((list) => list.items as WorkloadObject[]),
+    deployments: deployments.flatMap((list) => list.items as WorkloadObject[]),
+    inplaceSets: inplaceSets.flat(),
   };
+}
+
+/** The upstream InplaceSets a field selector names; none where the kind is not served (its CRD is gone: nothing to adopt). */
+async function listInplaceSets(custom: CustomObjectsApi, namespace: string, fieldSelector: string): Promise<WorkloadObject[]> {
+  try {
+    const list = (await custom.listNamespacedCustomObject({
+      group: API_GROUP,
+      version: VERSION,
+      namespace,
+      plural: UPSTREAM_INPLACESET_PLURAL,
+      fieldSelector,
+    })) as {
+      items?: WorkloadObject[];
+    };
+    return list.items ?? [];
+  } catch (error) {
+    if (isNotFound(error)) return [];
+    throw error;
+  }
 }
 
 /** Tries of the freeze proof: the policy's params come from an informer of the API server's, a few ms behind. */
@@ -41,7 +65,7 @@ export async function verifyFreeze(core: CoreV1Api, namespace: string, action: V
   const body: V1Pod = {
     metadata: {
       name: `${action.owner.name}-freeze-probe`,
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: action.owner.name, uid: action.owner.uid, controller: true }],
+      ownerReferences: [{ apiVersion: action.owner.apiVersion, kind: action.owner.kind, name: action.owner.name, uid: action.owner.uid, controller: true }],
     },
     spec: {
       automountServiceAccountToken: false,
@@ -98,12 +122,23 @@ export async function adoptPod(core: CoreV1Api, namespace: string, action: Adopt
 }
 
 /** Scales the adopted workload through its own scale subresource (a Deployment's, never its ReplicaSet's); gone is done. */
-export async function scaleSource(apps: AppsV1Api, namespace: string, action: ScaleSourceAction): Promise<void> {
-  const request = { name: action.source.name, namespace, body: { spec: { replicas: action.replicas } }, fieldManager: FIELD_MANAGER };
+export async function scaleSource(
+  clients: { readonly apps: AppsV1Api; readonly custom: CustomObjectsApi },
+  namespace: string,
+  action: ScaleSourceAction,
+): Promise<void> {
+  const { name } = action.source;
+  const body = { spec: { replicas: action.replicas } };
   const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   try {
-    if (action.source.kind === 'Deployment') await apps.patchNamespacedDeploymentScale(request, options);
-    else await apps.patchNamespacedReplicaSetScale(request, options);
+    if (action.source.kind === 'Deployment') await clients.apps.patchNamespacedDeploymentScale({ name, namespace, body, fieldManager: FIELD_MANAGER }, options);
+    else if (action.source.kind === 'ReplicaSet')
+      await clients.apps.patchNamespacedReplicaSetScale({ name, namespace, body, fieldManager: FIELD_MANAGER }, options);
+    else
+      await clients.custom.patchNamespacedCustomObjectScale(
+        { group: API_GROUP, version: VERSION, namespace, plural: UPSTREAM_INPLACESET_PLURAL, name, body, fieldManager: FIELD_MANAGER },
+        options,
+      );
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }

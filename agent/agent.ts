@@ -149,10 +149,10 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     cluster,
     forbiddenReads: () => forbiddenReads(informers),
     ports: {
-      performAction: (namespace, kind, action) => performAction({ core, apps, now: () => clock.now() }, namespace, kind, action),
+      performAction: (namespace, kind, action) => performAction({ core, apps, custom, now: () => clock.now() }, namespace, kind, action),
       performHistoryAction: (namespace, action) => performHistoryAction(apps, namespace, action),
       writeStatus: (ed, status) => replaceStatus(custom, ed, status),
-      fetchAdoptionObjects: (namespace, deployments) => fetchAdoptionObjects({ core, apps }, namespace, deployments),
+      fetchAdoptionObjects: (namespace, sources) => fetchAdoptionObjects({ core, apps, custom }, namespace, sources),
       recordEvent: (ed, event) => recorder.record(ed, event),
     },
   });

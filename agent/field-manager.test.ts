@@ -68,7 +68,12 @@ describe('the agent names its field manager', () => {
   });
 
   it('on every pod patch and workload apply; an eviction has no field manager to name (it stores no object)', async () => {
-    const clients = { core: kc.makeApiClient(CoreV1Api), apps: kc.makeApiClient(AppsV1Api), now: () => Date.UTC(2026, 0, 1) };
+    const clients = {
+      core: kc.makeApiClient(CoreV1Api),
+      apps: kc.makeApiClient(AppsV1Api),
+      custom: kc.makeApiClient(CustomObjectsApi),
+      now: () => Date.UTC(2026, 0, 1),
+    };
     const pod = { region: 'amd', pod: 'web-1', uid: 'u-1' };
     const swap = { ...pod, resourceVersion: '5', state: { revision: 'r2', phase: 'swapping' as const, since: 0 }, images: { app: 'web:2' }, revision: 'r2' };
     await performAction(clients, 'shop', 'ReplicaSet', { kind: 'markOld', ...pod, at: '2026-01-01T00:00:00.000Z' });

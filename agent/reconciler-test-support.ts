@@ -27,7 +27,7 @@ export function cache<T extends MetaObject>(objects: T[]): IndexedCacheReader<T>
  * History writes are kept apart (`history`), so that tests of the rollout's order of writes do not see them. An
  * adoption reads `adoptionObjects`.
  */
-export function recorder(failStatus = false, adoptionObjects: AdoptionObjects = { deployments: [], replicaSets: [], pods: [] }) {
+export function recorder(failStatus = false, adoptionObjects: AdoptionObjects = { deployments: [], replicaSets: [], inplaceSets: [], pods: [] }) {
   const calls: string[] = [];
   const statuses: ExtendedDeploymentStatus[] = [];
   const history: HistoryAction[] = [];

@@ -465,3 +465,72 @@ describe('Reconciler and PodDisruptionBudgets', () => {
     expect(calls).toContain('deletePod:web-amd-a');
   });
 });
+
+describe('Reconciler: adoption (core/adoption)', () => {
+  const adopt = { regions: [{ name: 'amd', adopt: { kind: 'Deployment', name: 'old' } }] };
+
+  it('reads the adopted workload fresh while the adoption is open, and holds the rollout meanwhile', async () => {
+    const { caches } = world({ spec: adopt });
+    const { calls, ports, statuses } = recorder();
+    await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
+    // The fetch shows no ReplicaSet web-amd yet (the caches do): the adoption waits, and nothing marks or scales a pod.
+    expect(calls).toEqual(['readAdoption', 'status:Progressing:0', 'event:AdoptionWaiting']);
+    expect(statuses[0]?.adoptions).toEqual([
+      { region: 'amd', source: 'Deployment/old', phase: 'Waiting', message: 'waiting for the sync to create ReplicaSet web-amd' },
+    ]);
+  });
+
+  it('reads nothing once the status shows every adoption done', async () => {
+    const done: ExtendedDeploymentStatus = { adoptions: [{ region: 'amd', source: 'Deployment/old', phase: 'Adopted', moved: 2 }] };
+    const { caches } = world({ spec: adopt, status: done });
+    const { calls, ports, statuses } = recorder();
+    await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
+    expect(calls).not.toContain('readAdoption');
+    expect(statuses.at(-1)?.adoptions).toEqual(done.adoptions);
+  });
+
+  it('while a step is open, its writes are all the reconcile does: nothing scales the region to its count', async () => {
+    const moving: ExtendedDeploymentStatus = { adoptions: [{ region: 'amd', source: 'Deployment/old', phase: 'Moving', frozen: ['old-rs'], moved: 2 }] };
+    const { caches, replicaSets, pods } = world({ spec: { ...adopt, replicas: 9 }, status: moving });
+    const oldRs = {
+      metadata: {
+        name: 'old-5d8f',
+        uid: 'old-rs',
+        generation: 1,
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'old', uid: 'dep', controller: true }],
+      },
+      spec: { replicas: 3, template: {} },
+      status: { observedGeneration: 1, replicas: 3 },
+    };
+    const oldPods = [0, 1, 2].map((i) => ({
+      metadata: {
+        name: `old-${i}`,
+        uid: `old-${i}`,
+        resourceVersion: '1',
+        labels: { app: 'web' },
+        ownerReferences: [{ kind: 'ReplicaSet', name: 'old-5d8f', uid: 'old-rs', controller: true }],
+      },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+    }));
+    const ours = { ...replicaSets[0]!, metadata: { ...replicaSets[0]!.metadata, uid: 'ours' }, status: { observedGeneration: 0, replicas: 2 } };
+    const objects = {
+      deployments: [
+        {
+          metadata: { name: 'old', uid: 'dep', generation: 1 },
+          spec: { replicas: 3, selector: { matchLabels: { app: 'web' } } },
+          status: { observedGeneration: 1 },
+        },
+      ],
+      replicaSets: [ours, oldRs],
+      inplaceSets: [],
+      pods: [
+        ...pods.map((p) => ({ ...p, metadata: { ...p.metadata, ownerReferences: [{ kind: 'ReplicaSet', name: 'web-amd', uid: 'ours', controller: true }] } })),
+        ...oldPods,
+      ],
+    };
+    const { calls, ports } = recorder(false, objects);
+    await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
+    // No step open (2 pods, 2 replicas; 3 and 3): prove the freeze, then raise the region by the old pods, not to its count of 9.
+    expect(calls.filter((c) => !c.startsWith('status') && !c.startsWith('event'))).toEqual(['readAdoption', 'verifyFreeze', 'scale:ReplicaSet:5']);
+  });
+});

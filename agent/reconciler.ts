@@ -1,5 +1,5 @@
 import { extendedDeploymentStatus, type ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
-import { ED_KIND } from '../core/api/identity.js';
+import { ED_KIND, UPSTREAM_INPLACESET_KIND } from '../core/api/identity.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
 import { gateActions } from '../core/rollout/readiness-gate.js';
@@ -7,7 +7,7 @@ import type { WorkloadKind } from '../core/kube/objects.js';
 import { actionWrite, historyWrite, STATUS_WRITE, type ApiRead, type ApiWrite } from '../core/kube/api-writes.js';
 import { heldRevisions, liveTemplates, planHistory, type HistoryAction } from '../core/history/revisions.js';
 import type { RolloutInput } from '../core/rollout/planner.js';
-import { adoptionState, doneAdoptions, planAdoptions, type AdoptionObjects } from '../core/adoption/adoption.js';
+import { adoptionState, doneAdoptions, planAdoptions, type AdoptionObjects, type AdoptionSources } from '../core/adoption/adoption.js';
 import type { Clock } from './runtime/clock.js';
 import { EvictionBlocks } from './eviction-blocks.js';
 import type { AgentCaches } from './informers.js';
@@ -37,20 +37,21 @@ export interface ReconcilerPorts {
    * for Events.
    */
   recordEvent(ed: ExtendedDeploymentObject, event: RolloutEvent): void;
-  /** Reads what an open adoption decides on (agent/adoption.ts): the namespace's pods and ReplicaSets, and the named Deployments. */
-  fetchAdoptionObjects(namespace: string, deployments: readonly string[]): Promise<AdoptionObjects>;
+  /** Reads what an open adoption decides on (agent/adoption.ts): the namespace's pods and ReplicaSets, and the named sources. */
+  fetchAdoptionObjects(namespace: string, sources: AdoptionSources): Promise<AdoptionObjects>;
 }
 
 /**
  * The planner's input with the regions' adoptions (core/adoption): read and planned while one is open; while every one
  * is done (the status says so) only its entries, which the status keeps, without a read.
  */
-async function withAdoption(input: RolloutInput, read: (deployments: readonly string[]) => Promise<AdoptionObjects>): Promise<RolloutInput> {
+async function withAdoption(input: RolloutInput, read: (sources: AdoptionSources) => Promise<AdoptionObjects>): Promise<RolloutInput> {
   const state = adoptionState(input.ed, input.status);
   if (state === 'none') return input;
   if (state === 'done') return { ...input, adoption: { entries: doneAdoptions(input.ed, input.status), actions: [], open: false, message: '', events: [] } };
-  const deployments = input.ed.spec.regions.flatMap((r) => (r.adopt?.kind === 'Deployment' ? [r.adopt.name] : []));
-  return { ...input, adoption: planAdoptions(input.ed, input.status, await read(deployments)) };
+  const named = (kind: string) => input.ed.spec.regions.flatMap((r) => (r.adopt?.kind === kind ? [r.adopt.name] : []));
+  const sources = { deployments: named('Deployment'), inplaceSets: named(UPSTREAM_INPLACESET_KIND) };
+  return { ...input, adoption: planAdoptions(input.ed, input.status, await read(sources)) };
 }
 
 /** How a reconcile ended. */

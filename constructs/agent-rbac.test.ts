@@ -9,7 +9,12 @@ import { AGENT_PERMISSIONS, LEASE_PERMISSION } from './agent-rbac.js';
  * writes only ExtendedDeployment and DeployRegion status. A list method runs inside an informer, which also watches.
  */
 const NEEDS: Record<string, readonly string[]> = {
-  listNamespacedCustomObject: ['extendeddeployment.io extendeddeployments list', 'extendeddeployment.io extendeddeployments watch'],
+  listNamespacedCustomObject: [
+    'extendeddeployment.io extendeddeployments list',
+    'extendeddeployment.io extendeddeployments watch',
+    'extendeddeployment.io inplacesets list',
+  ],
+  patchNamespacedCustomObjectScale: ['extendeddeployment.io inplacesets/scale patch'],
   listCustomObjectForAllNamespaces: ['extendeddeployment.io extendeddeployments list', 'extendeddeployment.io extendeddeployments watch'],
   replaceNamespacedCustomObjectStatus: ['extendeddeployment.io extendeddeployments/status update'],
   listClusterCustomObject: ['extendeddeployment.io deployregions list', 'extendeddeployment.io deployregions watch'],

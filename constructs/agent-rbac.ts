@@ -1,4 +1,4 @@
-import { API_GROUP, ED_PLURAL, REGION_PLURAL } from '../core/api/identity.js';
+import { API_GROUP, ED_PLURAL, REGION_PLURAL, UPSTREAM_INPLACESET_PLURAL } from '../core/api/identity.js';
 
 /** Whether a resource lives in a namespace (a Role can grant it) or in the cluster (only a ClusterRole can). */
 export type ResourceScope = 'Namespaced' | 'Cluster';
@@ -75,6 +75,20 @@ export const AGENT_PERMISSIONS: readonly AgentPermission[] = [
     verbs: ['patch'],
     scope: 'Namespaced',
     why: 'adoption: the adopted Deployment is scaled down by the pods its region took',
+  },
+  {
+    apiGroup: API_GROUP,
+    resource: UPSTREAM_INPLACESET_PLURAL,
+    verbs: ['list'],
+    scope: 'Namespaced',
+    why: "adoption: the upstream operator's InplaceSet a region takes pods from (none where that kind is not served)",
+  },
+  {
+    apiGroup: API_GROUP,
+    resource: `${UPSTREAM_INPLACESET_PLURAL}/scale`,
+    verbs: ['patch'],
+    scope: 'Namespaced',
+    why: 'adoption: the adopted InplaceSet is scaled down by the pods its region took',
   },
   {
     apiGroup: 'apps',

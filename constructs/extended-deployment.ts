@@ -49,7 +49,7 @@ export interface ExtendedDeploymentRegion {
    */
   readonly patches?: PatchOperation[];
   /**
-   * A running Deployment or ReplicaSet of this namespace whose pods the region takes over without restarting them: the
+   * A running Deployment, ReplicaSet or upstream InplaceSet of this namespace whose pods the region takes over without restarting them: the
    * agent moves them to the region's ReplicaSet a few at a time and scales the old workload down by as many, so the
    * Ready count never drops; the old workload ends at 0 replicas with no pods, for Git to delete
    * (docs/migrating-from-upstream.md). ReplicaSet regions only.
@@ -60,8 +60,8 @@ export interface ExtendedDeploymentRegion {
 
 /** A workload whose pods a region adopts. */
 export interface AdoptionReference {
-  /** `Deployment` or `ReplicaSet` (apps/v1). */
-  readonly kind: 'Deployment' | 'ReplicaSet';
+  /** `Deployment` or `ReplicaSet` (apps/v1), or the upstream operator's `InplaceSet` once that operator is uninstalled. */
+  readonly kind: 'Deployment' | 'ReplicaSet' | 'InplaceSet';
   /** Its name, in the ExtendedDeployment's namespace. */
   readonly name: string;
 }

@@ -544,7 +544,7 @@ const cases: Case[] = [
     name: 'adopt: a kind that is not adoptable, a name that is no DNS subdomain',
     mutate: ({ ed }) => (ed.spec.regions[0].adopt = { kind: 'StatefulSet', name: 'Web_1' }),
     expected: [
-      `${ED}: spec.regions[0].adopt.kind: must be one of "Deployment", "ReplicaSet"`,
+      `${ED}: spec.regions[0].adopt.kind: must be one of "Deployment", "ReplicaSet", "InplaceSet"`,
       `${ED}: spec.regions[0].adopt.name: must be a DNS subdomain (lower case letters, digits, "-" and ".")`,
     ],
   },

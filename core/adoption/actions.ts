@@ -9,8 +9,8 @@ import type { ScaleAction } from '../rollout/actions.js';
 export interface VerifyFreezeAction {
   readonly kind: 'verifyFreeze';
   readonly region: string;
-  /** The old ReplicaSet the status lists as frozen. */
-  readonly owner: { readonly name: string; readonly uid: string };
+  /** The old ReplicaSet (or InplaceSet) the status lists as frozen. */
+  readonly owner: { readonly apiVersion: string; readonly kind: string; readonly name: string; readonly uid: string };
 }
 
 /**
@@ -32,7 +32,7 @@ export interface AdoptPodAction {
   readonly annotations: Readonly<Record<string, string>>;
 }
 
-/** Scale the adopted workload through its own scale subresource (a Deployment's, never its ReplicaSet's). */
+/** Scale the adopted workload through its own scale subresource (a Deployment's, never its ReplicaSet's; an InplaceSet's). */
 export interface ScaleSourceAction {
   readonly kind: 'scaleSource';
   readonly region: string;

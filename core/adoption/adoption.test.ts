@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { extendedDeployment, type AdoptionStatus, type ExtendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import {
+  extendedDeployment,
+  type AdoptionSource,
+  type AdoptionStatus,
+  type ExtendedDeployment,
+  type ExtendedDeploymentStatus,
+} from '../api/extended-deployment.js';
 import type { PodObject, PodTemplate, WorkloadObject } from '../kube/objects.js';
 import { ADOPTED_FROM_ANNOTATION, NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../labels.js';
 import { templateRevision } from '../revision.js';
@@ -7,7 +13,7 @@ import { ADOPTION_BATCH, adoptedRevision, adoptionState, doneAdoptions, planAdop
 import type { AdoptionAction } from './actions.js';
 
 /** ExtendedDeployment shop/web: region a adopts `adopt` (Deployment web by default), region b adopts nothing. */
-function ed(adopt: { kind: 'Deployment' | 'ReplicaSet'; name: string } = { kind: 'Deployment', name: 'web' }): ExtendedDeployment {
+function ed(adopt: AdoptionSource = { kind: 'Deployment', name: 'web' }): ExtendedDeployment {
   return extendedDeployment.parse({
     apiVersion: 'extendeddeployment.io/v1beta1',
     kind: 'ExtendedDeployment',
@@ -112,7 +118,7 @@ function objects(c: Counts, oldTemplate: PodTemplate = appTemplate): AdoptionObj
       ),
     ).map((pod, i) => (i < (c.unready ?? 0) ? { ...pod, status: { phase: 'Pending', conditions: [] } } : pod)),
   ];
-  return { deployments: [deployment], replicaSets: [oldRs, ours], pods };
+  return { deployments: [deployment], replicaSets: [oldRs, ours], inplaceSets: [], pods };
 }
 
 const moving: AdoptionStatus = { region: 'a', source: 'Deployment/web', phase: 'Moving', frozen: ['old-uid'], moved: 0, message: '' };
@@ -265,5 +271,46 @@ describe('adoptionState', () => {
     const plain = extendedDeployment.parse({ ...ed(), spec: { ...ed().spec, regions: [{ name: 'a' }] } });
     expect(adoptionState(plain, written([done]))).toBe('none');
     expect(doneAdoptions(ed(), written([done, { ...done, region: 'gone' }]))).toEqual([done]);
+  });
+});
+
+describe("planAdoptions: the upstream operator's InplaceSet, which nothing controls once that operator is uninstalled", () => {
+  const ips = (replicas: number, statusReplicas: number): WorkloadObject => ({
+    apiVersion: 'extendeddeployment.io/v1beta1',
+    kind: 'InplaceSet',
+    metadata: { name: 'web-a-ips', uid: 'ips-uid', generation: 3 },
+    spec: { replicas, template: appTemplate },
+    // Its status is what the operator last wrote, and stays so.
+    status: { observedGeneration: 1, replicas: statusReplicas },
+  });
+  const ipsPod = (name: string): PodObject => {
+    const pod = podOf(name, 'web-a-ips', 'ips-uid', { app: 'web' });
+    const ownerReferences = [{ apiVersion: 'extendeddeployment.io/v1beta1', kind: 'InplaceSet', name: 'web-a-ips', uid: 'ips-uid', controller: true }];
+    return { ...pod, metadata: { ...pod.metadata, ownerReferences } };
+  };
+  const frozen: AdoptionStatus = { region: 'a', source: 'InplaceSet/web-a-ips', phase: 'Moving', frozen: ['ips-uid'], moved: 0, message: '' };
+  const look = (replicas: number, oldPods: number, r: number, p: number) => {
+    const o = objects({ r, o: 0, p, q: 0 });
+    return planAdoptions(ed({ kind: 'InplaceSet', name: 'web-a-ips' }), written([{ ...frozen, moved: p }]), {
+      ...o,
+      inplaceSets: [ips(replicas, 3)],
+      pods: [...o.pods, ...Array.from({ length: oldPods }, (_, i) => ipsPod(`ips-${i}`))],
+    });
+  };
+
+  it('moves its pods and scales it down without waiting for a controller to observe anything', () => {
+    expect(writes(look(3, 3, 3, 0).actions)).toEqual(['verify', 'adopt ips-0', 'adopt ips-1', 'adopt ips-2']);
+    expect(writes(look(3, 0, 3, 3).actions)).toEqual(['verify', 'scaleSource 3->0']);
+    const [verify] = look(3, 0, 3, 3).actions;
+    expect(verify).toEqual({
+      kind: 'verifyFreeze',
+      region: 'a',
+      owner: { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'InplaceSet', name: 'web-a-ips', uid: 'ips-uid' },
+    });
+  });
+
+  it('is done at 0 replicas and no pods, whatever its stale status says', () => {
+    expect(look(0, 0, 3, 3).entries[0]).toMatchObject({ phase: 'Adopted', moved: 3 });
+    expect(look(1, 0, 3, 3).open).toBe(true);
   });
 });

@@ -40,8 +40,16 @@ export interface AdoptionObjects {
   readonly deployments: readonly WorkloadObject[];
   /** The ReplicaSets of the namespace: the regions' own, the ones adopted, and the adopted Deployments'. */
   readonly replicaSets: readonly WorkloadObject[];
+  /** The upstream InplaceSets named by `adopt` references (absent when not found, or where that kind is not served). */
+  readonly inplaceSets: readonly WorkloadObject[];
   /** The pods of the namespace. */
   readonly pods: readonly PodObject[];
+}
+
+/** The sources the adoption reads by name (the other kinds are read whole: the namespace's ReplicaSets). */
+export interface AdoptionSources {
+  readonly deployments: readonly string[];
+  readonly inplaceSets: readonly string[];
 }
 
 /** The adoption of every region with `adopt`: the status entries, the writes to make now, and Events. */
@@ -102,12 +110,19 @@ interface RegionStep {
   readonly actions: readonly AdoptionAction[];
 }
 
-/** The ReplicaSet that runs a source's pods and the object its scale is written on. */
+/** The workload that runs a source's pods, and the object its count is written on. */
 interface Source {
-  /** Where the replica count is written: the Deployment, or the bare ReplicaSet. */
+  /** Where the replica count is written: the Deployment, the bare ReplicaSet or the InplaceSet. */
   readonly scaled: WorkloadObject;
-  /** The ReplicaSet whose pods move; undefined when the source runs none (a Deployment scaled to 0). */
+  /** The object whose pods move; undefined when the source runs none (a Deployment scaled to 0). */
   readonly replicaSet: WorkloadObject | undefined;
+  /** The kind the pods' controller reference names. */
+  readonly podOwner: 'ReplicaSet' | 'InplaceSet';
+  /**
+   * A controller acts on its count: it fills and trims to it and reports what it counted, so each write waits until it
+   * has observed the last. An upstream InplaceSet has none once its operator is uninstalled, and waits for nothing.
+   */
+  readonly controlled: boolean;
 }
 
 function stepRegion(ed: ExtendedDeployment, region: string, adopt: AdoptionSource, objects: AdoptionObjects, previous: readonly AdoptionStatus[]): RegionStep {
@@ -141,18 +156,22 @@ function stepRegion(ed: ExtendedDeployment, region: string, adopt: AdoptionSourc
   if (clash) return holdOrWait(clash, oursPods.length);
 
   const oldRs = found.replicaSet;
-  const oldPods = oldRs ? controlledPods(objects.pods, ownerId('ReplicaSet', oldRs)) : [];
+  const oldPods = oldRs ? controlledPods(objects.pods, ownerId(found.podOwner, oldRs)) : [];
   const o = found.scaled.spec?.replicas ?? 1;
   const q = oldPods.length;
   const p = oursPods.length;
-  if (o === 0 && q === 0 && (!oldRs || settled(oldRs, 0)) && !unsettled) return adopted(`${p} pods taken over from ${source}`, p);
+  if (o === 0 && q === 0 && (!oldRs || !found.controlled || settled(oldRs, 0)) && !unsettled) return adopted(`${p} pods taken over from ${source}`, p);
   if (!oldRs) return holdOrWait(`${source} has no ReplicaSet running its pods yet`, p);
 
   // Moving: the freeze is in the status first, and proved by every step before it writes anything.
   const frozen = [oldRs.metadata?.uid ?? ''];
   const entry: AdoptionStatus = { region, source, phase: 'Moving', frozen, moved: p, message: `${p} pods moved, ${q} to go` };
   if (before?.phase !== 'Moving' || JSON.stringify(before.frozen) !== JSON.stringify(frozen)) return { entry, actions: [] };
-  const verify: AdoptionAction = { kind: 'verifyFreeze', region, owner: { name: oldRs.metadata?.name ?? '', uid: frozen[0]! } };
+  const verify: AdoptionAction = {
+    kind: 'verifyFreeze',
+    region,
+    owner: { apiVersion: oldRs.apiVersion ?? 'apps/v1', kind: found.podOwner, name: oldRs.metadata?.name ?? '', uid: frozen[0]! },
+  };
   const step = (...actions: AdoptionAction[]): RegionStep => ({ entry, actions: [verify, ...actions] });
   const waitIn = (): RegionStep => ({ entry, actions: [] });
 
@@ -167,7 +186,7 @@ function stepRegion(ed: ExtendedDeployment, region: string, adopt: AdoptionSourc
   }
   if (o > q) {
     // The old ReplicaSet must have counted the moved pods out before its count drops, or it deletes an original.
-    if (!observed(oldRs) || (oldRs.status?.replicas ?? 0) > q) return waitIn();
+    if (found.controlled && (!observed(oldRs) || (oldRs.status?.replicas ?? 0) > q)) return waitIn();
     return step({ kind: 'scaleSource', region, source: adopt, from: o, replicas: q });
   }
   if (p > r || q === 0) return waitIn();
@@ -184,13 +203,17 @@ function stepRegion(ed: ExtendedDeployment, region: string, adopt: AdoptionSourc
  * sentence saying what it waits for.
  */
 function findSource(adopt: AdoptionSource, objects: AdoptionObjects): Source | string {
+  if (adopt.kind === 'InplaceSet') {
+    const set = objects.inplaceSets.find((o) => o.metadata?.name === adopt.name);
+    return set ? { scaled: set, replicaSet: set, podOwner: 'InplaceSet', controlled: false } : 'gone';
+  }
   if (adopt.kind === 'ReplicaSet') {
     const rs = objects.replicaSets.find((o) => o.metadata?.name === adopt.name);
     if (!rs) return 'gone';
     const controller = rs.metadata?.ownerReferences?.find((ref) => ref.controller === true);
     if (controller)
       return `ReplicaSet ${adopt.name} is controlled by ${controller.kind} ${controller.name}, which sets its replicas: adopt the ${controller.kind} instead`;
-    return { scaled: rs, replicaSet: rs };
+    return { scaled: rs, replicaSet: rs, podOwner: 'ReplicaSet', controlled: true };
   }
   const deployment = objects.deployments.find((o) => o.metadata?.name === adopt.name);
   if (!deployment) return 'gone';
@@ -202,7 +225,7 @@ function findSource(adopt: AdoptionSource, objects: AdoptionObjects): Source | s
   );
   if (running.length > 1)
     return `Deployment ${adopt.name} is rolling out (ReplicaSets ${running.map((rs) => rs.metadata?.name).join(', ')} run pods): the adoption goes on once it is done`;
-  return { scaled: deployment, replicaSet: running[0] };
+  return { scaled: deployment, replicaSet: running[0], podOwner: 'ReplicaSet', controlled: true };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { condition, dnsLabel, INT32_MAX, intOrPercent, labelMap, labelSelector, objectMeta, stringMap, toleration } from './common.js';
-import { API_VERSION, ED_KIND } from './identity.js';
+import { API_VERSION, ED_KIND, UPSTREAM_INPLACESET_KIND } from './identity.js';
 
 const nonNegativeInt = z
   .number()
@@ -86,11 +86,13 @@ export const regionOverrides = z
   .describe('Typed changes to the pod template for this region only.');
 
 /** The kinds of workload a region can adopt pods from. */
-export const adoptionKinds = ['Deployment', 'ReplicaSet'] as const;
+export const adoptionKinds = ['Deployment', 'ReplicaSet', UPSTREAM_INPLACESET_KIND] as const;
 
 /** A workload of the ExtendedDeployment's namespace whose pods a region adopts. */
 export const adoptionSource = z.strictObject({
-  kind: z.enum(adoptionKinds).describe('Deployment or ReplicaSet (apps/v1).'),
+  kind: z
+    .enum(adoptionKinds)
+    .describe("Deployment or ReplicaSet (apps/v1), or the upstream operator's InplaceSet (extendeddeployment.io/v1beta1) once that operator is uninstalled."),
   name: z
     .string()
     .min(1, { message: 'must not be empty' })
@@ -117,7 +119,7 @@ export const regionPlacement = z
     adopt: adoptionSource
       .optional()
       .describe(
-        "A running Deployment or ReplicaSet of this namespace whose pods this region takes over without restarting them (core/adoption): the agent moves them to the region's ReplicaSet a few at a time and scales the old workload down by as many, so the Ready count never drops, and the old workload ends at 0 replicas with no pods, for Git to delete. ReplicaSet (and InplaceSet) regions only.",
+        "A running Deployment, ReplicaSet or upstream InplaceSet of this namespace whose pods this region takes over without restarting them (core/adoption): the agent moves them to the region's ReplicaSet a few at a time and scales the old workload down by as many, so the Ready count never drops, and the old workload ends at 0 replicas with no pods, for Git to delete. ReplicaSet (and InplaceSet) regions only.",
       ),
   })
   .meta({

@@ -23,3 +23,5 @@ export const REGION_PLURAL = 'deployregions';
  * ExtendedDeployment with `subsetType: InplaceSet` renders a ReplicaSet with in-place updates on instead.
  */
 export const UPSTREAM_INPLACESET_KIND = 'InplaceSet';
+/** Plural of the upstream InplaceSet: a region may adopt one's pods once the upstream operator is uninstalled (core/adoption). */
+export const UPSTREAM_INPLACESET_PLURAL = 'inplacesets';

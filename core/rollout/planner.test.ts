@@ -1069,7 +1069,7 @@ describe('planRollout: the forced exit (a stuck region set to what it runs Ready
 describe('planRollout while a region adopts (core/adoption)', () => {
   const adoptionPlan = (open: boolean): NonNullable<RolloutInput['adoption']> => ({
     entries: [{ region: 'a', source: 'Deployment/web', phase: open ? 'Moving' : 'Adopted', ...(open && { frozen: ['old-uid'] }), moved: 2 }],
-    actions: open ? [{ kind: 'verifyFreeze', region: 'a', owner: { name: 'web-5d8f', uid: 'old-uid' } }] : [],
+    actions: open ? [{ kind: 'verifyFreeze', region: 'a', owner: { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-5d8f', uid: 'old-uid' } }] : [],
     open,
     message: open ? 'region a adopting Deployment/web: 2 pods moved, 3 to go' : '',
     events: [],

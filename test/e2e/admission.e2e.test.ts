@@ -5,7 +5,7 @@
 // each with the policy and rule that refused it: an image in kube-system, an unrelated workload, a template, a
 // pod's labels, a pod's readiness, another controller's ControllerRevision (and a new pod by server-side apply, which
 // RBAC already refuses).
-import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod, type V1ReplicaSet } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod, type V1ReplicaSet } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { performAction } from '../../agent/actuators.js';
 import { FIELD_MANAGER as AGENT_FIELD_MANAGER } from '../../agent/field-manager.js';
@@ -75,7 +75,7 @@ test("the agent's identity changes only its own fields of ExtendedDeployment obj
     const core = kc.makeApiClient(CoreV1Api);
     const apps = kc.makeApiClient(AppsV1Api);
     // The agent's own actuators, as the agent calls them (a variable, not a literal: whatever else ActuatorClients takes).
-    const actuators = { core, apps, now: () => Date.now() };
+    const actuators = { core, apps, custom: kc.makeApiClient(CustomObjectsApi), now: () => Date.now() };
     const act = (kind: WorkloadKind, action: RolloutAction) => performAction(actuators, ns, kind, action);
 
     // The policies as stored: accepted by the API server, and type-checked against the Pod, ReplicaSet and Deployment

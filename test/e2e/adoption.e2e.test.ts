@@ -260,3 +260,97 @@ test('adoption of a bare ReplicaSet of another image, its workload synced first:
     expect(seen.created.length).toBeLessThanOrEqual(4);
   });
 });
+
+/**
+ * The upstream operator's InplaceSet CRD, as far as the API server needs it for this test (its schema is preserved
+ * unknown fields here): group, names, and the status and scale subresources it declares
+ * (../shared/reference/upstream-extended-deployment.md §1.3). No controller of it runs: the operator is uninstalled
+ * before a migration (docs/migrating-from-upstream.md).
+ */
+const UPSTREAM_INPLACESET_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'inplacesets.extendeddeployment.io' },
+  spec: {
+    group: 'extendeddeployment.io',
+    scope: 'Namespaced',
+    names: { kind: 'InplaceSet', listKind: 'InplaceSetList', plural: 'inplacesets', singular: 'inplaceset', shortNames: ['ips', 'is'] },
+    versions: [
+      {
+        name: 'v1beta1',
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        subresources: {
+          status: {},
+          scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
+        },
+      },
+    ],
+  },
+} as KubernetesObject;
+
+test("adoption of the upstream operator's InplaceSet: its pods move, it ends at 0 replicas", async ({ ns }) => {
+  await serverSideApply(UPSTREAM_INPLACESET_CRD);
+  try {
+    await waitFor('InplaceSet served', async () => (await clients().objects.resourceFor('extendeddeployment.io/v1beta1', 'InplaceSet')) !== undefined);
+    await withRolloutEnv(ns, 'adoption-ips', async (env: RolloutEnv) => {
+      const ed = env.render({ image: 'registry.example/web:1', replicas: [3], adopt: { a: { kind: 'InplaceSet', name: 'web-a-old' } } });
+      const region = ed.regions[0]!;
+      await serverSideApply(service(ns));
+      const template = plainTemplate(ed, { app: 'web' }) as { metadata: Record<string, unknown>; spec: Record<string, unknown> };
+      const set = await serverSideApply({
+        apiVersion: 'extendeddeployment.io/v1beta1',
+        kind: 'InplaceSet',
+        metadata: { name: 'web-a-old', namespace: ns },
+        spec: { replicas: 3, selector: { matchLabels: { app: 'web' } }, template },
+      } as KubernetesObject);
+      // Its pods, as the operator made them: controlled by the InplaceSet.
+      for (const i of [0, 1, 2]) {
+        await clients().core.createNamespacedPod({
+          namespace: ns,
+          body: {
+            metadata: {
+              name: `web-a-old-${i}`,
+              labels: { app: 'web' },
+              ownerReferences: [
+                { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'InplaceSet', name: 'web-a-old', uid: set.metadata?.uid ?? '', controller: true },
+              ],
+            },
+            spec: template.spec as unknown as V1Pod['spec'],
+          },
+        });
+      }
+      await waitReady(ns, 'app=web', 3);
+      const before = await containers(ns, 'app=web');
+      const seen = await trace(ns);
+
+      await apply(ed);
+      const adopted = await waitFor(
+        'the adoption to be done',
+        async () => {
+          const entry = (await readStatus(ns)).adoptions?.[0];
+          return entry?.phase === 'Adopted' ? entry : undefined;
+        },
+        { describe: () => readStatus(ns) },
+      );
+      await waitFor('Healthy', async () => (await readStatus(ns)).phase === 'Healthy');
+      seen.stop();
+      expect(adopted).toMatchObject({ source: 'InplaceSet/web-a-old', moved: 3 });
+      const pods = await regionPods(ns, `web-${region.name}`);
+      expect(pods.map((p) => p.metadata?.uid).sort()).toEqual(Object.keys(before).sort());
+      expect(await containers(ns, 'app=web')).toEqual(before);
+      expect({ created: seen.created, deleted: seen.deleted, minReady: seen.minReady }).toEqual({ created: [], deleted: [], minReady: 3 });
+      const after = await clients().objects.read<KubernetesObject & { spec: { replicas: number } }>({
+        apiVersion: 'extendeddeployment.io/v1beta1',
+        kind: 'InplaceSet',
+        metadata: { name: 'web-a-old', namespace: ns },
+      });
+      expect(after.spec.replicas).toBe(0);
+    });
+  } finally {
+    await clients()
+      .objects.delete(UPSTREAM_INPLACESET_CRD)
+      .catch(() => undefined);
+  }
+});

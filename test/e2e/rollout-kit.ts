@@ -54,7 +54,7 @@ export interface EdOptions {
   /** Per-region partitions by region letter (a, b, c): old pods the region keeps. */
   readonly partitions?: Readonly<Record<string, number | string>>;
   /** Per-region `adopt` references by region letter (a, b, c). */
-  readonly adopt?: Readonly<Record<string, { kind: 'Deployment' | 'ReplicaSet'; name: string }>>;
+  readonly adopt?: Readonly<Record<string, { kind: 'Deployment' | 'ReplicaSet' | 'InplaceSet'; name: string }>>;
   readonly subsetType?: 'ReplicaSet' | 'Deployment' | 'StatefulSet';
   /** spec.statefulSet (StatefulSet regions). */
   readonly statefulSet?: Record<string, unknown>;
@@ -359,6 +359,7 @@ export async function withRolloutEnv(ns: string, label: string, body: (env: Roll
     const kubeConfig = options.agentKubeConfig ? impersonating(options.agentKubeConfig, identity.subject) : identity.kubeConfig;
     agent = await startAgent({
       kubeConfig,
+      // E2E_AGENT_LOG=1 prints the agent's log (JSON lines on stderr) when a suite needs explaining.
       log: process.env['E2E_AGENT_LOG'] ? jsonLogger({ level: 'info', write: (l) => process.stderr.write(l + '\n') }) : silentLogger,
       namespaces: [ns],
       metricsBindAddress: '127.0.0.1:0',
