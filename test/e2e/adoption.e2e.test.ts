@@ -9,9 +9,22 @@ import { Watch, type KubernetesObject, type V1EndpointSlice, type V1Pod } from '
 import { afterAll, beforeAll, expect } from 'vitest';
 import { ADOPTED_FROM_ANNOTATION, NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../../core/labels.js';
 import type { RenderedExtendedDeployment } from '../../core/render.js';
-import { adoptionFreeze } from './agent-identity.js';
-import { clients, podReady, serverSideApply, test, waitFor } from './helpers.js';
-import { apply, edEvents, readStatus, withRolloutEnv, type EdOptions, type RolloutEnv } from './rollout-kit.js';
+import { adoptionFreeze, renderedIdentity } from './agent-identity.js';
+import { AgentProcess } from './agent-process.js';
+import { startApiProxy, type ApiProxy, type ProxiedRequest, type Verdict } from './api-proxy.js';
+import { clients, podReady, serverSideApply, test, uniqueName, waitFor } from './helpers.js';
+import {
+  apply,
+  deployRegions,
+  edEvents,
+  extendedDeployment,
+  installCrds,
+  readStatus,
+  render,
+  withRolloutEnv,
+  type EdOptions,
+  type RolloutEnv,
+} from './rollout-kit.js';
 
 let removeFreeze: (() => Promise<void>) | undefined;
 beforeAll(async () => {
@@ -354,3 +367,98 @@ test("adoption of the upstream operator's InplaceSet: its pods move, it ends at 
       .catch(() => undefined);
   }
 });
+
+test(
+  'adoption with the agent killed (kill -9) in the middle of a step and right before it scales the Deployment down: nothing lost',
+  { timeout: 300_000 },
+  async ({ ns }) => {
+    await installCrds();
+    const suffix = uniqueName('k').slice(2);
+    const regions = deployRegions(suffix);
+    for (const region of regions) await serverSideApply(region);
+    const account = await renderedIdentity(ns, suffix);
+    const agents: AgentProcess[] = [];
+    let proxy: ApiProxy | undefined;
+    try {
+      const ed = render([
+        ...regions,
+        extendedDeployment(ns, suffix, { image: 'registry.example/web:1', replicas: [12], adopt: { a: { kind: 'Deployment', name: 'web' } } }),
+      ]);
+      await serverSideApply(service(ns));
+      await serverSideApply({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: ns },
+        spec: { replicas: 12, selector: { matchLabels: { app: 'web' } }, template: plainTemplate(ed, { app: 'web' }) },
+      } as KubernetesObject);
+      await waitReady(ns, 'app=web', 12);
+      const before = await containers(ns, 'app=web');
+      const seen = await trace(ns);
+
+      // Two kills, each dropping the write it interrupts: the third pod move of the first step (the region raised to 10,
+      // two pods moved, eight not), then the first scale-down of the Deployment (ten pods moved, its count still 12).
+      const pods = `/api/v1/namespaces/${ns}/pods/`;
+      let moves = 0;
+      const traps: ((r: ProxiedRequest) => boolean)[] = [
+        (r) => r.method === 'PATCH' && r.path.startsWith(pods) && ++moves === 3,
+        (r) => r.method === 'PATCH' && r.path.split('?')[0] === `/apis/apps/v1/namespaces/${ns}/deployments/web/scale`,
+      ];
+      const kills: string[] = [];
+      const start = () => {
+        agents.push(
+          new AgentProcess({
+            kubeconfig: account.kubeconfigFile(proxy?.kubeconfig),
+            identity: `adopt-${agents.length + 1}`,
+            namespace: ns,
+            leaseNamespace: ns,
+            leaseDurationSeconds: 4,
+          }),
+        );
+      };
+      const onRequest = (r: ProxiedRequest): Verdict => {
+        const agent = agents.at(-1);
+        if (!agent?.alive() || !traps[0]?.(r)) return 'forward';
+        traps.shift();
+        kills.push(`${r.method} ${r.path.split('?')[0]?.replace(`/namespaces/${ns}`, '')}`);
+        agent.killHard();
+        void agent.exited.then(start);
+        return 'drop';
+      };
+      proxy = await startApiProxy(ns, onRequest);
+
+      await apply(ed);
+      start();
+      const adopted = await waitFor(
+        'the adoption to be done',
+        async () => {
+          const entry = (await readStatus(ns)).adoptions?.[0];
+          return entry?.phase === 'Adopted' ? entry : undefined;
+        },
+        { timeoutMs: 180_000, describe: async () => ({ status: await readStatus(ns), kills }) },
+      );
+      seen.stop();
+      console.log(`adoption of 12 pods with ${kills.length} kills (${kills.join('; ')}), ${agents.length} agents`);
+      expect(kills).toHaveLength(2);
+      expect(adopted.moved).toBe(12);
+      const region = ed.regions[0]!;
+      const adoptedPods = await regionPods(ns, `web-${region.name}`);
+      expect(adoptedPods.map((p) => p.metadata?.uid).sort()).toEqual(Object.keys(before).sort());
+      expect(await containers(ns, 'app=web')).toEqual(before);
+      expect({ created: seen.created, deleted: seen.deleted, minReady: seen.minReady, minEndpoints: seen.minEndpoints }).toEqual({
+        created: [],
+        deleted: [],
+        minReady: 12,
+        minEndpoints: 12,
+      });
+      expect((await clients().apps.readNamespacedDeployment({ name: 'web', namespace: ns })).spec?.replicas).toBe(0);
+    } finally {
+      for (const agent of agents) agent.killHard();
+      await proxy?.close();
+      await account.remove();
+      for (const region of regions)
+        await clients()
+          .objects.delete(region)
+          .catch(() => undefined);
+    }
+  },
+);
