@@ -40,7 +40,9 @@ describe('adoption freeze policy', () => {
     expect(create({ metadata: { name: 'bare', namespace: 'shop' } }, ed())).toEqual([]);
   });
 
-  it("takes every ExtendedDeployment of the pod's namespace as a param, and allows where there is none", () => {
+  it("takes every ExtendedDeployment of the pod's namespace as a param, and allows where there is none or they cannot be read", () => {
+    // Fail would refuse every pod of the cluster while the ExtendedDeployment CRD is missing; the agent proves the freeze.
+    expect(policy.failurePolicy).toBe('Ignore');
     expect(policy.paramKind).toEqual({ apiVersion: 'extendeddeployment.io/v1beta1', kind: 'ExtendedDeployment' });
     expect(binding.paramRef).toEqual({ selector: {}, parameterNotFoundAction: 'Allow' });
     expect(policy.matchConstraints.resourceRules).toEqual([{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'] }]);

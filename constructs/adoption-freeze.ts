@@ -11,7 +11,7 @@ import type { AdmissionResourceRule, AdmissionValidation, AdmissionVariable } fr
 
 /** The spec of the freeze's ValidatingAdmissionPolicy. */
 export interface AdoptionFreezePolicySpec {
-  readonly failurePolicy: 'Fail';
+  readonly failurePolicy: 'Ignore';
   readonly paramKind: { readonly apiVersion: string; readonly kind: string };
   readonly matchConstraints: { readonly resourceRules: AdmissionResourceRule[] };
   readonly variables: AdmissionVariable[];
@@ -32,7 +32,10 @@ export function adoptionFreezePolicy(): { name: string; policy: AdoptionFreezePo
   return {
     name: ADOPTION_FREEZE_POLICY,
     policy: {
-      failurePolicy: 'Fail',
+      // Ignore: a policy whose params cannot be read (the ExtendedDeployment CRD not installed yet, or removed before
+      // the policy) would otherwise refuse every pod of the cluster. The freeze is only relied on where the agent has
+      // proved it (a dry-run create refused by this policy's rule), so a freeze that fails open moves no pod.
+      failurePolicy: 'Ignore',
       paramKind: { apiVersion: API_VERSION, kind: ED_KIND },
       matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'] }] },
       variables: [

@@ -28,7 +28,7 @@ import {
 
 let removeFreeze: (() => Promise<void>) | undefined;
 beforeAll(async () => {
-  removeFreeze = await adoptionFreeze();
+  removeFreeze = await adoptionFreeze(uniqueName('f').slice(2));
 });
 afterAll(async () => {
   await removeFreeze?.();

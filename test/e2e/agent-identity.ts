@@ -38,14 +38,17 @@ const clusterScoped = (o: RbacObject) => CLUSTER_KINDS.has(o.kind ?? '');
 const isAdoptionFreeze = (o: KubernetesObject) => o.metadata?.name === ADOPTION_FREEZE_POLICY;
 
 /**
- * Installs the rendered install's adoption freeze policy and binding (constructs/adoption-freeze.ts) exactly as
- * rendered (the agent proves it holds before each step). Returns a function that deletes them again.
+ * Installs the rendered install's adoption freeze policy and binding (constructs/adoption-freeze.ts) as rendered but
+ * named `<name>-<suffix>`, so that the GitOps suites, which sync the install itself, never touch this copy (the agent
+ * proves the freeze holds before each step, by the policy's name in the refusal). Returns a function that deletes them.
  */
-export async function adoptionFreeze(): Promise<() => Promise<void>> {
+export async function adoptionFreeze(suffix: string): Promise<() => Promise<void>> {
   const text = readFileSync(join(repoRoot, 'dist', 'agent-install.k8s.yaml'), 'utf8');
+  const name = `${ADOPTION_FREEZE_POLICY}-${suffix}`;
   const objects = parseAllDocuments(text)
-    .map((d) => d.toJS() as KubernetesObject)
-    .filter(isAdoptionFreeze);
+    .map((d) => d.toJS() as RbacObject)
+    .filter(isAdoptionFreeze)
+    .map((o) => ({ ...o, metadata: { ...o.metadata, name }, ...(o.spec?.policyName && { spec: { ...o.spec, policyName: name } }) }));
   if (objects.length !== 2) throw new Error(`dist/agent-install.k8s.yaml: expected the ${ADOPTION_FREEZE_POLICY} policy and binding, found ${objects.length}`);
   for (const o of objects) await serverSideApply(o);
   return async () => {
