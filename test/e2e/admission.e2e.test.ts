@@ -143,14 +143,17 @@ test("the agent's identity changes only its own fields of ExtendedDeployment obj
     expect(kubeSystem).toEqual(byPolicy('pods', 'labelled'));
     console.log(`[admission] kube-system image patch: ${kubeSystem.code} ${kubeSystem.message}`);
     expect(await refusal(core.patchNamespacedPod({ namespace: ns, name: 'unrelated-pod', body: image }, smp))).toEqual(byPolicy('pods', 'labelled'));
-    // Nor start a pod of its own by a server-side apply to a missing pod: RBAC refuses it (such an apply is
-    // authorized as `create`, which the ClusterRole does not grant), before the policy's own create rule is asked.
+    // Nor start a pod of its own, by a create or a server-side apply to a missing pod (authorized as `create`): RBAC
+    // grants `create` for the adoption freeze's proof, the policy allows it only as a dry run, which persists nothing.
     const ssa = kc.makeApiClient(ObjectApi);
     const newPod = { ...testPod('started-by-agent'), metadata: { name: 'started-by-agent', namespace: ns, labels: { ...podLabels } } };
-    expect(await refusal(ssa.patch(newPod, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply))).toEqual({
-      code: 403,
-      message: `pods "started-by-agent" is forbidden: User "${subject}" cannot create resource "pods" in API group "" in the namespace "${ns}"`,
-    });
+    expect(await refusal(ssa.patch(newPod, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply))).toEqual(
+      byPolicy('pods', 'never creates'),
+    );
+    expect(await refusal(core.createNamespacedPod({ namespace: ns, body: newPod }))).toEqual(byPolicy('pods', 'never creates'));
+    const dryRun = await core.createNamespacedPod({ namespace: ns, body: newPod, dryRun: 'All' });
+    expect(dryRun.metadata?.name).toBe('started-by-agent');
+    expect((await clients().core.listNamespacedPod({ namespace: ns, fieldSelector: 'metadata.name=started-by-agent' })).items).toEqual([]);
     // Nor scale or rewrite workloads that are not an ExtendedDeployment's.
     const scaleBody = (kind: string, name: string) => ({ apiVersion: 'apps/v1', kind, metadata: { name, namespace: ns }, spec: { replicas: 5 } });
     const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
