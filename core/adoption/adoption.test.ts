@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { webEd } from '../rollout/test-support.js';
 import {
   extendedDeployment,
   type AdoptionSource,
@@ -12,26 +13,17 @@ import { templateRevision } from '../revision.js';
 import { ADOPTION_BATCH, adoptedRevision, adoptionState, doneAdoptions, planAdoptions, type AdoptionObjects } from './adoption.js';
 import type { AdoptionAction } from './actions.js';
 
-/** ExtendedDeployment shop/web: region a adopts `adopt` (Deployment web by default), region b adopts nothing. */
-function ed(adopt: AdoptionSource = { kind: 'Deployment', name: 'web' }): ExtendedDeployment {
-  return extendedDeployment.parse({
-    apiVersion: 'extendeddeployment.io/v1beta1',
-    kind: 'ExtendedDeployment',
-    metadata: { name: 'web', namespace: 'shop' },
-    spec: {
-      selector: { matchLabels: { app: 'web' } },
-      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
-      regions: [
-        { name: 'a', replicas: 3, adopt },
-        { name: 'b', replicas: 1 },
-      ],
-    },
-  });
-}
+/** ExtendedDeployment shop/web: region a (3 replicas) adopts `adopt` (Deployment web by default), region b adopts nothing. */
+const ed = (adopt: AdoptionSource = { kind: 'Deployment', name: 'web' }): ExtendedDeployment =>
+  webEd([
+    { name: 'a', replicas: 3, adopt },
+    { name: 'b', replicas: 1 },
+  ]);
 
 /** The status the agent last wrote, with `adoptions`. */
 const written = (adoptions?: AdoptionStatus[]): ExtendedDeploymentStatus | undefined => (adoptions ? { adoptions } : undefined);
 
+/** webEd's template. */
 const appTemplate: PodTemplate = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } };
 const regionLabels = { app: 'web', [NAME_LABEL]: 'web', [REGION_LABEL]: 'a' };
 const regionTemplate: PodTemplate = {

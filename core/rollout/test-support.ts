@@ -1,4 +1,5 @@
-import { extendedDeployment, type ExtendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import type { z } from 'zod';
+import { extendedDeployment, type ExtendedDeployment, type ExtendedDeploymentStatus, type regionPlacement } from '../api/extended-deployment.js';
 import type { RolloutInput } from './planner.js';
 import type { PodState, RegionState } from './snapshot.js';
 
@@ -20,7 +21,7 @@ export function podState(name: string, overrides: Partial<PodState> = {}): PodSt
 
 /** ExtendedDeployment shop/web, parsed with its defaults: one container, the given regions, strategy and workload kind. */
 export function webEd(
-  regions: readonly { name: string; replicas: number }[],
+  regions: readonly (z.input<typeof regionPlacement> & { name: string; replicas: number })[],
   strategy: Record<string, unknown> = {},
   subsetType: ExtendedDeployment['spec']['subsetType'] = 'ReplicaSet',
 ): ExtendedDeployment {

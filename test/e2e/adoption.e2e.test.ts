@@ -7,6 +7,7 @@
 // count and the endpoints never drop below the count, and the old workload ends at 0 replicas with no pods.
 import { Watch, type KubernetesObject, type V1EndpointSlice, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect } from 'vitest';
+import type { AdoptionStatus } from '../../core/api/extended-deployment.js';
 import { ADOPTED_FROM_ANNOTATION, NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../../core/labels.js';
 import type { RenderedExtendedDeployment } from '../../core/render.js';
 import { adoptionFreeze, renderedIdentity } from './agent-identity.js';
@@ -129,6 +130,29 @@ async function waitReady(ns: string, selector: string, count: number): Promise<v
   });
 }
 
+/** Waits until the first region's adoption is Adopted; returns its status entry. */
+async function waitAdopted(ns: string, timeoutMs = 60_000): Promise<AdoptionStatus> {
+  return waitFor(
+    'the adoption to be done',
+    async () => {
+      const entry = (await readStatus(ns)).adoptions?.[0];
+      return entry?.phase === 'Adopted' ? entry : undefined;
+    },
+    { timeoutMs, describe: () => readStatus(ns) },
+  );
+}
+
+/** The Deployment `web` that runs today: `replicas` pods of the first region's rendered template, labelled app=web only. */
+async function runningDeployment(ns: string, ed: RenderedExtendedDeployment, replicas: number): Promise<void> {
+  await serverSideApply({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', namespace: ns },
+    spec: { replicas, selector: { matchLabels: { app: 'web' } }, template: plainTemplate(ed, { app: 'web' }) },
+  } as KubernetesObject);
+  await waitReady(ns, 'app=web', replicas);
+}
+
 /** The live pods the region's ReplicaSet controls, by uid. */
 async function regionPods(ns: string, workload: string): Promise<V1Pod[]> {
   const pods = (await clients().core.listNamespacedPod({ namespace: ns })).items;
@@ -146,28 +170,15 @@ test('adoption of a Deployment: the region takes its pods, none restarted, none 
     const region = ed.regions[0]!;
     const workload = `web-${region.name}`;
     await serverSideApply(service(ns));
-    // The Deployment that runs today: the template the region renders (so its pods are at the region's revision), labelled app=web.
-    await serverSideApply({
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'web', namespace: ns },
-      spec: { replicas: 5, selector: { matchLabels: { app: 'web' } }, template: plainTemplate(ed, { app: 'web' }) },
-    } as KubernetesObject);
-    await waitReady(ns, 'app=web', 5);
+    // The Deployment that runs today, at the template the region renders (so its pods are at the region's revision).
+    await runningDeployment(ns, ed, 5);
     const before = await containers(ns, 'app=web');
     const seen = await trace(ns);
 
     // Git adds the ExtendedDeployment and its ReplicaSet.
     const started = Date.now();
     await apply(ed);
-    const adopted = await waitFor(
-      'the adoption to be done',
-      async () => {
-        const entry = (await readStatus(ns)).adoptions?.[0];
-        return entry?.phase === 'Adopted' ? entry : undefined;
-      },
-      { describe: () => readStatus(ns) },
-    );
+    const adopted = await waitAdopted(ns);
     const took = Date.now() - started;
     const status = await waitFor('Healthy', async () => {
       const s = await readStatus(ns);
@@ -236,14 +247,7 @@ test('adoption of a bare ReplicaSet of another image, its workload synced first:
     // params: allowed) or removed before any move while not Ready.
     await apply(ed, 'workloads');
     await apply(ed, 'ed');
-    const adopted = await waitFor(
-      'the adoption to be done',
-      async () => {
-        const entry = (await readStatus(ns)).adoptions?.[0];
-        return entry?.phase === 'Adopted' ? entry : undefined;
-      },
-      { describe: () => readStatus(ns) },
-    );
+    const adopted = await waitAdopted(ns);
     // The three originals, and the pod Kubernetes' default gave the region's ReplicaSet before the ExtendedDeployment
     // existed if it was Ready by the time the agent looked (capacity is kept); if not, it was removed before any move.
     expect([3, 4]).toContain(adopted.moved);
@@ -339,14 +343,7 @@ test("adoption of the upstream operator's InplaceSet: its pods move, it ends at 
       const seen = await trace(ns);
 
       await apply(ed);
-      const adopted = await waitFor(
-        'the adoption to be done',
-        async () => {
-          const entry = (await readStatus(ns)).adoptions?.[0];
-          return entry?.phase === 'Adopted' ? entry : undefined;
-        },
-        { describe: () => readStatus(ns) },
-      );
+      const adopted = await waitAdopted(ns);
       await waitFor('Healthy', async () => (await readStatus(ns)).phase === 'Healthy');
       seen.stop();
       expect(adopted).toMatchObject({ source: 'InplaceSet/web-a-old', moved: 3 });
@@ -385,13 +382,7 @@ test(
         extendedDeployment(ns, suffix, { image: 'registry.example/web:1', replicas: [12], adopt: { a: { kind: 'Deployment', name: 'web' } } }),
       ]);
       await serverSideApply(service(ns));
-      await serverSideApply({
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'web', namespace: ns },
-        spec: { replicas: 12, selector: { matchLabels: { app: 'web' } }, template: plainTemplate(ed, { app: 'web' }) },
-      } as KubernetesObject);
-      await waitReady(ns, 'app=web', 12);
+      await runningDeployment(ns, ed, 12);
       const before = await containers(ns, 'app=web');
       const seen = await trace(ns);
 
@@ -428,14 +419,7 @@ test(
 
       await apply(ed);
       start();
-      const adopted = await waitFor(
-        'the adoption to be done',
-        async () => {
-          const entry = (await readStatus(ns)).adoptions?.[0];
-          return entry?.phase === 'Adopted' ? entry : undefined;
-        },
-        { timeoutMs: 180_000, describe: async () => ({ status: await readStatus(ns), kills }) },
-      );
+      const adopted = await waitAdopted(ns, 180_000);
       seen.stop();
       console.log(`adoption of 12 pods with ${kills.length} kills (${kills.join('; ')}), ${agents.length} agents`);
       expect(kills).toHaveLength(2);
