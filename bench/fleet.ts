@@ -1,7 +1,9 @@
 /**
- * The fleet both sides of `bench/render` build: plain data, generated before any timer starts, so each side spends
- * its measured time only on its own constructs, validation and synthesis.
+ * The fleet every side of `bench/render` renders: plain data, generated before any timer starts, so each side spends
+ * its measured time only on its own work; for the sides that read files (edctl and the trivial script), the same fleet
+ * as YAML spec files, also written before.
  */
+import { API_VERSION, ED_KIND, REGION_KIND } from '../core/api/identity.js';
 
 /** A node group: one label key with a value of its own, so regions are pairwise disjoint. */
 export interface RegionSpec {
@@ -153,4 +155,64 @@ export function buildFleet(options: FleetOptions): Fleet {
     });
   }
   return { regions, charts, apps };
+}
+
+/** One input file of the fleet written as plain YAML specs: its base name and its objects, in order. */
+export interface SpecFile {
+  readonly name: string;
+  readonly objects: readonly Record<string, unknown>[];
+}
+
+/**
+ * The same fleet as plain YAML specs (the upstream v1beta1 format `edctl render` reads), laid out like our
+ * constructs' charts: `regions.yaml` with the DeployRegions, then one file per chart with its ExtendedDeployments.
+ * Each ExtendedDeployment is the one `bench/ours.ts` builds, so `edctl render` renders the same workloads.
+ */
+export function fleetSpecFiles(fleet: Fleet): SpecFile[] {
+  const regions = fleet.regions.map((r) => ({
+    apiVersion: API_VERSION,
+    kind: REGION_KIND,
+    metadata: { name: r.name },
+    spec: { matchLabels: { [r.labelKey]: r.labelValue } },
+  }));
+  const container = (spec: ContainerSpec) => ({
+    name: spec.name,
+    image: spec.image,
+    ports: [{ name: spec.port.name, containerPort: spec.port.number }],
+    env: spec.env.map(([name, value]) => ({ name, value })),
+    resources: {
+      requests: { cpu: `${spec.cpuMillis.request}m`, memory: `${spec.memoryMebibytes.request}Mi` },
+      limits: { cpu: `${spec.cpuMillis.limit}m`, memory: `${spec.memoryMebibytes.limit}Mi` },
+    },
+    ...(spec.readiness && {
+      readinessProbe: {
+        httpGet: { path: spec.readiness.path, port: spec.port.number },
+        initialDelaySeconds: spec.readiness.initialDelaySeconds,
+        periodSeconds: spec.readiness.periodSeconds,
+      },
+    }),
+  });
+  const charts = fleet.charts.map((c): SpecFile & { objects: Record<string, unknown>[] } => ({ name: c.id, objects: [] }));
+  for (const app of fleet.apps) {
+    const chart = fleet.charts[app.chart];
+    const file = charts[app.chart];
+    if (!chart || !file) throw new Error(`no chart ${app.chart}`);
+    file.objects.push({
+      apiVersion: API_VERSION,
+      kind: ED_KIND,
+      metadata: { name: app.name, namespace: chart.namespace },
+      spec: {
+        replicas: app.totalReplicas,
+        selector: { matchLabels: { ...app.labels } },
+        template: { metadata: { labels: { ...app.labels } }, spec: { containers: app.containers.map(container) } },
+        regions: app.regions.map((r) => ({
+          name: fleet.regions[r.region]?.name,
+          ...(r.replicas !== undefined && { replicas: r.replicas }),
+          ...(r.images && { overrides: { images: { ...r.images } } }),
+        })),
+        strategy: { minReadySeconds: app.minReadySeconds, rolloutStrategy: 'Group', batchSize: '25%' },
+      },
+    });
+  }
+  return [{ name: 'regions', objects: regions }, ...charts];
 }

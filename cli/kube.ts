@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import type { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { API_GROUP, ED_PLURAL, VERSION } from '../core/api/identity.js';
 import { apiError, isUnreachable } from '../agent/runtime/kube-errors.js';
-import { contextNamespace, KubeConfigError, loadKubeConfig, serverOf } from '../agent/runtime/kubeconfig.js';
 import type { ExtendedDeploymentObject } from '../core/kube/objects.js';
 import { UserError } from './user-error.js';
 
@@ -32,8 +31,16 @@ export interface Kube {
   readonly custom: CustomObjectsApi;
 }
 
-/** Loads the kubeconfig like kubectl (flag, $KUBECONFIG, ~/.kube/config, in-cluster); problems become user errors. */
-export function connect(flags: KubeFlags): Kube {
+/**
+ * Loads the kubeconfig like kubectl (flag, $KUBECONFIG, ~/.kube/config, in-cluster); problems become user errors. The
+ * Kubernetes client is imported here, not when edctl starts: loading it takes about half a second, which the commands
+ * that need no cluster (render, validate, plan, diff) do not pay.
+ */
+export async function connect(flags: KubeFlags): Promise<Kube> {
+  const [{ CustomObjectsApi }, { contextNamespace, KubeConfigError, loadKubeConfig, serverOf }] = await Promise.all([
+    import('@kubernetes/client-node'),
+    import('../agent/runtime/kubeconfig.js'),
+  ]);
   let kc: KubeConfig;
   try {
     kc = loadKubeConfig({ kubeconfig: flags.kubeconfig, context: flags.context });
@@ -72,6 +79,7 @@ export async function readExtendedDeployment(kube: Kube, name: string): Promise<
 
 /** Merge-patches the ExtendedDeployment's annotations (a null value removes one). */
 export async function patchAnnotations(kube: Kube, name: string, annotations: Readonly<Record<string, string | null>>): Promise<void> {
+  const { PatchStrategy, setHeaderOptions } = await import('@kubernetes/client-node');
   try {
     await kube.custom.patchNamespacedCustomObject(
       {

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { isMap, parseAllDocuments, type Document } from 'yaml';
+import { Composer, isMap, LineCounter, Parser, type Document } from 'yaml';
 import { documentObjects } from '../core/documents.js';
 import { formatPath, formatProblem, type FieldPath, type Problem } from '../core/problems.js';
 import { UserError } from './user-error.js';
@@ -77,14 +77,43 @@ function walk(dir: string): string[] {
     });
 }
 
+/** What one document of a file holds: its objects, and its problems as lines without the file. */
+interface ReadDocument {
+  readonly objects: readonly Omit<LoadedObject, 'file'>[];
+  readonly errors: readonly string[];
+  /** A mapping with neither `apiVersion` nor `kind` (undefined for a document with errors or empty): see foreignYaml. */
+  readonly foreign: boolean | undefined;
+}
+
+function readDocument(doc: Document.Parsed, lineOf: (offset: number) => number): ReadDocument {
+  const foreign =
+    doc.errors.length > 0 || doc.contents === null ? undefined : isMap(doc.contents) && !doc.contents.has('apiVersion') && !doc.contents.has('kind');
+  if (doc.errors.length > 0) {
+    return { objects: [], errors: doc.errors.map((e) => `line ${e.pos[0] === -1 ? 0 : lineOf(e.pos[0])}: ${e.message.split('\n')[0] ?? ''}`), foreign };
+  }
+  let value: unknown;
+  try {
+    value = doc.toJS();
+  } catch (error) {
+    // The YAML library refuses documents that expand without bound (aliases of aliases: a "YAML bomb").
+    return { objects: [], errors: [`line ${lineOf(doc.range[0])}: ${error instanceof Error ? error.message : String(error)}`], foreign };
+  }
+  const contents = documentObjects(value);
+  return {
+    objects: contents.objects.map((o) => ({ object: o.object, item: o.path, line: lineOf(startOf(doc, o.path)) })),
+    errors: contents.problems.map((p) => `line ${lineOf(startOf(doc, p.path))}: ${p.path.length > 0 ? `${formatPath(p.path)}: ` : ''}${p.message}`),
+    foreign,
+  };
+}
+
 /**
  * Whether every document of a file is a mapping with neither `apiVersion` nor `kind`: YAML for another tool (a CI
  * workflow, Helm values), not Kubernetes input. A document with one of them, or of another shape, is Kubernetes input
  * gone wrong, and reported.
  */
-function foreignYaml(docs: readonly Document.Parsed[]): boolean {
-  const values = docs.filter((d) => d.errors.length === 0 && d.contents !== null).map((d) => d.contents);
-  return values.length > 0 && values.every((v) => isMap(v) && !v.has('apiVersion') && !v.has('kind'));
+function foreignYaml(docs: readonly ReadDocument[]): boolean {
+  const judged = docs.filter((d) => d.foreign !== undefined);
+  return judged.length > 0 && judged.every((d) => d.foreign);
 }
 
 /**
@@ -101,29 +130,22 @@ export function loadObjects(paths: readonly string[], command?: string): LoadedO
     const file = path === STDIN ? STDIN_NAME : path;
     // Descriptor 0, not process.stdin: creating that stream turns a pipe non-blocking, and a synchronous read then fails.
     const text = readFileSync(path === STDIN ? 0 : path, 'utf8');
-    const docs = parseAllDocuments(text);
+    // The parser's own line index: a line is found by binary search, where counting the text before it again for every
+    // object made reading a file of many objects quadratic in its length.
+    const lines = new LineCounter();
+    const lineOf = (offset: number) => lines.linePos(offset).line;
+    // The library's streaming composer (parseAllDocuments collects the same documents into a list): each document is
+    // read and dropped before the next is parsed, so a file's syntax trees are never held all at once, for the garbage
+    // collector to copy and promote as they grow.
+    const docs: ReadDocument[] = [];
+    for (const doc of new Composer().compose(new Parser(lines.addNewLine).parse(text))) docs.push(readDocument(doc, lineOf));
     if (found && foreignYaml(docs)) {
       process.stderr.write(`note: skipped ${path}: no apiVersion or kind, not Kubernetes input (name the file with -f to check it)\n`);
       continue;
     }
     for (const doc of docs) {
-      if (doc.errors.length > 0) {
-        for (const e of doc.errors)
-          errors.push(`${file}: line ${(e.linePos?.[0].line ?? 0).toString()}: ${(e.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`);
-        continue;
-      }
-      let value: unknown;
-      try {
-        value = doc.toJS();
-      } catch (error) {
-        // The YAML library refuses documents that expand without bound (aliases of aliases: a "YAML bomb").
-        errors.push(`${file}: line ${lineOf(text, doc.range[0])}: ${error instanceof Error ? error.message : String(error)}`);
-        continue;
-      }
-      const contents = documentObjects(value);
-      for (const p of contents.problems)
-        errors.push(`${file}: line ${lineOf(text, startOf(doc, p.path))}: ${p.path.length > 0 ? `${formatPath(p.path)}: ` : ''}${p.message}`);
-      for (const o of contents.objects) objects.push({ object: o.object, file, item: o.path, line: Number(lineOf(text, startOf(doc, o.path))) });
+      errors.push(...doc.errors.map((e) => `${file}: ${e}`));
+      objects.push(...doc.objects.map((o) => ({ object: o.object, file, item: o.item, line: o.line })));
     }
   }
   if (errors.length > 0) throw new UserError(errors);
@@ -136,10 +158,6 @@ function startOf(doc: Document.Parsed, path: FieldPath): number {
   const node: unknown = path.length > 0 ? doc.getIn(path, true) : undefined;
   const range = (node as { range?: readonly number[] } | undefined)?.range;
   return range?.[0] ?? doc.range[0];
-}
-
-function lineOf(text: string, offset: number): string {
-  return String(text.slice(0, offset).split('\n').length);
 }
 
 /** Where an object was read: its file, and its place in a List there (`web.yaml: items[1]`). */

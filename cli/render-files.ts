@@ -75,7 +75,11 @@ export function renderChange(paths: readonly string[], from?: readonly string[],
  * emitters as the constructs write the objects, so both paths give the same output.
  */
 export function appFromFiles(paths: readonly string[]): App {
-  const { objects, rendered } = renderFiles(paths, 'render');
+  return renderedApp(renderFiles(paths, 'render'));
+}
+
+/** The App of {@link appFromFiles} from objects already loaded and rendered (renderFiles' result). */
+export function renderedApp({ objects, rendered }: { readonly objects: readonly LoadedObject[]; readonly rendered: RenderedSet }): App {
   const app = new App({ yamlOutputType: YamlOutputType.FILE_PER_CHART });
   const charts = new Map<string, Chart>();
   const chartFor = (file: string) => {

@@ -29,9 +29,10 @@ export function selectorClashes(objects: readonly unknown[]): Problem[] {
     return entry ? [entry] : [];
   });
   const selects = (a: Selecting, b: Selecting) => b.podLabels.some((labels) => selectorMatches(a.selector, labels));
-  return selecting.flatMap((a) =>
-    selecting
-      .filter((b) => b.namespace === a.namespace && b.key !== a.key && (selects(a, b) || selects(b, a)))
+  const candidates = clashCandidates(selecting);
+  return selecting.flatMap((a, i) =>
+    (candidates[i] ?? [])
+      .filter((b) => b.key !== a.key && (selects(a, b) || selects(b, a)))
       .map((b): Problem => {
         const other = formatObject(b.object);
         return selects(a, b)
@@ -39,6 +40,53 @@ export function selectorClashes(objects: readonly unknown[]): Problem[] {
           : { object: a.object, path: ['spec', 'template', 'metadata', 'labels'], message: `are also selected by the selector of ${other}: ${CONSEQUENCE}` };
       }),
   );
+}
+
+/**
+ * For each object, the objects of its namespace that may select its pods or whose pods it may select, in input order:
+ * a superset of its clashes, which are then checked one by one, where comparing every pair of a namespace would grow
+ * with the square of its objects. A selector selects only pods that carry each of its
+ * matchLabels, so it is indexed under one of them (the one the fewest objects' pods carry), and its candidates are the
+ * objects whose pods carry that label; a selector of matchExpressions alone is a candidate of its whole namespace.
+ */
+function clashCandidates(selecting: readonly Selecting[]): Selecting[][] {
+  const label = (namespace: string, key: string, value: string) => JSON.stringify([namespace, key, value]);
+  const add = (map: Map<string, Set<number>>, key: string, index: number) => {
+    const set = map.get(key);
+    if (set) set.add(index);
+    else map.set(key, new Set([index]));
+  };
+  const namespaces = new Map<string, Set<number>>();
+  const podsWith = new Map<string, Set<number>>();
+  selecting.forEach((s, i) => {
+    add(namespaces, s.namespace, i);
+    for (const labels of s.podLabels) for (const [key, value] of Object.entries(labels)) add(podsWith, label(s.namespace, key, value), i);
+  });
+  const owners = (key: string) => podsWith.get(key)?.size ?? 0;
+  const anchors = selecting.map((s) => {
+    let anchor: string | undefined;
+    for (const [key, value] of Object.entries(s.selector.matchLabels ?? {})) {
+      const candidate = label(s.namespace, key, value);
+      if (anchor === undefined || owners(candidate) < owners(anchor)) anchor = candidate;
+    }
+    return anchor;
+  });
+  const selectorsAt = new Map<string, Set<number>>();
+  const unanchored = new Map<string, Set<number>>();
+  selecting.forEach((s, i) => {
+    const anchor = anchors[i];
+    if (anchor === undefined) add(unanchored, s.namespace, i);
+    else add(selectorsAt, anchor, i);
+  });
+  return selecting.map((a, index) => {
+    const anchor = anchors[index];
+    const found = new Set(anchor === undefined ? namespaces.get(a.namespace) : podsWith.get(anchor));
+    for (const i of unanchored.get(a.namespace) ?? []) found.add(i);
+    for (const labels of a.podLabels) {
+      for (const [key, value] of Object.entries(labels)) for (const i of selectorsAt.get(label(a.namespace, key, value)) ?? []) found.add(i);
+    }
+    return [...found].sort((x, y) => x - y).flatMap((i) => selecting[i] ?? []);
+  });
 }
 
 function selectingOf(raw: unknown): Selecting | undefined {

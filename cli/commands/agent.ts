@@ -1,6 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { startAgent, type Agent, type AgentFailure } from '../../agent/agent.js';
-import { KubeConfigError, loadKubeConfig } from '../../agent/runtime/kubeconfig.js';
+import type { Agent, AgentFailure } from '../../agent/agent.js';
 import { jsonLogger, type LogLevel } from '../../agent/runtime/log.js';
 import {
   DEFAULT_CACHE_SYNC_TIMEOUT_SECONDS,
@@ -129,6 +128,11 @@ Examples:
   ${bin} agent --namespace shop --leader-elect=false`,
     )
     .action(async (flags: AgentFlags) => {
+      // The agent and the Kubernetes client are imported when the agent starts, not with every edctl command (see connect).
+      const [{ startAgent }, { KubeConfigError, loadKubeConfig }] = await Promise.all([
+        import('../../agent/agent.js'),
+        import('../../agent/runtime/kubeconfig.js'),
+      ]);
       let kubeConfig;
       try {
         kubeConfig = loadKubeConfig({ kubeconfig: flags.kubeconfig, context: flags.context, preferInCluster: true });

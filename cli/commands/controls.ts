@@ -27,7 +27,7 @@ export function registerControls(program: Command): void {
   control(program, 'approve', ['web -n shop', 'web -n shop --context prod --kubeconfig ~/.kube/prod'])
     .description('Let the next group of the current rollout start (when it waits for confirmation)')
     .action(async (name: string, flags: KubeFlags) => {
-      const kube = connect(flags);
+      const kube = await connect(flags);
       const { revision, rollout, group, phase } = await targetOf(kube, name, approveTarget);
       await patchAnnotations(kube, name, { [APPROVED_ANNOTATION]: approvalValue(rollout, group) });
       const note = phase === 'WaitingForConfirmation' ? '' : ` (it is ${phase ?? 'without a phase'} now; the approval applies when group ${group - 1} is done)`;
@@ -37,7 +37,7 @@ export function registerControls(program: Command): void {
   control(program, 'pause', ['web -n shop'])
     .description('Hold the rollout where it is until `resume`')
     .action(async (name: string, flags: KubeFlags) => {
-      const kube = connect(flags);
+      const kube = await connect(flags);
       await patchAnnotations(kube, name, { [PAUSED_ANNOTATION]: 'true' });
       process.stdout.write(`ExtendedDeployment ${kube.namespace}/${name}: paused\n`);
     });
@@ -45,7 +45,7 @@ export function registerControls(program: Command): void {
   control(program, 'resume', ['web -n shop'])
     .description("Continue a paused or aborted rollout; restarts the current group's progress deadline")
     .action(async (name: string, flags: KubeFlags) => {
-      const kube = connect(flags);
+      const kube = await connect(flags);
       await patchAnnotations(kube, name, { [PAUSED_ANNOTATION]: null, [ABORTED_ANNOTATION]: null, [RESUMED_AT_ANNOTATION]: new Date().toISOString() });
       process.stdout.write(`ExtendedDeployment ${kube.namespace}/${name}: resumed\n`);
     });
@@ -53,7 +53,7 @@ export function registerControls(program: Command): void {
   control(program, 'abort', ['web -n shop', 'web -n shop'])
     .description('Stop the current rollout exactly where it is (until Git changes or `resume`); nothing is rolled back')
     .action(async (name: string, flags: KubeFlags) => {
-      const kube = connect(flags);
+      const kube = await connect(flags);
       const { revision, rollout } = await targetOf(kube, name, abortTarget);
       await patchAnnotations(kube, name, { [ABORTED_ANNOTATION]: rollout });
       process.stdout.write(`ExtendedDeployment ${kube.namespace}/${name}: rollout ${revision} aborted\n`);

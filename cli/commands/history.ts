@@ -1,5 +1,4 @@
 import { renderedRevisionOf } from '../../core/rollout/growth.js';
-import { AppsV1Api } from '@kubernetes/client-node';
 import type { Command } from 'commander';
 import { historyEntries, type ControllerRevisionObject, type HistoryEntry } from '../../core/history/entries.js';
 import type { ExtendedDeploymentObject } from '../../core/kube/objects.js';
@@ -33,7 +32,7 @@ Examples:
   ${bin} history web -n shop --revision 1f0c3a9e2b -o yaml`,
     )
     .action(async (name: string, flags: KubeFlags & { output: OutputFormat; revision?: string }) => {
-      const kube = connect(flags);
+      const kube = await connect(flags);
       const ed = await readExtendedDeployment(kube, name);
       const entries = historyEntries({ name, uid: ed.metadata?.uid }, await listRevisions(kube, name));
       if (flags.revision === undefined) {
@@ -48,6 +47,8 @@ Examples:
 }
 
 async function listRevisions(kube: Kube, name: string): Promise<ControllerRevisionObject[]> {
+  // Imported with the cluster connection (see connect), not when edctl starts.
+  const { AppsV1Api } = await import('@kubernetes/client-node');
   try {
     const list = await kube.kc.makeApiClient(AppsV1Api).listNamespacedControllerRevision({ namespace: kube.namespace, labelSelector: `${NAME_LABEL}=${name}` });
     return list.items;

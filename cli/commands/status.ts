@@ -2,8 +2,7 @@ import type { Command } from 'commander';
 import { parseControls } from '../../core/rollout/controls.js';
 import type { ExtendedDeploymentObject } from '../../core/kube/objects.js';
 import { rolloutReading } from '../../core/rollout/status-reading.js';
-import { createLogUpdate } from 'log-update';
-import { watchExtendedDeployment } from '../ed-watch.js';
+import type { createLogUpdate } from 'log-update';
 import { addKubeFlags, connect, readExtendedDeployment, type Kube, type KubeFlags } from '../kube.js';
 import { parseDuration } from '../duration.js';
 import { data, outputOption, table, type OutputFormat } from '../output.js';
@@ -46,7 +45,7 @@ Examples:
   ${bin} status web -n shop --timeout 15m         # the same, and fail if it is not done within 15 minutes`,
     )
     .action(async (name: string, flags: KubeFlags & { output: OutputFormat; watch?: boolean; untilDone?: boolean; timeout: number }) => {
-      const kube = connect(flags);
+      const kube = await connect(flags);
       const ed = await readExtendedDeployment(kube, name);
       const untilDone = flags.untilDone === true || flags.timeout > 0;
       if (!flags.watch && !untilDone) {
@@ -66,8 +65,8 @@ interface WatchView {
 }
 
 /** A frame redrawn in place (log-update), coloured unless NO_COLOR is set; every second too, for the countdowns. */
-function terminalView(bin: string): WatchView {
-  const draw = createLogUpdate(process.stdout);
+function terminalView(bin: string, logUpdate: typeof createLogUpdate): WatchView {
+  const draw = logUpdate(process.stdout);
   const palette = colors(colorEnabled(process.stdout));
   const frameOf = (ed: ExtendedDeploymentObject) => statusFrame(ed, { colors: palette, bin, now: Date.now() });
   let shown: ExtendedDeploymentObject | undefined;
@@ -124,13 +123,15 @@ async function watchStatus(
   first: ExtendedDeploymentObject,
   options: { output: OutputFormat; untilDone: boolean; timeoutMs: number; bin: string },
 ): Promise<void> {
+  // Imported when a watch starts (as the Kubernetes client is, see connect), not with every edctl command.
+  const [{ watchExtendedDeployment }, { createLogUpdate }] = await Promise.all([import('../ed-watch.js'), import('log-update')]);
   const view =
     options.output === 'json'
       ? lineView((ed) => JSON.stringify(ed.status ?? {}))
       : options.output === 'yaml'
         ? lineView((ed) => `---\n${data(ed.status ?? {}, 'yaml')}`)
         : process.stdout.isTTY
-          ? terminalView(options.bin)
+          ? terminalView(options.bin, createLogUpdate)
           : lineView((ed) => statusLine(ed, { bin: options.bin, now: Date.now() }));
   await new Promise<void>((resolve, reject) => {
     let stopWatch: (() => Promise<void>) | undefined;
