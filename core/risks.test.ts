@@ -120,6 +120,14 @@ describe('risks of a change', () => {
     expect(planOf([renderWeb()]).risks).toBeUndefined();
     expect(planOf([renderWeb()], []).risks).toEqual([]);
   });
+
+  it('names a region that starts adopting a workload, also in an ExtendedDeployment the change adds, and not again', () => {
+    const adopting = { regions: [{ ...a, adopt: { kind: 'Deployment', name: 'web' } }, b] };
+    const message = `region ${a.name} takes over the running pods of Deployment web (adopt): the agent moves them without a restart and scales Deployment web down to 0; delete it in Git once the adoption is done`;
+    expect(risks({}, adopting)).toEqual([['workload-adopted', message]]);
+    expect(planOf([renderWeb(adopting)], []).risks?.map((r) => r.message)).toEqual([message]);
+    expect(risks(adopting, adopting)).toEqual([]);
+  });
 });
 
 describe('risks of a change to StatefulSet regions', () => {

@@ -14,7 +14,8 @@ export type RiskKind =
   | 'extended-deployment-removed'
   | 'deadline-shortened'
   | 'unavailable-raised'
-  | 'immutable-field-changed';
+  | 'immutable-field-changed'
+  | 'workload-adopted';
 
 /** One risk of a change, for the summary that leads a review. */
 export interface Risk {
@@ -105,10 +106,30 @@ function immutableFieldRisks(before: RenderedExtendedDeployment, after: Rendered
 }
 
 /**
+ * Regions that start adopting a workload's pods (core/adoption): new or changed `adopt` references, also on an
+ * ExtendedDeployment the change adds (the migration's pull request), since the agent then moves pods no render shows.
+ */
+function adoptionRisks(before: RenderedExtendedDeployment | undefined, after: RenderedExtendedDeployment): Finding[] {
+  return after.parsed.spec.regions.flatMap((r) => {
+    if (!r.adopt) return [];
+    const was = before?.parsed.spec.regions.find((b) => b.name === r.name)?.adopt;
+    if (was?.kind === r.adopt.kind && was.name === r.adopt.name) return [];
+    const source = `${r.adopt.kind} ${r.adopt.name}`;
+    return [
+      {
+        kind: 'workload-adopted',
+        message: `region ${r.name} takes over the running pods of ${source} (adopt): the agent moves them without a restart and scales ${source} down to 0; delete it in Git once the adoption is done`,
+      },
+    ];
+  });
+}
+
+/**
  * The risks of a change from `before` to `after` (both rendered from the same paths), with `regions` the plan of each
  * ExtendedDeployment of `after` in the same order: approval gates or a pause removed, the change approving its own
  * rollout, a progress deadline shortened, more pods unavailable at once, a StatefulSet field Kubernetes will not update,
- * every running pod replaced, a region or an ExtendedDeployment removed with its pods. ExtendedDeployments of `after` come first, in order, then those only in
+ * every running pod replaced, a region or an ExtendedDeployment removed with its pods, a workload's pods adopted (also
+ * by an ExtendedDeployment the change adds). ExtendedDeployments of `after` come first, in order, then those only in
  * `before`.
  */
 export function risksOf(
@@ -118,8 +139,9 @@ export function risksOf(
 ): Risk[] {
   const changed = after.flatMap((ed, i) => {
     const base = before.find((b) => sameObject(b, ed));
-    if (!base) return [];
-    const found = [...strategyRisks(base, ed), ...immutableFieldRisks(base, ed)];
+    const tied = (f: Finding): Risk => ({ ...f, namespace: ed.ref.namespace ?? '', name: ed.ref.name ?? '' });
+    if (!base) return adoptionRisks(undefined, ed).map(tied);
+    const found = [...strategyRisks(base, ed), ...immutableFieldRisks(base, ed), ...adoptionRisks(base, ed)];
     const running = (regions[i] ?? []).filter((r) => (r.fromReplicas ?? 0) > 0);
     if (running.length > 0 && running.every((r) => r.change === 'rollout' && r.update !== 'in-place')) {
       const total = running.reduce((n, r) => n + (r.fromReplicas ?? 0), 0);
@@ -132,7 +154,7 @@ export function risksOf(
       if (r.replicas > 0 && !ed.regions.some((x) => x.name === r.name))
         found.push({ kind: 'region-removed', message: `region ${r.name} is removed with its ${pods(r.replicas)}` });
     }
-    return found.map((f): Risk => ({ ...f, namespace: ed.ref.namespace ?? '', name: ed.ref.name ?? '' }));
+    return found.map(tied);
   });
   const removed = before
     .filter((b) => b.replicas > 0 && !after.some((a) => sameObject(a, b)))
