@@ -18,8 +18,14 @@ const POLICY_BINDING = 'ValidatingAdmissionPolicyBinding';
 const CLUSTER_KINDS = new Set(['ClusterRole', 'ClusterRoleBinding', POLICY, POLICY_BINDING]);
 const IDENTITY_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', ...CLUSTER_KINDS]);
 
-/** Whether an install's object is part of the agent's identity: its ServiceAccount, RBAC, admission policies and bindings. */
-export const isIdentityObject = (o: KubernetesObject): boolean => IDENTITY_KINDS.has(o.kind ?? '');
+/** The adoption freeze of the install: a policy on every pod creation, not the agent's identity (adoptionFreeze installs it). */
+const isAdoptionFreeze = (o: KubernetesObject) => o.metadata?.name === ADOPTION_FREEZE_POLICY;
+
+/**
+ * Whether an install's object is part of the agent's identity: its ServiceAccount, RBAC, admission policies and
+ * bindings (not the adoption freeze, which holds every pod creation and not the agent).
+ */
+export const isIdentityObject = (o: KubernetesObject): boolean => IDENTITY_KINDS.has(o.kind ?? '') && !isAdoptionFreeze(o);
 
 /** An RBAC object, or an admission policy or binding, read as far as they name roles, policies and the ServiceAccount. */
 export interface RbacObject extends KubernetesObject {
@@ -33,9 +39,6 @@ export interface RbacObject extends KubernetesObject {
 }
 
 const clusterScoped = (o: RbacObject) => CLUSTER_KINDS.has(o.kind ?? '');
-
-/** The adoption freeze of the install: a policy on every pod creation, not the agent's identity (adoptionFreeze installs it). */
-const isAdoptionFreeze = (o: KubernetesObject) => o.metadata?.name === ADOPTION_FREEZE_POLICY;
 
 /**
  * Installs the rendered install's adoption freeze policy and binding (constructs/adoption-freeze.ts) as rendered but
@@ -73,7 +76,7 @@ export function renderedRbac(
   const text = readFileSync(join(repoRoot, 'dist', 'agent-install.k8s.yaml'), 'utf8');
   const objects = parseAllDocuments(text)
     .map((d) => d.toJS() as RbacObject)
-    .filter((o) => IDENTITY_KINDS.has(o.kind ?? '') && !isAdoptionFreeze(o) && (admission || (o.kind !== POLICY && o.kind !== POLICY_BINDING)));
+    .filter((o) => isIdentityObject(o) && (admission || (o.kind !== POLICY && o.kind !== POLICY_BINDING)));
   const renamed = new Map(objects.filter(clusterScoped).map((o) => [o.metadata?.name ?? '', `${o.metadata?.name ?? ''}-${suffix}`]));
   const account = objects.find((o) => o.kind === 'ServiceAccount')?.metadata;
   const serviceAccount = account?.name ?? '';
