@@ -1,6 +1,7 @@
 import type { FieldChange } from './field-changes.js';
 import type { RenderedExtendedDeployment } from './render.js';
 import { partitionPods } from './rollout/partition.js';
+import { sourceName } from './adoption/adoption.js';
 import { risksOf, type Risk } from './risks.js';
 import { sameObject } from './same-object.js';
 import { specChanges } from './spec-changes.js';
@@ -31,6 +32,11 @@ export interface RegionPlan {
   /** For a rollout with in-place updates on: whether its pods are swapped in place or replaced, and why. */
   readonly update?: 'in-place' | 'replace';
   readonly updateReason?: string;
+  /**
+   * The workload whose running pods the region takes over first (`adopt`, as Kind/name), where the change adds it or
+   * there is no base; the groups do not show the adoption (core/adoption: the agent moves pods, paced by no group).
+   */
+  readonly adopts?: string;
 }
 
 /** New-revision pods per region once a group is done. */
@@ -106,9 +112,11 @@ export function planOf(rendered: readonly RenderedExtendedDeployment[], before?:
       const base = before?.find((b) => sameObject(b, ed));
       const regions = ed.regions.map((r): RegionPlan => {
         const old = before === undefined ? { revision: UNKNOWN_REVISION, replicas: r.replicas } : base?.regions.find((b) => b.name === r.name);
-        if (!old) return { name: r.name, replicas: r.replicas, revision: r.revision, change: 'new' };
-        const change: RegionChange = old.revision !== r.revision ? 'rollout' : old.replicas !== r.replicas ? 'scale' : 'none';
         const entry = ed.parsed.spec.regions.find((x) => x.name === r.name);
+        const adopted = base?.parsed.spec.regions.find((x) => x.name === r.name)?.adopt;
+        const adopts = entry?.adopt && (!adopted || sourceName(adopted) !== sourceName(entry.adopt)) ? { adopts: sourceName(entry.adopt) } : {};
+        if (!old) return { name: r.name, replicas: r.replicas, revision: r.revision, change: 'new', ...adopts };
+        const change: RegionChange = old.revision !== r.revision ? 'rollout' : old.replicas !== r.replicas ? 'scale' : 'none';
         const plan: RegionPlan = {
           name: r.name,
           replicas: r.replicas,
@@ -117,6 +125,7 @@ export function planOf(rendered: readonly RenderedExtendedDeployment[], before?:
           fromRevision: old.revision,
           fromReplicas: old.replicas,
           ...(change === 'rollout' && entry?.partition !== undefined && { partition: partitionPods(entry.partition, r.replicas) }),
+          ...adopts,
         };
         const oldTemplate = base?.regions.find((b) => b.name === r.name)?.workload;
         if (change !== 'rollout' || !ed.inPlace || !oldTemplate) return plan;

@@ -127,6 +127,9 @@ describe('risks of a change', () => {
     expect(risks({}, adopting)).toEqual([['workload-adopted', message]]);
     expect(planOf([renderWeb(adopting)], []).risks?.map((r) => r.message)).toEqual([message]);
     expect(risks(adopting, adopting)).toEqual([]);
+    // The plan's region shows it where the change adds it, not once it is in the base.
+    expect(planOf([renderWeb(adopting)], [renderWeb()]).extendedDeployments[0]?.regions.map((r) => r.adopts)).toEqual(['Deployment/web', undefined]);
+    expect(planOf([renderWeb(adopting)], [renderWeb(adopting)]).extendedDeployments[0]?.regions.map((r) => r.adopts)).toEqual([undefined, undefined]);
   });
 });
 

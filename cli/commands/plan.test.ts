@@ -113,6 +113,25 @@ describe('edctl plan, partitions', () => {
   });
 });
 
+describe('edctl plan, adoption', () => {
+  it('names the workload a region adopts first, in text and JSON', async () => {
+    const adopting = compat
+      .replace('  subsetType: Deployment\n', '')
+      .replace('      replicas: 4\n', '      replicas: 4\n      adopt: { kind: Deployment, name: web }\n');
+    const dir = fixture({ 'regions.yaml': compatRegions, 'ed.yaml': adopting });
+    expect(await run(['plan', '-f', dir])).toBe(0);
+    expect(captured.out).toMatch(/zone-a +rollout, adopts Deployment\/web first +4 /);
+    expect(captured.out).not.toMatch(/zone-b .*adopts/);
+    captured.out = '';
+    expect(await run(['plan', '-f', dir, '-o', 'json'])).toBe(0);
+    const regions = (JSON.parse(captured.out) as { extendedDeployments: { regions: { name: string; adopts?: string }[] }[] }).extendedDeployments[0]?.regions;
+    expect(regions?.map((r) => [r.name, r.adopts])).toEqual([
+      ['zone-a', 'Deployment/web'],
+      ['zone-b', undefined],
+    ]);
+  });
+});
+
 describe('edctl plan, many groups', () => {
   it('prints a run of equal groups as one line, in text and markdown', async () => {
     const dir = fixture({ 'regions.yaml': compatRegions, 'ed.yaml': big(1_000) });

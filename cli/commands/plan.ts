@@ -43,10 +43,14 @@ Examples:
     });
 }
 
-/** `rollout`, or `rollout (in-place)` / `rollout (replace: why)` when in-place updates are on. */
+/**
+ * `rollout`, or `rollout (in-place)` / `rollout (replace: why)` when in-place updates are on; then the old pods a
+ * partition keeps, and the workload the region adopts first.
+ */
 export const changeText = (r: RegionPlan) => {
   const how = r.update === undefined ? r.change : r.update === 'in-place' ? `${r.change} (in-place)` : `${r.change} (replace: ${r.updateReason ?? ''})`;
-  return r.partition ? `${how}, keeps ${count(r.partition)} old` : how;
+  const kept = r.partition ? `${how}, keeps ${count(r.partition)} old` : how;
+  return r.adopts ? `${kept}, adopts ${r.adopts} first` : kept;
 };
 export const qualified = (ed: { readonly namespace: string; readonly name: string }) => (ed.namespace ? `${ed.namespace}/${ed.name}` : ed.name);
 export const arrow = (from: string | number | undefined, to: string | number) => (from === undefined || from === to ? String(to) : `${from} -> ${to}`);
