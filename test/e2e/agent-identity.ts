@@ -54,6 +54,15 @@ export async function adoptionFreeze(suffix: string): Promise<() => Promise<void
     .map((o) => ({ ...o, metadata: { ...o.metadata, name }, ...(o.spec?.policyName && { spec: { ...o.spec, policyName: name } }) }));
   if (objects.length !== 2) throw new Error(`dist/agent-install.k8s.yaml: expected the ${ADOPTION_FREEZE_POLICY} policy and binding, found ${objects.length}`);
   for (const o of objects) await serverSideApply(o);
+  // Its CEL is type-checked against the ExtendedDeployment schema (the params) and the Pod schema: no warnings.
+  const checked = await waitFor(`${name} type-checked`, async () => {
+    const stored = await clients().objects.read<{
+      metadata: { generation?: number };
+      status?: { observedGeneration?: number; typeChecking?: { expressionWarnings?: unknown[] } };
+    }>({ apiVersion: 'admissionregistration.k8s.io/v1', kind: POLICY, metadata: { name } });
+    return stored.status?.typeChecking && stored.status.observedGeneration === stored.metadata.generation ? stored.status.typeChecking : undefined;
+  });
+  if (checked.expressionWarnings) throw new Error(`${name}: type-check warnings ${JSON.stringify(checked.expressionWarnings)}`);
   return async () => {
     for (const o of objects)
       await clients()
