@@ -2,6 +2,8 @@ import type { AdoptionSource, AdoptionStatus, ExtendedDeployment, ExtendedDeploy
 import { ADOPTED_FROM_ANNOTATION, REVISION_LABEL } from '../labels.js';
 import type { PodObject, PodTemplate, WorkloadObject } from '../kube/objects.js';
 import { workloadName } from '../kube/workload-kinds.js';
+import { byName } from '../by-name.js';
+import { podState } from '../observe/observe.js';
 import { isControlledBy, ownerId, type OwnerId } from '../ownership.js';
 import { templateRevision } from '../revision.js';
 import type { RolloutEvent } from '../rollout/planner.js';
@@ -179,7 +181,11 @@ function stepRegion(ed: ExtendedDeployment, region: string, adopt: AdoptionSourc
   if (r > p) {
     // The region's ReplicaSet must know its raised count before a pod arrives, or it deletes the pod as excess.
     if (!observed(ours)) return waitIn();
-    const moving = [...oldPods].sort(byName).slice(0, r - p);
+    const moving = oldPods
+      .map((pod) => ({ name: pod.metadata?.name ?? '', pod }))
+      .sort(byName)
+      .slice(0, r - p)
+      .map(({ pod }) => pod);
     const template = ours.spec?.template ?? {};
     const revision = adoptedRevision(oldRs.spec?.template ?? {}, template);
     return step(...moving.map((pod) => adoptPod(region, pod, ours, template, revision, source)));
@@ -193,7 +199,7 @@ function stepRegion(ed: ExtendedDeployment, region: string, adopt: AdoptionSourc
   // Pods the region's ReplicaSet made itself before the freeze (Kubernetes' default of one replica, when Git created
   // it before the ExtendedDeployment existed) leave first while they serve nothing: not Ready, they go first in a
   // scale-down, so no adopted pod is removed and no capacity is lost.
-  const unready = oursPods.filter((pod) => !pod.metadata?.annotations?.[ADOPTED_FROM_ANNOTATION] && !isReady(pod)).length;
+  const unready = oursPods.filter((pod) => !pod.metadata?.annotations?.[ADOPTED_FROM_ANNOTATION] && !podState(pod).ready).length;
   if (unready > 0) return step({ kind: 'scale', region, workload: oursName, from: r, replicas: r - unready });
   return step({ kind: 'scale', region, workload: oursName, from: r, replicas: r + Math.min(ADOPTION_BATCH, q) });
 }
@@ -289,16 +295,6 @@ function settled(rs: WorkloadObject, pods: number): boolean {
 /** The controller has acted on the object's current spec. */
 function observed(workload: WorkloadObject): boolean {
   return (workload.status?.observedGeneration ?? 0) >= (workload.metadata?.generation ?? 0);
-}
-
-function isReady(pod: PodObject): boolean {
-  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-}
-
-function byName(a: PodObject, b: PodObject): number {
-  const x = a.metadata?.name ?? '';
-  const y = b.metadata?.name ?? '';
-  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /** Events of an entry's transitions: a move starting, and the adoption done. */
