@@ -93,7 +93,21 @@ test('API faults by seeded schedule: the agent converges, never double-acts, and
   const report: string[] = [];
 
   /** Runs `during` with one endpoint failing every request by `kind` for `ms`; returns the requests and watch events in the window. */
+  /**
+   * Resolves right after the agent's next Lease renewal went through the proxy unfaulted. A Lease outage that starts
+   * there bounds the time since the last renewal by the outage plus one retry period (+20 % jitter): 5 + 2.4 s, well
+   * inside the 10 s renew deadline. Started at a random moment it could begin up to a retry period after a renewal
+   * and end up to one before the next: 9.8 s, which a loaded machine's late timers pushed past the deadline once.
+   */
+  const renewed = async () => {
+    const since = Date.now();
+    await waitFor('a Lease renewal', async () => injector.seen.some((r) => r.endpoint === 'PUT leases' && r.at >= since && !r.fault), {
+      timeoutMs: 30_000,
+      intervalMs: 10,
+    });
+  };
   const saturate = async (kind: FaultKind, endpoints: string[], during: () => Promise<void>, ms = W) => {
+    if (endpoints.some((e) => e.endsWith(' leases'))) await renewed();
     const from = Date.now();
     injector.schedule([{ kind, from: 0, to: ms, probability: 1, endpoints }]);
     await during();
@@ -181,9 +195,9 @@ test('API faults by seeded schedule: the agent converges, never double-acts, and
         await apply(v4, 'workloads');
         await converged(env, v4, 'after 429s');
 
-        // 2d. Every Lease request answered 500 for LEASE_OUTAGE_MS: with the renewal before it up to a retry period
-        // (+20 % jitter) old, still within the renew deadline (10 s). The leader keeps leading, and nothing it does stops
-        // meanwhile (v5 arrives and rolls).
+        // 2d. Every Lease request answered 500 for LEASE_OUTAGE_MS, from right after a renewal: with the retry period
+        // (+20 % jitter) after it, still within the renew deadline (10 s). The leader keeps leading, and nothing it does
+        // stops meanwhile (v5 arrives and rolls).
         const v5 = env.render(version(++v));
         const leaseErrors = await saturate('serverError', ['GET leases', 'PUT leases'], () => apply(v5), LEASE_OUTAGE_MS);
         report.push(`500 on Lease requests for ${LEASE_OUTAGE_MS} ms (renew deadline 10 s): ${leaseErrors.total} tried; still leader: ${env.agent.isLeader()}`);
