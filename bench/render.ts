@@ -12,8 +12,8 @@
  * - `edctl`: `edctl render -f <folder> -o <folder>` on the same fleet written as plain YAML specs (bench/fleet.ts:
  *   `regions.yaml` and one file per chart), the whole command a user runs: read the files, parse, validate, render,
  *   write the YAML files;
- * - `trivial`: a trivial YAML-in/YAML-out script over the same files (bench/trivial-render.ts): the same YAML library
- *   and serializer as edctl and as many documents, nothing in between (its output is smaller: the templates as
+ * - `trivial`: a trivial YAML-in/YAML-out script over the same files (bench/trivial-render.ts): the same YAML
+ *   reader and serializer as edctl and as many documents, nothing in between (its output is smaller: the templates as
  *   written). The floor of YAML in, YAML out.
  *
  * The parent writes the YAML specs of the fleet and of the warm-up fleet into a temporary folder, then spawns one child

@@ -1,7 +1,7 @@
 /**
  * bench/trivial-render: the floor `bench:render` holds `edctl render` against, a trivial YAML-in/YAML-out script. It
- * reads the same files, parses them with the same YAML library and calls as edctl (`yaml`'s streaming composer, see
- * cli/load.ts), and writes with edctl's serializer (constructs/synth.ts), one output file per input file. In between
+ * reads the same files with edctl's reader (cli/read-yaml.ts: js-yaml, with the `yaml` library for what only it reads
+ * as edctl means it) and writes with edctl's serializer (constructs/synth.ts), one output file per input file. In between
  * it only copies: each object as it is and, per region of an ExtendedDeployment, one ReplicaSet-like object carrying
  * the pod template as written, so it writes as many documents as edctl, somewhat smaller ones. No validation,
  * distribution, overrides, placement, revision or key order.
@@ -11,7 +11,8 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Composer, Parser } from 'yaml';
+import { parseAllDocuments } from 'yaml';
+import { readYamlFast } from '../cli/read-yaml.js';
 import { toYaml } from '../constructs/synth.js';
 
 interface Manifest {
@@ -35,8 +36,9 @@ export function trivialRender(input: string, output: string): void {
   const files = readdirSync(input).filter((f) => f.endsWith('.yaml'));
   for (const file of files.sort()) {
     const objects: Manifest[] = [];
-    for (const doc of new Composer().compose(new Parser().parse(readFileSync(join(input, file), 'utf8')))) {
-      const object = doc.toJS() as Manifest;
+    const text = readFileSync(join(input, file), 'utf8');
+    for (const value of readYamlFast(text) ?? parseAllDocuments(text).map((doc) => doc.toJS() as unknown)) {
+      const object = value as Manifest;
       objects.push(object, ...(object.kind === 'ExtendedDeployment' ? replicaSets(object) : []));
     }
     writeFileSync(join(output, `${basename(file, extname(file))}.k8s.yaml`), objects.map(toYaml).join('---\n'));

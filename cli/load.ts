@@ -3,6 +3,7 @@ import { extname, join } from 'node:path';
 import { Composer, isMap, LineCounter, Parser, type Document } from 'yaml';
 import { documentObjects } from '../core/documents.js';
 import { formatPath, formatProblem, type FieldPath, type Problem } from '../core/problems.js';
+import { readYamlFast } from './read-yaml.js';
 import { UserError } from './user-error.js';
 
 /** One object read from a file. */
@@ -77,9 +78,16 @@ function walk(dir: string): string[] {
     });
 }
 
+/** An object of a document, without its file; its line is found when asked for (see readFast). */
+interface DocumentItem {
+  readonly object: Record<string, unknown>;
+  readonly item: FieldPath;
+  readonly line: () => number;
+}
+
 /** What one document of a file holds: its objects, and its problems as lines without the file. */
 interface ReadDocument {
-  readonly objects: readonly Omit<LoadedObject, 'file'>[];
+  readonly objects: readonly DocumentItem[];
   readonly errors: readonly string[];
   /** A mapping with neither `apiVersion` nor `kind` (undefined for a document with errors or empty): see foreignYaml. */
   readonly foreign: boolean | undefined;
@@ -100,7 +108,10 @@ function readDocument(doc: Document.Parsed, lineOf: (offset: number) => number):
   }
   const contents = documentObjects(value);
   return {
-    objects: contents.objects.map((o) => ({ object: o.object, item: o.path, line: lineOf(startOf(doc, o.path)) })),
+    objects: contents.objects.map((o) => {
+      const line = lineOf(startOf(doc, o.path));
+      return { object: o.object, item: o.path, line: () => line };
+    }),
     errors: contents.problems.map((p) => `line ${lineOf(startOf(doc, p.path))}: ${p.path.length > 0 ? `${formatPath(p.path)}: ` : ''}${p.message}`),
     foreign,
   };
@@ -130,27 +141,66 @@ export function loadObjects(paths: readonly string[], command?: string): LoadedO
     const file = path === STDIN ? STDIN_NAME : path;
     // Descriptor 0, not process.stdin: creating that stream turns a pipe non-blocking, and a synchronous read then fails.
     const text = readFileSync(path === STDIN ? 0 : path, 'utf8');
-    // The parser's own line index: a line is found by binary search, where counting the text before it again for every
-    // object made reading a file of many objects quadratic in its length.
-    const lines = new LineCounter();
-    const lineOf = (offset: number) => lines.linePos(offset).line;
-    // The library's streaming composer (parseAllDocuments collects the same documents into a list): each document is
-    // read and dropped before the next is parsed, so a file's syntax trees are never held all at once, for the garbage
-    // collector to copy and promote as they grow.
-    const docs: ReadDocument[] = [];
-    for (const doc of new Composer().compose(new Parser(lines.addNewLine).parse(text))) docs.push(readDocument(doc, lineOf));
+    const docs = readFast(text) ?? readCarefully(text);
     if (found && foreignYaml(docs)) {
       process.stderr.write(`note: skipped ${path}: no apiVersion or kind, not Kubernetes input (name the file with -f to check it)\n`);
       continue;
     }
     for (const doc of docs) {
       errors.push(...doc.errors.map((e) => `${file}: ${e}`));
-      objects.push(...doc.objects.map((o) => ({ object: o.object, file, item: o.item, line: o.line })));
+      objects.push(
+        ...doc.objects.map(({ object, item, line }) => ({
+          object,
+          file,
+          item,
+          get line() {
+            return line();
+          },
+        })),
+      );
     }
   }
   if (errors.length > 0) throw new UserError(errors);
   if (command !== undefined && objects.length === 0) throw new UserError([`no objects passed to ${command}`]);
   return objects;
+}
+
+/**
+ * Reads a text with the `yaml` library: every document with its errors (with lines), and every object with its line.
+ * Its streaming composer (parseAllDocuments collects the same documents into a list) reads each document and drops it
+ * before the next is parsed, so a file's syntax trees are never held all at once, for the garbage collector to copy
+ * and promote as they grow.
+ */
+function readCarefully(text: string): ReadDocument[] {
+  // The parser's own line index: a line is found by binary search, where counting the text before it again for every
+  // object made reading a file of many objects quadratic in its length.
+  const lines = new LineCounter();
+  const lineOf = (offset: number) => lines.linePos(offset).line;
+  const docs: ReadDocument[] = [];
+  for (const doc of new Composer().compose(new Parser(lines.addNewLine).parse(text))) docs.push(readDocument(doc, lineOf));
+  return docs;
+}
+
+/**
+ * Reads a text with the fast reader (read-yaml.ts) when it can, and only a text whose every document is empty or holds
+ * Kubernetes objects: anything to report, with its line, is read by readCarefully. The objects' lines are found by
+ * readCarefully too, once, when one is first asked for: only a problem names a line.
+ */
+function readFast(text: string): ReadDocument[] | undefined {
+  const values = readYamlFast(text);
+  if (values === undefined) return undefined;
+  const contents = values.map(documentObjects);
+  if (contents.some((c) => c.problems.length > 0)) return undefined;
+  let lines: number[] | undefined;
+  const lineOf = (k: number) => (lines ??= readCarefully(text).flatMap((d) => d.objects.map((o) => o.line())))[k] ?? 0;
+  let next = 0;
+  return contents.map((c) => {
+    const objects = c.objects.map((o) => {
+      const k = next++;
+      return { object: o.object, item: o.path, line: () => lineOf(k) };
+    });
+    return { objects, errors: [], foreign: false };
+  });
 }
 
 /** Where the node at `path` of a document starts (the document's start when there is no such node). */
