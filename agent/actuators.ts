@@ -1,12 +1,8 @@
-import {
-  PatchStrategy,
-  setHeaderOptions,
-  type AppsV1Api,
-  type CoreV1Api,
-  type CustomObjectsApi,
-  type V1ControllerRevision,
-  type V1ReplicaSet,
-} from '@kubernetes/client-node';
+import type { V1ControllerRevision, V1ReplicaSet } from '@kubernetes/client-node';
+// client-node's patch strategies and header middleware: modules that load nothing else of it.
+import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
+import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
+import type { AppsV1Api, CoreV1Api, CustomObjectsApi } from './runtime/kube-client.js';
 import {
   IN_PLACE_READINESS_GATE,
   MARKED_AT_ANNOTATION,

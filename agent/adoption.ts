@@ -1,4 +1,7 @@
-import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api, type CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
+import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
+import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
+import type { AppsV1Api, CoreV1Api, CustomObjectsApi } from './runtime/kube-client.js';
 import { API_GROUP, UPSTREAM_INPLACESET_PLURAL, VERSION } from '../core/api/identity.js';
 import type { AdoptPodAction, ScaleSourceAction, VerifyFreezeAction } from '../core/adoption/actions.js';
 import { ADOPTION_FREEZE_POLICY, type AdoptionObjects } from '../core/adoption/adoption.js';

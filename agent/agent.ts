@@ -1,4 +1,5 @@
-import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, makeApiClient } from './runtime/kube-client.js';
+import type { KubeAccess } from './runtime/kube-config.js';
 import { performAction, performHistoryAction } from './actuators.js';
 import { fetchAdoptionObjects } from './adoption.js';
 import { countingKubeConfig } from './runtime/api-requests.js';
@@ -46,7 +47,7 @@ const REQUEST_TIMEOUT_MS = 60_000;
 
 /** Everything `startAgent` needs. */
 export interface AgentOptions extends Partial<AgentSettings> {
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: KubeAccess;
   readonly log?: Logger;
   readonly clock?: Clock;
   /** Export Node.js process metrics too (the CLI does; in-process tests need not). */
@@ -110,9 +111,9 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     transportKubeConfig(pooled, { ...transport, timeoutMs: REQUEST_TIMEOUT_MS, mayWrite: () => !fenceClosed && (elector ? elector.mayWrite() : true) }),
     countRequest,
   );
-  const core = kc.makeApiClient(CoreV1Api);
-  const apps = kc.makeApiClient(AppsV1Api);
-  const custom = kc.makeApiClient(CustomObjectsApi);
+  const core = makeApiClient(kc, CoreV1Api);
+  const apps = makeApiClient(kc, AppsV1Api);
+  const custom = makeApiClient(kc, CustomObjectsApi);
 
   // Handlers run on every replica; only the leader has queues, and a standby simply drops the keys.
   let cluster: ClusterNodes | undefined;
@@ -222,7 +223,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   elector = settings.leaderElect
     ? new LeaderElector(
         // The Lease's own client: unfenced (it is how the fence opens), and timed out within one try.
-        countingKubeConfig(transportKubeConfig(pooled, { ...transport, timeoutMs: timing.attemptTimeoutMs }), countRequest).makeApiClient(CoordinationV1Api),
+        makeApiClient(countingKubeConfig(transportKubeConfig(pooled, { ...transport, timeoutMs: timing.attemptTimeoutMs }), countRequest), CoordinationV1Api),
         { namespace: settings.leaseNamespace, name: settings.leaseName, identity: settings.identity, fieldManager: FIELD_MANAGER, ...timing },
         {
           clock,

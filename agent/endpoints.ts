@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeAccess } from './runtime/kube-config.js';
 import type { Registry } from 'prom-client';
 import type { Clock } from './runtime/clock.js';
 import { parseBindAddress, startHealthServer, type BindAddress, type HealthSource, type HttpEndpoint } from './runtime/http-server.js';
@@ -28,7 +28,7 @@ export function isLoopback(host: string): boolean {
 export async function startAgentEndpoints(
   settings: Pick<AgentSettings, 'healthProbeBindAddress' | 'metricsBindAddress' | 'metricsSecure' | 'metricsCertDir'>,
   deps: {
-    readonly kc: KubeConfig;
+    readonly kc: KubeAccess;
     readonly health: HealthSource;
     readonly registry: Registry;
     readonly clock: Clock;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
+import type { CoreV1Event } from '@kubernetes/client-node';
+import type { CoreV1Api } from './runtime/kube-client.js';
 import { DEFAULT_NAMESPACE } from '../core/api/common.js';
 import { API_VERSION, ED_KIND } from '../core/api/identity.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';

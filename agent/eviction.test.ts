@@ -1,7 +1,8 @@
-// evictPod through the real client-node CoreV1Api against a loopback server answering as the API server's eviction
+// evictPod through the agent's CoreV1Api (kube-client.ts) against a loopback server answering as the API server's eviction
 // subresource does (kubernetes/pkg/registry/core/pod/storage/eviction.go): 201 when evicted, 429 with a DisruptionBudget
 // cause when a budget allows no disruption, 429 without one when API Priority and Fairness throttles.
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api } from './runtime/kube-client.js';
+import { KubeConfig } from './runtime/kube-config.js';
 import { describe, expect, it } from 'vitest';
 import { EvictionBlockedError, evictPod } from './eviction.js';
 import { serveApi } from './runtime/test-support.js';

@@ -1,4 +1,4 @@
-import type { CoreV1Api } from '@kubernetes/client-node';
+import type { CoreV1Api } from './runtime/kube-client.js';
 import { apiError, isConflict, isNotFound } from './runtime/kube-errors.js';
 
 /**

@@ -1,7 +1,8 @@
 // Without a fieldManager, client-node's requests are recorded in managedFields under the HTTP library's user agent
 // (`node-fetch`). These tests send every kind of write the agent makes through the real client-node API clients to a
 // loopback server and read the query string the API server would see.
-import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi } from './runtime/kube-client.js';
+import { KubeConfig } from './runtime/kube-config.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { performAction } from './actuators.js';
 import { FakeClock } from './runtime/clock.js';

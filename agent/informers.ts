@@ -1,17 +1,15 @@
-import {
-  AppsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  type KubernetesListObject,
-  type KubernetesObject,
-  type V1ControllerRevision,
-  type V1Deployment,
-  type V1StatefulSet,
-  type V1Node,
-  type V1Pod,
-  type V1ReplicaSet,
+import type {
+  KubernetesListObject,
+  KubernetesObject,
+  V1ControllerRevision,
+  V1Deployment,
+  V1StatefulSet,
+  V1Node,
+  V1Pod,
+  V1ReplicaSet,
 } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, makeApiClient } from './runtime/kube-client.js';
+import type { KubeAccess } from './runtime/kube-config.js';
 import { API_GROUP, ED_PLURAL, REGION_PLURAL, VERSION } from '../core/api/identity.js';
 import { NAME_LABEL } from '../core/labels.js';
 import type { Clock } from './runtime/clock.js';
@@ -67,7 +65,7 @@ export interface AgentInformers {
  * change, passed to `enqueueRegion`.
  */
 export function makeInformers(
-  kc: KubeConfig,
+  kc: KubeAccess,
   options: {
     namespaces: readonly string[] | undefined;
     clock: Clock;
@@ -82,13 +80,13 @@ export function makeInformers(
     /** A list or watch of `resource` was forbidden (403). */
     onForbidden?: (verb: 'list' | 'watch', resource: string) => void;
     /** The KubeConfig an informer of `resource` watches with (default `kc`): lets the agent count watch requests per resource. */
-    watchKubeConfig?: (resource: string) => KubeConfig;
+    watchKubeConfig?: (resource: string) => KubeAccess;
   },
 ): AgentInformers {
   const watchKc = (resource: string) => options.watchKubeConfig?.(resource) ?? kc;
-  const core = kc.makeApiClient(CoreV1Api);
-  const apps = kc.makeApiClient(AppsV1Api);
-  const custom = kc.makeApiClient(CustomObjectsApi);
+  const core = makeApiClient(kc, CoreV1Api);
+  const apps = makeApiClient(kc, AppsV1Api);
+  const custom = makeApiClient(kc, CustomObjectsApi);
   const scoped = (ns: string | undefined, prefix: string, plural: string) =>
     ns ? `${prefix}/namespaces/${encodeURIComponent(ns)}/${plural}` : `${prefix}/${plural}`;
   /** A namespaced resource: one informer cluster-wide, or one per watched namespace read as one cache. */

@@ -1,4 +1,4 @@
-import type { CustomObjectsApi } from '@kubernetes/client-node';
+import type { CustomObjectsApi } from './runtime/kube-client.js';
 import { API_GROUP, API_VERSION, ED_KIND, ED_PLURAL, REGION_KIND, REGION_PLURAL, VERSION } from '../core/api/identity.js';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import type { DeployRegionStatus } from '../core/api/deploy-region.js';

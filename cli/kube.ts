@@ -37,13 +37,13 @@ export interface Kube {
  * that need no cluster (render, validate, plan, diff) do not pay.
  */
 export async function connect(flags: KubeFlags): Promise<Kube> {
-  const [{ CustomObjectsApi }, { contextNamespace, KubeConfigError, loadKubeConfig, serverOf }] = await Promise.all([
+  const [{ CustomObjectsApi, KubeConfig: ClientKubeConfig }, { contextNamespace, KubeConfigError, loadKubeConfig, serverOf }] = await Promise.all([
     import('@kubernetes/client-node'),
     import('../agent/runtime/kubeconfig.js'),
   ]);
   let kc: KubeConfig;
   try {
-    kc = loadKubeConfig({ kubeconfig: flags.kubeconfig, context: flags.context });
+    kc = loadKubeConfig({ kubeconfig: flags.kubeconfig, context: flags.context }, () => new ClientKubeConfig());
   } catch (error) {
     if (error instanceof KubeConfigError) throw new UserError([error.message]);
     throw error;

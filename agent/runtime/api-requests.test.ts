@@ -1,4 +1,6 @@
-import { CoordinationV1Api, CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api } from './kube-client.js';
+import { KubeConfig } from './kube-config.js';
+import { Watch } from './kube-watch.js';
 import { describe, expect, it } from 'vitest';
 import { countingKubeConfig, parseResourcePath, requestResource, requestVerb } from './api-requests.js';
 import { serveApi } from './test-support.js';

@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeAccess } from './kube-config.js';
 
 /** Receives one request the agent is about to send: the API server's verb and the resource (with subresource). */
 export type RequestCounter = (verb: string, resource: string) => void;
@@ -36,11 +36,11 @@ export function parseResourcePath(pathname: string): { resource: string; name?: 
 /**
  * A KubeConfig that reports every request made through it, then behaves exactly like `kc` (it inherits everything from
  * it). API clients built with `makeApiClient` call `applySecurityAuthentication` once per request, with the URL; a
- * Watch calls `applyToFetchOptions` once per watch request, without it, so watches are counted as `WATCH
+ * Watch calls `applyToHTTPSOptions` once per watch request, without it, so watches are counted as `WATCH
  * <watchResource>` (build one per informer).
  */
-export function countingKubeConfig(kc: KubeConfig, count: RequestCounter, watchResource = 'unknown'): KubeConfig {
-  const counted = Object.create(kc) as KubeConfig;
+export function countingKubeConfig<K extends KubeAccess>(kc: K, count: RequestCounter, watchResource = 'unknown'): K {
+  const counted = Object.create(kc) as K;
   counted.applySecurityAuthentication = async (context) => {
     try {
       const url = new URL(context.getUrl());
@@ -50,9 +50,9 @@ export function countingKubeConfig(kc: KubeConfig, count: RequestCounter, watchR
     }
     return kc.applySecurityAuthentication.call(counted, context);
   };
-  counted.applyToFetchOptions = async (opts) => {
+  counted.applyToHTTPSOptions = async (opts) => {
     count('WATCH', watchResource);
-    return kc.applyToFetchOptions.call(counted, opts);
+    return kc.applyToHTTPSOptions.call(counted, opts);
   };
   return counted;
 }

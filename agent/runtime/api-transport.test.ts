@@ -1,4 +1,5 @@
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api } from './kube-client.js';
+import { KubeConfig } from './kube-config.js';
 import { describe, expect, it } from 'vitest';
 import { countingKubeConfig } from './api-requests.js';
 import { FencedWriteError, isFencedWrite, transportKubeConfig } from './api-transport.js';

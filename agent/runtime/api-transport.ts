@@ -1,12 +1,5 @@
-import {
-  createConfiguration,
-  Observable,
-  ServerConfiguration,
-  type HttpLibrary,
-  type KubeConfig,
-  type RequestContext,
-  type ResponseContext,
-} from '@kubernetes/client-node';
+import { nodeHttpLibrary, withHttpLibrary, type HttpLibrary, type RequestContext, type ResponseContext } from './kube-client.js';
+import type { KubeAccess } from './kube-config.js';
 import { globalAgent, type Agent, type ClientRequest } from 'node:http';
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
@@ -48,15 +41,8 @@ export interface TransportOptions {
  * longer lead. Authentication is unchanged: `this` (the outermost KubeConfig) stays the auth method, so wrappers such
  * as the request counter keep working. Watches do not go through API clients and keep their own timeouts.
  */
-export function transportKubeConfig(kc: KubeConfig, options: TransportOptions): KubeConfig {
-  const wrapped = Object.create(kc) as KubeConfig;
-  const httpApi = fencedHttpLibrary(createConfiguration().httpApi, options);
-  wrapped.makeApiClient = function makeApiClient<T>(this: KubeConfig, apiClientType: new (config: ReturnType<typeof createConfiguration>) => T): T {
-    const cluster = this.getCurrentCluster();
-    if (!cluster) throw new Error('No active cluster!');
-    return new apiClientType(createConfiguration({ baseServer: new ServerConfiguration(cluster.server, {}), authMethods: { default: this }, httpApi }));
-  };
-  return wrapped;
+export function transportKubeConfig<K extends KubeAccess>(kc: K, options: TransportOptions): K {
+  return withHttpLibrary(kc, fencedHttpLibrary(nodeHttpLibrary, options));
 }
 
 /** Node's Agent as the http module calls it: addRequest is how a request gets its socket (not in the typings). */
@@ -94,21 +80,20 @@ function fencedAgent(agent: Agent | undefined, mayWrite: () => boolean, refused:
 function fencedHttpLibrary(inner: HttpLibrary, options: TransportOptions): HttpLibrary {
   const { clock, onResponse, mayWrite } = options;
   return {
-    send(request: RequestContext): Observable<ResponseContext> {
+    async send(request: RequestContext): Promise<ResponseContext> {
       const method = String(request.getHttpMethod());
-      if (method !== 'GET' && mayWrite && !mayWrite()) return new Observable(Promise.reject(new FencedWriteError(method, request.getUrl())));
+      if (method !== 'GET' && mayWrite && !mayWrite()) throw new FencedWriteError(method, request.getUrl());
       if (method !== 'GET' && mayWrite) request.setAgent(fencedAgent(request.getAgent(), mayWrite, () => new FencedWriteError(method, request.getUrl())));
       request.setHeaderParam('User-Agent', options.userAgent);
       const signal = AbortSignal.timeout(options.timeoutMs);
       const own = request.getSignal();
       request.setSignal(own ? AbortSignal.any([own, signal]) : signal);
       const sentAt = clock.monotonic();
-      return inner.send(request).pipe((response) => {
-        const date = response.headers['date'];
-        const serverDateMs = date === undefined ? Number.NaN : Date.parse(date);
-        if (onResponse && Number.isFinite(serverDateMs)) onResponse(serverDateMs, sentAt, clock.monotonic());
-        return response;
-      });
+      const response = await inner.send(request);
+      const date = response.headers['date'];
+      const serverDateMs = date === undefined ? Number.NaN : Date.parse(date);
+      if (onResponse && Number.isFinite(serverDateMs)) onResponse(serverDateMs, sentAt, clock.monotonic());
+      return response;
     },
   };
 }

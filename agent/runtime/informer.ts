@@ -1,4 +1,5 @@
-import type { Informer, KubeConfig, KubernetesListObject, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
+import type { Informer, KubernetesListObject, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
+import type { WatchAccess } from './kube-watch.js';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
 import type { CancelTimer, Clock } from './clock.js';
 import { apiError } from './kube-errors.js';
@@ -49,7 +50,7 @@ export interface InformerSpec<T extends KubernetesObject> {
 
 /** Builds an informer: client-node's `makeInformer` signature. */
 export type InformerFactory<T extends KubernetesObject> = (
-  kc: KubeConfig,
+  kc: WatchAccess,
   path: string,
   list: () => Promise<KubernetesListObject<T>>,
   labelSelector?: string,
@@ -103,7 +104,7 @@ export class ResilientInformer<T extends KubernetesObject> implements RunningInf
   private readonly silenceBoundMs: number;
 
   constructor(
-    kc: KubeConfig,
+    kc: WatchAccess,
     private readonly spec: InformerSpec<T>,
     private readonly options: {
       readonly clock: Clock;

@@ -1,5 +1,5 @@
 import { Agent } from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeAccess } from './kube-config.js';
 
 /** The TLS settings of an https.Agent that decide whether two requests may share its connections. */
 const TLS_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername', 'ciphers', 'crl', 'secureProtocol'] as const;
@@ -21,11 +21,11 @@ function tlsKey(options: Record<string, unknown>): string {
  * ~10 ms per GET against ~2.5 ms on a kept-alive connection, and CPU on both ends). This wrapper lets client-node build
  * its agent as usual (same CA, client certificate, server name…), then swaps it for a keep-alive agent with the same
  * TLS settings, kept per distinct setting. Authorization headers are set per request, so tokens keep working; proxy
- * agents and plain-HTTP clusters are left alone. Watches (`applyToFetchOptions`) keep their own connections.
+ * agents and plain-HTTP clusters are left alone. Watches (`applyToHTTPSOptions`) keep their own connections.
  */
-export function keepAliveKubeConfig(kc: KubeConfig): KubeConfig {
+export function keepAliveKubeConfig<K extends KubeAccess>(kc: K): K {
   const agents = new Map<string, Agent>();
-  const pooled = Object.create(kc) as KubeConfig;
+  const pooled = Object.create(kc) as K;
   pooled.applySecurityAuthentication = async (context) => {
     await kc.applySecurityAuthentication.call(pooled, context);
     const fresh = context.getAgent();

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api } from './kube-client.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { contextNamespace, KubeConfigError, loadKubeConfig, serverOf } from './kubeconfig.js';
 
@@ -105,12 +105,12 @@ describe('loadKubeConfig', () => {
 
   it('talks to an http:// server as kubectl does (client-node refuses one without skipTLSVerify)', async () => {
     const server = createServer((_, res) =>
-      res.setHeader('Content-Type', 'application/json').end(JSON.stringify({ kind: 'NamespaceList', apiVersion: 'v1', metadata: {}, items: [] })),
+      res.setHeader('Content-Type', 'application/json').end(JSON.stringify({ kind: 'NodeList', apiVersion: 'v1', metadata: {}, items: [] })),
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const path = file('plain', kubeconfig([['p', 'p', `http://127.0.0.1:${(server.address() as AddressInfo).port}`]]));
-      const list = await loadKubeConfig({ kubeconfig: path }).makeApiClient(CoreV1Api).listNamespace();
+      const list = await loadKubeConfig({ kubeconfig: path }).makeApiClient(CoreV1Api).listNode();
       expect(list.items).toEqual([]);
     } finally {
       server.closeAllConnections();

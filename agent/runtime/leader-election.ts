@@ -1,4 +1,6 @@
-import { V1MicroTime, type CoordinationV1Api, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
+import type { V1Lease, V1LeaseSpec } from '@kubernetes/client-node';
+import { V1MicroTime } from '@kubernetes/client-node/dist/types.js';
+import type { CoordinationV1Api } from './kube-client.js';
 import type { CancelTimer, Clock } from './clock.js';
 import { apiError, isNotFound } from './kube-errors.js';
 import { decideLease, mustStepDown, recordFingerprint, type LeaseRecord, type LeaseSpecWrite } from './lease-decision.js';

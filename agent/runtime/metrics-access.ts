@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { AuthenticationV1Api, AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AuthenticationV1Api, AuthorizationV1Api, makeApiClient } from './kube-client.js';
+import type { KubeAccess } from './kube-config.js';
 import type { Clock } from './clock.js';
 import { apiError } from './kube-errors.js';
 import type { Logger } from './log.js';
@@ -128,9 +129,9 @@ export class MetricsAccess {
 }
 
 /** The reviews, asked of the API server (the agent needs `create` on tokenreviews and subjectaccessreviews). */
-export function apiAccessReviews(kc: KubeConfig): AccessReviews {
-  const authentication = kc.makeApiClient(AuthenticationV1Api);
-  const authorization = kc.makeApiClient(AuthorizationV1Api);
+export function apiAccessReviews(kc: KubeAccess): AccessReviews {
+  const authentication = makeApiClient(kc, AuthenticationV1Api);
+  const authorization = makeApiClient(kc, AuthorizationV1Api);
   return {
     async authenticate(token) {
       const review = await authentication.createTokenReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } } });

@@ -1,4 +1,5 @@
-import { ListWatch, Watch, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
+import type { Informer, KubernetesListObject, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
+import { ListWatch, Watch, type WatchAccess } from './kube-watch.js';
 
 /**
  * Drops metadata.managedFields, which the API server sends with every object and the agent never reads: about a third
@@ -50,7 +51,7 @@ class TransformingWatch<T extends KubernetesObject> extends Watch {
   private closed = false;
 
   constructor(
-    kc: KubeConfig,
+    kc: WatchAccess,
     private readonly transform: (object: T) => T,
   ) {
     super(kc);
@@ -133,7 +134,7 @@ class StoppingListWatch<T extends KubernetesObject> extends ListWatch<T> {
  * listed and watched object as `transform` returns it, optionally narrowed by a field selector.
  */
 export function transformingInformer<T extends KubernetesObject>(transform: (object: T) => T, fieldSelector?: string) {
-  return (kc: KubeConfig, path: string, list: () => Promise<KubernetesListObject<T>>, labelSelector?: string): Informer<T> & ObjectCache<T> => {
+  return (kc: WatchAccess, path: string, list: () => Promise<KubernetesListObject<T>>, labelSelector?: string): Informer<T> & ObjectCache<T> => {
     const transformedList = async () => {
       const result = await list();
       result.items = (result.items ?? []).map(transform);
@@ -148,7 +149,7 @@ export function transformingInformer<T extends KubernetesObject>(transform: (obj
  * signature, so ResilientInformer takes it as its factory.
  */
 export function slimInformer<T extends KubernetesObject>(
-  kc: KubeConfig,
+  kc: WatchAccess,
   path: string,
   list: () => Promise<KubernetesListObject<T>>,
   labelSelector?: string,

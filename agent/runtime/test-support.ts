@@ -1,14 +1,21 @@
 // Shared by the agent's unit tests that need client-node to talk HTTP: a loopback server with canned answers.
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll } from 'vitest';
+
+/** What serveApi loads into a KubeConfig (the agent's own or client-node's). */
+interface LoadOptions {
+  clusters: { name: string; server: string; skipTLSVerify: boolean }[];
+  users: { name: string; token: string }[];
+  contexts: { name: string; cluster: string; user: string }[];
+  currentContext: string;
+}
 
 /**
  * Serves `handler` on a loopback port for the enclosing describe block and points `kc` at it: a few canned answers,
  * enough to see what client-node sends (not an API server).
  */
-export function serveApi(kc: KubeConfig, handler: RequestListener): void {
+export function serveApi(kc: { loadFromOptions(options: LoadOptions): void }, handler: RequestListener): void {
   let server: Server;
   beforeAll(async () => {
     server = createServer(handler);

@@ -1,0 +1,252 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
+import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { ApiException, AppsV1Api, CoreV1Api, CustomObjectsApi, RequestContext, makeApiClient } from './kube-client.js';
+import { KubeConfig, type HttpsRequestOptions } from './kube-config.js';
+import { ListWatch, Watch } from './kube-watch.js';
+import { apiError, isConflict, isNotFound, isUnreachable, retryAfterMs } from './kube-errors.js';
+import { serveApi } from './test-support.js';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+describe('kube-client: the agent API calls as client-node sends them', () => {
+  const seen: Seen[] = [];
+  const kc = new KubeConfig();
+  let answer: (req: Seen) => { status: number; body?: unknown; headers?: Record<string, string> } = () => ({ status: 200, body: {} });
+  serveApi(kc, (req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const s = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
+      seen.push(s);
+      const a = answer(s);
+      res.writeHead(a.status, { 'Content-Type': 'application/json', ...a.headers });
+      res.end(a.body === undefined ? '' : typeof a.body === 'string' ? a.body : JSON.stringify(a.body));
+    });
+  });
+
+  it('builds paths, query parameters, bodies and headers; authenticates with the token', async () => {
+    seen.length = 0;
+    answer = () => ({ status: 200, body: { kind: 'PodList', metadata: { resourceVersion: '5' }, items: [] } });
+    const core = makeApiClient(kc, CoreV1Api);
+    const list = await core.listNamespacedPod({ namespace: 'shop', labelSelector: 'a=b', limit: 5 });
+    expect(list.metadata?.resourceVersion).toBe('5');
+    const apps = makeApiClient(kc, AppsV1Api);
+    await apps.patchNamespacedReplicaSet(
+      { name: 'web-eu', namespace: 'shop', body: { spec: { replicas: 3 } }, fieldManager: 'fm', force: true },
+      setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+    );
+    await core.patchNamespacedPod({ name: 'p', namespace: 'shop', body: [{ op: 'remove', path: '/x' }] });
+    const custom = makeApiClient(kc, CustomObjectsApi);
+    await custom.replaceClusterCustomObjectStatus({ group: 'g.io', version: 'v1', plural: 'things', name: 'a b', body: { status: {} } });
+    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual([
+      'GET /api/v1/namespaces/shop/pods?labelSelector=a%3Db&limit=5',
+      'PATCH /apis/apps/v1/namespaces/shop/replicasets/web-eu?fieldManager=fm&force=true',
+      'PATCH /api/v1/namespaces/shop/pods/p',
+      'PUT /apis/g.io/v1/things/a%20b/status',
+    ]);
+    expect(seen.map((s) => s.headers['content-type'])).toEqual([undefined, 'application/apply-patch+yaml', 'application/json-patch+json', 'application/json']);
+    expect(seen[0]!.headers['authorization']).toBe('Bearer t');
+    expect(seen[0]!.headers['accept']).toBe('application/json');
+    expect(JSON.parse(seen[1]!.body)).toEqual({ spec: { replicas: 3 } });
+  });
+
+  it('throws an ApiException with the code, the Status and the headers, which kube-errors reads', async () => {
+    answer = (s) =>
+      s.url.includes('/gone')
+        ? { status: 404, body: { kind: 'Status', reason: 'NotFound', message: 'pods "gone" not found', code: 404 } }
+        : s.url.includes('/busy')
+          ? { status: 429, body: 'too many', headers: { 'Retry-After': '3' } }
+          : { status: 409, body: { kind: 'Status', reason: 'Conflict', message: 'conflict', code: 409 } };
+    const core = makeApiClient(kc, CoreV1Api);
+    const notFound = await core.readNamespacedPod({ name: 'gone', namespace: 'shop' }).catch((e: unknown) => e);
+    expect(notFound).toBeInstanceOf(ApiException);
+    expect(isNotFound(notFound)).toBe(true);
+    expect(apiError(notFound)).toEqual({ code: 404, reason: 'NotFound', message: 'pods "gone" not found' });
+    const busy = await core.readNamespacedPod({ name: 'busy', namespace: 'shop' }).catch((e: unknown) => e);
+    expect(retryAfterMs(busy)).toBe(3000);
+    expect(apiError(busy).message).toBe('too many');
+    expect(isConflict(await core.deleteNamespacedPod({ name: 'p', namespace: 'shop' }).catch((e: unknown) => e))).toBe(true);
+  });
+
+  it('fails on a missing path parameter before sending anything', async () => {
+    seen.length = 0;
+    await expect(makeApiClient(kc, CoreV1Api).readNamespacedPod({ name: 'p' } as never)).rejects.toThrow(/namespace/);
+    expect(seen).toEqual([]);
+  });
+});
+
+describe('kube-client: an API server that cannot be reached', () => {
+  it('is a network error isUnreachable knows', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'http://127.0.0.1:1', skipTLSVerify: true }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const error = await makeApiClient(kc, CoreV1Api)
+      .listNode()
+      .catch((e: unknown) => e);
+    expect(isUnreachable(error)).toBe(true);
+  });
+});
+
+describe('kube-config: client-node rules without client-node', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kube-config-'));
+  writeFileSync(join(dir, 'ca.crt'), 'CA');
+  writeFileSync(join(dir, 'token'), 'from-file');
+
+  it('reads a kubeconfig file, paths relative to it; client certificates, CA and server name go to the agent', async () => {
+    const file = join(dir, 'config');
+    writeFileSync(
+      file,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'current-context: x',
+        'clusters: [{name: c, cluster: {server: "https://example:6443", certificate-authority: ca.crt, tls-server-name: api.example}}]',
+        `users: [{name: u, user: {client-certificate-data: ${Buffer.from('CERT').toString('base64')}, client-key-data: ${Buffer.from('KEY').toString('base64')}, as: someone}}]`,
+        'contexts: [{name: x, context: {cluster: c, user: u, namespace: shop}}]',
+      ].join('\n'),
+    );
+    const kc = new KubeConfig();
+    kc.loadFromFile(file);
+    expect(kc.getCurrentCluster()).toMatchObject({ server: 'https://example:6443', caFile: join(dir, 'ca.crt'), tlsServerName: 'api.example' });
+    expect(kc.getContextObject('x')?.namespace).toBe('shop');
+    const context = new RequestContext('https://example:6443/api/v1/nodes', 'GET');
+    await kc.applySecurityAuthentication(context);
+    const agent = context.getAgent() as HttpsAgent & { options: Record<string, unknown> };
+    expect(agent).toBeInstanceOf(HttpsAgent);
+    const text = (key: string) => (agent.options[key] as Buffer).toString();
+    expect([text('ca'), text('cert'), text('key')]).toEqual(['CA', 'CERT', 'KEY']);
+    expect(agent.options['servername']).toBe('api.example');
+    expect(context.getHeaders()['Impersonate-User']).toBe('someone');
+  });
+
+  it('in a pod: the service account token file as bearer token, and basic auth for a user with a password', async () => {
+    const kc = new KubeConfig();
+    process.env['KUBERNETES_SERVICE_HOST'] = '10.96.0.1';
+    process.env['KUBERNETES_SERVICE_PORT'] = '443';
+    try {
+      kc.loadFromCluster();
+    } finally {
+      delete process.env['KUBERNETES_SERVICE_HOST'];
+      delete process.env['KUBERNETES_SERVICE_PORT'];
+    }
+    expect(kc.getCurrentCluster()?.server).toBe('https://10.96.0.1:443');
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'http://127.0.0.1:8001', skipTLSVerify: true }],
+      users: [
+        { name: 'pod', authProvider: { name: 'tokenFile', config: { tokenFile: join(dir, 'token') } } },
+        { name: 'basic', username: 'ann', password: 'pw' },
+      ],
+      contexts: [
+        { name: 'pod', cluster: 'c', user: 'pod' },
+        { name: 'basic', cluster: 'c', user: 'basic' },
+      ],
+      currentContext: 'pod',
+    });
+    const context = new RequestContext('http://127.0.0.1:8001/api', 'GET');
+    await kc.applySecurityAuthentication(context);
+    expect(context.getHeaders()['Authorization']).toBe('Bearer from-file');
+    expect(context.getAgent()).toBeInstanceOf(HttpAgent);
+    kc.setCurrentContext('basic');
+    const basic = new RequestContext('http://127.0.0.1:8001/api', 'GET');
+    await kc.applySecurityAuthentication(basic);
+    expect(basic.getHeaders()['Authorization']).toBe(`Basic ${Buffer.from('ann:pw').toString('base64')}`);
+    const opts: HttpsRequestOptions = {};
+    await kc.applyToHTTPSOptions(opts);
+    expect(opts.auth).toBe('ann:pw');
+  });
+
+  it('refuses an http:// server without skipTLSVerify, as client-node does', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'http://h:80', skipTLSVerify: false }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    await expect(kc.applySecurityAuthentication(new RequestContext('http://h:80/api', 'GET'))).rejects.toThrow(/HTTP protocol is not allowed/);
+  });
+});
+
+describe('kube-watch: Watch and ListWatch as client-node has them', () => {
+  const kc = new KubeConfig();
+  let watchAnswer: 'events' | 'gone' | 'forbidden' = 'events';
+  const queries: string[] = [];
+  let lists = 0;
+  serveApi(kc, (req, res) => {
+    queries.push(req.url ?? '');
+    if (!req.url?.includes('watch=true')) {
+      lists++;
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      return res.end(JSON.stringify({ metadata: { resourceVersion: '10' }, items: [{ metadata: { name: 'a', namespace: 'n', resourceVersion: '9' } }] }));
+    }
+    if (watchAnswer === 'forbidden') return res.writeHead(403).end('{}');
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    if (watchAnswer === 'gone') return res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410 } })}\n`);
+    res.write(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'b', namespace: 'n', resourceVersion: '11' } } })}\n`);
+    res.write('not json\n');
+    res.write(`${JSON.stringify({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '12' } } })}\n`);
+    res.end(`${JSON.stringify({ type: 'DELETED', object: { metadata: { name: 'a', namespace: 'n', resourceVersion: '13' } } })}\n`);
+  });
+  const list = async () => {
+    const res = await fetch(`${kc.getCurrentCluster()!.server}/api/v1/pods`);
+    return (await res.json()) as never;
+  };
+
+  it('delivers events, skips lines that are not JSON, ends with done(null); a non-200 answer is an error with statusCode', async () => {
+    watchAnswer = 'events';
+    const events: string[] = [];
+    const end = await new Promise<unknown>((resolve) => {
+      void new Watch(kc).watch('/api/v1/pods', { resourceVersion: '10', labelSelector: undefined }, (type) => events.push(type), resolve);
+    });
+    expect(events).toEqual(['ADDED', 'BOOKMARK', 'DELETED']);
+    expect(end).toBeNull();
+    watchAnswer = 'forbidden';
+    const error = await new Promise<unknown>((resolve) => void new Watch(kc).watch('/api/v1/pods', {}, () => undefined, resolve));
+    expect((error as { statusCode?: number }).statusCode).toBe(403);
+  });
+
+  it('lists, then watches from the resourceVersion (bookmarks move it), and relists after a 410', async () => {
+    watchAnswer = 'events';
+    queries.length = 0;
+    lists = 0;
+    const lw = new ListWatch<KubernetesObject>('/api/v1/pods', new Watch(kc), list, false, 'app');
+    const changes: string[] = [];
+    lw.on('add', (o) => changes.push(`add ${o.metadata?.name}`));
+    lw.on('delete', (o) => changes.push(`delete ${o.metadata?.name}`));
+    const errors: unknown[] = [];
+    lw.on('error', (e) => void errors.push(e));
+    await lw.start();
+    for (let i = 0; i < 100 && !queries.some((q) => q.includes('resourceVersion=13')); i++) await new Promise((r) => setTimeout(r, 10));
+    await lw.stop();
+    expect(changes.slice(0, 3)).toEqual(['add a', 'add b', 'delete a']);
+    expect(queries[1]).toMatch(/watch=true&resourceVersion=10&labelSelector=app/);
+    expect(queries[2]).toMatch(/resourceVersion=13/);
+    expect(lw.list().map((o) => o.metadata?.name)).toEqual(['b']);
+    expect(lists).toBe(1);
+
+    watchAnswer = 'gone';
+    lists = 0;
+    const relisting = new ListWatch<KubernetesObject>('/api/v1/pods', new Watch(kc), list, false);
+    await relisting.start();
+    for (let i = 0; i < 100 && lists < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    await relisting.stop();
+    expect(lists).toBeGreaterThanOrEqual(2);
+    expect(errors).toEqual([]);
+  });
+});
