@@ -15,6 +15,21 @@ const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' 
 /** The Node.js flags the agent install runs the agent with, and BENCH_AGENT_NODE_ARGS (e.g. --cpu-prof) added. */
 export const agentNodeOptions = [...AGENT_NODE_FLAGS, process.env['BENCH_AGENT_NODE_ARGS'] ?? ''].join(' ').trim();
 
+/** A process' VmHWM (peak) and VmRSS (now) in MiB, from /proc/<pid>/status. */
+export function processMemory(pid: number): { peakMiB: number; nowMiB: number } {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return { peakMiB: kib('VmHWM') / 1024, nowMiB: kib('VmRSS') / 1024 };
+}
+
+/** CPU time (user + system) a process used so far, in seconds, from /proc/<pid>/stat. */
+export function processCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces, hence the last parenthesis): utime and stime are 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
 export class AgentChild {
   readonly child: ChildProcess;
   private readonly lines: string[] = [];
@@ -60,17 +75,12 @@ export class AgentChild {
 
   /** VmHWM (peak) and VmRSS (now) in MiB, from /proc. */
   memory(): { peakMiB: number; nowMiB: number } {
-    const text = readFileSync(`/proc/${this.child.pid}/status`, 'utf8');
-    const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? Number.NaN);
-    return { peakMiB: kib('VmHWM') / 1024, nowMiB: kib('VmRSS') / 1024 };
+    return processMemory(this.child.pid!);
   }
 
   /** CPU time (user + system) the agent process used so far, in seconds, from /proc/<pid>/stat. */
   cpuSeconds(): number {
-    const stat = readFileSync(`/proc/${this.child.pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces, hence the last parenthesis): utime and stime are 14 and 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    return processCpuSeconds(this.child.pid!);
   }
 
   tail(n = 20): string {

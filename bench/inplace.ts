@@ -1,11 +1,47 @@
 /**
  * bench/inplace: a full image-only rollout on the lab cluster, done in place (updateStrategy InPlaceIfPossible) and by
- * replacement (updateStrategy ReCreate), in the same run. Prints a table and the ratio; asserts nothing about time.
+ * replacement (updateStrategy ReCreate), in the same run, under two sets of kwok timings. Prints a table per timing
+ * set and image size, the ratios, and a summary; asserts nothing about time.
  *
- *   npm run bench:inplace -- [--regions 3] [--replicas 4] [--batch 2] [--runs 3] [--grace 5] [--agent-log <file>]
+ *   npm run bench:inplace -- [--timings kwok|realistic|both] [--image-sizes small,large] [--probe-period 10]
+ *                            [--regions 3] [--replicas 4] [--batch 2] [--runs 3] [--grace 5] [--keep-lab] [--agent-log <file>]
  *
- * Setup: the lab is reused when healthy, else started with its own CLI (`tsx test/cluster/cli.ts up`); the CRDs of
- * crds/ are applied; one namespace and `--regions` DeployRegions on the lab's general-pool nodes (zone-a amd64, zone-b
+ * Timings (`--timings`, default both): `kwok` is the lab's default stage set (test/cluster/kwok.yaml: a new pod is
+ * Running and Ready 0.2-1 s after it is bound; a restarted container is ready 1.5-3 s after its restart, and kwok
+ * starts a stage's delay over whenever the pod changes, which the agent's swap bookkeeping does several times: that,
+ * not the container restart itself, is why in-place swaps are slow there). `realistic` is
+ * test/cluster/kwok-realistic.yaml, generated from one table (test/cluster/realistic-timings.ts) that models a real
+ * node, with deadlines recorded in the pod so that pod changes do not restart them:
+ *   - kubelet reaction to a pod change 0.1-0.5 s; pod sandbox (pause container, CNI) 0.5-1.5 s; container start
+ *     (runc) 0.2-0.6 s; container stop after SIGTERM 0.2-1 s, capped by terminationGracePeriodSeconds (0 here).
+ *     Source: the Kubernetes pod start-up SLO, p99 of creation -> containers started, excluding image pulls, <= 5 s
+ *     (https://github.com/kubernetes/community/blob/master/sig-scalability/slos/pod_startup_latency.md); ~2 s on an
+ *     idle kubeadm node (https://github.com/knative/serving/issues/2484).
+ *   - image pull = 0.3-1 s of registry round trips + size / 40-80 MB/s (download and unpack), at every container
+ *     start (new pod or in-place restart), serial within a pod (kubelet serializeImagePulls, the default:
+ *     https://kubernetes.io/docs/concepts/containers/images/#serial-and-parallel-image-pulls). Sources: region-local
+ *     registries deliver ~0.5-1 Gbit/s to a node and containerd gunzips after download; pulls take 76 % of container
+ *     start time (Harter et al., "Slacker", FAST '16:
+ *     https://www.usenix.org/conference/fast16/technical-sessions/presentation/harter); GKE image streaming exists
+ *     because full pulls take tens of seconds (https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming).
+ *   - readiness: the pods carry a readiness probe with `--probe-period` (default 10 s, the API default; 0: no probe)
+ *     and initialDelaySeconds 0 (the default: https://kubernetes.io/docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes/#configure-probes);
+ *     the application answers 2 s after it starts (an assumption), so the first probe that passes is the one at
+ *     `--probe-period` s; then 0.1-0.5 s for the kubelet's status write.
+ *   - an in-place swap is what the kubelet does on an image change
+ *     (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#container-restarts): kill, pull, start,
+ *     probe, on the same node and sandbox; a replacement pays scheduling (the lab's real kube-scheduler), sandbox,
+ *     pull, start, probe.
+ *   Simplified: no node image cache (a kwok stage sees one pod, not what its node pulled before: every container
+ *   start pulls, for both methods alike; a real node pulls once per image and shares it with later pods), no
+ *   bandwidth shared between pods pulling at once on one node, no registry limits.
+ * Image sizes (`--image-sizes`, default small,large = 50 MB and 800 MB; or numbers in MB): named in the image reference
+ * (registry.example/bench-800mb:2), which the realistic stages read; the kwok timings ignore it, so they run once.
+ *
+ * Setup: a lab of its own, in LAB_DIR or else <repo>/.lab/bench-inplace (git-ignored), started or switched to the
+ * timings with the lab's CLI (`tsx test/cluster/cli.ts up --timings <t>`: a running lab with the other timings is
+ * started afresh); a lab the bench started is stopped at the end (`--keep-lab` keeps it), a lab it found
+ * gets its timings back. The CRDs of crds/ are applied; one namespace and `--regions` DeployRegions on the lab's general-pool nodes (zone-a amd64, zone-b
  * amd64, arm64) are created for the run and deleted at the end. The agent is the compiled `edctl agent` as a child
  * process watching only that namespace.
  *
@@ -20,19 +56,31 @@
  * included) and the fewest Ready pods of a region. The table shows medians over the runs; the ratio is the in-place
  * median over the replacement median.
  */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { NAME_LABEL, REGION_LABEL } from '../core/labels.js';
 import { renderSet, type RenderedExtendedDeployment } from '../core/render.js';
 import { median, textTable } from './figures.js';
+import { pullSeconds } from '../test/cluster/realistic-timings.js';
 import { AgentChild } from './agent-child.js';
-import { Api, GROUP, VERSION, ensureLab, installCrds, kubeconfigPath, labDeployRegions, listWatch, log, waitUntil } from './lab-kit.js';
+import { Api, GROUP, VERSION, installCrds, labDeployRegions, listWatch, log, repoRoot, waitUntil } from './lab-kit.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // options
 
+type Timings = 'kwok' | 'realistic';
+
 interface Options {
+  readonly timings: readonly Timings[];
+  /** Image sizes in MB. */
+  readonly imageSizes: readonly number[];
+  /** The readiness probe's periodSeconds; 0: no probe. */
+  readonly probePeriod: number;
+  readonly keepLab: boolean;
   readonly regions: number;
   readonly replicas: number;
   readonly batch: number;
@@ -52,6 +100,10 @@ function options(): Options {
       runs: { type: 'string', default: '3' },
       grace: { type: 'string', default: '5' },
       'timeout-seconds': { type: 'string', default: '300' },
+      timings: { type: 'string', default: 'both' },
+      'image-sizes': { type: 'string', default: 'small,large' },
+      'probe-period': { type: 'string', default: '10' },
+      'keep-lab': { type: 'boolean', default: false },
       'agent-log': { type: 'string' },
     },
   });
@@ -62,7 +114,18 @@ function options(): Options {
   };
   const regions = int('regions', values.regions, 1);
   if (regions > 3) throw new Error('--regions: the lab has three general-pool node sets');
+  const t = values.timings;
+  if (t !== 'kwok' && t !== 'realistic' && t !== 'both') throw new Error('--timings must be kwok, realistic or both');
+  const imageSizes = (values['image-sizes'] ?? '').split(',').map((x) => {
+    const mb = x === 'small' ? 50 : x === 'large' ? 800 : Number(x);
+    if (!Number.isInteger(mb) || mb < 1) throw new Error(`--image-sizes: "${x}" is not small, large or a size in MB`);
+    return mb;
+  });
   return {
+    timings: t === 'both' ? ['kwok', 'realistic'] : [t],
+    imageSizes,
+    probePeriod: int('probe-period', values['probe-period'], 0),
+    keepLab: values['keep-lab'] === true,
     regions,
     replicas: int('replicas', values.replicas, 1),
     batch: int('batch', values.batch, 1),
@@ -102,7 +165,17 @@ function renderEd(ns: string, regions: readonly KubernetesObject[], variant: Var
       selector: { matchLabels: { app: variant.key } },
       template: {
         metadata: { labels: { app: variant.key } },
-        spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'app', image, resources: { requests: { cpu: '10m', memory: '16Mi' } } }] },
+        spec: {
+          terminationGracePeriodSeconds: 0,
+          containers: [
+            {
+              name: 'app',
+              image,
+              resources: { requests: { cpu: '10m', memory: '16Mi' } },
+              ...(o.probePeriod > 0 && { readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: o.probePeriod } }),
+            },
+          ],
+        },
       },
       regions: regions.map((r) => ({ name: r.metadata?.name, replicas: o.replicas })),
       strategy: { minReadySeconds: 1, batchSize: o.batch, rolloutStrategy: 'Beta', upgradeMode: 'scaleOutPriority', updateStrategy: variant.updateStrategy },
@@ -249,11 +322,19 @@ async function waitHealthy(api: Api, ns: string, r: RenderedExtendedDeployment, 
   return healthy!;
 }
 
-async function main(): Promise<void> {
-  const o = options();
-  ensureLab();
-  const api = new Api(kubeconfigPath);
-  await installCrds(api);
+interface Row {
+  label: string;
+  seconds: number;
+  all: string;
+  created: number;
+  removed: number;
+  swapped: number;
+  maxPods: number;
+  minReady: number;
+}
+
+/** One bench on the running lab: every variant rolled `--runs` times to a new image of `sizeMb`; a row per variant. */
+async function measure(api: Api, kubeconfig: string, o: Options, sizeMb: number): Promise<Row[]> {
   const id = randomBytes(3).toString('hex');
   const ns = `bench-inplace-${id}`;
   const regions = labDeployRegions(`bi-${id}`, o.regions);
@@ -270,7 +351,7 @@ async function main(): Promise<void> {
   const agent = new AgentChild(
     [
       '--kubeconfig',
-      kubeconfigPath,
+      kubeconfig,
       '--namespace',
       ns,
       '--lease-namespace',
@@ -287,11 +368,10 @@ async function main(): Promise<void> {
     o.agentLog,
   );
   const measurements: Measurement[] = [];
-  const t0 = Date.now();
   try {
     await agent.waitLeading(120_000);
     // v1 everywhere, untimed.
-    const image = (v: number) => `registry.example/bench:${v}`;
+    const image = (v: number) => `registry.example/bench-${sizeMb}mb:${v}`;
     for (const v of vs) await applyRendered(api, renderEd(ns, regions, v, o, image(1)));
     for (const v of vs) await waitHealthy(api, ns, renderEd(ns, regions, v, o, image(1)), watch, o.timeoutSeconds * 1000);
     for (let run = 1; run <= o.runs; run++) {
@@ -320,8 +400,7 @@ async function main(): Promise<void> {
     for (const r of regions) await api.deleteIgnoringMissing(`/apis/${GROUP}/${VERSION}/deployregions/${r.metadata?.name}`).catch(() => undefined);
   }
 
-  // ---- report
-  const rows = vs.map((v) => {
+  return vs.map((v) => {
     const ms = measurements.filter((m) => m.variant === v.key);
     return {
       label: v.label,
@@ -334,6 +413,48 @@ async function main(): Promise<void> {
       minReady: Math.min(...ms.map((m) => m.minReady)),
     };
   });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// the lab of the bench
+
+const benchLabDir = process.env['LAB_DIR'] || join(repoRoot, '.lab', 'bench-inplace');
+
+function labCli(args: readonly string[], quiet = false): number {
+  const r = spawnSync(join(repoRoot, 'node_modules', '.bin', 'tsx'), [join(repoRoot, 'test', 'cluster', 'cli.ts'), ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, LAB_DIR: benchLabDir },
+    // the lab CLI's stdout (its `export KUBECONFIG=…` line) goes to stderr: stdout is the report
+    stdio: ['ignore', quiet ? 'ignore' : 2, quiet ? 'ignore' : 2],
+  });
+  return r.status ?? 1;
+}
+
+/** The timings of the lab in the bench's LAB_DIR when it is healthy, else undefined. */
+function runningLab(): Timings | undefined {
+  if (labCli(['status'], true) !== 0) return undefined;
+  try {
+    return (JSON.parse(readFileSync(join(benchLabDir, 'state.json'), 'utf8')) as { timings?: Timings }).timings ?? 'kwok';
+  } catch {
+    return 'kwok';
+  }
+}
+
+function labUp(timings: Timings): void {
+  log(`lab ${benchLabDir}: ${timings} timings`);
+  if (labCli(['up', '--timings', timings]) !== 0) throw new Error(`the lab did not start with ${timings} timings`);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// the report
+
+const REALISTIC_NOTE = (mb: number) => {
+  const image = `x-${mb}mb`;
+  const pull = `${pullSeconds(image, 'min').toFixed(1)}-${pullSeconds(image, 'max').toFixed(1)} s`;
+  return `realistic timings (kwok-realistic.yaml), image ${mb} MB: pull ${pull} at every container start`;
+};
+
+function table(title: string, rows: readonly Row[]): string[] {
   const header = ['variant', 'median s', 'runs (s)', 'pods created', 'pods removed', 'swapped in place', 'most pods/region', 'fewest ready/region'];
   const cells = rows.map((r) => [
     r.label,
@@ -345,17 +466,65 @@ async function main(): Promise<void> {
     String(r.maxPods),
     String(r.minReady),
   ]);
-  const total = o.regions * o.replicas;
-  const out = [
-    `bench:inplace — image-only rollout of ${total} pods (${o.regions} regions × ${o.replicas}), Beta batch ${o.batch}, scaleOutPriority, minReadySeconds 1, no gates; ${o.runs} runs, medians`,
-    'lab caveat: kwok has no image pulls and no scheduling cost; a new pod is Running and Ready ~0.2-1 s after it is bound, while a restarted container (an in-place swap) becomes ready 1.5-4.5 s after its restart (kwok.yaml delays)',
-    ...textTable(header, cells),
-  ];
+  const out = ['', title, ...textTable(header, cells)];
   const replace = rows.find((r) => r.label.startsWith('replacement'));
   for (const r of rows.filter((x) => x !== replace)) {
     if (replace && replace.seconds > 0)
       out.push(`ratio ${r.label} / replacement: ${(r.seconds / replace.seconds).toFixed(2)} (time), pods created ${r.created} vs ${replace.created}`);
   }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const o = options();
+  const t0 = Date.now();
+  const found = runningLab();
+  const results: { title: string; key: string; rows: Row[] }[] = [];
+  try {
+    for (const timings of o.timings) {
+      labUp(timings);
+      const kubeconfig = join(benchLabDir, 'kubeconfig');
+      const api = new Api(kubeconfig);
+      await installCrds(api);
+      for (const mb of timings === 'kwok' ? [o.imageSizes[0]!] : o.imageSizes) {
+        const title =
+          timings === 'kwok'
+            ? 'kwok timings (kwok.yaml, the lab default): no image pulls, probes ignored; a new pod is Ready 0.2-1 s after it is bound, a restarted container 1.5-3 s after its restart, and every pod change restarts the pending delay'
+            : REALISTIC_NOTE(mb);
+        log(title);
+        results.push({ title, key: timings === 'kwok' ? 'kwok (any size)' : `realistic ${mb} MB`, rows: await measure(api, kubeconfig, o, mb) });
+      }
+    }
+  } finally {
+    if (!found && !o.keepLab) {
+      log(`stopping the lab the bench started (${benchLabDir})`);
+      labCli(['down']);
+    } else if (found && o.timings[o.timings.length - 1] !== found) labUp(found);
+  }
+
+  const total = o.regions * o.replicas;
+  const out = [
+    `bench:inplace — image-only rollout of ${total} pods (${o.regions} regions × ${o.replicas}), Beta batch ${o.batch}, scaleOutPriority, minReadySeconds 1, no gates, readiness probe ${o.probePeriod > 0 ? `every ${o.probePeriod} s` : 'none'}; ${o.runs} runs, medians`,
+    'realistic timings: one table (test/cluster/realistic-timings.ts), sources in the header of bench/inplace.ts and test/cluster/kwok-realistic.yaml',
+    ...results.flatMap((r) => table(r.title, r.rows)),
+    '',
+    'summary (median s):',
+  ];
+  const labels = results[0]?.rows.map((r) => r.label) ?? [];
+  const ratioLabels = labels.filter((l) => !l.startsWith('replacement')).map((l) => `${l.replace(/ \(.*\)$/, '')} ${/\((.*)\)/.exec(l)?.[1] ?? ''} / repl.`);
+  out.push(
+    ...textTable(
+      ['timings', ...labels, ...ratioLabels],
+      results.map((r) => {
+        const repl = r.rows.find((x) => x.label.startsWith('replacement'))?.seconds ?? Number.NaN;
+        return [
+          r.key,
+          ...r.rows.map((x) => x.seconds.toFixed(1)),
+          ...r.rows.filter((x) => !x.label.startsWith('replacement')).map((x) => (x.seconds / repl).toFixed(2)),
+        ];
+      }),
+    ),
+  );
   out.push(`total bench time ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   process.stdout.write(`${out.join('\n')}\n`);
 }

@@ -11,6 +11,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig, Watch, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { percentile } from './figures.js';
 
 export const GROUP = 'extendeddeployment.io';
 export const VERSION = 'v1beta1';
@@ -38,18 +39,27 @@ export const repoRoot = findRepoRoot();
 const labDir = process.env['LAB_DIR'] || join(repoRoot, '.lab');
 export const kubeconfigPath = join(labDir, 'kubeconfig');
 
+/** The lab's audit log lines: audit.log and the file it was last rotated into (audit-<time>.log), which may hold a run's first events. */
+export function auditLines(): string[] {
+  const logs = join(labDir, 'logs');
+  const files = existsSync(logs) ? readdirSync(logs).filter((f) => /^audit(-.+)?\.log$/.test(f)) : [];
+  return files.flatMap((f) => readFileSync(join(logs, f), 'utf8').split('\n'));
+}
+
+/** The lab's audit policy (test/cluster/lab.ts writes it at start), or '' when there is none. */
+export function auditPolicy(): string {
+  const path = join(labDir, 'logs', 'audit-policy.yaml');
+  return existsSync(path) ? readFileSync(path, 'utf8') : '';
+}
+
 /**
  * When the API server completed each status write of an ExtendedDeployment or a pod of namespace `ns`, by
  * `resource/name/resourceVersion` (`extendeddeployments/web/123`, `pods/web-a-x/456`; ms, from the lab's audit log:
  * test/cluster/lab.ts audits only these writes). Empty when the lab has no audit log.
  */
 export function statusWritesCompleted(ns: string): Map<string, number> {
-  const logs = join(labDir, 'logs');
   const completed = new Map<string, number>();
-  // audit.log and the file it was last rotated into (audit-<time>.log), which may hold the run's first writes.
-  const files = existsSync(logs) ? readdirSync(logs).filter((f) => /^audit(-.+)?\.log$/.test(f)) : [];
-  const lines = files.flatMap((f) => readFileSync(join(logs, f), 'utf8').split('\n'));
-  for (const line of lines) {
+  for (const line of auditLines()) {
     if (!line.includes(ns)) continue;
     const event = JSON.parse(line) as {
       stage?: string;
@@ -67,11 +77,7 @@ export function statusWritesCompleted(ns: string): Map<string, number> {
   return completed;
 }
 
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[Math.min(sorted.length, rank) - 1]!;
-}
+export { percentile };
 
 export function stats(values: readonly number[]): string {
   const s = [...values].sort((a, b) => a - b);
@@ -252,6 +258,16 @@ function labCommand(args: readonly string[]): [string, string[]] {
   return [join(repoRoot, 'node_modules', '.bin', 'tsx'), [join(repoRoot, 'test', 'cluster', 'cli.ts'), ...args]];
 }
 
+/**
+ * Builds a binary set of the lab on demand with its own CLI (`tsx test/cluster/cli.ts build <what>`, e.g.
+ * `argo-rollouts`; cached after the first time) and returns the directory it printed.
+ */
+export function labBuild(what: string): string {
+  const r = spawnSync(...labCommand(['build', what]), { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (r.status !== 0) throw new Error(`lab build ${what} failed (exit ${r.status})`);
+  return r.stdout.trim().split('\n').pop() ?? '';
+}
+
 export function ensureLab(): void {
   const status = spawnSync(...labCommand(['status']), { cwd: repoRoot, encoding: 'utf8' });
   if (status.status === 0) {
@@ -296,8 +312,8 @@ export function labDeployRegions(prefix: string, count: number): KubernetesObjec
   }));
 }
 
-export async function installCrds(api: Api): Promise<void> {
-  const dir = join(repoRoot, 'crds');
+/** Applies the CRDs of `dir` (default: this project's crds/) and waits until each is Established. */
+export async function installCrds(api: Api, dir = join(repoRoot, 'crds')): Promise<void> {
   const crds = readdirSync(dir)
     .filter((f) => /\.ya?ml$/.test(f))
     .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as KubernetesObject))

@@ -2,12 +2,13 @@
 //   ~/.cache/extended-deployment/lab/<k8s>-<etcd>-<kwok>-<go>/bin/
 //     kube-apiserver kube-controller-manager kube-scheduler kubectl etcd pkigen kwok
 //   ~/.cache/extended-deployment/lab/gitops-<engine>-<version>_<go>/bin/   (on demand: kustomize-controller, cel-health; argocd, lua-health)
+//   ~/.cache/extended-deployment/lab/peer-argo-rollouts-<version>_<go>/bin/  (on demand, for bench:peers: rollouts-controller, crds/)
 // The pinned versions are read from the wrapper modules' go.mod files (the single source of truth), so the cache
 // key changes exactly when a pin changes. A stamp file with a hash of every build input (go.mod, go.sum, Go sources)
 // triggers a rebuild when anything else in the wrapper modules changes.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -257,9 +258,21 @@ export async function ensureBinaries(log: (s: string) => void = (s) => console.e
 
 /** A GitOps engine the lab can run next to the cluster (test/cluster/gitops.ts). */
 export type GitopsEngine = 'flux' | 'argocd';
+/** Another rollout controller the peers benchmark runs against the lab (bench/peers.ts). */
+export type PeerController = 'argo-rollouts';
 
-/** Per engine: its wrapper module, the pinned module whose version names the cache, what to build and what it yields. */
-const GITOPS_BUILDS: Record<GitopsEngine, { module: string; pinned: string; packages: readonly string[]; binaries: readonly string[] }> = {
+/** A build made only when something needs it: its wrapper module, the pinned module whose version names the cache, what to build and what it yields. */
+interface OnDemandBuild {
+  readonly module: string;
+  readonly pinned: string;
+  readonly packages: readonly string[];
+  readonly binaries: readonly string[];
+  /** A directory of the pinned module (its copy in the module cache) copied next to the binaries, e.g. its CRDs. */
+  readonly moduleDir?: { readonly from: string; readonly to: string };
+}
+
+/** Per engine or peer controller: its build. The cache directory is `<prefix>-<key>-<version>_<go>`. */
+const ON_DEMAND_BUILDS: Record<GitopsEngine | PeerController, OnDemandBuild> = {
   flux: {
     module: 'flux',
     pinned: 'github.com/fluxcd/kustomize-controller',
@@ -267,38 +280,80 @@ const GITOPS_BUILDS: Record<GitopsEngine, { module: string; pinned: string; pack
     binaries: ['kustomize-controller', 'cel-health'],
   },
   argocd: { module: 'argocd', pinned: 'github.com/argoproj/argo-cd/v3', packages: ['.', './cmd/lua-health'], binaries: ['argocd', 'lua-health'] },
+  'argo-rollouts': {
+    module: 'argo-rollouts',
+    pinned: 'github.com/argoproj/argo-rollouts',
+    packages: ['github.com/argoproj/argo-rollouts/cmd/rollouts-controller'],
+    binaries: ['rollouts-controller', 'crds'],
+    moduleDir: { from: 'manifests/crds', to: 'crds' },
+  },
 };
+
+function onDemandModDir(key: GitopsEngine | PeerController): string {
+  return join(clusterDir, 'go', ON_DEMAND_BUILDS[key].module);
+}
+
+function onDemandVersion(key: GitopsEngine | PeerController): string {
+  return requiredVersion(join(onDemandModDir(key), 'go.mod'), ON_DEMAND_BUILDS[key].pinned);
+}
 
 /** The wrapper module of a GitOps engine (its go.mod pins the release; the GitOps suites read module files from it). */
 export function gitopsModDir(engine: GitopsEngine): string {
-  return join(clusterDir, 'go', GITOPS_BUILDS[engine].module);
+  return onDemandModDir(engine);
 }
 
 /** The pinned release of an engine's main module, e.g. v1.9.6 for Flux kustomize-controller. */
 export function gitopsVersion(engine: GitopsEngine): string {
-  const b = GITOPS_BUILDS[engine];
-  return requiredVersion(join(gitopsModDir(engine), 'go.mod'), b.pinned);
+  return onDemandVersion(engine);
+}
+
+/** The pinned release of a peer controller, e.g. v1.10.1 for Argo Rollouts. */
+export function peerVersion(peer: PeerController): string {
+  return onDemandVersion(peer);
 }
 
 /**
- * Builds a GitOps engine's binaries on demand (only the GitOps suites and `lab:gitops` need them) into
- * `<cache>/gitops-<engine>-<version>_<go>/bin/`, with the same flags, stamp and lock as the lab's own build.
+ * Builds an on-demand build into `<cache>/<prefix>-<key>-<version>_<go>/bin/`, with the same flags, stamp and lock as
+ * the lab's own build; copies the pinned module's `moduleDir` (from the module cache the build filled) next to it.
  */
-export async function ensureGitopsBinaries(engine: GitopsEngine, log: (s: string) => void = (s) => console.error(s)): Promise<string> {
-  const b = GITOPS_BUILDS[engine];
-  const modDir = gitopsModDir(engine);
-  const version = gitopsVersion(engine);
-  const binDir = join(cacheRoot(), `gitops-${engine}-${version}_${readPins().go}`, 'bin');
+async function ensureOnDemand(prefix: string, key: GitopsEngine | PeerController, log: (s: string) => void): Promise<string> {
+  const b = ON_DEMAND_BUILDS[key];
+  const modDir = onDemandModDir(key);
+  const version = onDemandVersion(key);
+  const binDir = join(cacheRoot(), `${prefix}-${key}-${version}_${readPins().go}`, 'bin');
   return ensureCached(
     {
       binDir,
       binaries: b.binaries,
       hash: inputsHash([modDir]),
       description: `lab: building ${b.pinned} ${version} (${b.binaries.join(', ')}) into ${binDir}`,
-      build: (tmp, go) => run(go, ['build', '-trimpath', '-ldflags', '-s -w', '-o', `${tmp}/`, ...b.packages], modDir, log),
+      async build(tmp, go) {
+        await run(go, ['build', '-trimpath', '-ldflags', '-s -w', '-o', `${tmp}/`, ...b.packages], modDir, log);
+        if (b.moduleDir) {
+          const dir = spawnSync(go, ['list', '-m', '-f', '{{.Dir}}', b.pinned], { cwd: modDir, env: goEnv(), encoding: 'utf8' });
+          if (dir.status !== 0 || !dir.stdout.trim()) throw new Error(`go list -m ${b.pinned} failed: ${dir.stderr}`);
+          const to = join(tmp, b.moduleDir.to);
+          cpSync(join(dir.stdout.trim(), b.moduleDir.from), to, { recursive: true });
+          // The module cache is read-only; the copy must not be, or the next rebuild cannot remove it.
+          for (const p of [to, ...listFiles(to)]) chmodSync(p, statSync(p).isDirectory() ? 0o755 : 0o644);
+        }
+      },
     },
     log,
   );
+}
+
+/** Builds a GitOps engine's binaries on demand (only the GitOps suites and `lab:gitops` need them). */
+export async function ensureGitopsBinaries(engine: GitopsEngine, log: (s: string) => void = (s) => console.error(s)): Promise<string> {
+  return ensureOnDemand('gitops', engine, log);
+}
+
+/**
+ * Builds a peer controller on demand (only `bench:peers` needs it) into `<cache>/peer-<name>-<version>_<go>/bin/`:
+ * for Argo Rollouts, `rollouts-controller` and `crds/` (the module's manifests/crds at the pinned tag).
+ */
+export async function ensurePeerBinaries(peer: PeerController, log: (s: string) => void = (s) => console.error(s)): Promise<string> {
+  return ensureOnDemand('peer', peer, log);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

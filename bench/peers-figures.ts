@@ -1,0 +1,125 @@
+/**
+ * The pure parts of bench/peers (no cluster, no I/O; unit-tested in test/unit/peers-figures.test.ts): the mapping of an
+ * ExtendedDeployment's group targets onto Argo Rollouts' setWeight steps, the audit log's events parsed and grouped,
+ * the reaction of a controller to a step's pods being available, ratios.
+ */
+
+/**
+ * Argo Rollouts' setWeight steps that move exactly the pods of `targets` (new-revision pods after each group, as
+ * core/rollout/groups.ts computes them) for a rollout of `replicas` pods. Without a traffic router Argo Rollouts scales
+ * the canary ReplicaSet to the count whose share of `replicas` is nearest to the weight (utils/replicaset/canary.go,
+ * approximateWeightedCanaryStableReplicaCounts), so a weight maps exactly only when target × 100 / replicas is whole:
+ * anything else throws rather than compare different steps.
+ */
+export function canaryWeights(targets: readonly number[], replicas: number): number[] {
+  return targets.map((target) => {
+    if (!Number.isInteger(target) || target < 1 || target > replicas) throw new Error(`step target ${target} is not within 1..${replicas}`);
+    const weight = (target * 100) / replicas;
+    if (!Number.isInteger(weight)) throw new Error(`no setWeight moves exactly ${target} of ${replicas} pods (${weight.toFixed(2)} %)`);
+    return weight;
+  });
+}
+
+/** The part of one audit event (JSON line of the API server's audit log, level Metadata or more) the bench reads. */
+export interface AuditEvent {
+  readonly user: string;
+  readonly verb: string;
+  /** `resource` or `resource/subresource`. */
+  readonly resource: string;
+  readonly namespace: string | undefined;
+  readonly name: string | undefined;
+  /** requestReceivedTimestamp (ms). */
+  readonly received: number;
+  /** stageTimestamp of ResponseComplete (ms). */
+  readonly completed: number;
+  readonly code: number | undefined;
+  /** spec.replicas of the object a ReplicaSet write returned (audited at RequestResponse level); else undefined. */
+  readonly replicas?: number | undefined;
+}
+
+/** A ResponseComplete (or Panic) event of the audit log; undefined for other stages and other lines. */
+export function parseAuditEvent(line: string): AuditEvent | undefined {
+  if (!line.startsWith('{')) return undefined;
+  const e = JSON.parse(line) as {
+    stage?: string;
+    verb?: string;
+    user?: { username?: string };
+    objectRef?: { namespace?: string; name?: string; resource?: string; subresource?: string };
+    responseStatus?: { code?: number };
+    requestReceivedTimestamp?: string;
+    stageTimestamp?: string;
+    responseObject?: { kind?: string; spec?: { replicas?: number } };
+  };
+  if ((e.stage !== 'ResponseComplete' && e.stage !== 'Panic') || !e.verb || !e.requestReceivedTimestamp || !e.stageTimestamp) return undefined;
+  const ref = e.objectRef;
+  return {
+    user: e.user?.username ?? '',
+    verb: e.verb,
+    resource: ref?.resource ? `${ref.resource}${ref.subresource ? `/${ref.subresource}` : ''}` : '(non-resource)',
+    namespace: ref?.namespace,
+    name: ref?.name,
+    received: Date.parse(e.requestReceivedTimestamp),
+    completed: Date.parse(e.stageTimestamp),
+    code: e.responseStatus?.code,
+    ...(e.responseObject?.kind === 'ReplicaSet' && { replicas: e.responseObject.spec?.replicas ?? 1 }),
+  };
+}
+
+/**
+ * The ReplicaSet writes of `events` that changed a ReplicaSet's spec.replicas (its creation included): the scalings,
+ * as the API server returned them, in the order it completed them. Writes that changed something else (annotations,
+ * labels) are left out.
+ */
+export function scaleWrites(events: readonly AuditEvent[]): AuditEvent[] {
+  const last = new Map<string, number>();
+  const out: AuditEvent[] = [];
+  for (const e of [...events].sort((a, b) => a.completed - b.completed)) {
+    if (e.replicas === undefined || !e.resource.startsWith('replicasets') || !AUDIT_WRITE_VERBS.has(e.verb)) continue;
+    const key = `${e.namespace}/${e.name}`;
+    if (last.get(key) !== e.replicas) out.push(e);
+    last.set(key, e.replicas);
+  }
+  return out;
+}
+
+export const AUDIT_WRITE_VERBS: ReadonlySet<string> = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+
+/** Requests of `user` received in [from, to] grouped by `verb resource`, each count divided by `per` (rollouts). */
+export function requestsByVerbResource(events: readonly AuditEvent[], user: string, from: number, to: number, per: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const e of events) {
+    if (e.user !== user || e.received < from || e.received > to) continue;
+    const key = `${e.verb} ${e.resource}`;
+    out.set(key, (out.get(key) ?? 0) + 1);
+  }
+  for (const [k, v] of out) out.set(k, v / per);
+  return out;
+}
+
+/** Whether an object name belongs to rollout `rollout`: itself, its ReplicaSets (`<name>-…`). */
+export const belongsTo = (name: string | undefined, rollout: string) => name === rollout || (name?.startsWith(`${rollout}-`) ?? false);
+
+/**
+ * For each step of one rollout: from the instant its pods were available (the `targets[i]`-th new pod available, of
+ * `available`, the instants each new pod became available) to the first of `writes` (the controller's write instants
+ * for this rollout) after it. Steps whose pods never all became available, or that no write followed, are left out.
+ */
+export function stepReactions(available: readonly number[], targets: readonly number[], writes: readonly number[]): number[] {
+  const a = [...available].sort((x, y) => x - y);
+  const w = [...writes].sort((x, y) => x - y);
+  const out: number[] = [];
+  for (const target of targets) {
+    const at = a[target - 1];
+    if (at === undefined) continue;
+    const next = w.find((t) => t > at);
+    if (next !== undefined) out.push(next - at);
+  }
+  return out;
+}
+
+/** `ours / theirs` with two decimals; `-` when either is unknown or theirs is 0 (and ours is not). */
+export function ratio(ours: number, theirs: number): string {
+  if (!Number.isFinite(ours) || !Number.isFinite(theirs)) return '-';
+  if (theirs === 0) return ours === 0 ? '1.00' : '-';
+  return (ours / theirs).toFixed(2);
+}

@@ -1,0 +1,743 @@
+/**
+ * bench/peers: the same image rollouts driven by this project's agent and by Argo Rollouts, alternating, in one run on
+ * the lab cluster. Prints figures per controller and the ratios ours / theirs; asserts nothing about time.
+ *
+ *   npm run bench:peers -- [--scales 1,50,200] [--replicas 10] [--batch 2] [--argo-qps 1000] [--argo-burst 2000]
+ *                          [--rollout-timeout 900] [--agent-log <file>] [--argo-log <file>]
+ *
+ * The work: `n` rollouts at once (n of --scales) of one image change, each of --replicas pods in one region.
+ *   ours:   an ExtendedDeployment with one DeployRegion, Beta groups of --batch (surge --batch, scaleOutPriority, the
+ *           defaults), minReadySeconds 1, no gates, rendered by core (bench/rollout-fleet.ts) and applied server-side
+ *           with its ReplicaSet, as a GitOps tool does; the agent is the compiled `edctl agent` with its defaults
+ *           (leader election on, its Lease in the namespace; no client-side rate limit).
+ *   theirs: an Argo Rollouts Rollout (argoproj.io/v1alpha1), the basic canary with no traffic router (it scales
+ *           ReplicaSets), the same pod template, replicas and minReadySeconds 1, maxSurge --batch, maxUnavailable 0,
+ *           and one `setWeight` step per ExtendedDeployment group, no pauses. The mapping is exact: the agent's group g
+ *           targets groupTarget(g) new pods (Beta, batch 2, 10 pods: 1, 3, 5, 7, 9, 10); Argo Rollouts, without a
+ *           traffic router, scales the canary to the pod count nearest to weight × replicas, so setWeight
+ *           target × 100 / replicas moves exactly as many (10, 30, 50, 70, 90, 100); the bench refuses shapes where
+ *           that is not whole (bench/peers-figures.ts canaryWeights). Both scale the new ReplicaSet up by the step
+ *           (surge), then the old one down once the new pods are available.
+ *           The controller is `rollouts-controller` built from its Go module (test/cluster/go/argo-rollouts, v1.10.1,
+ *           `npm run lab:build -- argo-rollouts`, on demand), with --namespaced (its kubeconfig context's namespace),
+ *           --leader-elect=false, its default 10 rollout threads, and --qps/--burst raised from its 40/80 to
+ *           --argo-qps/--argo-burst (default 1000/2000) because the agent has no client-side limit.
+ * Fairness: both are local processes of this machine, started fresh for each scale and controller, with the same kind
+ * of kubeconfig (a bearer token of their own ServiceAccount in namespace `bench-peers`, bound to cluster-admin; the
+ * lab's CA), each watching only its own fresh namespace. Each scale runs on a clean namespace pair, and which
+ * controller goes first alternates between scales. v1 is applied and waited for untimed (the agent scales its
+ * ReplicaSet from 1 to --replicas, Argo Rollouts creates its first ReplicaSet), then v2 (a new image) to every
+ * rollout at once.
+ *
+ * Figures, per scale and controller:
+ *   wall        per rollout, from the start of its v2 apply to the bench seeing it done: ExtendedDeployment status
+ *               Healthy at the new rollout revision, or Rollout status phase Healthy with stableRS == currentPodHash;
+ *               and, for both, exactly --replicas pods, all of the new image, Ready, none terminating. p50, p99.
+ *   reaction    per step of each rollout: from its pods being available at the API server to the controller's next
+ *               write to that rollout (its ExtendedDeployment or Rollout, any subresource, or one of its ReplicaSets;
+ *               Events left out), the instant the API server received it (audit log: the controller's ServiceAccount).
+ *               A step's pods are available when its target-th new pod is, each new pod at its Ready condition's
+ *               time + minReadySeconds (Kubernetes' rule) but never before the pod status write that made it Ready
+ *               completed (audit log), as bench/agent computes it. Every step counts, the last one too (the answer to
+ *               it is scaling the old ReplicaSet to 0 or recording the end). p50, p99. Any write counts, so a status
+ *               write that only records counts answers as early as the decision; hence also "to its next scaling":
+ *               the same, to the first write that changed one of the rollout's ReplicaSets' spec.replicas (the lab
+ *               audits these controllers' ReplicaSet writes in full), the step's real consequence on both sides (the old
+ *               ReplicaSet scaled down once the new pods are available, or the next step's scale-up).
+ *   requests    the controller's API requests received during the rollout window (v2 apply → all done; audit log:
+ *               every verb, reads and watches included, Leases shown apart), per rollout, by verb and resource.
+ *               The lab audits these users at Metadata level (test/cluster/lab.ts: its first rule, for group
+ *               system:serviceaccounts:bench-peers only); a lab started before that rule existed has none (restart it).
+ *   cpu         the controller process' user + system CPU seconds over the rollout window (/proc/<pid>/stat).
+ *   peak RSS    the controller process' VmHWM (/proc/<pid>/status) at the end of the window: its peak since it
+ *               started for this scale (v1 included).
+ * Then ours / theirs for each. The goal the issue sets: every ratio at most 1, and the agent's reaction p99 under
+ * 250 ms at 200 rollouts; the bench prints whether the figures met it, nothing more.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import type { RenderedExtendedDeployment } from '../core/render.js';
+import { groupTarget, regionGroups } from '../core/rollout/groups.js';
+import { AgentChild, processCpuSeconds, processMemory } from './agent-child.js';
+import { percentile, positiveInt, textTable } from './figures.js';
+import {
+  Api,
+  ApiError,
+  BenchRun,
+  PODS_PER_NODE,
+  auditLines,
+  auditPolicy,
+  installCrds,
+  labBuild,
+  listWatch,
+  log,
+  pool,
+  sleep,
+  statusWritesCompleted,
+  waitUntil,
+  type EventType,
+} from './lab-kit.js';
+import {
+  AUDIT_WRITE_VERBS,
+  belongsTo,
+  canaryWeights,
+  parseAuditEvent,
+  ratio,
+  requestsByVerbResource,
+  scaleWrites,
+  stepReactions,
+  type AuditEvent,
+} from './peers-figures.js';
+import { fleetObjects } from './rollout-fleet.js';
+
+// ---------------------------------------------------------------------------------------------------------------
+// options
+
+interface Options {
+  readonly scales: number[];
+  readonly replicas: number;
+  readonly batch: number;
+  readonly argoQps: number;
+  readonly argoBurst: number;
+  readonly rolloutTimeoutSeconds: number;
+  readonly agentLog: string | undefined;
+  readonly argoLog: string | undefined;
+}
+
+function parseOptions(argv: readonly string[]): Options {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      scales: { type: 'string' },
+      replicas: { type: 'string' },
+      batch: { type: 'string' },
+      'argo-qps': { type: 'string' },
+      'argo-burst': { type: 'string' },
+      'rollout-timeout': { type: 'string' },
+      'agent-log': { type: 'string' },
+      'argo-log': { type: 'string' },
+    },
+    strict: true,
+  });
+  const scales = (values.scales ?? '1,50,200').split(',').map((s) => positiveInt('scales', s.trim(), 1));
+  return {
+    scales,
+    replicas: positiveInt('replicas', values.replicas, 10),
+    batch: positiveInt('batch', values.batch, 2),
+    argoQps: positiveInt('argo-qps', values['argo-qps'], 1000),
+    argoBurst: positiveInt('argo-burst', values['argo-burst'], 2000),
+    rolloutTimeoutSeconds: positiveInt('rollout-timeout', values['rollout-timeout'], 900),
+    agentLog: values['agent-log'],
+    argoLog: values['argo-log'],
+  };
+}
+
+const MIN_READY_SECONDS = 1;
+/** The namespace of the controllers' ServiceAccounts; the lab's audit policy logs every request of its group. */
+const SA_NAMESPACE = 'bench-peers';
+const SA_GROUP = `system:serviceaccounts:${SA_NAMESPACE}`;
+const IMAGES = { v1: 'registry.example/bench:1', v2: 'registry.example/bench:2' } as const;
+
+type Side = 'ours' | 'theirs';
+type Version = keyof typeof IMAGES;
+const SA_NAME: Record<Side, string> = { ours: 'extendeddeployment-agent', theirs: 'argo-rollouts' };
+const userOf = (side: Side) => `system:serviceaccount:${SA_NAMESPACE}:${SA_NAME[side]}`;
+const LABEL: Record<Side, string> = { ours: 'ours (ED agent)', theirs: 'theirs (Argo Rollouts)' };
+
+// ---------------------------------------------------------------------------------------------------------------
+// identities: a ServiceAccount per controller, a token kubeconfig per controller and namespace
+
+async function ensureServiceAccounts(api: Api): Promise<void> {
+  const create = async (path: string, body: unknown) => {
+    try {
+      await api.request('POST', path, body);
+    } catch (e) {
+      if (!(e instanceof ApiError && e.code === 409)) throw e;
+    }
+  };
+  await create('/api/v1/namespaces', { metadata: { name: SA_NAMESPACE } });
+  for (const side of ['ours', 'theirs'] as const)
+    await create(`/api/v1/namespaces/${SA_NAMESPACE}/serviceaccounts`, { metadata: { name: SA_NAME[side], namespace: SA_NAMESPACE } });
+  await create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    metadata: { name: 'bench-peers-cluster-admin' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+    subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: SA_GROUP }],
+  });
+}
+
+/** A kubeconfig with a fresh token of `side`'s ServiceAccount, its context's namespace `ns` (Argo's --namespaced reads it). */
+async function tokenKubeconfig(api: Api, side: Side, ns: string, dir: string): Promise<string> {
+  const tr = await api.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${SA_NAMESPACE}/serviceaccounts/${SA_NAME[side]}/token`, {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    spec: { expirationSeconds: 24 * 3600 },
+  });
+  const cluster = api.kc.getCurrentCluster()!;
+  const ca = cluster.caData ?? (cluster.caFile ? readFileSync(cluster.caFile).toString('base64') : undefined);
+  const path = join(dir, `kubeconfig-${side}-${ns}`);
+  writeFileSync(
+    path,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'lab', cluster: { server: cluster.server, 'certificate-authority-data': ca } }],
+      users: [{ name: side, user: { token: tr.status.token } }],
+      contexts: [{ name: side, context: { cluster: 'lab', user: side, namespace: ns } }],
+      'current-context': side,
+    }),
+  );
+  return path;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// the controllers
+
+interface Controller {
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function startOurs(kubeconfig: string, ns: string, runId: string, logFile: string | undefined): Promise<Controller> {
+  const agent = new AgentChild(
+    [
+      '--kubeconfig',
+      kubeconfig,
+      '--namespace',
+      ns,
+      '--lease-namespace',
+      ns,
+      '--metrics-bind-address',
+      '127.0.0.1:0',
+      '--health-probe-bind-address',
+      '127.0.0.1:0',
+      '--identity',
+      `peers-${runId}`,
+    ],
+    logFile,
+  );
+  await agent.waitLeading(120_000);
+  return { pid: agent.child.pid!, stop: () => agent.stop() };
+}
+
+async function startTheirs(binDir: string, kubeconfig: string, ns: string, o: Options): Promise<Controller> {
+  const [metricsPort, healthzPort] = [await freePort(), await freePort()];
+  const child: ChildProcess = spawn(
+    join(binDir, 'rollouts-controller'),
+    [
+      '--kubeconfig',
+      kubeconfig,
+      '--namespaced',
+      '--leader-elect=false',
+      '--metricsPort',
+      String(metricsPort),
+      '--healthzPort',
+      String(healthzPort),
+      '--qps',
+      String(o.argoQps),
+      '--burst',
+      String(o.argoBurst),
+      '--loglevel',
+      o.argoLog ? 'info' : 'warn',
+    ],
+    // POD_NAMESPACE: where it looks for its notification ConfigMap (none: notifications off).
+    { env: { ...process.env, POD_NAMESPACE: ns }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const out = o.argoLog ? createWriteStream(o.argoLog, { flags: 'a' }) : undefined;
+  let tail = '';
+  const keep = (d: Buffer) => {
+    out?.write(d);
+    tail = (tail + d.toString()).slice(-4000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  await waitUntil('Argo Rollouts healthy', 120_000, async () => {
+    if (child.exitCode !== null) throw new Error(`rollouts-controller exited (${child.exitCode}): ${tail}`);
+    return (await fetch(`http://127.0.0.1:${healthzPort}/healthz`)).ok;
+  }).catch((e: unknown) => {
+    throw new Error(`${String(e)}; its output: ${tail}`);
+  });
+  return {
+    pid: child.pid!,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// the work
+
+/** One rollout as both sides see it: its name, its pods' app label, and per side what to apply for v1 and v2. */
+interface Work {
+  readonly names: string[];
+  /** Group targets, the same for both sides. */
+  readonly targets: number[];
+  readonly weights: number[];
+  apply(api: Api, side: Side, i: number, version: Version): Promise<void>;
+  /** The top object's status says done at `version` (the pods are checked apart). */
+  statusDone(side: Side, i: number, object: ObservedTop, version: Version): boolean;
+}
+
+interface ObservedTop extends KubernetesObject {
+  status?: { phase?: string; revision?: string; stableRS?: string; currentPodHash?: string; availableReplicas?: number; updatedReplicas?: number };
+}
+
+function work(runId: string, ns: Record<Side, string>, n: number, o: Options): { work: Work; regions: KubernetesObject[] } {
+  const shape = { eds: n, regions: 1, replicas: o.replicas, batch: o.batch, minReadySeconds: MIN_READY_SECONDS };
+  const eds: Record<Version, RenderedExtendedDeployment[]> = {
+    v1: fleetObjects(runId, ns.ours, shape, IMAGES.v1).eds,
+    v2: fleetObjects(runId, ns.ours, shape, IMAGES.v2).eds,
+  };
+  const { regions } = fleetObjects(runId, ns.ours, shape, IMAGES.v1);
+  const strategy = eds.v1[0]!.parsed.spec.strategy;
+  const targets = Array.from({ length: regionGroups(strategy, o.replicas) }, (_, g) => groupTarget(strategy, o.replicas, g + 1));
+  const weights = canaryWeights(targets, o.replicas);
+  const rollout = (i: number, version: Version) => {
+    const ed = eds[version][i]!;
+    return {
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: 'Rollout',
+      metadata: { name: ed.parsed.metadata.name, namespace: ns.theirs },
+      spec: {
+        replicas: o.replicas,
+        minReadySeconds: MIN_READY_SECONDS,
+        selector: ed.parsed.spec.selector,
+        template: ed.parsed.spec.template,
+        strategy: { canary: { maxSurge: o.batch, maxUnavailable: 0, steps: weights.map((w) => ({ setWeight: w })) } },
+      },
+    } as KubernetesObject;
+  };
+  return {
+    regions,
+    work: {
+      names: eds.v1.map((e) => e.parsed.metadata.name),
+      targets,
+      weights,
+      async apply(api, side, i, version) {
+        if (side === 'theirs') return api.apply(rollout(i, version), 'rollouts', true);
+        const ed = eds[version][i]!;
+        await api.apply(ed.manifest, 'extendeddeployments', true);
+        for (const region of ed.regions) await api.apply(region.workload, 'replicasets', true);
+      },
+      statusDone(side, i, top, version) {
+        const s = top.status ?? {};
+        if (side === 'ours') return s.phase === 'Healthy' && s.revision === eds[version][i]!.rolloutRevision;
+        return s.phase === 'Healthy' && !!s.stableRS && s.stableRS === s.currentPodHash;
+      },
+    },
+  };
+}
+
+interface PodSeen {
+  name: string;
+  rollout: number;
+  image: string | undefined;
+  terminating: boolean;
+  readyAt?: number;
+  readyLtt?: number;
+  readyRv?: number;
+}
+
+/** Follows one side's namespace: its pods and top objects; records when each rollout is first done at `image`. */
+class Tracker {
+  readonly pods = new Map<string, PodSeen>();
+  readonly tops = new Map<number, ObservedTop>();
+  /** Rollout index → when the bench saw it done (at the current target version). */
+  readonly doneAt = new Map<number, number>();
+  private version: Version = 'v1';
+  private readonly watches: { synced: Promise<void>; stop: () => void }[];
+  private readonly index: Map<string, number>;
+
+  constructor(
+    api: Api,
+    ns: string,
+    private readonly side: Side,
+    private readonly w: Work,
+    private readonly replicas: number,
+  ) {
+    this.index = new Map(w.names.map((name, i) => [name, i]));
+    const topPath =
+      side === 'ours' ? `/apis/extendeddeployment.io/v1beta1/namespaces/${ns}/extendeddeployments` : `/apis/argoproj.io/v1alpha1/namespaces/${ns}/rollouts`;
+    this.watches = [
+      listWatch<V1Pod>(api, `/api/v1/namespaces/${ns}/pods?labelSelector=app`, (type, pod, at) => this.onPod(type, pod, at)),
+      listWatch<ObservedTop>(api, topPath, (type, top, at) => this.onTop(type, top, at)),
+    ];
+  }
+
+  synced(): Promise<void> {
+    return Promise.all(this.watches.map((w) => w.synced)).then(() => undefined);
+  }
+
+  stop(): void {
+    for (const w of this.watches) w.stop();
+  }
+
+  /** From now on, done means at `version`. */
+  target(version: Version): void {
+    this.version = version;
+    this.doneAt.clear();
+  }
+
+  private onPod(type: EventType, pod: V1Pod, at: number): void {
+    const uid = pod.metadata!.uid!;
+    // Both sides' pods carry app=app-<i> (bench/rollout-fleet.ts); their rollout is app-<i, 3 digits>.
+    const rollout = Number((pod.metadata!.labels?.['app'] ?? '').replace(/^app-/, ''));
+    if (type === 'DELETED') this.pods.delete(uid);
+    else {
+      let seen = this.pods.get(uid);
+      if (!seen) {
+        seen = { name: pod.metadata!.name!, rollout, image: pod.spec?.containers[0]?.image, terminating: false };
+        this.pods.set(uid, seen);
+      }
+      seen.terminating = !!pod.metadata!.deletionTimestamp;
+      const ready = (pod.status?.conditions ?? []).find((c) => c.type === 'Ready');
+      if (ready?.status === 'True' && seen.readyAt === undefined) {
+        seen.readyAt = at;
+        seen.readyLtt = ready.lastTransitionTime === undefined ? Number.NaN : new Date(ready.lastTransitionTime).getTime();
+        seen.readyRv = Number(pod.metadata!.resourceVersion);
+      }
+    }
+    this.check(rollout, at);
+  }
+
+  private onTop(type: EventType, top: ObservedTop, at: number): void {
+    const i = this.index.get(top.metadata?.name ?? '');
+    if (i === undefined || type === 'DELETED') return;
+    this.tops.set(i, top);
+    this.check(i, at);
+  }
+
+  private check(i: number, at: number): void {
+    if (this.doneAt.has(i)) return;
+    const top = this.tops.get(i);
+    if (!top || !this.w.statusDone(this.side, i, top, this.version)) return;
+    const pods = [...this.pods.values()].filter((p) => p.rollout === i);
+    if (pods.length === this.replicas && pods.every((p) => !p.terminating && p.image === IMAGES[this.version] && p.readyAt !== undefined))
+      this.doneAt.set(i, at);
+  }
+
+  async waitAll(what: string, n: number, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    let lastLog = Date.now();
+    for (;;) {
+      // A pod Ready before its rollout's status was seen done is re-checked here too.
+      for (let i = 0; i < n; i++) this.check(i, Date.now());
+      if (this.doneAt.size === n) return true;
+      if (Date.now() - lastLog > 15_000) {
+        log(`${what}: ${this.doneAt.size}/${n} done; ${this.pods.size} pods`);
+        lastLog = Date.now();
+      }
+      if (Date.now() > deadline) {
+        log(`${what}: timed out with ${this.doneAt.size}/${n} done`);
+        return false;
+      }
+      await sleep(200);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// one scale, one side
+
+interface SideResult {
+  readonly side: Side;
+  readonly ns: string;
+  readonly finished: boolean;
+  readonly from: number;
+  readonly to: number;
+  /** Per rollout, v2 apply start → done (ms). */
+  readonly walls: number[];
+  /** Per rollout, when its v2 apply started. */
+  readonly applied: Map<number, number>;
+  /** Per rollout, the instants its new pods became available at the API server (see the header). */
+  readonly available: Map<number, number[]>;
+  readonly cpuSeconds: number;
+  readonly peakMiB: number;
+}
+
+async function runSide(
+  api: Api,
+  side: Side,
+  ns: string,
+  w: Work,
+  n: number,
+  o: Options,
+  ctx: { runId: string; binDir: string; dir: string },
+): Promise<SideResult> {
+  await api.request('POST', '/api/v1/namespaces', { metadata: { name: ns, labels: { 'extendeddeployment.io/bench': 'true' } } });
+  await waitUntil(
+    `namespace ${ns}'s default ServiceAccount`,
+    60_000,
+    async () => !!(await api.request('GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`)),
+  );
+  const kubeconfig = await tokenKubeconfig(api, side, ns, ctx.dir);
+  const controller = side === 'ours' ? await startOurs(kubeconfig, ns, ctx.runId, o.agentLog) : await startTheirs(ctx.binDir, kubeconfig, ns, o);
+  const tracker = new Tracker(api, ns, side, w, o.replicas);
+  try {
+    await tracker.synced();
+    const indexes = Array.from({ length: n }, (_, i) => i);
+    await pool(indexes, 6, (i) => w.apply(api, side, i, 'v1'));
+    if (!(await tracker.waitAll(`${side} ${n} v1`, n, o.rolloutTimeoutSeconds * 1000))) throw new Error(`${side}: v1 did not finish`);
+    await sleep(2000);
+
+    tracker.target('v2');
+    const cpu0 = processCpuSeconds(controller.pid);
+    const from = Date.now();
+    const applied = new Map<number, number>();
+    await pool(indexes, 6, async (i) => {
+      applied.set(i, Date.now());
+      await w.apply(api, side, i, 'v2');
+    });
+    log(`${side}: v2 applied to ${n} in ${((Date.now() - from) / 1000).toFixed(1)} s`);
+    const finished = await tracker.waitAll(`${side} ${n} v2`, n, o.rolloutTimeoutSeconds * 1000);
+    const to = Date.now();
+    const cpuSeconds = processCpuSeconds(controller.pid) - cpu0;
+    const peakMiB = processMemory(controller.pid).peakMiB;
+    const walls = indexes.flatMap((i) => {
+      const done = tracker.doneAt.get(i);
+      return done === undefined ? [] : [done - applied.get(i)!];
+    });
+    const written = statusWritesCompleted(ns);
+    const available = new Map<number, number[]>();
+    for (const p of tracker.pods.values()) {
+      if (p.image !== IMAGES.v2 || p.readyAt === undefined) continue;
+      const at = Math.max((p.readyLtt ?? p.readyAt) + MIN_READY_SECONDS * 1000, written.get(`pods/${p.name}/${p.readyRv}`) ?? p.readyAt);
+      available.set(p.rollout, [...(available.get(p.rollout) ?? []), at]);
+    }
+    return { side, ns, finished, from, to, walls, applied, available, cpuSeconds, peakMiB };
+  } finally {
+    tracker.stop();
+    await controller.stop();
+  }
+}
+
+async function deleteNamespace(api: Api, ns: string): Promise<void> {
+  await api.deleteIgnoringMissing(`/api/v1/namespaces/${ns}`);
+  await waitUntil(
+    `namespace ${ns} gone`,
+    600_000,
+    async () => {
+      try {
+        await api.request('GET', `/api/v1/namespaces/${ns}`);
+        return false;
+      } catch (e) {
+        return e instanceof ApiError && e.code === 404;
+      }
+    },
+    2000,
+  ).catch((e: unknown) => log(String(e)));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// figures
+
+interface Figures {
+  wallP50: number;
+  wallP99: number;
+  reactionP50: number;
+  reactionP99: number;
+  reactions: number;
+  scaleP50: number;
+  scaleP99: number;
+  requests: number;
+  writes: number;
+  reads: number;
+  leases: number;
+  byVerb: Map<string, number>;
+  cpu: number;
+  peak: number;
+}
+
+function figures(r: SideResult, w: Work, n: number, events: readonly AuditEvent[]): Figures {
+  const user = userOf(r.side);
+  const mine = events.filter((e) => e.user === user && e.namespace === r.ns && e.received >= r.from && e.received <= r.to);
+  const workloadWrite = (e: AuditEvent) =>
+    AUDIT_WRITE_VERBS.has(e.verb) && /^(replicasets|rollouts|extendeddeployments)(\/|$)/.test(e.resource) && (e.code ?? 0) < 400;
+  const writes = mine.filter(workloadWrite);
+  const reactions = w.names.flatMap((name, i) =>
+    stepReactions(
+      r.available.get(i) ?? [],
+      w.targets,
+      writes.filter((e) => belongsTo(e.name, name)).map((e) => e.received),
+    ),
+  );
+  const scalings = scaleWrites(events.filter((e) => e.user === user && e.namespace === r.ns)).filter((e) => e.received >= r.from && e.received <= r.to);
+  const scaleReactions = w.names.flatMap((name, i) =>
+    stepReactions(
+      r.available.get(i) ?? [],
+      w.targets,
+      scalings.filter((e) => belongsTo(e.name, name)).map((e) => e.received),
+    ),
+  );
+  const byVerb = requestsByVerbResource(events, user, r.from, r.to, n);
+  const total = (keep: (k: string) => boolean) => [...byVerb].filter(([k]) => keep(k)).reduce((s, [, v]) => s + v, 0);
+  const isLease = (k: string) => k.endsWith(' leases');
+  const isWrite = (k: string) => AUDIT_WRITE_VERBS.has(k.split(' ')[0]!);
+  const sorted = (v: number[]) => [...v].sort((a, b) => a - b);
+  return {
+    wallP50: percentile(sorted(r.walls), 50),
+    wallP99: percentile(sorted(r.walls), 99),
+    reactionP50: percentile(sorted(reactions), 50),
+    reactionP99: percentile(sorted(reactions), 99),
+    reactions: reactions.length,
+    scaleP50: percentile(sorted(scaleReactions), 50),
+    scaleP99: percentile(sorted(scaleReactions), 99),
+    requests: total((k) => !isLease(k)),
+    writes: total((k) => !isLease(k) && isWrite(k)),
+    reads: total((k) => !isLease(k) && !isWrite(k)),
+    leases: total(isLease),
+    byVerb,
+    cpu: r.cpuSeconds,
+    peak: r.peakMiB,
+  };
+}
+
+function report(n: number, first: Side, results: Record<Side, SideResult>, f: Record<Side, Figures>, w: Work, o: Options): string[] {
+  const ms = (v: number) => (Number.isFinite(v) ? `${Math.round(v)} ms` : '-');
+  const s = (v: number) => (Number.isFinite(v) ? `${(v / 1000).toFixed(2)} s` : '-');
+  const num = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '-');
+  const rows: [string, (x: Figures) => number, (v: number) => string][] = [
+    ['rollout wall p50', (x) => x.wallP50, s],
+    ['rollout wall p99', (x) => x.wallP99, s],
+    ['reaction p50', (x) => x.reactionP50, ms],
+    ['reaction p99', (x) => x.reactionP99, ms],
+    ['  to its next scaling p50', (x) => x.scaleP50, ms],
+    ['  to its next scaling p99', (x) => x.scaleP99, ms],
+    ['API requests / rollout', (x) => x.requests, num],
+    ['  writes', (x) => x.writes, num],
+    ['  reads (get, list, watch)', (x) => x.reads, num],
+    ['controller CPU seconds', (x) => x.cpu, (v) => `${v.toFixed(1)} s`],
+    ['controller peak RSS', (x) => x.peak, (v) => `${v.toFixed(0)} MiB`],
+  ];
+  const steps = w.targets.length * n;
+  const lines = [
+    `scale ${n}: ${n} rollout${n === 1 ? '' : 's'} × ${o.replicas} pods at once; ${LABEL[first]} first; done ${results.ours.walls.length}/${n} and ${results.theirs.walls.length}/${n}${results.ours.finished && results.theirs.finished ? '' : ' (TIMED OUT: partial)'}; reactions measured ${f.ours.reactions}/${steps} and ${f.theirs.reactions}/${steps}`,
+    ...textTable(
+      ['', LABEL.ours, LABEL.theirs, 'ours/theirs'],
+      rows.map(([label, get, fmt]) => [label, fmt(get(f.ours)), fmt(get(f.theirs)), ratio(get(f.ours), get(f.theirs))]),
+    ).map((l) => `  ${l}`),
+  ];
+  for (const side of ['ours', 'theirs'] as const) {
+    const by = [...f[side].byVerb]
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+      .join(', ');
+    lines.push(`  ${LABEL[side]} requests / rollout by verb and resource: ${by || '(none in the audit log)'}`);
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// main
+
+async function main(): Promise<void> {
+  const o = parseOptions(process.argv.slice(2));
+  const started = Date.now();
+  const run = await BenchRun.open('peers');
+  const { api, runId } = run;
+  const policy = auditPolicy();
+  const audited = policy.includes(SA_GROUP);
+  const scaled = /level: RequestResponse\n\s+userGroups: \['system:serviceaccounts:bench-peers'\]/.test(policy);
+  if (!audited) log(`the lab's audit policy does not log ${SA_GROUP} (started before bench:peers existed): no reaction or request figures; restart the lab`);
+  log('building (or reusing) Argo Rollouts: npm run lab:build -- argo-rollouts');
+  const binDir = labBuild('argo-rollouts');
+  await installCrds(api, join(binDir, 'crds'));
+  await ensureServiceAccounts(api);
+  const dir = mkdtempSync(join(tmpdir(), 'bench-peers-'));
+  const maxScale = Math.max(...o.scales);
+  const nodeCount = Math.max(1, Math.ceil((maxScale * (o.replicas + o.batch) * 1.1) / PODS_PER_NODE));
+  let regions: KubernetesObject[] = [];
+  const out: string[] = [];
+  const summary: { n: number; f: Record<Side, Figures> }[] = [];
+  let steps = '-';
+  try {
+    await run.setUp(nodeCount, 1);
+    log(`run ${runId}: ${nodeCount} bench nodes; scales ${o.scales.join(', ')}; ${o.replicas} pods per rollout`);
+    for (const [k, n] of o.scales.entries()) {
+      const ns: Record<Side, string> = { ours: `${run.ns}-${n}-ed`, theirs: `${run.ns}-${n}-argo` };
+      const built = work(runId, ns, n, o);
+      regions = built.regions;
+      steps = `${built.work.targets.join('/')} new pods (setWeight ${built.work.weights.join('/')})`;
+      for (const region of regions) await api.apply(region, 'deployregions', false);
+      const order: Side[] = k % 2 === 0 ? ['ours', 'theirs'] : ['theirs', 'ours'];
+      log(`scale ${n}: steps of ${built.work.targets.join(', ')} pods = setWeight ${built.work.weights.join(', ')}; order ${order.join(' then ')}`);
+      const results = {} as Record<Side, SideResult>;
+      for (const side of order) {
+        try {
+          results[side] = await runSide(api, side, ns[side], built.work, n, o, { runId, binDir, dir });
+        } finally {
+          await deleteNamespace(api, ns[side]);
+        }
+      }
+      const events = auditLines()
+        .map((l) => (l.includes(SA_NAMESPACE) ? parseAuditEvent(l) : undefined))
+        .filter((e): e is AuditEvent => e !== undefined);
+      const f = { ours: figures(results.ours, built.work, n, events), theirs: figures(results.theirs, built.work, n, events) };
+      summary.push({ n, f });
+      const lines = report(n, order[0]!, results, f, built.work, o);
+      out.push(...lines);
+      for (const l of lines) log(l);
+    }
+    const allRatios = summary.flatMap(({ f }) =>
+      [
+        [f.ours.wallP50, f.theirs.wallP50],
+        [f.ours.wallP99, f.theirs.wallP99],
+        [f.ours.reactionP50, f.theirs.reactionP50],
+        [f.ours.reactionP99, f.theirs.reactionP99],
+        [f.ours.scaleP50, f.theirs.scaleP50],
+        [f.ours.scaleP99, f.theirs.scaleP99],
+        [f.ours.requests, f.theirs.requests],
+        [f.ours.cpu, f.theirs.cpu],
+        [f.ours.peak, f.theirs.peak],
+      ].map(([a, b]) => ratio(a!, b!)),
+    );
+    const above = allRatios.filter((r) => r === '-' || Number(r) > 1).length;
+    const at200 = summary.find((x) => x.n === 200);
+    console.log(
+      [
+        `bench:peers — the same image rollouts by the ExtendedDeployment agent and by Argo Rollouts (rollouts-controller, basic canary, no traffic router); one region of ${o.replicas} pods per rollout, steps of ${steps}; minReadySeconds ${MIN_READY_SECONDS}; ${nodeCount} bench kwok nodes`,
+        ...out,
+        `goal (every ratio at most 1; the agent's reaction p99 under 250 ms at 200 rollouts): ratios above 1 or unknown: ${above} of ${allRatios.length}; ${
+          at200
+            ? `agent reaction p99 at 200: ${Math.round(at200.f.ours.reactionP99)} ms (${at200.f.ours.reactionP99 < 250 ? 'met' : 'NOT met'})`
+            : 'scale 200 not run'
+        }${audited ? '' : '; NO AUDIT FIGURES (restart the lab)'}${scaled ? '' : "; no scaling figures (the lab's audit policy predates them: restart it)"}`,
+        `bench wall time ${((Date.now() - started) / 1000).toFixed(0)} s`,
+      ].join('\n'),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await run.tearDown(regions);
+    log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  }
+}
+
+await main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error instanceof Error ? error.stack : String(error));
+    process.exit(1);
+  },
+);

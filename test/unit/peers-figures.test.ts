@@ -1,0 +1,157 @@
+// The pure parts of bench/peers (bench/peers-figures.ts) and the percentile it shares with the other benches: a wrong
+// step mapping would compare different rollouts, a wrong grouping or reaction would print wrong ratios without failing.
+import { describe, expect, it } from 'vitest';
+import { groupTarget, regionGroups } from '../../core/rollout/groups.js';
+import { percentile } from '../../bench/figures.js';
+import {
+  belongsTo,
+  canaryWeights,
+  parseAuditEvent,
+  ratio,
+  requestsByVerbResource,
+  scaleWrites,
+  stepReactions,
+  type AuditEvent,
+} from '../../bench/peers-figures.js';
+
+describe('canaryWeights', () => {
+  it("maps the bench's ExtendedDeployment groups (Beta, batch 2, 10 pods) onto setWeight steps of the same pods", () => {
+    const strategy = { rolloutStrategy: 'Beta' as const, batchSize: 2 };
+    const targets = Array.from({ length: regionGroups(strategy, 10) }, (_, i) => groupTarget(strategy, 10, i + 1));
+    expect(targets).toEqual([1, 3, 5, 7, 9, 10]);
+    expect(canaryWeights(targets, 10)).toEqual([10, 30, 50, 70, 90, 100]);
+  });
+
+  it('refuses a target no whole weight moves exactly, and targets out of range', () => {
+    expect(canaryWeights([1, 2, 3], 4)).toEqual([25, 50, 75]);
+    expect(() => canaryWeights([1, 3], 3)).toThrow('no setWeight moves exactly 1 of 3 pods');
+    expect(() => canaryWeights([0], 10)).toThrow('not within 1..10');
+    expect(() => canaryWeights([11], 10)).toThrow('not within 1..10');
+  });
+});
+
+const line = (o: Record<string, unknown>) => JSON.stringify(o);
+
+describe('parseAuditEvent', () => {
+  it('reads a ResponseComplete event: user, verb, resource/subresource, object, both instants', () => {
+    const e = parseAuditEvent(
+      line({
+        stage: 'ResponseComplete',
+        verb: 'patch',
+        user: { username: 'system:serviceaccount:bench-peers:argo-rollouts' },
+        objectRef: { namespace: 'ns', name: 'app-001', resource: 'rollouts', subresource: 'status' },
+        responseStatus: { code: 200 },
+        requestReceivedTimestamp: '2026-01-01T00:00:00.100000Z',
+        stageTimestamp: '2026-01-01T00:00:00.250000Z',
+      }),
+    );
+    expect(e).toEqual({
+      user: 'system:serviceaccount:bench-peers:argo-rollouts',
+      verb: 'patch',
+      resource: 'rollouts/status',
+      namespace: 'ns',
+      name: 'app-001',
+      received: Date.parse('2026-01-01T00:00:00.100Z'),
+      completed: Date.parse('2026-01-01T00:00:00.250Z'),
+      code: 200,
+    });
+  });
+
+  it('skips other stages and blank lines', () => {
+    expect(parseAuditEvent('')).toBeUndefined();
+    expect(parseAuditEvent(line({ stage: 'ResponseStarted', verb: 'watch', requestReceivedTimestamp: 'x', stageTimestamp: 'y' }))).toBeUndefined();
+  });
+});
+
+const ev = (user: string, verb: string, resource: string, received: number): AuditEvent => ({
+  user,
+  verb,
+  resource,
+  namespace: 'ns',
+  name: 'x',
+  received,
+  completed: received + 1,
+  code: 200,
+});
+
+describe('scaleWrites', () => {
+  const rs = (name: string, verb: string, completed: number, replicas: number | undefined): AuditEvent => ({
+    ...ev('a', verb, 'replicasets', completed - 1),
+    name,
+    completed,
+    replicas,
+  });
+
+  it("keeps the ReplicaSet writes that changed spec.replicas (creation included), in the API server's order", () => {
+    const events = [
+      rs('a-1', 'update', 30, 3), // scale 1 → 3
+      rs('a-1', 'create', 10, 1),
+      rs('a-1', 'update', 20, 1), // annotations only
+      rs('a-2', 'patch', 25, 9),
+      rs('a-1', 'patch', 40, undefined), // a failed write: no ReplicaSet returned
+      rs('a-2', 'patch', 50, 9),
+    ];
+    expect(scaleWrites(events).map((e) => `${e.name}@${e.completed}`)).toEqual(['a-1@10', 'a-2@25', 'a-1@30']);
+  });
+
+  it('parseAuditEvent reads the replicas a ReplicaSet write returned', () => {
+    const base = { stage: 'ResponseComplete', verb: 'update', requestReceivedTimestamp: '2026-01-01T00:00:00Z', stageTimestamp: '2026-01-01T00:00:00Z' };
+    expect(parseAuditEvent(line({ ...base, responseObject: { kind: 'ReplicaSet', spec: { replicas: 4 } } }))?.replicas).toBe(4);
+    expect(parseAuditEvent(line({ ...base, responseObject: { kind: 'Status' } }))?.replicas).toBeUndefined();
+  });
+});
+
+describe('requestsByVerbResource', () => {
+  it("counts one user's requests inside the window by verb and resource, per rollout", () => {
+    const events = [
+      ev('a', 'patch', 'replicasets', 10),
+      ev('a', 'patch', 'replicasets', 20),
+      ev('a', 'update', 'rollouts/status', 20),
+      ev('b', 'patch', 'replicasets', 20),
+      ev('a', 'patch', 'replicasets', 5),
+      ev('a', 'patch', 'replicasets', 31),
+    ];
+    expect(requestsByVerbResource(events, 'a', 10, 30, 2)).toEqual(
+      new Map([
+        ['patch replicasets', 1],
+        ['update rollouts/status', 0.5],
+      ]),
+    );
+  });
+});
+
+describe('stepReactions', () => {
+  it("times each step from its target-th pod available to the controller's first write after it", () => {
+    // pods available at 100, 200, 300, 400 (unordered); steps need 1, 3 and 4 pods; writes at 150, 320, 330, 1000
+    expect(stepReactions([300, 100, 400, 200], [1, 3, 4], [330, 150, 1000, 320])).toEqual([50, 20, 600]);
+  });
+
+  it('leaves out a step whose pods never all became available, or that no write followed', () => {
+    expect(stepReactions([100, 200], [1, 3], [150])).toEqual([50]);
+    expect(stepReactions([100, 200], [1, 2], [150])).toEqual([50]);
+  });
+
+  it('belongsTo: the rollout itself and its ReplicaSets, not a rollout whose name merely starts alike', () => {
+    expect(belongsTo('app-001', 'app-001')).toBe(true);
+    expect(belongsTo('app-001-7d9f', 'app-001')).toBe(true);
+    expect(belongsTo('app-0010', 'app-001')).toBe(false);
+    expect(belongsTo(undefined, 'app-001')).toBe(false);
+  });
+});
+
+describe('percentile and ratio', () => {
+  it('percentile: nearest rank of ascending values', () => {
+    const v = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect(percentile(v, 50)).toBe(50);
+    expect(percentile(v, 99)).toBe(99);
+    expect(percentile([7], 99)).toBe(7);
+    expect(percentile([], 50)).toBeNaN();
+  });
+
+  it('ratio: ours / theirs, or a dash when it means nothing', () => {
+    expect(ratio(1, 4)).toBe('0.25');
+    expect(ratio(0, 0)).toBe('1.00');
+    expect(ratio(1, 0)).toBe('-');
+    expect(ratio(Number.NaN, 1)).toBe('-');
+  });
+});
