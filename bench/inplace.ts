@@ -67,7 +67,7 @@ import { renderSet, type RenderedExtendedDeployment } from '../core/render.js';
 import { median, textTable } from './figures.js';
 import { pullSeconds } from '../test/cluster/realistic-timings.js';
 import { AgentChild } from './agent-child.js';
-import { Api, GROUP, VERSION, installCrds, labDeployRegions, listWatch, log, repoRoot, waitUntil } from './lab-kit.js';
+import { Api, GROUP, VERSION, installCrds, labDeployRegions, listWatch, log, namespacedAgentArgs, repoRoot, waitUntil } from './lab-kit.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // options
@@ -348,25 +348,7 @@ async function measure(api: Api, kubeconfig: string, o: Options, sizeMb: number)
   for (const r of regions) await api.apply(r, 'deployregions', false);
   const watch = new PodWatch(api, ns);
   await watch.start();
-  const agent = new AgentChild(
-    [
-      '--kubeconfig',
-      kubeconfig,
-      '--namespace',
-      ns,
-      '--lease-namespace',
-      ns,
-      '--metrics-bind-address',
-      '127.0.0.1:0',
-      '--health-probe-bind-address',
-      '127.0.0.1:0',
-      '--identity',
-      `bench-${ns}`,
-      '--workers',
-      '2',
-    ],
-    o.agentLog,
-  );
+  const agent = new AgentChild(namespacedAgentArgs(kubeconfig, ns, `bench-${ns}`, 2), o.agentLog);
   const measurements: Measurement[] = [];
   try {
     await agent.waitLeading(120_000);

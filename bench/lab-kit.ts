@@ -379,6 +379,28 @@ export function benchNode(runId: string, index: number, zone: string, kubeletVer
 }
 
 /**
+ * The command line of an agent that watches only `ns` and holds its Lease there, metrics and probes on free loopback
+ * ports (the benches' agents, several of which may run against one lab).
+ */
+export function namespacedAgentArgs(kubeconfig: string, ns: string, identity: string, workers?: number): string[] {
+  const base = [
+    '--kubeconfig',
+    kubeconfig,
+    '--namespace',
+    ns,
+    '--lease-namespace',
+    ns,
+    '--metrics-bind-address',
+    '127.0.0.1:0',
+    '--health-probe-bind-address',
+    '127.0.0.1:0',
+    '--identity',
+    identity,
+  ];
+  return workers === undefined ? base : [...base, '--workers', String(workers)];
+}
+
+/**
  * One bench run on the lab: its own kwok nodes (tainted, labelled with the run id), a namespace, and cleanup of both
  * (and of the DeployRegions it was given). Nodes are spread over `regions` zones `bench-zone-<1..R>`.
  */
@@ -427,21 +449,7 @@ export class BenchRun {
 
   /** The agent's command line for this run (the lab's admin kubeconfig, this namespace, its own Lease). */
   agentArgs(workers?: number): string[] {
-    const base = [
-      '--kubeconfig',
-      kubeconfigPath,
-      '--namespace',
-      this.ns,
-      '--lease-namespace',
-      this.ns,
-      '--metrics-bind-address',
-      '127.0.0.1:0',
-      '--health-probe-bind-address',
-      '127.0.0.1:0',
-      '--identity',
-      `bench-${this.runId}`,
-    ];
-    return workers === undefined ? base : [...base, '--workers', String(workers)];
+    return namespacedAgentArgs(kubeconfigPath, this.ns, `bench-${this.runId}`, workers);
   }
 
   /** Deletes the namespace (and waits for it), the DeployRegions and the nodes. */

@@ -77,6 +77,7 @@ import {
   labBuild,
   listWatch,
   log,
+  namespacedAgentArgs,
   pool,
   sleep,
   statusWritesCompleted,
@@ -215,23 +216,7 @@ function freePort(): Promise<number> {
 }
 
 async function startOurs(kubeconfig: string, ns: string, runId: string, logFile: string | undefined): Promise<Controller> {
-  const agent = new AgentChild(
-    [
-      '--kubeconfig',
-      kubeconfig,
-      '--namespace',
-      ns,
-      '--lease-namespace',
-      ns,
-      '--metrics-bind-address',
-      '127.0.0.1:0',
-      '--health-probe-bind-address',
-      '127.0.0.1:0',
-      '--identity',
-      `peers-${runId}`,
-    ],
-    logFile,
-  );
+  const agent = new AgentChild(namespacedAgentArgs(kubeconfig, ns, `peers-${runId}`), logFile);
   await agent.waitLeading(120_000);
   return { pid: agent.child.pid!, stop: () => agent.stop() };
 }
