@@ -265,10 +265,14 @@ describe('moves', () => {
       'moves-no-move',
       async (env: RolloutEnv) => {
         const [a, , c] = env.regions.map((r) => r.metadata!.name!) as [string, string, string];
+        // Nodes failed together are found failed up to ~3.5 s apart (Lease renewals every 2 s, node monitor every 1 s,
+        // then the region's status): a toleration shorter than that lets the region found failed first move its
+        // replicas to the other before that one fails too, which is right, and not what this test is about.
+        const tolerationSeconds = 8;
         const ed = env.render({
           image: 'registry.example/web:1',
           replicas: [2, undefined, 2],
-          strategy: { faultMove: { enable: true, tolerationSeconds: 3 }, moveBack: { enable: true, stabilizationSeconds: 3 } },
+          strategy: { faultMove: { enable: true, tolerationSeconds }, moveBack: { enable: true, stabilizationSeconds: 3 } },
         });
         await apply(ed);
         await waitFor('Healthy', async () => (await readStatus(ns)).phase === 'Healthy', { timeoutMs: 90_000 });
@@ -285,7 +289,7 @@ describe('moves', () => {
           { timeoutMs: 60_000 },
         );
         // Well past the toleration: still nothing moves.
-        for (let i = 0; i < 16; i++) {
+        for (let i = 0; i < (tolerationSeconds + 4) * 2; i++) {
           expect((await readStatus(ns)).moves).toBeUndefined();
           await sleep(500);
         }
