@@ -135,6 +135,40 @@ describe('kube-config: client-node rules without client-node', () => {
     expect(context.getHeaders()['Impersonate-User']).toBe('someone');
   });
 
+  it('gives a watch the TLS settings an API request gets, and the cluster its CA and skip-verify without any user', async () => {
+    const cluster = {
+      name: 'c',
+      server: 'https://example:6443',
+      skipTLSVerify: false,
+      caData: Buffer.from('CA').toString('base64'),
+      tlsServerName: 'api.example',
+    };
+    const kc = new KubeConfig();
+    kc.loadFromOptions({ clusters: [cluster], users: [], contexts: [{ name: 'x', cluster: 'c', user: 'none' }], currentContext: 'x' });
+    const context = new RequestContext('https://example:6443/api/v1/nodes', 'GET');
+    await kc.applySecurityAuthentication(context);
+    const opts: HttpsRequestOptions = {};
+    await kc.applyToHTTPSOptions(opts);
+    for (const agent of [context.getAgent(), opts.agent] as (HttpsAgent & { options: Record<string, unknown> })[]) {
+      expect((agent.options['ca'] as Buffer).toString()).toBe('CA');
+      expect(agent.options['servername']).toBe('api.example');
+      expect(agent.options['rejectUnauthorized']).toBeUndefined();
+    }
+    kc.loadFromOptions({
+      clusters: [{ ...cluster, skipTLSVerify: true }],
+      users: [],
+      contexts: [{ name: 'x', cluster: 'c', user: 'none' }],
+      currentContext: 'x',
+    });
+    const skipping = new RequestContext('https://example:6443/api/v1/nodes', 'GET');
+    await kc.applySecurityAuthentication(skipping);
+    const watchOpts: HttpsRequestOptions = {};
+    await kc.applyToHTTPSOptions(watchOpts);
+    for (const agent of [skipping.getAgent(), watchOpts.agent] as (HttpsAgent & { options: Record<string, unknown> })[]) {
+      expect(agent.options['rejectUnauthorized']).toBe(false);
+    }
+  });
+
   it('in a pod: the service account token file as bearer token, and basic auth for a user with a password', async () => {
     const kc = new KubeConfig();
     process.env['KUBERNETES_SERVICE_HOST'] = '10.96.0.1';

@@ -23,6 +23,20 @@ function bufferFromFileOrString(file: string | undefined, data: string | undefin
   return data ? Buffer.from(data, 'base64') : null;
 }
 
+/** The TLS settings of request options, as an agent's options (one agent per request, as client-node makes them). */
+function tlsOf(opts: HttpsRequestOptions): AgentOptions {
+  const { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername } = opts;
+  return {
+    ca,
+    cert,
+    key,
+    pfx,
+    passphrase,
+    ...(rejectUnauthorized !== undefined && { rejectUnauthorized }),
+    ...(servername !== undefined && { servername }),
+  };
+}
+
 /** What client-node's authenticators implement (exec credentials, token files, auth providers). */
 interface Authenticator {
   isAuthProvider(user: User): unknown;
@@ -139,43 +153,41 @@ export class KubeConfig implements KubeAccess {
 
   /** TLS options, agent and authentication headers of a request (client-node's applyToHTTPSOptions). */
   async applyToHTTPSOptions(opts: HttpsRequestOptions): Promise<void> {
-    const user = this.getCurrentUser();
-    await this.applyOptions(opts);
+    const user = this.applyOptions(opts);
+    await this.authenticate(user, opts);
     if (user?.username) opts.auth = `${user.username}:${user.password ?? ''}`;
-    const agentOptions: AgentOptions = { ca: opts.ca, cert: opts.cert, key: opts.key, pfx: opts.pfx, passphrase: opts.passphrase };
-    if (opts.rejectUnauthorized !== undefined) agentOptions.rejectUnauthorized = opts.rejectUnauthorized;
-    if (opts.servername !== undefined) agentOptions.servername = opts.servername;
-    opts.agent = await this.agentFor(this.getCurrentCluster(), agentOptions);
+    opts.agent = await this.agentFor(this.getCurrentCluster(), tlsOf(opts));
   }
 
   /** Authenticates one API request (client-node's applySecurityAuthentication): headers and an agent with the TLS settings. */
   async applySecurityAuthentication(context: AuthContext): Promise<void> {
-    const cluster = this.getCurrentCluster();
-    const user = this.getCurrentUser();
     const opts: HttpsRequestOptions = {};
-    await this.applyOptions(opts);
-    const agentOptions: AgentOptions = {};
-    if (cluster?.skipTLSVerify) agentOptions.rejectUnauthorized = false;
-    if (cluster?.tlsServerName) agentOptions.servername = cluster.tlsServerName;
+    const user = this.applyOptions(opts);
+    await this.authenticate(user, opts);
     if (user?.username) context.setHeaderParam('Authorization', `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`);
     for (const [key, value] of Object.entries(opts.headers ?? {})) context.setHeaderParam(key, `${String(value)}`);
-    Object.assign(agentOptions, { ca: opts.ca, cert: opts.cert, key: opts.key, pfx: opts.pfx, passphrase: opts.passphrase });
-    if (opts.rejectUnauthorized !== undefined) agentOptions.rejectUnauthorized = opts.rejectUnauthorized;
-    context.setAgent(await this.agentFor(cluster, agentOptions));
+    context.setAgent(await this.agentFor(this.getCurrentCluster(), tlsOf(opts)));
   }
 
-  private async applyOptions(opts: HttpsRequestOptions): Promise<void> {
+  /** The current cluster's TLS settings and the current user's certificates into `opts`; the user, if there is one. */
+  private applyOptions(opts: HttpsRequestOptions): User | null {
     const cluster = this.getCurrentCluster();
-    const user = this.getCurrentUser();
-    if (!user) return;
     if (cluster?.skipTLSVerify) opts.rejectUnauthorized = false;
     if (cluster?.tlsServerName) opts.servername = cluster.tlsServerName;
     const ca = cluster ? bufferFromFileOrString(cluster.caFile, cluster.caData) : null;
     if (ca) opts.ca = ca;
+    const user = this.getCurrentUser();
+    if (!user) return null;
     const cert = bufferFromFileOrString(user.certFile, user.certData);
     if (cert) opts.cert = cert;
     const key = bufferFromFileOrString(user.keyFile, user.keyData);
     if (key) opts.key = key;
+    return user;
+  }
+
+  /** The user's headers: impersonation, then its authenticator's (exec plugin, token file, provider), then a token. */
+  private async authenticate(user: User | null, opts: HttpsRequestOptions): Promise<void> {
+    if (!user) return;
     opts.headers ??= {};
     if (user.impersonateUser != null) opts.headers['Impersonate-User'] = user.impersonateUser;
     const authenticator = this.authenticators.find((a) => a.isAuthProvider(user)) ?? (await this.authProviders()).find((a) => a.isAuthProvider(user));
