@@ -4,9 +4,13 @@ import { k8s } from 'cdk8s-plus-28';
 import { API_VERSION, ED_KIND } from '../core/api/identity.js';
 import type { ExtendedDeploymentInput, ExtendedDeploymentSpecInput } from '../core/api/extended-deployment.js';
 import type { JsonObject } from '../core/overrides.js';
+import { renderFleet } from '../core/fleet/render.js';
 import { renderExtendedDeployment, workloadNameCollisions } from '../core/render.js';
+import type { Cluster } from './cluster.js';
 import type { DeployRegion } from './deploy-region.js';
 import { emitRenderedExtendedDeployment } from './emit.js';
+import { emitManifest } from './manifest.js';
+import { parsedClusters } from './parsed-clusters.js';
 import { parsedRegions } from './parsed-regions.js';
 import type { IntOrPercent, LabelSelector, PatchOperation, RegionOverrides, StrategyProps } from './props.js';
 import { RenderError } from './render-error.js';
@@ -56,6 +60,41 @@ export interface ExtendedDeploymentRegion {
    * @default none
    */
   readonly adopt?: AdoptionReference;
+}
+
+/** One member cluster an {@link ExtendedDeployment} runs in (a fleet). */
+export interface ExtendedDeploymentCluster {
+  /** The cluster, by reference: a cluster that does not exist cannot be named. */
+  readonly cluster: Cluster;
+  /**
+   * Replicas in this cluster: an integer, or `"N%"` of `replicas`. Inside the cluster, its regions share them as they
+   * share `replicas` without clusters.
+   * @default an even share of what the other clusters leave
+   */
+  readonly replicas?: IntOrPercent;
+  /**
+   * Fewest replicas this cluster gets; minimums are satisfied first, in declared order.
+   * @default 0
+   */
+  readonly minReplicas?: number;
+  /**
+   * Most replicas this cluster gets; what it cannot take goes to later clusters.
+   * @default no limit
+   */
+  readonly maxReplicas?: number;
+  /**
+   * Typed changes to the pod template in every region of this cluster, applied before each region's own.
+   * @default none
+   */
+  readonly overrides?: RegionOverrides;
+}
+
+/** What one member cluster of an {@link ExtendedDeployment} with clusters gets. */
+export interface ExtendedDeploymentMember {
+  /** The cluster's name. */
+  readonly cluster: string;
+  /** What the render produced in that cluster: its regions, their revisions, its share. */
+  readonly rendering: ExtendedDeploymentRendering;
 }
 
 /** A workload whose pods a region adopts. */
@@ -158,6 +197,12 @@ export interface ExtendedDeploymentProps {
    * @default Beta groups of 1, new pods first, no gates (each field of {@link StrategyProps} has its default)
    */
   readonly strategy?: StrategyProps;
+  /**
+   * Member clusters to run in (a fleet): `replicas` is split over them as over regions, and each gets its own
+   * ExtendedDeployment with its share and the regions it has; `writeApp` writes each under `clusters/<name>/`.
+   * @default none: one set of output, as without clusters
+   */
+  readonly clusters?: ExtendedDeploymentCluster[];
 }
 
 /** The fields of each regional StatefulSet (subsetType `StatefulSet`) beside the pod template. */
@@ -218,8 +263,13 @@ function statefulSetSpec(props: StatefulSetProps): NonNullable<ExtendedDeploymen
 export class ExtendedDeployment extends Construct {
   /** The object's name. */
   readonly name: string;
-  /** What the render produced: regions, revisions, replicas. */
+  /**
+   * What the render produced: regions, revisions, replicas. With `clusters`, the fleet's total and no regions: each
+   * member's render is in `members`.
+   */
   readonly rendered: ExtendedDeploymentRendering;
+  /** With `clusters`: what each member cluster gets, in declared order; empty without. */
+  readonly members: readonly ExtendedDeploymentMember[];
 
   constructor(scope: Construct, id: string, props: ExtendedDeploymentProps) {
     super(scope, id);
@@ -246,6 +296,15 @@ export class ExtendedDeployment extends Construct {
       })),
       ...(overriders.length > 0 && { overriders }),
       ...(props.strategy && { strategy: props.strategy }),
+      ...(props.clusters && {
+        clusters: props.clusters.map((c) => ({
+          name: c.cluster.name,
+          ...(c.replicas !== undefined && { replicas: c.replicas }),
+          ...(c.minReplicas !== undefined && { minReplicas: c.minReplicas }),
+          ...(c.maxReplicas !== undefined && { maxReplicas: c.maxReplicas }),
+          ...(c.overrides && { overrides: c.overrides }),
+        })),
+      }),
     };
     const manifest: ExtendedDeploymentInput = {
       apiVersion: API_VERSION,
@@ -258,6 +317,15 @@ export class ExtendedDeployment extends Construct {
       },
       spec,
     };
+    if (props.clusters) {
+      const fleet = this.renderMembers(manifest);
+      this.members = fleet.members;
+      this.rendered = { regions: [], replicas: fleet.replicas, rolloutRevision: '' };
+      // The input form: writeApp renders it for each member, with the rest of the app.
+      emitManifest(this, 'Resource', { ...manifest });
+      return;
+    }
+    this.members = [];
     const regions = new Map(props.regions.flatMap((r) => parsedRegions.get(r.region) ?? []).map((region) => [region.metadata.name, region]));
     const result = renderExtendedDeployment(manifest, regions);
     if (!result.ok) throw new RenderError(result.problems);
@@ -270,5 +338,25 @@ export class ExtendedDeployment extends Construct {
     for (const r of result.value.regions) owners.set(workloadKey(r.workload), result.value.manifest);
     this.rendered = result.value;
     emitRenderedExtendedDeployment(this, result.value);
+  }
+
+  /**
+   * Checks the fleet split and each member's render now, against every DeployRegion and Cluster of the app so far (the
+   * ones this object names exist already), so that invalid props fail here, where the stack points at them; writeApp
+   * renders the members again with the whole app.
+   */
+  private renderMembers(manifest: ExtendedDeploymentInput): { members: ExtendedDeploymentMember[]; replicas: number } {
+    const all = this.node.root.node.findAll();
+    const objects = [...all.flatMap((c) => parsedRegions.get(c) ?? []), ...all.flatMap((c) => parsedClusters.get(c) ?? []), manifest];
+    const result = renderFleet(objects);
+    if (!result.ok) throw new RenderError(result.problems);
+    const members = result.value.layout === 'clusters' ? result.value.clusters : [];
+    const mine = members.flatMap((c) => {
+      const rendered = c.rendered.extendedDeployments[0];
+      return rendered ? [{ cluster: c.cluster.metadata.name, rendering: rendered }] : [];
+    });
+    const order = (manifest.spec.clusters ?? []).map((c) => c.name);
+    mine.sort((a, b) => order.indexOf(a.cluster) - order.indexOf(b.cluster));
+    return { members: mine, replicas: mine.reduce((sum, m) => sum + m.rendering.replicas, 0) };
   }
 }

@@ -325,4 +325,82 @@ export interface StrategyProps {
    * @default ReCreate
    */
   readonly updateStrategy?: UpdateStrategyProps;
+  /**
+   * How the clusters of `clusters` follow each other. Only with `clusters`.
+   * @default one wave per cluster in declared order, a 300 s soak, no failure tolerated
+   */
+  readonly fleet?: FleetStrategyProps;
+}
+
+/** How the member clusters of an ExtendedDeployment follow each other (`strategy.fleet`). */
+export interface FleetStrategyProps {
+  /**
+   * Cluster names, wave by wave: a cluster's rollout starts its first group only once every cluster of the earlier
+   * waves completed it. Every cluster of `clusters` in exactly one wave.
+   * @default one wave per cluster, in `clusters` order
+   */
+  readonly waves?: string[][];
+  /**
+   * How long every cluster of the earlier waves must stay Healthy at the release before a wave starts, in seconds.
+   * @default 300
+   */
+  readonly minSuccessSeconds?: number;
+  /**
+   * Clusters of earlier waves that may be Degraded (or, with `onUnreachable` Proceed, unreachable) without holding a
+   * wave back.
+   * @default 0
+   */
+  readonly maxFailures?: number;
+  /**
+   * What a wave does when a cluster of an earlier wave cannot be read.
+   * @default wait for it
+   */
+  readonly onUnreachable?: OnUnreachableProps;
+  /**
+   * Waves (by index, from 0) whose start needs an approval.
+   * @default none
+   */
+  readonly approveWaves?: number[];
+  /**
+   * Whether the members run the replicas of a lost member.
+   * @default off
+   */
+  readonly failover?: FailoverProps;
+}
+
+/** What a wave does when a cluster of an earlier wave cannot be read. */
+export interface OnUnreachableProps {
+  /**
+   * `Wait`: an unreachable earlier cluster holds the wave. `Proceed`: one unreachable for `afterSeconds` counts as one of
+   * `maxFailures`.
+   * @default "Wait"
+   */
+  readonly action?: 'Wait' | 'Proceed';
+  /**
+   * How long an earlier cluster must stay unreachable before `Proceed` counts it as failed, in seconds.
+   * @default 600
+   */
+  readonly afterSeconds?: number;
+}
+
+/** Whether the members of a fleet run the replicas of a lost member. */
+export interface FailoverProps {
+  /**
+   * `Off`: a lost member's replicas run nowhere else. `Additive`: the other members add them to their own, in
+   * proportion to their shares, until it is back.
+   * @default "Off"
+   */
+  readonly mode?: 'Off' | 'Additive';
+  /**
+   * How long a member must stay unreachable, without its agent, or with every region Failed before it counts as lost,
+   * in seconds.
+   * @default 120
+   */
+  readonly toleranceSeconds?: number;
+  /**
+   * How long a lost member must be Healthy with its replicas available again before the others remove what they
+   * added, in seconds.
+   * @default 600
+   */
+  readonly stabilizationSeconds?: number;
 }

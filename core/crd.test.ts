@@ -99,6 +99,7 @@ describe('generated CRDs', () => {
     const rules = (spec['x-kubernetes-validations'] as { message: string }[]).map((r) => r.message);
     expect(rules).toEqual([
       'region names must be unique',
+      'cluster names must be unique',
       'every overriders entry must name a region of spec.regions',
       'percentage replicas need spec.replicas',
       'in-place updates need subsetType ReplicaSet or InplaceSet',

@@ -129,3 +129,22 @@ describe('distributeReplicas: a total below the regions needs (the scale subreso
     expect(distributeReplicas(2, [{ replicas: 1, minReplicas: 2 }, { replicas: 3 }], 'scaleDown').ok).toBe(false);
   });
 });
+
+describe('distributeReplicas over another list (a fleet’s clusters)', () => {
+  it('names that list and its total in its problems, and splits the same way', () => {
+    const scope = { path: ['spec', 'clusters'], entry: 'cluster', total: 'spec.replicas' };
+    expect(distributeReplicas(4, [{ replicas: 3 }, { replicas: 3 }], 'refuse', scope)).toEqual({
+      ok: false,
+      problems: [{ path: ['spec', 'clusters'], message: 'integer replicas add up to 6, more than spec.replicas (4)' }],
+    });
+    expect(distributeReplicas(undefined, [{ replicas: '50%' }], 'refuse', scope)).toEqual({
+      ok: false,
+      problems: [{ path: ['spec', 'clusters', 0, 'replicas'], message: '"50%" needs spec.replicas to take a share of' }],
+    });
+    expect(distributeReplicas(8, [{ replicas: 3 }, { replicas: 3 }], 'refuse', scope)).toEqual({
+      ok: false,
+      problems: [{ path: ['spec', 'clusters'], message: 'every cluster has a fixed count, but they add up to 6, not spec.replicas (8)' }],
+    });
+    expect(distributeReplicas(9, [{ replicas: '50%' }, {}], 'refuse', scope)).toEqual(distributeReplicas(9, [{ replicas: '50%' }, {}]));
+  });
+});

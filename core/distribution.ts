@@ -22,13 +22,29 @@ export interface DistributionProblem {
   readonly message: string;
 }
 
+/**
+ * What is being split, for the problems' paths and messages: spec.regions of spec.replicas, or a fleet's spec.clusters,
+ * or the regions of one cluster of a fleet over that cluster's share.
+ */
+export interface DistributionScope {
+  /** The path of the list of entries, e.g. `['spec', 'regions']`. */
+  readonly path: FieldPath;
+  /** How a message names one entry: `region`. */
+  readonly entry: string;
+  /** How a message names the total: `spec.replicas`. */
+  readonly total: string;
+}
+
+/** spec.regions over spec.replicas: the split of an ExtendedDeployment without clusters. */
+export const REGIONS: DistributionScope = { path: ['spec', 'regions'], entry: 'region', total: 'spec.replicas' };
+
 /** The outcome: the total and each region's replicas in declared order, or every problem found. */
 export type Distribution =
   | { readonly ok: true; readonly total: number; readonly replicas: readonly number[] }
   | { readonly ok: false; readonly problems: readonly DistributionProblem[] };
 
 /**
- * Splits `total` replicas over regions, deterministically.
+ * Splits `total` replicas over regions (or the clusters of a fleet: `scope`), deterministically.
  *
  * 1. An integer region gets exactly its count.
  * 2. Percentage regions share floor(total × Σp / 100): each takes floor(total × p / 100), and what is left goes one
@@ -44,9 +60,16 @@ export type Distribution =
  * remainders, ties to the earlier region); regions without a need get none. So 6 + 3 + 3 fixed at a total of 8 is
  * 4 + 2 + 2, and back at 12 each region has its count again.
  */
-export function distributeReplicas(total: number | undefined, regions: readonly RegionShare[], belowNeeds: BelowNeeds = 'refuse'): Distribution {
+export function distributeReplicas(
+  total: number | undefined,
+  regions: readonly RegionShare[],
+  belowNeeds: BelowNeeds = 'refuse',
+  scope: DistributionScope = REGIONS,
+): Distribution {
   const problems: DistributionProblem[] = [];
-  const at = (i: number, field: string): FieldPath => ['spec', 'regions', i, field];
+  const list = scope.path;
+  const at = (i: number, field: string): FieldPath => [...list, i, field];
+  const { entry, total: totalName } = scope;
 
   const percents = regions.map((r) => (typeof r.replicas === 'string' ? parsePercent(r.replicas) : undefined));
   const ints = regions.map((r) => (typeof r.replicas === 'number' ? r.replicas : undefined));
@@ -54,8 +77,7 @@ export function distributeReplicas(total: number | undefined, regions: readonly 
 
   if (total === undefined) {
     percents.forEach((p, i) => {
-      if (p !== undefined)
-        problems.push({ path: at(i, 'replicas'), message: `${JSON.stringify(regions[i]?.replicas)} needs spec.replicas to take a share of` });
+      if (p !== undefined) problems.push({ path: at(i, 'replicas'), message: `${JSON.stringify(regions[i]?.replicas)} needs ${totalName} to take a share of` });
     });
   }
   const T = total ?? intSum;
@@ -73,7 +95,7 @@ export function distributeReplicas(total: number | undefined, regions: readonly 
   });
 
   const percentSum = percents.reduce<number>((sum, p) => sum + (p ?? 0), 0);
-  if (percentSum > 100) problems.push({ path: ['spec', 'regions'], message: `percentages add up to ${percentSum}%, more than 100%` });
+  if (percentSum > 100) problems.push({ path: list, message: `percentages add up to ${percentSum}%, more than 100%` });
   const needs = regions.map((r, i) => ints[i] ?? r.minReplicas ?? 0);
   const needSum = needs.reduce((sum, n) => sum + n, 0);
   if (belowNeeds === 'scaleDown' && problems.length === 0 && total !== undefined && total < needSum) {
@@ -83,7 +105,7 @@ export function distributeReplicas(total: number | undefined, regions: readonly 
     );
     return { ok: true, total, replicas: needs.map((_, i) => shares.get(String(i)) ?? 0) };
   }
-  if (intSum > T) problems.push({ path: ['spec', 'regions'], message: `integer replicas add up to ${intSum}, more than spec.replicas (${T})` });
+  if (intSum > T) problems.push({ path: list, message: `integer replicas add up to ${intSum}, more than ${totalName} (${T})` });
   if (problems.length > 0) return { ok: false, problems };
 
   const targets = regions.map((_, i) => ints[i] ?? 0);
@@ -100,18 +122,18 @@ export function distributeReplicas(total: number | undefined, regions: readonly 
   if (rest < 0) {
     return {
       ok: false,
-      problems: [{ path: ['spec', 'regions'], message: `regions ask for ${intSum + percentTotal} replicas, more than spec.replicas (${T})` }],
+      problems: [{ path: list, message: `${entry}s ask for ${intSum + percentTotal} replicas, more than ${totalName} (${T})` }],
     };
   }
   if (unsetIdx.length === 0 && rest > 0) {
     return {
       ok: false,
-      problems: [{ path: ['spec', 'regions'], message: `every region has a fixed count, but they add up to ${T - rest}, not spec.replicas (${T})` }],
+      problems: [{ path: list, message: `every ${entry} has a fixed count, but they add up to ${T - rest}, not ${totalName} (${T})` }],
     };
   }
   unsetIdx.forEach((i, k) => (targets[i] = Math.floor(rest / unsetIdx.length) + (k < rest % unsetIdx.length ? 1 : 0)));
 
-  return applyBounds(T - intSum, regions, ints, targets);
+  return applyBounds(T - intSum, regions, ints, targets, scope);
 }
 
 /** Hamilton's method: floor each quota, then hand the rest to the largest remainders, ties to the earlier entry. */
@@ -128,7 +150,13 @@ function largestRemainder(total: number, percents: readonly number[], seats: num
   return floors;
 }
 
-function applyBounds(pool: number, regions: readonly RegionShare[], ints: readonly (number | undefined)[], targets: readonly number[]): Distribution {
+function applyBounds(
+  pool: number,
+  regions: readonly RegionShare[],
+  ints: readonly (number | undefined)[],
+  targets: readonly number[],
+  { path, entry }: DistributionScope,
+): Distribution {
   const flexible = indexesWhere(ints, (n) => n === undefined);
   const lo = (i: number) => regions[i]?.minReplicas ?? 0;
   const hi = (i: number) => regions[i]?.maxReplicas ?? Number.POSITIVE_INFINITY;
@@ -137,13 +165,13 @@ function applyBounds(pool: number, regions: readonly RegionShare[], ints: readon
   if (minSum > pool) {
     return {
       ok: false,
-      problems: [{ path: ['spec', 'regions'], message: `minReplicas add up to ${minSum}, more than the ${pool} replicas these regions share` }],
+      problems: [{ path, message: `minReplicas add up to ${minSum}, more than the ${pool} replicas these ${entry}s share` }],
     };
   }
   if (flexible.length > 0 && maxSum < pool) {
     return {
       ok: false,
-      problems: [{ path: ['spec', 'regions'], message: `maxReplicas add up to ${maxSum}, fewer than the ${pool} replicas these regions share` }],
+      problems: [{ path, message: `maxReplicas add up to ${maxSum}, fewer than the ${pool} replicas these ${entry}s share` }],
     };
   }
 

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { deployRegionSpec } from './api/deploy-region.js';
 import { extendedDeploymentSpec } from './api/extended-deployment.js';
-import { API_VERSION, ED_KIND, REGION_KIND } from './api/identity.js';
+import { clusterSpec } from './api/cluster.js';
+import { fleetSpec } from './api/fleet.js';
+import { API_VERSION, CLUSTER_KIND, ED_KIND, FLEET_KIND, REGION_KIND } from './api/identity.js';
 
 type Schema = { [key: string]: unknown };
 
@@ -41,7 +43,7 @@ function section(title: string, schema: z.ZodType, root: string): string {
   return [`## ${title}`, '', '| Field | Type | Default | Meaning |', '|---|---|---|---|', ...table, ''].join('\n');
 }
 
-/** The field reference of both kinds, as markdown, generated from the zod schema descriptions. */
+/** The field reference of every kind, as markdown, generated from the zod schema descriptions. */
 export function fieldReference(): string {
   return [
     '# Field reference',
@@ -50,5 +52,7 @@ export function fieldReference(): string {
     '',
     section(`${REGION_KIND} \`${API_VERSION}\` (cluster-scoped)`, deployRegionSpec, 'spec'),
     section(`${ED_KIND} \`${API_VERSION}\``, extendedDeploymentSpec, 'spec'),
+    section(`${CLUSTER_KIND} \`${API_VERSION}\` (read by edctl render, never applied)`, clusterSpec, 'spec'),
+    section(`${FLEET_KIND} \`${API_VERSION}\` (read by edctl render, never applied)`, fleetSpec, 'spec'),
   ].join('\n');
 }

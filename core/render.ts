@@ -481,7 +481,7 @@ function refKey(ref: ObjectRef): string {
 }
 
 /** Problems that read the same (identical copies of one object defined twice) as one, with the inputs of all. */
-function mergeSame(problems: readonly Problem[]): Problem[] {
+export function mergeSame(problems: readonly Problem[]): Problem[] {
   const byLine = new Map<string, Problem>();
   for (const p of problems) {
     const line = formatProblem(p);

@@ -21,7 +21,8 @@ Examples:
   ${bin} crds -o crds/`,
     )
     .action((options: { outputDir?: string }) => {
-      const crds = customResourceDefinitions().map((c) => ({ ...c, text: HEADER + stringify(c.crd, { lineWidth: 0 }) }));
+      // YAML 1.1 quoting: kubectl and the engines read `Off`, `yes` or `on` unquoted as booleans (sigs.k8s.io/yaml).
+      const crds = customResourceDefinitions().map((c) => ({ ...c, text: HEADER + stringify(c.crd, { lineWidth: 0, version: '1.1' }) }));
       if (options.outputDir === undefined) {
         process.stdout.write(crds.map((c) => c.text).join('---\n'));
         return;

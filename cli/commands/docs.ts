@@ -8,7 +8,7 @@ export function registerDocs(program: Command): void {
   const bin = program.name();
   program
     .command('docs')
-    .description('Print or write the field reference of DeployRegion and ExtendedDeployment')
+    .description('Print or write the field reference of DeployRegion, ExtendedDeployment, Cluster and Fleet')
     .option('-o, --output <file>', 'write to this file (default: print to stdout)')
     .addHelpText('after', `\nExamples:\n  ${bin} docs -o docs/reference.md\n  ${bin} docs | less`)
     .action((options: { output?: string }) => {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { ED_KIND, REGION_KIND } from '../../core/api/identity.js';
+import { CLUSTER_KIND, ED_KIND, REGION_KIND } from '../../core/api/identity.js';
+import { renderFleet } from '../../core/fleet/render.js';
 import { formatObject, formatPath } from '../../core/problems.js';
-import { renderSet } from '../../core/render.js';
 import { formatProblemsWithFiles, loadObjects, problemPlaces, STDIN_NAME } from '../load.js';
 import { data, outputOption, type OutputFormat } from '../output.js';
 import { UserError } from '../user-error.js';
@@ -27,6 +27,8 @@ export interface ValidationReport {
   readonly objects: number;
   readonly deployRegions: number;
   readonly extendedDeployments: number;
+  /** Cluster objects (a fleet), when there are any. */
+  readonly clusters?: number;
   readonly problems: readonly ValidationProblem[];
 }
 
@@ -45,7 +47,7 @@ With --output json (or yaml) the report (valid, counts, problems with file, obje
 when the specs are invalid; the exit code is 1 then.
 
 Examples:
-  ${bin} validate -f examples/
+  ${bin} validate -f examples/upstream-sample examples/compat-mode
   ${bin} validate -f regions.yaml -f web.yaml
   kustomize build overlays/prod | ${bin} validate -f -
   ${bin} validate -f specs/ -o json | jq -r '.problems[] | "\\(.file): \\(.path): \\(.message)"'`,
@@ -58,7 +60,10 @@ Examples:
         if (!report.valid) throw new UserError([`${report.problems.length} ${report.problems.length === 1 ? 'problem' : 'problems'} (${listed})`]);
         return;
       }
-      process.stdout.write(`${report.objects} objects valid (${report.deployRegions} DeployRegions, ${report.extendedDeployments} ExtendedDeployments)\n`);
+      const clusters = report.clusters !== undefined ? `, ${report.clusters} Clusters` : '';
+      process.stdout.write(
+        `${report.objects} objects valid (${report.deployRegions} DeployRegions, ${report.extendedDeployments} ExtendedDeployments${clusters})\n`,
+      );
     });
 }
 
@@ -74,19 +79,26 @@ function validateFiles(paths: readonly string[], report: boolean): ValidationRep
     if (!report || !(error instanceof UserError)) throw error;
     return { valid: false, objects: 0, deployRegions: 0, extendedDeployments: 0, problems: error.lines.map((line) => fileAndMessage(line)) };
   }
-  const result = renderSet(objects.map((o) => o.object));
+  const result = renderFleet(objects.map((o) => o.object));
+  const count = (kind: string) => objects.filter((o) => o.object['kind'] === kind).length;
   if (result.ok) {
-    const { deployRegions, extendedDeployments } = result.value;
-    return { valid: true, objects: objects.length, deployRegions: deployRegions.length, extendedDeployments: extendedDeployments.length, problems: [] };
+    const fleet = result.value;
+    if (fleet.layout === 'flat') {
+      const { deployRegions, extendedDeployments } = fleet.rendered;
+      return { valid: true, objects: objects.length, deployRegions: deployRegions.length, extendedDeployments: extendedDeployments.length, problems: [] };
+    }
+    // Each cluster renders its own cut: the objects are counted as written.
+    const clusters = fleet.clusters.length;
+    return { valid: true, objects: objects.length, deployRegions: count(REGION_KIND), extendedDeployments: count(ED_KIND), clusters, problems: [] };
   }
   if (!report) throw new UserError(formatProblemsWithFiles(result.problems, objects));
   const places = problemPlaces(result.problems, objects);
-  const count = (kind: string) => objects.filter((o) => o.object['kind'] === kind).length;
   return {
     valid: false,
     objects: objects.length,
     deployRegions: count(REGION_KIND),
     extendedDeployments: count(ED_KIND),
+    ...(count(CLUSTER_KIND) > 0 && { clusters: count(CLUSTER_KIND) }),
     problems: result.problems.map((p, i) => {
       const path = formatPath(p.path);
       const first = objects[p.inputs?.[0] ?? -1];

@@ -131,6 +131,53 @@ export const regionPlacement = z
     ],
   });
 
+/** One member cluster of a fleet an ExtendedDeployment runs in: its share of spec.replicas, like a region's. */
+export const clusterPlacement = z
+  .strictObject({
+    name: dnsLabel.describe('Name of a Cluster of the render (Cluster objects are read by edctl render and never applied).'),
+    replicas: intOrPercent
+      .optional()
+      .describe(
+        'Replicas in this cluster: an integer, or "N%" of spec.replicas. Unset: the cluster shares what the other clusters leave, evenly. Inside the cluster, its regions share them as they share spec.replicas without clusters.',
+      ),
+    minReplicas: nonNegativeInt.optional().describe('Fewest replicas this cluster gets; minimums are satisfied first, in declared order.'),
+    maxReplicas: nonNegativeInt.optional().describe('Most replicas this cluster gets; what it cannot take goes to later clusters.'),
+    overrides: regionOverrides.optional().describe("Typed changes to the pod template in every region of this cluster, applied before the region's own."),
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      {
+        rule: '!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas',
+        message: 'minReplicas must not exceed maxReplicas',
+      },
+    ],
+  });
+
+/** One member of a fleet, as the render writes it into every member (spec.fleet.members). */
+const fleetMember = z.strictObject({
+  cluster: dnsLabel.describe('The member cluster.'),
+  replicas: nonNegativeInt.describe("The member's share of the fleet's replicas."),
+  wave: nonNegativeInt.describe('The wave the member belongs to, from 0.'),
+});
+
+/** What the render writes into each member's ExtendedDeployment: the fleet as that member sees it. */
+export const fleetMembership = z
+  .strictObject({
+    name: dnsLabel.describe("The fleet: the Fleet object's name, or the ExtendedDeployment's when the render has none."),
+    cluster: dnsLabel.describe('This member: the agent acts only when it equals its --cluster-name.'),
+    wave: nonNegativeInt.describe("This member's wave, from 0."),
+    release: z
+      .string()
+      .regex(/^[0-9a-f]{10}$/, { message: 'must be 10 lower-case hex digits' })
+      .describe("Digest of every member's replicas and region revisions: identical in every member of one render."),
+    members: z
+      .array(fleetMember)
+      .min(1, { message: 'needs at least one member' })
+      .max(64, { message: 'supports at most 64 members' })
+      .describe('Every member, in spec.clusters order.'),
+  })
+  .describe('Written by edctl render only (never in Git): which fleet, member, wave and release this rendering belongs to.');
+
 /** One RFC 6902 operation of an upstream-style overrider. */
 export const patchOperation = z.strictObject({
   path: z.string().min(1, { message: 'must not be empty' }).describe('JSON pointer into the pod template, e.g. /spec/containers/0/image.'),
@@ -209,6 +256,60 @@ const approval = z
   })
   .describe('Declarative approval a pull request can bump, instead of `edctl approve`.');
 
+export const onUnreachableActions = ['Wait', 'Proceed'] as const;
+export const failoverModes = ['Off', 'Additive'] as const;
+
+/** How the members of a fleet follow each other (spec.clusters). Its defaults apply only with spec.clusters. */
+export const fleetStrategy = z
+  .strictObject({
+    waves: z
+      .array(z.array(dnsLabel).max(64, { message: 'supports at most 64 clusters' }))
+      .max(64, { message: 'supports at most 64 waves' })
+      .optional()
+      .describe(
+        'Clusters by name, wave by wave: the first group of a rollout in a cluster waits until every cluster of the earlier waves has completed it. Every cluster of spec.clusters in exactly one wave. Unset: one wave per cluster, in spec.clusters order.',
+      ),
+    minSuccessSeconds: nonNegativeInt
+      .default(300)
+      .describe('How long every cluster of the earlier waves must stay Healthy at the release before a wave starts (the soak).'),
+    maxFailures: nonNegativeInt
+      .default(0)
+      .describe('Clusters of earlier waves that may be Degraded (or, with onUnreachable Proceed, unreachable) without holding a wave back.'),
+    onUnreachable: z
+      .strictObject({
+        action: z
+          .enum(onUnreachableActions)
+          .default('Wait')
+          .describe('Wait: an earlier cluster that cannot be read holds the wave. Proceed: one unreachable for afterSeconds counts as one of maxFailures.'),
+        afterSeconds: nonNegativeInt.default(600).describe('How long an earlier cluster must stay unreachable before Proceed counts it as failed.'),
+      })
+      .prefault({})
+      .describe('What a wave does when a cluster of an earlier wave cannot be read.'),
+    approveWaves: z
+      .array(nonNegativeInt)
+      .max(64, { message: 'supports at most 64 entries' })
+      .optional()
+      .describe('Waves (by index, from 0) whose start needs an approval.'),
+    failover: z
+      .strictObject({
+        mode: z
+          .enum(failoverModes)
+          .default('Off')
+          .describe(
+            "Off: a lost cluster's replicas are not run elsewhere. Additive: the other members add its replicas to their own, in proportion to their shares, until it is back.",
+          ),
+        toleranceSeconds: nonNegativeInt
+          .default(120)
+          .describe('How long a member must stay unreachable, without its agent, or with every region Failed before it counts as lost.'),
+        stabilizationSeconds: nonNegativeInt
+          .default(600)
+          .describe('How long a lost member must be Healthy with its replicas available again before the others remove what they added.'),
+      })
+      .prefault({})
+      .describe('Whether the members run the replicas of a lost member.'),
+  })
+  .describe('How the clusters of spec.clusters follow each other. Its defaults apply only with spec.clusters.');
+
 export const rolloutStrategies = ['Beta', 'Group'] as const;
 export const regionOrders = ['Parallel', 'Sequential'] as const;
 export const upgradeModes = ['scaleOutPriority', 'scaleInPriority', 'scaleSimultaneously'] as const;
@@ -242,6 +343,7 @@ export const rolloutStrategy = z
     faultMove: faultMove.describe('Fault moves.'),
     moveBack: moveBack.describe('Returning moved replicas.'),
     updateStrategy: updateStrategy.describe('How a pod reaches the new revision.'),
+    fleet: fleetStrategy.optional(),
   })
   .prefault({});
 
@@ -322,10 +424,23 @@ export const extendedDeploymentSpec = z
       .optional()
       .describe('Raw RFC 6902 patches per region, applied after the typed overrides.'),
     strategy: rolloutStrategy.describe('How rollouts proceed.'),
+    clusters: z
+      .array(clusterPlacement)
+      .min(1, { message: 'needs at least one cluster' })
+      .max(64, { message: 'supports at most 64 clusters' })
+      .optional()
+      .describe(
+        "Member clusters to run in, each a Cluster of the render: edctl render splits spec.replicas over them and writes each cluster's own ExtendedDeployment (its share, its regions, spec.fleet) under `clusters/<name>/`.",
+      ),
+    fleet: fleetMembership.optional(),
   })
   .meta({
     'x-kubernetes-validations': [
       { rule: 'self.regions.all(r, self.regions.exists_one(s, s.name == r.name))', message: 'region names must be unique' },
+      {
+        rule: '!has(self.clusters) || self.clusters.all(c, self.clusters.exists_one(d, d.name == c.name))',
+        message: 'cluster names must be unique',
+      },
       {
         rule: '!has(self.overriders) || self.overriders.all(o, self.regions.exists(r, r.name == o.name))',
         message: 'every overriders entry must name a region of spec.regions',
@@ -405,6 +520,47 @@ const adoption = z.object({
   message: z.string().optional().describe('Why it waits, or how far it is.'),
 });
 
+export const fleetGateStates = ['Open', 'Waiting'] as const;
+export const fleetGateReasons = ['PredecessorNotReady', 'PredecessorDegraded', 'PredecessorUnreachable', 'Soaking', 'WaitingForApproval'] as const;
+
+/** What this member's agent observed of the other members of its fleet. */
+const fleetPeer = z.object({
+  cluster: z.string().describe('The member observed.'),
+  healthySince: z.string().optional().describe("When (RFC 3339) this agent first saw it Healthy at this member's release: the start of the soak."),
+  healthyRelease: z
+    .string()
+    .optional()
+    .describe('The release it was Healthy at since healthySince: a soak belongs to one release, and another release starts it anew.'),
+  unreachableSince: z.string().optional().describe('When (RFC 3339) reading it first failed; cleared once it is read again.'),
+  lostSince: z.string().optional().describe('Failover: since when (RFC 3339) it counts as lost.'),
+});
+
+/** Replicas this member runs for a lost member (failover Additive). */
+const fleetAddition = z.object({
+  cluster: z.string().describe('The lost member.'),
+  replicas: z.number().int().describe('Replicas added here for it.'),
+  since: z.string().describe('When (RFC 3339) they were added.'),
+  returnedSince: z
+    .string()
+    .optional()
+    .describe('Since when (RFC 3339) the lost member has been back (reachable, Healthy, its replicas available): the stabilization start.'),
+});
+
+/** The fleet as this member's agent sees it (spec.fleet). */
+const fleetStatus = z.object({
+  release: z.string().optional().describe('The release (spec.fleet.release) this cluster has completed its rollout of: Healthy at it.'),
+  gate: z
+    .object({
+      state: z.enum(fleetGateStates).describe('Open: the rollout may start its first group. Waiting: it waits for earlier waves (reason says why).'),
+      reason: z.enum(fleetGateReasons).optional().describe('Why the gate waits.'),
+      message: z.string().optional().describe('A sentence for people: which member, since when, until when.'),
+    })
+    .optional()
+    .describe("The wave gate before this member's first group."),
+  peers: z.array(fleetPeer).optional().describe('One entry per member of an earlier wave (with failover, per other member).'),
+  additions: z.array(fleetAddition).optional().describe('Failover: replicas this member runs for lost members.'),
+});
+
 /** ExtendedDeployment status, written only by the agent. */
 export const extendedDeploymentStatus = z.object({
   observedGeneration: z.number().int().optional().describe('The spec generation this status describes.'),
@@ -429,6 +585,7 @@ export const extendedDeploymentStatus = z.object({
     .optional()
     .describe("One entry per region with `adopt`: how far its adoption is. A region's ReplicaSet may create pods only once its entry is Adopted."),
   conditions: z.array(condition).optional().describe('Progressing, Available, Moves and others.'),
+  fleet: fleetStatus.optional().describe('With spec.fleet: the wave gate, what this agent saw of the other members, and failover additions.'),
 });
 
 /** An ExtendedDeployment object (namespaced). */
@@ -470,3 +627,11 @@ export type StatefulSetFields = z.output<typeof statefulSetFields>;
 export type VolumeClaimTemplate = NonNullable<StatefulSetFields['volumeClaimTemplates']>[number];
 /** A region's changes to one claim template. */
 export type ClaimOverride = NonNullable<RegionOverrides['volumeClaims']>[string];
+/** One member cluster of spec.clusters, defaults applied. */
+export type ClusterPlacement = z.output<typeof clusterPlacement>;
+/** The fleet rollout strategy (spec.strategy.fleet) with defaults applied. */
+export type FleetStrategy = z.output<typeof fleetStrategy>;
+/** The render-written spec.fleet. */
+export type FleetMembership = z.output<typeof fleetMembership>;
+/** status.fleet, written by the agent. */
+export type FleetStatus = z.output<typeof fleetStatus>;

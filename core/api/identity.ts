@@ -25,3 +25,10 @@ export const REGION_PLURAL = 'deployregions';
 export const UPSTREAM_INPLACESET_KIND = 'InplaceSet';
 /** Plural of the upstream InplaceSet: a region may adopt one's pods once the upstream operator is uninstalled (core/adoption). */
 export const UPSTREAM_INPLACESET_PLURAL = 'inplacesets';
+/**
+ * Kind of a member cluster of a fleet. Render-time only: `edctl render` reads Cluster objects to lay its output out per
+ * cluster and never emits them, so no cluster serves the kind (no CRD).
+ */
+export const CLUSTER_KIND = 'Cluster';
+/** Kind of a fleet's delivery settings (where Argo CD or Flux read the output from). Render-time only, like Cluster. */
+export const FLEET_KIND = 'Fleet';
