@@ -24,6 +24,8 @@ import { ClusterNodes } from './cluster-nodes.js';
 import { ServerClock } from './runtime/server-clock.js';
 import { hasMoves } from '../core/observe/observe.js';
 import { WorkQueue } from './runtime/work-queue.js';
+import { FleetPeers } from './fleet-peers.js';
+import type { ExtendedDeploymentObject } from '../core/kube/objects.js';
 
 /** How long after a node or pod-usage change the ExtendedDeployments with replicas away are looked at again. */
 const ROOM_CHANGE_DELAY_MS = 1_000;
@@ -141,6 +143,31 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     watchKubeConfig: (resource) => countingKubeConfig(options.kubeConfig, countRequest, resource),
   });
   cluster = new ClusterNodes(informers.caches.nodes, informers.caches.usage);
+  // The other members of this agent's fleets, read only; a change of a peer wakes the fleet members it can concern.
+  const inFleet = (ed: ExtendedDeploymentObject) => (ed.spec as { fleet?: unknown } | undefined)?.fleet !== undefined;
+  const peers =
+    settings.clusterName !== undefined && settings.peerKubeconfigDir !== undefined
+      ? new FleetPeers({
+          dir: settings.peerKubeconfigDir,
+          self: settings.clusterName,
+          leaseNamespace: settings.leaseNamespace,
+          leaseName: settings.leaseName,
+          clock,
+          log,
+          userAgent: transport.userAgent,
+          onChange: (_cluster, changed) => {
+            const q = term?.eds;
+            if (!q) return;
+            const candidates = changed
+              ? [informers.caches.extendedDeployments.get(changed.name, changed.namespace)].filter((ed) => ed !== undefined)
+              : informers.caches.extendedDeployments.list();
+            for (const ed of candidates) {
+              const key = edKey(ed);
+              if (key && inFleet(ed)) q.add(key);
+            }
+          },
+        })
+      : undefined;
   const recorder = apiEventRecorder(core, settings.identity, log, { clock });
   const reconciler = new Reconciler({
     caches: informers.caches,
@@ -149,6 +176,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     metrics,
     cluster,
     forbiddenReads: () => forbiddenReads(informers),
+    fleet: { clusterName: settings.clusterName, peers, peerDir: settings.peerKubeconfigDir },
     ports: {
       performAction: (namespace, kind, action) => performAction({ core, apps, custom, now: () => clock.now() }, namespace, kind, action),
       performHistoryAction: (namespace, action) => performHistoryAction(apps, namespace, action),
@@ -185,6 +213,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     log,
   });
   for (const informer of [...informers.all, ...informers.besides]) informer.start();
+  peers?.start();
 
   const startLeading = () => {
     metrics.leader.set(1);
@@ -285,7 +314,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
       //    instead of after the lease expires.
       if (release && drained) await elector?.release();
       // 4. Stop watching, then close the endpoints.
-      await Promise.all([...informers.all, ...informers.besides, informers.caches.usage].map((i) => i.stop()));
+      await Promise.all([...informers.all, ...informers.besides, informers.caches.usage, ...(peers ? [peers] : [])].map((i) => i.stop()));
       await server.close();
       log.info('stopped');
     })());

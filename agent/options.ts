@@ -28,6 +28,13 @@ export interface AgentSettings {
   readonly workers: number;
   /** Caches not synced this long after the start end the process (non-zero exit), so the failure is visible. */
   readonly cacheSyncTimeoutSeconds: number;
+  /**
+   * The fleet member this agent runs in (a Cluster's name): an ExtendedDeployment rendered for another member is
+   * invalid here. Undefined outside a fleet.
+   */
+  readonly clusterName: string | undefined;
+  /** A folder of `<cluster>/kubeconfig` files, one per other member, read only (agent/fleet-peers.ts). */
+  readonly peerKubeconfigDir: string | undefined;
 }
 
 /** Where the agent is installed when POD_NAMESPACE (from the downward API) is not set. */
@@ -82,6 +89,8 @@ export function agentSettings(partial: Partial<AgentSettings> = {}): AgentSettin
     identity: partial.identity ?? defaultIdentity(),
     workers: partial.workers ?? DEFAULT_WORKERS,
     cacheSyncTimeoutSeconds: partial.cacheSyncTimeoutSeconds ?? DEFAULT_CACHE_SYNC_TIMEOUT_SECONDS,
+    clusterName: partial.clusterName,
+    peerKubeconfigDir: partial.peerKubeconfigDir,
   };
 }
 

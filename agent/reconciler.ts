@@ -18,7 +18,10 @@ import { splitKey, type ExtendedDeploymentObject, type MetaObject, type PodObjec
 import { OwnWrites, writtenId, type WrittenKind } from './own-writes.js';
 import { decide, decideInvalid, type Decision } from '../core/rollout/decision.js';
 import { withoutManagedFields } from './runtime/slim-informer.js';
-import { podsByRegion, observe, wantsMoves } from '../core/observe/observe.js';
+import { podsByRegion, observe, wantsMoves, type Observation } from '../core/observe/observe.js';
+import { memberProblems } from '../core/fleet/look.js';
+import { APPROVED_RELEASE_ANNOTATION } from '../core/labels.js';
+import { observePeers, type FleetAccess } from './fleet-peers.js';
 import { workloadKindOf, workloadsOfKind } from '../core/kube/workload-kinds.js';
 import { forbiddenReadStatus, forbiddenStatus, problemsMessage, statusChanged } from '../core/rollout/status-decision.js';
 import type { ClusterNodes } from './cluster-nodes.js';
@@ -140,6 +143,8 @@ export class Reconciler {
       readonly cluster?: ClusterNodes;
       /** The reads the caches depend on that the API server forbids now (informers.ts forbiddenReads); none when absent. */
       readonly forbiddenReads?: () => readonly ApiRead[];
+      /** The fleet this agent's cluster belongs to (--cluster-name, its peers); members wait as if no peer were read without it. */
+      readonly fleet?: FleetAccess;
     },
   ) {}
 
@@ -233,22 +238,24 @@ export class Reconciler {
       ),
     );
 
-    if (!observed.ok) {
+    const checked = this.asFleetMember(observed);
+    if (!checked.ok) {
       // An invalid object must not stop the agent: report it on the object and go on with the others. A spec change
       // enqueues it again, so no retry is needed. Its pods still become Ready: an invalid spec must not turn into an
       // outage. Both are tried whatever the other's outcome.
-      const { status, events, statusWrite } = decideInvalid(observed, ed.status, clock.now());
+      const { status, events, statusWrite } = decideInvalid(checked, ed.status, clock.now());
       const report = async () => {
         if (statusWrite !== 'none') await this.write(key, ed, status, log);
         for (const event of events) ports.recordEvent(ed, event);
-        if (events.length > 0) log.warn('invalid spec', { problems: problemsMessage(observed.problems) });
+        if (events.length > 0) log.warn('invalid spec', { problems: problemsMessage(checked.problems) });
       };
       const failed = (await Promise.allSettled([openGates(), report()])).find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
       return { outcome: 'invalid' };
     }
 
-    const input = await failSafe(async () => withAdoption(observed.input, (names) => ports.fetchAdoptionObjects(namespace, names)));
+    const adopting = await failSafe(async () => withAdoption(checked.input, (names) => ports.fetchAdoptionObjects(namespace, names)));
+    const input = this.withFleet(adopting, ed);
     onValid({ ed, input, workloads });
     const decision = await failSafe(() => decide(input, ed.status));
     const { plan, statusWrite, progressOnly } = decision;
@@ -288,6 +295,22 @@ export class Reconciler {
     for (const change of plan.moveChanges ?? []) metrics?.movedReplicas.inc({ kind: change.kind, reason: change.reason }, change.count);
     const requeueAfterMs = decision.lookAgainInMs;
     return requeueAfterMs === undefined ? { outcome: 'synced' } : { outcome: 'synced', requeueAfterMs };
+  }
+
+  /** The observation, invalid when the object is a fleet member rendered for another cluster than this agent's. */
+  private asFleetMember(observed: Observation): Observation {
+    if (!observed.ok) return observed;
+    const problems = memberProblems(observed.input.ed, this.deps.fleet?.clusterName);
+    return problems.length === 0 ? observed : { ok: false, problems, generation: observed.input.generation, status: observed.input.status };
+  }
+
+  /** The planner's input with what this agent sees of the other members of the object's fleet, if it is a member. */
+  private withFleet(input: RolloutInput, ed: ExtendedDeploymentObject): RolloutInput {
+    const fleet = input.ed.spec.fleet;
+    if (fleet === undefined) return input;
+    const { namespace = '', name } = input.ed.metadata;
+    const approved = ed.metadata?.annotations?.[APPROVED_RELEASE_ANNOTATION] === fleet.release;
+    return { ...input, fleet: { peers: observePeers(this.deps.fleet, fleet.members, fleet.cluster, namespace, name), approved } };
   }
 
   /**

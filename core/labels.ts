@@ -16,6 +16,11 @@ export const PAUSED_ANNOTATION = `${API_GROUP}/paused`;
 export const ABORTED_ANNOTATION = `${API_GROUP}/aborted`;
 /** Annotation `edctl approve` sets: `<rolloutRevision>/<group>`, groups up to that one may start. */
 export const APPROVED_ANNOTATION = `${API_GROUP}/approved`;
+/**
+ * Annotation `edctl approve --release` sets on a fleet member waiting for an approval of its wave: the release
+ * (spec.fleet.release) it approves; another release's approval does not count.
+ */
+export const APPROVED_RELEASE_ANNOTATION = `${API_GROUP}/approved-release`;
 /** Annotation `edctl resume` sets: when (RFC 3339) the rollout was resumed; restarts the group's progress deadline. */
 export const RESUMED_AT_ANNOTATION = `${API_GROUP}/resumed-at`;
 /** Kubernetes' pod annotation: the ReplicaSet controller removes pods with a lower cost first. */

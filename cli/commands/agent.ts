@@ -29,6 +29,8 @@ interface AgentFlags {
   identity?: string;
   workers: number;
   cacheSyncTimeout: number;
+  clusterName?: string;
+  peerKubeconfigs?: string;
   logLevel: LogLevel;
 }
 
@@ -59,6 +61,11 @@ function parseWorkers(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 64) throw new InvalidArgumentError('expected an integer from 1 to 64');
   return n;
+}
+
+function parseClusterName(value: string): string {
+  if (!dnsLabel.safeParse(value).success) throw new InvalidArgumentError('expected a Cluster name: a DNS label (lower-case letters, digits and "-")');
+  return value;
 }
 
 function parseSeconds(value: string): number {
@@ -114,6 +121,15 @@ export function registerAgent(program: Command): void {
       parseSeconds,
       DEFAULT_CACHE_SYNC_TIMEOUT_SECONDS,
     )
+    .option(
+      '--cluster-name <name>',
+      'the fleet member this agent runs in (a Cluster of the render): it paces its waves against the other members',
+      parseClusterName,
+    )
+    .option(
+      '--peer-kubeconfigs <dir>',
+      "a folder with <cluster>/kubeconfig for every other member, read only (the peer Secrets of 'edctl fleet connect', mounted)",
+    )
     .addOption(new Option('--log-level <level>', 'least severe log level written').choices(LOG_LEVELS).default('info'))
     .addHelpText(
       'after',
@@ -159,6 +175,8 @@ Examples:
           workers: flags.workers,
           cacheSyncTimeoutSeconds: flags.cacheSyncTimeout,
           ...(flags.identity !== undefined && { identity: flags.identity }),
+          ...(flags.clusterName !== undefined && { clusterName: flags.clusterName }),
+          ...(flags.peerKubeconfigs !== undefined && { peerKubeconfigDir: flags.peerKubeconfigs }),
         });
       } catch (error) {
         const { code, address, port } = (error ?? {}) as { code?: unknown; address?: unknown; port?: unknown };

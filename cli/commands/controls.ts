@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { approvalValue } from '../../core/rollout/controls.js';
-import { abortTarget, approveTarget, type ControlTarget } from '../../core/rollout/control-targets.js';
+import { abortTarget, approveTarget, fleetApprovalTarget, type ControlTarget } from '../../core/rollout/control-targets.js';
 import type { ExtendedDeploymentObject } from '../../core/kube/objects.js';
-import { ABORTED_ANNOTATION, APPROVED_ANNOTATION, PAUSED_ANNOTATION, RESUMED_AT_ANNOTATION } from '../../core/labels.js';
+import { ABORTED_ANNOTATION, APPROVED_ANNOTATION, APPROVED_RELEASE_ANNOTATION, PAUSED_ANNOTATION, RESUMED_AT_ANNOTATION } from '../../core/labels.js';
 import { addKubeFlags, connect, patchAnnotations, readExtendedDeployment, type Kube, type KubeFlags } from '../kube.js';
 import { UserError } from '../user-error.js';
 
@@ -25,9 +25,17 @@ async function targetOf(kube: Kube, name: string, choose: (ed: ExtendedDeploymen
 /** `edctl approve`, `pause`, `resume` and `abort`: annotations on the ExtendedDeployment that the agent reads. */
 export function registerControls(program: Command): void {
   control(program, 'approve', ['web -n shop', 'web -n shop --context prod --kubeconfig ~/.kube/prod'])
-    .description('Let the next group of the current rollout start (when it waits for confirmation)')
+    .description(
+      "Let the next group of the current rollout start (when it waits for confirmation), or a fleet member's wave (when its gate waits for an approval)",
+    )
     .action(async (name: string, flags: KubeFlags) => {
       const kube = await connect(flags);
+      const fleet = fleetApprovalTarget(await readExtendedDeployment(kube, name));
+      if (fleet !== undefined) {
+        await patchAnnotations(kube, name, { [APPROVED_RELEASE_ANNOTATION]: fleet.release });
+        process.stdout.write(`ExtendedDeployment ${kube.namespace}/${name}: approved release ${fleet.release} for wave ${fleet.wave}\n`);
+        return;
+      }
       const { revision, rollout, group, phase } = await targetOf(kube, name, approveTarget);
       await patchAnnotations(kube, name, { [APPROVED_ANNOTATION]: approvalValue(rollout, group) });
       const note = phase === 'WaitingForConfirmation' ? '' : ` (it is ${phase ?? 'without a phase'} now; the approval applies when group ${group - 1} is done)`;

@@ -49,6 +49,19 @@ describe('statusText', () => {
     );
   });
 
+  it("shows a fleet member's place, the release it completed and its gate", () => {
+    const text = statusText(
+      {
+        metadata: { name: 'web', namespace: 'shop', generation: 2 },
+        spec: { fleet: { name: 'prod', cluster: 'eu-1', wave: 1, release: '3f9a1c0d2e', members: [] } },
+        status: { observedGeneration: 2, phase: 'Progressing', fleet: { release: '0000000000', gate: { state: 'Waiting', reason: 'Soaking' } } },
+      },
+      view,
+    );
+    expect(text).toContain('Fleet:     prod: member eu-1, wave 1; release 3f9a1c0d2e (completed 0000000000); gate Waiting (Soaking)\n');
+    expect(statusText({ metadata: { name: 'web', namespace: 'shop' }, status: { phase: 'Healthy' } }, view)).not.toContain('Fleet:');
+  });
+
   it('shows an invalid spec', () => {
     const text = statusText(
       {

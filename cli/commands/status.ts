@@ -198,6 +198,8 @@ export function statusText(ed: ExtendedDeploymentObject, { bin, now }: ViewOptio
   if (invalid) lines.push(`Invalid:   ${invalid.message ?? ''}`);
   if (status.revision) lines.push(`Revision:  ${status.revision}`);
   if (progressing?.message) lines.push(`Message:   ${progressing.message}`);
+  const fleet = fleetText(ed);
+  if (fleet) lines.push(`Fleet:     ${fleet}`);
   const controls = controlsText(ed.metadata?.annotations ?? {}, status.revision, status.rolloutStartTime);
   if (controls) lines.push(`Controls:  ${controls}`);
   const next = nextStep(ed, reading, bin);
@@ -237,4 +239,16 @@ function controlsText(annotations: Readonly<Record<string, string>>, revision: s
   if (revision !== undefined && controls.aborted) parts.push('aborted');
   if (revision !== undefined && controls.approvedThrough !== undefined) parts.push(`approved through group ${controls.approvedThrough}`);
   return parts.join(', ');
+}
+
+/** A fleet member's place and gate: `prod: member eu-1, wave 1; release 3f9a1c0d2e (completed 0000000000); gate Waiting (Soaking)`. */
+function fleetText(ed: ExtendedDeploymentObject): string | undefined {
+  const fleet = (ed.spec as { fleet?: { name?: unknown; cluster?: unknown; wave?: unknown; release?: unknown } } | undefined)?.fleet;
+  if (fleet === undefined) return undefined;
+  const status = (ed.status as { fleet?: { release?: unknown; gate?: { state?: unknown; reason?: unknown } } } | undefined)?.fleet;
+  const text = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : '?');
+  const completed = typeof status?.release === 'string' ? ` (completed ${status.release})` : '';
+  const gate =
+    status?.gate?.state === undefined ? '' : `; gate ${text(status.gate.state)}${status.gate.reason === undefined ? '' : ` (${text(status.gate.reason)})`}`;
+  return `${text(fleet.name)}: member ${text(fleet.cluster)}, wave ${text(fleet.wave)}; release ${text(fleet.release)}${completed}${gate}`;
 }

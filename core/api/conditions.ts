@@ -28,6 +28,11 @@ export const ProgressingReason = {
   WaitingForSync: 'WaitingForSync',
   /** A region takes over the pods of another workload (core/adoption); the rollout starts afterwards. */
   Adopting: 'Adopting',
+  /**
+   * A fleet member's rollout toward a new release waits for the clusters of earlier waves (core/fleet/gate.ts): Healthy
+   * at the release for the soak, and an approval where the wave needs one. Its count changes apply meanwhile.
+   */
+  WaitingForFleet: 'WaitingForFleet',
   Scaling: 'Scaling',
   GroupProgressing: 'GroupProgressing',
   RolloutComplete: 'RolloutComplete',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ABORTED_ANNOTATION, APPROVED_ANNOTATION } from '../labels.js';
 import type { ExtendedDeploymentObject } from '../kube/objects.js';
-import { abortTarget, approveTarget } from './control-targets.js';
+import { abortTarget, approveTarget, fleetApprovalTarget } from './control-targets.js';
 
 /** An ExtendedDeployment of generation 2 whose status the agent wrote for it. */
 function ed(status: Record<string, unknown>, annotations: Record<string, string> = {}, spec: Record<string, unknown> = {}): ExtendedDeploymentObject {
@@ -52,4 +52,19 @@ describe('abortTarget', () => {
   ])('%s', (_, object, expected) => {
     expect(abortTarget(object)).toMatchObject(expected);
   });
+});
+
+describe('fleetApprovalTarget', () => {
+  const member = (reason: string | undefined, fleet: Record<string, unknown> | null = { release: 'abc1234567', wave: 1 }) =>
+    ({
+      metadata: { name: 'web' },
+      spec: fleet === null ? {} : { fleet },
+      status: { fleet: { gate: { state: reason ? 'Waiting' : 'Open', reason } } },
+    }) as ExtendedDeploymentObject;
+  it.each([
+    ['a gate waiting only for the approval: the release and wave', member('WaitingForApproval'), { release: 'abc1234567', wave: 1 }],
+    ['a gate waiting for a predecessor: approve acts on groups', member('Soaking'), undefined],
+    ['an open gate', member(undefined), undefined],
+    ['no fleet', member('WaitingForApproval', null), undefined],
+  ])('%s', (_name, ed, want) => expect(fleetApprovalTarget(ed)).toEqual(want));
 });

@@ -64,3 +64,15 @@ export function abortTarget(ed: ExtendedDeploymentObject): ControlTarget {
   }
   return target;
 }
+
+/**
+ * The release `edctl approve` lets a fleet member's wave start when its gate waits only for that approval
+ * (status.fleet.gate reason WaitingForApproval, core/fleet/gate.ts); undefined otherwise, when approve acts on groups.
+ */
+export function fleetApprovalTarget(ed: ExtendedDeploymentObject): { readonly release: string; readonly wave: number } | undefined {
+  const spec = ed.spec as { fleet?: { release?: unknown; wave?: unknown } } | undefined;
+  const status = ed.status as { fleet?: { gate?: { reason?: unknown } } } | undefined;
+  const { release, wave } = spec?.fleet ?? {};
+  if (status?.fleet?.gate?.reason !== 'WaitingForApproval' || typeof release !== 'string' || typeof wave !== 'number') return undefined;
+  return { release, wave };
+}

@@ -1,4 +1,5 @@
 import type { AdoptionPlan } from '../adoption/adoption.js';
+import { lookAtFleet, withFleetRelease, type FleetLook, type FleetObservation } from '../fleet/look.js';
 import type { ExtendedDeployment, ExtendedDeploymentSpec, ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { moveInputOf, withMoves } from '../moves/apply-moves.js';
 import { planMoves, type MoveChange } from '../moves/move-plan.js';
@@ -41,6 +42,11 @@ export interface RolloutInput {
    * or nothing is read (edctl plan). While one is open, its steps are the plan.
    */
   readonly adoption?: AdoptionPlan | undefined;
+  /**
+   * What the agent read of the other members of this ExtendedDeployment's fleet (spec.fleet), for the wave gate
+   * (core/fleet/look.ts); undefined outside a fleet and in `edctl plan`, which simulates one cluster.
+   */
+  readonly fleet?: FleetObservation | undefined;
 }
 
 /** A Kubernetes Event to record on the ExtendedDeployment. */
@@ -94,11 +100,24 @@ export function planRollout(input: RolloutInput): RolloutPlan {
   const moves = planMoves(moveInputOf(input));
   const moved: RolloutInput = { ...input, regions: input.regions.map((r) => ({ ...r, desired: moves.desired.get(r.name) ?? r.desired })) };
   const kept = planKeepers(moved);
-  const planned = withHandOff(withMoves(planSession(kept.input, adapters[input.ed.spec.subsetType], growing), moves, kept.input), kept.input);
+  const fleet = lookAtFleet(input.ed, input.status, input.fleet, input.now);
+  const session = planSession(kept.input, adapters[input.ed.spec.subsetType], growing, fleet?.wait);
+  const planned = withFleet(withHandOff(withMoves(session, moves, kept.input), kept.input), fleet, input);
   // An adoption that finished in this look reports it next to the rollout that starts (while open, its Events are the plan's).
   const plan = input.adoption && !input.adoption.open ? { ...planned, events: [...input.adoption.events, ...planned.events] } : planned;
   if (kept.actions.length === 0 && kept.wakeAt.length === 0) return plan;
   return { ...plan, actions: [...kept.actions, ...plan.actions], wakeAt: [...(plan.wakeAt ?? []), ...kept.wakeAt] };
+}
+
+/** The plan with status.fleet (the gate's record, the release completed), the gate's Events and its wake-up. */
+function withFleet(plan: RolloutPlan, fleet: FleetLook | undefined, input: RolloutInput): RolloutPlan {
+  if (input.ed.spec.fleet === undefined) return plan;
+  return {
+    ...plan,
+    status: withFleetRelease(input.ed, fleet, plan.status, input.status),
+    events: [...(fleet?.events ?? []), ...plan.events],
+    ...(fleet?.wakeAt !== undefined && { wakeAt: [...(plan.wakeAt ?? []), fleet.wakeAt] }),
+  };
 }
 
 /**

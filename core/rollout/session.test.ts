@@ -91,6 +91,8 @@ interface Row {
   readonly strategy?: Record<string, unknown>;
   readonly paused?: boolean;
   readonly members?: string;
+  /** The fleet gate is closed (core/fleet/gate.ts) with this message. */
+  readonly fleetWait?: string;
   readonly want: {
     phase: string;
     reason: string;
@@ -289,6 +291,68 @@ describe('planSession', () => {
         writes: ['a converge', 'b converge'],
       },
     },
+    {
+      name: 'a new rollout of a fleet member waits for the earlier waves: not recorded, the joining regions hold, the others converge',
+      fakes: [{ name: 'a', joins: false }, { name: 'b' }],
+      status: { revision: 'R0', rolloutRegions: ['a'], rolloutStartTime: STARTED, currentGroup: 1, totalGroups: 1, phase: 'Healthy' },
+      fleetWait: 'waiting for canary-1',
+      want: {
+        phase: 'Progressing',
+        reason: 'WaitingForFleet',
+        group: 0,
+        groupStart: undefined,
+        regions: ['a'],
+        message: 'waiting for canary-1',
+        writes: ['a step', 'b hold'],
+      },
+    },
+    {
+      name: 'a rollout recorded while it waited for the sync, without a group yet, waits for the earlier waves too',
+      fakes: [{ name: 'a' }, { name: 'b' }],
+      status: { revision: 'R1', rolloutRegions: ['a', 'b'], currentGroup: 0, phase: 'Progressing' },
+      fleetWait: 'waiting for canary-1',
+      want: {
+        phase: 'Progressing',
+        reason: 'WaitingForFleet',
+        group: 0,
+        groupStart: undefined,
+        regions: ['a', 'b'],
+        message: 'waiting for canary-1',
+        writes: ['a hold', 'b hold'],
+      },
+    },
+    {
+      name: 'a rollout already recorded goes on when the fleet gate closes (the gate gates the first group only)',
+      fakes: [{ name: 'a' }, { name: 'b' }],
+      status: recorded(1),
+      fleetWait: 'waiting for canary-1',
+      want: {
+        phase: 'Progressing',
+        reason: 'GroupProgressing',
+        group: 1,
+        groupStart: STARTED,
+        regions: ['a', 'b'],
+        message: 'group 1 of 2 in progress',
+        writes: ['a step 1', 'b step 1'],
+      },
+    },
+    {
+      name: 'a closed fleet gate holds no count-only change: no region joins, complete at once',
+      fakes: [
+        { name: 'a', joins: false },
+        { name: 'b', joins: false },
+      ],
+      fleetWait: 'waiting for canary-1',
+      want: {
+        phase: 'Healthy',
+        reason: 'RolloutComplete',
+        group: 0,
+        groupStart: undefined,
+        regions: [],
+        message: 'every region runs its rendered revision',
+        writes: ['a converge', 'b converge'],
+      },
+    },
   ];
 
   it.each(rows)('$name', (row) => {
@@ -302,7 +366,7 @@ describe('planSession', () => {
       controls: { paused: row.paused ?? false, aborted: false, approvedThrough: undefined, resumedAt: undefined },
       now: T0,
     };
-    const plan = planSession(input, fakeKind(row.fakes, row.members));
+    const plan = planSession(input, fakeKind(row.fakes, row.members), new Set(), row.fleetWait === undefined ? undefined : { message: row.fleetWait });
     const progressing = plan.status.conditions?.find((c) => c.type === 'Progressing');
     expect({
       phase: plan.status.phase,

@@ -1,4 +1,5 @@
 import { ProgressingReason } from '../api/conditions.js';
+import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import type { AdoptionPlan } from '../adoption/adoption.js';
 import type { RolloutAction } from './actions.js';
 import { decideGate, type Gate } from './gates.js';
@@ -6,10 +7,10 @@ import { layoutGroups, regionOrderOf, type GroupSchedule } from './groups.js';
 import { keptInRegion, keptOldOf } from './partition.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
 import { gateActions } from './readiness-gate.js';
-import { Phases, type Phase } from './reasons.js';
+import { Phases, RolloutEventReason, type Phase } from './reasons.js';
 import type { RegionCounts, RegionState } from './snapshot.js';
 import { buildStatus, rolloutCompleted } from './status.js';
-import type { AdapterFactory, RolloutRecord, ScheduledRegion } from './workload-adapter.js';
+import type { AdapterFactory, RolloutRecord, ScheduledRegion, WorkloadAdapter } from './workload-adapter.js';
 
 /** Where the rollout stands after this look, as the status records it. */
 interface Outcome {
@@ -46,7 +47,12 @@ function recordOf(input: RolloutInput): RolloutRecord | undefined {
  * rollout completes, holds, starts the next group or goes on with this one. Regions outside the rollout only converge
  * to their replica count, also while it holds.
  */
-export function planSession(input: RolloutInput, adapterFor: AdapterFactory, growing: ReadonlySet<string> = new Set()): RolloutPlan {
+export function planSession(
+  input: RolloutInput,
+  adapterFor: AdapterFactory,
+  growing: ReadonlySet<string> = new Set(),
+  fleetWait?: { readonly message: string },
+): RolloutPlan {
   const record = recordOf(input);
   const adapter = adapterFor(input, record);
   const rolloutRegions = record?.regions ?? input.regions.filter((r) => adapter.joins(r) || growing.has(r.name)).map((r) => r.name);
@@ -82,6 +88,11 @@ export function planSession(input: RolloutInput, adapterFor: AdapterFactory, gro
       { phase: Phases.Progressing, group: record?.group ?? 0, groupStart: record?.groupStart, reason: ProgressingReason.WaitingForSync, message: waiting },
       [],
     );
+  }
+
+  // Not started: no status records this rollout, or it records it without a group (it waited for the sync).
+  if (fleetWait !== undefined && (record?.group ?? 0) === 0 && input.regions.some((r) => adapter.joins(r))) {
+    return waitingForFleet(session, schedule, adapter, fleetWait.message);
   }
 
   const group = schedule.totalGroups === 0 ? 0 : adapter.currentGroup(schedule);
@@ -170,20 +181,38 @@ function iso(ms: number): string {
  * adopted (those that run another revision join it), with its own Events.
  */
 function adopting(session: Session, adoption: AdoptionPlan): RolloutPlan {
-  const previous = session.input.status;
   const plan = finish(
     session,
     { phase: Phases.Progressing, group: 0, groupStart: undefined, reason: ProgressingReason.Adopting, message: adoption.message },
     adoption.actions,
   );
-  const { revision: _revision, rolloutRegions: _regions, rolloutStartTime: _start, lastGroupStartTime: _group, ...rest } = plan.status;
-  const status = {
+  return { ...plan, status: unrecorded(plan.status, session.input.status), events: adoption.events };
+}
+
+/** A status that does not record the rollout about to start: the previous rollout's record stays as it was. */
+function unrecorded(status: ExtendedDeploymentStatus, previous: ExtendedDeploymentStatus | undefined): ExtendedDeploymentStatus {
+  const { revision: _revision, rolloutRegions: _regions, rolloutStartTime: _start, lastGroupStartTime: _group, ...rest } = status;
+  return {
     ...rest,
     ...(previous?.revision !== undefined && { revision: previous.revision }),
     ...(previous?.rolloutRegions !== undefined && { rolloutRegions: previous.rolloutRegions }),
     ...(previous?.rolloutStartTime !== undefined && { rolloutStartTime: previous.rolloutStartTime }),
   };
-  return { ...plan, status, events: adoption.events };
+}
+
+/**
+ * A fleet member's rollout toward a new template waits for the earlier waves (core/fleet/gate.ts). Like an adoption,
+ * the rollout is not recorded yet, so it starts afterwards with its own Events and a progress deadline that the wait did
+ * not use up; meanwhile the regions it would change hold (no new pods for it, their counts still served) and the others
+ * follow their counts.
+ */
+function waitingForFleet(session: Session, schedule: GroupSchedule<ScheduledRegion>, adapter: WorkloadAdapter, message: string): RolloutPlan {
+  const actions = schedule.regions.flatMap((scheduled) =>
+    session.rolloutRegions.includes(scheduled.name) ? adapter.hold(scheduled, 0) : adapter.step(scheduled, 0).actions,
+  );
+  const plan = finish(session, { phase: Phases.Progressing, group: 0, groupStart: undefined, reason: ProgressingReason.WaitingForFleet, message }, actions);
+  // The rollout starts when the gate opens: its RolloutStarted Event is reported then, with the status that records it.
+  return { ...plan, status: unrecorded(plan.status, session.input.status), events: plan.events.filter((e) => e.reason !== RolloutEventReason.RolloutStarted) };
 }
 
 /**

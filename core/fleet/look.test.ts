@@ -1,0 +1,189 @@
+import { describe, expect, it } from 'vitest';
+import { extendedDeployment, extendedDeploymentStatus, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import { decide } from '../rollout/decision.js';
+import type { RolloutInput } from '../rollout/planner.js';
+import type { PodState, RegionState } from '../rollout/snapshot.js';
+import type { PeerObservation } from './peer-view.js';
+import { memberProblems } from './look.js';
+
+// The wave gate through the planner, with the ReplicaSet adapter: a follower's rollout toward a new template waits
+// for the earlier wave, records its soak before acting, and starts its first group once the soak is over.
+
+const T0 = Date.UTC(2026, 10, 28, 10, 0, 0);
+const RELEASE = '3f9a1c0d2e';
+
+function member(cluster: string, wave: number, strategy: Record<string, unknown> = {}) {
+  return extendedDeployment.parse({
+    apiVersion: 'extendeddeployment.io/v1beta1',
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: {
+      replicas: 4,
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i:2' }] } },
+      regions: [{ name: 'a', replicas: 4 }],
+      strategy: { rolloutStrategy: 'Group', batchSize: 2, fleet: { minSuccessSeconds: 60, ...strategy } },
+      fleet: {
+        name: 'prod',
+        cluster,
+        wave,
+        release: RELEASE,
+        members: [
+          { cluster: 'canary-1', replicas: 4, wave: 0 },
+          { cluster: 'eu-1', replicas: 4, wave: 1 },
+        ],
+      },
+    },
+  });
+}
+
+let uid = 0;
+const pod = (revision: string): PodState => ({
+  name: `p${++uid}`,
+  uid: `u${uid}`,
+  revision,
+  assigned: true,
+  running: true,
+  ready: true,
+  readySince: T0 - 3_600_000,
+  terminating: false,
+  markedOld: false,
+});
+/** Region a with four pods of the previous template, its ReplicaSet already synced to the new one. */
+const oldRegion = (): RegionState => ({
+  name: 'a',
+  desired: 4,
+  targetRevision: 'new',
+  workload: { name: 'web-a', templateRevision: 'new', replicas: 4 },
+  pods: [pod('old'), pod('old'), pod('old'), pod('old')],
+});
+const healthyCanary = (release = RELEASE): PeerObservation => ({
+  cluster: 'canary-1',
+  reachable: true,
+  ed: { generation: 2, observedGeneration: 2, phase: 'Healthy', statusRelease: release, specRelease: RELEASE, regions: [], allRegionsFailed: false },
+});
+const previous: ExtendedDeploymentStatus = {
+  observedGeneration: 1,
+  phase: 'Healthy',
+  revision: 'R0',
+  rolloutRegions: ['a'],
+  currentGroup: 2,
+  totalGroups: 2,
+  fleet: { release: '0000000000' },
+};
+
+function look(ed: ReturnType<typeof member>, status: ExtendedDeploymentStatus | undefined, peers: readonly PeerObservation[], now: number) {
+  const input: RolloutInput = {
+    ed,
+    generation: 2,
+    rolloutRevision: 'R1',
+    regions: [oldRegion()],
+    status,
+    controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined },
+    now,
+    fleet: { peers, approved: false },
+  };
+  return decide(input, status);
+}
+
+describe('the fleet gate in the planner', () => {
+  it('a follower waits while its predecessor is not at the release: no pod for the new template, nothing recorded of the rollout', () => {
+    const { plan } = look(member('eu-1', 1), previous, [healthyCanary('0000000000')], T0);
+    expect(plan.status.phase).toBe('Progressing');
+    expect(plan.status.conditions?.find((c) => c.type === 'Progressing')?.reason).toBe('WaitingForFleet');
+    expect(plan.status.revision).toBe('R0');
+    expect(plan.status.fleet?.gate).toMatchObject({ state: 'Waiting', reason: 'PredecessorNotReady' });
+    expect(plan.actions.filter((a) => a.kind === 'scale' && a.replicas > a.from)).toEqual([]);
+    expect(plan.status.fleet?.release).toBe('0000000000');
+    expect(plan.events.map((e) => e.reason)).toEqual(['FleetGateWaiting']);
+  });
+
+  it('the first look at the predecessor Healthy at the release records the soak start and waits until it ends', () => {
+    const { plan, lookAgainInMs } = look(member('eu-1', 1), previous, [healthyCanary()], T0);
+    expect(plan.status.fleet?.peers).toEqual([{ cluster: 'canary-1', healthySince: new Date(T0).toISOString(), healthyRelease: RELEASE }]);
+    expect(plan.status.fleet?.gate).toMatchObject({ state: 'Waiting', reason: 'Soaking' });
+    expect(plan.status.revision).toBe('R0');
+    expect(lookAgainInMs).toBeLessThanOrEqual(60_000);
+  });
+
+  it('a restarted agent reads the soak start back: before its end it waits, after it the first group starts (status first)', () => {
+    const soaking = look(member('eu-1', 1), previous, [healthyCanary()], T0).plan.status;
+    const before = look(member('eu-1', 1), soaking, [healthyCanary()], T0 + 59_000);
+    expect(before.plan.status.fleet?.gate?.reason).toBe('Soaking');
+    expect(before.plan.status.fleet?.peers?.[0]?.healthySince).toBe(new Date(T0).toISOString());
+    // Every field recorded survives the API server's pruning (the CRD is the schema): a dropped one would differ at every look.
+    expect(extendedDeploymentStatus.parse(soaking)).toEqual(soaking);
+    const after = look(member('eu-1', 1), soaking, [healthyCanary()], T0 + 60_000);
+    expect(after.plan.status.fleet?.gate).toEqual({ state: 'Open' });
+    expect(after.plan.status).toMatchObject({ revision: 'R1', currentGroup: 1, phase: 'Progressing' });
+    expect(after.statusWrite).toBe('first');
+    expect(after.plan.actions.some((a) => a.kind === 'scale' && a.replicas > a.from)).toBe(true);
+    expect(after.plan.events.map((e) => e.reason)).toContain('FleetGateOpened');
+  });
+
+  it('wave 0 starts at once and publishes the release once Healthy', () => {
+    const started = look(member('canary-1', 0), previous, [], T0);
+    expect(started.plan.status).toMatchObject({ revision: 'R1', currentGroup: 1 });
+    expect(started.plan.status.fleet).toEqual({ gate: { state: 'Open' }, release: '0000000000' });
+    const done: RegionState = { ...oldRegion(), pods: [pod('new'), pod('new'), pod('new'), pod('new')] };
+    const input: RolloutInput = {
+      ed: member('canary-1', 0),
+      generation: 2,
+      rolloutRevision: 'R1',
+      regions: [done],
+      status: { ...started.plan.status, currentGroup: 2 },
+      controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined },
+      now: T0 + 120_000,
+      fleet: { peers: [], approved: false },
+    };
+    const healthy = decide(input, input.status).plan.status;
+    expect(healthy.phase).toBe('Healthy');
+    expect(healthy.fleet?.release).toBe(RELEASE);
+  });
+
+  it('a count-only change is not gated: a follower with nothing to replace scales at once', () => {
+    const region: RegionState = { ...oldRegion(), desired: 6, pods: [pod('new'), pod('new'), pod('new'), pod('new')] };
+    const input: RolloutInput = {
+      ed: member('eu-1', 1),
+      generation: 2,
+      rolloutRevision: 'R1',
+      regions: [region],
+      status: { ...previous, revision: 'R1' },
+      controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined },
+      now: T0,
+      fleet: { peers: [healthyCanary('0000000000')], approved: false },
+    };
+    const { plan } = decide(input, input.status);
+    expect(plan.actions).toContainEqual(expect.objectContaining({ kind: 'scale', from: 4, replicas: 6 }));
+    expect(plan.status.fleet?.gate?.state).toBe('Waiting');
+  });
+
+  it('outside a fleet, and where nothing of the fleet is observed (edctl plan), status.fleet is not touched', () => {
+    const input: RolloutInput = {
+      ed: member('eu-1', 1),
+      generation: 2,
+      rolloutRevision: 'R1',
+      regions: [oldRegion()],
+      status: previous,
+      controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined },
+      now: T0,
+    };
+    const { plan } = decide(input, previous);
+    expect(plan.status.fleet).toEqual({ release: '0000000000' });
+    expect(plan.status.currentGroup).toBe(1);
+  });
+});
+
+describe('memberProblems', () => {
+  it('a member rendered for another cluster is invalid here; the same cluster, or an agent without a name, is not', () => {
+    expect(memberProblems(member('eu-1', 1), 'us-1')).toEqual([
+      {
+        object: { kind: 'ExtendedDeployment', namespace: 'shop', name: 'web' },
+        path: ['spec', 'fleet', 'cluster'],
+        message: 'is "eu-1", but this agent runs in "us-1" (--cluster-name): the render of another cluster was synced here',
+      },
+    ]);
+    expect(memberProblems(member('eu-1', 1), 'eu-1')).toEqual([]);
+    expect(memberProblems(member('eu-1', 1), undefined)).toEqual([]);
+  });
+});

@@ -1,0 +1,104 @@
+import type { ExtendedDeployment, ExtendedDeploymentStatus, FleetStatus } from '../api/extended-deployment.js';
+import type { RolloutEvent } from '../rollout/planner.js';
+import { fleetGate, type FleetGateDecision } from './gate.js';
+import { mergePeerRecords, type PeerObservation } from './peer-view.js';
+import { ED_KIND } from '../api/identity.js';
+import type { Problem } from '../problems.js';
+
+/** What the agent read for one fleet member's look: the other members, and whether this release's wave is approved. */
+export interface FleetObservation {
+  /** Every other member as observed just now (agent/fleet-peers.ts); a member missing counts as unreachable. */
+  readonly peers: readonly PeerObservation[];
+  /** An approval of this member's wave for `spec.fleet.release` (the approved-release annotation). */
+  readonly approved: boolean;
+}
+
+/** The fleet's part of one look at a member: whether its next rollout waits, the status.fleet to write, when to look again. */
+export interface FleetLook {
+  /** The first group of a rollout toward a new template waits (session.ts); undefined when the gate is open. */
+  readonly wait: { readonly message: string } | undefined;
+  /** status.fleet without `release`, which only the rollout's outcome sets (withFleetRelease). */
+  readonly status: FleetStatus;
+  readonly events: readonly RolloutEvent[];
+  /** When the gate can open by time alone (a soak ending). */
+  readonly wakeAt: number | undefined;
+}
+
+/** Event reasons of the fleet gate's transitions. */
+export const FleetEventReason = { FleetGateOpened: 'FleetGateOpened', FleetGateWaiting: 'FleetGateWaiting' } as const;
+
+/**
+ * The fleet gate of one member (gate.ts) as the planner applies it: undefined outside a fleet, and where nothing of the
+ * fleet is observed (`edctl plan`, which simulates one cluster). The gate's record (soak starts, unreachability) goes to
+ * status.fleet.peers, written before anything acts on it; a change of the gate's state or reason is an Event.
+ */
+export function lookAtFleet(
+  ed: ExtendedDeployment,
+  previous: ExtendedDeploymentStatus | undefined,
+  observation: FleetObservation | undefined,
+  now: number,
+): FleetLook | undefined {
+  const fleet = ed.spec.fleet;
+  const strategy = ed.spec.strategy.fleet;
+  if (fleet === undefined || strategy === undefined || observation === undefined) return undefined;
+  const { decision, record } = fleetGate({ fleet, strategy, status: previous?.fleet, peers: observation.peers, approved: observation.approved, now });
+  const gate = decision.state === 'Open' ? { state: 'Open' as const } : { state: 'Waiting' as const, reason: decision.reason, message: decision.message };
+  const peers = mergePeerRecords(fleet.members, record);
+  const status: FleetStatus = {
+    gate,
+    ...(peers.length > 0 && { peers }),
+    ...(previous?.fleet?.additions !== undefined && { additions: previous.fleet.additions }),
+  };
+  return {
+    wait: decision.state === 'Waiting' ? { message: `release ${fleet.release} (wave ${fleet.wave}) ${decision.message}` } : undefined,
+    status,
+    events: gateEvents(previous?.fleet?.gate, decision, fleet.release),
+    wakeAt: decision.state === 'Waiting' ? decision.requeueAt : undefined,
+  };
+}
+
+/** FleetGateWaiting when the gate starts waiting or waits for another reason; FleetGateOpened when it opens. */
+function gateEvents(before: FleetStatus['gate'], decision: FleetGateDecision, release: string): RolloutEvent[] {
+  if (decision.state === 'Open') {
+    return before?.state === 'Waiting'
+      ? [{ type: 'Normal', reason: FleetEventReason.FleetGateOpened, message: `the earlier waves completed release ${release}: the rollout may start` }]
+      : [];
+  }
+  if (before?.state === 'Waiting' && before.reason === decision.reason) return [];
+  return [{ type: 'Normal', reason: FleetEventReason.FleetGateWaiting, message: decision.message }];
+}
+
+/**
+ * status.fleet after the rollout's own status: `release` becomes this member's spec.fleet.release once the rollout is
+ * Healthy with the spec it describes (what followers wait for), and stays what it was otherwise.
+ */
+export function withFleetRelease(
+  ed: ExtendedDeployment,
+  look: FleetLook | undefined,
+  status: ExtendedDeploymentStatus,
+  previous: ExtendedDeploymentStatus | undefined,
+): ExtendedDeploymentStatus {
+  const fleet = ed.spec.fleet;
+  if (fleet === undefined) return status;
+  const release = status.phase === 'Healthy' ? fleet.release : previous?.fleet?.release;
+  const base = look?.status ?? previous?.fleet ?? {};
+  return { ...status, fleet: { ...base, ...(release !== undefined && { release }) } };
+}
+
+/**
+ * A member's ExtendedDeployment rendered for another cluster than the agent's (--cluster-name): synced to the wrong
+ * cluster, acting on it would pace that cluster's share against the wrong waves. An agent without a cluster name
+ * takes every member as its own (one agent per cluster).
+ */
+export function memberProblems(ed: ExtendedDeployment, clusterName: string | undefined): Problem[] {
+  const cluster = ed.spec.fleet?.cluster;
+  if (cluster === undefined || clusterName === undefined || cluster === clusterName) return [];
+  const object = { kind: ED_KIND, namespace: ed.metadata.namespace, name: ed.metadata.name };
+  return [
+    {
+      object,
+      path: ['spec', 'fleet', 'cluster'],
+      message: `is ${JSON.stringify(cluster)}, but this agent runs in ${JSON.stringify(clusterName)} (--cluster-name): the render of another cluster was synced here`,
+    },
+  ];
+}
