@@ -42,7 +42,7 @@ const FORMATS = new Set(['json', 'yaml', 'markdown', 'wide', 'name']);
 const OUTPUT_OPTIONS = new Set(['-o', '--output', '--output-dir']);
 
 /** Commands that need a cluster: this test runs without one. */
-const CLUSTER_COMMANDS = new Set(['status', 'history', 'approve', 'pause', 'resume', 'abort', 'agent']);
+const CLUSTER_COMMANDS = new Set(['status', 'history', 'approve', 'pause', 'resume', 'abort', 'agent', 'fleet']);
 
 /** Every reason a documented command does not run here. Nothing else is skipped. */
 const SKIPPED: readonly { readonly reason: string; readonly applies: (argv: readonly string[]) => boolean }[] = [

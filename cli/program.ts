@@ -5,6 +5,7 @@ import { registerControls } from './commands/controls.js';
 import { registerCrds } from './commands/crds.js';
 import { registerDiff } from './commands/diff.js';
 import { registerDocs } from './commands/docs.js';
+import { registerFleet } from './commands/fleet.js';
 import { registerHistory } from './commands/history.js';
 import { registerPlan } from './commands/plan.js';
 import { registerRender } from './commands/render.js';
@@ -59,6 +60,7 @@ Cluster commands (status, history, approve, pause, resume, abort, agent) take ku
   registerHistory(program);
   registerControls(program);
   registerAgent(program);
+  registerFleet(program);
   // A usage error is one line and where to read more, as kubectl's: the full help only when asked for.
   program.showHelpAfterError(`Run '${name} --help' for usage.`);
   for (const command of program.commands) command.showHelpAfterError(`Run '${name} ${command.name()} --help' for usage.`);

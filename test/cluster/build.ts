@@ -3,6 +3,7 @@
 //     kube-apiserver kube-controller-manager kube-scheduler kubectl etcd pkigen kwok
 //   ~/.cache/extended-deployment/lab/gitops-<engine>-<version>_<go>/bin/   (on demand: kustomize-controller, cel-health; argocd, lua-health)
 //   ~/.cache/extended-deployment/lab/peer-argo-rollouts-<version>_<go>/bin/  (on demand, for bench:peers: rollouts-controller, crds/)
+//   ~/.cache/extended-deployment/lab/gateway-traefik-<version>_<go>/bin/  (on demand, for the traffic suites: traefik)
 // The pinned versions are read from the wrapper modules' go.mod files (the single source of truth), so the cache
 // key changes exactly when a pin changes. A stamp file with a hash of every build input (go.mod, go.sum, Go sources)
 // triggers a rebuild when anything else in the wrapper modules changes.
@@ -260,6 +261,9 @@ export async function ensureBinaries(log: (s: string) => void = (s) => console.e
 export type GitopsEngine = 'flux' | 'argocd';
 /** Another rollout controller the peers benchmark runs against the lab (bench/peers.ts). */
 export type PeerController = 'argo-rollouts';
+/** The gateway the traffic suites run in front of the lab's pods (test/cluster/traefik.ts). */
+export type Gateway = 'traefik';
+type OnDemandKey = GitopsEngine | PeerController | Gateway;
 
 /** A build made only when something needs it: its wrapper module, the pinned module whose version names the cache, what to build and what it yields. */
 interface OnDemandBuild {
@@ -269,10 +273,12 @@ interface OnDemandBuild {
   readonly binaries: readonly string[];
   /** A directory of the pinned module (its copy in the module cache) copied next to the binaries, e.g. its CRDs. */
   readonly moduleDir?: { readonly from: string; readonly to: string };
+  /** A string variable set to the pinned version with -X (what the binary reports instead of "dev"). */
+  readonly versionVar?: string;
 }
 
 /** Per engine or peer controller: its build. The cache directory is `<prefix>-<key>-<version>_<go>`. */
-const ON_DEMAND_BUILDS: Record<GitopsEngine | PeerController, OnDemandBuild> = {
+const ON_DEMAND_BUILDS: Record<OnDemandKey, OnDemandBuild> = {
   flux: {
     module: 'flux',
     pinned: 'github.com/fluxcd/kustomize-controller',
@@ -287,13 +293,20 @@ const ON_DEMAND_BUILDS: Record<GitopsEngine | PeerController, OnDemandBuild> = {
     binaries: ['rollouts-controller', 'crds'],
     moduleDir: { from: 'manifests/crds', to: 'crds' },
   },
+  traefik: {
+    module: 'traefik',
+    pinned: 'github.com/traefik/traefik/v3',
+    packages: ['github.com/traefik/traefik/v3/cmd/traefik'],
+    binaries: ['traefik'],
+    versionVar: 'github.com/traefik/traefik/v3/pkg/version.Version',
+  },
 };
 
-function onDemandModDir(key: GitopsEngine | PeerController): string {
+function onDemandModDir(key: OnDemandKey): string {
   return join(clusterDir, 'go', ON_DEMAND_BUILDS[key].module);
 }
 
-function onDemandVersion(key: GitopsEngine | PeerController): string {
+function onDemandVersion(key: OnDemandKey): string {
   return requiredVersion(join(onDemandModDir(key), 'go.mod'), ON_DEMAND_BUILDS[key].pinned);
 }
 
@@ -316,7 +329,7 @@ export function peerVersion(peer: PeerController): string {
  * Builds an on-demand build into `<cache>/<prefix>-<key>-<version>_<go>/bin/`, with the same flags, stamp and lock as
  * the lab's own build; copies the pinned module's `moduleDir` (from the module cache the build filled) next to it.
  */
-async function ensureOnDemand(prefix: string, key: GitopsEngine | PeerController, log: (s: string) => void): Promise<string> {
+async function ensureOnDemand(prefix: string, key: OnDemandKey, log: (s: string) => void): Promise<string> {
   const b = ON_DEMAND_BUILDS[key];
   const modDir = onDemandModDir(key);
   const version = onDemandVersion(key);
@@ -328,7 +341,8 @@ async function ensureOnDemand(prefix: string, key: GitopsEngine | PeerController
       hash: inputsHash([modDir]),
       description: `lab: building ${b.pinned} ${version} (${b.binaries.join(', ')}) into ${binDir}`,
       async build(tmp, go) {
-        await run(go, ['build', '-trimpath', '-ldflags', '-s -w', '-o', `${tmp}/`, ...b.packages], modDir, log);
+        const ldflags = ['-s', '-w', ...(b.versionVar ? [`-X ${b.versionVar}=${version}`] : [])].join(' ');
+        await run(go, ['build', '-trimpath', '-ldflags', ldflags, '-o', `${tmp}/`, ...b.packages], modDir, log);
         if (b.moduleDir) {
           const dir = spawnSync(go, ['list', '-m', '-f', '{{.Dir}}', b.pinned], { cwd: modDir, env: goEnv(), encoding: 'utf8' });
           if (dir.status !== 0 || !dir.stdout.trim()) throw new Error(`go list -m ${b.pinned} failed: ${dir.stderr}`);
@@ -354,6 +368,21 @@ export async function ensureGitopsBinaries(engine: GitopsEngine, log: (s: string
  */
 export async function ensurePeerBinaries(peer: PeerController, log: (s: string) => void = (s) => console.error(s)): Promise<string> {
   return ensureOnDemand('peer', peer, log);
+}
+
+/** The pinned release of a gateway, e.g. v3.6.12 for Traefik. */
+export function gatewayVersion(gateway: Gateway): string {
+  return onDemandVersion(gateway);
+}
+
+/** The wrapper module of a gateway (its go.sum also pins the Gateway API module whose CRDs the lab applies). */
+export function gatewayModDir(gateway: Gateway): string {
+  return onDemandModDir(gateway);
+}
+
+/** Builds a gateway on demand (only the traffic suites need it) into `<cache>/gateway-<name>-<version>_<go>/bin/`. */
+export async function ensureGatewayBinaries(gateway: Gateway, log: (s: string) => void = (s) => console.error(s)): Promise<string> {
+  return ensureOnDemand('gateway', gateway, log);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -1,7 +1,9 @@
 // Command line for the lab: `tsx test/cluster/cli.ts <up|down|status|build|fail-nodes|heal-nodes|gitops> [args]`.
 // npm scripts: lab:up, lab:down, lab:status, lab:build, lab:fail-nodes, lab:heal-nodes, lab:gitops.
-import { ensureBinaries, ensurePeerBinaries } from './build.js';
+import { ensureBinaries, ensureGatewayBinaries, ensurePeerBinaries } from './build.js';
+import { clustersOption, downFleet, fleetStatus, upFleet } from './fleet.js';
 import { tryGitops } from './gitops-try.js';
+import { prometheusUrl, startTrafficLab, webUrl } from './traffic.js';
 import { COMPONENTS, LAB_TIMINGS, down, failNodes, healNodes, kubeconfigPath, status, up, type LabTimings } from './lab.js';
 
 async function main(): Promise<number> {
@@ -16,11 +18,32 @@ async function main(): Promise<number> {
         console.error(`--timings must be one of ${LAB_TIMINGS.join(', ')}`);
         return 2;
       }
-      const r = await up(undefined, { timings: timings as LabTimings });
+      // --clusters a,b,c: one lab per cluster in <labDir>/clusters/<name>/ (fleet.ts), in parallel
+      let clusters: string[] | undefined;
+      try {
+        clusters = clustersOption(rest);
+      } catch (e) {
+        console.error((e as Error).message);
+        return 2;
+      }
+      if (clusters) {
+        for (const lab of await upFleet(clusters, undefined, { timings: timings as LabTimings }))
+          console.log(`${lab.name}: export KUBECONFIG=${lab.kubeconfig}`);
+        return 0;
+      }
+      // --net-namespace: the lab in a network namespace of its own (netns.ts); --traffic: that, plus Traefik, the pod
+      // runner and Prometheus (traffic.ts)
+      const traffic = rest.includes('--traffic');
+      const r = await up(undefined, { timings: timings as LabTimings, ...(traffic || rest.includes('--net-namespace') ? { netNamespace: true } : {}) });
+      if (traffic) {
+        const t = await startTrafficLab();
+        console.log(`gateway: ${webUrl(t)}  prometheus: ${prometheusUrl(t)}`);
+      }
       console.log(`export KUBECONFIG=${kubeconfigPath()}`);
       return r.state ? 0 : 1;
     }
     case 'down':
+      await downFleet();
       await down();
       console.log('lab: stopped');
       return 0;
@@ -31,11 +54,26 @@ async function main(): Promise<number> {
       if (s.state) console.log(`${'timings'.padEnd(24)} ${s.state.timings ?? 'kwok'}`);
       console.log(`${'kubeconfig'.padEnd(24)} ${kubeconfigPath()}`);
       console.log(`${'health'.padEnd(24)} ${s.healthy ? 'healthy' : `not healthy${s.detail ? ` (${s.detail})` : ''}`}`);
-      return s.healthy ? 0 : 1;
+      const fleet = await fleetStatus();
+      for (const c of fleet) {
+        const health = c.status.healthy ? 'healthy' : c.status.running ? `not healthy${c.status.detail ? ` (${c.status.detail})` : ''}` : 'stopped';
+        const rss = c.status.running ? `, ${(c.rssBytes / 2 ** 20).toFixed(0)} MiB RSS` : '';
+        console.log(`${`cluster ${c.name}`.padEnd(24)} ${health}${c.status.state ? `, ${c.status.state.server}` : ''}${rss}, kubeconfig ${c.kubeconfig}`);
+      }
+      // Healthy: something runs, and every lab that runs (the single one, member clusters) is healthy.
+      const running = [s, ...fleet.map((c) => c.status)].filter((l) => l.running);
+      return running.length > 0 && running.every((l) => l.healthy) ? 0 : 1;
     }
     case 'build':
-      // `build argo-rollouts`: the peers benchmark's controller (built on demand by bench:peers too).
-      console.log(rest[0] === 'argo-rollouts' ? await ensurePeerBinaries('argo-rollouts') : await ensureBinaries());
+      // `build argo-rollouts`: the peers benchmark's controller (built on demand by bench:peers too); `build traefik`:
+      // the traffic suites' gateway (built on demand by `lab:up -- --traffic` and those suites too).
+      console.log(
+        rest[0] === 'argo-rollouts'
+          ? await ensurePeerBinaries('argo-rollouts')
+          : rest[0] === 'traefik'
+            ? await ensureGatewayBinaries('traefik')
+            : await ensureBinaries(),
+      );
       return 0;
     case 'fail-nodes':
       if (!selector) {
@@ -51,7 +89,7 @@ async function main(): Promise<number> {
       return tryGitops(rest);
     default:
       console.error(
-        'usage: tsx test/cluster/cli.ts <up [--timings kwok|realistic]|down|status|build [argo-rollouts]|fail-nodes <selector>|heal-nodes [selector]|gitops <flux|argocd> [--server-side-diff]>',
+        'usage: tsx test/cluster/cli.ts <up [--timings kwok|realistic] [--clusters a,b,c] [--net-namespace|--traffic]|down|status|build [argo-rollouts|traefik]|fail-nodes <selector>|heal-nodes [selector]|gitops <flux|argocd> [--server-side-diff]>',
       );
       return 2;
   }

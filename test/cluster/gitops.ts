@@ -69,8 +69,13 @@ export function readManifests(file: string): Manifest[] {
 
 /** The directory of a module version in the Go module cache (downloaded if needed), read in the engine's wrapper. */
 function moduleDir(engine: GitopsEngine, moduleAtVersion: string): string {
+  return goModuleDir(gitopsModDir(engine), moduleAtVersion);
+}
+
+/** The directory of a module version in the Go module cache (downloaded if needed; the wrapper's go.sum checks it). */
+export function goModuleDir(wrapperModDir: string, moduleAtVersion: string): string {
   const r = spawnSync(goBinary(), ['mod', 'download', '-json', moduleAtVersion], {
-    cwd: gitopsModDir(engine),
+    cwd: wrapperModDir,
     encoding: 'utf8',
     env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=readonly' },
   });
@@ -84,7 +89,7 @@ function moduleDir(engine: GitopsEngine, moduleAtVersion: string): string {
  * server has not given any status condition yet it fails at once (".status.conditions accessor error: <nil>") instead
  * of waiting, which a cold lab hit in CI.
  */
-async function waitCrdsEstablished(names: readonly string[], timeoutMs = 60_000): Promise<void> {
+export async function waitCrdsEstablished(names: readonly string[], timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   // Read as JSON: a jsonpath filter over status.conditions fails while the CRD has no status yet.
   const established = (name: string) => {
@@ -99,7 +104,7 @@ async function waitCrdsEstablished(names: readonly string[], timeoutMs = 60_000)
   }
 }
 
-async function waitHttp(what: string, url: string, timeoutMs: number, logFile: string): Promise<void> {
+export async function waitHttp(what: string, url: string, timeoutMs: number, logFile: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {

@@ -7,6 +7,7 @@
 //   pids/<c>.pid      one file per process the lab started; `lab:down` stops exactly those PIDs
 //   logs/<c>.log      each component's output
 //   pki/ etcd/ kwok/  certificates, etcd data, kwok work dir
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
@@ -15,6 +16,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { clusterDir, ensureBinaries, pinnedK8sVersion, repoRoot } from './build.js';
+import { labProcessCommand, openLabNetns } from './netns.js';
 
 export const MANAGED_LABEL = 'lab.extendeddeployment.io/kwok';
 export const MANAGED = 'managed';
@@ -50,13 +52,32 @@ export interface LabState {
   binDir: string;
   /** The kwok stage set the lab runs (absent in state files written before there was a choice: kwok). */
   timings?: LabTimings;
+  /** Whether the lab runs in a network namespace of its own (netns.ts; `lab:up -- --net-namespace`). */
+  netNamespace?: boolean;
   startedAt: string;
   ports: { etcdClient: number; etcdPeer: number; apiserver: number; kcm: number; scheduler: number; kwok: number };
   server: string;
 }
 
+/** The lab an async context acts on: its directory, and the name its kubeconfig gives cluster, user and context. */
+interface LabScope {
+  readonly dir: string;
+  readonly name: string;
+}
+const labScope = new AsyncLocalStorage<LabScope>();
+
+/**
+ * Runs `fn`, and everything it awaits, against the lab in `dir` instead of LAB_DIR's: that is how several labs start
+ * side by side in one process (fleet.ts), each with its own directory, ports, PKI and processes, through the same code
+ * as the single lab. Its kubeconfig names cluster and context `name` (and the user `<name>-admin`), so that the
+ * kubeconfigs of several labs merge into one ($KUBECONFIG=a:b) with a context per lab.
+ */
+export function inLab<T>(dir: string, name: string, fn: () => T): T {
+  return labScope.run({ dir, name }, fn);
+}
+
 export function labDir(): string {
-  return process.env.LAB_DIR || join(repoRoot, '.lab');
+  return labScope.getStore()?.dir ?? (process.env.LAB_DIR || join(repoRoot, '.lab'));
 }
 export function kubeconfigPath(): string {
   return join(labDir(), 'kubeconfig');
@@ -95,6 +116,10 @@ rules:
         resources: [replicasets]
   - level: Metadata
     userGroups: ['system:serviceaccounts:bench-peers']
+  # Every request of the agents' peer readers (edctl fleet connect): the fleet suites prove from here that no agent
+  # wrote into another member cluster.
+  - level: Metadata
+    users: ['system:serviceaccount:extended-deployment-system:extendeddeployment-peer-reader']
   - level: RequestResponse
     verbs: [update, patch]
     resources:
@@ -157,7 +182,9 @@ export function livePid(c: string): number | undefined {
   if (!Number.isInteger(pid) || pid <= 0 || !pidAlive(pid)) return undefined;
   try {
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    if (!cmdline[0]?.endsWith(`/${program}`) && cmdline[0] !== program) return undefined;
+    // Started into the lab's network namespace (netns.ts), it is `nsenter … -- <bin>` until nsenter has exec'd it.
+    const argv0 = cmdline[0] === 'nsenter' ? cmdline[cmdline.indexOf('--') + 1] : cmdline[0];
+    if (!argv0?.endsWith(`/${program}`) && argv0 !== program) return undefined;
   } catch {
     // no /proc (not Linux): trust the PID file
   }
@@ -170,7 +197,8 @@ export function livePid(c: string): number | undefined {
  */
 export function startProcess(name: string, bin: string, args: string[], env: NodeJS.ProcessEnv = {}, program?: string): number {
   const out = openSync(logPath(name), 'a');
-  const child = spawn(bin, args, {
+  const [cmd, argv] = labProcessCommand(name, bin, args);
+  const child = spawn(cmd, argv, {
     cwd: labDir(),
     detached: true,
     stdio: ['ignore', out, out],
@@ -235,9 +263,16 @@ function freePort(): Promise<number> {
   });
 }
 
+/** Ports this process handed out: labs started side by side pick theirs before any binds, so the OS could repeat one. */
+const handedOut = new Set<number>();
+
 export async function freePorts(n: number): Promise<number[]> {
   const ports = new Set<number>();
-  while (ports.size < n) ports.add(await freePort());
+  while (ports.size < n) {
+    const port = await freePort();
+    if (!handedOut.has(port)) ports.add(port);
+  }
+  for (const port of ports) handedOut.add(port);
   return [...ports];
 }
 
@@ -507,11 +542,16 @@ export interface UpResult {
  * Starts the lab, or reuses a healthy one. `timings` chooses kwok's stage set (default `kwok`); a healthy lab that
  * runs the other set is stopped and started afresh with the one asked for (its objects are gone).
  */
-export async function up(log: Log = defaultLog, opts: { timings?: LabTimings } = {}): Promise<UpResult> {
+export async function up(log: Log = defaultLog, opts: { timings?: LabTimings; netNamespace?: boolean } = {}): Promise<UpResult> {
   const t0 = Date.now();
   const timings = opts.timings ?? 'kwok';
   const st = await status();
-  if (st.healthy && st.state) {
+  // A lab in a network namespace serves the host exactly like one without (netns.ts bridges its ports), so only a
+  // caller that needs the namespace (netNamespace: true) restarts a lab that has none.
+  if (st.healthy && st.state && opts.netNamespace && !st.state.netNamespace) {
+    log('lab: running without a network namespace; restarting it in one');
+    await down(log);
+  } else if (st.healthy && st.state) {
     if ((st.state.timings ?? 'kwok') === timings) {
       log(`lab: already running (${st.state.server}, ${timings} timings); KUBECONFIG=${kubeconfigPath()}`);
       return { state: st.state, started: false, seconds: 0 };
@@ -537,6 +577,7 @@ export async function up(log: Log = defaultLog, opts: { timings?: LabTimings } =
   const state: LabState = {
     binDir,
     timings,
+    ...(opts.netNamespace ? { netNamespace: true } : {}),
     startedAt: new Date().toISOString(),
     ports: { etcdClient, etcdPeer, apiserver, kcm, scheduler, kwok },
     server: `https://127.0.0.1:${apiserver}`,
@@ -545,6 +586,7 @@ export async function up(log: Log = defaultLog, opts: { timings?: LabTimings } =
   const pki = (f: string) => join(pkiDir(), f);
 
   try {
+    if (opts.netNamespace) await openLabNetns(Object.values(state.ports), log);
     await runToCompletion(bin('pkigen'), ['--dir', pkiDir()]);
     writeKubeconfig(state);
     const kubeconfig = kubeconfigPath();
@@ -681,25 +723,26 @@ function runToCompletion(bin: string, args: string[]): Promise<void> {
 
 function writeKubeconfig(state: LabState): void {
   const b64 = (f: string) => readFileSync(join(pkiDir(), f)).toString('base64');
+  const name = labScope.getStore()?.name ?? 'lab';
   const text = [
     'apiVersion: v1',
     'kind: Config',
     'clusters:',
-    '- name: lab',
+    `- name: ${name}`,
     '  cluster:',
     `    server: ${state.server}`,
     `    certificate-authority-data: ${b64('ca.crt')}`,
     'users:',
-    '- name: lab-admin',
+    `- name: ${name}-admin`,
     '  user:',
     `    client-certificate-data: ${b64('admin.crt')}`,
     `    client-key-data: ${b64('admin.key')}`,
     'contexts:',
-    '- name: lab',
+    `- name: ${name}`,
     '  context:',
-    '    cluster: lab',
-    '    user: lab-admin',
-    'current-context: lab',
+    `    cluster: ${name}`,
+    `    user: ${name}-admin`,
+    `current-context: ${name}`,
     '',
   ].join('\n');
   writeFileSync(kubeconfigPath(), text, { mode: 0o600 });

@@ -30,6 +30,10 @@ export interface AgentProcessOptions {
   readonly echo?: boolean;
   /** Run the process with its wall clock this far off the host's (skewed-clock.mjs), as on a node with a wrong clock. */
   readonly clockSkewMs?: number;
+  /** The fleet member it runs in (--cluster-name). */
+  readonly clusterName?: string;
+  /** The folder of the other members' kubeconfigs (--peer-kubeconfigs). */
+  readonly peerKubeconfigs?: string;
 }
 
 export class AgentProcess {
@@ -63,6 +67,8 @@ export class AgentProcess {
       ...(options.leaseName ? ['--lease-name', options.leaseName] : []),
       ...(options.leaseDurationSeconds ? ['--lease-duration', String(options.leaseDurationSeconds)] : []),
       ...(options.workers ? ['--workers', String(options.workers)] : []),
+      ...(options.clusterName ? ['--cluster-name', options.clusterName] : []),
+      ...(options.peerKubeconfigs ? ['--peer-kubeconfigs', options.peerKubeconfigs] : []),
     ];
     const env = options.clockSkewMs ? { ...process.env, EXTENDED_DEPLOYMENT_TEST_CLOCK_SKEW_MS: String(options.clockSkewMs) } : process.env;
     this.child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });

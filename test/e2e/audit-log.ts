@@ -19,9 +19,12 @@ export interface AuditEvent {
   readonly responseObject?: unknown;
 }
 
-/** Every audit event in audit.log and the file it was last rotated into (audit-<time>.log), in file order. */
-export function auditEvents(): AuditEvent[] {
-  const logs = join(labDir(), 'logs');
+/**
+ * Every audit event in audit.log and the file it was last rotated into (audit-<time>.log), in file order: of the lab,
+ * or of the lab in `dir` (a fleet member's).
+ */
+export function auditEvents(dir = labDir()): AuditEvent[] {
+  const logs = join(dir, 'logs');
   if (!existsSync(logs)) return [];
   const files = readdirSync(logs).filter((f) => /^audit(-.+)?\.log$/.test(f));
   return files.flatMap((f) =>

@@ -155,9 +155,11 @@ export function uniqueName(prefix: string): string {
   return `${prefix}-${randomBytes(3).toString('hex')}`.slice(0, 63);
 }
 
-/** Creates a namespace and waits for its `default` ServiceAccount (ServiceAccount admission needs it for pods). */
-export async function createNamespace(prefix = 'e2e'): Promise<string> {
-  const { core } = clients();
+/**
+ * Creates a namespace and waits for its `default` ServiceAccount (ServiceAccount admission needs it for pods); in the
+ * lab, or in the cluster `core` talks to (a fleet member's).
+ */
+export async function createNamespace(prefix = 'e2e', core: CoreV1Api = clients().core): Promise<string> {
   const name = uniqueName(prefix.startsWith('e2e') ? prefix : `e2e-${prefix}`);
   await core.createNamespace({ body: { metadata: { name, labels: { 'extendeddeployment.io/e2e': 'true' } } } });
   await waitFor(`ServiceAccount ${name}/default`, async () => {
