@@ -5,6 +5,7 @@ import { API_GROUP, ED_PLURAL, VERSION } from '../core/api/identity.js';
 import { dnsLabel } from '../core/api/common.js';
 import type { ExtendedDeploymentObject } from '../core/kube/objects.js';
 import { peerEdOf, type PeerObservation } from '../core/fleet/peer-view.js';
+import { peerKubeconfigPath } from '../core/fleet/peers.js';
 import { transportKubeConfig } from './runtime/api-transport.js';
 import type { Clock, CancelTimer } from './runtime/clock.js';
 import { ResilientInformer } from './runtime/informer.js';
@@ -221,7 +222,7 @@ export function peerKubeconfigs(dir: string, self: string): Map<string, { path: 
   if (!existsSync(dir)) return found;
   for (const cluster of readdirSync(dir).sort()) {
     if (cluster === self || !dnsLabel.safeParse(cluster).success) continue;
-    const path = join(dir, cluster, 'kubeconfig');
+    const path = join(dir, peerKubeconfigPath(cluster));
     if (existsSync(path)) found.set(cluster, { path, mtimeMs: statSync(path).mtimeMs });
   }
   return found;

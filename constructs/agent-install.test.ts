@@ -1,6 +1,6 @@
 import { Chart, Testing } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
-import { AgentInstall, type AgentInstallProps } from './index.js';
+import { AgentInstall, RenderError, type AgentInstallProps } from './index.js';
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; [key: string]: unknown };
 type Rule = { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] };
@@ -251,6 +251,56 @@ describe('AgentInstall', () => {
     expect(pod['volumes']).toEqual([{ name: 'metrics-cert', secret: { secretName: 'agent-metrics-tls' } }]);
     expect(container['volumeMounts']).toEqual([{ name: 'metrics-cert', mountPath: '/etc/extended-deployment/metrics-certs', readOnly: true }]);
     expect(podOf(render()).container.args.some((a) => a.startsWith('--metrics-cert-dir'))).toBe(false);
+  });
+
+  describe('as a fleet member', () => {
+    const fleet = { cluster: 'eu-1', peers: ['canary-1', 'us-1'] };
+
+    it('names its cluster, reads its peers from their Secrets, mounted read only, each optional', () => {
+      const { pod, container } = podOf(render({ fleet }));
+      expect(container.args.slice(-2)).toEqual(['--cluster-name=eu-1', '--peer-kubeconfigs=/etc/extended-deployment/peers']);
+      expect(pod['volumes']).toEqual([
+        {
+          name: 'fleet-peers',
+          projected: {
+            sources: [
+              { secret: { name: 'extendeddeployment-peer-canary-1', optional: true, items: [{ key: 'kubeconfig', path: 'canary-1/kubeconfig' }] } },
+              { secret: { name: 'extendeddeployment-peer-us-1', optional: true, items: [{ key: 'kubeconfig', path: 'us-1/kubeconfig' }] } },
+            ],
+          },
+        },
+      ]);
+      expect(container['volumeMounts']).toEqual([{ name: 'fleet-peers', mountPath: '/etc/extended-deployment/peers', readOnly: true }]);
+    });
+
+    it('needs no further permission: the kubelet mounts the Secrets', () => {
+      const plain = render().filter((o) => o.kind !== 'Deployment');
+      expect(render({ fleet }).filter((o) => o.kind !== 'Deployment')).toEqual(plain);
+    });
+
+    it('mounts the peers beside the metrics certificate', () => {
+      const { pod, container } = podOf(render({ fleet, metricsCertSecret: 'agent-metrics-tls' }));
+      expect((pod['volumes'] as { name: string }[]).map((v) => v.name)).toEqual(['metrics-cert', 'fleet-peers']);
+      expect((container['volumeMounts'] as { name: string }[]).map((v) => v.name)).toEqual(['metrics-cert', 'fleet-peers']);
+    });
+
+    it('with no peers, names its cluster and mounts nothing', () => {
+      const { pod, container } = podOf(render({ fleet: { cluster: 'eu-1', peers: [] } }));
+      expect(container.args.at(-1)).toBe('--cluster-name=eu-1');
+      expect(container.args.some((a) => a.startsWith('--peer-kubeconfigs'))).toBe(false);
+      expect(pod['volumes']).toBeUndefined();
+      expect(container['volumeMounts']).toBeUndefined();
+    });
+
+    it.each([
+      [{ cluster: 'EU_1', peers: ['us-1'] }, 'fleet.cluster: "EU_1" must be a DNS label'],
+      [{ cluster: 'eu-1', peers: ['us-1', 'us.2'] }, 'fleet.peers[1]: "us.2" must be a DNS label'],
+      [{ cluster: 'eu-1', peers: ['us-1', 'eu-1'] }, `fleet.peers[1]: "eu-1" is the agent's own cluster, not a peer`],
+      [{ cluster: 'eu-1', peers: ['us-1', 'us-1'] }, 'fleet.peers[1]: "us-1" is named twice'],
+    ])('refuses fleet %j', (bad, message) => {
+      expect(() => render({ fleet: bad })).toThrow(RenderError);
+      expect(() => render({ fleet: bad })).toThrow(`AgentInstall extended-deployment-system/extended-deployment-agent: ${message}`);
+    });
   });
 
   it("keeps cluster-scoped objects out of a namespaced chart's namespace", () => {

@@ -3,10 +3,12 @@ import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { dnsLabel } from '../core/api/common.js';
 import { CRD_SYNC_WAVE } from '../core/crd.js';
+import { AGENT_CONTAINER, AGENT_INSTALL_LABELS, membershipArgs, membershipProblems, peerMount } from '../core/fleet/agent-member.js';
 import { adoptionFreezePolicy } from './adoption-freeze.js';
 import { SYNC_WAVE_ANNOTATION } from '../core/labels.js';
 import { agentAdmissionPolicies } from './agent-admission.js';
 import { AGENT_PERMISSIONS, isMetricsAccessPermission, leaseRules, policyRules } from './agent-rbac.js';
+import { RenderError } from './render-error.js';
 
 /** Where the agent is installed unless told otherwise (also the agent's own default Lease namespace). */
 export const DEFAULT_AGENT_NAMESPACE = 'extended-deployment-system';
@@ -44,6 +46,18 @@ export interface AgentResources {
    * @default none
    */
   readonly limits?: AgentResourceList;
+}
+
+/** The fleet an agent's cluster is a member of (docs/operating.md, "Fleet members"). */
+export interface AgentFleetProps {
+  /** The member cluster this agent runs in, as its Cluster is named (`--cluster-name`); a DNS label. */
+  readonly cluster: string;
+  /**
+   * Every other member, each a DNS label, none twice, not `cluster`. The agent reads each through the Secret
+   * `extendeddeployment-peer-<peer>` that `edctl fleet connect` writes into the agent's namespace, mounted at
+   * `<peer>/kubeconfig` in `--peer-kubeconfigs`; a Secret that does not exist yet keeps no pod from starting.
+   */
+  readonly peers: readonly string[];
 }
 
 /** Props of an {@link AgentInstall}. */
@@ -155,6 +169,13 @@ export interface AgentInstallProps {
    * @default none
    */
   readonly priorityClassName?: string;
+  /**
+   * Run the agent as a member of a fleet: `--cluster-name` and the peer Secrets mounted for `--peer-kubeconfigs`
+   * (no further permissions: the kubelet mounts the Secrets, the agent reads none through the API). In an app with
+   * Cluster constructs leave it out: each member cluster's copy of the install gets its own (core/fleet/agent-member.ts).
+   * @default not a fleet member
+   */
+  readonly fleet?: AgentFleetProps;
 }
 
 /**
@@ -188,6 +209,7 @@ export function agentArgs(props: AgentInstallProps, name: string, metricsPort: n
     ...(props.watchNamespaces !== undefined ? [`--namespace=${props.watchNamespaces.join(',')}`] : []),
     ...(props.leaseDurationSeconds !== undefined ? [`--lease-duration=${props.leaseDurationSeconds}`] : []),
     ...(props.workers !== undefined ? [`--workers=${props.workers}`] : []),
+    ...(props.fleet !== undefined ? membershipArgs(props.fleet) : []),
   ];
 }
 
@@ -197,6 +219,13 @@ function checkedNamespaces(namespaces: readonly string[]): readonly string[] {
   if (namespaces.length === 0 || bad.length > 0 || new Set(namespaces).size !== namespaces.length)
     throw new Error(`AgentInstall: watchNamespaces must name at least one namespace, each a DNS label, none twice: ${JSON.stringify(namespaces)}`);
   return namespaces;
+}
+
+/** The peer mount of a valid fleet membership; an invalid one throws every problem (the agent would refuse its flags). */
+function checkedFleet(fleet: AgentFleetProps, name: string, namespace: string): ReturnType<typeof peerMount> {
+  const problems = membershipProblems(fleet, { kind: 'AgentInstall', name, namespace }, ['fleet']);
+  if (problems.length > 0) throw new RenderError(problems);
+  return peerMount(fleet);
 }
 
 /** A cluster-scoped object never takes the chart's default namespace. */
@@ -245,7 +274,7 @@ export class AgentInstall extends Construct {
     const healthProbePort = props.healthProbePort ?? 8081;
     const metricsSecure = props.metricsSecure ?? true;
     const replicas = props.replicas ?? 2;
-    const labels = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': 'agent', 'app.kubernetes.io/part-of': 'extended-deployment' };
+    const labels = { 'app.kubernetes.io/name': name, ...AGENT_INSTALL_LABELS };
     const meta = (objectName: string, objectNamespace?: string, wave = CRD_SYNC_WAVE) => ({
       name: objectName,
       ...(objectNamespace && { namespace: objectNamespace }),
@@ -253,6 +282,7 @@ export class AgentInstall extends Construct {
       annotations: { [SYNC_WAVE_ANNOTATION]: wave },
     });
     const subjects = [{ kind: 'ServiceAccount', name, namespace }];
+    const peers = props.fleet && checkedFleet(props.fleet, name, namespace);
 
     if (props.createNamespace ?? true) clusterScoped(new k8s.KubeNamespace(this, 'namespace', { metadata: meta(namespace) }));
     new k8s.KubeServiceAccount(this, 'service-account', { metadata: meta(name, namespace), automountServiceAccountToken: true });
@@ -332,6 +362,12 @@ export class AgentInstall extends Construct {
     const limits = quantities(resources.limits);
     const port = k8s.IntOrString.fromString('metrics');
     const healthPort = k8s.IntOrString.fromString('health');
+    const metricsCert = props.metricsCertSecret;
+    const volumes = [...(metricsCert !== undefined ? [{ name: 'metrics-cert', secret: { secretName: metricsCert } }] : []), ...(peers ? [peers.volume] : [])];
+    const volumeMounts = [
+      ...(metricsCert !== undefined ? [{ name: 'metrics-cert', mountPath: METRICS_CERT_DIR, readOnly: true }] : []),
+      ...(peers ? [peers.mount] : []),
+    ];
     this.deployment = new k8s.KubeDeployment(this, 'deployment', {
       metadata: meta(name, namespace, AGENT_SYNC_WAVE),
       spec: {
@@ -348,7 +384,7 @@ export class AgentInstall extends Construct {
             securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
             // Graceful stop: in-flight reconciles drain (at most 15 s), then the Lease is released.
             terminationGracePeriodSeconds: 30,
-            ...(props.metricsCertSecret !== undefined && { volumes: [{ name: 'metrics-cert', secret: { secretName: props.metricsCertSecret } }] }),
+            ...(volumes.length > 0 && { volumes }),
             affinity: {
               podAntiAffinity: {
                 preferredDuringSchedulingIgnoredDuringExecution: [
@@ -358,7 +394,7 @@ export class AgentInstall extends Construct {
             },
             containers: [
               {
-                name: 'agent',
+                name: AGENT_CONTAINER,
                 image: props.image,
                 imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
                 command: [...AGENT_COMMAND],
@@ -371,7 +407,7 @@ export class AgentInstall extends Construct {
                 // The probes need no token: they have a server of their own, which answers nothing but the probes.
                 livenessProbe: { httpGet: { path: '/healthz', port: healthPort }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 },
                 readinessProbe: { httpGet: { path: '/readyz', port: healthPort }, periodSeconds: 5, timeoutSeconds: 5, failureThreshold: 3 },
-                ...(props.metricsCertSecret !== undefined && { volumeMounts: [{ name: 'metrics-cert', mountPath: METRICS_CERT_DIR, readOnly: true }] }),
+                ...(volumeMounts.length > 0 && { volumeMounts }),
                 ...((requests || limits) && { resources: { ...(requests && { requests }), ...(limits && { limits }) } }),
                 securityContext: {
                   runAsNonRoot: true,

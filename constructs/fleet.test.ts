@@ -133,7 +133,7 @@ describe('a fleet app', () => {
 
     it('refuses one given the membership of a single member', () => {
       expect(() => withAgent({ fleet: { cluster: 'eu-1', peers: ['canary-1', 'us-1'] } })).toThrow(
-        /clusters\[0\]\.args: names cluster "eu-1" \(--cluster-name\), but is rendered into cluster canary-1/,
+        /containers\[0\]\.args: names cluster "eu-1" \(--cluster-name\), but is rendered into cluster canary-1/,
       );
     });
   });
