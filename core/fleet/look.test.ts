@@ -4,7 +4,7 @@ import { decide } from '../rollout/decision.js';
 import type { RolloutInput } from '../rollout/planner.js';
 import type { PodState, RegionState } from '../rollout/snapshot.js';
 import type { PeerObservation } from './peer-view.js';
-import { memberProblems } from './look.js';
+import { fleetAddedReplicas, memberProblems } from './look.js';
 
 // The wave gate through the planner, with the ReplicaSet adapter: a follower's rollout toward a new template waits
 // for the earlier wave, records its soak before acting, and starts its first group once the soak is over.
@@ -171,6 +171,30 @@ describe('the fleet gate in the planner', () => {
     const { plan } = decide(input, previous);
     expect(plan.status.fleet).toEqual({ release: '0000000000' });
     expect(plan.status.currentGroup).toBe(1);
+  });
+});
+
+describe('failover through the look (Additive)', () => {
+  const lost: PeerObservation = { cluster: 'canary-1', reachable: false, error: 'connect ECONNREFUSED' };
+  const additive = member('eu-1', 1, { failover: { mode: 'Additive', toleranceSeconds: 10, stabilizationSeconds: 30 } });
+
+  it('records the loss first, adds its part once the toleration is over (an Event), and keeps it while the member is lost', () => {
+    const first = look(additive, previous, [lost], T0).plan.status;
+    expect(first.fleet?.peers?.[0]).toMatchObject({ cluster: 'canary-1', lostSince: new Date(T0).toISOString() });
+    expect(first.fleet?.additions).toBeUndefined();
+    const after = look(additive, first, [lost], T0 + 10_000);
+    expect(after.plan.status.fleet?.additions).toEqual([{ cluster: 'canary-1', replicas: 4, since: new Date(T0 + 10_000).toISOString() }]);
+    expect(after.plan.events.map((e) => e.reason)).toContain('FleetFailoverAdded');
+    expect(extendedDeploymentStatus.parse(after.plan.status)).toEqual(after.plan.status);
+    expect(fleetAddedReplicas(additive, after.plan.status)).toBe(4);
+    expect(look(additive, after.plan.status, [lost], T0 + 60_000).plan.status.fleet?.additions).toHaveLength(1);
+  });
+
+  it('with failover Off nothing is added however long a member is lost', () => {
+    const off = member('eu-1', 1);
+    const first = look(off, previous, [lost], T0).plan.status;
+    expect(look(off, first, [lost], T0 + 3_600_000).plan.status.fleet?.additions).toBeUndefined();
+    expect(fleetAddedReplicas(off, first)).toBe(0);
   });
 });
 

@@ -1,7 +1,8 @@
 import type { ExtendedDeployment, ExtendedDeploymentStatus, FleetStatus } from '../api/extended-deployment.js';
 import type { RolloutEvent } from '../rollout/planner.js';
 import { fleetGate, type FleetGateDecision } from './gate.js';
-import { mergePeerRecords, type PeerObservation } from './peer-view.js';
+import { fleetAdditions, type FleetAdditionsResult } from './failover.js';
+import { mergePeerRecords, type FleetAdditionRecord, type PeerObservation } from './peer-view.js';
 import { ED_KIND } from '../api/identity.js';
 import type { Problem } from '../problems.js';
 
@@ -25,7 +26,12 @@ export interface FleetLook {
 }
 
 /** Event reasons of the fleet gate's transitions. */
-export const FleetEventReason = { FleetGateOpened: 'FleetGateOpened', FleetGateWaiting: 'FleetGateWaiting' } as const;
+export const FleetEventReason = {
+  FleetGateOpened: 'FleetGateOpened',
+  FleetGateWaiting: 'FleetGateWaiting',
+  FleetFailoverAdded: 'FleetFailoverAdded',
+  FleetFailoverReturned: 'FleetFailoverReturned',
+} as const;
 
 /**
  * The fleet gate of one member (gate.ts) as the planner applies it: undefined outside a fleet, and where nothing of the
@@ -42,19 +48,50 @@ export function lookAtFleet(
   const strategy = ed.spec.strategy.fleet;
   if (fleet === undefined || strategy === undefined || observation === undefined) return undefined;
   const { decision, record } = fleetGate({ fleet, strategy, status: previous?.fleet, peers: observation.peers, approved: observation.approved, now });
+  const failover = fleetAdditions({ fleet, strategy, status: previous?.fleet, peers: observation.peers, now });
   const gate = decision.state === 'Open' ? { state: 'Open' as const } : { state: 'Waiting' as const, reason: decision.reason, message: decision.message };
-  const peers = mergePeerRecords(fleet.members, record);
+  const peers = mergePeerRecords(fleet.members, record, failover.record);
   const status: FleetStatus = {
     gate,
     ...(peers.length > 0 && { peers }),
-    ...(previous?.fleet?.additions !== undefined && { additions: previous.fleet.additions }),
+    ...(failover.additions.length > 0 && { additions: [...failover.additions] }),
   };
+  const wakeAt = [decision.state === 'Waiting' ? decision.requeueAt : undefined, failover.requeueAt].filter((t) => t !== undefined);
   return {
     wait: decision.state === 'Waiting' ? { message: `release ${fleet.release} (wave ${fleet.wave}) ${decision.message}` } : undefined,
     status,
-    events: gateEvents(previous?.fleet?.gate, decision, fleet.release),
-    wakeAt: decision.state === 'Waiting' ? decision.requeueAt : undefined,
+    events: [...gateEvents(previous?.fleet?.gate, decision, fleet.release), ...failoverEvents(previous?.fleet?.additions ?? [], failover)],
+    wakeAt: wakeAt.length > 0 ? Math.min(...wakeAt) : undefined,
   };
+}
+
+/** FleetFailoverAdded for a member newly counted as lost, FleetFailoverReturned for an addition that ends. */
+function failoverEvents(before: readonly FleetAdditionRecord[], failover: FleetAdditionsResult): RolloutEvent[] {
+  const added = failover.additions
+    .filter((a) => !before.some((b) => b.cluster === a.cluster))
+    .map((a): RolloutEvent => {
+      const why = failover.lost.find((l) => l.cluster === a.cluster)?.why;
+      return {
+        type: 'Warning',
+        reason: FleetEventReason.FleetFailoverAdded,
+        message: `member ${a.cluster} is lost${why === undefined ? '' : ` (${why})`}: this cluster runs ${a.replicas} more replicas for it`,
+      };
+    });
+  const returned = failover.removed.map((r): RolloutEvent => ({
+    type: 'Normal',
+    reason: FleetEventReason.FleetFailoverReturned,
+    message: `member ${r.cluster} is back: the ${r.replicas} replicas run here for it go`,
+  }));
+  return [...added, ...returned];
+}
+
+/**
+ * Replicas this member runs for lost members, as its status records them (core/fleet/failover.ts): observe adds them to
+ * spec.replicas before the distribution over the regions, so they are recorded before anything acts on them.
+ */
+export function fleetAddedReplicas(ed: { readonly spec: { readonly fleet?: unknown } }, status: ExtendedDeploymentStatus | undefined): number {
+  if (ed.spec.fleet === undefined) return 0;
+  return (status?.fleet?.additions ?? []).reduce((sum, a) => sum + Math.max(0, a.replicas), 0);
 }
 
 /** FleetGateWaiting when the gate starts waiting or waits for another reason; FleetGateOpened when it opens. */

@@ -196,6 +196,19 @@ describe('observe', () => {
     expect(renderSet([...regions, edObject(undefined, { ...fixed, replicas: 6 })]).ok).toBe(false);
   });
 
+  it("a fleet member distributes its recorded part of lost members' replicas over its regions too (failover Additive)", () => {
+    const fleet = { name: 'prod', cluster: 'eu-1', wave: 0, release: '0123456789', members: [{ cluster: 'eu-1', replicas: 5, wave: 0 }] };
+    const ed = {
+      ...edObject(undefined, { fleet }),
+      status: { fleet: { additions: [{ cluster: 'us-1', replicas: 5, since: new Date(NOW).toISOString() }] } },
+    };
+    const observed = observe(ed, regions, { replicaSets: [], deployments: [] }, [], NOW);
+    if (!observed.ok) throw new Error(JSON.stringify(observed.problems));
+    expect(observed.input.regions.map((r) => r.desired)).toEqual([6, 4]);
+    const alone = observe({ ...ed, status: {} }, regions, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(alone.ok && alone.input.regions.map((r) => r.desired)).toEqual([3, 2]);
+  });
+
   it('derives the rollout revision from the revisions annotation when only that one is present', () => {
     const r = rendered();
     const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify(Object.fromEntries(r.regions.map((x) => [x.name, x.revision]))) };
