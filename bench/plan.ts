@@ -18,7 +18,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { planText } from '../cli/commands/plan.js';
+import { planText } from '../cli/commands/plan-view.js';
 import { renderFiles } from '../cli/render-files.js';
 import { planOf } from '../core/plan.js';
 import { renderSet, type RenderedExtendedDeployment } from '../core/render.js';

@@ -107,6 +107,19 @@ const UNKNOWN_REVISION = 'previous';
  * (specChanges), and the plan gets the change's risks (risksOf).
  */
 export function planOf(rendered: readonly RenderedExtendedDeployment[], before?: readonly RenderedExtendedDeployment[]): Plan {
+  return timedPlanOf(rendered, before).plan;
+}
+
+/** A plan and, per ExtendedDeployment (in the plan's order), how long its simulated rollout takes. */
+export interface TimedPlan {
+  readonly plan: Plan;
+  /** Simulation.durationMs of each ExtendedDeployment: kept out of Plan, whose JSON is a contract, for a fleet's timeline. */
+  readonly durationsMs: readonly number[];
+}
+
+/** planOf, with each simulated rollout's duration (a fleet's plan times its waves with them). */
+export function timedPlanOf(rendered: readonly RenderedExtendedDeployment[], before?: readonly RenderedExtendedDeployment[]): TimedPlan {
+  const durationsMs: number[] = [];
   const result: Plan = {
     extendedDeployments: rendered.map((ed): ExtendedDeploymentPlan => {
       const base = before?.find((b) => sameObject(b, ed));
@@ -143,6 +156,7 @@ export function planOf(rendered: readonly RenderedExtendedDeployment[], before?:
         base,
       );
       const simulation = simulateRollout(start);
+      durationsMs.push(simulation.durationMs);
       return {
         namespace: ed.ref.namespace ?? '',
         name: ed.ref.name ?? '',
@@ -162,13 +176,11 @@ export function planOf(rendered: readonly RenderedExtendedDeployment[], before?:
       };
     }),
   };
-  if (!before) return result;
-  return {
-    ...result,
-    risks: risksOf(
-      rendered,
-      before,
-      result.extendedDeployments.map((ed) => ed.regions),
-    ),
-  };
+  if (!before) return { plan: result, durationsMs };
+  const risks = risksOf(
+    rendered,
+    before,
+    result.extendedDeployments.map((ed) => ed.regions),
+  );
+  return { plan: { ...result, risks }, durationsMs };
 }

@@ -3,7 +3,7 @@ import { diffOf, type Diff, type ExtendedDeploymentDiff } from '../../core/diff.
 import { data, outputOption, type OutputFormat } from '../output.js';
 import { renderChange } from '../render-files.js';
 import { UserError } from '../user-error.js';
-import { arrow, changeLine, changeText, groupLines, qualified, riskLines, stoppedLine, summary } from './plan.js';
+import { arrow, changeLine, changeText, groupLines, qualified, riskLines, stoppedLine, summary } from './plan-view.js';
 
 /** `edctl diff`: per ExtendedDeployment and region, what a change does to the rendered templates and the rollout it starts. */
 export function registerDiff(program: Command): void {

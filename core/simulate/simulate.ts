@@ -38,7 +38,7 @@ import {
 import { look, SimulationTooLarge } from './look.js';
 import { split } from './progression.js';
 import { settingOf, startCluster, type SimulationStart } from './start.js';
-import { APPROVAL_MS } from './timing.js';
+import { APPROVAL_MS, SIMULATION_START } from './timing.js';
 
 export type { ApprovalRange, Extremes, GroupRun, RegionPods, SimulatedGroup } from './history.js';
 export type { RegionStart, SimulationStart } from './start.js';
@@ -68,6 +68,12 @@ export interface Simulation {
   readonly finalStatus: ExtendedDeploymentStatus;
   /** The planner's looks the simulation took (what it cost). */
   readonly looks: number;
+  /**
+   * Simulated time from the change until the rollout is Healthy, or stops: an estimate at the simulation's pace (pods
+   * ready POD_START_MS after they start, gates approved APPROVAL_MS after they are reached); a fleet's plan adds the
+   * waves' soaks to it.
+   */
+  readonly durationMs: number;
   /** Where the rollout stops short of Healthy: held by strategy.pause, or Degraded past a group's progress deadline. */
   readonly stopped?: { readonly group: number; readonly phase: typeof Phases.Paused | typeof Phases.Degraded; readonly message: string };
   /** With the `trace` option: every look that was simulated (not those of groups advanced in a jump). */
@@ -260,5 +266,6 @@ function result(entries: readonly Entry[], final: SimulatedGroup | undefined, st
     podsSwapped: cluster.tally.podsSwapped,
     finalStatus: status,
     looks,
+    durationMs: cluster.now - SIMULATION_START,
   };
 }
