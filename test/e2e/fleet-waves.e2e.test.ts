@@ -2,8 +2,11 @@
 // once (`edctl render -o DIR`, each member applying its own DIR/clusters/<name>/), one agent per member reading its
 // peers through the Secrets `edctl fleet connect` made. The later wave waits until the first is Healthy at the new
 // release for the soak, measured from its own first observation, recorded in its status before it acts (a restart
-// during the soak keeps it); then it rolls. No agent writes into another cluster: the peer readers' requests in every
-// member's audit log are reads. Figures (gate open → first group) are printed, never asserted on.
+// during the soak keeps it); then it rolls. A predecessor that hangs or refuses holds the next wave. The template leak
+// of ReplicaSet regions is measured. With failover Additive, the survivors of a member whose API server dies add their
+// parts of its replicas after the toleration and give them back once it is stable, with the fleet's available pods
+// never below the total. No agent writes into another cluster: the peer readers' requests in every member's audit log
+// are reads. Figures (soak end → first group, loss → additions) are printed, never asserted on.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +25,7 @@ const AGENT_NAMESPACE = 'extended-deployment-system';
 const NAMESPACE = 'fleet-waves';
 const ED = 'web';
 const SOAK_SECONDS = 12;
+const FAILOVER_TOLERANCE_SECONDS = 8;
 const PEER_READER = `system:serviceaccount:${AGENT_NAMESPACE}:extendeddeployment-peer-reader`;
 
 let fleet: Fleet;
@@ -38,8 +42,16 @@ function run(command: string, args: readonly string[]): string {
 const edctl = (...args: string[]) => run(process.execPath, ['--import', 'tsx', join(repoRoot, 'cli', 'main.ts'), ...args]);
 const kubectlIn = (m: FleetMember, ...args: string[]) => run(kubectl(), ['--kubeconfig', m.kubeconfig, ...args]);
 
+/** An application of the fleet: its ExtendedDeployment's name and fleet strategy. */
+interface App {
+  readonly name: string;
+  readonly fleet: Record<string, unknown>;
+}
+/** Waves: a, then b and c, after a soak. */
+const WEB: App = { name: ED, fleet: { waves: [['a'], ['b', 'c']], minSuccessSeconds: SOAK_SECONDS } };
+
 /** The source as a platform team writes it: three Clusters, a DeployRegion, the ExtendedDeployment over them. */
-function source(image: string): string {
+function source(image: string, app: App): string {
   const docs = [
     ...['a', 'b', 'c'].map((name) => ({ apiVersion: `${GROUP}/${VERSION}`, kind: 'Cluster', metadata: { name } })),
     {
@@ -51,18 +63,18 @@ function source(image: string): string {
     {
       apiVersion: `${GROUP}/${VERSION}`,
       kind: 'ExtendedDeployment',
-      metadata: { name: ED, namespace: NAMESPACE },
+      metadata: { name: app.name, namespace: NAMESPACE },
       spec: {
         replicas: 9,
-        selector: { matchLabels: { app: ED } },
-        template: { metadata: { labels: { app: ED } }, spec: { containers: [{ name: 'app', image }] } },
+        selector: { matchLabels: { app: app.name } },
+        template: { metadata: { labels: { app: app.name } }, spec: { containers: [{ name: 'app', image }] } },
         clusters: [{ name: 'a' }, { name: 'b' }, { name: 'c' }],
         regions: [{ name: 'general-amd64' }],
         strategy: {
           rolloutStrategy: 'Group',
           batchSize: 2,
           minReadySeconds: 1,
-          fleet: { waves: [['a'], ['b', 'c']], minSuccessSeconds: SOAK_SECONDS },
+          fleet: app.fleet,
         },
       },
     },
@@ -74,10 +86,10 @@ function source(image: string): string {
  * Renders the source and applies each member's folder to it, all members at once (what Argo CD or Flux would do), or
  * to `to` only (a member that cannot be reached gets it later).
  */
-async function deliver(image: string, to: readonly FleetMember[] = fleet.members): Promise<number> {
-  const dir = join(work, `render-${image.replace(/[^a-z0-9]/g, '-')}`);
+async function deliver(image: string, to: readonly FleetMember[] = fleet.members, app: App = WEB): Promise<number> {
+  const dir = join(work, `render-${app.name}-${image.replace(/[^a-z0-9]/g, '-')}`);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'fleet.yaml'), source(image));
+  writeFileSync(join(dir, 'fleet.yaml'), source(image, app));
   edctl('render', '-f', join(dir, 'fleet.yaml'), '-o', join(dir, 'out'));
   const at = Date.now();
   await Promise.all(to.map(async (m) => kubectlIn(m, 'apply', '--server-side', '--field-manager', 'gitops', '-f', join(dir, 'out', 'clusters', m.name))));
@@ -86,21 +98,22 @@ async function deliver(image: string, to: readonly FleetMember[] = fleet.members
 
 interface FleetStatus {
   release?: string;
+  additions?: { cluster: string; replicas: number; since: string }[];
   gate?: { state: string; reason?: string; message?: string };
-  peers?: { cluster: string; healthySince?: string; healthyRelease?: string }[];
+  peers?: { cluster: string; healthySince?: string; healthyRelease?: string; lostSince?: string }[];
 }
 interface EdView {
   metadata: { generation?: number };
   spec: { fleet: { release: string; wave: number } };
   status?: { phase?: string; observedGeneration?: number; currentGroup?: number; lastGroupStartTime?: string; revision?: string; fleet?: FleetStatus };
 }
-async function readEd(m: FleetMember): Promise<EdView> {
+async function readEd(m: FleetMember, name = ED): Promise<EdView> {
   return (await m.custom.getNamespacedCustomObject({
     group: GROUP,
     version: VERSION,
     namespace: NAMESPACE,
     plural: 'extendeddeployments',
-    name: ED,
+    name,
   })) as EdView;
 }
 const healthyAt = (ed: EdView, release: string) =>
@@ -118,13 +131,19 @@ async function waitUnreachable(followers: readonly FleetMember[], how: string): 
   await waitFor(
     `the next wave waits for an unreachable predecessor (${how})`,
     async () => {
-      const eds = await Promise.all(followers.map(readEd));
+      const eds = await Promise.all(followers.map((m) => readEd(m)));
       for (const m of followers) if ((await podsWithImage(m, 'registry.example/web:3')) > 0) early.push(`${m.name}: pods of web:3 while a is ${how}`);
       return eds.every((ed) => ed.status?.fleet?.gate?.reason === 'PredecessorUnreachable' && ed.status.observedGeneration === ed.metadata.generation);
     },
     { timeoutMs: 60_000, intervalMs: 300 },
   );
   expect(early).toEqual([]);
+}
+
+/** Ready pods of an application in a member, as its API server shows them. */
+async function availablePods(m: FleetMember, app: string): Promise<number> {
+  const pods = await m.core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: `app=${app}` });
+  return pods.items.filter((p) => !p.metadata?.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
 }
 
 function startAgent(m: FleetMember, run = 0): AgentProcess {
@@ -280,6 +299,129 @@ describe('waves', () => {
     await Promise.all(
       fleet.members.map((m) => waitFor(`${m.name} Healthy at ${release}`, async () => healthyAt(await readEd(m), release), { timeoutMs: 180_000 })),
     );
+  }, 600_000);
+
+  test('the template leak of ReplicaSet regions: pods replaced in a waiting wave start at the new template (measured)', async () => {
+    await deliver('registry.example/web:4');
+    const b = member('b');
+    await waitFor('b waits for a', async () => (await readEd(b)).status?.fleet?.gate?.state === 'Waiting', { timeoutMs: 60_000 });
+    // Two of b's pods go (an eviction, a lost node): its ReplicaSet replaces them from the template Git synced.
+    const pods = (await b.core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: `app=${ED}` })).items;
+    const deleted = pods.slice(0, 2).map((p) => p.metadata!.name!);
+    await Promise.all(deleted.map((name) => b.core.deleteNamespacedPod({ name, namespace: NAMESPACE })));
+    const leaked = await waitFor(
+      'the replacements, while b still waits',
+      async () => {
+        // Pods first: the agent writes a group's start into the status before it makes a pod, so a status still
+        // waiting after the list means no pod of the list is the rollout's.
+        const early = await podsWithImage(b, 'registry.example/web:4');
+        const ed = await readEd(b);
+        return ed.status?.fleet?.gate?.state === 'Waiting' && early >= deleted.length ? early : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    console.log(`fleet leak: ${leaked} of b's 3 pods run web:4 before its wave opened, after ${deleted.length} pods were deleted (ReplicaSet regions)`);
+    expect(leaked, 'each replaced pod, and only those, starts at the new template').toBe(deleted.length);
+    const release = (await readEd(member('a'))).spec.fleet.release;
+    await Promise.all(
+      fleet.members.map((m) => waitFor(`${m.name} Healthy at ${release}`, async () => healthyAt(await readEd(m), release), { timeoutMs: 180_000 })),
+    );
+  }, 600_000);
+
+  test('failover Additive: a member whose API server dies is covered by the others within the toleration; they give it back once it is stable', async () => {
+    const api: App = { name: 'api', fleet: { failover: { mode: 'Additive', toleranceSeconds: FAILOVER_TOLERANCE_SECONDS, stabilizationSeconds: 10 } } };
+    await deliver('registry.example/api:1', fleet.members, api);
+    await Promise.all(
+      fleet.members.map((m) => waitFor(`${m.name} runs api Healthy`, async () => (await readEd(m, 'api')).status?.phase === 'Healthy', { timeoutMs: 120_000 })),
+    );
+    const [a, b, c] = [member('a'), member('b'), member('c')];
+
+    // Fleet-wide available pods, sampled all along; a member that cannot be read counts with what it last showed (its
+    // pods keep running where only its API server is down).
+    const lastSeen = new Map<string, number>(await Promise.all(fleet.members.map(async (m) => [m.name, await availablePods(m, 'api')] as const)));
+    expect([...lastSeen.values()], 'every member runs its 3 pods before c is lost').toEqual([3, 3, 3]);
+    const samples: number[] = [];
+    const timeline: string[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const counts = await Promise.all(
+          fleet.members.map(async (m) => {
+            const seen = await availablePods(m, 'api').catch(() => undefined);
+            if (seen !== undefined) lastSeen.set(m.name, seen);
+            return lastSeen.get(m.name) ?? 0;
+          }),
+        );
+        samples.push(counts.reduce((x, y) => x + y, 0));
+        timeline.push(`${new Date().toISOString().slice(11, 23)} ${counts.join('+')}`);
+        await sleep(500);
+      }
+    })();
+
+    try {
+      // c is lost: its agent and its API server die (kill -9).
+      const pid = inLab(c.dir, c.context, () => livePid('kube-apiserver'))!;
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+        .split('\0')
+        .filter((arg) => arg !== '');
+      agents.get('c')!.killHard();
+      process.kill(pid, 'SIGKILL');
+      const killed = Date.now();
+      const added = await waitFor(
+        'a and b add their parts of c',
+        async () => {
+          const parts = await Promise.all([a, b].map(async (m) => (await readEd(m, 'api')).status?.fleet?.additions?.find((x) => x.cluster === 'c')));
+          return parts.every((p) => p !== undefined) ? parts : undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 300 },
+      );
+      expect(
+        added.map((p) => p.replicas).reduce((x, y) => x + y, 0),
+        'the parts add up to c’s replicas',
+      ).toBe(3);
+      for (const m of [a, b]) {
+        const lostSince = (await readEd(m, 'api')).status?.fleet?.peers?.find((p) => p.cluster === 'c')?.lostSince;
+        const since = Date.parse(added[m === a ? 0 : 1]!.since);
+        console.log(
+          `fleet failover: ${m.name} recorded c lost ${Date.parse(lostSince ?? '') - killed} ms after the kill and added ` +
+            `${added[m === a ? 0 : 1]!.replicas} replicas ${since - Date.parse(lostSince ?? '') - FAILOVER_TOLERANCE_SECONDS * 1000} ms after the toleration ended`,
+        );
+      }
+      await waitFor('a and b run all 9 pods available', async () => (await availablePods(a, 'api')) + (await availablePods(b, 'api')) === 9, {
+        timeoutMs: 90_000,
+      });
+
+      // c comes back: its API server with the same command line, then its agent; a and b give their parts back only
+      // once c has been Healthy with its replicas available for the stabilization.
+      inLab(c.dir, c.context, () => startProcess('kube-apiserver', args[0]!, args.slice(1)));
+      await waitFor(
+        'c answers again',
+        async () =>
+          c.core
+            .listNamespace()
+            .then(() => true)
+            .catch(() => false),
+        { timeoutMs: 60_000 },
+      );
+      startAgent(c, 1);
+      await Promise.all(
+        [a, b].map((m) =>
+          waitFor(`${m.name} gives its part back`, async () => ((await readEd(m, 'api')).status?.fleet?.additions ?? []).length === 0, { timeoutMs: 120_000 }),
+        ),
+      );
+      await waitFor(
+        'every member runs its own 3 pods again',
+        async () => (await Promise.all(fleet.members.map((m) => availablePods(m, 'api')))).every((n) => n === 3),
+        {
+          timeoutMs: 120_000,
+        },
+      );
+    } finally {
+      sampling = false;
+      await sampler;
+    }
+    console.log(`fleet failover: fleet-wide available pods over ${samples.length} samples: min ${Math.min(...samples)}, max ${Math.max(...samples)} (total 9)`);
+    expect(Math.min(...samples), `fleet-wide available pods never below the total (a+b+c per sample: ${timeline.join(', ')})`).toBeGreaterThanOrEqual(9);
   }, 600_000);
 
   test('no agent wrote into another cluster: every request of the peer readers in each member is a read', async () => {
