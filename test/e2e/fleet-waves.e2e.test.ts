@@ -26,6 +26,8 @@ const NAMESPACE = 'fleet-waves';
 const ED = 'web';
 const SOAK_SECONDS = 12;
 const FAILOVER_TOLERANCE_SECONDS = 8;
+/** Failover on: a member lost for the toleration is covered by the others. */
+const API: App = { name: 'api', fleet: { failover: { mode: 'Additive', toleranceSeconds: FAILOVER_TOLERANCE_SECONDS, stabilizationSeconds: 10 } } };
 const PEER_READER = `system:serviceaccount:${AGENT_NAMESPACE}:extendeddeployment-peer-reader`;
 
 let fleet: Fleet;
@@ -329,8 +331,7 @@ describe('waves', () => {
   }, 600_000);
 
   test('failover Additive: a member whose API server dies is covered by the others within the toleration; they give it back once it is stable', async () => {
-    const api: App = { name: 'api', fleet: { failover: { mode: 'Additive', toleranceSeconds: FAILOVER_TOLERANCE_SECONDS, stabilizationSeconds: 10 } } };
-    await deliver('registry.example/api:1', fleet.members, api);
+    await deliver('registry.example/api:1', fleet.members, API);
     await Promise.all(
       fleet.members.map((m) => waitFor(`${m.name} runs api Healthy`, async () => (await readEd(m, 'api')).status?.phase === 'Healthy', { timeoutMs: 120_000 })),
     );
@@ -422,6 +423,37 @@ describe('waves', () => {
     }
     console.log(`fleet failover: fleet-wide available pods over ${samples.length} samples: min ${Math.min(...samples)}, max ${Math.max(...samples)} (total 9)`);
     expect(Math.min(...samples), `fleet-wide available pods never below the total (a+b+c per sample: ${timeline.join(', ')})`).toBeGreaterThanOrEqual(9);
+  }, 600_000);
+
+  test('a false alarm (b reads c through a dead port while c is fine) adds at most c’s replicas, and b gives them back', async () => {
+    const [a, b, c] = [member('a'), member('b'), member('c')];
+    await Promise.all(
+      fleet.members.map((m) => waitFor(`${m.name} runs api Healthy`, async () => (await readEd(m, 'api')).status?.phase === 'Healthy', { timeoutMs: 120_000 })),
+    );
+    const file = join(work, 'peers', 'b', 'c', 'kubeconfig');
+    const good = readFileSync(file, 'utf8');
+    // b's peer kubeconfig for c points at a port nobody listens on (a wrong address, a firewall); the agent reads the
+    // folder again within 10 s.
+    writeFileSync(file, good.replace(/server: https:\/\/127\.0\.0\.1:\d+/, 'server: https://127.0.0.1:9'));
+    try {
+      const part = await waitFor(
+        'b counts c as lost and adds its part',
+        async () => (await readEd(b, 'api')).status?.fleet?.additions?.find((x) => x.cluster === 'c'),
+        { timeoutMs: 90_000, intervalMs: 300 },
+      );
+      // Only b believes it: a adds nothing, c keeps its own; the extra is bounded by c's replicas.
+      expect((await readEd(a, 'api')).status?.fleet?.additions ?? []).toEqual([]);
+      expect(part.replicas).toBeLessThanOrEqual(3);
+      await waitFor('b runs its extra pods', async () => (await availablePods(b, 'api')) === 3 + part.replicas, { timeoutMs: 60_000 });
+      expect(await availablePods(c, 'api')).toBe(3);
+      console.log(`fleet false alarm: b added ${part.replicas} replica(s) for c; a and c unchanged`);
+    } finally {
+      writeFileSync(file, good);
+    }
+    await waitFor('b gives its part back once it sees c stable', async () => ((await readEd(b, 'api')).status?.fleet?.additions ?? []).length === 0, {
+      timeoutMs: 120_000,
+    });
+    await waitFor('b runs its own 3 pods again', async () => (await availablePods(b, 'api')) === 3, { timeoutMs: 60_000 });
   }, 600_000);
 
   test('no agent wrote into another cluster: every request of the peer readers in each member is a read', async () => {
