@@ -549,6 +549,12 @@ const fleetAddition = z.object({
 /** The fleet as this member's agent sees it (spec.fleet). */
 const fleetStatus = z.object({
   release: z.string().optional().describe('The release (spec.fleet.release) this cluster has completed its rollout of: Healthy at it.'),
+  regionsFailed: z
+    .boolean()
+    .optional()
+    .describe(
+      "True while every region of this member is Failed (its nodes down): the API answers but the capacity is gone, so other members' failover counts it lost.",
+    ),
   gate: z
     .object({
       state: z.enum(fleetGateStates).describe('Open: the rollout may start its first group. Waiting: it waits for earlier waves (reason says why).'),

@@ -3,7 +3,7 @@ import { extendedDeployment, extendedDeploymentStatus, type ExtendedDeploymentSt
 import { decide } from '../rollout/decision.js';
 import type { RolloutInput } from '../rollout/planner.js';
 import type { PodState, RegionState } from '../rollout/snapshot.js';
-import type { PeerObservation } from './peer-view.js';
+import { peerEdOf, type PeerObservation } from './peer-view.js';
 import { fleetAddedReplicas, memberProblems } from './look.js';
 
 // The wave gate through the planner, with the ReplicaSet adapter: a follower's rollout toward a new template waits
@@ -195,6 +195,29 @@ describe('failover through the look (Additive)', () => {
     const first = look(off, previous, [lost], T0).plan.status;
     expect(look(off, first, [lost], T0 + 3_600_000).plan.status.fleet?.additions).toBeUndefined();
     expect(fleetAddedReplicas(off, first)).toBe(0);
+  });
+});
+
+describe('every region Failed', () => {
+  it('a member whose regions all Failed publishes it (what the others read as lost capacity); one that still has a region does not', () => {
+    const failedRegion: RegionState = { ...oldRegion(), failed: true };
+    const input = (regions: RegionState[]): RolloutInput => ({
+      ed: member('eu-1', 1),
+      generation: 2,
+      rolloutRevision: 'R1',
+      regions,
+      status: previous,
+      controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined },
+      now: T0,
+      fleet: { peers: [healthyCanary()], approved: false },
+    });
+    const failed = decide(input([failedRegion]), previous).plan.status;
+    expect(failed.fleet?.regionsFailed).toBe(true);
+    expect(extendedDeploymentStatus.parse(failed)).toEqual(failed);
+    expect(peerEdOf({ status: failed }).allRegionsFailed).toBe(true);
+    const healthy = decide(input([oldRegion()]), failed).plan.status;
+    expect(healthy.fleet?.regionsFailed).toBeUndefined();
+    expect(peerEdOf({ status: healthy }).allRegionsFailed).toBe(false);
   });
 });
 

@@ -18,7 +18,7 @@ export interface FleetObservation {
 export interface FleetLook {
   /** The first group of a rollout toward a new template waits (session.ts); undefined when the gate is open. */
   readonly wait: { readonly message: string } | undefined;
-  /** status.fleet without `release`, which only the rollout's outcome sets (withFleetRelease). */
+  /** status.fleet without `release`, which only the rollout's outcome sets (withFleetStatus). */
   readonly status: FleetStatus;
   readonly events: readonly RolloutEvent[];
   /** When the gate can open by time alone (a soak ending). */
@@ -107,19 +107,22 @@ function gateEvents(before: FleetStatus['gate'], decision: FleetGateDecision, re
 
 /**
  * status.fleet after the rollout's own status: `release` becomes this member's spec.fleet.release once the rollout is
- * Healthy with the spec it describes (what followers wait for), and stays what it was otherwise.
+ * Healthy with the spec it describes (what followers wait for), and stays what it was otherwise; `regionsFailed` says
+ * that every region of this member is Failed (what the others' failover reads of a member whose API still answers).
  */
-export function withFleetRelease(
+export function withFleetStatus(
   ed: ExtendedDeployment,
   look: FleetLook | undefined,
   status: ExtendedDeploymentStatus,
   previous: ExtendedDeploymentStatus | undefined,
+  regions: readonly { readonly failed?: boolean | undefined }[] = [],
 ): ExtendedDeploymentStatus {
   const fleet = ed.spec.fleet;
   if (fleet === undefined) return status;
   const release = status.phase === 'Healthy' ? fleet.release : previous?.fleet?.release;
-  const base = look?.status ?? previous?.fleet ?? {};
-  return { ...status, fleet: { ...base, ...(release !== undefined && { release }) } };
+  const { regionsFailed: _before, ...base } = look?.status ?? previous?.fleet ?? {};
+  const regionsFailed = regions.length > 0 && regions.every((r) => r.failed === true);
+  return { ...status, fleet: { ...base, ...(release !== undefined && { release }), ...(regionsFailed && { regionsFailed }) } };
 }
 
 /**

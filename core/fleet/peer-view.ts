@@ -154,13 +154,13 @@ export function mergePeerRecords(members: readonly FleetMemberView[], ...records
 
 /**
  * What the gate and the failover read of a peer's ExtendedDeployment object (as a peer's watch caches it, unvalidated:
- * a field of the wrong type counts as absent). Every region counts as Failed when the peer's agent reports that no
- * region can take its replicas (Moves condition, reason AllRegionsFailed).
+ * a field of the wrong type counts as absent). Every region counts as Failed when the peer's agent says so
+ * (status.fleet.regionsFailed), or that no region can take its replicas (Moves condition, reason AllRegionsFailed).
  */
 export function peerEdOf(object: unknown): PeerEd {
   const o = (object ?? {}) as { metadata?: { generation?: unknown }; spec?: { fleet?: { release?: unknown } }; status?: Record<string, unknown> };
   const status = o.status ?? {};
-  const fleet = (status['fleet'] ?? {}) as { release?: unknown };
+  const fleet = (status['fleet'] ?? {}) as { release?: unknown; regionsFailed?: unknown };
   const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
   const int = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) ? v : undefined);
   const regions = Array.isArray(status['regions']) ? (status['regions'] as { desired?: unknown; available?: unknown }[]) : [];
@@ -172,6 +172,6 @@ export function peerEdOf(object: unknown): PeerEd {
     statusRelease: text(fleet.release),
     specRelease: text(o.spec?.fleet?.release),
     regions: regions.map((r) => ({ desired: int(r?.desired), available: int(r?.available) })),
-    allRegionsFailed: conditions.some((c) => c?.type === MOVES_CONDITION && c.reason === MovesReason.AllRegionsFailed),
+    allRegionsFailed: fleet.regionsFailed === true || conditions.some((c) => c?.type === MOVES_CONDITION && c.reason === MovesReason.AllRegionsFailed),
   };
 }

@@ -209,6 +209,12 @@ describe('observe', () => {
     expect(alone.ok && alone.input.regions.map((r) => r.desired)).toEqual([3, 2]);
   });
 
+  it("marks a region whose DeployRegion's status says Failed", () => {
+    const failedArm = regions.map((r) => (r.metadata?.name === 'arm' ? { ...r, status: { phase: 'Failed' } } : r));
+    const observed = observe(edObject(undefined), failedArm, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(observed.ok && observed.input.regions.map((r) => r.failed)).toEqual([undefined, true]);
+  });
+
   it('derives the rollout revision from the revisions annotation when only that one is present', () => {
     const r = rendered();
     const annotations = { [REVISIONS_ANNOTATION]: JSON.stringify(Object.fromEntries(r.regions.map((x) => [x.name, x.revision]))) };

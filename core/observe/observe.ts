@@ -187,6 +187,7 @@ function observeOne(
       name: placement.name,
       targetRevision: target,
       desired: distribution.replicas[i] ?? 0,
+      ...(regionFailed(regions, placement.name) && { failed: true }),
       ...(placement.partition !== undefined && { partition: partitionPods(placement.partition, distribution.replicas[i] ?? 0) }),
       ...(nodes && { nodes }),
       ...(room !== undefined && { room }),
@@ -502,4 +503,10 @@ export function initTrouble(pod: PodObject): string | undefined {
     return `Init:${i}/${specs.length}`;
   }
   return undefined;
+}
+
+/** Whether the DeployRegion's status (written by the agent's region health) says Failed. */
+function regionFailed(regions: readonly DeployRegionObject[], name: string): boolean {
+  const status = regions.find((r) => r.metadata?.name === name)?.status as { phase?: unknown } | undefined;
+  return status?.phase === 'Failed';
 }

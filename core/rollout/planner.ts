@@ -1,5 +1,5 @@
 import type { AdoptionPlan } from '../adoption/adoption.js';
-import { lookAtFleet, withFleetRelease, type FleetLook, type FleetObservation } from '../fleet/look.js';
+import { lookAtFleet, withFleetStatus, type FleetLook, type FleetObservation } from '../fleet/look.js';
 import type { ExtendedDeployment, ExtendedDeploymentSpec, ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { moveInputOf, withMoves } from '../moves/apply-moves.js';
 import { planMoves, type MoveChange } from '../moves/move-plan.js';
@@ -114,7 +114,7 @@ function withFleet(plan: RolloutPlan, fleet: FleetLook | undefined, input: Rollo
   if (input.ed.spec.fleet === undefined) return plan;
   return {
     ...plan,
-    status: withFleetRelease(input.ed, fleet, plan.status, input.status),
+    status: withFleetStatus(input.ed, fleet, plan.status, input.status, input.regions),
     events: [...(fleet?.events ?? []), ...plan.events],
     ...(fleet?.wakeAt !== undefined && { wakeAt: [...(plan.wakeAt ?? []), fleet.wakeAt] }),
   };

@@ -167,6 +167,8 @@ export interface RegionState extends RegionPods {
   readonly targetRevision: string;
   /** Replicas the region should run: the spec's share (the planner adds moves). */
   readonly desired: number;
+  /** Its DeployRegion's status says Failed (the agent's region health): a fleet member publishes when all are. */
+  readonly failed?: boolean | undefined;
   /** Pods its partition keeps on previous revisions (spec.regions[].partition of the spec's share); 0 when unset. */
   readonly partition?: number | undefined;
   /** The region's nodes, when the agent tracks them (moves are on); undefined otherwise. */

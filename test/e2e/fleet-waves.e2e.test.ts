@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { stringify } from 'yaml';
 import { binDirFor, readPins, repoRoot } from '../cluster/build.js';
-import { inLab, livePid, startProcess } from '../cluster/lab.js';
+import { failNodes, healNodes, inLab, livePid, startProcess } from '../cluster/lab.js';
 import { AgentProcess } from './agent-process.js';
 import { auditEvents } from './audit-log.js';
 import { startFleet, type Fleet, type FleetMember } from './fleet-lab.js';
@@ -28,6 +28,8 @@ const SOAK_SECONDS = 12;
 const FAILOVER_TOLERANCE_SECONDS = 8;
 /** Failover on: a member lost for the toleration is covered by the others. */
 const API: App = { name: 'api', fleet: { failover: { mode: 'Additive', toleranceSeconds: FAILOVER_TOLERANCE_SECONDS, stabilizationSeconds: 10 } } };
+/** The nodes of the fleet's one region (general-amd64) in a member. */
+const REGION_NODES = `kubernetes.io/arch=amd64,${GROUP}/pool=general`;
 const PEER_READER = `system:serviceaccount:${AGENT_NAMESPACE}:extendeddeployment-peer-reader`;
 
 let fleet: Fleet;
@@ -100,6 +102,7 @@ async function deliver(image: string, to: readonly FleetMember[] = fleet.members
 
 interface FleetStatus {
   release?: string;
+  regionsFailed?: boolean;
   additions?: { cluster: string; replicas: number; since: string }[];
   gate?: { state: string; reason?: string; message?: string };
   peers?: { cluster: string; healthySince?: string; healthyRelease?: string; lostSince?: string }[];
@@ -423,6 +426,47 @@ describe('waves', () => {
     }
     console.log(`fleet failover: fleet-wide available pods over ${samples.length} samples: min ${Math.min(...samples)}, max ${Math.max(...samples)} (total 9)`);
     expect(Math.min(...samples), `fleet-wide available pods never below the total (a+b+c per sample: ${timeline.join(', ')})`).toBeGreaterThanOrEqual(9);
+  }, 600_000);
+
+  test('failover Additive: a member whose every node fails (its API alive) is covered too, and given back once its nodes are back', async () => {
+    const [a, b, c] = [member('a'), member('b'), member('c')];
+    await Promise.all(
+      fleet.members.map((m) => waitFor(`${m.name} runs api Healthy`, async () => (await readEd(m, 'api')).status?.phase === 'Healthy', { timeoutMs: 120_000 })),
+    );
+    const quiet = () => undefined;
+    await inLab(c.dir, c.context, () => failNodes(REGION_NODES, quiet));
+    try {
+      await waitFor('c publishes that every region failed', async () => (await readEd(c, 'api')).status?.fleet?.regionsFailed === true, { timeoutMs: 120_000 });
+      const parts = await waitFor(
+        'a and b add their parts of c',
+        async () => {
+          const found = await Promise.all([a, b].map(async (m) => (await readEd(m, 'api')).status?.fleet?.additions?.find((x) => x.cluster === 'c')));
+          return found.every((p) => p !== undefined) ? found : undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 300 },
+      );
+      expect(
+        parts.map((p) => p.replicas).reduce((x, y) => x + y, 0),
+        'the parts add up to c’s replicas',
+      ).toBe(3);
+      await waitFor('a and b run all 9 pods available', async () => (await availablePods(a, 'api')) + (await availablePods(b, 'api')) === 9, {
+        timeoutMs: 90_000,
+      });
+    } finally {
+      await inLab(c.dir, c.context, () => healNodes(REGION_NODES, quiet));
+    }
+    await Promise.all(
+      [a, b].map((m) =>
+        waitFor(`${m.name} gives its part back`, async () => ((await readEd(m, 'api')).status?.fleet?.additions ?? []).length === 0, { timeoutMs: 180_000 }),
+      ),
+    );
+    await waitFor(
+      'every member runs its own 3 pods again',
+      async () => (await Promise.all(fleet.members.map((m) => availablePods(m, 'api')))).every((n) => n === 3),
+      {
+        timeoutMs: 120_000,
+      },
+    );
   }, 600_000);
 
   test('a false alarm (b reads c through a dead port while c is fine) adds at most c’s replicas, and b gives them back', async () => {
