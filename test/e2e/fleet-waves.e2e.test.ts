@@ -145,6 +145,23 @@ async function waitUnreachable(followers: readonly FleetMember[], how: string): 
   expect(early).toEqual([]);
 }
 
+/** Waits until every survivor records its part of c's replicas (api), and checks that the parts add up to them. */
+async function survivorsCover(survivors: readonly FleetMember[]): Promise<{ cluster: string; replicas: number; since: string }[]> {
+  const parts = await waitFor(
+    `${survivors.map((m) => m.name).join(' and ')} add their parts of c`,
+    async () => {
+      const found = await Promise.all(survivors.map(async (m) => (await readEd(m, 'api')).status?.fleet?.additions?.find((x) => x.cluster === 'c')));
+      return found.every((p) => p !== undefined) ? found : undefined;
+    },
+    { timeoutMs: 90_000, intervalMs: 300 },
+  );
+  expect(
+    parts.reduce((sum, p) => sum + p.replicas, 0),
+    'the parts add up to c’s replicas',
+  ).toBe(3);
+  return parts;
+}
+
 /** Ready pods of an application in a member, as its API server shows them. */
 async function availablePods(m: FleetMember, app: string): Promise<number> {
   const pods = await m.core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: `app=${app}` });
@@ -371,18 +388,7 @@ describe('waves', () => {
       agents.get('c')!.killHard();
       process.kill(pid, 'SIGKILL');
       const killed = Date.now();
-      const added = await waitFor(
-        'a and b add their parts of c',
-        async () => {
-          const parts = await Promise.all([a, b].map(async (m) => (await readEd(m, 'api')).status?.fleet?.additions?.find((x) => x.cluster === 'c')));
-          return parts.every((p) => p !== undefined) ? parts : undefined;
-        },
-        { timeoutMs: 90_000, intervalMs: 300 },
-      );
-      expect(
-        added.map((p) => p.replicas).reduce((x, y) => x + y, 0),
-        'the parts add up to c’s replicas',
-      ).toBe(3);
+      const added = await survivorsCover([a, b]);
       for (const m of [a, b]) {
         const lostSince = (await readEd(m, 'api')).status?.fleet?.peers?.find((p) => p.cluster === 'c')?.lostSince;
         const since = Date.parse(added[m === a ? 0 : 1]!.since);
@@ -437,18 +443,7 @@ describe('waves', () => {
     await inLab(c.dir, c.context, () => failNodes(REGION_NODES, quiet));
     try {
       await waitFor('c publishes that every region failed', async () => (await readEd(c, 'api')).status?.fleet?.regionsFailed === true, { timeoutMs: 120_000 });
-      const parts = await waitFor(
-        'a and b add their parts of c',
-        async () => {
-          const found = await Promise.all([a, b].map(async (m) => (await readEd(m, 'api')).status?.fleet?.additions?.find((x) => x.cluster === 'c')));
-          return found.every((p) => p !== undefined) ? found : undefined;
-        },
-        { timeoutMs: 90_000, intervalMs: 300 },
-      );
-      expect(
-        parts.map((p) => p.replicas).reduce((x, y) => x + y, 0),
-        'the parts add up to c’s replicas',
-      ).toBe(3);
+      await survivorsCover([a, b]);
       await waitFor('a and b run all 9 pods available', async () => (await availablePods(a, 'api')) + (await availablePods(b, 'api')) === 9, {
         timeoutMs: 90_000,
       });
