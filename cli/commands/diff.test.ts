@@ -1,4 +1,5 @@
 // edctl diff and plan on changes outside the pod template, the risk summary they lead with, and diff --exit-code.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { run } from '../run.js';
 import { captured, captureOutput, fixture, regions, sample } from '../test-support.js';
@@ -94,5 +95,35 @@ describe('edctl diff --exit-code', () => {
   it('is documented in the help', async () => {
     expect(await run(['diff', '--help'])).toBe(0);
     expect(captured.out).toContain('--exit-code');
+  });
+});
+
+describe('edctl diff of a fleet render', () => {
+  const example = (name: string) => readFileSync(`examples/fleet/${name}`, 'utf8');
+  const before = fixture({ 'fleet.yaml': example('fleet.yaml'), 'regions.yaml': example('regions.yaml'), 'web.yaml': example('web.yaml') });
+  const after = fixture({
+    'fleet.yaml': example('fleet.yaml'),
+    'regions.yaml': example('regions.yaml'),
+    'web.yaml': example('web.yaml').replaceAll('1.4.0', '1.4.1').replace('replicas: 24', 'replicas: 30'),
+  });
+
+  it('diffs each member cluster against the same member before, under its name', async () => {
+    expect(await run(['diff', '-f', after, '--from', before])).toBe(0);
+    const clusters = captured.out.split('\n').filter((l) => l.startsWith('Cluster '));
+    expect(clusters).toEqual(['Cluster canary-1:', 'Cluster eu-1:', 'Cluster us-1:']);
+    expect(captured.out).toContain('  ExtendedDeployment shop/web: rollout revision ');
+    expect(captured.out).toContain('    spec.replicas: 11 -> 14\n');
+  });
+
+  it('gives JSON per cluster, and --exit-code sees a change in any member', async () => {
+    expect(await run(['diff', '-f', after, '--from', before, '-o', 'json'])).toBe(0);
+    const { clusters } = JSON.parse(captured.out) as { clusters: { cluster: string; diff: { extendedDeployments: { replicas: number }[] } }[] };
+    expect(clusters.map((c) => [c.cluster, c.diff.extendedDeployments[0]?.replicas])).toEqual([
+      ['canary-1', 2],
+      ['eu-1', 14],
+      ['us-1', 14],
+    ]);
+    expect(await run(['diff', '-f', before, '--from', before, '--exit-code'])).toBe(0);
+    expect(await run(['diff', '-f', after, '--from', before, '--exit-code'])).toBe(1);
   });
 });

@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { diffOf, type Diff, type ExtendedDeploymentDiff } from '../../core/diff.js';
 import { data, outputOption, type OutputFormat } from '../output.js';
-import { renderChange } from '../render-files.js';
+import { renderFleetChange } from '../render-files.js';
+import type { FleetRender } from '../../core/fleet/render.js';
+import type { RenderedSet } from '../../core/render.js';
 import { UserError } from '../user-error.js';
 import { arrow, changeLine, changeText, groupLines, qualified, riskLines, stoppedLine, summary } from './plan-view.js';
 
@@ -36,13 +38,39 @@ Examples:
     )
     .action((options: { filename: string[]; from: string[] | string; output: OutputFormat; exitCode?: boolean }) => {
       const from = typeof options.from === 'string' ? [options.from] : options.from;
-      const { after, before } = renderChange(options.filename, from, 'diff');
-      const diff = diffOf(after.extendedDeployments, before?.extendedDeployments ?? [], { after: after.deployRegions, before: before?.deployRegions ?? [] });
-      process.stdout.write(options.output === 'text' ? diffText(diff) : data(diff, options.output));
-      const differs = [...diff.extendedDeployments, ...diff.deployRegions].some((x) => x.change !== 'none');
+      const { after, before } = renderFleetChange(options.filename, from, 'diff');
+      const diffs = clusterDiffs(after, before);
+      const text = () =>
+        after.layout === 'flat' ? diffText(diffs[0]!.diff) : diffs.map((d) => `Cluster ${d.cluster}:\n${indent(diffText(d.diff))}`).join('\n');
+      const json = () => (after.layout === 'flat' ? diffs[0]!.diff : { clusters: diffs });
+      process.stdout.write(options.output === 'text' ? text() : data(json(), options.output));
+      const differs = diffs.some(({ diff }) => [...diff.extendedDeployments, ...diff.deployRegions].some((x) => x.change !== 'none'));
       if (options.exitCode && differs) throw new UserError([], 1);
     });
 }
+
+/**
+ * The diff of each member cluster (one, unnamed, without Cluster objects): a member against the same member before
+ * the change, against the whole state before when that had no Cluster objects (everything went to every cluster), or
+ * against nothing when it is new.
+ */
+function clusterDiffs(after: FleetRender, before: FleetRender | undefined): { cluster: string | undefined; diff: Diff }[] {
+  const diff = (a: RenderedSet, b: RenderedSet | undefined) =>
+    diffOf(a.extendedDeployments, b?.extendedDeployments ?? [], { after: a.deployRegions, before: b?.deployRegions ?? [] });
+  const flat = (render: FleetRender | undefined) => (render?.layout === 'flat' ? render.rendered : undefined);
+  if (after.layout === 'flat') return [{ cluster: undefined, diff: diff(after.rendered, flat(before)) }];
+  return after.clusters.map((c) => {
+    const name = c.cluster.metadata.name;
+    const base = before?.layout === 'clusters' ? before.clusters.find((b) => b.cluster.metadata.name === name)?.rendered : flat(before);
+    return { cluster: name, diff: diff(c.rendered, base) };
+  });
+}
+
+const indent = (text: string) =>
+  text
+    .split('\n')
+    .map((line) => (line === '' ? line : `  ${line}`))
+    .join('\n');
 
 function header(ed: ExtendedDeploymentDiff): string {
   const name = `ExtendedDeployment ${qualified(ed)}`;
