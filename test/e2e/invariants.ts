@@ -99,6 +99,8 @@ export interface PodSample {
   readonly node?: string | undefined;
   /** What the scheduler reserves for it (core's podRequests). */
   readonly requests?: Readonly<Record<string, number>>;
+  /** uid of its controller (ownerReferences), for the ReplicaSet a Deployment's pod belongs to. */
+  readonly owner?: string | undefined;
 }
 
 /** A node as the capacity check sees it. */
@@ -152,6 +154,12 @@ export interface Sample {
   /** Why the ExtendedDeployment, which exists, gives the rules nothing to read (see edReading). */
   readonly unparsed?: string | undefined;
   readonly workloads: readonly WorkloadSample[];
+  /**
+   * Compat mode: spec.replicas of every ReplicaSet of the regional Deployments, by uid. The Deployment controller
+   * bounds these by maxSurge, not the pods: an old ReplicaSet just scaled down keeps its surplus pod for a moment while
+   * the new one's pod already exists; the ceiling counts a ReplicaSet's pods only up to its spec.replicas.
+   */
+  readonly replicaSetReplicas?: Readonly<Record<string, number>>;
   readonly pods: readonly PodSample[];
   /** Nodes of the cluster; without them (or without regionSelectors) placement and capacity are not checked. */
   readonly nodes?: readonly NodeSample[];
@@ -181,6 +189,18 @@ interface RawMeta {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   deletionTimestamp?: Timestamp;
+  ownerReferences?: { uid?: string; controller?: boolean }[];
+}
+
+/** Active pods counted per owning ReplicaSet up to its spec.replicas (the rest its controller is removing). */
+function cappedByReplicaSet(pods: readonly PodSample[], replicas: Readonly<Record<string, number>> | undefined): number {
+  const byOwner = new Map<string, number>();
+  let unowned = 0;
+  for (const p of pods) {
+    if (p.owner === undefined || replicas?.[p.owner] === undefined) unowned++;
+    else byOwner.set(p.owner, (byOwner.get(p.owner) ?? 0) + 1);
+  }
+  return [...byOwner].reduce((sum, [owner, n]) => sum + Math.min(n, replicas?.[owner] ?? n), unowned);
 }
 
 /** A pod object (list items have Date timestamps, watch events strings) → PodSample. */
@@ -201,6 +221,7 @@ export function podSample(pod: {
     readySince: ready?.status === 'True' ? ms(ready.lastTransitionTime) : undefined,
     node: pod.spec?.nodeName || undefined,
     requests: podRequests(pod.spec),
+    owner: pod.metadata?.ownerReferences?.find((o) => o.controller === true)?.uid,
   };
 }
 
@@ -490,7 +511,7 @@ export class InvariantChecker {
 
       // Ceiling.
       // A pod the test evicted through the API is terminating while the ReplicaSet controller already replaces it.
-      const total = compat ? live.length : pods.filter((p) => !(p.terminating && sample.disrupted?.has(p.uid))).length;
+      const total = compat ? cappedByReplicaSet(live, sample.replicaSetReplicas) : pods.filter((p) => !(p.terminating && sample.disrupted?.has(p.uid))).length;
       const replicas = workload?.replicas ?? 0;
       if (memory.shrinking && total <= ceiling && replicas <= ceiling) memory.shrinking = false;
       if (!memory.shrinking && total > ceiling) {
@@ -825,11 +846,20 @@ export async function start(options: InvariantWatchOptions): Promise<InvariantWa
       const spec = (r as { spec?: RegionSelector }).spec;
       if (r.metadata?.name && spec) regionSelectors[r.metadata.name] = spec;
     }
+    const replicaSetReplicas = compat
+      ? Object.fromEntries(
+          view('rs').flatMap((o) => {
+            const replicas = (o as { spec?: { replicas?: number } }).spec?.replicas;
+            return o.metadata?.uid ? [[o.metadata.uid, replicas ?? 1] as const] : [];
+          }),
+        )
+      : undefined;
     return {
       at,
       ed,
       ...(reading?.unparsed !== undefined && { unparsed: reading.unparsed }),
       workloads,
+      ...(replicaSetReplicas && { replicaSetReplicas }),
       pods: view('pod').map((p) => podSample(p as never)),
       nodes: view('node').map((n) => nodeSample(n as never)),
       regionSelectors,

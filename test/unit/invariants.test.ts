@@ -408,6 +408,27 @@ describe('invariant check: violations', () => {
   });
 });
 
+describe('invariant check: the compat-mode ceiling counts what the Deployment controller bounds', () => {
+  // Region a (desired 3, maxSurge 1 from the default 25% rounded up) rolls under its Deployment; old pods belong to
+  // ReplicaSet rs-old, new ones to rs-new.
+  const c = ed({ subsetType: 'Deployment', desired: { a: 3 }, group: 1 });
+  const owned = (s: Sample, replicaSetReplicas: Record<string, number>): Sample => ({
+    ...s,
+    pods: s.pods.map((p) => ({ ...p, owner: p.revision === NEW ? 'rs-new' : 'rs-old' })),
+    replicaSetReplicas,
+  });
+  const workloads: WorkloadSample[] = [{ region: 'a', replicas: 3, paused: false }];
+
+  it('a ReplicaSet just scaled down keeps its surplus pod for a moment while the new one made its pod: no violation', () => {
+    expect(kinds([owned(sample(c, { a: 'O1 O2 N3 N4 n5' }, workloads), { 'rs-old': 1, 'rs-new': 3 })])).toEqual([]);
+  });
+
+  it('pods within their ReplicaSets over the ceiling are a violation; so are pods whose ReplicaSet is unknown', () => {
+    expect(kinds([owned(sample(c, { a: 'O1 O2 N3 N4 n5' }, workloads), { 'rs-old': 2, 'rs-new': 3 })])).toEqual(['ceiling:a']);
+    expect(kinds([sample(c, { a: 'O1 O2 N3 N4 n5' }, workloads)])).toEqual(['ceiling:a']);
+  });
+});
+
 describe('invariant check: Failed (evicted) pods count as the ReplicaSet controller and the agent count them', () => {
   it('an evicted new pod and its replacement: the dead pod is over neither the ceiling nor the group target', () => {
     // Group 1 of a (3, batch 1): the new pod n4 was evicted and the ReplicaSet created n5 in its place.
