@@ -3,6 +3,7 @@ import { diffOf, type Diff, type ExtendedDeploymentDiff } from '../../core/diff.
 import { data, outputOption, type OutputFormat } from '../output.js';
 import { renderFleetChange } from '../render-files.js';
 import type { FleetRender } from '../../core/fleet/render.js';
+import { fleetBaseOf, memberBase } from '../../core/fleet/plan.js';
 import type { RenderedSet } from '../../core/render.js';
 import { UserError } from '../user-error.js';
 import { arrow, changeLine, changeText, groupLines, qualified, riskLines, stoppedLine, summary } from './plan-view.js';
@@ -49,21 +50,13 @@ Examples:
     });
 }
 
-/**
- * The diff of each member cluster (one, unnamed, without Cluster objects): a member against the same member before
- * the change, against the whole state before when that had no Cluster objects (everything went to every cluster), or
- * against nothing when it is new.
- */
+/** The diff of each member cluster (one, unnamed, without Cluster objects), against what it had before (memberBase). */
 function clusterDiffs(after: FleetRender, before: FleetRender | undefined): { cluster: string | undefined; diff: Diff }[] {
   const diff = (a: RenderedSet, b: RenderedSet | undefined) =>
     diffOf(a.extendedDeployments, b?.extendedDeployments ?? [], { after: a.deployRegions, before: b?.deployRegions ?? [] });
-  const flat = (render: FleetRender | undefined) => (render?.layout === 'flat' ? render.rendered : undefined);
-  if (after.layout === 'flat') return [{ cluster: undefined, diff: diff(after.rendered, flat(before)) }];
-  return after.clusters.map((c) => {
-    const name = c.cluster.metadata.name;
-    const base = before?.layout === 'clusters' ? before.clusters.find((b) => b.cluster.metadata.name === name)?.rendered : flat(before);
-    return { cluster: name, diff: diff(c.rendered, base) };
-  });
+  const base = before && fleetBaseOf(before);
+  if (after.layout === 'flat') return [{ cluster: undefined, diff: diff(after.rendered, base?.layout === 'flat' ? base.rendered : undefined) }];
+  return after.clusters.map((c) => ({ cluster: c.cluster.metadata.name, diff: diff(c.rendered, memberBase(base, c.cluster.metadata.name)) }));
 }
 
 const indent = (text: string) =>

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { planOf, type Plan } from '../../core/plan.js';
 import { data, outputOption, type OutputFormat } from '../output.js';
-import { fleetPlanOf, type FleetBase, type FleetPlan, type PlannedCluster } from '../../core/fleet/plan.js';
-import type { ClusterRender, FleetRender } from '../../core/fleet/render.js';
+import { fleetBaseOf, fleetPlanOf, plannedCluster, type FleetPlan } from '../../core/fleet/plan.js';
 import { renderFleetChange } from '../render-files.js';
 import { UserError } from '../user-error.js';
 import { fleetPlanMarkdown, fleetPlanText } from './plan-fleet.js';
@@ -34,7 +33,7 @@ Examples:
     .action((options: { filename: string[]; from?: string[]; output: PlanFormat }) => {
       const { after, before } = renderFleetChange(options.filename, options.from, 'plan');
       if (after.layout === 'clusters') {
-        const plan = fleetPlanOf(after.clusters.map(plannedCluster), before && fleetBase(before), after.fleet?.metadata.name);
+        const plan = fleetPlanOf(after.clusters.map(plannedCluster), before && fleetBaseOf(before), after.fleet?.metadata.name);
         const print = { text: fleetPlanText, json: (p: FleetPlan) => data(p, 'json'), yaml: (p: FleetPlan) => data(p, 'yaml'), markdown: fleetPlanMarkdown };
         process.stdout.write(print[options.output](plan));
         return;
@@ -46,9 +45,3 @@ Examples:
       process.stdout.write(print(plan));
     });
 }
-
-const plannedCluster = (c: ClusterRender): PlannedCluster => ({ name: c.cluster.metadata.name, rendered: c.rendered });
-
-/** The state before as the fleet's plan reads it: a render without Cluster objects is what every cluster got. */
-const fleetBase = (before: FleetRender): FleetBase =>
-  before.layout === 'flat' ? before : { layout: 'clusters', clusters: before.clusters.map(plannedCluster) };

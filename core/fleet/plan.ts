@@ -3,6 +3,7 @@ import type { RenderedExtendedDeployment, RenderedSet } from '../render.js';
 import { sameObject } from '../same-object.js';
 import { fleetTimeline, type MemberRollout } from './timeline.js';
 import type { Waves } from './waves.js';
+import type { ClusterRender, FleetRender } from './render.js';
 
 /** One member cluster's render, as the plan reads it (core/fleet/render.ts ClusterRender). */
 export interface PlannedCluster {
@@ -13,6 +14,26 @@ export interface PlannedCluster {
 /** The state before a change: nothing known, one set every cluster got (a render without Cluster objects), or one per cluster. */
 export type FleetBase =
   { readonly layout: 'flat'; readonly rendered: RenderedSet } | { readonly layout: 'clusters'; readonly clusters: readonly PlannedCluster[] };
+
+/** A member cluster's render as the plan reads it. */
+export function plannedCluster(c: ClusterRender): PlannedCluster {
+  return { name: c.cluster.metadata.name, rendered: c.rendered };
+}
+
+/** The state before a change, from its render: a render without Cluster objects is what every cluster got. */
+export function fleetBaseOf(before: FleetRender): FleetBase {
+  return before.layout === 'flat' ? before : { layout: 'clusters', clusters: before.clusters.map(plannedCluster) };
+}
+
+/**
+ * What member `name` had before a change: nothing known without a base, the whole base when it had no Cluster objects
+ * (objects that name no cluster go into every one), nothing when the member is new. `edctl plan` and `edctl diff`
+ * compare each member against it.
+ */
+export function memberBase(base: FleetBase | undefined, name: string): RenderedSet | undefined {
+  if (base === undefined) return undefined;
+  return base.layout === 'flat' ? base.rendered : (base.clusters.find((c) => c.name === name)?.rendered ?? NOTHING);
+}
 
 /** Today's plan of one member cluster's render (planOf), named after the cluster. */
 export interface ClusterPlan extends Plan {
@@ -107,10 +128,8 @@ const NOTHING: RenderedSet = { deployRegions: [], extendedDeployments: [] };
  * no cluster go into every one.
  */
 export function fleetPlanOf(clusters: readonly PlannedCluster[], base?: FleetBase, fleet?: string): FleetPlan {
-  const baseOf = (name: string): RenderedSet | undefined =>
-    base === undefined ? undefined : base.layout === 'flat' ? base.rendered : (base.clusters.find((c) => c.name === name)?.rendered ?? NOTHING);
   const timed = clusters.map((c) => {
-    const before = baseOf(c.name);
+    const before = memberBase(base, c.name);
     return { cluster: c, before, ...timedPlanOf(c.rendered.extendedDeployments, before?.extendedDeployments) };
   });
   const gone =
