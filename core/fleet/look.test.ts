@@ -3,6 +3,7 @@ import { extendedDeployment, extendedDeploymentStatus, type ExtendedDeploymentSt
 import { decide } from '../rollout/decision.js';
 import type { RolloutInput } from '../rollout/planner.js';
 import type { PodState, RegionState } from '../rollout/snapshot.js';
+import { podState, rolloutInput } from '../rollout/test-support.js';
 import { peerEdOf, type PeerObservation } from './peer-view.js';
 import { fleetAddedReplicas, memberProblems } from './look.js';
 
@@ -38,17 +39,8 @@ function member(cluster: string, wave: number, strategy: Record<string, unknown>
 }
 
 let uid = 0;
-const pod = (revision: string): PodState => ({
-  name: `p${++uid}`,
-  uid: `u${uid}`,
-  revision,
-  assigned: true,
-  running: true,
-  ready: true,
-  readySince: T0 - 3_600_000,
-  terminating: false,
-  markedOld: false,
-});
+/** A pod Ready for an hour. */
+const pod = (revision: string): PodState => podState(`p${++uid}`, { revision, ready: true, readySince: T0 - 3_600_000 });
 /** Region a with four pods of the previous template, its ReplicaSet already synced to the new one. */
 const oldRegion = (): RegionState => ({
   name: 'a',
@@ -72,16 +64,18 @@ const previous: ExtendedDeploymentStatus = {
   fleet: { release: '0000000000' },
 };
 
-function look(ed: ReturnType<typeof member>, status: ExtendedDeploymentStatus | undefined, peers: readonly PeerObservation[], now: number) {
+/** One look of the agent at generation 2 (rollout R1) over `regions`; `peers` undefined: nothing of the fleet is read (edctl plan). */
+function look(
+  ed: ReturnType<typeof member>,
+  status: ExtendedDeploymentStatus | undefined,
+  peers: readonly PeerObservation[] | undefined,
+  now: number,
+  regions: RegionState[] = [oldRegion()],
+) {
   const input: RolloutInput = {
-    ed,
+    ...rolloutInput(ed, regions, now, status),
     generation: 2,
-    rolloutRevision: 'R1',
-    regions: [oldRegion()],
-    status,
-    controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined },
-    now,
-    fleet: { peers, approved: false },
+    ...(peers !== undefined && { fleet: { peers, approved: false } }),
   };
   return decide(input, status);
 }
@@ -126,49 +120,20 @@ describe('the fleet gate in the planner', () => {
     expect(started.plan.status).toMatchObject({ revision: 'R1', currentGroup: 1 });
     expect(started.plan.status.fleet).toEqual({ gate: { state: 'Open' }, release: '0000000000' });
     const done: RegionState = { ...oldRegion(), pods: [pod('new'), pod('new'), pod('new'), pod('new')] };
-    const input: RolloutInput = {
-      ed: member('canary-1', 0),
-      generation: 2,
-      rolloutRevision: 'R1',
-      regions: [done],
-      status: { ...started.plan.status, currentGroup: 2 },
-      controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined },
-      now: T0 + 120_000,
-      fleet: { peers: [], approved: false },
-    };
-    const healthy = decide(input, input.status).plan.status;
+    const healthy = look(member('canary-1', 0), { ...started.plan.status, currentGroup: 2 }, [], T0 + 120_000, [done]).plan.status;
     expect(healthy.phase).toBe('Healthy');
     expect(healthy.fleet?.release).toBe(RELEASE);
   });
 
   it('a count-only change is not gated: a follower with nothing to replace scales at once', () => {
     const region: RegionState = { ...oldRegion(), desired: 6, pods: [pod('new'), pod('new'), pod('new'), pod('new')] };
-    const input: RolloutInput = {
-      ed: member('eu-1', 1),
-      generation: 2,
-      rolloutRevision: 'R1',
-      regions: [region],
-      status: { ...previous, revision: 'R1' },
-      controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined },
-      now: T0,
-      fleet: { peers: [healthyCanary('0000000000')], approved: false },
-    };
-    const { plan } = decide(input, input.status);
+    const { plan } = look(member('eu-1', 1), { ...previous, revision: 'R1' }, [healthyCanary('0000000000')], T0, [region]);
     expect(plan.actions).toContainEqual(expect.objectContaining({ kind: 'scale', from: 4, replicas: 6 }));
     expect(plan.status.fleet?.gate?.state).toBe('Waiting');
   });
 
   it('outside a fleet, and where nothing of the fleet is observed (edctl plan), status.fleet is not touched', () => {
-    const input: RolloutInput = {
-      ed: member('eu-1', 1),
-      generation: 2,
-      rolloutRevision: 'R1',
-      regions: [oldRegion()],
-      status: previous,
-      controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined },
-      now: T0,
-    };
-    const { plan } = decide(input, previous);
+    const { plan } = look(member('eu-1', 1), previous, undefined, T0);
     expect(plan.status.fleet).toEqual({ release: '0000000000' });
     expect(plan.status.currentGroup).toBe(1);
   });
@@ -201,21 +166,11 @@ describe('failover through the look (Additive)', () => {
 describe('every region Failed', () => {
   it('a member whose regions all Failed publishes it (what the others read as lost capacity); one that still has a region does not', () => {
     const failedRegion: RegionState = { ...oldRegion(), failed: true };
-    const input = (regions: RegionState[]): RolloutInput => ({
-      ed: member('eu-1', 1),
-      generation: 2,
-      rolloutRevision: 'R1',
-      regions,
-      status: previous,
-      controls: { paused: false, aborted: false, approvedThrough: undefined, resumedAt: undefined },
-      now: T0,
-      fleet: { peers: [healthyCanary()], approved: false },
-    });
-    const failed = decide(input([failedRegion]), previous).plan.status;
+    const failed = look(member('eu-1', 1), previous, [healthyCanary()], T0, [failedRegion]).plan.status;
     expect(failed.fleet?.regionsFailed).toBe(true);
     expect(extendedDeploymentStatus.parse(failed)).toEqual(failed);
     expect(peerEdOf({ status: failed }).allRegionsFailed).toBe(true);
-    const healthy = decide(input([oldRegion()]), failed).plan.status;
+    const healthy = look(member('eu-1', 1), failed, [healthyCanary()], T0).plan.status;
     expect(healthy.fleet?.regionsFailed).toBeUndefined();
     expect(peerEdOf({ status: healthy }).allRegionsFailed).toBe(false);
   });
