@@ -19,8 +19,7 @@ import { OwnWrites, writtenId, type WrittenKind } from './own-writes.js';
 import { decide, decideInvalid, type Decision } from '../core/rollout/decision.js';
 import { withoutManagedFields } from './runtime/slim-informer.js';
 import { podsByRegion, observe, wantsMoves, type Observation } from '../core/observe/observe.js';
-import { memberProblems } from '../core/fleet/look.js';
-import { APPROVED_RELEASE_ANNOTATION } from '../core/labels.js';
+import { memberProblems, releaseApproved } from '../core/fleet/look.js';
 import { observePeers, type FleetAccess } from './fleet-peers.js';
 import { workloadKindOf, workloadsOfKind } from '../core/kube/workload-kinds.js';
 import { forbiddenReadStatus, forbiddenStatus, problemsMessage, statusChanged } from '../core/rollout/status-decision.js';
@@ -309,7 +308,7 @@ export class Reconciler {
     const fleet = input.ed.spec.fleet;
     if (fleet === undefined) return input;
     const { namespace = '', name } = input.ed.metadata;
-    const approved = ed.metadata?.annotations?.[APPROVED_RELEASE_ANNOTATION] === fleet.release;
+    const approved = releaseApproved(ed.metadata?.annotations, fleet.release);
     return { ...input, fleet: { peers: observePeers(this.deps.fleet, fleet.members, fleet.cluster, namespace, name), approved } };
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ABORTED_ANNOTATION, APPROVED_ANNOTATION } from '../../core/labels.js';
+import { ABORTED_ANNOTATION, APPROVED_ANNOTATION, APPROVED_RELEASE_ANNOTATION } from '../../core/labels.js';
 import { fakeApi } from '../api-test-support.js';
 import { run } from '../run.js';
 import { captured, captureOutput } from '../test-support.js';
@@ -31,5 +31,16 @@ describe('edctl approve and abort', () => {
     expect(await run([command, 'web', '--kubeconfig', api.kubeconfig])).toBe(0);
     expect(captured.out).toBe(`ExtendedDeployment shop/web: ${said}\n`);
     expect(api.patches).toEqual([{ metadata: { annotations } }]);
+  });
+
+  it("approve lets a fleet member's wave start when its gate waits only for that: the release, and only it", async () => {
+    api.ed = {
+      metadata: { generation: 1 },
+      spec: { fleet: { release: '3f9a1c0d2e', wave: 1 } },
+      status: { observedGeneration: 1, phase: 'Progressing', fleet: { gate: { state: 'Waiting', reason: 'WaitingForApproval' } } },
+    };
+    expect(await run(['approve', 'web', '--kubeconfig', api.kubeconfig])).toBe(0);
+    expect(captured.out).toBe('ExtendedDeployment shop/web: approved release 3f9a1c0d2e for wave 1\n');
+    expect(api.patches).toEqual([{ metadata: { annotations: { [APPROVED_RELEASE_ANNOTATION]: '3f9a1c0d2e' } } }]);
   });
 });

@@ -5,7 +5,7 @@ import type { RolloutInput } from '../rollout/planner.js';
 import type { PodState, RegionState } from '../rollout/snapshot.js';
 import { podState, rolloutInput } from '../rollout/test-support.js';
 import { peerEdOf, type PeerObservation } from './peer-view.js';
-import { fleetAddedReplicas, memberProblems } from './look.js';
+import { fleetAddedReplicas, memberProblems, releaseApproved } from './look.js';
 
 // The wave gate through the planner, with the ReplicaSet adapter: a follower's rollout toward a new template waits
 // for the earlier wave, records its soak before acting, and starts its first group once the soak is over.
@@ -187,5 +187,13 @@ describe('memberProblems', () => {
     ]);
     expect(memberProblems(member('eu-1', 1), 'eu-1')).toEqual([]);
     expect(memberProblems(member('eu-1', 1), undefined)).toEqual([]);
+  });
+});
+
+describe('releaseApproved', () => {
+  it('counts the approval of this release only', () => {
+    expect(releaseApproved({ 'extendeddeployment.io/approved-release': RELEASE }, RELEASE)).toBe(true);
+    expect(releaseApproved({ 'extendeddeployment.io/approved-release': '0000000000' }, RELEASE)).toBe(false);
+    expect(releaseApproved(undefined, RELEASE)).toBe(false);
   });
 });

@@ -4,6 +4,7 @@ import { fleetGate, type FleetGateDecision } from './gate.js';
 import { fleetAdditions, type FleetAdditionsResult } from './failover.js';
 import { mergePeerRecords, type FleetAdditionRecord, type PeerObservation } from './peer-view.js';
 import { ED_KIND } from '../api/identity.js';
+import { APPROVED_RELEASE_ANNOTATION } from '../labels.js';
 import type { Problem } from '../problems.js';
 
 /** What the agent read for one fleet member's look: the other members, and whether this release's wave is approved. */
@@ -141,4 +142,9 @@ export function memberProblems(ed: ExtendedDeployment, clusterName: string | und
       message: `is ${JSON.stringify(cluster)}, but this agent runs in ${JSON.stringify(clusterName)} (--cluster-name): the render of another cluster was synced here`,
     },
   ];
+}
+
+/** Whether `edctl approve` approved this release for the member's wave (its annotation names this release, no other). */
+export function releaseApproved(annotations: Readonly<Record<string, string>> | undefined, release: string): boolean {
+  return annotations?.[APPROVED_RELEASE_ANNOTATION] === release;
 }
