@@ -6,7 +6,11 @@ type Schema = { [key: string]: unknown };
 const crds = customResourceDefinitions();
 const version = (kind: string) => {
   const crd = crds.find((c) => (c.crd['spec'] as { names: { kind: string } }).names.kind === kind)?.crd as { spec: { versions: Schema[] } };
-  return crd.spec.versions[0] as { schema: { openAPIV3Schema: Schema }; subresources: Schema; additionalPrinterColumns: { name: string; jsonPath: string }[] };
+  return crd.spec.versions[0] as {
+    schema: { openAPIV3Schema: Schema };
+    subresources: Schema;
+    additionalPrinterColumns: { name: string; jsonPath: string; priority?: number }[];
+  };
 };
 
 /** Walks a schema, calling `visit` with each node and its path. */
@@ -75,12 +79,16 @@ describe('generated CRDs', () => {
     expect(version('DeployRegion').subresources).toEqual({ status: {} });
   });
 
-  it('prints phase, groups, overview and age for kubectl get ed', () => {
-    expect(version('ExtendedDeployment').additionalPrinterColumns.map((c) => `${c.name}=${c.jsonPath}`)).toEqual([
+  it("prints phase, groups, overview and age for kubectl get ed, and a fleet member's place with -o wide", () => {
+    expect(version('ExtendedDeployment').additionalPrinterColumns.map((c) => `${c.name}=${c.jsonPath}${c.priority === 1 ? ' (wide)' : ''}`)).toEqual([
       'Phase=.status.phase',
       'Groups=.status.groups',
       'Overview=.status.overview',
       'Age=.metadata.creationTimestamp',
+      'Cluster=.spec.fleet.cluster (wide)',
+      'Wave=.spec.fleet.wave (wide)',
+      'Release=.status.fleet.release (wide)',
+      'Gate=.status.fleet.gate.reason (wide)',
     ]);
   });
 

@@ -116,8 +116,10 @@ function crd(options: CrdOptions): Schema {
           storage: true,
           subresources,
           additionalPrinterColumns: [
-            ...options.printerColumns,
+            ...options.printerColumns.filter((c) => c.priority === undefined),
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since creation.' },
+            // Like kubectl's own -o wide columns: after Age.
+            ...options.printerColumns.filter((c) => c.priority !== undefined),
           ],
           schema: {
             openAPIV3Schema: {
@@ -176,6 +178,11 @@ export function customResourceDefinitions(): { fileName: string; crd: Schema }[]
           { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Where the rollout stands.' },
           { name: 'Groups', type: 'string', jsonPath: '.status.groups', description: 'Current group over total groups.' },
           { name: 'Overview', type: 'string', jsonPath: '.status.overview', description: 'Pods over desired per region.' },
+          // A fleet member's place, shown with -o wide: empty outside a fleet.
+          { name: 'Cluster', type: 'string', jsonPath: '.spec.fleet.cluster', description: 'Fleet member cluster.', priority: 1 },
+          { name: 'Wave', type: 'integer', jsonPath: '.spec.fleet.wave', description: "The member's wave.", priority: 1 },
+          { name: 'Release', type: 'string', jsonPath: '.status.fleet.release', description: 'The fleet release this member completed.', priority: 1 },
+          { name: 'Gate', type: 'string', jsonPath: '.status.fleet.gate.reason', description: 'Why the wave gate waits.', priority: 1 },
         ],
       }),
     },

@@ -19,7 +19,9 @@ import {
   type MemberRef,
   type PeerAccess,
 } from '../fleet-connect.js';
-import { connect, EDCTL_FIELD_MANAGER, userErrorOf, type Kube } from '../kube.js';
+import { fleetStatusReport, fleetStatusText, type MemberRead } from '../fleet-status-view.js';
+import { connect, EDCTL_FIELD_MANAGER, readExtendedDeployment, userErrorOf, type Kube } from '../kube.js';
+import { data, outputOption, type OutputFormat } from '../output.js';
 import { UserError } from '../user-error.js';
 
 interface ConnectFlags {
@@ -131,6 +133,7 @@ Examples:
   ${bin} fleet connect --context eu-1=prod-eu --context us-1=prod-us --context ap-1=prod-ap
   ${bin} fleet connect --kubeconfig eu-1=eu.yaml --kubeconfig us-1=us.yaml --token-expiration 168h`;
   const fleet = program.command('fleet').description('Manage the member clusters of a fleet').addHelpText('after', examples);
+  registerFleetStatus(fleet, bin);
   const command = fleet
     .command('connect')
     .description(
@@ -198,4 +201,90 @@ ${examples}`,
         }
       }
     });
+}
+
+interface StatusFlags {
+  context?: MemberAssignment[];
+  kubeconfig?: MemberAssignment[];
+  namespace?: string;
+  output: OutputFormat;
+}
+
+/**
+ * `edctl fleet status`: one row per member of an ExtendedDeployment's fleet, each from the member's own object. The
+ * members are the ones named on the command line and every member their objects list (spec.fleet.members); one not
+ * named is read through the kubeconfig context of its own name.
+ */
+function registerFleetStatus(fleet: Command, bin: string): void {
+  fleet
+    .command('status')
+    .description("Show an ExtendedDeployment's rollout in every member cluster: wave, share, release completed, phase, gate, handover and failover")
+    .argument('<name>', 'ExtendedDeployment name')
+    .option('--context <cluster>=<context>', 'a member and its kubeconfig context (repeat; default: the context named like the cluster)', collectAssignment)
+    .option('--kubeconfig <cluster>=<path>', 'a member and its kubeconfig file (repeat; default: $KUBECONFIG or ~/.kube/config)', collectAssignment)
+    .option('-n, --namespace <namespace>', "namespace (default: the first member's context's)")
+    .addOption(outputOption())
+    .addHelpText(
+      'after',
+      `
+A member that cannot be read shows why in its row; the command fails only when no member can be read.
+
+Examples:
+  ${bin} fleet status web -n shop --context canary-1=prod-canary     # the other members through contexts named eu-1, us-1...
+  ${bin} fleet status web -n shop --kubeconfig eu-1=eu.yaml --kubeconfig us-1=us.yaml -o json`,
+    )
+    .action(async (name: string, flags: StatusFlags) => {
+      const named = new Map<string, MemberRef>();
+      for (const a of flags.context ?? []) named.set(a.cluster, { ...named.get(a.cluster), name: a.cluster, context: a.value });
+      for (const a of flags.kubeconfig ?? []) named.set(a.cluster, { ...named.get(a.cluster), name: a.cluster, kubeconfig: a.value });
+      // Without any member named, the current context is where the member list comes from.
+      const first = named.size === 0 ? [{ name: '', ref: {} }] : [...named.values()].map((ref) => ({ name: ref.name, ref }));
+      const reads = new Map<string, MemberRead>();
+      let namespace = flags.namespace;
+      for (const { name: cluster, ref } of first) {
+        const read = await readMember(ref, cluster, name, namespace);
+        namespace ??= read.namespace;
+        const self = cluster || fleetOf(read.read.ed)?.cluster || 'current context';
+        reads.set(self, { ...read.read, cluster: self });
+      }
+      const listed = [...reads.values()].flatMap((r) => fleetOf(r.ed)?.members ?? []);
+      const missing = [...new Set(listed)].filter((c) => !reads.has(c));
+      const more = await Promise.all(missing.map(async (cluster) => (await readMember({ context: cluster }, cluster, name, namespace)).read));
+      for (const read of more) reads.set(read.cluster, read);
+      if (![...reads.values()].some((r) => r.ed !== undefined)) {
+        throw new UserError([...reads.values()].map((r) => `member ${r.cluster}: ${r.error ?? 'not read'}`));
+      }
+      // Members in the order the fleet lists them (the render's spec.clusters order), the others after.
+      const order = [...new Set([...listed, ...reads.keys()])];
+      const report = fleetStatusReport(
+        namespace ?? 'default',
+        name,
+        order.map((c) => reads.get(c)!),
+      );
+      process.stdout.write(flags.output === 'text' ? fleetStatusText(report) : data(report, flags.output));
+    });
+}
+
+/** The fleet membership an object's spec.fleet names, read unvalidated. */
+function fleetOf(ed: MemberRead['ed']): { cluster?: string; members: string[] } | undefined {
+  const fleet = (ed?.spec as { fleet?: { cluster?: unknown; members?: unknown } } | undefined)?.fleet;
+  if (fleet === undefined) return undefined;
+  const members = Array.isArray(fleet.members) ? (fleet.members as { cluster?: unknown }[]).map((m) => m.cluster).filter((c) => typeof c === 'string') : [];
+  return { ...(typeof fleet.cluster === 'string' && { cluster: fleet.cluster }), members };
+}
+
+/** One member's ExtendedDeployment, or the one-line reason it cannot be read (never thrown: the others still show). */
+async function readMember(
+  ref: Pick<MemberRef, 'kubeconfig' | 'context'>,
+  cluster: string,
+  name: string,
+  namespace: string | undefined,
+): Promise<{ read: MemberRead; namespace?: string }> {
+  try {
+    const kube = await connect({ ...ref, ...(namespace !== undefined && { namespace }) });
+    return { read: { cluster, ed: await readExtendedDeployment(kube, name) }, namespace: kube.namespace };
+  } catch (error) {
+    if (error instanceof UserError) return { read: { cluster, error: error.lines.join('; ') } };
+    throw error;
+  }
 }

@@ -62,6 +62,22 @@ describe('statusText', () => {
     expect(statusText({ metadata: { name: 'web', namespace: 'shop' }, status: { phase: 'Healthy' } }, view)).not.toContain('Fleet:');
   });
 
+  it('shows a handover a fleet member holds: what it keeps, toward which share, for whom', () => {
+    const text = statusText(
+      {
+        metadata: { name: 'web', namespace: 'shop', generation: 3 },
+        spec: { fleet: { name: 'prod', cluster: 'b', wave: 1, release: '3f9a1c0d2e', members: [] } },
+        status: {
+          observedGeneration: 3,
+          phase: 'Healthy',
+          fleet: { release: '3f9a1c0d2e', share: 6, handover: { replicas: 4, since: '2026-11-29T10:00:00Z', waitingFor: ['d', 'e'], message: '…' } },
+        },
+      },
+      view,
+    );
+    expect(text).toContain('Fleet:     prod: member b, wave 1; release 3f9a1c0d2e (completed 3f9a1c0d2e); handover: keeps 6 of share 4 for d, e\n');
+  });
+
   it('shows an invalid spec', () => {
     const text = statusText(
       {

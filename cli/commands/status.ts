@@ -241,14 +241,20 @@ function controlsText(annotations: Readonly<Record<string, string>>, revision: s
   return parts.join(', ');
 }
 
-/** A fleet member's place and gate: `prod: member eu-1, wave 1; release 3f9a1c0d2e (completed 0000000000); gate Waiting (Soaking)`. */
+/**
+ * A fleet member's place, gate and handover: `prod: member eu-1, wave 1; release 3f9a1c0d2e (completed 0000000000);
+ * gate Waiting (Soaking); handover: keeps 6 of share 4 for d`.
+ */
 function fleetText(ed: ExtendedDeploymentObject): string | undefined {
   const fleet = (ed.spec as { fleet?: { name?: unknown; cluster?: unknown; wave?: unknown; release?: unknown } } | undefined)?.fleet;
   if (fleet === undefined) return undefined;
-  const status = (ed.status as { fleet?: { release?: unknown; gate?: { state?: unknown; reason?: unknown } } } | undefined)?.fleet;
+  type Shown = { release?: unknown; share?: unknown; gate?: { state?: unknown; reason?: unknown }; handover?: { replicas?: unknown; waitingFor?: unknown } };
+  const status = (ed.status as { fleet?: Shown } | undefined)?.fleet;
   const text = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : '?');
   const completed = typeof status?.release === 'string' ? ` (completed ${status.release})` : '';
   const gate =
     status?.gate?.state === undefined ? '' : `; gate ${text(status.gate.state)}${status.gate.reason === undefined ? '' : ` (${text(status.gate.reason)})`}`;
-  return `${text(fleet.name)}: member ${text(fleet.cluster)}, wave ${text(fleet.wave)}; release ${text(fleet.release)}${completed}${gate}`;
+  const waitingFor = Array.isArray(status?.handover?.waitingFor) ? status.handover.waitingFor.map(text).join(', ') : '?';
+  const handover = status?.handover === undefined ? '' : `; handover: keeps ${text(status.share)} of share ${text(status.handover.replicas)} for ${waitingFor}`;
+  return `${text(fleet.name)}: member ${text(fleet.cluster)}, wave ${text(fleet.wave)}; release ${text(fleet.release)}${completed}${gate}${handover}`;
 }

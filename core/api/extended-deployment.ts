@@ -565,6 +565,22 @@ const fleetStatus = z.object({
     .describe("The wave gate before this member's first group."),
   peers: z.array(fleetPeer).optional().describe('One entry per member of an earlier wave (with failover, per other member).'),
   additions: z.array(fleetAddition).optional().describe('Failover: replicas this member runs for lost members.'),
+  share: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'The replicas this member runs as its share of the fleet (before failover additions): spec.replicas, or more while a smaller share waits for the other members to run theirs (handover).',
+    ),
+  handover: z
+    .object({
+      replicas: z.number().int().describe('The rendered share this member goes down to once every other member runs its own.'),
+      since: z.string().describe('When (RFC 3339) this agent started to hold it.'),
+      waitingFor: z.array(z.string()).describe('The members whose share is not yet available at this release.'),
+      message: z.string().describe('What each of them lacks.'),
+    })
+    .optional()
+    .describe('Make-before-break: while Git moved replicas away from this member, it keeps them until the other members run their new shares.'),
 });
 
 /** ExtendedDeployment status, written only by the agent. */

@@ -5,7 +5,7 @@ import type { RolloutInput } from '../rollout/planner.js';
 import type { PodState, RegionState } from '../rollout/snapshot.js';
 import { podState, rolloutInput } from '../rollout/test-support.js';
 import { peerEdOf, type PeerObservation } from './peer-view.js';
-import { fleetAddedReplicas, memberProblems, releaseApproved } from './look.js';
+import { fleetReplicas, memberProblems, releaseApproved } from './look.js';
 
 // The wave gate through the planner, with the ReplicaSet adapter: a follower's rollout toward a new template waits
 // for the earlier wave, records its soak before acting, and starts its first group once the soak is over.
@@ -118,7 +118,7 @@ describe('the fleet gate in the planner', () => {
   it('wave 0 starts at once and publishes the release once Healthy', () => {
     const started = look(member('canary-1', 0), previous, [], T0);
     expect(started.plan.status).toMatchObject({ revision: 'R1', currentGroup: 1 });
-    expect(started.plan.status.fleet).toEqual({ gate: { state: 'Open' }, release: '0000000000' });
+    expect(started.plan.status.fleet).toEqual({ gate: { state: 'Open' }, release: '0000000000', share: 4 });
     const done: RegionState = { ...oldRegion(), pods: [pod('new'), pod('new'), pod('new'), pod('new')] };
     const healthy = look(member('canary-1', 0), { ...started.plan.status, currentGroup: 2 }, [], T0 + 120_000, [done]).plan.status;
     expect(healthy.phase).toBe('Healthy');
@@ -151,7 +151,7 @@ describe('failover through the look (Additive)', () => {
     expect(after.plan.status.fleet?.additions).toEqual([{ cluster: 'canary-1', replicas: 4, since: new Date(T0 + 10_000).toISOString() }]);
     expect(after.plan.events.map((e) => e.reason)).toContain('FleetFailoverAdded');
     expect(extendedDeploymentStatus.parse(after.plan.status)).toEqual(after.plan.status);
-    expect(fleetAddedReplicas(additive, after.plan.status)).toBe(4);
+    expect(fleetReplicas(additive, after.plan.status)).toBe(8);
     expect(look(additive, after.plan.status, [lost], T0 + 60_000).plan.status.fleet?.additions).toHaveLength(1);
   });
 
@@ -159,7 +159,41 @@ describe('failover through the look (Additive)', () => {
     const off = member('eu-1', 1);
     const first = look(off, previous, [lost], T0).plan.status;
     expect(look(off, first, [lost], T0 + 3_600_000).plan.status.fleet?.additions).toBeUndefined();
-    expect(fleetAddedReplicas(off, first)).toBe(0);
+    expect(fleetReplicas(off, first)).toBe(4);
+  });
+});
+
+describe('handover through the look (make-before-break)', () => {
+  /** eu-1 rendered with 2 of 8 after Git moved 2 replicas to canary-1, which now has 6. */
+  const shrunk = () => {
+    const ed = member('eu-1', 1);
+    const members = [
+      { cluster: 'canary-1', replicas: 6, wave: 0 },
+      { cluster: 'eu-1', replicas: 2, wave: 1 },
+    ];
+    return { ...ed, spec: { ...ed.spec, replicas: 2, fleet: { ...ed.spec.fleet!, members } } };
+  };
+  const canary = (available: number): PeerObservation => ({
+    cluster: 'canary-1',
+    reachable: true,
+    ed: { ...healthyCanary().ed!, regions: [{ desired: 6, available }] },
+  });
+  const held: ExtendedDeploymentStatus = { ...previous, fleet: { ...previous.fleet, share: 4 } };
+
+  it('records the hold (status before act: the recorded share stays) with an Event, and lets go once the other member runs its share', () => {
+    const waiting = look(shrunk(), held, [canary(5)], T0).plan;
+    expect(waiting.status.fleet?.share).toBe(4);
+    expect(waiting.status.fleet?.handover).toMatchObject({ replicas: 2, waitingFor: ['canary-1'] });
+    expect(extendedDeploymentStatus.parse(waiting.status)).toEqual(waiting.status);
+    expect(waiting.events.map((e) => e.reason)).toContain('FleetHandoverWaiting');
+    expect(fleetReplicas(shrunk(), waiting.status)).toBe(4);
+    expect(look(shrunk(), waiting.status, [canary(5)], T0 + 1000).plan.events.map((e) => e.reason)).not.toContain('FleetHandoverWaiting');
+
+    const done = look(shrunk(), waiting.status, [canary(6)], T0 + 2000).plan;
+    expect(done.status.fleet?.share).toBe(2);
+    expect(done.status.fleet?.handover).toBeUndefined();
+    expect(done.events).toContainEqual(expect.objectContaining({ reason: 'FleetHandoverDone', message: expect.stringContaining('from 4 to its share of 2') }));
+    expect(fleetReplicas(shrunk(), done.status)).toBe(2);
   });
 });
 

@@ -2,6 +2,7 @@ import type { ExtendedDeployment, ExtendedDeploymentStatus, FleetStatus } from '
 import type { RolloutEvent } from '../rollout/planner.js';
 import { fleetGate, type FleetGateDecision } from './gate.js';
 import { fleetAdditions, type FleetAdditionsResult } from './failover.js';
+import { fleetHandover, type FleetHandoverResult } from './handover.js';
 import { mergePeerRecords, type FleetAdditionRecord, type PeerObservation } from './peer-view.js';
 import { ED_KIND } from '../api/identity.js';
 import { APPROVED_RELEASE_ANNOTATION } from '../labels.js';
@@ -32,6 +33,8 @@ export const FleetEventReason = {
   FleetGateWaiting: 'FleetGateWaiting',
   FleetFailoverAdded: 'FleetFailoverAdded',
   FleetFailoverReturned: 'FleetFailoverReturned',
+  FleetHandoverWaiting: 'FleetHandoverWaiting',
+  FleetHandoverDone: 'FleetHandoverDone',
 } as const;
 
 /**
@@ -50,18 +53,26 @@ export function lookAtFleet(
   if (fleet === undefined || strategy === undefined || observation === undefined) return undefined;
   const { decision, record } = fleetGate({ fleet, strategy, status: previous?.fleet, peers: observation.peers, approved: observation.approved, now });
   const failover = fleetAdditions({ fleet, strategy, status: previous?.fleet, peers: observation.peers, now });
+  const handover =
+    ed.spec.replicas === undefined ? undefined : fleetHandover({ fleet, share: ed.spec.replicas, status: previous?.fleet, peers: observation.peers, now });
   const gate = decision.state === 'Open' ? { state: 'Open' as const } : { state: 'Waiting' as const, reason: decision.reason, message: decision.message };
   const peers = mergePeerRecords(fleet.members, record, failover.record);
   const status: FleetStatus = {
     gate,
     ...(peers.length > 0 && { peers }),
     ...(failover.additions.length > 0 && { additions: [...failover.additions] }),
+    ...(handover !== undefined && { share: handover.share }),
+    ...(handover?.handover !== undefined && { handover: { ...handover.handover, waitingFor: [...handover.handover.waitingFor] } }),
   };
   const wakeAt = [decision.state === 'Waiting' ? decision.requeueAt : undefined, failover.requeueAt].filter((t) => t !== undefined);
   return {
     wait: decision.state === 'Waiting' ? { message: `release ${fleet.release} (wave ${fleet.wave}) ${decision.message}` } : undefined,
     status,
-    events: [...gateEvents(previous?.fleet?.gate, decision, fleet.release), ...failoverEvents(previous?.fleet?.additions ?? [], failover)],
+    events: [
+      ...gateEvents(previous?.fleet?.gate, decision, fleet.release),
+      ...failoverEvents(previous?.fleet?.additions ?? [], failover),
+      ...handoverEvents(previous?.fleet?.handover !== undefined, handover),
+    ],
     wakeAt: wakeAt.length > 0 ? Math.min(...wakeAt) : undefined,
   };
 }
@@ -86,13 +97,33 @@ function failoverEvents(before: readonly FleetAdditionRecord[], failover: FleetA
   return [...added, ...returned];
 }
 
+/** FleetHandoverWaiting when a handover starts to hold, FleetHandoverDone when it ends with this member shrinking. */
+function handoverEvents(held: boolean, handover: FleetHandoverResult | undefined): RolloutEvent[] {
+  if (handover?.handover !== undefined && !held) return [{ type: 'Normal', reason: FleetEventReason.FleetHandoverWaiting, message: handover.handover.message }];
+  if (handover?.released === undefined) return [];
+  const { from, to } = handover.released;
+  return [
+    {
+      type: 'Normal',
+      reason: FleetEventReason.FleetHandoverDone,
+      message: `every other member runs its share: this cluster goes from ${from} to its share of ${to} replicas`,
+    },
+  ];
+}
+
 /**
- * Replicas this member runs for lost members, as its status records them (core/fleet/failover.ts): observe adds them to
- * spec.replicas before the distribution over the regions, so they are recorded before anything acts on them.
+ * The replicas a fleet member distributes over its regions, as its status records them before anything acts on them:
+ * its share (the rendered spec.replicas, or the larger recorded share while a handover holds: handover.ts) plus its
+ * part of lost members' replicas (failover.ts). Outside a fleet, spec.replicas as written.
  */
-export function fleetAddedReplicas(ed: { readonly spec: { readonly fleet?: unknown } }, status: ExtendedDeploymentStatus | undefined): number {
-  if (ed.spec.fleet === undefined) return 0;
-  return (status?.fleet?.additions ?? []).reduce((sum, a) => sum + Math.max(0, a.replicas), 0);
+export function fleetReplicas(
+  ed: { readonly spec: { readonly fleet?: unknown; readonly replicas?: number | undefined } },
+  status: ExtendedDeploymentStatus | undefined,
+): number | undefined {
+  const { replicas } = ed.spec;
+  if (ed.spec.fleet === undefined || replicas === undefined) return replicas;
+  const share = Math.max(replicas, status?.fleet?.share ?? replicas);
+  return share + (status?.fleet?.additions ?? []).reduce((sum, a) => sum + Math.max(0, a.replicas), 0);
 }
 
 /** FleetGateWaiting when the gate starts waiting or waits for another reason; FleetGateOpened when it opens. */

@@ -65,10 +65,25 @@ export interface FleetAdditionRecord {
   readonly returnedSince?: string | undefined;
 }
 
+/** `status.fleet.handover`: this member keeps more than its rendered share until the others run theirs (handover.ts). */
+export interface FleetHandoverRecord {
+  /** The rendered share this member goes down to once the others made up for it. */
+  readonly replicas: number;
+  /** When this agent first held the handover. */
+  readonly since: string;
+  /** The members it waits for. */
+  readonly waitingFor: readonly string[];
+  /** A sentence for people: what each of them lacks. */
+  readonly message: string;
+}
+
 /** `status.fleet` as recorded: the parts the decision functions read back. */
 export interface FleetStatusView {
   readonly peers?: readonly FleetPeerRecord[] | undefined;
   readonly additions?: readonly FleetAdditionRecord[] | undefined;
+  /** The share this member runs (observe distributes it): the rendered one, or more during a handover. */
+  readonly share?: number | undefined;
+  readonly handover?: FleetHandoverRecord | undefined;
 }
 
 /** A peer agent's Lease, when it could be read. */

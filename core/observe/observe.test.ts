@@ -209,6 +209,15 @@ describe('observe', () => {
     expect(alone.ok && alone.input.regions.map((r) => r.desired)).toEqual([3, 2]);
   });
 
+  it('a fleet member whose share dropped distributes its recorded, larger share until the handover ends (make-before-break)', () => {
+    const fleet = { name: 'prod', cluster: 'eu-1', wave: 0, release: '0123456789', members: [{ cluster: 'eu-1', replicas: 5, wave: 0 }] };
+    const ed = { ...edObject(undefined, { fleet }), status: { fleet: { share: 10 } } };
+    const held = observe(ed, regions, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(held.ok && held.input.regions.map((r) => r.desired)).toEqual([6, 4]);
+    const grown = observe({ ...ed, status: { fleet: { share: 3 } } }, regions, { replicaSets: [], deployments: [] }, [], NOW);
+    expect(grown.ok && grown.input.regions.map((r) => r.desired)).toEqual([3, 2]);
+  });
+
   it("marks a region whose DeployRegion's status says Failed", () => {
     const failedArm = regions.map((r) => (r.metadata?.name === 'arm' ? { ...r, status: { phase: 'Failed' } } : r));
     const observed = observe(edObject(undefined), failedArm, { replicaSets: [], deployments: [] }, [], NOW);

@@ -2,7 +2,7 @@ import type { DeployRegion } from '../api/deploy-region.js';
 import { extendedDeploymentStatus, movesEnabled, type ExtendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { byName } from '../by-name.js';
 import { distributeReplicas } from '../distribution.js';
-import { fleetAddedReplicas } from '../fleet/look.js';
+import { fleetReplicas } from '../fleet/look.js';
 import {
   IN_PLACE_READINESS_GATE,
   KEEPER_LABEL,
@@ -141,9 +141,8 @@ function observeOne(
   const targets = targetRevisions(raw, parsed.value, regions);
   // spec.replicas may come from the scale subresource (kubectl scale, an autoscaler): below the regions' counts, they
   // shrink in proportion instead of making the object invalid (distribution.ts).
-  // A fleet member also runs its recorded part of lost members' replicas (core/fleet/failover.ts).
-  const added = fleetAddedReplicas(parsed.value, status);
-  const distribution = distributeReplicas(spec.replicas === undefined ? undefined : spec.replicas + added, spec.regions, 'scaleDown');
+  // A fleet member runs its recorded share (core/fleet/handover.ts) and its part of lost members' replicas (failover.ts).
+  const distribution = distributeReplicas(fleetReplicas(parsed.value, status), spec.regions, 'scaleDown');
   const distributionProblems = distribution.ok ? [] : distribution.problems.map((p) => ({ object: refOf(raw), ...p }));
   if (!targets.ok) return invalid(targets.rendered ? targets.problems : [...distributionProblems, ...targets.problems]);
   if (!distribution.ok) return invalid(distributionProblems);

@@ -46,10 +46,11 @@ function run(command: string, args: readonly string[]): string {
 const edctl = (...args: string[]) => run(process.execPath, ['--import', 'tsx', join(repoRoot, 'cli', 'main.ts'), ...args]);
 const kubectlIn = (m: FleetMember, ...args: string[]) => run(kubectl(), ['--kubeconfig', m.kubeconfig, ...args]);
 
-/** An application of the fleet: its ExtendedDeployment's name and fleet strategy. */
+/** An application of the fleet: its ExtendedDeployment's name and fleet strategy, and its members (a, b and c by default). */
 interface App {
   readonly name: string;
   readonly fleet: Record<string, unknown>;
+  readonly clusters?: readonly { readonly name: string; readonly replicas: number }[];
 }
 /** Waves: a, then b and c, after a soak. */
 const WEB: App = { name: ED, fleet: { waves: [['a'], ['b', 'c']], minSuccessSeconds: SOAK_SECONDS } };
@@ -69,10 +70,10 @@ function source(image: string, app: App): string {
       kind: 'ExtendedDeployment',
       metadata: { name: app.name, namespace: NAMESPACE },
       spec: {
-        replicas: 9,
+        replicas: app.clusters?.reduce((sum, c) => sum + c.replicas, 0) ?? 9,
         selector: { matchLabels: { app: app.name } },
         template: { metadata: { labels: { app: app.name } }, spec: { containers: [{ name: 'app', image }] } },
-        clusters: [{ name: 'a' }, { name: 'b' }, { name: 'c' }],
+        clusters: app.clusters ?? [{ name: 'a' }, { name: 'b' }, { name: 'c' }],
         regions: [{ name: 'general-amd64' }],
         strategy: {
           rolloutStrategy: 'Group',
@@ -91,7 +92,8 @@ function source(image: string, app: App): string {
  * to `to` only (a member that cannot be reached gets it later).
  */
 async function deliver(image: string, to: readonly FleetMember[] = fleet.members, app: App = WEB): Promise<number> {
-  const dir = join(work, `render-${app.name}-${image.replace(/[^a-z0-9]/g, '-')}`);
+  const split = (app.clusters ?? []).map((c) => `${c.name}${c.replicas}`).join('-');
+  const dir = join(work, `render-${app.name}-${image.replace(/[^a-z0-9]/g, '-')}${split && `-${split}`}`);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'fleet.yaml'), source(image, app));
   edctl('render', '-f', join(dir, 'fleet.yaml'), '-o', join(dir, 'out'));
@@ -102,6 +104,8 @@ async function deliver(image: string, to: readonly FleetMember[] = fleet.members
 
 interface FleetStatus {
   release?: string;
+  share?: number;
+  handover?: { replicas: number; waitingFor: string[]; message: string };
   regionsFailed?: boolean;
   additions?: { cluster: string; replicas: number; since: string }[];
   gate?: { state: string; reason?: string; message?: string };
@@ -493,6 +497,117 @@ describe('waves', () => {
       timeoutMs: 120_000,
     });
     await waitFor('b runs its own 3 pods again', async () => (await availablePods(b, 'api')) === 3, { timeoutMs: 60_000 });
+  }, 600_000);
+
+  test('make-before-break through Git: a cluster added, then one drained and removed; members shrink only once the others run their shares', async () => {
+    const [a, b, c] = [member('a'), member('b'), member('c')];
+    /** The shop application with these shares, in a, b, c order. */
+    const shop = (shares: Record<string, number>): App => ({
+      name: 'shop',
+      fleet: { minSuccessSeconds: 1 },
+      clusters: Object.entries(shares).map(([name, replicas]) => ({ name, replicas })),
+    });
+    const counts = async (members: readonly FleetMember[]) => Promise.all(members.map((m) => availablePods(m, 'shop')));
+    for (const m of fleet.members) if (!agents.has(m.name)) startAgent(m);
+    await deliver('registry.example/shop:1', [a, b], shop({ a: 4, b: 4 }));
+    await waitFor('a and b run 4 shop pods each', async () => (await counts([a, b])).every((n) => n === 4), { timeoutMs: 120_000 });
+
+    /**
+     * Fleet-wide available shop pods, sampled all along, the growing members read before the shrinking ones: a growing
+     * count read earlier is at most what it is when the last count is read, so each sample is a lower bound of the
+     * fleet's pods at one instant.
+     */
+    const watchFleet = (growing: readonly FleetMember[], shrinking: readonly FleetMember[]) => {
+      const samples: string[] = [];
+      let low = Number.POSITIVE_INFINITY;
+      let on = true;
+      const done = (async () => {
+        while (on) {
+          const n = [...(await counts(growing)), ...(await counts(shrinking))];
+          low = Math.min(
+            low,
+            n.reduce((x, y) => x + y, 0),
+          );
+          samples.push(n.join('+'));
+          await sleep(250);
+        }
+      })();
+      return {
+        stop: async () => {
+          on = false;
+          await done;
+          return { low, samples };
+        },
+      };
+    };
+    /** Waits until `m` holds a handover for `waitingFor`, then checks it keeps its pods for a while. */
+    const holds = async (m: FleetMember, share: number, kept: number, waitingFor: string) => {
+      const ed = await waitFor(`${m.name} holds ${kept} pods for ${waitingFor}`, async () => {
+        const ed = await readEd(m, 'shop');
+        return ed.status?.fleet?.handover?.waitingFor.includes(waitingFor) && ed.status.observedGeneration === ed.metadata.generation ? ed : undefined;
+      });
+      expect(ed.status?.fleet).toMatchObject({ share: kept, handover: { replicas: share } });
+      await sleep(4_000);
+      expect(await availablePods(m, 'shop'), `${m.name} still runs ${kept} pods: ${(await readEd(m, 'shop')).status?.fleet?.handover?.message}`).toBe(kept);
+    };
+
+    // c joins (a, b: 4 → 3; c: 2) while c's agent is down: a and b keep their 4 pods until c runs its 2.
+    await agents.get('c')!.stop();
+    const joining = watchFleet([c], [a, b]);
+    try {
+      await deliver('registry.example/shop:1', fleet.members, shop({ a: 3, b: 3, c: 2 }));
+      await Promise.all([holds(a, 3, 4, 'c'), holds(b, 3, 4, 'c')]);
+      // Without its agent c has at most the one pod its new ReplicaSet starts with (Git creates it without replicas).
+      expect(await availablePods(c, 'shop')).toBeLessThan(2);
+      // What an operator sees of it, every member in one table (each read with its own kubeconfig).
+      const report = JSON.parse(
+        edctl('fleet', 'status', 'shop', '-n', NAMESPACE, '-o', 'json', ...fleet.members.flatMap((m) => ['--kubeconfig', `${m.name}=${m.kubeconfig}`])),
+      ) as { releases: string[]; members: { cluster: string; share: number; runs: number; notes: string[] }[] };
+      expect(report.releases).toHaveLength(1);
+      expect(report.members.map((m) => [m.cluster, m.share, m.runs])).toEqual([
+        ['a', 3, 4],
+        ['b', 3, 4],
+        ['c', 2, 2],
+      ]);
+      expect(report.members[0]?.notes).toContain('handover: keeps 4, waiting for c');
+      // kubectl get ed -o wide: the member's place in the fleet, from the CRD's printer columns.
+      const wide = kubectlIn(a, 'get', 'ed', 'shop', '-n', NAMESPACE, '-o', 'wide').split('\n');
+      expect(wide[0]).toMatch(/AGE\s+CLUSTER\s+WAVE\s+RELEASE\s+GATE/);
+      expect(wide[1]).toMatch(new RegExp(`\\s+a\\s+0\\s+${report.releases[0]}`));
+      startAgent(c, 2);
+      await waitFor('a 3, b 3 and c 2 shop pods', async () => (await counts([a, b, c])).join() === '3,3,2', { timeoutMs: 120_000 });
+    } finally {
+      const { low, samples } = await joining.stop();
+      console.log(`fleet handover (c joins): fleet-wide available shop pods min ${low} over ${samples.length} samples (total 8; c+a+b: ${samples.join(', ')})`);
+      expect(low, 'never fewer than the total while c joined').toBeGreaterThanOrEqual(8);
+    }
+    for (const m of [a, b]) expect((await readEd(m, 'shop')).status?.fleet).toMatchObject({ share: 3 });
+
+    // c is drained (c: 0; a, b: 4) while a's agent is down: c keeps its 2 pods until a runs its 4.
+    await agents.get('a')!.stop();
+    const draining = watchFleet([a, b], [c]);
+    try {
+      await deliver('registry.example/shop:1', fleet.members, shop({ a: 4, b: 4, c: 0 }));
+      await holds(c, 0, 2, 'a');
+      startAgent(a, 2);
+      await waitFor('a 4, b 4 and c 0 shop pods', async () => (await counts([a, b, c])).join() === '4,4,0', { timeoutMs: 120_000 });
+    } finally {
+      const { low, samples } = await draining.stop();
+      console.log(
+        `fleet handover (c drains): fleet-wide available shop pods min ${low} over ${samples.length} samples (total 8; a+b+c: ${samples.join(', ')})`,
+      );
+      expect(low, 'never fewer than the total while c drained').toBeGreaterThanOrEqual(8);
+    }
+
+    // c leaves the fleet: the render has no folder for it (Argo CD and Flux prune its objects); a and b keep their 4.
+    await deliver('registry.example/shop:1', [a, b], shop({ a: 4, b: 4 }));
+    await c.custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural: 'extendeddeployments', name: 'shop' });
+    const release = (await readEd(a, 'shop')).spec.fleet.release;
+    for (const m of [a, b]) {
+      await waitFor(`${m.name} Healthy at the release without c`, async () => healthyAt(await readEd(m, 'shop'), release), { timeoutMs: 120_000 });
+      expect((await readEd(m, 'shop')).status?.fleet?.handover).toBeUndefined();
+    }
+    expect(await counts([a, b])).toEqual([4, 4]);
   }, 600_000);
 
   test('no agent wrote into another cluster: every request of the peer readers in each member is a read', async () => {
