@@ -13,11 +13,12 @@ import type {
   rolloutStrategy,
 } from '../core/api/extended-deployment.js';
 import type { fleetSpec } from '../core/api/fleet.js';
+import type { trafficStrategy } from '../core/api/traffic.js';
 import type { ClusterProps } from './cluster.js';
 import type { DeployRegionProps } from './deploy-region.js';
 import type { ExtendedDeploymentCluster, ExtendedDeploymentProps, ExtendedDeploymentRegion } from './extended-deployment.js';
 import type { FleetProps } from './fleet.js';
-import type { FleetStrategyProps, LabelSelector, PatchOperation, RegionOverrides, StrategyProps, Toleration } from './props.js';
+import type { FleetStrategyProps, LabelSelector, PatchOperation, RegionOverrides, StrategyProps, Toleration, TrafficProps } from './props.js';
 
 // Compile-time checks (npm run typecheck fails, not vitest): each hand-written props type accepts exactly the
 // schema's input, field by field, optionality included. Props are readonly and schema inputs are not, which is no
@@ -43,6 +44,7 @@ describe('construct props', () => {
     expectTypeOf<Writable<Omit<ExtendedDeploymentRegion, 'region' | 'patches'>>>().toEqualTypeOf<Writable<Omit<Placement, 'name'>>>();
     expectTypeOf<Writable<Omit<DeployRegionProps, 'name' | 'labels'>>>().toEqualTypeOf<Input<typeof deployRegionSpec>>();
     expectTypeOf<Writable<FleetStrategyProps>>().toEqualTypeOf<Input<typeof fleetStrategy>>();
+    expectTypeOf<Writable<TrafficProps>>().toEqualTypeOf<Input<typeof trafficStrategy>>();
     expectTypeOf<Writable<Omit<ExtendedDeploymentCluster, 'cluster'>>>().toEqualTypeOf<Writable<Omit<ClusterEntry, 'name'>>>();
     // Regions by reference: a Cluster names DeployRegion constructs, the schema their names.
     expectTypeOf<Writable<Omit<ClusterProps, 'name' | 'labels' | 'regions'>>>().toEqualTypeOf<Omit<Input<typeof clusterSpec>, 'regions'>>();

@@ -330,6 +330,12 @@ export interface StrategyProps {
    * @default one wave per cluster in declared order, a 300 s soak, no failure tolerated
    */
   readonly fleet?: FleetStrategyProps;
+  /**
+   * How traffic follows the rollout: by Ready pods (`Replicas`) or by weights in an agent-owned HTTPRoute (`Weighted`),
+   * with optional analysis gates.
+   * @default none: no Service or route is rendered and no weight is written
+   */
+  readonly traffic?: TrafficProps;
 }
 
 /** How the member clusters of an ExtendedDeployment follow each other (`strategy.fleet`). */
@@ -403,4 +409,314 @@ export interface FailoverProps {
    * @default 600
    */
   readonly stabilizationSeconds?: number;
+}
+
+/** How traffic follows the rollout (`strategy.traffic`). */
+export interface TrafficProps {
+  /**
+   * `Replicas`: no route writes; the share of traffic is the share of Ready pods. `Weighted`: the agent owns a Service
+   * per revision and the HTTPRoute `<ed>`, and sets weights per group.
+   * @default "Replicas"
+   */
+  readonly mode?: 'Replicas' | 'Weighted';
+  /**
+   * The Service port traffic goes through.
+   * @default port 80, named "http", to the same port of the pods
+   */
+  readonly service?: TrafficServiceProps;
+  /**
+   * The HTTPRoute `<ed>`: where it attaches and which requests it takes. Required with `Weighted`.
+   * @default none
+   */
+  readonly route?: RouteTemplateProps;
+  /**
+   * `Weighted`: the canary's percentage of the traffic per group (`steps[0]` for group 1), non-decreasing, 0.01
+   * resolution.
+   * @default the canary's share of Ready pods
+   */
+  readonly steps?: number[];
+  /**
+   * `Weighted`: how long a revision's weight must have been 0 in an accepted route before its last pods may go, in
+   * seconds.
+   * @default 30
+   */
+  readonly drainSeconds?: number;
+  /**
+   * Prometheus analysis at every group barrier.
+   * @default none
+   */
+  readonly analysis?: AnalysisProps;
+}
+
+/** The Service port traffic goes through. */
+export interface TrafficServiceProps {
+  /**
+   * The Service port, which the route backendRefs name.
+   * @default 80
+   */
+  readonly port?: number;
+  /**
+   * The pods' port: a number or a container port's name.
+   * @default the same number as `port`
+   */
+  readonly targetPort?: number | string;
+  /**
+   * The name of the Service port.
+   * @default "http"
+   */
+  readonly name?: string;
+  /**
+   * The application protocol of the port, e.g. kubernetes.io/h2c.
+   * @default none
+   */
+  readonly appProtocol?: string;
+}
+
+/** A Gateway (or other parent) the route attaches to: a Gateway API ParentReference. */
+export interface RouteParentRefProps {
+  /**
+   * API group of the parent.
+   * @default "gateway.networking.k8s.io"
+   */
+  readonly group?: string;
+  /**
+   * Kind of the parent.
+   * @default "Gateway"
+   */
+  readonly kind?: string;
+  /**
+   * Namespace of the parent.
+   * @default the route's namespace
+   */
+  readonly namespace?: string;
+  /** Name of the parent. */
+  readonly name: string;
+  /**
+   * A listener of the parent, by name.
+   * @default every listener
+   */
+  readonly sectionName?: string;
+  /**
+   * A listener of the parent, by port.
+   * @default every listener
+   */
+  readonly port?: number;
+}
+
+/** A header or query parameter match. */
+export interface RouteValueMatchProps {
+  /**
+   * `Exact` or `RegularExpression`.
+   * @default "Exact"
+   */
+  readonly type?: 'Exact' | 'RegularExpression';
+  /** Header or query parameter name. */
+  readonly name: string;
+  /** The value to match. */
+  readonly value: string;
+}
+
+/** The request path a rule matches. */
+export interface RoutePathMatchProps {
+  /**
+   * `Exact`, `PathPrefix` or `RegularExpression`.
+   * @default "PathPrefix"
+   */
+  readonly type?: 'Exact' | 'PathPrefix' | 'RegularExpression';
+  /**
+   * The path.
+   * @default "/"
+   */
+  readonly value?: string;
+}
+
+/** Which requests a rule takes: a Gateway API HTTPRouteMatch. */
+export interface RouteMatchProps {
+  /**
+   * The request path.
+   * @default prefix "/"
+   */
+  readonly path?: RoutePathMatchProps;
+  /**
+   * Request headers, all of them.
+   * @default any
+   */
+  readonly headers?: RouteValueMatchProps[];
+  /**
+   * Query parameters, all of them.
+   * @default any
+   */
+  readonly queryParams?: RouteValueMatchProps[];
+  /**
+   * The HTTP method.
+   * @default any
+   */
+  readonly method?: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'CONNECT' | 'OPTIONS' | 'TRACE' | 'PATCH';
+}
+
+/** Request timeouts of a rule. */
+export interface RouteTimeoutsProps {
+  /**
+   * Timeout of the whole request, a Gateway API duration like "10s".
+   * @default the gateway's
+   */
+  readonly request?: string;
+  /**
+   * Timeout of one request to a backend.
+   * @default the gateway's
+   */
+  readonly backendRequest?: string;
+}
+
+/** A rule of the route template, without backendRefs: those are the agent's (`Weighted`) or the render's (`Replicas`). */
+export interface RouteRuleProps {
+  /**
+   * Name of the rule.
+   * @default none
+   */
+  readonly name?: string;
+  /**
+   * Requests the rule takes.
+   * @default every request
+   */
+  readonly matches?: RouteMatchProps[];
+  /**
+   * Gateway API HTTPRouteFilters, as written.
+   * @default none
+   */
+  readonly filters?: { readonly type: string; readonly [key: string]: unknown }[];
+  /**
+   * Request timeouts.
+   * @default the gateway's
+   */
+  readonly timeouts?: RouteTimeoutsProps;
+}
+
+/** The HTTPRoute template. */
+export interface RouteTemplateProps {
+  /** Gateways (or listeners) the route attaches to. */
+  readonly parentRefs: RouteParentRefProps[];
+  /**
+   * Host names the route answers for.
+   * @default those of its listeners
+   */
+  readonly hostnames?: string[];
+  /**
+   * Rules without backendRefs; every rule sends to the same backends.
+   * @default one rule taking every request
+   */
+  readonly rules?: RouteRuleProps[];
+}
+
+/** Where the analysis queries go. */
+export interface PrometheusProps {
+  /** Base URL of the Prometheus HTTP API, e.g. http://prometheus.monitoring:9090. */
+  readonly address: string;
+  /**
+   * Timeout of one query, in seconds.
+   * @default 5
+   */
+  readonly timeoutSeconds?: number;
+}
+
+/** Prometheus analysis at every group barrier (`strategy.traffic.analysis`). */
+export interface AnalysisProps {
+  /** Where the queries go (/api/v1/query). */
+  readonly prometheus: PrometheusProps;
+  /**
+   * Seconds between two samples of a metric.
+   * @default 30
+   */
+  readonly intervalSeconds?: number;
+  /**
+   * The value of `{{window}}`: the range the queries look back over.
+   * @default "2m"
+   */
+  readonly window?: string;
+  /** The metrics; every one must pass. */
+  readonly metrics: AnalysisMetricProps[];
+  /**
+   * `Hold`: the rollout stays Paused with the weights where they are. `ShiftBack` (`Weighted`): the canary's weight
+   * goes back to 0.
+   * @default "Hold"
+   */
+  readonly onFailure?: 'Hold' | 'ShiftBack';
+}
+
+/** A success condition against a fixed value. */
+export interface ThresholdProps {
+  /** The comparison: the sample passes when `value op threshold`. */
+  readonly op: '<' | '<=' | '>' | '>=';
+  /** The threshold. */
+  readonly value: number;
+}
+
+/** A success condition against the stable revision, measured with the same query. */
+export interface CompareToStableProps {
+  /**
+   * `LowerIsBetter` (error rates, latencies) or `HigherIsBetter` (success rates).
+   * @default "LowerIsBetter"
+   */
+  readonly direction?: 'LowerIsBetter' | 'HigherIsBetter';
+  /**
+   * How much worse than the stable revision the canary may be.
+   * @default no bound
+   */
+  readonly maxDifference?: number;
+  /**
+   * How many times worse than the stable revision the canary may be.
+   * @default no bound
+   */
+  readonly maxRatio?: number;
+}
+
+/** One Prometheus metric of an analysis gate. */
+export interface AnalysisMetricProps {
+  /** Name of the metric in status, Events and the samples metric. */
+  readonly name: string;
+  /**
+   * PromQL instant query with placeholders `{{namespace}}`, `{{name}}`, `{{revision}}`, `{{stableRevision}}`,
+   * `{{region}}`, `{{cluster}}`, `{{window}}`.
+   */
+  readonly query: string;
+  /**
+   * How to reduce a result of several series to one value.
+   * @default none: several series are an error
+   */
+  readonly aggregate?: 'Sum' | 'Min' | 'Max' | 'Avg';
+  /**
+   * Success when the value compares so with the threshold.
+   * @default none
+   */
+  readonly threshold?: ThresholdProps;
+  /**
+   * Success when the canary is not worse than the stable revision by more than this.
+   * @default none
+   */
+  readonly compareToStable?: CompareToStableProps;
+  /**
+   * Successful samples in a row the metric needs to pass.
+   * @default 3
+   */
+  readonly consecutiveSuccesses?: number;
+  /**
+   * An empty result or NaN. `Wait`: keep sampling. `Pass`: counts as a success. `Fail`: counts as a failure.
+   * @default "Wait"
+   */
+  readonly noData?: 'Wait' | 'Pass' | 'Fail';
+  /**
+   * Failed samples tolerated: one more fails the analysis.
+   * @default 0
+   */
+  readonly failureLimit?: number;
+  /**
+   * Errors in a row tolerated: one more makes the analysis Inconclusive.
+   * @default 4
+   */
+  readonly errorLimit?: number;
+  /**
+   * With `noData` Wait: no-data samples in a row tolerated; one more makes the analysis Inconclusive.
+   * @default none: wait until the progress deadline
+   */
+  readonly inconclusiveLimit?: number;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { condition, dnsLabel, INT32_MAX, intOrPercent, labelMap, labelSelector, objectMeta, stringMap, toleration } from './common.js';
 import { API_VERSION, ED_KIND, UPSTREAM_INPLACESET_KIND } from './identity.js';
+import { analysisStatus, trafficStatus, trafficStrategy } from './traffic.js';
 
 const nonNegativeInt = z
   .number()
@@ -344,6 +345,7 @@ export const rolloutStrategy = z
     moveBack: moveBack.describe('Returning moved replicas.'),
     updateStrategy: updateStrategy.describe('How a pod reaches the new revision.'),
     fleet: fleetStrategy.optional(),
+    traffic: trafficStrategy.optional(),
   })
   .prefault({});
 
@@ -608,6 +610,8 @@ export const extendedDeploymentStatus = z.object({
     .describe("One entry per region with `adopt`: how far its adoption is. A region's ReplicaSet may create pods only once its entry is Adopted."),
   conditions: z.array(condition).optional().describe('Progressing, Available, Moves and others.'),
   fleet: fleetStatus.optional().describe('With spec.fleet: the wave gate, what this agent saw of the other members, and failover additions.'),
+  traffic: trafficStatus.optional().describe("Mode Weighted: the weights of the agent's HTTPRoute, whether they are applied, the drains."),
+  analysis: analysisStatus.optional().describe('The analysis of the current group barrier: per metric the outcome and the last samples.'),
 });
 
 /** An ExtendedDeployment object (namespaced). */
