@@ -14,11 +14,12 @@ import {
 } from '../core/labels.js';
 import type { HistoryAction } from '../core/history/revisions.js';
 import type { AdoptionAction } from '../core/adoption/actions.js';
-import type { CreateKeeperAction, DropKeeperAction, PartitionAction, PauseAction, RolloutAction, SwapAction } from '../core/rollout/actions.js';
+import type { CreateKeeperAction, DropKeeperAction, PartitionAction, PauseAction, RolloutAction, SwapAction, TrafficAction } from '../core/rollout/actions.js';
 import { adoptPod, scaleSource, verifyFreeze } from './adoption.js';
 import { keeperObject } from '../core/rollout/keeper.js';
 import { evictPod } from './eviction.js';
 import { FIELD_MANAGER } from './field-manager.js';
+import { performTrafficWrite } from './traffic-actuator.js';
 import { isConflict, isInvalid, isNotFound } from './runtime/kube-errors.js';
 import type { MetaObject, WorkloadKind } from '../core/kube/objects.js';
 
@@ -37,7 +38,7 @@ export const PARTITION_FIELD_MANAGER = `${FIELD_MANAGER}-partition`;
 export interface ActuatorClients {
   readonly core: CoreV1Api;
   readonly apps: AppsV1Api;
-  /** Custom resources: the upstream InplaceSets an adoption scales down. */
+  /** Custom resources: the upstream InplaceSets an adoption scales down, the HTTPRoutes of traffic shifting. */
   readonly custom: CustomObjectsApi;
   /** The time written into conditions (the API server's, see ServerClock): another replica reads it back. */
   readonly now: () => number;
@@ -48,7 +49,8 @@ export interface ActuatorClients {
  * and uid, so a pod recreated under the same name is never touched; a pod that is already gone counts as done.
  *
  * Returns the workload as the API server answered a scale or pause (the reconciler plans on it until its cache shows
- * it); nothing for pod writes, which the reconciler never plans on before its cache shows them.
+ * it); nothing for pod writes, which the reconciler never plans on before its cache shows them, nor for traffic writes
+ * (traffic-actuator.ts), whose objects are whole and applied again unchanged when a cache lags.
  */
 export async function performAction(clients: ActuatorClients, namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<MetaObject | undefined> {
   if (action.kind === 'scale') return scale(clients, namespace, kind, action.workload, action.replicas);
@@ -59,6 +61,7 @@ export async function performAction(clients: ActuatorClients, namespace: string,
   if (action.kind === 'verifyFreeze') await verifyFreeze(clients.core, namespace, action);
   else if (action.kind === 'adoptPod') await adoptPod(clients.core, namespace, action);
   else if (action.kind === 'scaleSource') await scaleSource(clients, namespace, action);
+  else if (action.kind === 'traffic') await performTrafficWrite(clients, namespace, action.write);
   else await podAction(clients, namespace, action);
   return undefined;
 }
@@ -89,7 +92,7 @@ async function dropKeeper(apps: AppsV1Api, namespace: string, action: DropKeeper
 async function podAction(
   { core, now }: ActuatorClients,
   namespace: string,
-  action: Exclude<RolloutAction, AdoptionAction | PauseAction | PartitionAction | CreateKeeperAction | DropKeeperAction>,
+  action: Exclude<RolloutAction, AdoptionAction | PauseAction | PartitionAction | CreateKeeperAction | DropKeeperAction | TrafficAction>,
 ): Promise<void> {
   switch (action.kind) {
     case 'markOld':

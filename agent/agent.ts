@@ -25,6 +25,7 @@ import { ServerClock } from './runtime/server-clock.js';
 import { hasMoves } from '../core/observe/observe.js';
 import { WorkQueue } from './runtime/work-queue.js';
 import { FleetPeers } from './fleet-peers.js';
+import { ANALYSIS_QUERY_CONCURRENCY, queryAll } from './prometheus.js';
 import type { ExtendedDeploymentObject } from '../core/kube/objects.js';
 
 /** How long after a node or pod-usage change the ExtendedDeployments with replicas away are looked at again. */
@@ -183,6 +184,8 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
       writeStatus: (ed, status) => replaceStatus(custom, ed, status),
       fetchAdoptionObjects: (namespace, sources) => fetchAdoptionObjects({ core, apps, custom }, namespace, sources),
       recordEvent: (ed, event) => recorder.record(ed, event),
+      // Prometheus is no API server: plain fetch, outside the leadership fence (a query writes nothing).
+      queryAnalysis: (queries) => queryAll(queries, ANALYSIS_QUERY_CONCURRENCY, () => clock.now()),
     },
   });
   const regionReconciler = new RegionStatusReconciler({

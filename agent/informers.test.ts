@@ -66,13 +66,15 @@ describe('makeInformers: keys for two controllers', () => {
       enqueue: (key) => eds.push(key),
       enqueueRegion: (key) => regions.push(key),
     });
-    // The history's informer is not waited for: a role without ControllerRevisions holds no rollout back.
-    expect(informers.besides.map((i) => i.resource)).toEqual(['controllerrevisions']);
-    expect(informers.all.map((i) => i.resource)).not.toContain('controllerrevisions');
+    // The history's and traffic's informers are not waited for: a role without them holds no rollout back.
+    expect(informers.besides.map((i) => i.resource)).toEqual(['controllerrevisions', 'services', 'httproutes']);
+    expect(informers.all.map((i) => i.resource)).not.toEqual(expect.arrayContaining(['controllerrevisions', 'services', 'httproutes']));
     const started = [...informers.all, ...informers.besides];
     for (const informer of started) informer.start();
     try {
-      await until(() => started.every((i) => i.synced()) && watches.size === started.length);
+      // HTTPRoutes are not served here (discovery answers no such resource): no watch for them.
+      await until(() => started.every((i) => i.synced()) && watches.size === started.length - 1);
+      expect(informers.caches.traffic.routesServed()).toBe(false);
       // Every list delivered its objects; in whatever order they came, each key went to its own queue.
       expect(new Set(eds)).toEqual(new Set(['shop/web']));
       expect(new Set(regions)).toEqual(new Set(['amd', 'arm']));
@@ -136,9 +138,15 @@ describe('makeInformers: several namespaces', () => {
       for (let i = 0; i < 400 && !started.every((x) => x.synced()); i++) await new Promise((resolve) => setTimeout(resolve, 5));
       expect(started.every((x) => x.synced())).toBe(true);
       // Cluster-wide only what is cluster-scoped: an install with Roles in these namespaces is allowed every request.
-      expect(listed.filter((path) => !path.includes('/namespaces/')).sort()).toEqual(['/api/v1/nodes', `${GROUP}/deployregions`]);
+      // (and the Gateway API's discovery, which the system:discovery role allows everyone).
+      expect(listed.filter((path) => !path.includes('/namespaces/')).sort()).toEqual([
+        '/api/v1/nodes',
+        `${GROUP}/deployregions`,
+        '/apis/gateway.networking.k8s.io/v1',
+      ]);
       expect(listed.filter((path) => path.includes('/namespaces/pay/')).sort()).toEqual([
         '/api/v1/namespaces/pay/pods',
+        '/api/v1/namespaces/pay/services',
         '/apis/apps/v1/namespaces/pay/controllerrevisions',
         '/apis/apps/v1/namespaces/pay/deployments',
         '/apis/apps/v1/namespaces/pay/replicasets',
@@ -152,6 +160,115 @@ describe('makeInformers: several namespaces', () => {
       expect(replicaSets.get('web-pay', 'pay')?.metadata?.namespace).toBe('pay');
       expect(replicaSets.get('web-pay', 'shop')).toBeUndefined();
       expect(replicaSets.byIndex('pay/web').map((r) => r.metadata?.name)).toEqual(['web-pay']);
+    } finally {
+      await Promise.all(started.map((i) => i.stop()));
+    }
+  });
+});
+
+describe('makeInformers: traffic caches (Services, and HTTPRoutes once the Gateway API is served)', () => {
+  const edOwner = { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'ExtendedDeployment', name: 'web', uid: 'u-web', controller: true };
+  const managedFields = [{ manager: 'extendeddeployment-agent', operation: 'Apply', fieldsV1: { 'f:spec': {} } }];
+  const lastApplied = { 'kubectl.kubernetes.io/last-applied-configuration': '{"a huge":"copy"}', keep: 'me' };
+  const service = (name: string, rv: string) => ({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'shop', resourceVersion: rv, ownerReferences: [edOwner], managedFields, annotations: lastApplied },
+    spec: { type: 'ClusterIP', clusterIP: '10.0.0.7', clusterIPs: ['10.0.0.7'], selector: { app: 'web' }, ports: [{ name: 'http', port: 80 }] },
+    status: { loadBalancer: {} },
+  });
+  const route = (rv: string, accepted: boolean) => ({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { name: 'web', namespace: 'shop', resourceVersion: rv, generation: 1, ownerReferences: [edOwner], managedFields },
+    spec: { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [{ name: 'web-r1', port: 80, weight: 100 }] }] },
+    status: { parents: [{ parentRef: { name: 'gw' }, conditions: [{ type: 'Accepted', status: accepted ? 'True' : 'False', observedGeneration: 1 }] }] },
+  });
+  let gatewayServed = false;
+  const watches = new Map<string, ServerResponse>();
+  const kc = new KubeConfig();
+  serveApi(kc, (req, res) => {
+    const url = new URL(req.url ?? '', 'http://loopback');
+    if (url.pathname === '/apis/gateway.networking.k8s.io/v1') {
+      if (!gatewayServed) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'APIResourceList', groupVersion: 'gateway.networking.k8s.io/v1', resources: [{ name: 'httproutes', namespaced: true }] }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (url.searchParams.get('watch') === 'true') {
+      watches.set(url.pathname, res);
+      res.flushHeaders();
+      return;
+    }
+    const items =
+      url.pathname === '/api/v1/namespaces/shop/services'
+        ? [service('web-r1', '1')]
+        : url.pathname === '/apis/gateway.networking.k8s.io/v1/namespaces/shop/httproutes'
+          ? [route('1', false)]
+          : [];
+    res.end(JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items }));
+  });
+
+  const until = async (condition: () => boolean) => {
+    for (let i = 0; i < 400 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(condition()).toBe(true);
+  };
+
+  it('caches Services slim, watches HTTPRoutes once discovery serves them, and wakes the owner of either on a change', async () => {
+    const eds: EdKey[] = [];
+    const clock = new FakeClock();
+    const informers = makeInformers(kc, { namespaces: ['shop'], clock, log: silentLogger, enqueue: (key) => eds.push(key), enqueueRegion: () => {} });
+    const { traffic } = informers.caches;
+    const started = [...informers.all, ...informers.besides];
+    for (const informer of started) informer.start();
+    try {
+      await until(() => traffic.services.synced() && traffic.routes.synced());
+      // Only what core/traffic reads: no managedFields, no kubectl copy of the object, no cluster IPs or status.
+      expect(traffic.services.list('shop')).toEqual([
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'web-r1', namespace: 'shop', resourceVersion: '1', ownerReferences: [edOwner], annotations: { keep: 'me' } },
+          spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80 }] },
+        },
+      ]);
+      // Not served: nothing watched, an empty cache, and core is told so.
+      expect(traffic.routesServed()).toBe(false);
+      expect(traffic.routes.get('web', 'shop')).toBeUndefined();
+      expect(watches.has('/apis/gateway.networking.k8s.io/v1/namespaces/shop/httproutes')).toBe(false);
+
+      // The Gateway API CRDs get installed: the next discovery (a minute later) starts the informer.
+      gatewayServed = true;
+      clock.advance(60_000);
+      await until(() => traffic.routesServed());
+      expect(traffic.routes.get('web', 'shop')?.metadata).toEqual({
+        name: 'web',
+        namespace: 'shop',
+        resourceVersion: '1',
+        generation: 1,
+        ownerReferences: [edOwner],
+      });
+
+      // A route's status change (its parent accepting it) and a Service change wake the ExtendedDeployment that owns them.
+      await until(() => watches.has('/apis/gateway.networking.k8s.io/v1/namespaces/shop/httproutes') && watches.has('/api/v1/namespaces/shop/services'));
+      eds.length = 0;
+      const send = (path: string, object: unknown) => watches.get(path)?.write(`${JSON.stringify({ type: 'MODIFIED', object })}\n`);
+      send('/apis/gateway.networking.k8s.io/v1/namespaces/shop/httproutes', route('2', true));
+      await until(() => eds.length === 1);
+      expect(eds).toEqual(['shop/web']);
+      expect(traffic.routes.get('web', 'shop')?.status?.parents?.[0]?.conditions?.[0]?.status).toBe('True');
+      send('/api/v1/namespaces/shop/services', service('web-r1', '2'));
+      await until(() => eds.length === 2);
+      expect(eds).toEqual(['shop/web', 'shop/web']);
+      // A Service of nobody's wakes nobody.
+      send('/api/v1/namespaces/shop/services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'db', namespace: 'shop', resourceVersion: '3' } });
+      await until(() => traffic.services.get('db', 'shop') !== undefined);
+      expect(eds).toHaveLength(2);
     } finally {
       await Promise.all(started.map((i) => i.stop()));
     }

@@ -7,8 +7,9 @@ import type {
   V1Node,
   V1Pod,
   V1ReplicaSet,
+  V1Service,
 } from '@kubernetes/client-node';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, makeApiClient } from './runtime/kube-client.js';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, GroupDiscoveryApi, makeApiClient } from './runtime/kube-client.js';
 import type { KubeAccess } from './runtime/kube-config.js';
 import { API_GROUP, ED_PLURAL, REGION_PLURAL, VERSION } from '../core/api/identity.js';
 import { NAME_LABEL } from '../core/labels.js';
@@ -17,10 +18,65 @@ import type { ApiRead } from '../core/kube/api-writes.js';
 import { ResilientInformer, type CacheReader, type IndexedCacheReader, type InformerEvent, type RunningInformer } from './runtime/informer.js';
 import { NamespacedInformer } from './runtime/namespaced-informer.js';
 import { USAGE_FIELD_SELECTOR, usagePod, type UsagePod } from './cluster-nodes.js';
-import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey, regionKey, type EdKey, type RegionKey } from './keys.js';
+import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey, regionKey, trafficKeys, type EdKey, type RegionKey } from './keys.js';
 import type { Logger } from './runtime/log.js';
 import { slimInformer, transformingInformer } from './runtime/slim-informer.js';
 import type { DeployRegionObject, ExtendedDeploymentObject } from '../core/kube/objects.js';
+import type { ObservedRoute } from '../core/traffic/objects.js';
+import { HTTPROUTE_RESOURCE } from './traffic-actuator.js';
+import { resourceServed, ServedInformer } from './served-informer.js';
+
+/** An HTTPRoute as the agent caches it (core/traffic/objects.ts ObservedRoute). */
+export type CachedRoute = ObservedRoute & KubernetesObject;
+
+/** A cache of traffic objects as the reconciler reads it: the objects, and whether they can be trusted. */
+export type TrafficCache<T> = CacheReader<T> & Pick<RunningInformer<T>, 'resource' | 'synced' | 'forbidden'>;
+
+/**
+ * The caches of traffic shifting (spec.strategy.traffic, issue #22): every Service of the watched namespaces (the
+ * agent's revision Services, and any other of a name in their way), and the HTTPRoutes, watched only while the API
+ * server serves gateway.networking.k8s.io/v1 httproutes. Neither is waited for at start: a cluster without the Gateway
+ * API, or an agent whose role does not grant them, still rolls out everything else.
+ */
+export interface TrafficCaches {
+  readonly services: TrafficCache<V1Service>;
+  readonly routes: TrafficCache<CachedRoute>;
+  /** The HTTPRoute API is served and its cache complete (core: TrafficObservation.routesServed). */
+  routesServed(): boolean;
+}
+
+const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** Metadata as the traffic caches keep it: without managedFields and kubectl's copy of the whole object. */
+function slimMetadata<M extends { managedFields?: unknown; annotations?: Record<string, string> }>(metadata: M | undefined): M | undefined {
+  if (metadata === undefined) return undefined;
+  const { managedFields: _managed, ...rest } = metadata;
+  const annotations = rest.annotations;
+  if (annotations === undefined || !(LAST_APPLIED_ANNOTATION in annotations)) return rest as M;
+  const { [LAST_APPLIED_ANNOTATION]: _applied, ...kept } = annotations;
+  return { ...rest, annotations: kept } as M;
+}
+
+/**
+ * A Service as the traffic cache keeps it: what core/traffic reads (metadata, spec.selector, spec.ports), not its
+ * status, cluster IPs or session settings. Every Service of a namespace is cached, so each is kept small.
+ */
+export function slimService(service: V1Service): V1Service {
+  const spec = service.spec;
+  return {
+    ...(service.apiVersion !== undefined && { apiVersion: service.apiVersion }),
+    ...(service.kind !== undefined && { kind: service.kind }),
+    ...(service.metadata !== undefined && { metadata: slimMetadata(service.metadata) }),
+    ...(spec !== undefined && {
+      spec: { ...(spec.selector !== undefined && { selector: spec.selector }), ...(spec.ports !== undefined && { ports: spec.ports }) },
+    }),
+  };
+}
+
+/** An HTTPRoute as the traffic cache keeps it: all of it (spec and status are read) but managedFields and kubectl's copy. */
+export function slimRoute(route: CachedRoute): CachedRoute {
+  return route.metadata === undefined ? route : { ...route, metadata: slimMetadata(route.metadata) };
+}
 
 /**
  * The caches the reconcilers read. Regional workloads and pods are indexed by the key of the ExtendedDeployment they
@@ -41,6 +97,8 @@ export interface AgentCaches {
   readonly nodes: CacheReader<V1Node>;
   /** Every pod bound to a node, reduced to its requests; started only when capacity is needed (see ClusterNodes). */
   readonly usage: ResilientInformer<UsagePod>;
+  /** Services and HTTPRoutes, read for ExtendedDeployments with spec.strategy.traffic only. */
+  readonly traffic: TrafficCaches;
 }
 
 /** Every informer of the agent, and their caches. */
@@ -49,9 +107,11 @@ export interface AgentInformers {
   /** The informers the agent waits for before it reconciles (readiness, and the cache sync timeout). */
   readonly all: readonly RunningInformer<KubernetesObject>[];
   /**
-   * Started and stopped with `all`, but not waited for: the history's (ControllerRevisions), which no rollout needs.
-   * An agent whose role lacks them (its RBAC not yet updated) still rolls out, records no history, and counts the
-   * forbidden lists (extendeddeployment_agent_forbidden_total).
+   * Started and stopped with `all`, but not waited for: the history's (ControllerRevisions), which no rollout needs,
+   * and traffic's (Services, HTTPRoutes: see TrafficCaches), which only ExtendedDeployments with a traffic strategy
+   * read. An agent whose role lacks them (its RBAC not yet updated) still rolls out, records no history, and counts the
+   * forbidden lists (extendeddeployment_agent_forbidden_total); an ExtendedDeployment whose traffic needs a forbidden
+   * read reports it (reconciler.ts).
    */
   readonly besides: readonly RunningInformer<KubernetesObject>[];
 }
@@ -59,7 +119,8 @@ export interface AgentInformers {
 /**
  * Builds the agent's informers: ExtendedDeployments, DeployRegions (cluster-scoped), the regional ReplicaSets and
  * Deployments, their pods and the ExtendedDeployments' ControllerRevisions (only objects labelled with an
- * ExtendedDeployment's name, so the agent never caches a cluster's unrelated pods), and Nodes. `namespaces` limits the
+ * ExtendedDeployment's name, so the agent never caches a cluster's unrelated pods), Nodes, and for traffic Services
+ * and HTTPRoutes (slim: see TrafficCaches). `namespaces` limits the
  * namespaced ones to those namespaces, one informer per namespace (RBAC may grant nothing cluster-wide). Every change is turned into the keys of the ExtendedDeployments it concerns,
  * passed to `enqueue`, and a change of a DeployRegion or a node into the keys of the DeployRegions whose status it can
  * change, passed to `enqueueRegion`.
@@ -185,6 +246,51 @@ export function makeInformers(
     namespace ? apps.listNamespacedControllerRevision({ namespace, labelSelector }) : apps.listControllerRevisionForAllNamespaces({ labelSelector }),
   );
 
+  // Traffic (spec.strategy.traffic): a change of an ExtendedDeployment's Service or route wakes it (a route's status,
+  // its parents accepting a generation, is what lets a group barrier pass), and so does one of nobody's in its way.
+  const toTrafficOwner = (kind: 'Service' | 'HTTPRoute') => (_event: InformerEvent, object: KubernetesObject) =>
+    trafficKeys(object, kind, extendedDeployments.list(object.metadata?.namespace)).forEach(options.enqueue);
+  const services = watched<V1Service>(
+    'services',
+    (ns) =>
+      new ResilientInformer<V1Service>(
+        watchKc('services'),
+        {
+          resource: 'services',
+          path: scoped(ns, '/api/v1', 'services'),
+          list: () => (ns ? core.listNamespacedService({ namespace: ns }) : core.listServiceForAllNamespaces()),
+        },
+        { ...common, make: transformingInformer<V1Service>(slimService), onEvent: toTrafficOwner('Service') },
+      ),
+  );
+  const { group: routeGroup, version: routeVersion, plural: routePlural } = HTTPROUTE_RESOURCE;
+  const discovery = makeApiClient(kc, GroupDiscoveryApi);
+  const routes = new ServedInformer<CachedRoute>({
+    resource: routePlural,
+    served: () => resourceServed(discovery, routeGroup, routeVersion, routePlural),
+    clock: options.clock,
+    log: options.log,
+    make: () =>
+      watched<CachedRoute>(
+        routePlural,
+        (ns) =>
+          new ResilientInformer<CachedRoute>(
+            watchKc(routePlural),
+            {
+              resource: routePlural,
+              path: scoped(ns, `/apis/${routeGroup}/${routeVersion}`, routePlural),
+              list: () =>
+                (ns
+                  ? custom.listNamespacedCustomObject({ group: routeGroup, version: routeVersion, namespace: ns, plural: routePlural })
+                  : custom.listCustomObjectForAllNamespaces({ group: routeGroup, version: routeVersion, plural: routePlural })) as Promise<
+                  KubernetesListObject<CachedRoute>
+                >,
+            },
+            { ...common, make: transformingInformer<CachedRoute>(slimRoute), onEvent: toTrafficOwner('HTTPRoute') },
+          ),
+      ),
+  });
+
   // Nodes feed region health and capacity (moves): every DeployRegion's status is looked at again, which in turn wakes
   // the ExtendedDeployments that use the region.
   const nodes = new ResilientInformer<V1Node>(
@@ -223,8 +329,13 @@ export function makeInformers(
     pods,
     nodes,
   ] as unknown as readonly RunningInformer<KubernetesObject>[];
-  const besides = [controllerRevisions] as unknown as readonly RunningInformer<KubernetesObject>[];
-  return { caches: { extendedDeployments, deployRegions, replicaSets, deployments, statefulSets, pods, controllerRevisions, nodes, usage }, all, besides };
+  const besides = [controllerRevisions, services, routes] as unknown as readonly RunningInformer<KubernetesObject>[];
+  const traffic: TrafficCaches = { services, routes, routesServed: () => routes.served() };
+  return {
+    caches: { extendedDeployments, deployRegions, replicaSets, deployments, statefulSets, pods, controllerRevisions, nodes, usage, traffic },
+    all,
+    besides,
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NAME_LABEL } from '../core/labels.js';
-import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey } from './keys.js';
+import { edKey, keysSharingWorkloadNames, keysUsingRegion, namedForTraffic, ownerKey, trafficKeys, trafficOwnerKey } from './keys.js';
 import { splitKey } from '../core/kube/objects.js';
 
 describe('event keys', () => {
@@ -15,6 +15,46 @@ describe('event keys', () => {
     expect(ownerKey({ metadata: { name: 'web-amd-x1', namespace: 'shop', labels: { [NAME_LABEL]: 'web' } } })).toBe('shop/web');
     expect(ownerKey({ metadata: { name: 'x', namespace: 'shop', labels: {} } })).toBeUndefined();
     expect(ownerKey({ metadata: { name: 'x', labels: { [NAME_LABEL]: 'web' } } })).toBeUndefined();
+  });
+
+  it('maps a Service or HTTPRoute to the ExtendedDeployment that owns it, else to the one its name label names', () => {
+    const edOwner = { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'ExtendedDeployment', name: 'web', uid: 'u', controller: true };
+    // The agent's revision Service web-r2 is keyed by its owner, whatever its labels say.
+    expect(trafficOwnerKey({ metadata: { name: 'web-r2', namespace: 'shop', ownerReferences: [edOwner], labels: { [NAME_LABEL]: 'other' } } })).toBe(
+      'shop/web',
+    );
+    // Another kind of owner (a Deployment's, say) or another group's ExtendedDeployment is not ours.
+    const foreign = [
+      { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd' },
+      { apiVersion: 'example.com/v1', kind: 'ExtendedDeployment', name: 'web', uid: 'e' },
+    ];
+    expect(trafficOwnerKey({ metadata: { name: 'web', namespace: 'shop', ownerReferences: foreign } })).toBeUndefined();
+    // A Service rendered into Git (mode Replicas) carries the name label and no ownerReference.
+    expect(trafficOwnerKey({ metadata: { name: 'web', namespace: 'shop', labels: { [NAME_LABEL]: 'web' } } })).toBe('shop/web');
+    expect(trafficOwnerKey({ metadata: { name: 'web-r2', ownerReferences: [edOwner] } })).toBeUndefined();
+  });
+
+  it("maps a Service or route of nobody's to the ExtendedDeployments of its namespace whose traffic objects take its name", () => {
+    const ed = (name: string, namespace = 'shop') => ({ metadata: { name, namespace } });
+    const eds = [ed('web'), ed('webshop'), ed('web', 'pay'), ed('api')];
+    // In the way of web's revision Service, or of its route: web wakes when it appears or goes.
+    expect(trafficKeys({ metadata: { name: 'web-5d8f7c9b4x', namespace: 'shop' } }, 'Service', eds)).toEqual(['shop/web']);
+    expect(trafficKeys({ metadata: { name: 'web', namespace: 'shop' } }, 'HTTPRoute', eds)).toEqual(['shop/web']);
+    expect(trafficKeys({ metadata: { name: 'webshop-r1', namespace: 'shop' } }, 'Service', eds)).toEqual(['shop/webshop']);
+    expect(trafficKeys({ metadata: { name: 'db', namespace: 'shop' } }, 'Service', eds)).toEqual([]);
+    // An owner decides alone.
+    const owned = { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'ExtendedDeployment', name: 'api', uid: 'u' };
+    expect(trafficKeys({ metadata: { name: 'web-r1', namespace: 'shop', ownerReferences: [owned] } }, 'Service', eds)).toEqual(['shop/api']);
+  });
+
+  it('takes Service names `<ed>-…`, and the revision Service of a name cut to fit 63 characters', () => {
+    expect(namedForTraffic('web', 'web-r1')).toBe(true);
+    expect(namedForTraffic('web', 'web')).toBe(false);
+    expect(namedForTraffic('web', 'webshop-r1')).toBe(false);
+    expect(namedForTraffic('web', undefined)).toBe(false);
+    const long = `a${'b'.repeat(60)}`; // 61 characters: `<ed>-<revision>` is cut to 63
+    expect(namedForTraffic(long, `${long.slice(0, 52)}-5d8f7c9b4x`)).toBe(true);
+    expect(namedForTraffic(long, `${long.slice(0, 51)}-5d8f7c9b4x`)).toBe(false);
   });
 
   it('maps a DeployRegion to every ExtendedDeployment that uses it, tolerating invalid specs', () => {

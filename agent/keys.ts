@@ -1,6 +1,8 @@
+import { API_GROUP, ED_KIND } from '../core/api/identity.js';
 import { NAME_LABEL } from '../core/labels.js';
 import { regionEntries } from '../core/parse.js';
 import { workloadNamesMayCollide } from '../core/render.js';
+import { revisionServiceName } from '../core/traffic/services.js';
 import { objectKey, type DeployRegionObject, type ExtendedDeploymentObject, type MetaObject } from '../core/kube/objects.js';
 
 declare const keyKind: unique symbol;
@@ -33,6 +35,44 @@ export function edKey(ed: ExtendedDeploymentObject): EdKey | undefined {
 export function ownerKey(object: MetaObject): EdKey | undefined {
   const owner = object.metadata?.labels?.[NAME_LABEL];
   return owner && object.metadata?.namespace ? edKeyOf(object.metadata.namespace, owner) : undefined;
+}
+
+/**
+ * The ExtendedDeployment a traffic object (a Service, an HTTPRoute) concerns: the one its ownerReference names (the
+ * agent's revision Services and route; a change of a route's status is what lets a group barrier pass), else the one
+ * its name label names (a Service or route rendered into Git), in the object's own namespace.
+ */
+export function trafficOwnerKey(object: MetaObject): EdKey | undefined {
+  const namespace = object.metadata?.namespace;
+  if (!namespace) return undefined;
+  const owner = object.metadata?.ownerReferences?.find((r) => r.kind === ED_KIND && r.apiVersion?.startsWith(`${API_GROUP}/`) && r.name);
+  return owner?.name ? edKeyOf(namespace, owner.name) : ownerKey(object);
+}
+
+/**
+ * Whether the Service `name` concerns the traffic of ExtendedDeployment `ed`: named `<ed>-…`, or the revision Service
+ * name of `ed` for its last segment (revisionServiceName cuts a long ExtendedDeployment name to fit 63 characters).
+ */
+export function namedForTraffic(ed: string, name: string | undefined): boolean {
+  if (name === undefined || ed === '') return false;
+  if (name.startsWith(`${ed}-`)) return true;
+  const dash = name.lastIndexOf('-');
+  return dash > 0 && revisionServiceName(ed, name.slice(dash + 1)) === name;
+}
+
+/**
+ * The ExtendedDeployments a change of a Service or HTTPRoute concerns: its owner ({@link trafficOwnerKey}); for one of
+ * nobody's, those of its namespace whose traffic objects take its name (the route `<ed>`, a Service `<ed>-…`): the
+ * object in their way appeared or went, and a barrier it held may pass.
+ */
+export function trafficKeys(object: MetaObject, kind: 'Service' | 'HTTPRoute', eds: readonly ExtendedDeploymentObject[]): EdKey[] {
+  const owner = trafficOwnerKey(object);
+  if (owner) return [owner];
+  const name = object.metadata?.name;
+  const namespace = object.metadata?.namespace;
+  if (!name || !namespace) return [];
+  const takes = (ed: string) => (kind === 'HTTPRoute' ? ed === name : namedForTraffic(ed, name));
+  return eds.filter((ed) => ed.metadata?.namespace === namespace && takes(ed.metadata?.name ?? '')).flatMap((ed) => edKey(ed) ?? []);
 }
 
 /** The queue key of the DeployRegion `name`. */

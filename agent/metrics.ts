@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Phase } from '../core/rollout/status.js';
+import { sampleVerdicts, type SampleVerdict } from '../core/api/traffic.js';
 
 /** Every rollout phase, so that the phases gauge shows zeros instead of missing series. */
 const PHASES: readonly Phase[] = ['Progressing', 'Paused', 'WaitingForConfirmation', 'Healthy', 'Degraded'];
@@ -67,6 +68,12 @@ export class AgentMetrics {
     labelNames: ['verb', 'resource'] as const,
     registers: [this.registry],
   });
+  readonly analysisSamples = new Counter({
+    name: 'extendeddeployment_analysis_samples_total',
+    help: 'Analysis samples recorded at group barriers (spec.strategy.traffic.analysis), by result: Success, Failure, NoData (an empty result or NaN), Error (Prometheus unreachable, a bad query, ±Inf).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
   readonly leader = new Gauge({
     name: 'extendeddeployment_agent_leader',
     help: '1 while this agent is the leader (runs the rollouts), 0 while it is a standby.',
@@ -96,7 +103,14 @@ export class AgentMetrics {
       },
     });
     this.leader.set(0);
+    // Every result from the start, so that a rate of failures is 0 rather than absent before the first one.
+    for (const result of sampleVerdicts) this.analysisSamples.inc({ result }, 0);
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Counts the analysis samples one reconcile recorded, by verdict. */
+  countSamples(samples: readonly { readonly metric: string; readonly verdict: SampleVerdict }[]): void {
+    for (const sample of samples) this.analysisSamples.inc({ result: sample.verdict });
   }
 
   /** Records the phase of one ExtendedDeployment (undefined when it is gone). */

@@ -6,6 +6,7 @@ import type { HistoryAction } from '../core/history/revisions.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
 import type { AdoptionObjects } from '../core/adoption/adoption.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
+import type { AnalysisQuery } from '../core/traffic/observation.js';
 import type { IndexedCacheReader } from './runtime/informer.js';
 import { ownerKey } from './keys.js';
 import type { DeployRegionObject, ExtendedDeploymentObject, MetaObject } from '../core/kube/objects.js';
@@ -53,6 +54,11 @@ export function recorder(failStatus = false, adoptionObjects: AdoptionObjects = 
     async fetchAdoptionObjects() {
       calls.push('readAdoption');
       return adoptionObjects;
+    },
+    // No Prometheus here: every query is answered with an error (tests of analysis pass ports of their own).
+    async queryAnalysis(queries: readonly AnalysisQuery[]) {
+      calls.push(...queries.map((q) => `query:${q.metric}:${q.role}`));
+      return queries.map((query) => ({ query, error: 'no Prometheus in this test', at: 0 }));
     },
     async writeRegionStatus(region: DeployRegionObject, status: DeployRegionStatus) {
       calls.push(`regionStatus:${region.metadata?.name}:${status.phase}`);

@@ -302,7 +302,7 @@ describe('Reconciler', () => {
     const slow: ReconcilerPorts = {
       ...ports,
       async performAction(_ns, _kind, action) {
-        const name = `${action.kind} ${'pod' in action ? action.pod : action.region}`;
+        const name = `${action.kind} ${'pod' in action ? action.pod : 'region' in action ? action.region : ''}`;
         log.push(`start ${name}`);
         await new Promise<void>((resolve) => release.set(name, resolve));
         log.push(`end ${name}`);

@@ -25,6 +25,9 @@ import { workloadKindOf, workloadsOfKind } from '../core/kube/workload-kinds.js'
 import { forbiddenReadStatus, forbiddenStatus, problemsMessage, statusChanged } from '../core/rollout/status-decision.js';
 import type { ClusterNodes } from './cluster-nodes.js';
 import type { EdKey } from './keys.js';
+import type { AnalysisAnswer, AnalysisQuery } from '../core/traffic/observation.js';
+import type { TrafficWrite } from '../core/traffic/plan.js';
+import { observeTraffic } from './traffic-observation.js';
 
 /** The writes a reconcile makes; injected so that the order of writes can be tested without a cluster. */
 export interface ReconcilerPorts {
@@ -41,6 +44,11 @@ export interface ReconcilerPorts {
   recordEvent(ed: ExtendedDeploymentObject, event: RolloutEvent): void;
   /** Reads what an open adoption decides on (agent/adoption.ts): the namespace's pods and ReplicaSets, and the named sources. */
   fetchAdoptionObjects(namespace: string, sources: AdoptionSources): Promise<AdoptionObjects>;
+  /**
+   * Sends the analysis queries core asks for (agent/prometheus.ts queryAll): an answer per query, in order. Never
+   * throws: a query that got no JSON answer has an `error`.
+   */
+  queryAnalysis(queries: readonly AnalysisQuery[]): Promise<readonly AnalysisAnswer[]>;
 }
 
 /**
@@ -71,6 +79,15 @@ export interface ReconcileResult {
  * front of due group starts, which made it slower (c43c55f); with 16 they do not.
  */
 export const PROGRESS_WRITE_INTERVAL_MS = 1_000;
+
+/** The lane of traffic writes in {@link Reconciler.perform}: not a region name (a DNS label has no space). */
+const TRAFFIC_LANE = ' traffic';
+
+/** A traffic write as the action log shows it: what and which object, not the whole Service or route. */
+function trafficLogFields(write: TrafficWrite): Record<string, string> {
+  const name = write.kind === 'applyService' ? write.service.metadata.name : write.kind === 'applyRoute' ? write.route.metadata.name : write.name;
+  return { kind: 'traffic', write: write.kind, name };
+}
 
 /** Old pods of one region marked concurrently within one reconcile. */
 export const MARK_CONCURRENCY = 8;
@@ -108,6 +125,12 @@ export const HISTORY_RETRY_MS = 5_000;
 
 /** A cache that has not yet seen the agent's own last writes is re-read after this delay (their events come first, usually). */
 const STALE_RETRY_MS = 250;
+/**
+ * How soon an ExtendedDeployment of traffic mode Weighted is looked at again while the Service or HTTPRoute cache is not
+ * complete (the agent just started, or discovery has not answered yet): their sync brings no event for it.
+ */
+export const TRAFFIC_SYNC_RETRY_MS = 1_000;
+
 /** How soon a key is looked at again while reads are forbidden: a cache that recovers need not bring an event for it. */
 export const FORBIDDEN_READ_RETRY_MS = 10_000;
 
@@ -205,6 +228,9 @@ export class Reconciler {
     const performed = (kind: WorkloadKind) => (action: RolloutAction, answer: MetaObject | undefined) => {
       // An adoption decides on fresh reads, not on the caches (agent/adoption.ts): none of its own writes to wait for.
       if (action.kind === 'verifyFreeze' || action.kind === 'adoptPod' || action.kind === 'scaleSource') return;
+      // A traffic write applies a whole object that is the agent's alone (or deletes it): a look on a cache that does
+      // not show it yet applies the same object again, or deletes a Service already gone, which changes nothing.
+      if (action.kind === 'traffic') return;
       const [objectKind, object] = 'pod' in action ? (['Pod', action.pod] as const) : ([kind, action.workload] as const);
       const written = objectKind === 'Pod' || !answer ? undefined : withoutManagedFields(answer);
       this.ownWrites.record(key, [{ kind: objectKind, name: object, replaced: planned(objectKind, object), written }], clock.now());
@@ -254,7 +280,15 @@ export class Reconciler {
     }
 
     const adopting = await failSafe(async () => withAdoption(checked.input, (names) => ports.fetchAdoptionObjects(namespace, names)));
-    const input = this.withFleet(adopting, ed);
+    // Traffic (spec.strategy.traffic): the route and Services from the caches, and the answers to the analysis queries
+    // due now. Mode Weighted plans on nothing it cannot read (see observeTraffic).
+    const traffic = await failSafe(() => observeTraffic(this.withFleet(adopting, ed), caches.traffic, (queries) => ports.queryAnalysis(queries)));
+    if (traffic.kind === 'forbidden') return this.reportForbiddenReads(key, ed, traffic.reads, log);
+    if (traffic.kind === 'unsynced') {
+      log.debug('traffic caches not synced yet', { resources: traffic.resources.join(',') });
+      return { outcome: 'stale', requeueAfterMs: TRAFFIC_SYNC_RETRY_MS };
+    }
+    const input = traffic.input;
     onValid({ ed, input, workloads });
     const decision = await failSafe(() => decide(input, ed.status));
     const { plan, statusWrite, progressOnly } = decision;
@@ -266,8 +300,12 @@ export class Reconciler {
     }
 
     // The status goes out where the decision puts it (core/rollout/decision.ts). A failed write throws, and the key is
-    // retried on fresh caches.
-    if (first) await failSafe(() => this.write(key, ed, plan.status, log));
+    // retried on fresh caches. The analysis samples the plan records are counted once the status recording them is.
+    const countSamples = () => metrics?.countSamples(plan.analysisSamples ?? []);
+    if (first) {
+      await failSafe(() => this.write(key, ed, plan.status, log));
+      countSamples();
+    }
     // A budget that refuses an eviction holds the rollout there: nothing after the actions is written (EvictionBlocks).
     const act = () => this.perform(namespace, kind, plan.actions, log, performed(kind));
     const blocked = await this.evictionBlocks.run(key, ed, act, { record: (object, event) => ports.recordEvent(object, event), log });
@@ -284,6 +322,7 @@ export class Reconciler {
       if (later) return later;
     }
     if (statusWrite === 'after') await this.write(key, ed, plan.status, log);
+    if (!first) countSamples();
     // Events describe the transition the status records: recorded only once it is written, so a retried reconcile
     // does not report it twice.
     for (const event of plan.events) ports.recordEvent(ed, event);
@@ -441,7 +480,9 @@ export class Reconciler {
    * order holds, except that a run of consecutive markOld actions goes out concurrently (up to MARK_CONCURRENCY): each
    * annotates a different pod, and a rollout's first group marks every old pod at once. A run is finished (every write
    * answered) before the region's next action, so a scale-down never precedes the marks it relies on. A failure stops
-   * its own region; the first failure is thrown once every lane has settled.
+   * its own region; the first failure is thrown once every lane has settled. Traffic writes belong to no region: they go
+   * in a lane of their own, in the plan's order (revision Services before the route that sends to them, the route
+   * before the Services it no longer names are deleted), beside the regions'.
    */
   private async perform(
     namespace: string,
@@ -453,10 +494,13 @@ export class Reconciler {
     const act = async (action: RolloutAction) => {
       done(action, await this.guarded(actionWrite(kind, action), log, () => this.deps.ports.performAction(namespace, kind, action)));
       this.deps.metrics?.actions.inc({ kind: action.kind });
-      log.info('action', { ...action });
+      log.info('action', action.kind === 'traffic' ? trafficLogFields(action.write) : { ...action });
     };
     const lanes = new Map<string, RolloutAction[]>();
-    for (const action of actions) lanes.set(action.region, [...(lanes.get(action.region) ?? []), action]);
+    for (const action of actions) {
+      const lane = 'region' in action ? action.region : TRAFFIC_LANE;
+      lanes.set(lane, [...(lanes.get(lane) ?? []), action]);
+    }
     const lane = async (regionActions: readonly RolloutAction[]) => {
       for (let i = 0; i < regionActions.length;) {
         let end = i;

@@ -206,6 +206,8 @@ export function simulateRollout(ed: ExtendedDeployment, rolloutRevision: string,
   throw new Error(`simulation did not finish within ${maxTicks} ticks`);
 
   function apply(action: RolloutAction): number {
+    // Traffic writes (a revision Service, the HTTPRoute) change no pod: this simulation has no traffic to shift.
+    if (action.kind === 'traffic') return 0;
     const list = pods.get(action.region) ?? [];
     const target = start.find((r) => r.name === action.region)?.targetRevision;
     switch (action.kind) {

@@ -10,7 +10,7 @@ function member(cluster: string, wave: number, replicas: number, status: Record<
     metadata: { name: 'web', namespace: 'shop', generation },
     spec: { replicas, fleet: { name: 'prod', cluster, wave, release, members: [] } },
     status: { observedGeneration: 3, ...status },
-  } as ExtendedDeploymentObject;
+  };
 }
 
 describe('memberRow', () => {

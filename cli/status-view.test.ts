@@ -3,7 +3,19 @@ import type { ExtendedDeploymentObject } from '../core/kube/objects.js';
 import { PAUSED_ANNOTATION } from '../core/labels.js';
 import { gateOf } from '../core/rollout/status-reading.js';
 import { rolloutReading } from '../core/rollout/status-reading.js';
-import { bar, colorEnabled, colors, nextStep, outcomeOf, regionViews, regionWords, statusFrame, statusLine } from './status-view.js';
+import {
+  analysisWords,
+  bar,
+  colorEnabled,
+  colors,
+  nextStep,
+  outcomeOf,
+  regionViews,
+  regionWords,
+  statusFrame,
+  statusLine,
+  trafficWords,
+} from './status-view.js';
 
 const ESC = '\u001b[';
 const NOW = Date.UTC(2026, 0, 1, 12);
@@ -189,6 +201,59 @@ describe('moves in the status views', () => {
   it('says nothing about moves when none are blocked', () => {
     const fine = ed({ phase: 'Healthy', conditions: [{ type: 'Moves', status: 'False', reason: 'NoMoves', message: 'every region runs its own replicas' }] });
     expect(statusLine(fine, plain)).not.toContain('moves');
+  });
+});
+
+describe('traffic and analysis in the status views', () => {
+  const shifting = ed({
+    phase: 'Progressing',
+    currentGroup: 1,
+    totalGroups: 3,
+    traffic: {
+      revision: 'R1',
+      group: 1,
+      weights: [
+        { revision: 'new', weight: 2500 },
+        { revision: 'old', weight: 7500 },
+      ],
+      appliedGeneration: 3,
+    },
+    analysis: {
+      revision: 'R1',
+      group: 1,
+      outcome: 'Running',
+      metrics: [
+        {
+          name: 'error-rate',
+          outcome: 'Running',
+          consecutiveSuccesses: 1,
+          failures: 0,
+          errors: 0,
+          consecutiveErrors: 0,
+          consecutiveNoData: 0,
+          samples: [{ time: '2026-01-01T11:59:30.000Z', query: 'q', value: 0.01, verdict: 'Success' }],
+        },
+      ],
+    },
+  });
+
+  it('shows the live weights and each metric with its last sample, in every view', () => {
+    const weights = 'weights new 25%, old 75% (route generation 3 accepted)';
+    const analysis = 'analysis of group 1: Running; error-rate 1 in a row, last 0.01 Success at 11:59:30Z';
+    const status = shifting.status as Parameters<typeof trafficWords>[0];
+    expect(trafficWords(status)).toBe(weights);
+    expect(analysisWords(status)).toBe(analysis);
+    expect(statusLine(shifting, plain)).toContain(`${weights}; ${analysis}`);
+    expect(statusFrame(shifting, plain).split('\n')).toEqual(expect.arrayContaining([`  traffic ${weights}`, `  ${analysis}`]));
+  });
+
+  it('a weight not yet accepted, a shift back and a drain say so; a status without traffic shows none', () => {
+    const held = {
+      traffic: { weights: [{ revision: 'new', weight: 0 }], shiftedBack: true, message: 'writing the route', draining: [{ revision: 'old', since: 'T' }] },
+    };
+    expect(trafficWords(held as Parameters<typeof trafficWords>[0])).toBe('weights new 0% (writing the route; shifted back; old draining since T)');
+    expect(trafficWords({})).toBeUndefined();
+    expect(analysisWords({})).toBeUndefined();
   });
 });
 

@@ -173,12 +173,38 @@ export function statusLine(ed: ExtendedDeploymentObject, { bin, now }: ViewOptio
   if (status.moves?.length) parts.push(`moves ${status.moves.map((m) => `${m.from}->${m.to} ${m.count}${returning(m)} (${m.reason})`).join(', ')}`);
   const blocked = blockedMoves(status);
   if (blocked) parts.push(`moves blocked: ${blocked}`);
+  parts.push(...[trafficWords(status), analysisWords(status)].filter((w) => w !== undefined));
   if (reading.invalid) parts.push(`invalid spec: ${reading.invalid.message ?? ''}`);
   else if (reading.gate && reading.progressing?.message) parts.push(reading.progressing.message);
   if (!reading.observed) parts.push(`status of generation ${status.observedGeneration ?? 0}, spec at ${ed.metadata?.generation ?? 0}`);
   const next = nextStep(ed, reading, bin);
   if (next) parts.push(`next: ${next}`);
   return parts.join('; ');
+}
+
+/** The live weights of mode Weighted: `weights new 25%, old 75% (route generation 3 accepted)`; undefined without. */
+export function trafficWords(status: ExtendedDeploymentStatus): string | undefined {
+  const traffic = status.traffic;
+  if (traffic?.weights === undefined || traffic.weights.length === 0) return undefined;
+  const weights = traffic.weights.map((w) => `${w.revision} ${w.weight / 100}%`).join(', ');
+  const state = traffic.appliedGeneration !== undefined ? `route generation ${traffic.appliedGeneration} accepted` : (traffic.message ?? 'not yet accepted');
+  const extra = [...(traffic.shiftedBack ? ['shifted back'] : []), ...(traffic.draining ?? []).map((d) => `${d.revision} draining since ${d.since}`)];
+  return `weights ${weights} (${[state, ...extra].join('; ')})`;
+}
+
+/**
+ * The analysis of the current barrier and each metric's last sample: `analysis of group 1: Running; error-rate 1/3 in
+ * a row, last 0.01 Success at 10:00:30Z`; undefined without.
+ */
+export function analysisWords(status: ExtendedDeploymentStatus): string | undefined {
+  const analysis = status.analysis;
+  if (analysis?.outcome === undefined) return undefined;
+  const metrics = (analysis.metrics ?? []).map((m) => {
+    const last = m.samples?.at(-1);
+    const value = last === undefined ? 'no sample yet' : `last ${last.value ?? '(none)'} ${last.verdict} at ${last.time.replace(/\.\d{3}Z$/, 'Z').slice(11)}`;
+    return `${m.name} ${m.outcome === 'Running' || m.outcome === 'WaitingForData' ? `${m.consecutiveSuccesses} in a row` : m.outcome}, ${value}`;
+  });
+  return [`analysis of group ${analysis.group ?? '?'}: ${analysis.outcome}`, ...metrics].join('; ');
 }
 
 type Move = NonNullable<ExtendedDeploymentStatus['moves']>[number];
@@ -241,6 +267,10 @@ export function statusFrame(ed: ExtendedDeploymentObject, { colors: c, bin, now 
   for (const m of status.moves ?? []) lines.push(`  ${c.magenta('moved')} ${m.count}${returning(m)} from ${m.from} to ${m.to} (${m.reason} since ${m.since})`);
   const blocked = blockedMoves(status);
   if (blocked) lines.push(`  ${c.red('moves blocked:')} ${blocked}`);
+  const traffic = trafficWords(status);
+  if (traffic) lines.push(`  ${c.cyan('traffic')} ${traffic}`);
+  const analysis = analysisWords(status);
+  if (analysis) lines.push(`  ${status.analysis?.outcome === 'Failed' ? c.red(analysis) : analysis}`);
   if (invalid) lines.push(`  ${c.red('invalid spec:')} ${invalid.message ?? ''}`);
   else if (progressing?.message) lines.push(`  ${gate === 'Degraded' ? c.red(progressing.message) : c.dim(progressing.message)}`);
   const next = nextStep(ed, reading, bin);

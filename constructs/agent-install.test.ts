@@ -81,6 +81,8 @@ describe('AgentInstall', () => {
       'apps replicasets/scale patch',
       ' pods/eviction create',
       ' pods/status patch',
+      ' services list,watch',
+      'gateway.networking.k8s.io httproutes list,watch',
       ' nodes list,watch',
       ' events create',
       'authentication.k8s.io tokenreviews create',
@@ -139,6 +141,8 @@ describe('AgentInstall', () => {
         'replicasets/scale',
         'pods/eviction',
         'pods/status',
+        'services',
+        'httproutes',
       ]);
     const bindings = objects.filter((o) => o.kind === 'RoleBinding' && o.metadata.name === 'extended-deployment-agent');
     expect(bindings.map((b) => [b.metadata.namespace, (b['roleRef'] as { name: string }).name])).toEqual([
@@ -146,6 +150,51 @@ describe('AgentInstall', () => {
       ['pay', 'extended-deployment-agent'],
     ]);
     expect(podOf(objects).container.args).toContain('--namespace=shop,pay');
+  });
+
+  it('grants no write on Services or HTTPRoutes unless traffic is on', () => {
+    const objects = render();
+    expect(objects.filter((o) => o.metadata.name.endsWith('-traffic'))).toEqual([]);
+    const writes = objects
+      .filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role')
+      .flatMap((o) => rulesOf(o))
+      .filter((r) => (r.resources ?? []).some((x) => x === 'services' || x === 'httproutes'));
+    expect(writes.map(row)).toEqual([' services list,watch', 'gateway.networking.k8s.io httproutes list,watch']);
+  });
+
+  it('with traffic, grants the writes of traffic shifting in a ClusterRole of their own, bound to the agent', () => {
+    const objects = render({ traffic: true });
+    const role = find(objects, 'ClusterRole', 'extended-deployment-agent-traffic');
+    expect(rulesOf(role).map(row)).toEqual([
+      ' services create,patch,delete',
+      'gateway.networking.k8s.io httproutes create,patch,delete',
+      'extendeddeployment.io extendeddeployments/finalizers update',
+    ]);
+    const binding = find(objects, 'ClusterRoleBinding', 'extended-deployment-agent-traffic');
+    expect(binding['roleRef']).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'extended-deployment-agent-traffic' });
+    expect(binding['subjects']).toEqual([{ kind: 'ServiceAccount', name: 'extended-deployment-agent', namespace: 'extended-deployment-system' }]);
+    // RBAC with the CRDs, cluster-scoped even in a namespaced chart; the main role is unchanged.
+    expect(role.metadata.annotations?.['argocd.argoproj.io/sync-wave']).toBe('-2');
+    expect(find(render({ traffic: true }, 'apps'), 'ClusterRole', 'extended-deployment-agent-traffic').metadata.namespace).toBeUndefined();
+    expect(rulesOf(find(objects, 'ClusterRole', 'extended-deployment-agent'))).toEqual(rulesOf(find(render(), 'ClusterRole', 'extended-deployment-agent')));
+  });
+
+  it('with traffic and watchNamespaces, the traffic writes are a Role in each watched namespace, nothing cluster-wide', () => {
+    const objects = render({ traffic: true, watchNamespaces: ['shop', 'pay'] });
+    expect(objects.filter((o) => o.metadata.name === 'extended-deployment-agent-traffic').map((o) => `${o.kind} ${o.metadata.namespace}`)).toEqual([
+      'Role shop',
+      'RoleBinding shop',
+      'Role pay',
+      'RoleBinding pay',
+    ]);
+    for (const o of objects.filter((x) => x.kind === 'Role' && x.metadata.name === 'extended-deployment-agent-traffic'))
+      expect(rulesOf(o).map(row)).toEqual([
+        ' services create,patch,delete',
+        'gateway.networking.k8s.io httproutes create,patch,delete',
+        'extendeddeployment.io extendeddeployments/finalizers update',
+      ]);
+    const binding = objects.find((o) => o.kind === 'RoleBinding' && o.metadata.name === 'extended-deployment-agent-traffic');
+    expect(binding?.['roleRef']).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'extended-deployment-agent-traffic' });
   });
 
   it.each([[[]], [['shop', 'shop']], [['Shop']]])('refuses watchNamespaces %j', (watchNamespaces) => {

@@ -7,7 +7,7 @@ import { AGENT_CONTAINER, AGENT_INSTALL_LABELS, membershipArgs, membershipProble
 import { adoptionFreezePolicy } from './adoption-freeze.js';
 import { SYNC_WAVE_ANNOTATION } from '../core/labels.js';
 import { agentAdmissionPolicies } from './agent-admission.js';
-import { AGENT_PERMISSIONS, isMetricsAccessPermission, leaseRules, policyRules } from './agent-rbac.js';
+import { AGENT_PERMISSIONS, isMetricsAccessPermission, leaseRules, policyRules, TRAFFIC_PERMISSIONS } from './agent-rbac.js';
 import { RenderError } from './render-error.js';
 
 /** Where the agent is installed unless told otherwise (also the agent's own default Lease namespace). */
@@ -145,6 +145,18 @@ export interface AgentInstallProps {
    */
   readonly adoptionFreeze?: boolean;
   /**
+   * Let the agent shift traffic (spec.strategy.traffic mode Weighted): render the `<name>-traffic` ClusterRole and its
+   * binding, which grant create, patch and delete on Services and on Gateway API HTTPRoutes
+   * (gateway.networking.k8s.io), the objects the agent then owns (a Service per live revision, the HTTPRoute `<ed>`),
+   * and update on ExtendedDeployments' finalizers, which some clusters require of an ownerReference that blocks the
+   * owner's deletion.
+   * With `watchNamespaces` it is a Role `<name>-traffic` in each of them instead. The agent reads Services and
+   * HTTPRoutes either way; without this, an ExtendedDeployment of mode Weighted reports the forbidden write and its
+   * rollout waits, while everything else rolls out. Mode Replicas and Prometheus analysis need no write.
+   * @default false
+   */
+  readonly traffic?: boolean;
+  /**
    * How long the Lease lasts without renewal (`--lease-duration`, seconds).
    * @default 15 (the agent's)
    */
@@ -245,7 +257,8 @@ export const AGENT_SYNC_WAVE = '0';
 
 /**
  * Everything the agent needs in a cluster, rendered like any other manifest: Namespace, ServiceAccount, a ClusterRole
- * with exactly the verbs the agent's code uses ({@link AGENT_PERMISSIONS}), a Role for its Lease, their bindings,
+ * with exactly the verbs the agent's code uses ({@link AGENT_PERMISSIONS}; with `traffic`, the writes of traffic
+ * shifting in a `<name>-traffic` role of their own, {@link TRAFFIC_PERMISSIONS}), a Role for its Lease, their bindings,
  * admission policies that narrow those verbs to the agent's own fields and objects ({@link agentAdmissionPolicies}), the
  * Deployment (leader election on, hardened security context, probes on a port of their own), a PodDisruptionBudget
  * when there is more than one replica, the metrics Service, and (with `metricsSecure`) the `<name>-metrics-reader`
@@ -315,6 +328,29 @@ export class AgentInstall extends Construct {
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
         subjects,
       });
+    }
+    // Traffic shifting's writes, apart: an install without it gives the agent no write on any Service or route.
+    if (props.traffic ?? false) {
+      const trafficRole = `${name}-traffic`;
+      const rules = policyRules(TRAFFIC_PERMISSIONS);
+      if (watchNamespaces === undefined) {
+        clusterScoped(new k8s.KubeClusterRole(this, 'traffic-role', { metadata: meta(trafficRole), rules }));
+        clusterScoped(
+          new k8s.KubeClusterRoleBinding(this, 'traffic-role-binding', {
+            metadata: meta(trafficRole),
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: trafficRole },
+            subjects,
+          }),
+        );
+      }
+      for (const watched of watchNamespaces ?? []) {
+        new k8s.KubeRole(this, `traffic-role-${watched}`, { metadata: meta(trafficRole, watched), rules });
+        new k8s.KubeRoleBinding(this, `traffic-role-binding-${watched}`, {
+          metadata: meta(trafficRole, watched),
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: trafficRole },
+          subjects,
+        });
+      }
     }
     const leaseRole = `${name}-leader-election`;
     new k8s.KubeRole(this, 'lease-role', { metadata: meta(leaseRole, namespace), rules: leaseRules(name) });

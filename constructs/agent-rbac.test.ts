@@ -1,21 +1,37 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AGENT_PERMISSIONS, LEASE_PERMISSION } from './agent-rbac.js';
+import { AGENT_PERMISSIONS, LEASE_PERMISSION, TRAFFIC_PERMISSIONS } from './agent-rbac.js';
 
 /**
  * What each client-node method the agent calls needs, as `group resource verb`. Custom-object methods take the plural
  * as a parameter: the agent lists ExtendedDeployments namespaced or across namespaces, DeployRegions cluster-wide, and
- * writes only ExtendedDeployment and DeployRegion status. A list method runs inside an informer, which also watches.
+ * writes only ExtendedDeployment and DeployRegion status, and HTTPRoutes (traffic). A list method runs inside an
+ * informer, which also watches. A server-side apply creates the object it finds missing: the API server authorizes it as
+ * `create` too; the traffic objects' ownerReference has blockOwnerDeletion, which OwnerReferencesPermissionEnforcement
+ * authorizes as `update` of the owner's finalizers.
  */
 const NEEDS: Record<string, readonly string[]> = {
   listNamespacedCustomObject: [
     'extendeddeployment.io extendeddeployments list',
     'extendeddeployment.io extendeddeployments watch',
     'extendeddeployment.io inplacesets list',
+    'gateway.networking.k8s.io httproutes list',
+    'gateway.networking.k8s.io httproutes watch',
   ],
+  patchNamespacedCustomObject: [
+    'gateway.networking.k8s.io httproutes patch',
+    'gateway.networking.k8s.io httproutes create',
+    'extendeddeployment.io extendeddeployments/finalizers update',
+  ],
+  deleteNamespacedCustomObject: ['gateway.networking.k8s.io httproutes delete'],
   patchNamespacedCustomObjectScale: ['extendeddeployment.io inplacesets/scale patch'],
-  listCustomObjectForAllNamespaces: ['extendeddeployment.io extendeddeployments list', 'extendeddeployment.io extendeddeployments watch'],
+  listCustomObjectForAllNamespaces: [
+    'extendeddeployment.io extendeddeployments list',
+    'extendeddeployment.io extendeddeployments watch',
+    'gateway.networking.k8s.io httproutes list',
+    'gateway.networking.k8s.io httproutes watch',
+  ],
   replaceNamespacedCustomObjectStatus: ['extendeddeployment.io extendeddeployments/status update'],
   listClusterCustomObject: ['extendeddeployment.io deployregions list', 'extendeddeployment.io deployregions watch'],
   replaceClusterCustomObjectStatus: ['extendeddeployment.io deployregions/status update'],
@@ -43,6 +59,10 @@ const NEEDS: Record<string, readonly string[]> = {
   patchNamespacedReplicaSetScale: ['apps replicasets/scale patch'],
   createNamespacedPodEviction: [' pods/eviction create'],
   patchNamespacedPodStatus: [' pods/status patch'],
+  listNamespacedService: [' services list', ' services watch'],
+  listServiceForAllNamespaces: [' services list', ' services watch'],
+  patchNamespacedService: [' services patch', ' services create', 'extendeddeployment.io extendeddeployments/finalizers update'],
+  deleteNamespacedService: [' services delete'],
   listNode: [' nodes list', ' nodes watch'],
   createNamespacedEvent: [' events create'],
   createTokenReview: ['authentication.k8s.io tokenreviews create'],
@@ -63,7 +83,7 @@ function agentApiCalls(): Set<string> {
   return calls;
 }
 
-const granted = [...AGENT_PERMISSIONS, LEASE_PERMISSION].flatMap((p) => p.verbs.map((verb) => `${p.apiGroup} ${p.resource} ${verb}`));
+const granted = [...AGENT_PERMISSIONS, LEASE_PERMISSION, ...TRAFFIC_PERMISSIONS].flatMap((p) => p.verbs.map((verb) => `${p.apiGroup} ${p.resource} ${verb}`));
 
 describe('agent RBAC', () => {
   it('knows what every client call in agent/ needs (add a new call to NEEDS and to AGENT_PERMISSIONS)', () => {
@@ -73,5 +93,18 @@ describe('agent RBAC', () => {
   it('grants exactly what those calls need: nothing missing, nothing more', () => {
     const needed = new Set([...agentApiCalls()].flatMap((call) => NEEDS[call] ?? []));
     expect([...new Set(granted)].sort()).toEqual([...needed].sort());
+  });
+
+  it('keeps every write of traffic shifting out of the main role, and every read in it (an agent without traffic still runs)', () => {
+    const main = new Set(AGENT_PERMISSIONS.flatMap((p) => p.verbs.map((verb) => `${p.apiGroup} ${p.resource} ${verb}`)));
+    const traffic = TRAFFIC_PERMISSIONS.flatMap((p) => p.verbs.map((verb) => `${p.apiGroup} ${p.resource} ${verb}`));
+    expect(traffic.filter((t) => main.has(t))).toEqual([]);
+    expect(traffic.filter((t) => !/ (create|patch|delete)$/.test(t))).toEqual(['extendeddeployment.io extendeddeployments/finalizers update']);
+    expect([...main].filter((m) => / (services|httproutes) /.test(m)).sort()).toEqual([
+      ' services list',
+      ' services watch',
+      'gateway.networking.k8s.io httproutes list',
+      'gateway.networking.k8s.io httproutes watch',
+    ]);
   });
 });

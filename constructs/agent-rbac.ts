@@ -1,4 +1,5 @@
 import { API_GROUP, ED_PLURAL, REGION_PLURAL, UPSTREAM_INPLACESET_PLURAL } from '../core/api/identity.js';
+import { GATEWAY_GROUP } from '../core/traffic/objects.js';
 
 /** Whether a resource lives in a namespace (a Role can grant it) or in the cluster (only a ClusterRole can). */
 export type ResourceScope = 'Namespaced' | 'Cluster';
@@ -19,7 +20,7 @@ export interface AgentPermission {
 
 /**
  * Everything the agent does with the API, derived from its client calls (agent/informers.ts, actuators.ts,
- * status-writer.ts, events.ts, metrics-access.ts). Informers list and watch; nothing is read with `get`. No Secrets, no ConfigMaps, no
+ * status-writer.ts, events.ts, metrics-access.ts), but the writes of traffic shifting ({@link TRAFFIC_PERMISSIONS}). Informers list and watch; nothing is read with `get`. No Secrets, no ConfigMaps, no
  * wildcards. `constructs/agent-rbac.test.ts` checks this table against the calls in agent/.
  */
 export const AGENT_PERMISSIONS: readonly AgentPermission[] = [
@@ -105,6 +106,20 @@ export const AGENT_PERMISSIONS: readonly AgentPermission[] = [
     why: 'replacement of old pods, through the Eviction API so PodDisruptionBudgets hold',
   },
   { apiGroup: '', resource: 'pods/status', verbs: ['patch'], scope: 'Namespaced', why: 'the InPlaceUpdateReady condition' },
+  {
+    apiGroup: '',
+    resource: 'services',
+    verbs: ['list', 'watch'],
+    scope: 'Namespaced',
+    why: 'informer (traffic: the revision Services of mode Weighted, and any Service in their way); writes are TRAFFIC_PERMISSIONS',
+  },
+  {
+    apiGroup: GATEWAY_GROUP,
+    resource: 'httproutes',
+    verbs: ['list', 'watch'],
+    scope: 'Namespaced',
+    why: 'informer, while the Gateway API is served (traffic: the route of mode Weighted and its status); writes are TRAFFIC_PERMISSIONS',
+  },
   { apiGroup: '', resource: 'nodes', verbs: ['list', 'watch'], scope: 'Cluster', why: 'informer (region health and capacity)' },
   {
     apiGroup: '',
@@ -126,6 +141,42 @@ export const AGENT_PERMISSIONS: readonly AgentPermission[] = [
     verbs: ['create'],
     scope: 'Cluster',
     why: 'metrics access (--metrics-secure): whether that user may get /metrics',
+  },
+];
+
+/**
+ * The writes of traffic shifting (spec.strategy.traffic mode Weighted, agent/traffic-actuator.ts): the agent creates,
+ * applies and deletes a Service per live revision and the HTTPRoute `<ed>`. Server-side apply (`patch`) creates the
+ * object when it does not exist, which the API server also authorizes as `create`. No `update`: the agent never
+ * replaces them. Their ownerReference sets blockOwnerDeletion, for which some clusters require `update` on the owner's
+ * finalizers. Granted apart from {@link AGENT_PERMISSIONS}, in a role of their own (AgentInstall `traffic`): an
+ * install without traffic shifting gives the agent no write on any Service or route. The reads are in
+ * AGENT_PERMISSIONS, so an agent without these still runs (an ExtendedDeployment of mode Weighted then reports the
+ * forbidden write).
+ */
+export const TRAFFIC_PERMISSIONS: readonly AgentPermission[] = [
+  {
+    apiGroup: '',
+    resource: 'services',
+    verbs: ['create', 'patch', 'delete'],
+    scope: 'Namespaced',
+    why: "traffic: server-side apply of each live revision's Service `<ed>-<revision>`, deletion once no route names it",
+  },
+  {
+    apiGroup: GATEWAY_GROUP,
+    resource: 'httproutes',
+    verbs: ['create', 'patch', 'delete'],
+    scope: 'Namespaced',
+    why: 'traffic: server-side apply of the HTTPRoute `<ed>` with its weights, deletion when mode Weighted ends',
+  },
+  {
+    apiGroup: API_GROUP,
+    resource: `${ED_PLURAL}/finalizers`,
+    verbs: ['update'],
+    scope: 'Namespaced',
+    why:
+      "traffic: the Services' and route's ownerReference blocks the ExtendedDeployment's foreground deletion (blockOwnerDeletion), which the " +
+      'OwnerReferencesPermissionEnforcement admission plugin (OpenShift, among others) allows only to who may update its finalizers; no finalizer is written',
   },
 ];
 

@@ -8,10 +8,12 @@ import { specChanges } from './spec-changes.js';
 import { templateUpdateMethod } from './inplace/eligibility.js';
 import { renderedTemplate, startFromRender } from './simulate/from-render.js';
 import { simulateRollout, type ApprovalRange, type GroupRun } from './simulate/simulate.js';
+import { trafficPreview, type TrafficPreview } from './traffic/preview.js';
 
 export type { ApprovalRange, GroupRun } from './simulate/simulate.js';
 export type { FieldChange } from './field-changes.js';
 export type { Risk, RiskKind } from './risks.js';
+export type { TrafficPreview } from './traffic/preview.js';
 
 /** What a change does to a region. */
 export type RegionChange = 'rollout' | 'scale' | 'none' | 'new';
@@ -83,6 +85,8 @@ export interface ExtendedDeploymentPlan {
    * per-region settings and overrides, region order, labels), on the parsed objects with defaults applied (specChanges).
    */
   readonly specChanges?: readonly FieldChange[];
+  /** With spec.strategy.traffic: the new revision's traffic after each group, and the analysis at the barriers. */
+  readonly traffic?: TrafficPreview;
 }
 
 /**
@@ -157,6 +161,7 @@ export function timedPlanOf(rendered: readonly RenderedExtendedDeployment[], bef
       );
       const simulation = simulateRollout(start);
       durationsMs.push(simulation.durationMs);
+      const traffic = trafficPreview(ed.parsed.spec.strategy.traffic, simulation.groups, simulation.totalGroups);
       return {
         namespace: ed.ref.namespace ?? '',
         name: ed.ref.name ?? '',
@@ -173,6 +178,7 @@ export function timedPlanOf(rendered: readonly RenderedExtendedDeployment[], bef
         swapped: simulation.podsSwapped,
         created: simulation.podsCreated,
         ...(base && { specChanges: specChanges(base, ed) }),
+        ...(traffic && { traffic }),
       };
     }),
   };

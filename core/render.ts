@@ -30,6 +30,8 @@ import { rolloutRevision, templateRevision } from './revision.js';
 import { selectorClashes } from './selector-clashes.js';
 import { selectorMatches } from './selector.js';
 import { workloadName } from './kube/workload-kinds.js';
+import { replicasService, serviceNameProblem } from './traffic/services.js';
+import { replicasRoute } from './traffic/route.js';
 import { inPlaceEnabled, validateExtendedDeployment } from './validate.js';
 
 /** One region of a rendered ExtendedDeployment. */
@@ -60,6 +62,12 @@ export interface RenderedExtendedDeployment {
   readonly rolloutRevision: string;
   /** Whether pods may be swapped in place. */
   readonly inPlace: boolean;
+  /**
+   * What Git carries for spec.strategy.traffic: in mode Replicas the Service `<ed>` over every pod, and the HTTPRoute
+   * `<ed>` to it when spec.strategy.traffic.route asks for one (fully defaulted, so no engine sees a diff); nothing in
+   * mode Weighted, whose route and Services the agent owns (core/traffic/plan.ts).
+   */
+  readonly traffic: readonly JsonObject[];
 }
 
 /** A rendered DeployRegion. */
@@ -182,6 +190,10 @@ export function renderExtendedDeployment(
     built.push({ name: placement.name, replicas, revision, workload: regionalWorkload(ed, namespace, placement.name, final) });
   });
 
+  const traffic = ed.spec.strategy.traffic;
+  const serviceProblem = traffic === undefined ? undefined : serviceNameProblem({ name: ed.metadata.name, namespace });
+  if (serviceProblem) problems.add(serviceProblem.path, serviceProblem.message);
+
   if (!problems.empty || !distribution.ok) return failed(problems.items);
 
   const revisions = new Map(built.map((r) => [r.name, r.revision]));
@@ -194,7 +206,25 @@ export function renderExtendedDeployment(
     [ROLLOUT_REVISION_ANNOTATION]: rollout,
   };
   delete manifest['status'];
-  return ok({ ref: { ...ref, namespace }, parsed: ed, manifest, regions: built, replicas: distribution.total, rolloutRevision: rollout, inPlace });
+  return ok({
+    ref: { ...ref, namespace },
+    parsed: ed,
+    manifest,
+    regions: built,
+    replicas: distribution.total,
+    rolloutRevision: rollout,
+    inPlace,
+    traffic: trafficObjects(ed, namespace),
+  });
+}
+
+/** The traffic objects Git carries for an ExtendedDeployment (RenderedExtendedDeployment.traffic). */
+function trafficObjects(ed: ExtendedDeployment, namespace: string): JsonObject[] {
+  const traffic = ed.spec.strategy.traffic;
+  if (traffic?.mode !== 'Replicas') return [];
+  const owner = { name: ed.metadata.name, namespace };
+  const service = replicasService(owner, traffic.service) as unknown as JsonObject;
+  return traffic.route === undefined ? [service] : [service, replicasRoute(owner, traffic.route, traffic.service.port) as unknown as JsonObject];
 }
 
 /**

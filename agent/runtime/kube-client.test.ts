@@ -7,7 +7,7 @@ import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
 import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { ApiException, AppsV1Api, CoreV1Api, CustomObjectsApi, RequestContext, makeApiClient } from './kube-client.js';
+import { ApiException, AppsV1Api, CoreV1Api, CustomObjectsApi, GroupDiscoveryApi, RequestContext, makeApiClient } from './kube-client.js';
 import { KubeConfig, type HttpsRequestOptions } from './kube-config.js';
 import { ListWatch, Watch } from './kube-watch.js';
 import { apiError, isConflict, isNotFound, isUnreachable, retryAfterMs } from './kube-errors.js';
@@ -60,6 +60,35 @@ describe('kube-client: the agent API calls as client-node sends them', () => {
     expect(seen[0]!.headers['authorization']).toBe('Bearer t');
     expect(seen[0]!.headers['accept']).toBe('application/json');
     expect(JSON.parse(seen[1]!.body)).toEqual({ spec: { replicas: 3 } });
+  });
+
+  it("sends traffic shifting's calls: Services, HTTPRoutes as custom objects, and a group version's discovery", async () => {
+    seen.length = 0;
+    answer = (s) =>
+      s.url === '/apis/gateway.networking.k8s.io/v1'
+        ? { status: 200, body: { kind: 'APIResourceList', groupVersion: 'gateway.networking.k8s.io/v1', resources: [{ name: 'httproutes' }] } }
+        : { status: 200, body: {} };
+    const core = makeApiClient(kc, CoreV1Api);
+    const custom = makeApiClient(kc, CustomObjectsApi);
+    const ssa = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+    await core.listServiceForAllNamespaces();
+    await core.listNamespacedService({ namespace: 'shop' });
+    await core.patchNamespacedService({ name: 'web-r1', namespace: 'shop', body: { kind: 'Service' }, fieldManager: 'fm', force: true }, ssa);
+    await core.deleteNamespacedService({ name: 'web-r1', namespace: 'shop' });
+    const route = { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes', namespace: 'shop', name: 'web' };
+    await custom.deleteNamespacedCustomObject(route);
+    const discovery = makeApiClient(kc, GroupDiscoveryApi);
+    const resources = await discovery.getAPIResources({ group: 'gateway.networking.k8s.io', version: 'v1' });
+    expect(resources.resources.map((r) => r.name)).toEqual(['httproutes']);
+    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual([
+      'GET /api/v1/services',
+      'GET /api/v1/namespaces/shop/services',
+      'PATCH /api/v1/namespaces/shop/services/web-r1?fieldManager=fm&force=true',
+      'DELETE /api/v1/namespaces/shop/services/web-r1',
+      'DELETE /apis/gateway.networking.k8s.io/v1/namespaces/shop/httproutes/web',
+      'GET /apis/gateway.networking.k8s.io/v1',
+    ]);
+    expect(seen[2]!.headers['content-type']).toBe('application/apply-patch+yaml');
   });
 
   it('throws an ApiException with the code, the Status and the headers, which kube-errors reads', async () => {

@@ -272,6 +272,10 @@ export const CoreV1Api = apiClient<
   | 'createNamespacedPodEviction'
   | 'createNamespacedEvent'
   | 'patchNamespacedEvent'
+  | 'listServiceForAllNamespaces'
+  | 'listNamespacedService'
+  | 'patchNamespacedService'
+  | 'deleteNamespacedService'
 >({
   listNode: ['GET', '/api/v1/nodes'],
   listPodForAllNamespaces: ['GET', '/api/v1/pods'],
@@ -284,6 +288,10 @@ export const CoreV1Api = apiClient<
   createNamespacedPodEviction: ['POST', `${POD}/eviction`],
   createNamespacedEvent: ['POST', '/api/v1/namespaces/{namespace}/events'],
   patchNamespacedEvent: ['PATCH', '/api/v1/namespaces/{namespace}/events/{name}'],
+  listServiceForAllNamespaces: ['GET', '/api/v1/services'],
+  listNamespacedService: ['GET', '/api/v1/namespaces/{namespace}/services'],
+  patchNamespacedService: ['PATCH', '/api/v1/namespaces/{namespace}/services/{name}'],
+  deleteNamespacedService: ['DELETE', '/api/v1/namespaces/{namespace}/services/{name}'],
 });
 export type CoreV1Api = InstanceType<typeof CoreV1Api>;
 
@@ -336,6 +344,7 @@ export const CustomObjectsApi = apiClient<
   | 'listNamespacedCustomObject'
   | 'getNamespacedCustomObject'
   | 'patchNamespacedCustomObject'
+  | 'deleteNamespacedCustomObject'
   | 'patchNamespacedCustomObjectScale'
   | 'replaceNamespacedCustomObjectStatus'
   | 'replaceClusterCustomObjectStatus'
@@ -345,11 +354,29 @@ export const CustomObjectsApi = apiClient<
   listNamespacedCustomObject: ['GET', `${CUSTOM}/namespaces/{namespace}/{plural}`],
   getNamespacedCustomObject: ['GET', `${CUSTOM}/namespaces/{namespace}/{plural}/{name}`],
   patchNamespacedCustomObject: ['PATCH', `${CUSTOM}/namespaces/{namespace}/{plural}/{name}`],
+  deleteNamespacedCustomObject: ['DELETE', `${CUSTOM}/namespaces/{namespace}/{plural}/{name}`],
   patchNamespacedCustomObjectScale: ['PATCH', `${CUSTOM}/namespaces/{namespace}/{plural}/{name}/scale`],
   replaceNamespacedCustomObjectStatus: ['PUT', `${CUSTOM}/namespaces/{namespace}/{plural}/{name}/status`],
   replaceClusterCustomObjectStatus: ['PUT', `${CUSTOM}/{plural}/{name}/status`],
 });
 export type CustomObjectsApi = InstanceType<typeof CustomObjectsApi>;
+
+/**
+ * Discovery of one API group version (`GET /apis/{group}/{version}`): which resources the API server serves there.
+ * client-node has it only per built-in group (e.g. NetworkingV1Api.getAPIResources); the agent asks about a group of
+ * CRDs (the Gateway API's). The system:discovery ClusterRole grants it to every authenticated user.
+ */
+export class GroupDiscoveryApi {
+  readonly config: ApiConfiguration;
+  constructor(config: ApiConfiguration | k8s.Configuration) {
+    this.config = ApiConfiguration.of(config);
+  }
+
+  /** The group version's APIResourceList; a group version that is not served answers 404 (an ApiException). */
+  getAPIResources(params: { group: string; version: string }, options?: CallOptions): Promise<k8s.V1APIResourceList> {
+    return call(this.config, ['GET', CUSTOM], params, options) as Promise<k8s.V1APIResourceList>;
+  }
+}
 
 export const CoordinationV1Api = apiClient<k8s.CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>({
   readNamespacedLease: ['GET', '/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}'],

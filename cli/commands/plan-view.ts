@@ -1,5 +1,14 @@
 // How a plan reads: the text and markdown of `edctl plan` and `edctl diff`, one ExtendedDeployment or a whole plan.
-import { type ApprovalRange, type ExtendedDeploymentPlan, type FieldChange, type GroupRun, type Plan, type RegionPlan, type Risk } from '../../core/plan.js';
+import {
+  type ApprovalRange,
+  type ExtendedDeploymentPlan,
+  type FieldChange,
+  type GroupRun,
+  type Plan,
+  type RegionPlan,
+  type Risk,
+  type TrafficPreview,
+} from '../../core/plan.js';
 import { table } from '../output.js';
 
 /**
@@ -97,6 +106,31 @@ export function groupLines(runs: readonly GroupRun[]): string[] {
   });
 }
 
+/**
+ * `traffic (Weighted): new revision's weight after each group: 1: 25%, 2: 50%, 3: 100% (the previous revisions drain 30s
+ * at weight 0 before group 3)` and the analysis at each barrier, one line per metric.
+ */
+export function trafficLines(traffic: TrafficPreview | undefined): string[] {
+  if (traffic === undefined || traffic.weights.length === 0) return [];
+  const weights = traffic.weights.map((w) => `${count(w.group)}: ${w.percent}%`).join(', ');
+  const last = traffic.weights[traffic.weights.length - 1]?.group;
+  const drain =
+    traffic.drainSeconds === undefined || last === undefined
+      ? ''
+      : ` (the previous revisions drain ${traffic.drainSeconds}s at weight 0 before group ${count(last)})`;
+  const what = traffic.mode === 'Weighted' ? "new revision's weight" : "new revision's share of Ready pods";
+  const analysis = traffic.analysis;
+  return [
+    `traffic (${traffic.mode}): ${what} after each group: ${weights}${drain}`,
+    ...(analysis
+      ? [
+          `analysis before each next group (every ${analysis.intervalSeconds}s over ${analysis.window}, on failure ${analysis.onFailure}):`,
+          ...analysis.metrics.map((m) => `  ${m.name} ${m.condition}, ${m.consecutiveSuccesses} in a row, no data: ${m.noData}`),
+        ]
+      : []),
+  ];
+}
+
 /** The plan for people: one block per ExtendedDeployment. */
 export function planText(plan: Plan): string {
   const risks = riskLines(plan.risks ?? []);
@@ -116,6 +150,7 @@ export function extendedDeploymentText(ed: ExtendedDeploymentPlan, heading = `Ex
     `${heading}: ${ed.replicas} replicas, rollout revision ${ed.rolloutRevision}, ${summary(ed)}`,
     table(['REGION', 'CHANGE', 'REPLICAS', 'REVISION'], rows),
     ...(groups.length > 0 ? ['new pods per region after each group:', ...groups] : []),
+    ...trafficLines(ed.traffic),
     ...(ed.stopped ? [stoppedLine(ed.stopped)] : []),
     ...((ed.specChanges ?? []).length > 0 ? ['spec changes:', ...(ed.specChanges ?? []).map((c) => `  ${changeLine(c)}`)] : []),
   ];
@@ -173,6 +208,8 @@ export function extendedDeploymentMarkdown(ed: ExtendedDeploymentPlan, heading =
     }
     lines.push('```');
   }
+  const traffic = trafficLines(ed.traffic);
+  if (traffic.length > 0) lines.push('', '```', ...traffic, '```');
   if (ed.stopped) lines.push('', `**${stoppedLine(ed.stopped)}**`);
   if (ed.approvals.length > 0) {
     lines.push('', `To approve from Git, set \`strategy.approval: {revision: ${ed.rolloutKey}, throughGroup: N}\`; or run \`edctl approve ${ed.name}\`.`);

@@ -155,3 +155,48 @@ describe('edctl plan, many groups', () => {
     expect(ed?.approvals).toEqual([2, 1_000_000]);
   });
 });
+
+describe('edctl plan, traffic', () => {
+  const weighted = (traffic: string) =>
+    compat.replace('  subsetType: Deployment\n', '').replace(/ {2}strategy:\n(?: {4}.*\n)+/, `  strategy:\n    batchSize: 2\n${traffic}`);
+  const route = '    traffic:\n      mode: Weighted\n      route:\n        parentRefs: [{ name: public, namespace: gateways }]\n';
+
+  it('shows the weight of each group, the drain before the last, and the analysis at the barriers (text, JSON, markdown)', async () => {
+    const analysis =
+      '      steps: [20]\n      analysis:\n        prometheus: { address: "http://prometheus:9090" }\n' +
+      '        metrics:\n          - name: error-rate\n            query: sum(rate(errors{service="{{name}}-{{revision}}"}[{{window}}]))\n            threshold: { op: "<", value: 0.05 }\n';
+    const files = fixture({ 'regions.yaml': compatRegions, 'ed.yaml': weighted(route + analysis) });
+    expect(await run(['plan', '-f', files])).toBe(0);
+    const text = captured.out;
+    // Group 2 is past the steps: 5 of 8 Ready pods are new. The last group is at 100 once the previous revisions drained.
+    expect(text).toContain(
+      "traffic (Weighted): new revision's weight after each group: 1: 20%, 2: 62.5%, 3: 100% (the previous revisions drain 30s at weight 0 before group 3)",
+    );
+    expect(text).toContain('analysis before each next group (every 30s over 2m, on failure Hold):\n  error-rate < 0.05, 3 in a row, no data: Wait');
+
+    captured.out = '';
+    expect(await run(['plan', '-f', files, '-o', 'json'])).toBe(0);
+    const plan = JSON.parse(captured.out) as {
+      extendedDeployments: { totalGroups: number; traffic: { mode: string; weights: { group: number; percent: number }[] } }[];
+    };
+    const [ed] = plan.extendedDeployments;
+    expect(ed?.traffic.mode).toBe('Weighted');
+    expect(ed?.traffic.weights).toHaveLength(ed!.totalGroups);
+    expect(ed?.traffic.weights.at(-1)).toEqual({ group: ed!.totalGroups, percent: 100 });
+    // Past the steps the weight follows the Ready pods, never below the last step.
+    expect(ed!.traffic.weights.every((w, i, all) => i === 0 || w.percent >= all[i - 1]!.percent)).toBe(true);
+
+    captured.out = '';
+    expect(await run(['plan', '-f', files, '-o', 'markdown'])).toBe(0);
+    expect(captured.out).toContain('```\ntraffic (Weighted)');
+  });
+
+  it('in mode Replicas the share is that of Ready pods; without traffic nothing is shown', async () => {
+    expect(await run(['plan', '-f', fixture({ 'regions.yaml': compatRegions, 'ed.yaml': weighted('    traffic: { mode: Replicas }\n') })])).toBe(0);
+    expect(captured.out).toMatch(/traffic \(Replicas\): new revision's share of Ready pods after each group: 1: \d/);
+    expect(captured.out).not.toContain('drain');
+    captured.out = '';
+    expect(await run(['plan', '-f', fixture({ 'regions.yaml': compatRegions, 'ed.yaml': weighted('') })])).toBe(0);
+    expect(captured.out).not.toContain('traffic');
+  });
+});

@@ -6,7 +6,19 @@ import type { createLogUpdate } from 'log-update';
 import { addKubeFlags, connect, readExtendedDeployment, type Kube, type KubeFlags } from '../kube.js';
 import { parseDuration } from '../duration.js';
 import { data, outputOption, table, type OutputFormat } from '../output.js';
-import { availableText, colorEnabled, colors, nextStep, outcomeOf, regionViews, statusFrame, statusLine, type ViewOptions } from '../status-view.js';
+import {
+  analysisWords,
+  availableText,
+  colorEnabled,
+  colors,
+  nextStep,
+  outcomeOf,
+  regionViews,
+  statusFrame,
+  statusLine,
+  trafficWords,
+  type ViewOptions,
+} from '../status-view.js';
 import { UserError } from '../user-error.js';
 
 /** `edctl status`: where a rollout stands, as the agent last wrote it; with --watch, live. */
@@ -200,6 +212,10 @@ export function statusText(ed: ExtendedDeploymentObject, { bin, now }: ViewOptio
   if (progressing?.message) lines.push(`Message:   ${progressing.message}`);
   const fleet = fleetText(ed);
   if (fleet) lines.push(`Fleet:     ${fleet}`);
+  const traffic = trafficWords(status);
+  if (traffic) lines.push(`Traffic:   ${traffic}`);
+  const analysis = analysisWords(status);
+  if (analysis) lines.push(`Analysis:  ${analysis}`);
   const controls = controlsText(ed.metadata?.annotations ?? {}, status.revision, status.rolloutStartTime);
   if (controls) lines.push(`Controls:  ${controls}`);
   const next = nextStep(ed, reading, bin);

@@ -41,6 +41,14 @@ export const ProgressingReason = {
   Aborted: 'Aborted',
   WaitingForConfirmation: 'WaitingForConfirmation',
   ProgressDeadlineExceeded: 'ProgressDeadlineExceeded',
+  /** Mode Weighted: the group's weight step is written but not yet accepted by every parent Gateway (core/traffic/look.ts). */
+  TrafficShifting: 'TrafficShifting',
+  /** The analysis of the group barrier samples Prometheus (or waits for data) before the next group starts. */
+  Analyzing: 'Analyzing',
+  /** Phase Paused: the analysis of a group barrier failed (with onFailure ShiftBack the canary is at weight 0). */
+  AnalysisFailed: 'AnalysisFailed',
+  /** Phase Paused: the analysis could not decide (errors, or no data past its limit). */
+  AnalysisInconclusive: 'AnalysisInconclusive',
 } as const;
 /** A reason of the Progressing condition. */
 export type ProgressingReason = (typeof ProgressingReason)[keyof typeof ProgressingReason];

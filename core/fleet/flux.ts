@@ -7,6 +7,7 @@ import { clusterFolder } from './layout.js';
 
 const INVALID = "(has(status.conditions) && status.conditions.exists(c, c.type == 'Valid' && c.status == 'False'))";
 const OBSERVED = 'has(status.observedGeneration) && status.observedGeneration >= metadata.generation';
+const ANALYSIS_FAILED = "(has(status.conditions) && status.conditions.exists(c, c.type == 'Progressing' && c.reason == 'AnalysisFailed'))";
 
 /**
  * Flux's health of an ExtendedDeployment, which has no Ready condition: the same expressions as
@@ -17,9 +18,9 @@ export const EXTENDED_DEPLOYMENT_HEALTH = {
   kind: ED_KIND,
   inProgress:
     '!has(status.observedGeneration) || status.observedGeneration < metadata.generation || ' +
-    `(!${INVALID} && ` +
+    `(!${INVALID} && !${ANALYSIS_FAILED} && ` +
     "(!has(status.phase) || status.phase in ['Progressing', 'Paused', 'WaitingForConfirmation']))",
-  failed: `${OBSERVED} && (${INVALID} || (has(status.phase) && status.phase == 'Degraded'))`,
+  failed: `${OBSERVED} && (${INVALID} || ${ANALYSIS_FAILED} || (has(status.phase) && status.phase == 'Degraded'))`,
   current: `${OBSERVED} && !${INVALID} && has(status.phase) && status.phase == 'Healthy'`,
 } as const;
 

@@ -67,7 +67,11 @@ describe('fleetHandover', () => {
     ['not yet synced to this release', peer('d', 4, { specRelease: '0000000000' }), 'd runs release 0000000000, not yet this one'],
     ['a status of an older generation', peer('d', 4, { observedGeneration: 4 }), 'd its agent has not observed the release yet'],
     ['unreachable', { cluster: 'd', reachable: false, error: 'i/o timeout' }, 'd cannot be read (i/o timeout)'],
-    ['without the ExtendedDeployment', { cluster: 'd', reachable: true, error: 'it has no ExtendedDeployment shop/web' }, 'd it has no ExtendedDeployment shop/web'],
+    [
+      'without the ExtendedDeployment',
+      { cluster: 'd', reachable: true, error: 'it has no ExtendedDeployment shop/web' },
+      'd it has no ExtendedDeployment shop/web',
+    ],
   ])('holds the recorded share while a growing member is %s, and says why', (_name, d, why) => {
     const out = fleetHandover(input({ peers: [peer('a', 6), d] }));
     expect(out.share).toBe(6);

@@ -17,6 +17,10 @@ describe('actionWrite: the RBAC verb and resource of each action, as the actuato
     [{ kind: 'swapBegin', ...swap }, 'ReplicaSet', 'patch pods'],
     [{ kind: 'swapImages', ...swap }, 'ReplicaSet', 'patch pods'],
     [{ kind: 'swapDone', ...swap }, 'ReplicaSet', 'patch pods'],
+    [{ kind: 'traffic', write: { kind: 'applyRoute', route: {} as never } }, 'ReplicaSet', 'patch httproutes.gateway.networking.k8s.io'],
+    [{ kind: 'traffic', write: { kind: 'deleteRoute', name: 'web' } }, 'ReplicaSet', 'delete httproutes.gateway.networking.k8s.io'],
+    [{ kind: 'traffic', write: { kind: 'applyService', service: {} as never } }, 'ReplicaSet', 'patch services'],
+    [{ kind: 'traffic', write: { kind: 'deleteService', name: 'web-r1' } }, 'ReplicaSet', 'delete services'],
   ];
 
   it.each(table)('%o (%s): %s', (action, kind, expected) => {

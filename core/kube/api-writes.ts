@@ -1,5 +1,5 @@
 import type { HistoryAction } from '../history/revisions.js';
-import type { RolloutAction } from '../rollout/actions.js';
+import type { RolloutAction, TrafficAction } from '../rollout/actions.js';
 import type { WorkloadKind } from './objects.js';
 import { ED_PLURAL, REGION_PLURAL } from '../api/identity.js';
 
@@ -59,6 +59,22 @@ export function actionWrite(kind: WorkloadKind, action: RolloutAction): ApiWrite
       return { verb: 'create', resource: 'pods' };
     case 'scaleSource':
       return { verb: 'patch', resource: action.source.kind === 'Deployment' ? 'deployments/scale' : 'replicasets/scale' };
+    case 'traffic':
+      return trafficWrite(action.write);
+  }
+}
+
+/** A traffic write (core/traffic/plan.ts): an apply (patch) or a delete of a revision Service or the HTTPRoute. */
+function trafficWrite(write: TrafficAction['write']): ApiWrite {
+  switch (write.kind) {
+    case 'applyService':
+      return { verb: 'patch', resource: 'services' };
+    case 'applyRoute':
+      return { verb: 'patch', resource: 'httproutes.gateway.networking.k8s.io' };
+    case 'deleteService':
+      return { verb: 'delete', resource: 'services' };
+    case 'deleteRoute':
+      return { verb: 'delete', resource: 'httproutes.gateway.networking.k8s.io' };
   }
 }
 

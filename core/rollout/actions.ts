@@ -1,6 +1,7 @@
 import type { SwapState } from '../inplace/swap-state.js';
 import type { PodTemplate } from '../kube/objects.js';
 import type { AdoptPodAction, ScaleSourceAction, VerifyFreezeAction } from '../adoption/actions.js';
+import type { TrafficWrite } from '../traffic/plan.js';
 
 /** Set a regional workload's spec.replicas (server-side apply under the agent's field manager). */
 export interface ScaleAction {
@@ -125,6 +126,15 @@ export interface DropKeeperAction {
   readonly uid: string;
 }
 
+/**
+ * A traffic write of mode Weighted (core/traffic/plan.ts): apply a revision Service or the route `<ed>` (server-side
+ * apply, the agent's field manager, the whole object: it is the agent's alone), or delete one the agent made.
+ */
+export interface TrafficAction {
+  readonly kind: 'traffic';
+  readonly write: TrafficWrite;
+}
+
 /** A write the agent performs. Every action is idempotent: performing it twice has the effect of once. */
 export type RolloutAction =
   | ScaleAction
@@ -140,4 +150,5 @@ export type RolloutAction =
   | DropKeeperAction
   | VerifyFreezeAction
   | AdoptPodAction
-  | ScaleSourceAction;
+  | ScaleSourceAction
+  | TrafficAction;

@@ -28,6 +28,15 @@ export interface GateInput {
   readonly groupDone: boolean;
   /** When the current group started (ms). */
   readonly groupStart: number;
+  /** Traffic and analysis at the group barrier (core/traffic/look.ts); undefined without spec.strategy.traffic. */
+  readonly barrier?: Barrier | undefined;
+}
+
+/** What traffic and analysis say at a group barrier: pass, hold Paused (a failed analysis), or wait (and why). */
+export interface Barrier {
+  readonly pass: boolean;
+  readonly hold?: { readonly reason: 'AnalysisFailed' | 'AnalysisInconclusive'; readonly message: string } | undefined;
+  readonly waiting?: { readonly reason: 'TrafficShifting' | 'Analyzing'; readonly message: string } | undefined;
 }
 
 /** What the rollout does next: finish, hold in a phase, start the next group, or keep working on this one. */
@@ -48,7 +57,8 @@ export function progressDeadlineMs(strategy: Pick<RolloutStrategy, 'syncWaitTime
  * pods it replaces leave in the next group's first step, within the same budgets), unless confirmation is on (only
  * the first gate with needFirstConfirm) and no approval covers it (`edctl approve`, or `strategy.approval` naming this
  * rollout revision): then the group first settles (its old pods gone) and waits; a group past its progress deadline
- * (restarted by resume) holds as Degraded.
+ * (restarted by resume) holds as Degraded. With spec.strategy.traffic the barrier also waits for the group's weight
+ * step and its analysis (core/traffic/look.ts): a failed or inconclusive analysis holds Paused, one running waits.
  */
 export function decideGate(input: GateInput): Gate {
   const { strategy, controls, group } = input;
@@ -69,7 +79,12 @@ export function decideGate(input: GateInput): Gate {
       message: `paused by ${strategy.pause ? 'strategy.pause' : 'edctl pause'} in group ${group}`,
     };
   }
-  if (group < input.totalGroups && (input.groupAvailable || input.groupDone)) {
+  const barrier = input.barrier;
+  const atBarrier = group < input.totalGroups && (input.groupAvailable || input.groupDone);
+  if (atBarrier && barrier?.hold !== undefined) {
+    return { kind: 'hold', phase: Phases.Paused, reason: ProgressingReason[barrier.hold.reason], message: barrier.hold.message };
+  }
+  if (atBarrier && (barrier === undefined || barrier.pass)) {
     const next = group + 1;
     const needsConfirm = strategy.needWaitingForConfirm && (!strategy.needFirstConfirm || group === 1);
     const approval = strategy.approval;
@@ -93,6 +108,10 @@ export function decideGate(input: GateInput): Gate {
       reason: ProgressingReason.ProgressDeadlineExceeded,
       message: `group ${group} did not finish within ${deadline / 1000}s; the rollout stopped`,
     };
+  }
+  // The group's pods are there; its weight step or its analysis is not: the group waits as it is (its deadline runs).
+  if (atBarrier && barrier?.waiting !== undefined) {
+    return { kind: 'hold', phase: Phases.Progressing, reason: ProgressingReason[barrier.waiting.reason], message: barrier.waiting.message };
   }
   return { kind: 'continue' };
 }

@@ -845,6 +845,8 @@ function run(sc: Scenario, maxSteps: number, end: End = 'settled'): Run | undefi
   }
 
   function apply(action: RolloutAction): void {
+    // No traffic strategy in these scenarios: nothing writes a route.
+    if (action.kind === 'traffic') return;
     const list = pods.get(action.region) ?? [];
     const pod = 'pod' in action ? list.find((p) => p.name === action.pod) : undefined;
     const i = names.indexOf(action.region);

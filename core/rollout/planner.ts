@@ -4,6 +4,9 @@ import type { ExtendedDeployment, ExtendedDeploymentSpec, ExtendedDeploymentStat
 import { moveInputOf, withMoves } from '../moves/apply-moves.js';
 import { planMoves, type MoveChange } from '../moves/move-plan.js';
 import type { RolloutAction } from './actions.js';
+import type { TrafficObservation } from '../traffic/observation.js';
+import { lookAtTraffic, type BarrierPosition, type TrafficLook } from '../traffic/look.js';
+import type { SampleVerdict } from '../api/traffic.js';
 import { deploymentAdapter } from './deployment-adapter.js';
 import type { RolloutControls } from './gates.js';
 import { replicaSetAdapter } from './replicaset-adapter.js';
@@ -47,6 +50,11 @@ export interface RolloutInput {
    * (core/fleet/look.ts); undefined outside a fleet and in `edctl plan`, which simulates one cluster.
    */
   readonly fleet?: FleetObservation | undefined;
+  /**
+   * What the agent read for spec.strategy.traffic (the route, the revision Services, the answers to the analysis
+   * queries that were due: core/traffic/look.ts); undefined without it and in `edctl plan`.
+   */
+  readonly traffic?: TrafficObservation | undefined;
 }
 
 /** A Kubernetes Event to record on the ExtendedDeployment. */
@@ -70,6 +78,8 @@ export interface RolloutPlan {
   readonly moveChanges?: readonly MoveChange[];
   /** Instants (ms) at which the plan may change although no object does (move timeouts and windows). */
   readonly wakeAt?: readonly number[];
+  /** The analysis samples this look recorded, with their verdicts: the agent counts them (a metric by result). */
+  readonly analysisSamples?: readonly { readonly metric: string; readonly verdict: SampleVerdict }[];
 }
 
 /** The adapter of every workload kind (subsetType): InplaceSet is a ReplicaSet with in-place updates on. */
@@ -101,12 +111,36 @@ export function planRollout(input: RolloutInput): RolloutPlan {
   const moved: RolloutInput = { ...input, regions: input.regions.map((r) => ({ ...r, desired: moves.desired.get(r.name) ?? r.desired })) };
   const kept = planKeepers(moved);
   const fleet = lookAtFleet(input.ed, input.status, input.fleet, input.now);
-  const session = planSession(kept.input, adapters[input.ed.spec.subsetType], growing, fleet?.wait);
-  const planned = withFleet(withHandOff(withMoves(session, moves, kept.input), kept.input), fleet, input);
+  // Traffic and analysis look once the session knows the group and whether it is available (core/traffic/look.ts).
+  let traffic: TrafficLook | undefined;
+  const barrierAt = (at: BarrierPosition) => {
+    traffic = lookAtTraffic(kept.input, at);
+    return traffic;
+  };
+  const session = planSession(kept.input, adapters[input.ed.spec.subsetType], growing, fleet?.wait, barrierAt);
+  const planned = withTraffic(withFleet(withHandOff(withMoves(session, moves, kept.input), kept.input), fleet, input), traffic);
   // An adoption that finished in this look reports it next to the rollout that starts (while open, its Events are the plan's).
   const plan = input.adoption && !input.adoption.open ? { ...planned, events: [...input.adoption.events, ...planned.events] } : planned;
   if (kept.actions.length === 0 && kept.wakeAt.length === 0) return plan;
   return { ...plan, actions: [...kept.actions, ...plan.actions], wakeAt: [...(plan.wakeAt ?? []), ...kept.wakeAt] };
+}
+
+/**
+ * The plan with traffic and analysis (core/traffic/look.ts): the route and Service writes after the regions' actions
+ * (a weight step goes out once the group's pods are Ready), status.traffic and status.analysis, the samples' Events.
+ */
+function withTraffic(plan: RolloutPlan, traffic: TrafficLook | undefined): RolloutPlan {
+  if (traffic === undefined) return plan;
+  const { traffic: trafficStatus, analysis } = traffic.status;
+  const { traffic: _traffic, analysis: _analysis, ...status } = plan.status;
+  return {
+    ...plan,
+    actions: [...plan.actions, ...traffic.actions],
+    status: { ...status, ...(trafficStatus !== undefined && { traffic: trafficStatus }), ...(analysis !== undefined && { analysis }) },
+    events: [...plan.events, ...traffic.events],
+    ...(traffic.samples.length > 0 && { analysisSamples: traffic.samples }),
+    ...(traffic.wakeAt.length > 0 && { wakeAt: [...(plan.wakeAt ?? []), ...traffic.wakeAt] }),
+  };
 }
 
 /** The plan with status.fleet (the gate's record, the release completed), the gate's Events and its wake-up. */

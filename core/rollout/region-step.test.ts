@@ -78,6 +78,7 @@ function describeAction(a: RolloutAction): string {
       return `${a.kind} ${a.workload}`;
     case 'verifyFreeze':
     case 'scaleSource':
+    case 'traffic':
       return a.kind;
     default:
       return `${a.kind} ${a.pod}`;

@@ -2,7 +2,8 @@ import { ProgressingReason } from '../api/conditions.js';
 import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import type { AdoptionPlan } from '../adoption/adoption.js';
 import type { RolloutAction } from './actions.js';
-import { decideGate, type Gate } from './gates.js';
+import { decideGate, type Barrier, type Gate } from './gates.js';
+import type { BarrierPosition } from '../traffic/look.js';
 import { layoutGroups, regionOrderOf, type GroupSchedule } from './groups.js';
 import { keptInRegion, keptOldOf } from './partition.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
@@ -52,6 +53,7 @@ export function planSession(
   adapterFor: AdapterFactory,
   growing: ReadonlySet<string> = new Set(),
   fleetWait?: { readonly message: string },
+  barrierAt?: (at: BarrierPosition) => Barrier | undefined,
 ): RolloutPlan {
   const record = recordOf(input);
   const adapter = adapterFor(input, record);
@@ -103,6 +105,11 @@ export function planSession(
   const steps = schedule.regions.map((scheduled) => ({ scheduled, move: adapter.step(scheduled, group) }));
   // A completed rollout stays complete: a count raised since (a traffic peak, replicas moved here) would otherwise
   // reopen its groups, and wait for their approvals.
+  const groupAvailable = steps.every((s) => s.move.available);
+  const groupDone = steps.every((s) => s.move.done);
+  const held = input.controls.paused || input.controls.aborted || input.ed.spec.strategy.pause;
+  // Traffic and analysis look at every group, also a completed rollout's last (its final weights, its drains).
+  const barrier = barrierAt?.({ group, totalGroups: schedule.totalGroups, groupAvailable: groupAvailable || groupDone, held });
   const gate: Gate = record?.completed
     ? { kind: 'complete' }
     : decideGate({
@@ -112,9 +119,10 @@ export function planSession(
         now: input.now,
         group,
         totalGroups: schedule.totalGroups,
-        groupAvailable: steps.every((s) => s.move.available),
-        groupDone: steps.every((s) => s.move.done),
+        groupAvailable,
+        groupDone,
         groupStart,
+        barrier,
       });
 
   if (gate.kind === 'complete') {

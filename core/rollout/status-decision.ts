@@ -31,8 +31,19 @@ export function statusChanged(current: unknown, next: ExtendedDeploymentStatus):
  */
 export function statusFirst(observed: ExtendedDeploymentStatus | undefined, next: ExtendedDeploymentStatus): boolean {
   return (
-    observed?.revision !== next.revision || (observed?.currentGroup ?? 0) !== (next.currentGroup ?? 0) || !jsonEqual(observed?.moves ?? [], next.moves ?? [])
+    observed?.revision !== next.revision ||
+    (observed?.currentGroup ?? 0) !== (next.currentGroup ?? 0) ||
+    !jsonEqual(observed?.moves ?? [], next.moves ?? []) ||
+    // New weights (or a drain start) are written before the route: a leader that dies between the two writes the same
+    // route again, never a second step.
+    !jsonEqual(trafficIntent(observed), trafficIntent(next))
   );
+}
+
+/** The part of status.traffic that a route write acts on. */
+function trafficIntent(status: ExtendedDeploymentStatus | undefined): unknown {
+  const traffic = status?.traffic;
+  return traffic === undefined ? undefined : { weights: traffic.weights, draining: traffic.draining, shiftedBack: traffic.shiftedBack, group: traffic.group };
 }
 
 /**

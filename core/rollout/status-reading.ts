@@ -63,7 +63,10 @@ function phaseHealth(ed: ExtendedDeploymentObject, status: ExtendedDeploymentSta
   // Approving is what the rollout waits for: say how, where it is seen waiting.
   const approve =
     phase === 'WaitingForConfirmation' ? `; approve with: edctl approve ${ed.metadata?.name ?? ''} -n ${ed.metadata?.namespace ?? DEFAULT_NAMESPACE}` : '';
-  return { health: PHASE_HEALTH[phase], message: `${message}${approve}` };
+  // A failed analysis holds the rollout Paused, but it is no wait for a person to approve: the canary is bad, and Git
+  // (or edctl resume, which runs it again) must act. Degraded, as Argo CD and Flux show it.
+  const failed = phase === 'Paused' && progressing?.reason === ProgressingReason.AnalysisFailed;
+  return { health: failed ? 'Degraded' : PHASE_HEALTH[phase], message: `${message}${approve}` };
 }
 
 /** What a status this version cannot read says. */

@@ -62,7 +62,7 @@ function exhausted(input: RolloutInput, decision: Decision): string[] {
     const settledOld = (region.settled ?? []).filter((s) => s.pod.revision !== region.targetRevision && s.count > 0).map((s) => s.pod);
     if (settledOld.length === 0) return [];
     const old = region.pods.filter((p) => isPodActive(p) && p.revision !== region.targetRevision);
-    const picked = (kind: string) => decision.plan.actions.filter((a) => a.kind === kind && a.region === region.name).length;
+    const picked = (kind: string) => decision.plan.actions.filter((a) => a.kind === kind && 'region' in a && a.region === region.name).length;
     const swappable = (p: PodState) => p.swappable !== undefined && !(p.swap?.phase === 'draining' && p.swap.revision === region.targetRevision);
     const short =
       (settledOld.some((p) => !p.markedOld) && picked('markOld') >= old.filter((p) => !p.markedOld).length) ||

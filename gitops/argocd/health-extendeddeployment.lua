@@ -4,6 +4,7 @@
 --   no status, or metadata.generation not yet observed  -> Progressing
 --   condition Valid=False (the agent cannot act on the spec) -> Degraded
 --   phase Degraded (a group missed its progress deadline)  -> Degraded
+--   phase Paused by a failed analysis (reason AnalysisFailed) -> Degraded
 --   phase Paused or WaitingForConfirmation                 -> Suspended
 --   phase Progressing                                      -> Progressing
 --   phase Healthy                                          -> Healthy
@@ -49,6 +50,8 @@ hs.message = message
 if phase == "Healthy" then
   hs.status = "Healthy"
 elseif phase == "Degraded" then
+  hs.status = "Degraded"
+elseif phase == "Paused" and progressing ~= nil and progressing.reason == "AnalysisFailed" then
   hs.status = "Degraded"
 elseif phase == "Paused" then
   hs.status = "Suspended"
