@@ -33,8 +33,9 @@
  *
  * `--phases` adds, after the measurement, one more render of the same fleet by each child, split into its steps: for
  * the construct sides build, `chart.toJson()` of every chart and YAML serialisation; for edctl reading and parsing,
- * render (core's renderSet), building the cdk8s app, `chart.toJson()`, YAML serialisation and writing. The trivial
- * script has none to split. It does not change the figures above.
+ * render (core's renderSet), the charts' objects (what `chart.toJson()` of its cdk8s app gives, made without the app:
+ * cli/render-charts.ts), YAML serialisation and writing. The trivial script has none to split. It does not change the
+ * figures above.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -199,7 +200,7 @@ async function sideRenderer(side: Side, options: Options, fleets: Readonly<Recor
   const { run } = await import('../cli/run.js');
   const { loadObjects } = await import('../cli/load.js');
   const { renderSet } = await import('../core/render.js');
-  const { renderedApp } = await import('../cli/render-files.js');
+  const { renderedCharts } = await import('../cli/render-charts.js');
   const { toYaml } = await import('../constructs/synth.js');
   return {
     render: async (which) => {
@@ -209,22 +210,20 @@ async function sideRenderer(side: Side, options: Options, fleets: Readonly<Recor
     },
     phases: (which) => {
       let objects: ReturnType<typeof loadObjects> = [];
-      let app: App | undefined;
-      let charts: unknown[][] = [];
+      let charts: ReturnType<typeof renderedCharts> = [];
       let texts: string[] = [];
       let rendered: ReturnType<typeof renderSet> | undefined;
       return timeSteps([
         ['read and parse', () => (objects = loadObjects([join(input, which)], 'render'))],
         ['render', () => (rendered = renderSet(objects.map((o) => o.object)))],
         [
-          'cdk8s app',
+          'charts',
           () => {
             if (!rendered?.ok) throw new Error('the fleet does not render');
-            app = renderedApp({ objects, rendered: rendered.value });
+            charts = renderedCharts({ objects, rendered: rendered.value });
           },
         ],
-        ['chart.toJson', () => (charts = app?.charts.map((chart) => chart.toJson() as unknown[]) ?? [])],
-        ['YAML', () => (texts = charts.map((docs) => docs.map(toYaml).join('---\n')))],
+        ['YAML', () => (texts = charts.map((chart) => chart.objects.map(toYaml).join('---\n')))],
         ['write', () => texts.forEach((text, i) => writeFileSync(join(output, `phase-${i}.k8s.yaml`), text))],
       ]);
     },

@@ -1,16 +1,5 @@
 import { basename } from 'node:path';
 import { Command } from 'commander';
-import { registerAgent } from './commands/agent.js';
-import { registerControls } from './commands/controls.js';
-import { registerCrds } from './commands/crds.js';
-import { registerDiff } from './commands/diff.js';
-import { registerDocs } from './commands/docs.js';
-import { registerFleet } from './commands/fleet.js';
-import { registerHistory } from './commands/history.js';
-import { registerPlan } from './commands/plan.js';
-import { registerRender } from './commands/render.js';
-import { registerStatus } from './commands/status.js';
-import { registerValidate } from './commands/validate.js';
 import { packageVersion } from './version.js';
 
 /** The name edctl goes by: `edctl`, or `kubectl ed` when kubectl runs it as the plugin `kubectl-ed`. */
@@ -21,11 +10,38 @@ export function programNameOf(scriptPath: string | undefined): ProgramName {
   return /^kubectl-ed(\.[cm]?js)?$/.test(basename(scriptPath ?? '')) ? 'kubectl ed' : 'edctl';
 }
 
+/** A module of commands: the names it registers, and its registration, loaded when asked for. */
+interface Commands {
+  readonly names: readonly string[];
+  readonly load: () => Promise<(program: Command) => void>;
+}
+
+/**
+ * Every command, in the order help lists them. Each module is imported only when its command runs (or help lists them
+ * all): together they load most of the package, which took more of a short command's time than its work did (`edctl
+ * render` of a few files loaded the cluster client, the planner and the simulator it never used).
+ */
+const COMMANDS: readonly Commands[] = [
+  { names: ['render'], load: async () => (await import('./commands/render.js')).registerRender },
+  { names: ['validate'], load: async () => (await import('./commands/validate.js')).registerValidate },
+  { names: ['plan'], load: async () => (await import('./commands/plan.js')).registerPlan },
+  { names: ['diff'], load: async () => (await import('./commands/diff.js')).registerDiff },
+  { names: ['crds'], load: async () => (await import('./commands/crds.js')).registerCrds },
+  { names: ['docs'], load: async () => (await import('./commands/docs.js')).registerDocs },
+  { names: ['status'], load: async () => (await import('./commands/status.js')).registerStatus },
+  { names: ['history'], load: async () => (await import('./commands/history.js')).registerHistory },
+  { names: ['approve', 'pause', 'resume', 'abort'], load: async () => (await import('./commands/controls.js')).registerControls },
+  { names: ['agent'], load: async () => (await import('./commands/agent.js')).registerAgent },
+  { names: ['fleet'], load: async () => (await import('./commands/fleet.js')).registerFleet },
+];
+
 /**
  * Builds the command tree. Errors are thrown, not exited on, so that run() decides the exit code. Help and examples
- * name the program as it was invoked (`edctl` or `kubectl ed`); commands read it back with `program.name()`.
+ * name the program as it was invoked (`edctl` or `kubectl ed`); commands read it back with `program.name()`. Given
+ * the arguments, a command they name is the only one built (see COMMANDS); anything else (`--help`, a typo that wants
+ * a suggestion) builds them all.
  */
-export function buildProgram(name: ProgramName = 'edctl'): Command {
+export async function buildProgram(name: ProgramName = 'edctl', argv: readonly string[] = []): Promise<Command> {
   const program = new Command(name)
     .description('Partitioned, gated rollouts for Kubernetes: render, validate, plan and diff ExtendedDeployments; run and steer the agent')
     .version(packageVersion(), '--version', 'print the version')
@@ -50,17 +66,8 @@ Cluster commands (status, history, approve, pause, resume, abort, agent) take ku
         name === 'edctl' ? '\nInstalled on the PATH, edctl also runs as the kubectl plugin `kubectl ed`.' : ''
       }`,
     );
-  registerRender(program);
-  registerValidate(program);
-  registerPlan(program);
-  registerDiff(program);
-  registerCrds(program);
-  registerDocs(program);
-  registerStatus(program);
-  registerHistory(program);
-  registerControls(program);
-  registerAgent(program);
-  registerFleet(program);
+  const named = COMMANDS.filter((c) => c.names.includes(argv[0] ?? ''));
+  for (const register of await Promise.all((named.length > 0 ? named : COMMANDS).map((c) => c.load()))) register(program);
   // A usage error is one line and where to read more, as kubectl's: the full help only when asked for.
   program.showHelpAfterError(`Run '${name} --help' for usage.`);
   for (const command of program.commands) command.showHelpAfterError(`Run '${name} ${command.name()} --help' for usage.`);

@@ -1,15 +1,10 @@
-import { App, Chart, YamlOutputType } from 'cdk8s';
-import { Construct } from 'constructs';
+import type { App } from 'cdk8s';
 import { existsSync } from 'node:fs';
-import { basename, extname } from 'node:path';
 import { renderSet, type RenderedSet } from '../core/render.js';
 import { renderFleet, type ClusterRender, type FleetRender } from '../core/fleet/render.js';
-import { emitManifest } from '../constructs/manifest.js';
-import { emitRenderedDeployRegion, emitRenderedExtendedDeployment } from '../constructs/emit.js';
-import { refOf } from '../core/parse.js';
-import { ED_KIND, REGION_KIND } from '../core/api/identity.js';
 import { readAtRevision } from './git-files.js';
 import { formatProblemsWithFiles, loadObjects, type LoadedObject } from './load.js';
+import { renderedApp } from './render-charts.js';
 import { UserError } from './user-error.js';
 
 /**
@@ -117,38 +112,4 @@ function changeOf<T>(
  */
 export function appFromFiles(paths: readonly string[]): App {
   return renderedApp(renderFiles(paths, 'render'));
-}
-
-/** The App of {@link appFromFiles} from objects already loaded and rendered (renderFiles' result). */
-export function renderedApp({ objects, rendered }: { readonly objects: readonly LoadedObject[]; readonly rendered: RenderedSet }): App {
-  const app = new App({ yamlOutputType: YamlOutputType.FILE_PER_CHART });
-  const charts = new Map<string, Chart>();
-  const chartFor = (file: string) => {
-    const id = chartId(file);
-    let chart = charts.get(id);
-    if (!chart) {
-      chart = new Chart(app, id);
-      charts.set(id, chart);
-    }
-    return chart;
-  };
-  let r = 0;
-  let e = 0;
-  objects.forEach((loaded, i) => {
-    const chart = chartFor(loaded.file);
-    const ref = refOf(loaded.object);
-    const id = `${ref.kind}-${ref.namespace ?? ''}-${ref.name ?? i}`;
-    if (ref.kind === REGION_KIND) emitRenderedDeployRegion(chart, id, rendered.deployRegions[r++]!);
-    else if (ref.kind === ED_KIND) emitRenderedExtendedDeployment(new Construct(chart, id), rendered.extendedDeployments[e++]!);
-    else emitManifest(chart, id, loaded.object);
-  });
-  return app;
-}
-
-function chartId(file: string): string {
-  const id = basename(file, extname(file))
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, '-')
-    .replace(/^-+|-+$/g, '');
-  return id === '' ? 'objects' : id;
 }

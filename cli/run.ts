@@ -14,7 +14,7 @@ export interface RunOptions {
  * stderr, never a stack trace; set EDCTL_DEBUG=1 to see one for an unexpected failure.
  */
 export async function run(argv: readonly string[], options: RunOptions = {}): Promise<number> {
-  const program = buildProgram(options.name);
+  const program = await buildProgram(options.name, argv);
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return 0;

@@ -10,9 +10,9 @@ captureOutput();
 const CLUSTER_COMMANDS = ['status', 'approve', 'pause', 'resume', 'abort', 'agent'];
 const READ_COMMANDS = ['validate', 'plan', 'diff', 'status'];
 
-describe('every command', () => {
-  const commands = buildProgram().commands;
+const commands = (await buildProgram()).commands;
 
+describe('every command', () => {
   it.each(commands.map((c) => c.name()))('%s --help has examples, and exits 0', async (name) => {
     expect(await run([name, '--help'])).toBe(0);
     expect(captured.out).toMatch(/\nExamples:\n {2}edctl /);
@@ -29,6 +29,14 @@ describe('every command', () => {
       const output = commands.find((c) => c.name() === name)?.options.find((o) => o.long === '--output');
       expect(output?.short, name).toBe('-o');
       expect(output?.argChoices, name).toEqual(expect.arrayContaining(['json', 'yaml']));
+    }
+  });
+
+  it('is built alone when the arguments name it, with the other commands of its module only', async () => {
+    for (const name of commands.map((c) => c.name())) {
+      const alone = (await buildProgram('edctl', [name, '--help'])).commands.map((c) => c.name());
+      expect(alone, name).toContain(name);
+      expect(alone.length, name).toBeLessThan(commands.length);
     }
   });
 

@@ -1,8 +1,6 @@
 import type { App, Chart } from 'cdk8s';
-import { CLUSTER_KIND } from '../core/api/identity.js';
-import { isOwnKind } from '../core/fleet/objects.js';
-import { toYaml, writeCharts } from './chart-files.js';
-import { writeFleet } from './fleet-layout.js';
+import { toYaml } from './chart-files.js';
+import { appCharts, chartsYaml, writeAppCharts } from './chart-output.js';
 
 export { toYaml } from './chart-files.js';
 
@@ -16,10 +14,7 @@ export function chartYaml(chart: Chart): string {
 
 /** Every chart of the app as one multi-document YAML text, charts in creation order. */
 export function appYaml(app: App): string {
-  return app.charts
-    .map(chartYaml)
-    .filter((text) => text !== '')
-    .join('---\n');
+  return chartsYaml(appCharts(app));
 }
 
 /**
@@ -28,7 +23,5 @@ export function appYaml(app: App): string {
  * with Cluster constructs is laid out per cluster instead (`clusters/<cluster>/`, see fleet-layout.ts).
  */
 export function writeApp(app: App, outdir: string): string[] {
-  const charts = app.charts.map((chart) => ({ id: chart.node.id, objects: chart.toJson() as unknown[] }));
-  if (charts.some((c) => c.objects.some((o) => isOwnKind(o, CLUSTER_KIND)))) return writeFleet(charts, outdir);
-  return writeCharts(charts, outdir);
+  return writeAppCharts(appCharts(app), outdir);
 }

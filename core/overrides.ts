@@ -131,15 +131,18 @@ export interface PatchOperation {
 }
 
 /**
- * Applies RFC 6902 operations in order to a copy of `template` (no operations: `template` itself). An operation that cannot apply is a problem at its
- * own path (`at` + index): it is never silently dropped, unlike upstream, which quietly kept the base template.
+ * Applies RFC 6902 operations in order to a copy of `template` (no operations: `template` itself), which shares
+ * nothing with the operations. An operation that cannot apply is a problem at its own path (`at` + index): it is never
+ * silently dropped, unlike upstream, which quietly kept the base template.
  */
 export function applyPatches(template: JsonObject, operations: readonly PatchOperation[], at: FieldPath): OverrideResult<JsonObject> {
   if (operations.length === 0) return { template, problems: [] };
   let out = cloneJson(template);
   const problems: OverrideProblem[] = [];
   operations.forEach((operation, i) => {
-    const op = { op: operation.op, path: operation.path, value: operation.value } as Operation;
+    // The patch library inserts a value as it is: a copy, so that the template owns all of itself (the renderer
+    // places it in its region in place) and the ExtendedDeployment's own overriders are never changed through it.
+    const op = { op: operation.op, path: operation.path, value: cloneJson(operation.value) } as Operation;
     if (operation.op !== 'remove' && operation.value === undefined) {
       problems.push({ path: [...at, i, 'value'], message: `${operation.op} ${operation.path} needs a value` });
       return;

@@ -110,13 +110,14 @@ describe('placeInRegion: regions by expressions', () => {
         },
       },
     };
-    // The zones say nothing of GPUs: both terms stay, each ANDed with the zones.
-    expect(requiredTerms(placeInRegion({ spec }, zones).template)).toEqual([
+    // The zones say nothing of GPUs: both terms stay, each ANDed with the zones. (Placement changes the template it
+    // is given: each region places its own copy.)
+    expect(requiredTerms(placeInRegion({ spec: structuredClone(spec) }, zones).template)).toEqual([
       term(['gpu', 'Exists', []], ['zone', 'In', ['a', 'b']]),
       term(['zone', 'In', ['b', 'c']], ['zone', 'In', ['a', 'b']]),
     ]);
     // Every node but the GPU pool: the term that requires a GPU goes.
-    expect(requiredTerms(placeInRegion({ spec }, notGpu).template)).toEqual([
+    expect(requiredTerms(placeInRegion({ spec: structuredClone(spec) }, notGpu).template)).toEqual([
       {
         matchExpressions: [
           { key: 'zone', operator: 'In', values: ['b', 'c'] },

@@ -235,6 +235,22 @@ describe('workload name collisions', () => {
   });
 });
 
+describe('renderExtendedDeployment: raw patches', () => {
+  it("place a copy of their values in each region: the ExtendedDeployment's own overriders stay as written", () => {
+    const affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [] }] } } };
+    const object = ed({ name: 'web' });
+    const patched = {
+      ...object,
+      spec: { ...object.spec, overriders: [{ name: 'amd', overriders: [{ op: 'add', path: '/spec/affinity', value: affinity }] }] },
+    };
+    const written = structuredClone(patched.spec.overriders);
+    const rendered = renderOne(patched);
+    expect(rendered.parsed.spec.overriders).toEqual(written);
+    expect(patched.spec.overriders).toEqual(written);
+    expect(renderOne(patched).regions.map((r) => r.revision)).toEqual(rendered.regions.map((r) => r.revision));
+  });
+});
+
 describe('workloadNamesMayCollide', () => {
   it('holds only for equal names and names that extend the other after a dash', () => {
     expect(workloadNamesMayCollide('a', 'a-b')).toBe(true);

@@ -16,12 +16,38 @@ export function canonicalJson(value: unknown): string {
     return `${text}]`;
   }
   const object = value as Record<string, unknown>;
+  const keys = Object.keys(object);
+  // Sorting costs more than seeing that the keys are in order, which they often are (labels, env, resources).
+  for (let i = 1; i < keys.length; i++) {
+    if (keys[i - 1]! > keys[i]!) {
+      keys.sort();
+      break;
+    }
+  }
   let text = '{';
-  for (const key of Object.keys(object).sort()) {
+  for (const key of keys) {
     const item = object[key];
-    if (item !== undefined) text += `${text.length > 1 ? ',' : ''}${JSON.stringify(key)}:${canonicalJson(item)}`;
+    if (item !== undefined) text += `${text.length > 1 ? ',' : ''}${quotedKey(key)}${canonicalJson(item)}`;
   }
   return `${text}}`;
+}
+
+/**
+ * Keys as JSON, with the colon: the same few keys come again in every template, and quoting one is the dearest step
+ * of canonicalJson. The cache is emptied when full, so that keys without end (labels of a long-running agent) hold
+ * no memory.
+ */
+const quotedKeys = new Map<string, string>();
+const QUOTED_KEYS_MAX = 10_000;
+
+function quotedKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    if (quotedKeys.size >= QUOTED_KEYS_MAX) quotedKeys.clear();
+    quoted = `${JSON.stringify(key)}:`;
+    quotedKeys.set(key, quoted);
+  }
+  return quoted;
 }
 
 /** First 10 hex characters of SHA-256 over the canonical JSON of `value`. */

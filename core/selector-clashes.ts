@@ -50,17 +50,24 @@ export function selectorClashes(objects: readonly unknown[]): Problem[] {
  * objects whose pods carry that label; a selector of matchExpressions alone is a candidate of its whole namespace.
  */
 function clashCandidates(selecting: readonly Selecting[]): Selecting[][] {
-  const label = (namespace: string, key: string, value: string) => JSON.stringify([namespace, key, value]);
+  // One string per namespace, label key and value, unambiguous by the lengths up front (cheaper than JSON of the three).
+  const label = (namespace: string, key: string, value: string) => `${namespace.length}:${key.length}:${namespace}${key}${value}`;
   const add = (map: Map<string, Set<number>>, key: string, index: number) => {
     const set = map.get(key);
     if (set) set.add(index);
     else map.set(key, new Set([index]));
   };
+  // The labels of each object's pods, each once: its regions' pods share all but the region label.
+  const podLabels = selecting.map((s) => {
+    const labels = new Set<string>();
+    for (const region of s.podLabels) for (const [key, value] of Object.entries(region)) labels.add(label(s.namespace, key, value));
+    return labels;
+  });
   const namespaces = new Map<string, Set<number>>();
   const podsWith = new Map<string, Set<number>>();
   selecting.forEach((s, i) => {
     add(namespaces, s.namespace, i);
-    for (const labels of s.podLabels) for (const [key, value] of Object.entries(labels)) add(podsWith, label(s.namespace, key, value), i);
+    for (const key of podLabels[i] ?? []) add(podsWith, key, i);
   });
   const owners = (key: string) => podsWith.get(key)?.size ?? 0;
   const anchors = selecting.map((s) => {
@@ -82,9 +89,7 @@ function clashCandidates(selecting: readonly Selecting[]): Selecting[][] {
     const anchor = anchors[index];
     const found = new Set(anchor === undefined ? namespaces.get(a.namespace) : podsWith.get(anchor));
     for (const i of unanchored.get(a.namespace) ?? []) found.add(i);
-    for (const labels of a.podLabels) {
-      for (const [key, value] of Object.entries(labels)) for (const i of selectorsAt.get(label(a.namespace, key, value)) ?? []) found.add(i);
-    }
+    for (const key of podLabels[index] ?? []) for (const i of selectorsAt.get(key) ?? []) found.add(i);
     return [...found].sort((x, y) => x - y).flatMap((i) => selecting[i] ?? []);
   });
 }

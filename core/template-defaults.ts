@@ -91,6 +91,16 @@ function at(object: Json, key: string, change: (value: unknown) => unknown): Jso
   return object[key] === undefined ? object : { ...object, [key]: change(object[key]) };
 }
 
+/**
+ * `at` for an object this module has just made (`without` and `compact` give new objects): the member is replaced in
+ * place, in the same position. Every template of a render goes through here, and a copy per changed field was most
+ * of the work.
+ */
+function atOwn(object: Json, key: string, change: (value: unknown) => unknown): Json {
+  if (object[key] !== undefined) object[key] = change(object[key]);
+  return object;
+}
+
 const each =
   (change: (item: unknown) => unknown) =>
   (list: unknown): unknown =>
@@ -114,30 +124,31 @@ export function defaultPullPolicy(image: unknown): 'Always' | 'IfNotPresent' | u
   return tag === 'latest' || (tag === undefined && digest === undefined) ? 'Always' : 'IfNotPresent';
 }
 
-const handler = (value: unknown) => field('httpGet', (get) => without(get, HANDLER_DEFAULTS))(value);
+// The changes below are made once, not for every container of every template.
+const handler = field('httpGet', (get) => without(get, HANDLER_DEFAULTS));
 const probe = (value: unknown) => handler(without(value, PROBE_DEFAULTS));
+const ports = each((port) => without(port, PORT_DEFAULTS));
+const preStop = field('preStop', handler);
+const postStart = field('postStart', handler);
+const env = each(
+  field(
+    'valueFrom',
+    field('fieldRef', (ref) => without(ref, FIELD_REF_DEFAULTS)),
+  ),
+);
+const CONTAINER_DEFAULTS_PULLING: Readonly<Record<'Always' | 'IfNotPresent', Readonly<Json>>> = {
+  Always: { ...CONTAINER_DEFAULTS, imagePullPolicy: 'Always' },
+  IfNotPresent: { ...CONTAINER_DEFAULTS, imagePullPolicy: 'IfNotPresent' },
+};
 
 function container(value: unknown): unknown {
   if (!isObject(value)) return value;
   const pullPolicy = defaultPullPolicy(value['image']);
-  let out = without(value, pullPolicy === undefined ? CONTAINER_DEFAULTS : { ...CONTAINER_DEFAULTS, imagePullPolicy: pullPolicy }) as Json;
-  out = at(
-    out,
-    'ports',
-    each((port) => without(port, PORT_DEFAULTS)),
-  );
-  for (const key of ['livenessProbe', 'readinessProbe', 'startupProbe']) out = at(out, key, probe);
-  out = at(out, 'lifecycle', (hooks) => field('postStart', handler)(field('preStop', handler)(hooks)));
-  return at(
-    out,
-    'env',
-    each(
-      field(
-        'valueFrom',
-        field('fieldRef', (ref) => without(ref, FIELD_REF_DEFAULTS)),
-      ),
-    ),
-  );
+  const out = without(value, pullPolicy === undefined ? CONTAINER_DEFAULTS : CONTAINER_DEFAULTS_PULLING[pullPolicy]) as Json;
+  atOwn(out, 'ports', ports);
+  for (const key of ['livenessProbe', 'readinessProbe', 'startupProbe']) atOwn(out, key, probe);
+  atOwn(out, 'lifecycle', (hooks) => postStart(preStop(hooks)));
+  return atOwn(out, 'env', env);
 }
 
 const downwardItems = field('items', each(field('fieldRef', (ref) => without(ref, FIELD_REF_DEFAULTS))));
@@ -161,11 +172,14 @@ function volume(value: unknown): unknown {
   );
 }
 
+const containers = each(container);
+const volumes = each(volume);
+
 function podSpec(value: unknown): unknown {
   if (!isObject(value)) return value;
-  let out = without(value, POD_SPEC_DEFAULTS) as Json;
-  for (const key of ['containers', 'initContainers']) out = at(out, key, each(container));
-  return at(out, 'volumes', each(volume));
+  const out = without(value, POD_SPEC_DEFAULTS) as Json;
+  for (const key of ['containers', 'initContainers']) atOwn(out, key, containers);
+  return atOwn(out, 'volumes', volumes);
 }
 
 /**
@@ -174,5 +188,5 @@ function podSpec(value: unknown): unknown {
  */
 export function withoutDefaults(template: PodTemplate): PodTemplate {
   const compacted = compact(template) as Json;
-  return at(compacted, 'spec', podSpec);
+  return atOwn(compacted, 'spec', podSpec);
 }

@@ -1,10 +1,12 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { writeFleetEngines } from '../../constructs/fleet-layout.js';
+import { chartsYaml, writeAppCharts } from '../../constructs/chart-output.js';
 import { appYaml, writeApp } from '../../constructs/synth.js';
 import { VERSION } from '../../core/api/identity.js';
 import { clusterFolder } from '../../core/fleet/layout.js';
-import { clusterApp, renderedApp, renderFleetFiles } from '../render-files.js';
+import { renderedCharts } from '../render-charts.js';
+import { clusterApp, renderFleetFiles } from '../render-files.js';
 import { UserError } from '../user-error.js';
 
 /** `edctl render`: plain YAML specs to per-region workloads, exactly as the constructs render them. */
@@ -32,9 +34,9 @@ Examples:
       const { objects, rendered } = renderFleetFiles(options.filename, 'render');
       if (rendered.layout === 'flat') {
         if (options.cluster !== undefined) throw new UserError([`--cluster ${options.cluster}: these specs hold no Cluster object`]);
-        const app = renderedApp({ objects, rendered: rendered.rendered });
-        if (options.outputDir !== undefined) writeApp(app, options.outputDir);
-        else process.stdout.write(appYaml(app));
+        const charts = renderedCharts({ objects, rendered: rendered.rendered });
+        if (options.outputDir !== undefined) writeAppCharts(charts, options.outputDir);
+        else process.stdout.write(chartsYaml(charts));
         return;
       }
       if (options.cluster !== undefined) {

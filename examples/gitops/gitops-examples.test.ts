@@ -51,8 +51,8 @@ describe('examples/gitops/github-actions-pr.yaml', () => {
     expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
 
-  it('uses only edctl options that exist', () => {
-    const program = buildProgram();
+  it('uses only edctl options that exist', async () => {
+    const program = await buildProgram();
     const longs = (name: string) => program.commands.find((c) => c.name() === name)?.options.map((o) => o.long) ?? [];
     expect(longs('validate')).toContain('--filename');
     expect(longs('plan')).toEqual(expect.arrayContaining(['--filename', '--from', '--output']));
