@@ -7,7 +7,10 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+import { App, Chart } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
+import { AgentInstall } from '../../constructs/agent-install.js';
+import { AGENT_IMAGE } from '../../examples/app.js';
 import { ADOPTION_FREEZE_POLICY } from '../../core/adoption/adoption.js';
 import { repoRoot } from '../cluster/build.js';
 import { kubeconfigPath, labDir } from '../cluster/lab.js';
@@ -71,6 +74,26 @@ export async function adoptionFreeze(suffix: string): Promise<() => Promise<void
   };
 }
 
+/** Which install an identity is taken from. */
+export interface IdentityOptions {
+  /** Without it, the admission policies and their bindings are left out. Default true. */
+  readonly admission?: boolean;
+  /** The install with AgentInstall's `traffic` on (the `<name>-traffic` role of mode Weighted), rendered here. Default false. */
+  readonly traffic?: boolean;
+}
+
+/**
+ * The install's objects: dist/agent-install.k8s.yaml as committed, or with `traffic` the same AgentInstall (the
+ * example's props) rendered with `traffic: true`, which no committed example enables (least privilege by default).
+ */
+function installObjects(traffic: boolean): RbacObject[] {
+  if (!traffic) return parseAllDocuments(readFileSync(join(repoRoot, 'dist', 'agent-install.k8s.yaml'), 'utf8')).map((d) => d.toJS() as RbacObject);
+  const app = new App();
+  const chart = new Chart(app, 'agent-install');
+  new AgentInstall(chart, 'agent', { image: AGENT_IMAGE, traffic: true });
+  return chart.toJson() as RbacObject[];
+}
+
 /**
  * The RBAC and admission objects of the rendered install, moved into `ns`: cluster-scoped ones renamed
  * `<name>-<suffix>` (and the role and policy references with them), the policies' match condition naming the
@@ -80,12 +103,9 @@ export async function adoptionFreeze(suffix: string): Promise<() => Promise<void
 export function renderedRbac(
   ns: string,
   suffix: string,
-  { admission = true }: { admission?: boolean } = {},
+  { admission = true, traffic = false }: IdentityOptions = {},
 ): { objects: RbacObject[]; serviceAccount: string } {
-  const text = readFileSync(join(repoRoot, 'dist', 'agent-install.k8s.yaml'), 'utf8');
-  const objects = parseAllDocuments(text)
-    .map((d) => d.toJS() as RbacObject)
-    .filter((o) => isIdentityObject(o) && (admission || (o.kind !== POLICY && o.kind !== POLICY_BINDING)));
+  const objects = installObjects(traffic).filter((o) => isIdentityObject(o) && (admission || (o.kind !== POLICY && o.kind !== POLICY_BINDING)));
   const renamed = new Map(objects.filter(clusterScoped).map((o) => [o.metadata?.name ?? '', `${o.metadata?.name ?? ''}-${suffix}`]));
   const account = objects.find((o) => o.kind === 'ServiceAccount')?.metadata;
   const serviceAccount = account?.name ?? '';
@@ -192,7 +212,7 @@ async function policyInForce(kubeConfig: KubeConfig, ns: string, policy: RbacObj
  * Applies the rendered RBAC and admission policies in `ns` (policies left out with `admission: false`) and returns a
  * kubeconfig acting as the install's ServiceAccount, once both are in effect.
  */
-export async function renderedIdentity(ns: string, suffix: string, options: { admission?: boolean } = {}): Promise<AgentIdentity> {
+export async function renderedIdentity(ns: string, suffix: string, options: IdentityOptions = {}): Promise<AgentIdentity> {
   const { objects, serviceAccount } = renderedRbac(ns, suffix, options);
   return installIdentity(objects, `system:serviceaccount:${ns}:${serviceAccount}`, ns);
 }

@@ -336,6 +336,8 @@ export interface RolloutEnvOptions {
   readonly ignore?: readonly Violation['kind'][];
   /** The test's DeployRegions (default deployRegions: `a-`, `b-`, `c-<suffix>` by matchLabels). */
   readonly regions?: (suffix: string) => KubernetesObject[];
+  /** The agent's identity is the install with AgentInstall's `traffic` on (its `<name>-traffic` role). */
+  readonly traffic?: boolean;
 }
 
 /**
@@ -355,7 +357,7 @@ export async function withRolloutEnv(ns: string, label: string, body: (env: Roll
   try {
     // The agent runs with exactly the rendered install's RBAC and admission policies (the rollout suite passes with
     // that ClusterRole and under those policies), also through a proxy: it forwards the Impersonate-User header.
-    identity = await renderedIdentity(ns, suffix);
+    identity = await renderedIdentity(ns, suffix, { traffic: options.traffic ?? false });
     const kubeConfig = options.agentKubeConfig ? impersonating(options.agentKubeConfig, identity.subject) : identity.kubeConfig;
     agent = await startAgent({
       kubeConfig,

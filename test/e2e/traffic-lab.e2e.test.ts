@@ -7,7 +7,6 @@
 //   CI=true LAB_DIR=/tmp/lab-traffic npx vitest run --config vitest.e2e.config.ts test/e2e/traffic-lab.e2e.test.ts
 //
 // The first run builds Traefik (minutes; see test/cluster/README.md). Figures are printed, never asserted.
-import { Agent, request } from 'node:http';
 import type { KubernetesObject, V1ReplicaSet, V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REVISION_LABEL } from '../../core/labels.js';
@@ -15,6 +14,7 @@ import { up } from '../cluster/lab.js';
 import { instantQuery } from '../cluster/prometheus.js';
 import { gatewayParentRef } from '../cluster/traefik.js';
 import { prometheusUrl, startTrafficLab, stopTrafficLab, webUrl, type TrafficState } from '../cluster/traffic.js';
+import { gatewayClient, type Answer, type GatewayClient } from './gateway-client.js';
 import { clients, createNamespace, deleteNamespace, serverSideApply, waitFor } from './helpers.js';
 
 const log = (s: string) => console.error(s);
@@ -27,10 +27,10 @@ const NEVER_READY = 'lab.extendeddeployment.io/never-ready';
 let traffic: TrafficState;
 let ns: string;
 let host: string;
-const agent = new Agent({ keepAlive: true, maxSockets: 8 });
-
-/** Every answer through the gateway, by `revision code` (`- 503` when Traefik answered itself): what Prometheus must count. */
-const sent = new Map<string, number>();
+/** Requests through the gateway; `client.sent` counts every answer, by `revision code`: what Prometheus must count. */
+let client: GatewayClient;
+const get = () => client.get();
+const send = (n: number, concurrency?: number) => client.send(n, concurrency);
 
 beforeAll(async () => {
   const t0 = Date.now();
@@ -40,10 +40,11 @@ beforeAll(async () => {
   log(`traffic-lab: lab in its network namespace with Traefik, pod runner and Prometheus ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   ns = await createNamespace('traffic');
   host = `${ns}.traffic.lab`;
+  client = gatewayClient(webUrl(traffic), host);
 }, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
-  agent.destroy();
+  client?.close();
   if (ns) await deleteNamespace(ns);
   await stopTrafficLab(log);
 }, 120_000);
@@ -132,54 +133,6 @@ async function readyPods(revision: string): Promise<number> {
 // ---------------------------------------------------------------------------------------------------------------
 // traffic
 
-interface Answer {
-  readonly code: number;
-  /** The answering pod's revision; '-' when the answer did not come from a pod (Traefik's own 503). */
-  readonly revision: string;
-}
-
-function get(): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${webUrl(traffic)}/`, { agent, headers: { host }, timeout: 10_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => {
-        let revision = '-';
-        try {
-          revision = (JSON.parse(body) as { revision?: string }).revision ?? '-';
-        } catch {
-          /* not a pod's answer */
-        }
-        const answer = { code: res.statusCode ?? 0, revision };
-        const key = `${answer.revision} ${answer.code}`;
-        sent.set(key, (sent.get(key) ?? 0) + 1);
-        resolve(answer);
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** `n` requests, `concurrency` at a time; counts by `revision code`. */
-async function send(n: number, concurrency = 8): Promise<Record<string, number>> {
-  const counts: Record<string, number> = {};
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < n) {
-        next++;
-        const a = await get();
-        const key = `${a.revision} ${a.code}`;
-        counts[key] = (counts[key] ?? 0) + 1;
-      }
-    }),
-  );
-  return counts;
-}
-
 /** Single requests until `seen` says the last ones show the new configuration; returns ms since `since`. */
 async function waitTraffic(what: string, since: number, seen: (last: Answer[]) => boolean): Promise<number> {
   const last: Answer[] = [];
@@ -262,7 +215,7 @@ describe('traffic lab: Traefik, pod runner and Prometheus on a lab in its own ne
     // A backend without endpoints gets no service of its own in Traefik: its 503s count only per router (and entry point).
     const perRouter = `sum by (code) (max_over_time(traefik_router_requests_total{router=~"httproute-${ns}-.*"}[30m]))`;
     const podQuery = `sum by (revision, code) (lab_pod_requests_total{namespace="${ns}"})`;
-    const ours = (revision: string, code: number) => sent.get(`${revision} ${code}`) ?? 0;
+    const ours = (revision: string, code: number) => client.sent.get(`${revision} ${code}`) ?? 0;
     const backend = (rev: string) => `${ns}-${APP}-${rev}-http-80@kubernetesgateway`;
     const t0 = Date.now();
     const samples = await waitFor(
@@ -284,7 +237,7 @@ describe('traffic lab: Traefik, pod runner and Prometheus on a lab in its own ne
         describe: async () => ({
           services: await instantQuery(prometheusUrl(traffic), perService),
           routers: await instantQuery(prometheusUrl(traffic), perRouter),
-          sent: Object.fromEntries(sent),
+          sent: Object.fromEntries(client.sent),
         }),
       },
     );
