@@ -11,10 +11,11 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { clusterDir, ensureGitopsBinaries, gitopsModDir, gitopsVersion, goBinary, repoRoot, type GitopsEngine } from './build.js';
 import { freePorts, kubeconfigPath, labDir, livePid, processLogPath, readState, startProcess, stopProcess } from './lab.js';
+import { startTsxProcess } from './netns.js';
 
 export type { GitopsEngine } from './build.js';
 
@@ -233,13 +234,8 @@ export async function startFlux(log: Log = defaultLog): Promise<FluxLab> {
   const artifacts = join(gitopsDir(), 'artifacts');
   mkdirSync(artifacts, { recursive: true });
   const [artifactPort, healthPort, metricsPort] = (await freePorts(3)) as [number, number, number];
-  startProcess(
-    'artifact-server',
-    process.execPath,
-    ['--import', 'tsx', join(clusterDir, 'artifact-server.ts'), artifacts, String(artifactPort)],
-    {},
-    basename(process.execPath),
-  );
+  // tsx as the repository resolves it: the process runs in the lab's directory, which may be outside the repository.
+  startTsxProcess('artifact-server', join(clusterDir, 'artifact-server.ts'), [artifacts, String(artifactPort)]);
   await waitHttp('artifact-server', `http://127.0.0.1:${artifactPort}/healthz`, 30_000, processLogPath('artifact-server'));
   startProcess(
     'kustomize-controller',

@@ -60,6 +60,8 @@ export interface EdOptions {
   readonly statefulSet?: Record<string, unknown>;
   /** Fields added to the container (volumeMounts, say). */
   readonly container?: Record<string, unknown>;
+  /** Labels added to the pod template, and fields of its spec (replacing the defaults: terminationGracePeriodSeconds 0). */
+  readonly pod?: { readonly labels?: Record<string, string>; readonly spec?: Record<string, unknown> };
 }
 
 /** An ExtendedDeployment as Git holds it. Small pods, no grace period, minReadySeconds 1 unless the strategy says otherwise. */
@@ -81,9 +83,10 @@ export function extendedDeployment(ns: string, suffix: string, o: EdOptions): Re
       ...(o.statefulSet && { statefulSet: o.statefulSet }),
       selector: { matchLabels: { app: 'web' } },
       template: {
-        metadata: { labels: { app: 'web' } },
+        metadata: { labels: { app: 'web', ...o.pod?.labels } },
         spec: {
           terminationGracePeriodSeconds: 0,
+          ...o.pod?.spec,
           containers: [{ name: 'app', image: o.image, resources: { requests: { cpu: '50m', memory: '32Mi' } }, ...o.container }],
         },
       },
