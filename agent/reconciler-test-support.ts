@@ -1,4 +1,5 @@
-import type { V1Node } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Node } from '@kubernetes/client-node';
+import type { TrafficCache } from './informers.js';
 import type { DeployRegionStatus } from '../core/api/deploy-region.js';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { renderSet } from '../core/render.js';
@@ -116,3 +117,21 @@ export const archNode = (name: string, arch: string, ready: boolean, now: number
     conditions: [{ type: 'Ready', status: ready ? 'True' : 'Unknown', lastTransitionTime: new Date(now - 120_000) }],
   },
 });
+
+/** A traffic cache over fixed objects: synced and readable unless told. */
+export function trafficCache<T extends KubernetesObject>(
+  resource: string,
+  objects: T[],
+  state: { synced?: boolean; forbidden?: 'list' | 'watch' } = {},
+): TrafficCache<T> {
+  return {
+    resource,
+    synced: () => state.synced ?? true,
+    forbidden: () => state.forbidden,
+    list: (namespace?: string) => objects.filter((o) => namespace === undefined || o.metadata?.namespace === namespace),
+    get: (name: string, namespace?: string) => objects.find((o) => o.metadata?.name === name && o.metadata?.namespace === namespace),
+  };
+}
+
+/** An analysis metric of the agent's traffic tests. */
+export const ERRORS = { name: 'errors', query: 'sum(rate(errors{service="{{name}}-{{revision}}"}[{{window}}]))', threshold: { op: '<', value: 1 } };

@@ -1,4 +1,4 @@
-import type { KubernetesObject, V1Service } from '@kubernetes/client-node';
+import type { V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../core/labels.js';
@@ -7,11 +7,11 @@ import { observe } from '../core/observe/observe.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
 import type { TrafficWrite } from '../core/traffic/plan.js';
 import type { AnalysisQuery } from '../core/traffic/observation.js';
-import type { AgentCaches, CachedRoute, TrafficCache } from './informers.js';
+import type { AgentCaches, CachedRoute } from './informers.js';
 import { edKeyOf } from './keys.js';
 import { AgentMetrics } from './metrics.js';
 import { Reconciler, TRAFFIC_SYNC_RETRY_MS, type ReconcilerPorts } from './reconciler.js';
-import { cache, recorder, webExtendedDeployment } from './reconciler-test-support.js';
+import { cache, ERRORS, recorder, trafficCache, webExtendedDeployment } from './reconciler-test-support.js';
 import { FakeClock } from './runtime/clock.js';
 import { jsonLogger, silentLogger } from './runtime/log.js';
 
@@ -22,21 +22,6 @@ const NOW = Date.UTC(2026, 0, 1);
 const regions = [
   { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'amd' }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } } },
 ];
-const ERRORS = { name: 'errors', query: 'sum(rate(errors{service="{{name}}-{{revision}}"}[{{window}}]))', threshold: { op: '<', value: 1 } };
-
-function trafficCache<T extends KubernetesObject>(
-  resource: string,
-  objects: T[],
-  state: { synced?: boolean; forbidden?: 'list' | 'watch' } = {},
-): TrafficCache<T> {
-  return {
-    resource,
-    synced: () => state.synced ?? true,
-    forbidden: () => state.forbidden,
-    list: (namespace?: string) => objects.filter((o) => namespace === undefined || o.metadata?.namespace === namespace),
-    get: (name: string, namespace?: string) => objects.find((o) => o.metadata?.name === name && o.metadata?.namespace === namespace),
-  };
-}
 
 /**
  * ExtendedDeployment shop/web in region amd with `traffic`, 4 replicas in groups of 2: every pod at the rendered

@@ -1,30 +1,16 @@
-import type { KubernetesObject, V1Service } from '@kubernetes/client-node';
+import type { V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { podState, rolloutInput, webEd } from '../core/rollout/test-support.js';
 import type { RolloutInput } from '../core/rollout/planner.js';
 import type { AnalysisQuery } from '../core/traffic/observation.js';
-import type { CachedRoute, TrafficCache, TrafficCaches } from './informers.js';
+import type { CachedRoute, TrafficCaches } from './informers.js';
+import { ERRORS, trafficCache } from './reconciler-test-support.js';
 import { observeTraffic } from './traffic-observation.js';
 
 const T0 = Date.UTC(2026, 10, 29, 10);
 const GATEWAY = { parentRefs: [{ name: 'public' }] };
-const ERRORS = { name: 'errors', query: 'sum(rate(errors{service="{{name}}-{{revision}}"}[{{window}}]))', threshold: { op: '<', value: 1 } };
 
-/** A traffic cache over fixed objects: synced and readable unless told. */
-function trafficCache<T extends KubernetesObject>(
-  resource: string,
-  objects: T[],
-  state: { synced?: boolean; forbidden?: 'list' | 'watch' } = {},
-): TrafficCache<T> {
-  return {
-    resource,
-    synced: () => state.synced ?? true,
-    forbidden: () => state.forbidden,
-    list: (namespace?: string) => objects.filter((o) => namespace === undefined || o.metadata?.namespace === namespace),
-    get: (name: string, namespace?: string) => objects.find((o) => o.metadata?.name === name && o.metadata?.namespace === namespace),
-  };
-}
 const svc = (name: string, namespace = 'shop'): V1Service => ({ metadata: { name, namespace } });
 const route = (name: string, namespace = 'shop'): CachedRoute => ({ metadata: { name, namespace, generation: 3 } });
 
