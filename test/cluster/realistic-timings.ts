@@ -26,7 +26,8 @@
 //   lab-containers-ready  (kwok.yaml's, delay: Started at + readiness: the first readiness probe that passes, or at
 //                         once without a probe, + the status write)
 //   lab-pod-delete        delay: kubelet reaction + stop (<= terminationGracePeriodSeconds)
-// Node stages, lab-container-crash and lab-pod-ready-sync are kwok.yaml's, verbatim.
+// Node stages, lab-container-crash, lab-pod-ready-sync and lab-pod-delete-graceful (already at the pod's own
+// deletionTimestamp) are kwok.yaml's, verbatim.
 //
 // Image size: a number followed by "mb" anywhere in the image reference (registry.example/web-800mb:2,
 // registry.example/web:2-800mb), else defaultImageMB. Simplified: every container start pulls its image (no node
@@ -476,6 +477,7 @@ export function realisticStagesYaml(kwokYaml: string = readFileSync(KWOK_STAGES_
     withDelay(get('lab-containers-ready'), 'containersReady'),
     get('lab-pod-ready-sync'),
     podDelete,
+    get('lab-pod-delete-graceful'),
   ];
   const known = new Set([
     'lab-node-initialize',
@@ -486,6 +488,7 @@ export function realisticStagesYaml(kwokYaml: string = readFileSync(KWOK_STAGES_
     'lab-containers-ready',
     'lab-pod-ready-sync',
     'lab-pod-delete',
+    'lab-pod-delete-graceful',
   ]);
   const unknown = [...stages.keys()].filter((n) => !known.has(n));
   if (unknown.length) throw new Error(`kwok.yaml has stages the realistic set does not know: ${unknown.join(', ')}`);
