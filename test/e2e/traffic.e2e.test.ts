@@ -1,8 +1,9 @@
 // Traffic shifting and analysis gates (#22) on the traffic lab: Traefik routing the agent's HTTPRoute through the real
 // Services and EndpointSlices to the pod runner's pods, Prometheus scraping the pod runner. The agent runs as the
 // rendered install with AgentInstall's `traffic` on. Weights follow the groups exactly (2,000 requests at each gate,
-// Traefik's weighted round robin is deterministic) with no 5xx over the whole rollout; a canary whose pods answer 500
-// fails its analysis and holds the rollout (Hold: its weight stays; ShiftBack: its weight goes to 0).
+// Traefik's weighted round robin is deterministic) with no 5xx over the whole rollout; without requests an analysis has
+// no data and its barrier waits; a canary whose pods answer 500 fails its analysis and holds the rollout (Hold: its
+// weight stays; ShiftBack: its weight goes to 0).
 //
 //   CI=true LAB_DIR=/tmp/lab-traffic npx vitest run --config vitest.e2e.config.ts test/e2e/traffic.e2e.test.ts
 //
@@ -146,12 +147,13 @@ describe('traffic shifting (mode Weighted)', () => {
       const gates: string[] = [];
       let status: ExtendedDeploymentStatus;
       for (let group = 1; ; group++) {
-        const weights = await appliedWeights(env.ns, group);
-        // The group's gate: it waits for an approval, or the rollout is done.
+        // The group's gate (it waits for an approval, or the rollout is done), with the weights it holds there applied:
+        // before the last group those are the drained ones, not the group's step.
         status = await waitFor(`group ${group} at its gate`, async () => {
           const s = await readStatus(env.ns);
           return s.phase === 'WaitingForConfirmation' || s.phase === 'Healthy' ? s : undefined;
         });
+        const weights = await appliedWeights(env.ns, group);
         const counts = await traffic.quiet(() => client.send(2000));
         gates.push(`group ${group}: weights ${JSON.stringify(weights)} → ${JSON.stringify(counts)}`);
         expect(counts, `group ${group}`).toEqual(expectedCounts(weights, 2000));
@@ -190,6 +192,35 @@ describe('analysis gates', () => {
     steps: [25, 50],
     analysis: { prometheus: { address: prometheusUrl(lab) }, intervalSeconds: 3, window: '10s', onFailure, metrics: [errorRate] },
   });
+
+  it('no traffic, no data: the barrier waits (WaitingForData, Progressing) without passing, and goes on once requests come', async () => {
+    await withTraffic('traffic-nodata', async (env, client, host) => {
+      await apply(env.render(options(host, 'registry.example/web:v1', analysis('Hold'))));
+      const waiting = await waitFor(
+        'the first barrier waits for data',
+        async () => {
+          const s = await readStatus(env.ns);
+          return s.analysis?.outcome === 'WaitingForData' && (s.analysis.metrics?.[0]?.samples?.length ?? 0) >= 3 ? s : undefined;
+        },
+        { timeoutMs: 90_000, describe: () => readStatus(env.ns) },
+      );
+      expect(waiting.phase).toBe('Progressing');
+      expect(waiting.conditions?.find((c) => c.type === 'Progressing')?.reason).toBe('Analyzing');
+      expect(waiting.currentGroup, 'no later group without data').toBe(1);
+      expect(waiting.analysis?.metrics?.[0]?.consecutiveSuccesses).toBe(0);
+      const traffic = background(client);
+      try {
+        await waitFor('Healthy once requests come', async () => (await readStatus(env.ns)).phase === 'Healthy', {
+          timeoutMs: 180_000,
+          describe: () => readStatus(env.ns),
+        });
+      } finally {
+        await traffic.stop();
+      }
+      const samples = waiting.analysis?.metrics?.[0]?.samples ?? [];
+      console.log(`traffic: no traffic: ${samples.length} samples ${samples.map((x) => x.verdict).join(', ')} before requests came`);
+    });
+  }, 600_000);
 
   it.each(['Hold', 'ShiftBack'] as const)(
     'a canary whose pods answer 500 fails its analysis: the rollout holds Paused (%s)',
