@@ -1,5 +1,5 @@
 import type { KubernetesObject, V1Node } from '@kubernetes/client-node';
-import type { TrafficCache } from './informers.js';
+import type { AgentCaches, TrafficCache } from './informers.js';
 import type { DeployRegionStatus } from '../core/api/deploy-region.js';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { renderSet } from '../core/render.js';
@@ -135,3 +135,24 @@ export function trafficCache<T extends KubernetesObject>(
 
 /** An analysis metric of the agent's traffic tests. */
 export const ERRORS = { name: 'errors', query: 'sum(rate(errors{service="{{name}}-{{revision}}"}[{{window}}]))', threshold: { op: '<', value: 1 } };
+
+/**
+ * The agent's caches over fixed objects (the informers' view of one reconcile): the ExtendedDeployment, its regions,
+ * workloads and pods; `more` adds or replaces caches (nodes, usage, traffic).
+ */
+export function agentCaches(
+  o: { eds: ExtendedDeploymentObject[]; regions: DeployRegionObject[]; replicaSets?: MetaObject[]; pods?: MetaObject[] },
+  more: Record<string, unknown> = {},
+): AgentCaches {
+  return {
+    extendedDeployments: cache(o.eds),
+    deployRegions: cache(o.regions),
+    replicaSets: cache(o.replicaSets ?? []),
+    deployments: cache([]),
+    statefulSets: cache([]),
+    controllerRevisions: cache([]),
+    pods: cache(o.pods ?? []),
+    nodes: cache([]),
+    ...more,
+  } as unknown as AgentCaches;
+}

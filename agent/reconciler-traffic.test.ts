@@ -11,7 +11,7 @@ import type { AgentCaches, CachedRoute } from './informers.js';
 import { edKeyOf } from './keys.js';
 import { AgentMetrics } from './metrics.js';
 import { Reconciler, TRAFFIC_SYNC_RETRY_MS, type ReconcilerPorts } from './reconciler.js';
-import { cache, ERRORS, recorder, trafficCache, webExtendedDeployment } from './reconciler-test-support.js';
+import { agentCaches, ERRORS, recorder, trafficCache, webExtendedDeployment } from './reconciler-test-support.js';
 import { FakeClock } from './runtime/clock.js';
 import { jsonLogger, silentLogger } from './runtime/log.js';
 
@@ -65,21 +65,16 @@ function world(
   const observed = observe(first, regions, { replicaSets, deployments: [], statefulSets: [] }, pods, NOW);
   const rolloutRevision = observed.ok ? observed.input.rolloutRevision : '';
   const { ed } = webExtendedDeployment({ regions, image: 'web:2', spec, ...(o.status && { status: o.status(rolloutRevision) }) });
-  const caches = {
-    extendedDeployments: cache([ed]),
-    deployRegions: cache(regions),
-    replicaSets: cache(replicaSets),
-    deployments: cache([]),
-    statefulSets: cache([]),
-    controllerRevisions: cache([]),
-    pods: cache(pods),
-    nodes: cache([]),
-    traffic: {
-      services: trafficCache('services', o.services ?? [], o.servicesState),
-      routes: trafficCache('httproutes', o.route ? [o.route] : [], o.routesState),
-      routesServed: () => true,
+  const caches = agentCaches(
+    { eds: [ed], regions, replicaSets, pods },
+    {
+      traffic: {
+        services: trafficCache('services', o.services ?? [], o.servicesState),
+        routes: trafficCache('httproutes', o.route ? [o.route] : [], o.routesState),
+        routesServed: () => true,
+      },
     },
-  } as unknown as AgentCaches;
+  );
   return { caches, revision, rolloutRevision };
 }
 

@@ -4,12 +4,11 @@ import { MARKED_AT_ANNOTATION, NAME_LABEL, OLD_POD_DELETION_COST, POD_DELETION_C
 import type { RolloutAction } from '../core/rollout/actions.js';
 import { FakeClock } from './runtime/clock.js';
 import { EvictionBlockedError } from './eviction.js';
-import type { AgentCaches } from './informers.js';
 import { silentLogger } from './runtime/log.js';
 import { edKeyOf } from './keys.js';
 import { Reconciler, type ReconcilerPorts } from './reconciler.js';
 import { controlledBy } from '../core/kube/test-support.js';
-import { cache, recorder, webExtendedDeployment } from './reconciler-test-support.js';
+import { agentCaches, recorder, webExtendedDeployment } from './reconciler-test-support.js';
 
 const regions = [
   { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'amd' }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } } },
@@ -65,16 +64,7 @@ function world(
     metadata: { name: `web-${region}`, namespace: 'shop', resourceVersion: '1', labels: { [NAME_LABEL]: 'web' } },
     spec: { replicas: options.replicas ?? 2, template: { metadata: { labels: { [REVISION_LABEL]: revisionOf(region) } } } },
   }));
-  const caches = {
-    extendedDeployments: cache([ed]),
-    deployRegions: cache(regions),
-    replicaSets: cache(replicaSets),
-    deployments: cache([]),
-    statefulSets: cache([]),
-    controllerRevisions: cache([]),
-    pods: cache(pods),
-    nodes: cache([]),
-  } as unknown as AgentCaches;
+  const caches = agentCaches({ eds: [ed], regions, replicaSets, pods });
   return { ed, caches, pods, replicaSets };
 }
 

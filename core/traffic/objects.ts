@@ -66,16 +66,19 @@ export interface RouteRule {
   readonly backendRefs: readonly BackendRef[];
 }
 
+/** The metadata of a traffic object as the render or the agent writes it. */
+export interface WrittenMetadata {
+  readonly name: string;
+  readonly namespace: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly ownerReferences?: OwnerReference[];
+}
+
 /** An HTTPRoute as the render or the agent writes it. */
 export interface HTTPRouteObject {
   readonly apiVersion: typeof HTTPROUTE_API_VERSION;
   readonly kind: 'HTTPRoute';
-  readonly metadata: {
-    readonly name: string;
-    readonly namespace: string;
-    readonly labels: Readonly<Record<string, string>>;
-    readonly ownerReferences?: OwnerReference[];
-  };
+  readonly metadata: WrittenMetadata;
   readonly spec: {
     readonly parentRefs: readonly ParentReference[];
     readonly hostnames?: readonly string[];
@@ -105,12 +108,7 @@ export interface ServicePort {
 export interface ServiceObject {
   readonly apiVersion: 'v1';
   readonly kind: 'Service';
-  readonly metadata: {
-    readonly name: string;
-    readonly namespace: string;
-    readonly labels: Readonly<Record<string, string>>;
-    readonly ownerReferences?: OwnerReference[];
-  };
+  readonly metadata: WrittenMetadata;
   readonly spec: {
     readonly type: 'ClusterIP';
     readonly selector: Readonly<Record<string, string>>;
