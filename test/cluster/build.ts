@@ -88,15 +88,26 @@ function listFiles(dir: string): string[] {
   return out.sort();
 }
 
-/** Hash of every file in the given wrapper modules and of this script's build recipe. */
-export function inputsHash(modDirs: readonly string[] = [k8sModDir, kwokModDir]): string {
+/** One `go build` of a cached build: the wrapper module it runs in and its arguments, its `-o` pointing at `out`. */
+interface GoBuild {
+  readonly modDir: string;
+  readonly args: (out: string) => readonly string[];
+}
+
+/**
+ * Hash of what a build's output depends on: every file of its wrapper modules (go.mod and go.sum pin every version),
+ * its `go build` commands and the Go flags. Not of this whole file, so a change elsewhere in it rebuilds nothing (nor
+ * does the source of an `after` step: the loaders that run this file, tsx and vitest, each rewrite it differently).
+ */
+function inputsHash(goBuilds: readonly GoBuild[]): string {
   const h = createHash('sha256');
-  for (const f of [...modDirs.flatMap(listFiles), fileURLToPath(import.meta.url)]) {
+  for (const f of [...new Set(goBuilds.map((b) => b.modDir))].flatMap(listFiles)) {
     h.update(relative(clusterDir, f));
     h.update('\0');
     h.update(readFileSync(f));
     h.update('\0');
   }
+  h.update(JSON.stringify([goEnv().GOFLAGS, goBuilds.map((b) => [relative(clusterDir, b.modDir), b.args('OUT')])]));
   return h.digest('hex');
 }
 
@@ -108,7 +119,7 @@ function ready(binDir: string, binaries: readonly string[], hash: string): boole
 }
 
 export function binariesReady(binDir: string): boolean {
-  return ready(binDir, BINARIES, inputsHash());
+  return ready(binDir, BINARIES, inputsHash(labGoBuilds(readPins())));
 }
 
 function run(cmd: string, args: string[], cwd: string, log: (s: string) => void): Promise<void> {
@@ -138,7 +149,7 @@ function versionLdflags(pins: Pins): string {
   return flags.join(' ');
 }
 
-function acquireLock(lockDir: string, log: (s: string) => void): () => void {
+async function acquireLock(lockDir: string, log: (s: string) => void): Promise<() => void> {
   mkdirSync(dirname(lockDir), { recursive: true });
   const deadline = Date.now() + 3 * 60 * 60 * 1000;
   let warned = false;
@@ -163,7 +174,8 @@ function acquireLock(lockDir: string, log: (s: string) => void): () => void {
         log(`another build (pid ${holder}) holds ${lockDir}; waiting`);
         warned = true;
       }
-      spawnSync('sleep', ['2']);
+      // Awaited, not slept: a test worker waiting here for a background build keeps answering its runner.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
     }
   }
 }
@@ -181,11 +193,12 @@ function pidAlive(pid: number): boolean {
 interface CachedBuild {
   readonly binDir: string;
   readonly binaries: readonly string[];
-  /** Hash of every input; a different hash rebuilds. */
-  readonly hash: string;
   /** Logged once when a build starts. */
   readonly description: string;
-  readonly build: (tmp: string, go: string) => Promise<void>;
+  /** The `go build` commands, run one after the other with `-o` pointing at a temp directory. */
+  readonly goBuilds: readonly GoBuild[];
+  /** What to do in the temp directory after the builds, e.g. rename or copy a file. */
+  readonly after?: (tmp: string, go: string) => void;
 }
 
 /**
@@ -193,21 +206,24 @@ interface CachedBuild {
  * only slow each other down), then swaps it in with its stamp, so a killed build never leaves a half-filled cache.
  */
 async function ensureCached(b: CachedBuild, log: (s: string) => void): Promise<string> {
-  if (ready(b.binDir, b.binaries, b.hash)) return b.binDir;
-  const release = acquireLock(join(cacheRoot(), '.build.lock'), log);
+  const hash = inputsHash(b.goBuilds);
+  if (ready(b.binDir, b.binaries, hash)) return b.binDir;
+  const release = await acquireLock(join(cacheRoot(), '.build.lock'), log);
   try {
-    if (ready(b.binDir, b.binaries, b.hash)) return b.binDir;
+    if (ready(b.binDir, b.binaries, hash)) return b.binDir;
     const started = Date.now();
     log(b.description);
     log('lab: a cold build (empty Go module and build caches) takes a while on 2 cores; later runs reuse the caches');
     const tmp = `${b.binDir}.tmp-${process.pid}`;
     rmSync(tmp, { recursive: true, force: true });
     mkdirSync(tmp, { recursive: true });
-    await b.build(tmp, goBinary());
+    const go = goBinary();
+    for (const goBuild of b.goBuilds) await run(go, [...goBuild.args(tmp)], goBuild.modDir, log);
+    b.after?.(tmp, go);
     for (const bin of b.binaries) {
       if (!existsSync(join(tmp, bin))) throw new Error(`build finished but ${bin} is missing in ${tmp}`);
     }
-    writeFileSync(join(tmp, '.inputs.sha256'), `${b.hash}\n`);
+    writeFileSync(join(tmp, '.inputs.sha256'), `${hash}\n`);
     rmSync(b.binDir, { recursive: true, force: true });
     renameSync(tmp, b.binDir);
     log(`lab: build done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
@@ -217,6 +233,30 @@ async function ensureCached(b: CachedBuild, log: (s: string) => void): Promise<s
   }
 }
 
+/** The lab's builds: the Kubernetes components, etcd and pkigen from one module, kwok from its own. */
+function labGoBuilds(pins: Pins): GoBuild[] {
+  return [
+    {
+      modDir: k8sModDir,
+      args: (out) => [
+        'build',
+        '-trimpath',
+        '-ldflags',
+        versionLdflags(pins),
+        '-o',
+        `${out}/`,
+        'k8s.io/kubernetes/cmd/kube-apiserver',
+        'k8s.io/kubernetes/cmd/kube-controller-manager',
+        'k8s.io/kubernetes/cmd/kube-scheduler',
+        'k8s.io/kubernetes/cmd/kubectl',
+        'go.etcd.io/etcd/server/v3',
+        './pkigen',
+      ],
+    },
+    { modDir: kwokModDir, args: (out) => ['build', '-trimpath', '-ldflags', '-s -w', '-o', `${out}/`, 'sigs.k8s.io/kwok/cmd/kwok'] },
+  ];
+}
+
 /** Returns the directory holding the binaries for the pinned versions, building them first if needed. */
 export async function ensureBinaries(log: (s: string) => void = (s) => console.error(s)): Promise<string> {
   const pins = readPins();
@@ -224,34 +264,12 @@ export async function ensureBinaries(log: (s: string) => void = (s) => console.e
     {
       binDir: binDirFor(pins),
       binaries: BINARIES,
-      hash: inputsHash(),
       description:
         `lab: building k8s ${pins.k8s} (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl), ` +
         `etcd ${pins.etcd}, kwok ${pins.kwok} with ${pins.go} into ${binDirFor(pins)}`,
-      async build(tmp, go) {
-        await run(
-          go,
-          [
-            'build',
-            '-trimpath',
-            '-ldflags',
-            versionLdflags(pins),
-            '-o',
-            `${tmp}/`,
-            'k8s.io/kubernetes/cmd/kube-apiserver',
-            'k8s.io/kubernetes/cmd/kube-controller-manager',
-            'k8s.io/kubernetes/cmd/kube-scheduler',
-            'k8s.io/kubernetes/cmd/kubectl',
-            'go.etcd.io/etcd/server/v3',
-            './pkigen',
-          ],
-          k8sModDir,
-          log,
-        );
-        // `go build -o dir/` names the etcd main after its module path's last non-version element: "server".
-        renameSync(join(tmp, 'server'), join(tmp, 'etcd'));
-        await run(go, ['build', '-trimpath', '-ldflags', '-s -w', '-o', `${tmp}/`, 'sigs.k8s.io/kwok/cmd/kwok'], kwokModDir, log);
-      },
+      goBuilds: labGoBuilds(pins),
+      // `go build -o dir/` names the etcd main after its module path's last non-version element: "server".
+      after: (tmp) => renameSync(join(tmp, 'server'), join(tmp, 'etcd')),
     },
     log,
   );
@@ -267,6 +285,8 @@ type OnDemandKey = GitopsEngine | PeerController | Gateway;
 
 /** A build made only when something needs it: its wrapper module, the pinned module whose version names the cache, what to build and what it yields. */
 interface OnDemandBuild {
+  /** What the build is for, the first part of its cache directory's name. */
+  readonly cachePrefix: 'gitops' | 'peer' | 'gateway';
   readonly module: string;
   readonly pinned: string;
   readonly packages: readonly string[];
@@ -277,16 +297,24 @@ interface OnDemandBuild {
   readonly versionVar?: string;
 }
 
-/** Per engine or peer controller: its build. The cache directory is `<prefix>-<key>-<version>_<go>`. */
+/** Per engine, peer controller or gateway: its build. The cache directory is `<cachePrefix>-<key>-<version>_<go>`. */
 const ON_DEMAND_BUILDS: Record<OnDemandKey, OnDemandBuild> = {
   flux: {
+    cachePrefix: 'gitops',
     module: 'flux',
     pinned: 'github.com/fluxcd/kustomize-controller',
     packages: ['github.com/fluxcd/kustomize-controller', './cmd/cel-health'],
     binaries: ['kustomize-controller', 'cel-health'],
   },
-  argocd: { module: 'argocd', pinned: 'github.com/argoproj/argo-cd/v3', packages: ['.', './cmd/lua-health'], binaries: ['argocd', 'lua-health'] },
+  argocd: {
+    cachePrefix: 'gitops',
+    module: 'argocd',
+    pinned: 'github.com/argoproj/argo-cd/v3',
+    packages: ['.', './cmd/lua-health'],
+    binaries: ['argocd', 'lua-health'],
+  },
   'argo-rollouts': {
+    cachePrefix: 'peer',
     module: 'argo-rollouts',
     pinned: 'github.com/argoproj/argo-rollouts',
     packages: ['github.com/argoproj/argo-rollouts/cmd/rollouts-controller'],
@@ -294,6 +322,7 @@ const ON_DEMAND_BUILDS: Record<OnDemandKey, OnDemandBuild> = {
     moduleDir: { from: 'manifests/crds', to: 'crds' },
   },
   traefik: {
+    cachePrefix: 'gateway',
     module: 'traefik',
     pinned: 'github.com/traefik/traefik/v3',
     packages: ['github.com/traefik/traefik/v3/cmd/traefik'],
@@ -325,33 +354,45 @@ export function peerVersion(peer: PeerController): string {
   return onDemandVersion(peer);
 }
 
+/** Copies a directory of the pinned module (from the module cache the build filled) into `tmp`, writable. */
+function copyModuleDir(modDir: string, pinned: string, moduleDir: { readonly from: string; readonly to: string }, tmp: string, go: string): void {
+  const dir = spawnSync(go, ['list', '-m', '-f', '{{.Dir}}', pinned], { cwd: modDir, env: goEnv(), encoding: 'utf8' });
+  if (dir.status !== 0 || !dir.stdout.trim()) throw new Error(`go list -m ${pinned} failed: ${dir.stderr}`);
+  const to = join(tmp, moduleDir.to);
+  cpSync(join(dir.stdout.trim(), moduleDir.from), to, { recursive: true });
+  // The module cache is read-only; the copy must not be, or the next rebuild cannot remove it.
+  for (const p of [to, ...listFiles(to)]) chmodSync(p, statSync(p).isDirectory() ? 0o755 : 0o644);
+}
+
 /**
  * Builds an on-demand build into `<cache>/<prefix>-<key>-<version>_<go>/bin/`, with the same flags, stamp and lock as
  * the lab's own build; copies the pinned module's `moduleDir` (from the module cache the build filled) next to it.
  */
-async function ensureOnDemand(prefix: string, key: OnDemandKey, log: (s: string) => void): Promise<string> {
+async function ensureOnDemand(key: OnDemandKey, log: (s: string) => void): Promise<string> {
   const b = ON_DEMAND_BUILDS[key];
   const modDir = onDemandModDir(key);
   const version = onDemandVersion(key);
-  const binDir = join(cacheRoot(), `${prefix}-${key}-${version}_${readPins().go}`, 'bin');
+  const binDir = join(cacheRoot(), `${b.cachePrefix}-${key}-${version}_${readPins().go}`, 'bin');
   return ensureCached(
     {
       binDir,
       binaries: b.binaries,
-      hash: inputsHash([modDir]),
       description: `lab: building ${b.pinned} ${version} (${b.binaries.join(', ')}) into ${binDir}`,
-      async build(tmp, go) {
-        const ldflags = ['-s', '-w', ...(b.versionVar ? [`-X ${b.versionVar}=${version}`] : [])].join(' ');
-        await run(go, ['build', '-trimpath', '-ldflags', ldflags, '-o', `${tmp}/`, ...b.packages], modDir, log);
-        if (b.moduleDir) {
-          const dir = spawnSync(go, ['list', '-m', '-f', '{{.Dir}}', b.pinned], { cwd: modDir, env: goEnv(), encoding: 'utf8' });
-          if (dir.status !== 0 || !dir.stdout.trim()) throw new Error(`go list -m ${b.pinned} failed: ${dir.stderr}`);
-          const to = join(tmp, b.moduleDir.to);
-          cpSync(join(dir.stdout.trim(), b.moduleDir.from), to, { recursive: true });
-          // The module cache is read-only; the copy must not be, or the next rebuild cannot remove it.
-          for (const p of [to, ...listFiles(to)]) chmodSync(p, statSync(p).isDirectory() ? 0o755 : 0o644);
-        }
-      },
+      goBuilds: [
+        {
+          modDir,
+          args: (out) => [
+            'build',
+            '-trimpath',
+            '-ldflags',
+            ['-s', '-w', ...(b.versionVar ? [`-X ${b.versionVar}=${version}`] : [])].join(' '),
+            '-o',
+            `${out}/`,
+            ...b.packages,
+          ],
+        },
+      ],
+      ...(b.moduleDir ? { after: (tmp: string, go: string) => copyModuleDir(modDir, b.pinned, b.moduleDir!, tmp, go) } : {}),
     },
     log,
   );
@@ -359,7 +400,7 @@ async function ensureOnDemand(prefix: string, key: OnDemandKey, log: (s: string)
 
 /** Builds a GitOps engine's binaries on demand (only the GitOps suites and `lab:gitops` need them). */
 export async function ensureGitopsBinaries(engine: GitopsEngine, log: (s: string) => void = (s) => console.error(s)): Promise<string> {
-  return ensureOnDemand('gitops', engine, log);
+  return ensureOnDemand(engine, log);
 }
 
 /**
@@ -367,7 +408,7 @@ export async function ensureGitopsBinaries(engine: GitopsEngine, log: (s: string
  * for Argo Rollouts, `rollouts-controller` and `crds/` (the module's manifests/crds at the pinned tag).
  */
 export async function ensurePeerBinaries(peer: PeerController, log: (s: string) => void = (s) => console.error(s)): Promise<string> {
-  return ensureOnDemand('peer', peer, log);
+  return ensureOnDemand(peer, log);
 }
 
 /** The pinned release of a gateway, e.g. v3.6.12 for Traefik. */
@@ -382,7 +423,21 @@ export function gatewayModDir(gateway: Gateway): string {
 
 /** Builds a gateway on demand (only the traffic suites need it) into `<cache>/gateway-<name>-<version>_<go>/bin/`. */
 export async function ensureGatewayBinaries(gateway: Gateway, log: (s: string) => void = (s) => console.error(s)): Promise<string> {
-  return ensureOnDemand('gateway', gateway, log);
+  return ensureOnDemand(gateway, log);
+}
+
+/** What `lab:build` builds: the lab itself, or one of the builds made on demand. */
+export type BuildName = 'lab' | OnDemandKey;
+
+export const BUILD_NAMES: readonly BuildName[] = ['lab', ...(Object.keys(ON_DEMAND_BUILDS) as OnDemandKey[])];
+
+export function isBuildName(name: string): name is BuildName {
+  return (BUILD_NAMES as readonly string[]).includes(name);
+}
+
+/** Builds one of `BUILD_NAMES` (or finds it cached) and returns its binary directory. */
+export async function ensureBuild(name: BuildName, log: (s: string) => void = (s) => console.error(s)): Promise<string> {
+  return name === 'lab' ? ensureBinaries(log) : ensureOnDemand(name, log);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -1,6 +1,6 @@
 // Command line for the lab: `tsx test/cluster/cli.ts <up|down|status|build|fail-nodes|heal-nodes|gitops> [args]`.
 // npm scripts: lab:up, lab:down, lab:status, lab:build, lab:fail-nodes, lab:heal-nodes, lab:gitops.
-import { ensureBinaries, ensureGatewayBinaries, ensurePeerBinaries } from './build.js';
+import { BUILD_NAMES, ensureBuild, isBuildName } from './build.js';
 import { clustersOption, downFleet, fleetStatus, upFleet } from './fleet.js';
 import { tryGitops } from './gitops-try.js';
 import { prometheusUrl, startTrafficLab, webUrl } from './traffic.js';
@@ -64,17 +64,18 @@ async function main(): Promise<number> {
       const running = [s, ...fleet.map((c) => c.status)].filter((l) => l.running);
       return running.length > 0 && running.every((l) => l.healthy) ? 0 : 1;
     }
-    case 'build':
-      // `build argo-rollouts`: the peers benchmark's controller (built on demand by bench:peers too); `build traefik`:
-      // the traffic suites' gateway (built on demand by `lab:up -- --traffic` and those suites too).
-      console.log(
-        rest[0] === 'argo-rollouts'
-          ? await ensurePeerBinaries('argo-rollouts')
-          : rest[0] === 'traefik'
-            ? await ensureGatewayBinaries('traefik')
-            : await ensureBinaries(),
-      );
+    case 'build': {
+      // `build [lab] [argocd] [flux] [traefik] [argo-rollouts]`: each in turn (default: the lab); prints each binary
+      // directory. The others are built on demand too, by the suites, benchmarks and commands that need them.
+      const names = rest.length > 0 ? rest : ['lab'];
+      const unknown = names.filter((n) => !isBuildName(n));
+      if (unknown.length > 0) {
+        console.error(`lab build: unknown ${unknown.join(', ')}; one or more of ${BUILD_NAMES.join(', ')}`);
+        return 2;
+      }
+      for (const name of names.filter(isBuildName)) console.log(await ensureBuild(name));
       return 0;
+    }
     case 'fail-nodes':
       if (!selector) {
         console.error('usage: npm run lab:fail-nodes -- <label selector>   e.g. kubernetes.io/arch=arm64');
@@ -89,7 +90,7 @@ async function main(): Promise<number> {
       return tryGitops(rest);
     default:
       console.error(
-        'usage: tsx test/cluster/cli.ts <up [--timings kwok|realistic] [--clusters a,b,c] [--net-namespace|--traffic]|down|status|build [argo-rollouts|traefik]|fail-nodes <selector>|heal-nodes [selector]|gitops <flux|argocd> [--server-side-diff]>',
+        'usage: tsx test/cluster/cli.ts <up [--timings kwok|realistic] [--clusters a,b,c] [--net-namespace|--traffic]|down|status|build [lab|argocd|flux|traefik|argo-rollouts]...|fail-nodes <selector>|heal-nodes [selector]|gitops <flux|argocd> [--server-side-diff]>',
       );
       return 2;
   }

@@ -250,28 +250,48 @@ async function stopPid(c: string, pid: number, log: Log): Promise<void> {
 // ---------------------------------------------------------------------------------------------------------------
 // networking helpers (127.0.0.1 only)
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * The OS's range for outgoing connections' source ports. A listening port picked inside it can be taken by any
+ * client's connection between the pick and the component's bind (CI once lost a 3-cluster start that way:
+ * kube-controller-manager "bind: address already in use"), so the lab picks below it.
+ */
+function ephemeralPortRange(): { low: number; high: number } {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low && high) return { low, high };
+  } catch {
+    /* not Linux: the IANA range */
+  }
+  return { low: 49152, high: 65535 };
+}
+
+const LISTEN_PORTS = { low: 20000, high: ephemeralPortRange().low - 1 };
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = createServer();
     srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
+    srv.on('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
 }
 
-/** Ports this process handed out: labs started side by side pick theirs before any binds, so the OS could repeat one. */
+async function freePort(): Promise<number> {
+  const span = LISTEN_PORTS.high - LISTEN_PORTS.low + 1;
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = LISTEN_PORTS.low + Math.floor(Math.random() * span);
+    if (!handedOut.has(port) && (await canListen(port))) return port;
+  }
+  throw new Error(`lab: no free port between ${LISTEN_PORTS.low} and ${LISTEN_PORTS.high} after 200 tries`);
+}
+
+/** Ports this process handed out: labs started side by side pick theirs before any binds, so a pick could repeat. */
 const handedOut = new Set<number>();
 
+/** `n` distinct ports nothing listens on, outside the ephemeral range, none handed out before by this process. */
 export async function freePorts(n: number): Promise<number[]> {
   const ports = new Set<number>();
-  while (ports.size < n) {
-    const port = await freePort();
-    if (!handedOut.has(port)) ports.add(port);
-  }
+  while (ports.size < n) ports.add(await freePort());
   for (const port of ports) handedOut.add(port);
   return [...ports];
 }
@@ -540,9 +560,10 @@ export interface UpResult {
 
 /**
  * Starts the lab, or reuses a healthy one. `timings` chooses kwok's stage set (default `kwok`); a healthy lab that
- * runs the other set is stopped and started afresh with the one asked for (its objects are gone).
+ * runs the other set is stopped and started afresh with the one asked for (its objects are gone). A start that loses
+ * a port to another process is tried again with fresh ports, `portRetries` times.
  */
-export async function up(log: Log = defaultLog, opts: { timings?: LabTimings; netNamespace?: boolean } = {}): Promise<UpResult> {
+export async function up(log: Log = defaultLog, opts: { timings?: LabTimings; netNamespace?: boolean } = {}, portRetries = 2): Promise<UpResult> {
   const t0 = Date.now();
   const timings = opts.timings ?? 'kwok';
   const st = await status();
@@ -688,8 +709,14 @@ export async function up(log: Log = defaultLog, opts: { timings?: LabTimings; ne
     );
     return { state, started: true, seconds };
   } catch (e) {
-    log(`lab: start failed: ${(e as Error).message}`);
+    const message = (e as Error).message;
+    log(`lab: start failed: ${message}`);
     await down(log);
+    // Another process can still bind a picked port first (ports are free when picked, not reserved).
+    if (/address already in use/.test(message) && portRetries > 0) {
+      log('lab: a port was taken between its pick and its bind; starting again with fresh ports');
+      return up(log, opts, portRetries - 1);
+    }
     throw e;
   }
 }

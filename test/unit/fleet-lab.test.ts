@@ -1,8 +1,9 @@
 // The lab's --clusters option, and the scope through which several labs run side by side in one process.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clustersOption, fleetLab, parseClusterNames } from '../cluster/fleet.js';
-import { inLab, kubeconfigPath, labDir } from '../cluster/lab.js';
+import { freePorts, inLab, kubeconfigPath, labDir } from '../cluster/lab.js';
 
 describe('lab:up --clusters', () => {
   it('takes DNS labels, none twice, as --clusters a,b or --clusters=a,b', () => {
@@ -37,5 +38,18 @@ describe('inLab', () => {
     );
     expect(seen).toEqual(['/tmp/x/kubeconfig', '/tmp/y/kubeconfig']);
     expect(labDir()).toBe(outside);
+  });
+});
+
+describe('freePorts', () => {
+  it("hands out distinct listening ports below the OS's range for outgoing connections, never one twice", async () => {
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    // Three labs' worth, as a 3-cluster fleet picks them: none may fall where a client connection could take it.
+    const ports = [...(await freePorts(6)), ...(await freePorts(6)), ...(await freePorts(6))];
+    expect(new Set(ports).size).toBe(18);
+    for (const port of ports) {
+      expect(port).toBeGreaterThanOrEqual(20000);
+      expect(port).toBeLessThan(low ?? 32768);
+    }
   });
 });
