@@ -24,9 +24,10 @@ export const WEB_PORT = 8000;
 /**
  * Starts Traefik: entry point `web` on 127.0.0.1:8000 for traffic, entry point `metrics` on 127.0.0.1:<metricsPort>
  * with Prometheus metrics (per-service labels, what the analysis queries read) and /ping. Does not wait: the caller
- * checks /ping through its bridge.
+ * checks /ping through its bridge. `webPort`: another port for `web` (and then for the Gateway's listener, see
+ * gatewayManifests), for a Traefik on the host beside a lab without a network namespace, where 8000 may be taken.
  */
-export async function startTraefik(metricsPort: number, log: (s: string) => void): Promise<void> {
+export async function startTraefik(metricsPort: number, log: (s: string) => void, webPort = WEB_PORT): Promise<void> {
   const binDir = await ensureGatewayBinaries('traefik', log);
   startProcess(
     TRAEFIK,
@@ -34,7 +35,7 @@ export async function startTraefik(metricsPort: number, log: (s: string) => void
     [
       '--global.checkNewVersion=false',
       '--global.sendAnonymousUsage=false',
-      `--entryPoints.web.address=127.0.0.1:${WEB_PORT}`,
+      `--entryPoints.web.address=127.0.0.1:${webPort}`,
       `--entryPoints.metrics.address=127.0.0.1:${metricsPort}`,
       '--providers.kubernetesgateway=true',
       // Written into the Gateway's status.addresses: what a client of the lab dials (inside the namespace).
@@ -53,8 +54,11 @@ export async function startTraefik(metricsPort: number, log: (s: string) => void
   log(`lab: Traefik starting (log ${processLogPath(TRAEFIK)})`);
 }
 
-/** The GatewayClass for Traefik and the lab's Gateway, one HTTP listener on port 8000 open to routes of every namespace. */
-export function gatewayManifests(): Manifest[] {
+/**
+ * The GatewayClass for Traefik and the lab's Gateway, one HTTP listener on port 8000 (or Traefik's `webPort`: Traefik
+ * binds a listener to the entry point of its port) open to routes of every namespace.
+ */
+export function gatewayManifests(webPort = WEB_PORT): Manifest[] {
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: GATEWAY_NAMESPACE } },
     {
@@ -69,7 +73,7 @@ export function gatewayManifests(): Manifest[] {
       metadata: { name: GATEWAY_NAME, namespace: GATEWAY_NAMESPACE },
       spec: {
         gatewayClassName: GATEWAY_CLASS,
-        listeners: [{ name: GATEWAY_LISTENER, protocol: 'HTTP', port: WEB_PORT, allowedRoutes: { namespaces: { from: 'All' } } }],
+        listeners: [{ name: GATEWAY_LISTENER, protocol: 'HTTP', port: webPort, allowedRoutes: { namespaces: { from: 'All' } } }],
       },
     },
   ];

@@ -16,7 +16,7 @@ import { installGatewayApiCrds } from './gateway-api.js';
 import { applyServerSide, kubectl, waitHttp } from './gitops.js';
 import { freePorts, kubeconfigPath, labDir, livePid, processLogPath, readState, stopProcess } from './lab.js';
 import { bridgeToHost, startTsxProcess } from './netns.js';
-import { PROMETHEUS, instantQuery, startPrometheus } from './prometheus.js';
+import { PROMETHEUS, instantQuery, startPrometheus, type ScrapeTargets } from './prometheus.js';
 import { GATEWAY_NAME, GATEWAY_NAMESPACE, TRAEFIK, WEB_PORT, gatewayManifests, startTraefik } from './traefik.js';
 
 type Log = (s: string) => void;
@@ -76,7 +76,7 @@ export async function startTrafficLab(log: Log = defaultLog): Promise<TrafficSta
   ]);
   startTsxProcess(POD_RUNNER, join(clusterDir, 'pod-runner.ts'), ['--metrics', `127.0.0.1:${podRunnerMetrics}`], { KUBECONFIG: kubeconfigPath() });
   await startTraefik(traefikMetrics, log);
-  startPrometheus(prometheus, { traefik: [`127.0.0.1:${traefikMetrics}`], [POD_RUNNER]: [`127.0.0.1:${podRunnerMetrics}`] }, log);
+  startPrometheus(prometheus, scrapeTargets(state), log);
 
   await waitHttp(POD_RUNNER, `http://127.0.0.1:${podRunnerMetrics}/healthz`, 60_000, processLogPath(POD_RUNNER));
   await waitHttp(TRAEFIK, `http://127.0.0.1:${traefikMetrics}/ping`, 60_000, processLogPath(TRAEFIK));
@@ -91,13 +91,41 @@ export async function startTrafficLab(log: Log = defaultLog): Promise<TrafficSta
   return state;
 }
 
+/** What the lab's Prometheus scrapes: Traefik's metrics entry point and the pod runner's /metrics. */
+function scrapeTargets(state: TrafficState): ScrapeTargets {
+  return { traefik: [`127.0.0.1:${state.traefikMetrics}`], [POD_RUNNER]: [`127.0.0.1:${state.podRunnerMetrics}`] };
+}
+
+/**
+ * Stops the traffic lab's Prometheus, as an outage of the monitoring an analysis queries: its host port stays bridged,
+ * so a query reaches the bridge and gets no answer from Prometheus. The rest of the traffic lab keeps running;
+ * {@link restartLabPrometheus} brings it back.
+ */
+export async function stopLabPrometheus(log: Log = defaultLog): Promise<void> {
+  await stopProcess(PROMETHEUS, log);
+}
+
+/**
+ * Starts the traffic lab's Prometheus again after {@link stopLabPrometheus} (nothing when it runs): on the same port,
+ * with the same targets and fresh data, once it is ready and has scraped every target.
+ */
+export async function restartLabPrometheus(log: Log = defaultLog): Promise<void> {
+  if (livePid(PROMETHEUS) !== undefined) return;
+  if (!existsSync(stateFile())) throw new Error('the traffic lab is not running (no traffic.json)');
+  const state = JSON.parse(readFileSync(stateFile(), 'utf8')) as TrafficState;
+  startPrometheus(state.prometheus, scrapeTargets(state), log);
+  await waitHttp(PROMETHEUS, `${prometheusUrl(state)}/-/ready`, 60_000, processLogPath(PROMETHEUS));
+  await waitTargetsUp(prometheusUrl(state), 2, 30_000);
+}
+
 /** Stops the traffic processes (the lab keeps running). */
 export async function stopTrafficLab(log: Log = defaultLog): Promise<void> {
   for (const p of TRAFFIC_PROCESSES) await stopProcess(p, log);
   rmSync(stateFile(), { force: true });
 }
 
-async function waitGatewayProgrammed(timeoutMs: number): Promise<void> {
+/** Until the lab's Gateway is Accepted and Programmed by Traefik. */
+export async function waitGatewayProgrammed(timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const gw = JSON.parse(kubectl(['get', 'gateway', '-n', GATEWAY_NAMESPACE, GATEWAY_NAME, '-o', 'json'])) as {

@@ -9,12 +9,13 @@ import type { BuildName } from '../cluster/build.js';
 import { repoRoot } from '../cluster/build.js';
 import { labDir } from '../cluster/lab.js';
 
-/** Suites that need a build of their own, in the order they run (and the builds are made). */
-const SUITE_BUILDS: readonly (readonly [suite: string, build: BuildName])[] = [
-  ['gitops-argocd.e2e.test.ts', 'argocd'],
-  ['gitops-flux.e2e.test.ts', 'flux'],
-  ['traffic-lab.e2e.test.ts', 'traefik'],
-  ['traffic.e2e.test.ts', 'traefik'],
+/** Suites that need builds of their own, in the order they run; the builds are made in the order they are first needed. */
+const SUITE_BUILDS: readonly (readonly [suite: string, builds: readonly BuildName[]])[] = [
+  // The GitOps suites' mode Weighted test needs a gateway to accept the agent's route.
+  ['gitops-argocd.e2e.test.ts', ['argocd', 'traefik']],
+  ['gitops-flux.e2e.test.ts', ['flux', 'traefik']],
+  ['traffic-lab.e2e.test.ts', ['traefik']],
+  ['traffic.e2e.test.ts', ['traefik']],
 ];
 
 const pidPath = () => join(labDir(), 'background-builds.pid');
@@ -60,7 +61,7 @@ export function buildsLast<T>(sorted: readonly T[], path: (file: T) => string): 
   const rank = (f: T) => SUITE_BUILDS.findIndex(([suite]) => basename(path(f)) === suite);
   const first = sorted.filter((f) => rank(f) < 0);
   const last = sorted.filter((f) => rank(f) >= 0).sort((a, b) => rank(a) - rank(b));
-  const builds = first.length > 0 ? [...new Set(last.map((f) => SUITE_BUILDS[rank(f)]![1]))] : [];
+  const builds = first.length > 0 ? [...new Set(last.flatMap((f) => SUITE_BUILDS[rank(f)]![1]))] : [];
   return { order: [...first, ...last], builds };
 }
 

@@ -5,19 +5,23 @@
 // service: the health Argo CD shows follows the rollout (Progressing, Suspended at the approval gate, Healthy,
 // Degraded past the deadline), a fix reaches wave 0 while a region's nodes are down, self-heal reverts a hand edit
 // but never the agent's replica counts, and Argo CD never goes OutOfSync because of the agent, with the default diff
-// and with server-side diff. Argo CD's own health code runs every fixture of gitops/fixtures/ as the unit tests expect.
+// and with server-side diff. With traffic mode Weighted (the install with AgentInstall's `traffic`, Traefik accepting
+// routes on the lab's Gateway), the HTTPRoute and revision Services the agent owns are never drift: not managed, never
+// OutOfSync, untouched by hard refreshes with either diff, through a rollout of a new image. Argo CD's own health
+// code runs every fixture of gitops/fixtures/ as the unit tests expect.
 import { readFileSync } from 'node:fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { removeLocalDisks } from './local-disks.js';
 import { fixtureFile } from '../../gitops/fixtures.js';
 import { ARGO_CASES } from '../../gitops/health-cases.js';
-import { repoRoot } from '../cluster/build.js';
+import { ensureGatewayBinaries, repoRoot } from '../cluster/build.js';
 import { ARGOCD_NAMESPACE, ArgocdLab, applyServerSide, argocdHealth, kubectl, startArgocd, stopGitops } from '../cluster/gitops.js';
 import { failNodes, healNodes } from '../cluster/lab.js';
 import type { AgentProcess } from './agent-process.js';
 import {
   AGENT_FIELD_MANAGER,
+  GATE_AFTER_CANARY,
   Sampler,
   approveWaiting,
   committedTree,
@@ -36,7 +40,14 @@ import {
   removeProjectCrds,
   removeScratch,
   evictKeptPod,
+  agentTrafficObjects,
+  expectAgentTraffic,
+  identities,
+  removeLabGateway,
   startAgentAsInstalled,
+  startLabGateway,
+  webTargetRevisions,
+  weightedRelease,
   waitAllHealthy,
   webRelease,
   type Commit,
@@ -65,7 +76,9 @@ interface AppView {
 }
 
 interface Application {
+  metadata?: { annotations?: Record<string, string> };
   status?: {
+    reconciledAt?: string;
     sync?: { status?: string; revision?: string; revisions?: string[] };
     health?: { status?: string };
     operationState?: {
@@ -77,7 +90,15 @@ interface Application {
       };
     };
     history?: { id?: number; revision?: string; revisions?: string[] }[];
-    resources?: { kind: string; name: string; namespace?: string; health?: ResourceHealth }[];
+    resources?: {
+      group?: string;
+      kind: string;
+      name: string;
+      namespace?: string;
+      status?: string;
+      requiresPruning?: boolean;
+      health?: ResourceHealth;
+    }[];
   };
 }
 
@@ -127,6 +148,7 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
   const report: string[] = [];
   /** Windows in which OutOfSync is expected for a reason other than a commit (a hand edit that self-heal reverts). */
   const handEdits: [number, number][] = [];
+  let gateway = false;
 
   /** Commits a tree on main, asks Argo CD to look now, and waits until it synced that commit. */
   async function deliver(commit: Commit): Promise<number> {
@@ -161,6 +183,8 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
   beforeAll(async () => {
     await removeProjectCrds();
     argocd = await startArgocd({}, (s) => console.error(s));
+    // Traefik for the mode Weighted test, built here on a cold cache (minutes; test/cluster/README.md), not in the test.
+    await ensureGatewayBinaries('traefik', (s) => console.error(s));
     disks = await provideExampleDisks();
   }, 45 * 60_000);
 
@@ -174,6 +198,7 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     await stopGitops('argocd');
     await removeExamples([committedTree(), ...commits.map((c) => c.commit)]);
     await removeLocalDisks(disks);
+    if (gateway) await removeLabGateway((s) => console.error(s));
     removeScratch();
   }, 300_000);
 
@@ -397,4 +422,137 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     await webHealth('Healthy');
     report.push(`grey phase (v8): keeper ${keeper.metadata.name} made the evicted kept pod again; ${drift.length} OutOfSync samples, 1 sync`);
   }, 600_000);
+
+  /**
+   * A hard refresh (what `argocd app get --hard-refresh` asks: manifests generated again, no cache, then a comparison
+   * with the cluster), and the wait until the controller has done it: the annotation gone and a comparison at or
+   * after the request (reconciledAt has whole seconds).
+   */
+  async function hardRefresh(): Promise<void> {
+    const at = Math.floor(Date.now() / 1000) * 1000;
+    kubectl(['annotate', 'application', APP, '-n', ARGOCD_NAMESPACE, '--overwrite', 'argocd.argoproj.io/refresh=hard']);
+    await waitFor(
+      'Argo CD compared again after a hard refresh',
+      async () => {
+        const a = await application();
+        return a.metadata?.annotations?.['argocd.argoproj.io/refresh'] === undefined && Date.parse(a.status?.reconciledAt ?? '') >= at;
+      },
+      { timeoutMs: 120_000, intervalMs: 500, describe: view },
+    );
+  }
+
+  /**
+   * Argo CD's comparison of the last commit with the cluster, as `argocd app diff` and the UI show it (the controller's
+   * status: the app's sync status and each managed resource's): Synced at the commit, every resource Synced and none to
+   * prune, exactly the objects of the commit's crds/ and dist/ managed (no HTTPRoute and no agent Service among them:
+   * were the route in dist/, it would be one; were the agent's objects tracked, they would show here, OutOfSync or to
+   * prune), and the health not Degraded. Returns the resource count.
+   */
+  async function expectNoDrift(what: string, agentObjects: ReadonlyMap<string, unknown>): Promise<number> {
+    const { commit, sha } = commits.at(-1)!;
+    const s = (await application()).status;
+    expect(s?.sync?.status, `${what}: the Application's sync status`).toBe('Synced');
+    expect(s?.sync?.revisions?.[0] ?? s?.sync?.revision, `${what}: the revision compared`).toBe(sha);
+    expect(s?.health?.status, `${what}: the Application's health`).not.toBe('Degraded');
+    const resources = s?.resources ?? [];
+    const key = (r: (typeof resources)[number]) => (r.namespace ? `${r.kind}/${r.namespace}/${r.name}` : `${r.kind}/${r.name}`);
+    expect(
+      resources.filter((r) => r.status !== 'Synced' || r.requiresPruning).map((r) => `${key(r)} ${r.status}${r.requiresPruning ? ' (prune)' : ''}`),
+      `${what}: resources OutOfSync or to prune`,
+    ).toEqual([]);
+    expect(
+      resources.filter((r) => r.kind === 'HTTPRoute' || agentObjects.has(key(r))).map(key),
+      `${what}: the agent's route and Services among Argo CD's resources`,
+    ).toEqual([]);
+    const dist = distObjects(commit);
+    expect(dist.filter((o) => o.kind === 'HTTPRoute' || agentObjects.has(objectKey(o))).map(objectKey), `${what}: the agent's objects in dist/`).toEqual([]);
+    expect(new Set(resources.filter((r) => r.kind !== 'CustomResourceDefinition').map(key)), `${what}: the resources Argo CD manages`).toEqual(
+      new Set(dist.map(objectKey)),
+    );
+    return resources.length;
+  }
+
+  test("traffic mode Weighted: the agent's HTTPRoute and revision Services are no drift through a rollout of a new image, after hard refreshes, with either diff", async () => {
+    const log = (s: string) => console.error(s);
+    // The platform's gateway, before the commits: the Gateway API's CRDs, Traefik, the Gateway the route attaches to.
+    await startLabGateway(log);
+    gateway = true;
+    const syncsBefore = automatedSyncs(argocd).length;
+    const historyBefore = (await view()).history.length;
+
+    // Mode Weighted and the agent's traffic Role, one commit; web rolls to 1.6.0 and the agent routes it.
+    await deliver(weightedRelease('w1-weighted', '1.6.0'));
+    await waitAllHealthy('web Healthy at 1.6.0 in mode Weighted');
+    const w1 = await expectAgentTraffic('web at 1.6.0, its route accepted', (t) => t.phase === 'Healthy');
+    const targets1 = await webTargetRevisions();
+    expect(
+      Object.keys(w1.weights).every((r) => targets1.includes(r)),
+      'weights only for 1.6.0',
+    ).toBe(true);
+    expect(Object.values(w1.weights).reduce((a, b) => a + b, 0)).toBe(10_000);
+    await hardRefresh();
+    await expectNoDrift('mode Weighted at 1.6.0', w1.objects);
+    expect(identities(await agentTrafficObjects()), "the agent's objects after the hard refresh").toEqual(identities(w1.objects));
+
+    // A new image through Git, behind the approval gate: group 1 Ready, 25 % on 1.6.1 in the accepted route.
+    const start = await deliver(weightedRelease('w2-weighted', '1.6.1', GATE_AFTER_CANARY));
+    await webHealth('Suspended');
+    const gate = await expectAgentTraffic(
+      'group 1 of 1.6.1 weighted and accepted at the gate',
+      (t) => t.phase === 'WaitingForConfirmation' && t.traffic?.group === 1,
+    );
+    const targets2 = await webTargetRevisions();
+    const canary = Object.entries(gate.weights).filter(([r]) => targets2.includes(r));
+    const stable = Object.entries(gate.weights).filter(([r]) => !targets2.includes(r));
+    expect(canary.length, '1.6.1 revisions weighted').toBeGreaterThan(0);
+    expect(stable.length, '1.6.0 revisions weighted').toBeGreaterThan(0);
+    expect(
+      canary.reduce((a, [, w]) => a + w, 0),
+      "1.6.1's weight at the gate",
+    ).toBe(2_500);
+    expect(
+      stable.reduce((a, [, w]) => a + w, 0),
+      "1.6.0's weight at the gate",
+    ).toBe(7_500);
+    await hardRefresh();
+    expect((await view()).health, 'the Application at the gate').toBe('Suspended');
+    await expectNoDrift('at the gate', gate.objects);
+    expect(identities(await agentTrafficObjects()), "the agent's objects at the gate after the hard refresh").toEqual(identities(gate.objects));
+
+    edctl(['approve', 'web', '-n', 'shop']);
+    await webHealth('Healthy');
+    await waitAllHealthy('web Healthy at 1.6.1');
+    const done = await expectAgentTraffic('1.6.1 carries all the weight', (t) => t.phase === 'Healthy');
+    expect(
+      Object.keys(done.weights).every((r) => targets2.includes(r)),
+      'weights only for 1.6.1',
+    ).toBe(true);
+    expect(Object.values(done.weights).reduce((a, b) => a + b, 0)).toBe(10_000);
+    const route = done.objects.get('HTTPRoute/shop/web')!;
+    expect(route.metadata.uid, 'the route updated in place through the rollout').toBe(w1.objects.get('HTTPRoute/shop/web')!.metadata.uid);
+    expect(route.metadata.generation, 'the route written at each step').toBeGreaterThan(gate.objects.get('HTTPRoute/shop/web')!.metadata.generation ?? 0);
+    await hardRefresh();
+    const diff = (a: ArgocdLab) => (a.state.serverSideDiff ? 'server-side diff' : 'default diff');
+    const firstDiff = diff(argocd);
+    const managed = await expectNoDrift(`after the rollout (${firstDiff})`, done.objects);
+    await waitFor('the Application Healthy', async () => (await view()).health === 'Healthy', { timeoutMs: 120_000, intervalMs: 500, describe: view });
+
+    // The same comparison with the other diff (the suite runs server-side diff from its v7 commit on).
+    argocd = await startArgocd({ serverSideDiff: !argocd.state.serverSideDiff }, log);
+    await hardRefresh();
+    await expectNoDrift(`after the rollout (${diff(argocd)})`, done.objects);
+    expect(identities(await agentTrafficObjects()), "the agent's objects after both engines' comparisons").toEqual(identities(done.objects));
+
+    // Never OutOfSync while the agent wrote its route and Services, one sync per commit, none of the agent's making.
+    const drift = outOfSyncBetweenCommits().filter((d) => d.includes('w1-weighted') || d.includes('w2-weighted'));
+    expect(drift, 'samples OutOfSync after a Weighted commit had synced').toEqual([]);
+    expect((await view()).history.length).toBe(historyBefore + 2);
+    expect(automatedSyncs(argocd).length - syncsBefore).toBe(2);
+    report.push(
+      `mode Weighted: route generation ${route.metadata.generation}, ${done.objects.size - 1} revision Service(s) at 1.6.1 ` +
+        `(${gate.objects.size - 1} at the gate, 1.6.1 at ${canary.reduce((a, [, w]) => a + w, 0) / 100} %); ${managed} resources managed, none OutOfSync, ` +
+        `${drift.length} OutOfSync samples, 2 syncs for 2 commits; hard refreshes with ${firstDiff}, then with ${diff(argocd)}`,
+    );
+    report.push(`timeline of the Weighted release (w2):\n${await sampler!.timelineUntilNow(start, show)}`);
+  }, 900_000);
 });

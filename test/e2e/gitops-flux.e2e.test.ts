@@ -3,7 +3,9 @@
 // ExternalArtifact), while the real agent runs under the install's own ServiceAccount. Then commits rendered with the
 // constructs roll the web service: the Kustomization's health follows the rollout, a deadline and an invalid spec fail
 // it through the ExtendedDeployment's own expressions (never through kstatus' fail-fast on a ReplicaSet), a fix gets
-// through while a region's nodes are down, and Flux never fights the agent over spec.replicas.
+// through while a region's nodes are down, and Flux never fights the agent over spec.replicas. With traffic mode
+// Weighted (the install with AgentInstall's `traffic`, Traefik accepting routes on the lab's Gateway), the HTTPRoute
+// and revision Services the agent owns stay out of the inventory, and no reconcile applies, prunes or changes them.
 import { readFileSync } from 'node:fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -11,17 +13,20 @@ import { removeLocalDisks } from './local-disks.js';
 import { FLUX_CASES } from '../../gitops/health-cases.js';
 import { fixtureFile } from '../../gitops/fixtures.js';
 import { FLUX_NAMESPACE, FluxLab, applyServerSide, fluxHealth, kubectl, startFlux, stopGitops, type FluxRevision } from '../cluster/gitops.js';
-import { repoRoot } from '../cluster/build.js';
+import { ensureGatewayBinaries, repoRoot } from '../cluster/build.js';
 import { failNodes, healNodes } from '../cluster/lab.js';
 import type { AgentProcess } from './agent-process.js';
 import {
   AGENT_FIELD_MANAGER,
+  GATE_AFTER_CANARY,
   Sampler,
   changedObjects,
   committedTree,
   distObjects,
   edctl,
+  agentTrafficObjects,
   evictKeptPod,
+  expectAgentTraffic,
   expectApplyOrder,
   extendedDeployments,
   fieldOwners,
@@ -34,9 +39,15 @@ import {
   removeExamples,
   removeProjectCrds,
   removeScratch,
+  identities,
+  removeLabGateway,
   startAgentAsInstalled,
+  startLabGateway,
   waitAllHealthy,
   webRelease,
+  webTargetRevisions,
+  weightedRelease,
+  type TrafficObject,
   type Commit,
 } from './gitops-kit.js';
 import { rawRequest, waitFor } from './helpers.js';
@@ -55,6 +66,18 @@ interface Ready {
 interface FluxView {
   readonly apps: Ready;
   readonly crds: Ready;
+}
+
+/** The objects a Kustomization applied and would prune (`Kind/namespace/name`, from its status.inventory). */
+async function inventory(name: string): Promise<string[]> {
+  const k = (await rawRequest('GET', `/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/${FLUX_NAMESPACE}/kustomizations/${name}`)) as {
+    status?: { inventory?: { entries?: { id: string }[] } };
+  };
+  // An entry's id is `<namespace>_<name>_<group>_<kind>` (fluxcd/pkg/ssa ObjMetadata), names have no `_`.
+  return (k.status?.inventory?.entries ?? []).map((e) => {
+    const [namespace, n, , kind] = e.id.split('_');
+    return namespace ? `${kind}/${namespace}/${n}` : `${kind}/${n}`;
+  });
 }
 
 async function kustomization(name: string): Promise<Ready & { handled?: string }> {
@@ -112,6 +135,7 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
   const commits: Commit[] = [];
   const published: { commit: Commit; at: number; revision: FluxRevision }[] = [];
   const report: string[] = [];
+  let gateway = false;
 
   /** Publishes a commit as the source's next revision; returns when. */
   function publish(commit: Commit): number {
@@ -124,8 +148,10 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
 
   /** The apply of the last published revision by the apps Kustomization, once it happened (health checks may still run). */
   async function waitApplied(): Promise<ApplyRecord> {
-    const { revision } = published.at(-1)!.revision;
-    return waitFor(`${APPS} applied ${revision}`, async () => applies(flux, 0).find((r) => r.kustomization === APPS && r.revision === revision), {
+    // Since the publication: a lab kept from an earlier run has applied the same tree, under the same revision, before.
+    const last = published.at(-1)!;
+    const { revision } = last.revision;
+    return waitFor(`${APPS} applied ${revision}`, async () => applies(flux, last.at).find((r) => r.kustomization === APPS && r.revision === revision), {
       timeoutMs: 180_000,
       intervalMs: 500,
       describe: () => kustomization(APPS),
@@ -167,6 +193,8 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
   beforeAll(async () => {
     await removeProjectCrds();
     flux = await startFlux((s) => console.error(s));
+    // Traefik for the mode Weighted test, built here on a cold cache (minutes; test/cluster/README.md), not in the test.
+    await ensureGatewayBinaries('traefik', (s) => console.error(s));
     disks = await provideExampleDisks();
   }, 45 * 60_000);
 
@@ -180,6 +208,7 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
     await stopGitops('flux');
     await removeExamples([committedTree(), ...commits]);
     await removeLocalDisks(disks);
+    if (gateway) await removeLabGateway((s) => console.error(s));
     removeScratch();
   }, 300_000);
 
@@ -393,4 +422,143 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
     expect(checked).toBeGreaterThanOrEqual(7);
     report.push(`drift: each of ${checked} commits after the first configured exactly the objects its render changed`);
   });
+
+  /**
+   * What Flux holds against the agent's traffic objects: the apps Kustomization's inventory (what it applied, and would
+   * prune once gone from Git) is exactly the last commit's dist/, which has no HTTPRoute and none of the agent's
+   * Services. Were the route in dist/, it would be in the inventory; were the agent's objects in it, Flux would prune
+   * them when a revision drops them.
+   */
+  async function expectNotInventoried(what: string, agentObjects: ReadonlyMap<string, TrafficObject>): Promise<number> {
+    const dist = distObjects(published.at(-1)!.commit);
+    const held = await inventory(APPS);
+    expect(
+      held.filter((k) => k.startsWith('HTTPRoute/') || agentObjects.has(k)),
+      `${what}: the agent's objects in ${APPS}' inventory`,
+    ).toEqual([]);
+    expect(dist.filter((o) => o.kind === 'HTTPRoute' || agentObjects.has(objectKey(o))).map(objectKey), `${what}: the agent's objects in dist/`).toEqual([]);
+    expect(new Set(held), `${what}: ${APPS}' inventory`).toEqual(new Set(dist.map(objectKey)));
+    return held.length;
+  }
+
+  /**
+   * A forced reconcile (`flux reconcile kustomization`) applies the last commit again: it changes nothing, applies none
+   * of the agent's objects, and leaves them as they were (same uid: not pruned and made again; same resourceVersion: not
+   * written), the Kustomization Ready at the same revision.
+   */
+  async function expectReconcileLeavesAgentObjects(what: string, agentObjects: ReadonlyMap<string, TrafficObject>): Promise<void> {
+    const { revision } = published.at(-1)!.revision;
+    const since = Date.now();
+    await forceReconcile();
+    const after = applies(flux, since).filter((r) => r.kustomization === APPS);
+    expect(after.length, `${what}: applies of the forced reconcile`).toBeGreaterThanOrEqual(1);
+    for (const r of after) {
+      expect(r.revision).toBe(revision);
+      expect(touched(r), `${what}: objects a forced reconcile changed`).toEqual([]);
+      expect(
+        Object.keys(r.output).filter((k) => k.startsWith('HTTPRoute/') || agentObjects.has(k)),
+        `${what}: the agent's objects applied`,
+      ).toEqual([]);
+    }
+    expect(identities(await agentTrafficObjects()), `${what}: the agent's route and Services after the forced reconcile`).toEqual(identities(agentObjects));
+    const k = await kustomization(APPS);
+    expect([k.status, k.revision], `${what}: ${APPS} after the forced reconcile`).toEqual(['True', revision]);
+  }
+
+  /** Waits until the apps Kustomization is Ready at the last published revision (applied and healthy). */
+  async function waitReadyAtLast(what: string): Promise<void> {
+    const { revision } = published.at(-1)!.revision;
+    await waitFor(
+      what,
+      async () => {
+        const k = await kustomization(APPS);
+        return k.status === 'True' && k.revision === revision;
+      },
+      { timeoutMs: 300_000, intervalMs: 1000, describe: view },
+    );
+  }
+
+  test("traffic mode Weighted: Flux neither applies, inventories, prunes nor changes the agent's HTTPRoute and revision Services through a rollout of a new image", async () => {
+    const log = (s: string) => console.error(s);
+    // The platform's gateway, before the commits: the Gateway API's CRDs, Traefik, the Gateway the route attaches to.
+    await startLabGateway(log);
+    gateway = true;
+
+    // Mode Weighted and the agent's traffic Role, one commit; web rolls to 1.6.0 and the agent routes it.
+    await deliver(weightedRelease('w1-weighted', '1.6.0'));
+    await waitAllHealthy('web Healthy at 1.6.0 in mode Weighted');
+    await waitReadyAtLast(`${APPS} Ready at w1-weighted`);
+    const w1 = await expectAgentTraffic('web at 1.6.0, its route accepted', (t) => t.phase === 'Healthy');
+    const targets1 = await webTargetRevisions();
+    expect(
+      Object.keys(w1.weights).every((r) => targets1.includes(r)),
+      'weights only for 1.6.0',
+    ).toBe(true);
+    expect(Object.values(w1.weights).reduce((a, b) => a + b, 0)).toBe(10_000);
+    await expectNotInventoried('mode Weighted at 1.6.0', w1.objects);
+    await expectReconcileLeavesAgentObjects('mode Weighted at 1.6.0', w1.objects);
+
+    // A new image through Git, behind the approval gate: group 1 Ready, 25 % on 1.6.1 in the accepted route.
+    const w2 = weightedRelease('w2-weighted', '1.6.1', GATE_AFTER_CANARY);
+    const start = await deliver(w2);
+    const gate = await expectAgentTraffic(
+      'group 1 of 1.6.1 weighted and accepted at the gate',
+      (t) => t.phase === 'WaitingForConfirmation' && t.traffic?.group === 1,
+    );
+    const targets2 = await webTargetRevisions();
+    const canary = Object.entries(gate.weights).filter(([r]) => targets2.includes(r));
+    const stable = Object.entries(gate.weights).filter(([r]) => !targets2.includes(r));
+    expect(canary.length, '1.6.1 revisions weighted').toBeGreaterThan(0);
+    expect(stable.length, '1.6.0 revisions weighted').toBeGreaterThan(0);
+    expect(
+      canary.reduce((a, [, w]) => a + w, 0),
+      "1.6.1's weight at the gate",
+    ).toBe(2_500);
+    expect(
+      stable.reduce((a, [, w]) => a + w, 0),
+      "1.6.0's weight at the gate",
+    ).toBe(7_500);
+    // At the gate a reconcile request waits for the running health check; the same tree as a new revision is the
+    // reconcile (it cancels the health check, CancelHealthCheckOnNewRevision): with two revisions' Services live.
+    const atGate = Date.now();
+    await deliver({ ...w2, label: 'w2-again' });
+    const gateApplies = applies(flux, atGate).filter((r) => r.kustomization === APPS);
+    expect(gateApplies.length).toBeGreaterThan(0);
+    for (const r of gateApplies) {
+      expect(touched(r), 'objects a reconcile at the gate changed').toEqual([]);
+      expect(
+        Object.keys(r.output).filter((k) => k.startsWith('HTTPRoute/') || gate.objects.has(k)),
+        "the agent's objects applied at the gate",
+      ).toEqual([]);
+    }
+    expect(identities(await agentTrafficObjects()), "the agent's route and Services after the reconcile at the gate").toEqual(identities(gate.objects));
+    await expectNotInventoried('at the gate', gate.objects);
+
+    edctl(['approve', 'web', '-n', 'shop']);
+    await waitAllHealthy('web Healthy at 1.6.1');
+    await waitReadyAtLast(`${APPS} Ready at w2 after the rollout`);
+    const done = await expectAgentTraffic('1.6.1 carries all the weight', (t) => t.phase === 'Healthy');
+    expect(
+      Object.keys(done.weights).every((r) => targets2.includes(r)),
+      'weights only for 1.6.1',
+    ).toBe(true);
+    expect(Object.values(done.weights).reduce((a, b) => a + b, 0)).toBe(10_000);
+    const route = done.objects.get('HTTPRoute/shop/web')!;
+    expect(route.metadata.uid, 'the route updated in place through the rollout').toBe(w1.objects.get('HTTPRoute/shop/web')!.metadata.uid);
+    expect(route.metadata.generation, 'the route written at each step').toBeGreaterThan(gate.objects.get('HTTPRoute/shop/web')!.metadata.generation ?? 0);
+    const held = await expectNotInventoried('after the rollout', done.objects);
+    await expectReconcileLeavesAgentObjects('after the rollout', done.objects);
+    expectEachApplyChangedItsDiff();
+
+    // The Kustomization was never Ready while web rolled (its health is the ExtendedDeployment's), and Ready after.
+    const samples = sampler!.between(start);
+    for (const s of samples.filter((x) => x.web === 'Progressing' || x.web === 'WaitingForConfirmation'))
+      expect(s.engine.apps.status, `Kustomization while web was ${s.web}`).not.toBe('True');
+    report.push(
+      `mode Weighted: route generation ${route.metadata.generation}, ${done.objects.size - 1} revision Service(s) at 1.6.1 ` +
+        `(${gate.objects.size - 1} at the gate, 1.6.1 at ${canary.reduce((a, [, w]) => a + w, 0) / 100} %); inventory of ${held} objects without them; ` +
+        'forced reconciles and the reconcile at the gate changed, applied and pruned none of them',
+    );
+    report.push(`timeline of the Weighted release (w2):\n${await sampler!.timelineUntilNow(start, show)}`);
+  }, 900_000);
 });

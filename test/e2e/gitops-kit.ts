@@ -11,11 +11,17 @@ import { parse, parseAllDocuments, stringify } from 'yaml';
 import { writeApp } from '../../constructs/synth.js';
 import { API_GROUP } from '../../core/api/identity.js';
 import { KEEPER_LABEL, NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../../core/labels.js';
-import { examplesApp } from '../../examples/app.js';
+import { examplesApp, type ExamplesInstall } from '../../examples/app.js';
 import type { MultiArchWebRelease } from '../../examples/multi-arch-web.js';
+import type { StrategyProps, TrafficProps } from '../../constructs/index.js';
+import { AGENT_MANAGER, MANAGED_BY_LABEL } from '../../core/traffic/objects.js';
+import { revisionServiceName } from '../../core/traffic/services.js';
 import { repoRoot } from '../cluster/build.js';
-import { kubectl, type Manifest } from '../cluster/gitops.js';
-import { auditLogPath, kubeconfigPath } from '../cluster/lab.js';
+import { gatewayApiCrdFiles, installGatewayApiCrds } from '../cluster/gateway-api.js';
+import { applyServerSide, kubectl, type Manifest } from '../cluster/gitops.js';
+import { auditLogPath, freePorts, kubeconfigPath, stopProcess } from '../cluster/lab.js';
+import { GATEWAY_CLASS, GATEWAY_NAMESPACE, TRAEFIK, gatewayManifests, gatewayParentRef, startTraefik } from '../cluster/traefik.js';
+import { waitGatewayProgrammed } from '../cluster/traffic.js';
 import { AgentProcess } from './agent-process.js';
 import { auditEvents, isWrite } from './audit-log.js';
 import { expect } from 'vitest';
@@ -43,11 +49,11 @@ export function committedTree(): Commit {
   return { label: 'committed', root };
 }
 
-/** The examples rendered with the constructs, with another release of the web service (`shop/web`). */
-export function webRelease(label: string, release: MultiArchWebRelease): Commit {
+/** The examples rendered with the constructs, with another release of the web service (`shop/web`), and install. */
+export function webRelease(label: string, release: MultiArchWebRelease, install: ExamplesInstall = {}): Commit {
   const root = join(scratch, label);
   cpSync(join(repoRoot, 'crds'), join(root, 'crds'), { recursive: true });
-  writeApp(examplesApp(release), join(root, 'dist'));
+  writeApp(examplesApp(release, install), join(root, 'dist'));
   return { label, root };
 }
 
@@ -456,4 +462,205 @@ export async function removeExamples(commits: readonly Commit[]): Promise<void> 
 /** Removes the scratch directory of rendered commits. */
 export function removeScratch(): void {
   rmSync(scratch, { recursive: true, force: true });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// traffic mode Weighted: the agent's HTTPRoute and revision Services, which no commit holds
+
+/**
+ * web's traffic in mode Weighted: the agent's route `shop/web` attached to the lab's Gateway (startLabGateway), 25 %
+ * to the new revision once group 1 is Ready, a short drain before the last group.
+ */
+export const WEIGHTED_TRAFFIC: TrafficProps = {
+  mode: 'Weighted',
+  service: { port: 80, targetPort: 'http' },
+  route: { parentRefs: [gatewayParentRef()], hostnames: ['shop.example.com'] },
+  steps: [25],
+  drainSeconds: 2,
+};
+
+/**
+ * web's strategy for a Weighted rollout that stops at a gate with two revisions weighted: a first group of one pod per
+ * region (`Beta`), then groups of half a region, and one approval, after the first group. (At the barrier into the
+ * last group the previous revisions are drained to weight 0 before it: with two groups that would be the gate.)
+ */
+export const GATE_AFTER_CANARY: StrategyProps = { rolloutStrategy: 'Beta', needWaitingForConfirm: true, needFirstConfirm: true };
+
+/** A release of web with traffic mode Weighted, the agent installed with AgentInstall's `traffic` (its write Role). */
+export function weightedRelease(label: string, version: string, strategy: StrategyProps = {}): Commit {
+  return webRelease(label, { version, strategy: { ...strategy, traffic: WEIGHTED_TRAFFIC } }, { traffic: true });
+}
+
+/**
+ * A real gateway for the agent's routes: the Gateway API's standard CRDs, Traefik on the host (this lab has no network
+ * namespace: Traefik routes nothing here, it only accepts routes, as a gateway of a cluster does, which is what makes
+ * the agent count a step as applied), the GatewayClass and the Gateway `gateways/public` its web entry point serves.
+ */
+export async function startLabGateway(log: (s: string) => void): Promise<void> {
+  await installGatewayApiCrds(log);
+  const [webPort, metricsPort] = (await freePorts(2)) as [number, number];
+  await startTraefik(metricsPort, log, webPort);
+  applyServerSide({ objects: gatewayManifests(webPort) });
+  await waitGatewayProgrammed(120_000);
+}
+
+/** Stops Traefik and removes the Gateway, its class and the Gateway API's CRDs (the suites after these expect none). */
+export async function removeLabGateway(log: (s: string) => void): Promise<void> {
+  await stopProcess(TRAEFIK, log);
+  kubectl(['delete', 'namespace', GATEWAY_NAMESPACE, '--ignore-not-found', '--timeout=120s']);
+  kubectl(['delete', 'gatewayclass', GATEWAY_CLASS, '--ignore-not-found', '--timeout=60s']);
+  kubectl(['delete', ...gatewayApiCrdFiles().flatMap((f) => ['-f', f]), '--ignore-not-found', '--timeout=120s']);
+}
+
+/** What Traefik's Gateway provider writes route status as. */
+const TRAEFIK_FIELD_MANAGER = 'traefik';
+
+/** A Service or HTTPRoute as the API server holds it. */
+export interface TrafficObject {
+  metadata: {
+    name: string;
+    uid: string;
+    resourceVersion: string;
+    generation?: number;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+    managedFields?: { manager: string; subresource?: string }[];
+  };
+  spec?: {
+    rules?: { backendRefs?: { name: string; weight?: number }[] }[];
+    selector?: Record<string, string>;
+  };
+  status?: { parents?: { conditions?: { type: string; status: string; observedGeneration?: number }[] }[] };
+}
+
+/** web's traffic as its status records it: the rollout revision, group, the weights by revision, the accepted generation. */
+export interface WebTraffic {
+  readonly uid: string;
+  readonly phase?: string;
+  readonly revision?: string;
+  readonly currentGroup?: number;
+  readonly traffic?: { revision?: string; group?: number; weights?: { revision: string; weight: number }[]; appliedGeneration?: number; message?: string };
+}
+
+export async function webTraffic(): Promise<WebTraffic> {
+  const ed = (await rawRequest('GET', `/apis/${API_GROUP}/v1beta1/namespaces/shop/extendeddeployments/web`)) as {
+    metadata: { uid: string };
+    status?: Omit<WebTraffic, 'uid'>;
+  };
+  const s = ed.status ?? {};
+  return {
+    uid: ed.metadata.uid,
+    ...(s.phase !== undefined && { phase: s.phase }),
+    ...(s.revision !== undefined && { revision: s.revision }),
+    ...(s.currentGroup !== undefined && { currentGroup: s.currentGroup }),
+    ...(s.traffic !== undefined && { traffic: s.traffic }),
+  };
+}
+
+/**
+ * Every object in `shop` that is not Git's and that traffic shifting made: the HTTPRoute `web` (undefined when there is
+ * none) and the Services labelled with web's name that carry a revision label (`web-<revision>`); by `Kind/ns/name`.
+ */
+export async function agentTrafficObjects(): Promise<Map<string, TrafficObject>> {
+  const objects = new Map<string, TrafficObject>();
+  const routes = (await rawRequest('GET', '/apis/gateway.networking.k8s.io/v1/namespaces/shop/httproutes')) as { items: TrafficObject[] };
+  for (const r of routes.items) objects.set(`HTTPRoute/shop/${r.metadata.name}`, r);
+  const selector = encodeURIComponent(`${NAME_LABEL}=web,${REVISION_LABEL}`);
+  const services = (await rawRequest('GET', `/api/v1/namespaces/shop/services?labelSelector=${selector}`)) as { items: TrafficObject[] };
+  for (const s of services.items) objects.set(`Service/shop/${s.metadata.name}`, s);
+  return objects;
+}
+
+/** uid and resourceVersion of each object: what a prune (a new uid, or none) or any write (a new resourceVersion) changes. */
+export function identities(objects: ReadonlyMap<string, TrafficObject>): Record<string, string> {
+  return Object.fromEntries([...objects].map(([key, o]) => [key, `${o.metadata.uid}@${o.metadata.resourceVersion}`]));
+}
+
+/** The revisions web's regions go to (their ReplicaSets' template): the canary side of a rollout. */
+export async function webTargetRevisions(): Promise<string[]> {
+  const selector = encodeURIComponent(`${NAME_LABEL}=web,!${KEEPER_LABEL}`);
+  const list = (await rawRequest('GET', `/apis/apps/v1/namespaces/shop/replicasets?labelSelector=${selector}`)) as {
+    items: { spec?: { template?: { metadata?: { labels?: Record<string, string> } } } }[];
+  };
+  return list.items.map((rs) => rs.spec?.template?.metadata?.labels?.[REVISION_LABEL] ?? '').sort();
+}
+
+/**
+ * Waits until web's status shows weights of its current rollout accepted (and `want`) and the agent made exactly what
+ * they say: the HTTPRoute `shop/web` whose every rule's backendRefs are the status' weights, accepted by every parent
+ * Gateway at the route's current generation (the one the status records), and a Service `web-<revision>` per weighted
+ * revision. Then asserts that each is controlled by the ExtendedDeployment (its uid), labelled as the agent's, carries
+ * no engine's tracking mark and was written by the agent alone. Returns the status, the objects and the weights by
+ * revision.
+ */
+export async function expectAgentTraffic(
+  what: string,
+  want: (t: WebTraffic) => boolean,
+): Promise<{ traffic: WebTraffic; objects: Map<string, TrafficObject>; weights: Record<string, number> }> {
+  // One consistent reading: the status the same before and after the objects were read, and the objects what it says
+  // (the agent writes the status first, then the route; it deletes the Services of revisions no longer weighted a
+  // moment after the step). Never consistent within the time is the failure, with the last reading.
+  const byService = (t: WebTraffic) =>
+    Object.fromEntries((t.traffic?.weights ?? []).map((w) => [`Service/shop/${revisionServiceName('web', w.revision)}`, w.weight]));
+  const read = async () => {
+    const traffic = await webTraffic();
+    const objects = await agentTrafficObjects();
+    const again = await webTraffic();
+    const route = objects.get('HTTPRoute/shop/web');
+    const weights = byService(traffic);
+    return {
+      traffic,
+      objects,
+      applied: traffic.traffic?.revision === traffic.revision && traffic.traffic?.appliedGeneration !== undefined,
+      statusStable: JSON.stringify(again) === JSON.stringify(traffic),
+      routeGeneration: route?.metadata.generation,
+      backends: (route?.spec?.rules ?? []).map((r) => Object.fromEntries((r.backendRefs ?? []).map((b) => [`Service/shop/${b.name}`, b.weight]))),
+      accepted: (route?.status?.parents ?? []).map((p) => p.conditions?.find((c) => c.type === 'Accepted')),
+      weights,
+      services: [...objects.keys()].filter((k) => k.startsWith('Service/')).sort(),
+    };
+  };
+  const reading = await waitFor(
+    what,
+    async () => {
+      const r = await read();
+      const g = r.routeGeneration;
+      const consistent =
+        r.applied &&
+        r.statusStable &&
+        want(r.traffic) &&
+        g !== undefined &&
+        g === r.traffic.traffic?.appliedGeneration &&
+        r.backends.length > 0 &&
+        r.backends.every((b) => JSON.stringify(b) === JSON.stringify(r.weights)) &&
+        r.accepted.length > 0 &&
+        r.accepted.every((c) => c?.status === 'True' && c.observedGeneration === g) &&
+        JSON.stringify(r.services) === JSON.stringify(Object.keys(r.weights).sort());
+      return consistent ? r : undefined;
+    },
+    { timeoutMs: 300_000, intervalMs: 1000, describe: async () => ({ ...(await read()), objects: undefined }) },
+  );
+  const { traffic, objects, weights } = reading;
+  const byRevision = Object.fromEntries((traffic.traffic?.weights ?? []).map((w) => [w.revision, w.weight]));
+  expect(Object.keys(weights).length, 'weighted revisions').toBeGreaterThan(0);
+  for (const [key, o] of objects) {
+    expect(o.metadata.ownerReferences, `owner of ${key}`).toEqual([
+      expect.objectContaining({ apiVersion: `${API_GROUP}/v1beta1`, kind: 'ExtendedDeployment', name: 'web', uid: traffic.uid, controller: true }),
+    ]);
+    expect(o.metadata.labels?.[MANAGED_BY_LABEL], `managed-by of ${key}`).toBe(AGENT_MANAGER);
+    const marks = [...Object.keys(o.metadata.labels ?? {}), ...Object.keys(o.metadata.annotations ?? {})].filter(
+      (k) => k.startsWith('argocd.argoproj.io/') || k.startsWith('kustomize.toolkit.fluxcd.io/') || k === 'app.kubernetes.io/instance',
+    );
+    expect(marks, `GitOps tracking marks on ${key}`).toEqual([]);
+    // Whoever ever wrote an object is among its field managers: the agent alone wrote these, the gateway only the
+    // route's status; an engine's apply (argocd-controller, kustomize-controller) would be here for good.
+    const managers = (sub: boolean) => [...new Set((o.metadata.managedFields ?? []).filter((m) => !!m.subresource === sub).map((m) => m.manager))];
+    expect(managers(false), `field managers of ${key}`).toEqual([AGENT_FIELD_MANAGER]);
+    expect(
+      managers(true).filter((m) => m !== TRAEFIK_FIELD_MANAGER),
+      `field managers of ${key}'s status`,
+    ).toEqual([]);
+  }
+  return { traffic, objects, weights: byRevision };
 }

@@ -23,11 +23,12 @@ describe('buildsLast', () => {
       'traffic-lab.e2e.test.ts',
       'traffic.e2e.test.ts',
     ]);
-    expect(builds).toEqual(['argocd', 'flux', 'traefik']);
+    expect(builds).toEqual(['argocd', 'traefik', 'flux']);
   });
 
   it('names only the builds of the suites that run, and none when no other suite runs first to overlap them with', () => {
     expect(buildsLast(['traffic.e2e.test.ts', 'scale.e2e.test.ts'], path).builds).toEqual(['traefik']);
+    expect(buildsLast(['gitops-flux.e2e.test.ts', 'scale.e2e.test.ts'], path).builds).toEqual(['flux', 'traefik']);
     expect(buildsLast(['traffic.e2e.test.ts', 'traffic-lab.e2e.test.ts'], path)).toEqual({
       order: ['traffic-lab.e2e.test.ts', 'traffic.e2e.test.ts'],
       builds: [],
