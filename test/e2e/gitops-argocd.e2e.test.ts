@@ -47,6 +47,9 @@ import {
   startAgentAsInstalled,
   startLabGateway,
   webTargetRevisions,
+  expectAllWeightOn,
+  expectCanarySplit,
+  CANARY_WEIGHT,
   weightedRelease,
   waitAllHealthy,
   webRelease,
@@ -484,12 +487,7 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     await deliver(weightedRelease('w1-weighted', '1.6.0'));
     await waitAllHealthy('web Healthy at 1.6.0 in mode Weighted');
     const w1 = await expectAgentTraffic('web at 1.6.0, its route accepted', (t) => t.phase === 'Healthy');
-    const targets1 = await webTargetRevisions();
-    expect(
-      Object.keys(w1.weights).every((r) => targets1.includes(r)),
-      'weights only for 1.6.0',
-    ).toBe(true);
-    expect(Object.values(w1.weights).reduce((a, b) => a + b, 0)).toBe(10_000);
+    expectAllWeightOn(w1.weights, await webTargetRevisions(), '1.6.0');
     await hardRefresh();
     await expectNoDrift('mode Weighted at 1.6.0', w1.objects);
     expect(identities(await agentTrafficObjects()), "the agent's objects after the hard refresh").toEqual(identities(w1.objects));
@@ -502,18 +500,7 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
       (t) => t.phase === 'WaitingForConfirmation' && t.traffic?.group === 1,
     );
     const targets2 = await webTargetRevisions();
-    const canary = Object.entries(gate.weights).filter(([r]) => targets2.includes(r));
-    const stable = Object.entries(gate.weights).filter(([r]) => !targets2.includes(r));
-    expect(canary.length, '1.6.1 revisions weighted').toBeGreaterThan(0);
-    expect(stable.length, '1.6.0 revisions weighted').toBeGreaterThan(0);
-    expect(
-      canary.reduce((a, [, w]) => a + w, 0),
-      "1.6.1's weight at the gate",
-    ).toBe(2_500);
-    expect(
-      stable.reduce((a, [, w]) => a + w, 0),
-      "1.6.0's weight at the gate",
-    ).toBe(7_500);
+    expectCanarySplit(gate.weights, targets2, CANARY_WEIGHT);
     await hardRefresh();
     expect((await view()).health, 'the Application at the gate').toBe('Suspended');
     await expectNoDrift('at the gate', gate.objects);
@@ -523,11 +510,7 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     await webHealth('Healthy');
     await waitAllHealthy('web Healthy at 1.6.1');
     const done = await expectAgentTraffic('1.6.1 carries all the weight', (t) => t.phase === 'Healthy');
-    expect(
-      Object.keys(done.weights).every((r) => targets2.includes(r)),
-      'weights only for 1.6.1',
-    ).toBe(true);
-    expect(Object.values(done.weights).reduce((a, b) => a + b, 0)).toBe(10_000);
+    expectAllWeightOn(done.weights, targets2, '1.6.1');
     const route = done.objects.get('HTTPRoute/shop/web')!;
     expect(route.metadata.uid, 'the route updated in place through the rollout').toBe(w1.objects.get('HTTPRoute/shop/web')!.metadata.uid);
     expect(route.metadata.generation, 'the route written at each step').toBeGreaterThan(gate.objects.get('HTTPRoute/shop/web')!.metadata.generation ?? 0);
@@ -550,7 +533,7 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     expect(automatedSyncs(argocd).length - syncsBefore).toBe(2);
     report.push(
       `mode Weighted: route generation ${route.metadata.generation}, ${done.objects.size - 1} revision Service(s) at 1.6.1 ` +
-        `(${gate.objects.size - 1} at the gate, 1.6.1 at ${canary.reduce((a, [, w]) => a + w, 0) / 100} %); ${managed} resources managed, none OutOfSync, ` +
+        `(${gate.objects.size - 1} at the gate, 1.6.1 at ${CANARY_WEIGHT / 100} %); ${managed} resources managed, none OutOfSync, ` +
         `${drift.length} OutOfSync samples, 2 syncs for 2 commits; hard refreshes with ${firstDiff}, then with ${diff(argocd)}`,
     );
     report.push(`timeline of the Weighted release (w2):\n${await sampler!.timelineUntilNow(start, show)}`);

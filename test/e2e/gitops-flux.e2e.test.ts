@@ -46,6 +46,9 @@ import {
   waitAllHealthy,
   webRelease,
   webTargetRevisions,
+  expectAllWeightOn,
+  expectCanarySplit,
+  CANARY_WEIGHT,
   weightedRelease,
   type TrafficObject,
   type Commit,
@@ -489,12 +492,7 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
     await waitAllHealthy('web Healthy at 1.6.0 in mode Weighted');
     await waitReadyAtLast(`${APPS} Ready at w1-weighted`);
     const w1 = await expectAgentTraffic('web at 1.6.0, its route accepted', (t) => t.phase === 'Healthy');
-    const targets1 = await webTargetRevisions();
-    expect(
-      Object.keys(w1.weights).every((r) => targets1.includes(r)),
-      'weights only for 1.6.0',
-    ).toBe(true);
-    expect(Object.values(w1.weights).reduce((a, b) => a + b, 0)).toBe(10_000);
+    expectAllWeightOn(w1.weights, await webTargetRevisions(), '1.6.0');
     await expectNotInventoried('mode Weighted at 1.6.0', w1.objects);
     await expectReconcileLeavesAgentObjects('mode Weighted at 1.6.0', w1.objects);
 
@@ -506,18 +504,7 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
       (t) => t.phase === 'WaitingForConfirmation' && t.traffic?.group === 1,
     );
     const targets2 = await webTargetRevisions();
-    const canary = Object.entries(gate.weights).filter(([r]) => targets2.includes(r));
-    const stable = Object.entries(gate.weights).filter(([r]) => !targets2.includes(r));
-    expect(canary.length, '1.6.1 revisions weighted').toBeGreaterThan(0);
-    expect(stable.length, '1.6.0 revisions weighted').toBeGreaterThan(0);
-    expect(
-      canary.reduce((a, [, w]) => a + w, 0),
-      "1.6.1's weight at the gate",
-    ).toBe(2_500);
-    expect(
-      stable.reduce((a, [, w]) => a + w, 0),
-      "1.6.0's weight at the gate",
-    ).toBe(7_500);
+    expectCanarySplit(gate.weights, targets2, CANARY_WEIGHT);
     // At the gate a reconcile request waits for the running health check; the same tree as a new revision is the
     // reconcile (it cancels the health check, CancelHealthCheckOnNewRevision): with two revisions' Services live.
     const atGate = Date.now();
@@ -538,11 +525,7 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
     await waitAllHealthy('web Healthy at 1.6.1');
     await waitReadyAtLast(`${APPS} Ready at w2 after the rollout`);
     const done = await expectAgentTraffic('1.6.1 carries all the weight', (t) => t.phase === 'Healthy');
-    expect(
-      Object.keys(done.weights).every((r) => targets2.includes(r)),
-      'weights only for 1.6.1',
-    ).toBe(true);
-    expect(Object.values(done.weights).reduce((a, b) => a + b, 0)).toBe(10_000);
+    expectAllWeightOn(done.weights, targets2, '1.6.1');
     const route = done.objects.get('HTTPRoute/shop/web')!;
     expect(route.metadata.uid, 'the route updated in place through the rollout').toBe(w1.objects.get('HTTPRoute/shop/web')!.metadata.uid);
     expect(route.metadata.generation, 'the route written at each step').toBeGreaterThan(gate.objects.get('HTTPRoute/shop/web')!.metadata.generation ?? 0);
@@ -556,7 +539,7 @@ describe('Flux kustomize-controller syncs crds/ and dist/ with the shipped Kusto
       expect(s.engine.apps.status, `Kustomization while web was ${s.web}`).not.toBe('True');
     report.push(
       `mode Weighted: route generation ${route.metadata.generation}, ${done.objects.size - 1} revision Service(s) at 1.6.1 ` +
-        `(${gate.objects.size - 1} at the gate, 1.6.1 at ${canary.reduce((a, [, w]) => a + w, 0) / 100} %); inventory of ${held} objects without them; ` +
+        `(${gate.objects.size - 1} at the gate, 1.6.1 at ${CANARY_WEIGHT / 100} %); inventory of ${held} objects without them; ` +
         'forced reconciles and the reconcile at the gate changed, applied and pruned none of them',
     );
     report.push(`timeline of the Weighted release (w2):\n${await sampler!.timelineUntilNow(start, show)}`);

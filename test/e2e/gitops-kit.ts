@@ -471,11 +471,14 @@ export function removeScratch(): void {
  * web's traffic in mode Weighted: the agent's route `shop/web` attached to the lab's Gateway (startLabGateway), 25 %
  * to the new revision once group 1 is Ready, a short drain before the last group.
  */
+/** The weight (of 10,000) of WEIGHTED_TRAFFIC's one step: the new release's at the gate after its first group. */
+export const CANARY_WEIGHT = 2_500;
+
 export const WEIGHTED_TRAFFIC: TrafficProps = {
   mode: 'Weighted',
   service: { port: 80, targetPort: 'http' },
   route: { parentRefs: [gatewayParentRef()], hostnames: ['shop.example.com'] },
-  steps: [25],
+  steps: [CANARY_WEIGHT / 100],
   drainSeconds: 2,
 };
 
@@ -663,4 +666,24 @@ export async function expectAgentTraffic(
     ).toEqual([]);
   }
   return { traffic, objects, weights: byRevision };
+}
+
+/** Asserts that every weight is on one of `revisions` (web's regions' targets), 10,000 in all. */
+export function expectAllWeightOn(weights: Readonly<Record<string, number>>, revisions: readonly string[], what: string): void {
+  expect(
+    Object.keys(weights).every((r) => revisions.includes(r)),
+    `weights only for ${what}`,
+  ).toBe(true);
+  expect(Object.values(weights).reduce((a, b) => a + b, 0)).toBe(10_000);
+}
+
+/** Asserts the split at the gate after the canary group: `canary` of 10,000 on the new `revisions`, the rest on old ones. */
+export function expectCanarySplit(weights: Readonly<Record<string, number>>, revisions: readonly string[], canary: number): void {
+  const sum = (entries: [string, number][]) => entries.reduce((a, [, w]) => a + w, 0);
+  const isNew = Object.entries(weights).filter(([r]) => revisions.includes(r));
+  const isOld = Object.entries(weights).filter(([r]) => !revisions.includes(r));
+  expect(isNew.length, 'new revisions weighted').toBeGreaterThan(0);
+  expect(isOld.length, 'old revisions weighted').toBeGreaterThan(0);
+  expect(sum(isNew), "the new release's weight at the gate").toBe(canary);
+  expect(sum(isOld), "the old release's weight at the gate").toBe(10_000 - canary);
 }
