@@ -514,15 +514,18 @@ async function main(): Promise<void> {
     await Promise.all(
       members.map(async (m) => {
         await run(kubectl, ['--kubeconfig', m.kubeconfig, 'apply', '--server-side', '-f', join(repoRoot, 'crds')]);
-        await run(kubectl, [
-          '--kubeconfig',
-          m.kubeconfig,
-          'wait',
-          '--for=condition=Established',
-          '--timeout=60s',
-          `crd/extendeddeployments.${GROUP}`,
-          `crd/deployregions.${GROUP}`,
-        ]);
+        // Not `kubectl wait --for=condition=Established`: it fails at once on a CRD without status yet.
+        for (const crd of [`extendeddeployments.${GROUP}`, `deployregions.${GROUP}`]) {
+          for (let tries = 0; ; tries++) {
+            const got = await m.api.request<{ status?: { conditions?: { type: string; status: string }[] } }>(
+              'GET',
+              `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`,
+            );
+            if (got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+            if (tries >= 240) throw new Error(`CRD ${crd} not Established within 60 s`);
+            await sleep(250);
+          }
+        }
         for (const name of [AGENT_NAMESPACE, ns]) {
           await m.api.request('POST', '/api/v1/namespaces', { metadata: { name } }).catch((e: unknown) => {
             if (!(e instanceof ApiError && e.code === 409)) throw e;

@@ -18,7 +18,8 @@ import { parse } from 'yaml';
 import { PEER_TOKEN_EXPIRES_ANNOTATION, peerReaderObjects } from '../../cli/fleet-connect.js';
 import { PEER_LABEL, peerSecretName } from '../../core/fleet/peers.js';
 import { binDirFor, readPins, repoRoot } from '../cluster/build.js';
-import { topologyNodes } from '../cluster/lab.js';
+import { waitCrdsEstablished } from '../cluster/gitops.js';
+import { inLab, topologyNodes } from '../cluster/lab.js';
 import { startFleet, fleetMemory, type Fleet, type FleetMember } from './fleet-lab.js';
 import { createNamespace, errorCode, nodeReady, testPod, uniqueName, waitFor } from './helpers.js';
 import { extendedDeployment, GROUP, VERSION } from './rollout-kit.js';
@@ -144,13 +145,11 @@ describe('edctl fleet connect', () => {
     // In a: the CRDs (the lab's kubectl, as a GitOps tool applies crds/), an ExtendedDeployment and the agent's Lease.
     const a = member('a');
     const kubectl = join(binDirFor(readPins()), 'kubectl');
-    for (const args of [
-      ['apply', '--server-side', '-f', join(repoRoot, 'crds')],
-      ['wait', '--for=condition=Established', '--timeout=60s', `crd/extendeddeployments.${GROUP}`],
-    ]) {
-      const r = spawnSync(kubectl, ['--kubeconfig', a.kubeconfig, ...args], { encoding: 'utf8' });
-      if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-    }
+    const args = ['apply', '--server-side', '-f', join(repoRoot, 'crds')];
+    const r = spawnSync(kubectl, ['--kubeconfig', a.kubeconfig, ...args], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+    // Not `kubectl wait --for=condition=Established`: it fails at once on a CRD without status yet (CI hit it).
+    await inLab(a.dir, a.name, () => waitCrdsEstablished([`extendeddeployments.${GROUP}`]));
     edNamespace = await createNamespace('fleet-ed', a.core);
     const ed = extendedDeployment(edNamespace, 'x', { image: 'registry.example/app:1', replicas: [1] });
     // An Established CRD can take a moment more to be served.

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { stringify } from 'yaml';
 import { binDirFor, readPins, repoRoot } from '../cluster/build.js';
+import { waitCrdsEstablished } from '../cluster/gitops.js';
 import { failNodes, healNodes, inLab, livePid, startProcess } from '../cluster/lab.js';
 import { AgentProcess } from './agent-process.js';
 import { auditEvents } from './audit-log.js';
@@ -190,7 +191,8 @@ beforeAll(async () => {
   fleet = await startFleet(['a', 'b', 'c']);
   for (const m of fleet.members) {
     kubectlIn(m, 'apply', '--server-side', '-f', join(repoRoot, 'crds'));
-    kubectlIn(m, 'wait', '--for=condition=Established', '--timeout=60s', `crd/extendeddeployments.${GROUP}`, `crd/deployregions.${GROUP}`);
+    // Not `kubectl wait --for=condition=Established`: it fails at once on a CRD without status yet (CI hit it).
+    await inLab(m.dir, m.name, () => waitCrdsEstablished([`extendeddeployments.${GROUP}`, `deployregions.${GROUP}`]));
     for (const namespace of [AGENT_NAMESPACE, NAMESPACE]) {
       try {
         await m.core.createNamespace({ body: { metadata: { name: namespace } } });
