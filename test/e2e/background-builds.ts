@@ -5,8 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
-import type { BuildName } from '../cluster/build.js';
-import { repoRoot } from '../cluster/build.js';
+import { repoRoot, type BuildName } from '../cluster/build.js';
 import { labDir } from '../cluster/lab.js';
 
 /** Suites that need builds of their own, in the order they run; the builds are made in the order they are first needed. */
@@ -20,7 +19,7 @@ const SUITE_BUILDS: readonly (readonly [suite: string, builds: readonly BuildNam
 
 const pidPath = () => join(labDir(), 'background-builds.pid');
 /** Outside `logs/`, which every lab start empties. */
-export const backgroundBuildsLog = () => join(labDir(), 'background-builds.log');
+const backgroundBuildsLog = () => join(labDir(), 'background-builds.log');
 
 /**
  * Starts `lab:build lab <builds…>` niced in its own process group (the lab first: the global setup needs it at once
