@@ -6,7 +6,7 @@ import { FakeClock } from './runtime/clock.js';
 import { EvictionBlockedError } from './eviction.js';
 import { silentLogger } from './runtime/log.js';
 import { edKeyOf } from './keys.js';
-import { Reconciler, type ReconcilerPorts } from './reconciler.js';
+import { PROGRESS_WRITES_PER_SECOND, Reconciler, type ReconcilerPorts } from './reconciler.js';
 import { controlledBy } from '../core/kube/test-support.js';
 import { agentCaches, recorder, webExtendedDeployment } from './reconciler-test-support.js';
 
@@ -80,7 +80,7 @@ describe('Reconciler', () => {
     expect(result.outcome).toBe('synced');
     expect(result.requeueAfterMs).toBeGreaterThan(0);
     // The Beta group replaces one old pod: only that one is marked.
-    expect(calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'scale:ReplicaSet:3', 'event:RolloutStarted', 'event:GroupStarted']);
+    expect(calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'scale:ReplicaSet:3', 'event:RolloutStarted']);
   });
 
   it('within a group acts first, and writes a change of counts alone one interval after acting', async () => {
@@ -123,6 +123,34 @@ describe('Reconciler', () => {
     t.advance(600);
     expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(400);
     expect(calls).toEqual(['markOld:web-amd-a', 'scale:ReplicaSet:3']);
+  });
+
+  it('stretches the wait of counts while many keys have counts waiting: about PROGRESS_WRITES_PER_SECOND in all', async () => {
+    const t = clock();
+    const first = recorder();
+    await new Reconciler({ caches: world().caches, ports: first.ports, clock: t, log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
+    // The cluster after that reconcile (its status, the ReplicaSet scaled, the old pods marked, a new pod Pending):
+    // only counts changed.
+    const { caches, pods } = world({ status: first.statuses[0], replicas: 3, newPod: true });
+    for (const pod of pods)
+      if (pod.metadata.name !== 'web-amd-c') Object.assign(pod.metadata, { annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } });
+    const { calls, ports } = recorder();
+    const reconciler = new Reconciler({ caches, ports, clock: t, log: silentLogger });
+    const { countsPendingSince: pending, lastWrite } = reconciler as unknown as { countsPendingSince: Map<string, number>; lastWrite: Map<string, number> };
+    lastWrite.set('shop/web', t.now());
+    // 49 other keys wait with counts of their own: with this one, 50 at 10 per second is 5 s each.
+    for (let i = 0; i < 49; i++) pending.set(`shop/other-${i}`, t.now());
+    expect(50 / PROGRESS_WRITES_PER_SECOND).toBe(5);
+    expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(5_000);
+    t.advance(1_000);
+    expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(4_000);
+    expect(calls).toEqual([]);
+    // The others were written meanwhile: the interval is back to one second, which has passed.
+    pending.clear();
+    pending.set('shop/web', t.now() - 1_000);
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
+    expect(calls).toEqual(['status:Progressing:1']);
+    expect(pending.size).toBe(0);
   });
 
   it('acts and writes the status in one reconcile when the status records more than counts', async () => {
@@ -187,7 +215,7 @@ describe('Reconciler', () => {
     const first = recorder();
     const reconciler = new Reconciler({ caches: w.caches, ports: first.ports, clock: clock(), log: silentLogger });
     await reconciler.reconcile(edKeyOf('shop', 'web'));
-    expect(first.calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'scale:ReplicaSet:3', 'event:RolloutStarted', 'event:GroupStarted']);
+    expect(first.calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'scale:ReplicaSet:3', 'event:RolloutStarted']);
     // The cache shows the status write, not yet the scale and the mark: planning now would write them again.
     Object.assign(w.ed, { status: first.statuses[0], metadata: { ...w.ed.metadata, resourceVersion: '11' } });
     const before = first.calls.length;
@@ -266,7 +294,7 @@ describe('Reconciler', () => {
     release.splice(0).forEach((r) => r());
     await done;
     expect(log).toEqual(['start markOld', 'start markOld', 'end markOld', 'end markOld', 'start scale', 'end scale']);
-    expect(calls.filter((c) => !c.startsWith('markOld'))).toEqual(['status:Progressing:1', 'scale:ReplicaSet:4', 'event:RolloutStarted', 'event:GroupStarted']);
+    expect(calls.filter((c) => !c.startsWith('markOld'))).toEqual(['status:Progressing:1', 'scale:ReplicaSet:4', 'event:RolloutStarted']);
   });
 
   it('waits for every mark of a run, then fails the reconcile with the first failure, before anything after it', async () => {
@@ -430,7 +458,6 @@ describe('Reconciler and PodDisruptionBudgets', () => {
       'refused:web-amd-a',
       'event:EvictionBlocked',
       'event:RolloutStarted',
-      'event:GroupStarted',
     ]);
 
     catchUp(w, statuses.at(-1));

@@ -1,5 +1,5 @@
 import type { DeployRegion } from '../api/deploy-region.js';
-import { extendedDeploymentStatus, movesEnabled, type ExtendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import { movesEnabled, type ExtendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { byName } from '../by-name.js';
 import { distributeReplicas } from '../distribution.js';
 import { fleetReplicas } from '../fleet/look.js';
@@ -20,7 +20,8 @@ import {
 import { ED_KIND } from '../api/identity.js';
 import { historyEntries, type HistoryEntry, type HistoryOwner } from '../history/entries.js';
 import { isControlledBy, ownerId, podControllers, type OwnerId } from '../ownership.js';
-import { parseDeployRegion, parseExtendedDeployment, refOf } from '../parse.js';
+import { refOf } from '../parse.js';
+import { parsedDeployRegion, parsedExtendedDeployment, parsedStatus, withoutStatus } from './parsed.js';
 import type { Problem } from '../problems.js';
 import { renderExtendedDeployment, workloadNameCollisions, workloadNamesMayCollide } from '../render.js';
 import { rolloutRevision as hashRolloutRevision } from '../revision.js';
@@ -122,13 +123,12 @@ function observeOne(
   counted: readonly CountedPods[],
 ): Observation {
   const generation = ed.metadata?.generation ?? 0;
-  const statusResult = extendedDeploymentStatus.safeParse(ed.status);
   // A status the agent cannot read is rebuilt from scratch rather than failing the object: status is derived data.
-  const status = ed.status !== undefined && statusResult.success ? statusResult.data : undefined;
+  const status = parsedStatus(ed);
   const raw = withoutStatus(ed);
   const invalid = (problems: readonly Problem[]): Observation => ({ ok: false, problems, generation, status });
 
-  const parsed = parseExtendedDeployment(raw);
+  const parsed = parsedExtendedDeployment(ed);
   if (!parsed.ok) {
     // The render adds the cross-field problems (found with the schema's broken fields left out), so the condition lists
     // every problem at once, as `edctl validate` does.
@@ -320,7 +320,7 @@ export function wantsMoves(ed: ExtendedDeploymentObject): boolean {
 /** The valid DeployRegions' node selections (an invalid one selects nothing: its problems are the render's to report). */
 export function regionSelectors(regions: readonly DeployRegionObject[]): NamedRegionSelector[] {
   return regions.flatMap((object) => {
-    const parsed = parseDeployRegion(withoutStatus(object));
+    const parsed = parsedDeployRegion(object);
     return parsed.ok
       ? [{ name: parsed.value.metadata.name, matchLabels: parsed.value.spec.matchLabels, matchExpressions: parsed.value.spec.matchExpressions }]
       : [];
@@ -329,13 +329,6 @@ export function regionSelectors(regions: readonly DeployRegionObject[]): NamedRe
 
 function placementOf(spec: PodSpec | undefined): PodPlacement {
   return { requests: podRequests(spec), tolerations: spec?.tolerations ?? [], nodeSelector: spec?.nodeSelector ?? {} };
-}
-
-/** The object without its status, which Git never writes and the spec schema does not describe. */
-function withoutStatus(ed: ExtendedDeploymentObject): ExtendedDeploymentObject {
-  const copy: ExtendedDeploymentObject = { ...ed };
-  delete copy.status;
-  return copy;
 }
 
 type Targets =
@@ -379,7 +372,7 @@ function deployRegionsByName(regionObjects: readonly DeployRegionObject[]): { re
   const regions = new Map<string, DeployRegion>();
   const invalid = new Set<string>();
   for (const object of regionObjects) {
-    const parsed = parseDeployRegion(withoutStatus(object));
+    const parsed = parsedDeployRegion(object);
     if (parsed.ok) regions.set(parsed.value.metadata.name, parsed.value);
     else if (object.metadata?.name) invalid.add(object.metadata.name);
   }

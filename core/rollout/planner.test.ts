@@ -199,7 +199,8 @@ describe('planRollout: decisions from one snapshot', () => {
       rolloutRegions: ['a', 'b'],
       observedGeneration: 3,
     });
-    expect(plan.events.map((e) => e.reason)).toEqual(['RolloutStarted', 'GroupStarted']);
+    // One Event for the transition: the rollout's start names its first group's.
+    expect(plan.events.map((e) => [e.reason, e.message])).toEqual([['RolloutStarted', 'rollout R1 started: 5 groups over a, b; group 1 started']]);
   });
 
   it('marks old pods for removal first and unmarks pods that are new again (rollback)', () => {
@@ -363,7 +364,8 @@ describe('planRollout: decisions from one snapshot', () => {
     const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]);
     const plan = planRollout(input({ ed: strategy, regions: group1Available(), status: inGroup(1, 5000) }));
     expect(plan.status).toMatchObject({ phase: 'Progressing', currentGroup: 2, lastGroupStartTime: new Date(T0).toISOString() });
-    expect(plan.events.map((e) => e.reason)).toEqual(['GroupCompleted', 'GroupStarted']);
+    // One Event for the transition: the group that completed is named by the one that starts.
+    expect(plan.events.map((e) => [e.reason, e.message])).toEqual([['GroupStarted', 'group 2 of 3 started; group 1 completed']]);
     // Within the same budgets: the surge is used up until the old pod is gone, so group 2 first scales down.
     expect(scales(plan)).toEqual(['a:6->5']);
     const notYet = planRollout(

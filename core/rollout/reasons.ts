@@ -22,8 +22,9 @@ export const Phases = {
  */
 export const RolloutEventReason = {
   RolloutStarted: 'RolloutStarted',
+  /** A group started; its message names the groups that completed just before it. */
   GroupStarted: 'GroupStarted',
-  GroupCompleted: 'GroupCompleted',
+  /** The last group completed. */
   RolloutCompleted: 'RolloutCompleted',
   /** A Paused or Degraded rollout goes on. */
   Resumed: 'Resumed',

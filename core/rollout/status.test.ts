@@ -81,3 +81,55 @@ describe('buildStatus', () => {
     expect(build([pod('p1'), crashing]).status.conditions?.find((c) => c.type === 'Progressing')?.message).toBe('group 1 of 2 in progress');
   });
 });
+
+describe('transition Events: one per transition', () => {
+  const transition = (previous: { revision: string; currentGroup: number; phase: Phase } | undefined, group: number, phase: Phase) => {
+    const r = region([pod('p1'), pod('p2'), pod('p3')]);
+    return buildStatus({
+      ed,
+      generation: 1,
+      rolloutRevision: 'R1',
+      regions: [r],
+      counts: new Map([['a', countPods(r, 30, T0)]]),
+      previous: previous && { ...previous, totalGroups: 4 },
+      rolloutRegions: ['a'],
+      totalGroups: 4,
+      phase,
+      group,
+      groupStart: new Date(T0).toISOString(),
+      reason: ProgressingReason.GroupProgressing,
+      message: 'in progress',
+      now: T0,
+    }).events.map((e) => `${e.reason}: ${e.message}`);
+  };
+
+  it.each<[string, { revision: string; currentGroup: number; phase: Phase } | undefined, number, Phase, string[]]>([
+    ['a rollout starting with its first group', undefined, 1, Phases.Progressing, ['RolloutStarted: rollout R1 started: 4 groups over a; group 1 started']],
+    ['a rollout waiting before its first group', undefined, 0, Phases.Progressing, ['RolloutStarted: rollout R1 started: 4 groups over a']],
+    [
+      'the first group after a wait',
+      { revision: 'R1', currentGroup: 0, phase: Phases.Progressing },
+      1,
+      Phases.Progressing,
+      ['GroupStarted: group 1 of 4 started'],
+    ],
+    [
+      'the next group',
+      { revision: 'R1', currentGroup: 1, phase: Phases.Progressing },
+      2,
+      Phases.Progressing,
+      ['GroupStarted: group 2 of 4 started; group 1 completed'],
+    ],
+    [
+      'two groups completed in one look',
+      { revision: 'R1', currentGroup: 1, phase: Phases.Progressing },
+      3,
+      Phases.Progressing,
+      ['GroupStarted: group 3 of 4 started; groups 1–2 completed'],
+    ],
+    ['the last group completed', { revision: 'R1', currentGroup: 4, phase: Phases.Progressing }, 4, Phases.Healthy, ['RolloutCompleted: rollout R1 completed']],
+    ['the same group, still going', { revision: 'R1', currentGroup: 2, phase: Phases.Progressing }, 2, Phases.Progressing, []],
+  ])('%s', (_, previous, group, phase, expected) => {
+    expect(transition(previous, group, phase)).toEqual(expected);
+  });
+});

@@ -182,29 +182,34 @@ export function buildStatus(input: StatusInput): { status: ExtendedDeploymentSta
   return { status, events: transitions(previous, status, { ...input, message }) };
 }
 
+/** `group 2` or `groups 2–3` of the groups `from`..`to` (inclusive). */
+function groupRange(from: number, to: number): string {
+  return from === to ? `group ${from}` : `groups ${from}–${to}`;
+}
+
+/**
+ * The Events of the transitions from `previous` to `next`, one per transition: a group starting is one Event that also
+ * names the groups it follows (they completed at that moment, never earlier: a group waiting at a gate is still the
+ * current one), and the rollout's start and end carry its first group's start and its last group's completion. Each
+ * Event is an API write, so a rollout of N groups without gates costs N + 1 of them, not 2N + 2.
+ */
 function transitions(previous: ExtendedDeploymentStatus | undefined, next: ExtendedDeploymentStatus, input: StatusInput): RolloutEvent[] {
   const events: RolloutEvent[] = [];
   const sameRollout = previous?.revision === next.revision;
   const prevGroup = sameRollout ? (previous?.currentGroup ?? 0) : 0;
   const prevPhase = sameRollout ? previous?.phase : undefined;
   const group = next.currentGroup ?? 0;
-  if (!sameRollout && input.totalGroups > 0) {
+  const total = input.totalGroups;
+  const groupStarted = group > prevGroup && total > 0 && next.phase !== Phases.Healthy;
+  if (!sameRollout && total > 0) {
     events.push({
       type: 'Normal',
       reason: RolloutEventReason.RolloutStarted,
-      message: `rollout ${input.rolloutRevision} started: ${input.totalGroups} groups over ${input.rolloutRegions.join(', ')}`,
+      message: `rollout ${input.rolloutRevision} started: ${total} groups over ${input.rolloutRegions.join(', ')}${groupStarted ? `; group ${group} started` : ''}`,
     });
-  }
-  if (group > prevGroup && input.totalGroups > 0) {
-    for (let g = Math.max(prevGroup, 1); g < Math.min(group, input.totalGroups); g++) {
-      events.push({
-        type: 'Normal',
-        reason: RolloutEventReason.GroupCompleted,
-        message: `group ${g} of ${input.totalGroups} completed${swapSummary(next.regions ?? [])}`,
-      });
-    }
-    if (next.phase !== Phases.Healthy)
-      events.push({ type: 'Normal', reason: RolloutEventReason.GroupStarted, message: `group ${group} of ${input.totalGroups} started` });
+  } else if (groupStarted) {
+    const completed = Math.max(prevGroup, 1) < group ? `; ${groupRange(Math.max(prevGroup, 1), group - 1)} completed${swapSummary(next.regions ?? [])}` : '';
+    events.push({ type: 'Normal', reason: RolloutEventReason.GroupStarted, message: `group ${group} of ${total} started${completed}` });
   }
   if (next.phase === prevPhase) return events;
   switch (next.phase) {
@@ -219,14 +224,12 @@ function transitions(previous: ExtendedDeploymentStatus | undefined, next: Exten
       break;
     case Phases.Healthy:
       // Once: a completed rollout that scaled since (Progressing, Scaling) and settled again completes nothing new.
-      if (input.totalGroups > 0 && prevPhase !== undefined && !rolloutCompleted(previous)) {
-        const summary = swapSummary(next.regions ?? []);
+      if (total > 0 && prevPhase !== undefined && !rolloutCompleted(previous)) {
         events.push({
           type: 'Normal',
-          reason: RolloutEventReason.GroupCompleted,
-          message: `group ${input.totalGroups} of ${input.totalGroups} completed${summary}`,
+          reason: RolloutEventReason.RolloutCompleted,
+          message: `rollout ${input.rolloutRevision} completed${swapSummary(next.regions ?? [])}`,
         });
-        events.push({ type: 'Normal', reason: RolloutEventReason.RolloutCompleted, message: `rollout ${input.rolloutRevision} completed${summary}` });
       }
       break;
     case Phases.Progressing:

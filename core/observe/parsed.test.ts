@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import type { ExtendedDeploymentObject } from '../kube/objects.js';
+import { parsedDeployRegion, parsedExtendedDeployment, parsedStatus } from './parsed.js';
+
+const ed = (resourceVersion: string | undefined, replicas = 5): ExtendedDeploymentObject => ({
+  apiVersion: 'extendeddeployment.io/v1beta1',
+  kind: 'ExtendedDeployment',
+  metadata: { name: 'web', namespace: 'shop', ...(resourceVersion !== undefined && { resourceVersion }) },
+  spec: {
+    replicas,
+    selector: { matchLabels: { app: 'web' } },
+    template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'shop/web:1' }] } },
+    regions: [{ name: 'amd' }],
+  },
+  status: { phase: 'Healthy', currentGroup: 2 },
+});
+
+const valueOf = <T>(result: { ok: true; value: T } | { ok: false }): T => {
+  if (!result.ok) throw new Error('expected a valid object');
+  return result.value;
+};
+
+describe('parsed objects, per object and resourceVersion', () => {
+  it('parses an object once per resourceVersion, and again once the object is at another', () => {
+    const object = ed('7');
+    const first = parsedExtendedDeployment(object);
+    expect(parsedExtendedDeployment(object)).toBe(first);
+    expect(parsedStatus(object)).toBe(parsedStatus(object));
+    expect(parsedStatus(object)).toMatchObject({ phase: 'Healthy', currentGroup: 2 });
+    // The same object changed in place with a new resourceVersion (as a test fixture may be): parsed again.
+    Object.assign(object.metadata!, { resourceVersion: '8' });
+    Object.assign(object.spec!, { replicas: 9 });
+    expect(valueOf(parsedExtendedDeployment(object)).spec.replicas).toBe(9);
+    // Another object at the same resourceVersion has results of its own.
+    expect(valueOf(parsedExtendedDeployment(ed('8', 3))).spec.replicas).toBe(3);
+  });
+
+  it('parses objects without a resourceVersion every time', () => {
+    const object = ed(undefined);
+    expect(parsedExtendedDeployment(object)).not.toBe(parsedExtendedDeployment(object));
+    expect(parsedExtendedDeployment(object)).toEqual(parsedExtendedDeployment(object));
+  });
+
+  it('freezes what it shares, so that no look can change the next one', () => {
+    const spec = valueOf(parsedExtendedDeployment(ed('1'))).spec;
+    expect(() => {
+      (spec.regions as { name: string }[]).push({ name: 'arm' });
+    }).toThrow(TypeError);
+    expect(() => Object.assign(spec.template.metadata!, { name: 'x' })).toThrow(TypeError);
+    const region = valueOf(
+      parsedDeployRegion({
+        apiVersion: 'extendeddeployment.io/v1beta1',
+        kind: 'DeployRegion',
+        metadata: { name: 'amd', resourceVersion: '3' },
+        spec: { matchLabels: { zone: 'a' } },
+      }),
+    );
+    expect(Object.isFrozen(region.spec.matchLabels)).toBe(true);
+  });
+
+  it('reads an unreadable status as none, and a missing one too', () => {
+    expect(parsedStatus({ ...ed('2'), status: { phase: 42 } })).toBeUndefined();
+    const { status: _status, ...withoutStatus } = ed('3');
+    expect(parsedStatus(withoutStatus)).toBeUndefined();
+  });
+});
