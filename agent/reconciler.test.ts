@@ -80,7 +80,7 @@ describe('Reconciler', () => {
     expect(result.outcome).toBe('synced');
     expect(result.requeueAfterMs).toBeGreaterThan(0);
     // The Beta group replaces one old pod: only that one is marked.
-    expect(calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'scale:ReplicaSet:3', 'event:RolloutStarted']);
+    expect(calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3', 'event:RolloutStarted']);
   });
 
   it('within a group acts first, and writes a change of counts alone one interval after acting', async () => {
@@ -94,7 +94,7 @@ describe('Reconciler', () => {
     const reconciler = new Reconciler({ caches, ports, clock: t, log: silentLogger });
     const result = await reconciler.reconcile(edKeyOf('shop', 'web'));
     // The new pod counts are not written while the key is busy acting: the mark's own event changes them again.
-    expect(calls).toEqual(['markOld:web-amd-a']);
+    expect(calls).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b']);
     expect(result.requeueAfterMs).toBe(1_000);
     for (const pod of pods)
       if (pod.metadata.name !== 'web-amd-c')
@@ -103,7 +103,7 @@ describe('Reconciler', () => {
     expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(1);
     t.advance(1);
     await reconciler.reconcile(edKeyOf('shop', 'web'));
-    expect(calls).toEqual(['markOld:web-amd-a', 'status:Progressing:1']);
+    expect(calls).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b', 'status:Progressing:1']);
     expect(calls.filter((c) => c.startsWith('event:'))).toEqual([]);
   });
 
@@ -122,7 +122,7 @@ describe('Reconciler', () => {
     Object.assign(replicaSets[0]!, { metadata: { ...replicaSets[0]!.metadata, resourceVersion: '2' }, spec: { ...replicaSets[0]!.spec, replicas: 2 } });
     t.advance(600);
     expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(400);
-    expect(calls).toEqual(['markOld:web-amd-a', 'scale:ReplicaSet:3']);
+    expect(calls).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3']);
   });
 
   it('stretches the wait of counts while many keys have counts waiting: about PROGRESS_WRITES_PER_SECOND in all', async () => {
@@ -215,7 +215,7 @@ describe('Reconciler', () => {
     const first = recorder();
     const reconciler = new Reconciler({ caches: w.caches, ports: first.ports, clock: clock(), log: silentLogger });
     await reconciler.reconcile(edKeyOf('shop', 'web'));
-    expect(first.calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'scale:ReplicaSet:3', 'event:RolloutStarted']);
+    expect(first.calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3', 'event:RolloutStarted']);
     // The cache shows the status write, not yet the scale and the mark: planning now would write them again.
     Object.assign(w.ed, { status: first.statuses[0], metadata: { ...w.ed.metadata, resourceVersion: '11' } });
     const before = first.calls.length;

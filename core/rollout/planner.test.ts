@@ -208,13 +208,30 @@ describe('planRollout: decisions from one snapshot', () => {
     expect(plan.actions.filter((a) => a.kind !== 'scale').map((a) => a.kind)).toEqual(['markOld', 'unmark']);
   });
 
-  it('marks only the old pods the current group replaces (maxUnavailable 0), those the ReplicaSet removes first anyway first', () => {
+  it('marks the old pods the current group and the next replace (maxUnavailable 0), those the ReplicaSet removes first anyway first', () => {
     const unready = pod('old', { markedOld: false, ready: false, readySince: undefined });
-    const plan = planRollout(input({ regions: [region('a', 5, [...olds(4).map((p) => ({ ...p, markedOld: false })), unready])] }));
-    // Group 1 (Beta) replaces one pod of five: one mark, on the pod that is not Ready, stamped with the time it is made.
-    expect(plan.actions.filter((a) => a.kind === 'markOld')).toEqual([
-      { kind: 'markOld', region: 'a', pod: unready.name, uid: unready.uid, at: new Date(T0).toISOString() },
-    ]);
+    const olders = olds(4).map((p) => ({ ...p, markedOld: false }));
+    const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 5 }]);
+    const plan = planRollout(input({ ed: strategy, regions: [region('a', 5, [...olders, unready])] }));
+    // Group 1 (Beta) replaces one pod of five, group 2 two more: three marks, first on the pod that is not Ready, then
+    // by name, each stamped with the time it is made. The rest wait for their groups.
+    const at = new Date(T0).toISOString();
+    expect(plan.actions.filter((a) => a.kind === 'markOld')).toEqual(
+      [unready, ...olders.slice(0, 2)].map((p) => ({ kind: 'markOld', region: 'a', pod: p.name, uid: p.uid, at })),
+    );
+    // Group 2 then marks what group 3 replaces: the pods it removes itself were marked a group earlier.
+    const inGroup2 = planRollout(
+      input({
+        ed: strategy,
+        regions: [
+          region('a', 5, [...olders.map((p, i) => ({ ...p, markedOld: i < 2, markedAt: T0 })), { ...unready, markedOld: true, markedAt: T0 }, ...news(1)], 6),
+        ],
+        status: inGroup(1, 5000),
+        now: T0 + 5000,
+      }),
+    );
+    expect(inGroup2.status.currentGroup).toBe(2);
+    expect(inGroup2.actions.filter((a) => a.kind === 'markOld').map((a) => 'pod' in a && a.pod)).toEqual(olders.slice(2).map((p) => p.name));
   });
 
   it.each([

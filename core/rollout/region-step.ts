@@ -82,16 +82,18 @@ const markOrder = (a: PodState, b: PodState) => Number(leavesFirst(b)) - Number(
  * pods as leave are marked (for MARK_SETTLE_MS) or not Ready, so the ReplicaSet can never pick a new one. Targets
  * are absolute, so repeating a step on a stale view writes the same value again.
  *
- * Where old pods leave only after their replacements are available (maxUnavailable 0), each group marks just the old
- * pods it removes, when it starts: the marks then settle while the new pods start and stay Ready for minReadySeconds,
- * and a rollout's first moments, when Git syncs many objects at once, carry one write per leaving pod rather than
- * one per old pod. Where old pods may leave at once, every old pod is marked at the rollout's start, so that each
- * later group finds its marks settled.
+ * Where old pods leave only after their replacements are available (maxUnavailable 0), each group marks the old pods
+ * it removes and those the next group removes (`nextWantNew`, its target), when it starts: the old pods a group
+ * replaces leave in the next group's first step, so their marks have had the whole of the previous group and this one
+ * to settle (marks made only when their own group started kept a scale-down waiting whenever a group took less than
+ * MARK_SETTLE_MS: pods Ready within a second), and a rollout's first moments, when Git syncs many objects at once,
+ * still carry a write per pod of two groups rather than one per old pod. Where old pods may leave at once, every old
+ * pod is marked at the rollout's start, so that each later group finds its marks settled.
  *
  * The old pods a partition keeps (partition.ts) are never marked for removal: they carry the hold mark, the highest
  * deletion cost, and new pods above the region's share leave around them only once every kept pod's mark has settled.
  */
-export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Budgets, minReadySeconds: number, now: number): RegionStep {
+export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Budgets, minReadySeconds: number, now: number, nextWantNew?: number): RegionStep {
   const counts = countPods(region, minReadySeconds, now);
   const desired = region.desired;
   // The group's target is the least new pods it needs. More (up to desired) stay: the ReplicaSet controller replaces an
@@ -133,7 +135,10 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   const unmarked = oldPods.filter((p) => !p.markedOld && !p.held && !holds.hold.includes(p)).sort(markOrder);
   // Counted with the pods the plan's simulation keeps as counts (RegionState.settled); picks are among listed pods.
   const marked = countWhere(region, (p) => isPodActive(p) && !isNew(p) && p.markedOld);
-  const markNow = budgets.maxUnavailable > 0 ? Math.min(unmarked.length, Math.max(0, counts.old - kept - marked)) : Math.max(0, oldExcess - marked);
+  // The next group's old pods are marked too: its scale-down then finds them settled, however short this group is.
+  const wantOldNext = nextWantNew === undefined ? wantOld : desired - Math.min(Math.max(nextWantNew, wantNew), desired - kept);
+  const markNow =
+    budgets.maxUnavailable > 0 ? Math.min(unmarked.length, Math.max(0, counts.old - kept - marked)) : Math.max(0, counts.old - wantOldNext - marked);
   for (const pod of unmarked.slice(0, markNow)) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid, at });
   for (const pod of active) if (isNew(pod) && (pod.markedOld || pod.held)) actions.push({ kind: 'unmark', region: region.name, pod: pod.name, uid: pod.uid });
 
