@@ -1,7 +1,7 @@
 import fastJsonPatch from 'fast-json-patch';
 import type { Operation } from 'fast-json-patch';
 import type { RegionOverrides } from './api/extended-deployment.js';
-import type { Container, PodTemplate, PodToleration } from './kube/objects.js';
+import type { Container, PodSpec, PodTemplate, PodToleration } from './kube/objects.js';
 import { RESERVED_LABELS } from './labels.js';
 import type { FieldPath } from './problems.js';
 
@@ -61,13 +61,23 @@ function allContainers(template: PodTemplate): Container[] {
 }
 
 /**
- * Applies typed overrides to a copy of `template`. Each container-keyed override must name a container of the
- * template; reserved labels may not be set. `at` is the overrides' path inside the ExtendedDeployment.
+ * Applies typed overrides to `template`, which is not changed: the result shares with it every part the overrides do
+ * not change (a template without overrides is `template` itself), so that the regions of a render share what no
+ * region changes instead of a copy each. Each container-keyed override must name a container of the template;
+ * reserved labels may not be set. `at` is the overrides' path inside the ExtendedDeployment.
  */
 export function applyTypedOverrides(template: PodTemplate, overrides: RegionOverrides | undefined, at: FieldPath): OverrideResult<PodTemplate> {
-  const out = cloneJson(template);
   const problems: OverrideProblem[] = [];
-  if (!overrides) return { template: out, problems };
+  if (!overrides) return { template, problems };
+
+  // Containers an override changes are copied whole (they are changed in place below), the others shared.
+  const changed = new Set([overrides.images, overrides.env, overrides.resources].flatMap((map) => Object.keys(map ?? {})));
+  const own = (list: Container[] | undefined) => list?.map((c) => (changed.has(c.name) ? cloneJson(c) : c));
+  const spec: PodSpec = { ...template.spec };
+  if (spec.containers) spec.containers = own(spec.containers);
+  if (spec.initContainers) spec.initContainers = own(spec.initContainers);
+  const metadata: NonNullable<PodTemplate['metadata']> = { ...template.metadata };
+  const out: PodTemplate = { ...template, metadata, spec };
 
   const containers = allContainers(out);
   const names = containers.map((c) => c.name);
@@ -102,14 +112,13 @@ export function applyTypedOverrides(template: PodTemplate, overrides: RegionOver
     }
   });
 
-  const metadata = (out.metadata ??= {});
   for (const key of Object.keys(overrides.labels ?? {})) {
     if (RESERVED_LABELS.includes(key)) problems.push({ path: [...at, 'labels', key], message: 'is set by the renderer and cannot be overridden' });
   }
-  if (overrides.labels) Object.assign((metadata.labels ??= {}), overrides.labels);
-  if (overrides.annotations) Object.assign((metadata.annotations ??= {}), overrides.annotations);
-  const spec = (out.spec ??= {});
-  if (overrides.nodeSelector) Object.assign((spec.nodeSelector ??= {}), overrides.nodeSelector);
+  // Object.assign onto a copy, as onto the template's own map before: the same members, in the same order.
+  if (overrides.labels) metadata.labels = Object.assign({ ...metadata.labels }, overrides.labels);
+  if (overrides.annotations) metadata.annotations = Object.assign({ ...metadata.annotations }, overrides.annotations);
+  if (overrides.nodeSelector) spec.nodeSelector = Object.assign({ ...spec.nodeSelector }, overrides.nodeSelector);
   if (overrides.tolerations) spec.tolerations = mergeTolerations(spec.tolerations, overrides.tolerations);
   return { template: out, problems };
 }

@@ -1,5 +1,5 @@
 import type { Toleration } from './api/common.js';
-import type { NodeSelectorRequirement, NodeSelectorTerm, PodTemplate } from './kube/objects.js';
+import type { NodeSelectorRequirement, NodeSelectorTerm, PodSpec, PodTemplate } from './kube/objects.js';
 import { mergeTolerations } from './overrides.js';
 import { selectorString } from './selector.js';
 import {
@@ -34,12 +34,12 @@ export interface Placement {
  * expressions) are AND-ed into every required node-selector term (a term is created when there is none), never
  * appended as an OR-ed term, which would let pods escape the region. The region's tolerations are added. A template
  * whose own node constraints exclude every node of the region is reported as a conflict; terms that do are dropped.
- * The template is changed in place and returned: the renderer passes its own copy of each region's template, and
- * copying every template once more was a measurable part of a render of thousands of them.
+ * `template` is not changed: the placed template is a new one that shares with it every part placement does not
+ * change (the renderer's regions share what no region changes, core/render.ts).
  */
 export function placeInRegion(template: PodTemplate, region: RegionNodes): Placement {
-  const out = template;
-  const spec = (out.spec ??= {});
+  const spec: PodSpec = { ...template.spec };
+  const out: PodTemplate = { ...template, spec };
   const requirements = regionRequirements(region);
   const constraints = keyConstraints(requirements);
 
@@ -54,9 +54,10 @@ export function placeInRegion(template: PodTemplate, region: RegionNodes): Place
     }
   }
 
-  const affinity = (spec.affinity ??= {});
-  const nodeAffinity = (affinity.nodeAffinity ??= {});
-  const required = (nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution ??= {});
+  // Each object on the way to the terms is copied, in its place (or added, as `??=` would add it).
+  const affinity = (spec.affinity = { ...spec.affinity });
+  const nodeAffinity = (affinity.nodeAffinity = { ...affinity.nodeAffinity });
+  const required = (nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution = { ...nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution });
   const terms = required.nodeSelectorTerms && required.nodeSelectorTerms.length > 0 ? required.nodeSelectorTerms : [{}];
   const satisfiable = terms.filter((term) => [...constraints].every(([key, constraint]) => termAllows(term, key, constraint)));
   if (satisfiable.length === 0) {

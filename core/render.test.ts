@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_NAMESPACE } from './api/common.js';
 import { API_VERSION } from './api/identity.js';
+import type { PodTemplate } from './kube/objects.js';
 import { formatProblem } from './problems.js';
 import { renderSet, workloadNamesMayCollide, type RenderedExtendedDeployment } from './render.js';
 
@@ -248,6 +249,101 @@ describe('renderExtendedDeployment: raw patches', () => {
     expect(rendered.parsed.spec.overriders).toEqual(written);
     expect(patched.spec.overriders).toEqual(written);
     expect(renderOne(patched).regions.map((r) => r.revision)).toEqual(rendered.regions.map((r) => r.revision));
+  });
+});
+
+describe('renderExtendedDeployment: what the regions share', () => {
+  const sharingRegions = [
+    ...regions,
+    {
+      apiVersion: API_VERSION,
+      kind: 'DeployRegion',
+      metadata: { name: 'gpu' },
+      spec: { matchLabels: { 'kubernetes.io/arch': 'riscv64' }, tolerations: [{ key: 'gpu', operator: 'Exists', effect: 'NoSchedule' }] },
+    },
+  ];
+  type Entry = { name: string; replicas: number; overrides?: object };
+  /** An in-place ExtendedDeployment (so each region gets a readiness gate) whose template has every part a region changes. */
+  const sharing = (entries: Entry[]) => ({
+    apiVersion: API_VERSION,
+    kind: 'ExtendedDeployment',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: {
+      replicas: 2 * entries.length,
+      subsetType: 'InplaceSet',
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' }, annotations: { team: 'shop' } },
+        spec: {
+          nodeSelector: { disk: 'ssd' },
+          tolerations: [{ key: 'base', operator: 'Exists' }],
+          affinity: {
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a', 'b'] }] }],
+              },
+            },
+          },
+          readinessGates: [{ conditionType: 'example.com/warm' }],
+          initContainers: [{ name: 'init', image: 'init:1', env: [{ name: 'MODE', value: 'init' }] }],
+          containers: [
+            { name: 'app', image: 'web:1', env: [{ name: 'A', value: '1' }], resources: { requests: { cpu: '1' } } },
+            { name: 'side', image: 'side:1' },
+          ],
+        },
+      },
+      regions: entries,
+      overriders: entries.some((e) => e.name === 'gpu')
+        ? [{ name: 'gpu', overriders: [{ op: 'add', path: '/spec/containers/1/args', value: ['--gpu'] }] }]
+        : [],
+    },
+  });
+  const entries: Entry[] = [
+    {
+      name: 'amd',
+      replicas: 2,
+      overrides: {
+        images: { app: 'web:1-amd', init: 'init:1-amd' },
+        env: { app: { A: '2', B: '3' }, init: { MODE: 'amd' } },
+        resources: { app: { limits: { cpu: '2' } } },
+        labels: { tier: 'amd' },
+        annotations: { note: 'amd' },
+        nodeSelector: { disk: 'nvme' },
+        tolerations: [{ key: 'amd', operator: 'Exists' }],
+      },
+    },
+    { name: 'arm', replicas: 2 },
+    { name: 'gpu', replicas: 2 },
+  ];
+  const render = (object: unknown): RenderedExtendedDeployment => {
+    const result = renderSet([...sharingRegions, object]);
+    if (!result.ok) throw new Error(result.problems.map(formatProblem).join('\n'));
+    return result.value.extendedDeployments[0]!;
+  };
+
+  it("gives each region the workload it gets rendered alone: no region's overrides, patches, placement or gate reach another", () => {
+    const together = render(sharing(entries));
+    for (const entry of entries) {
+      const alone = render(sharing([entry]));
+      const region = together.regions.find((r) => r.name === entry.name);
+      expect(region?.workload).toEqual(alone.regions[0]?.workload);
+      expect(region?.revision).toBe(alone.regions[0]?.revision);
+    }
+  });
+
+  it('changes neither the input nor the parsed template, and shares only what no region changes', () => {
+    const object = sharing(entries);
+    const written = structuredClone(object);
+    const rendered = render(object);
+    expect(object).toEqual(written);
+    expect(rendered.parsed.spec.template).toEqual(written.spec.template);
+    const containers = rendered.regions.map((r) => (r.workload as { spec: { template: PodTemplate } }).spec.template.spec?.containers ?? []);
+    const [amd, arm, gpu] = containers;
+    // The sidecar no override names is one object in amd and arm; gpu's patch gives gpu a copy of its own.
+    expect(amd?.[1]).toBe(arm?.[1]);
+    expect(gpu?.[1]).not.toBe(arm?.[1]);
+    expect(amd?.[0]).not.toBe(arm?.[0]);
+    expect(rendered.parsed.spec.template.spec.containers[1]).not.toBe(arm?.[1]);
   });
 });
 

@@ -26,7 +26,7 @@ import {
 } from './parse.js';
 import { placeInRegion } from './placement.js';
 import { failed, formatObject, formatPath, formatProblem, ok, ProblemList, type FieldPath, type ObjectRef, type Problem, type Result } from './problems.js';
-import { rolloutRevision, templateRevision } from './revision.js';
+import { RevisionCache, rolloutRevision, templateRevision } from './revision.js';
 import { selectorClashes } from './selector-clashes.js';
 import { selectorMatches } from './selector.js';
 import { workloadName } from './kube/workload-kinds.js';
@@ -119,7 +119,11 @@ export function renderExtendedDeployment(
 
   const inPlace = inPlaceEnabled(ed);
   const namespace = renderedNamespace(ed.metadata);
-  const baseTemplate = ed.spec.template;
+  // One copy per ExtendedDeployment, not one per region: every region's template shares with it what the region does
+  // not change, and nothing changes it (overrides, placement and the labels below copy what they change). It is a
+  // copy so that the workloads share nothing with the input or with `parsed`.
+  const baseTemplate = cloneJson(ed.spec.template);
+  const revisionCache = new RevisionCache();
   const baseLabels = ed.spec.template.metadata?.labels ?? {};
   const baseMatches = selectorMatches(ed.spec.selector, baseLabels);
   if (!baseMatches) problems.add(['spec', 'template', 'metadata', 'labels'], 'do not match spec.selector');
@@ -173,18 +177,17 @@ export function renderExtendedDeployment(
       }
     });
 
-    template.metadata = { ...template.metadata, labels: { ...labels, [NAME_LABEL]: ed.metadata.name, [REGION_LABEL]: placement.name } };
-    const placed = placeInRegion(template, {
+    const labelled = { ...template, metadata: { ...template.metadata, labels: { ...labels, [NAME_LABEL]: ed.metadata.name, [REGION_LABEL]: placement.name } } };
+    const placed = placeInRegion(labelled, {
       name: placement.name,
       matchLabels: region.spec.matchLabels,
       matchExpressions: region.spec.matchExpressions,
       tolerations: region.spec.tolerations,
     });
     if (placed.conflict) problems.add(['spec', 'regions', i, 'name'], placed.conflict);
-    const final = placed.template;
-    if (inPlace) addReadinessGate(final);
-    const revision = templateRevision(final);
-    final.metadata = { ...final.metadata, labels: { ...final.metadata?.labels, [REVISION_LABEL]: revision } };
+    const gated = inPlace ? withReadinessGate(placed.template) : placed.template;
+    const revision = templateRevision(gated, revisionCache);
+    const final = { ...gated, metadata: { ...gated.metadata, labels: { ...gated.metadata?.labels, [REVISION_LABEL]: revision } } };
 
     const replicas = distribution.ok ? (distribution.replicas[i] ?? 0) : 0;
     built.push({ name: placement.name, replicas, revision, workload: regionalWorkload(ed, namespace, placement.name, final) });
@@ -273,10 +276,11 @@ function isCountPath(path: FieldPath): boolean {
   return path.length === 2 || (typeof path[2] === 'number' && ['replicas', 'minReplicas', 'maxReplicas'].includes(String(path[3])));
 }
 
-function addReadinessGate(template: PodTemplate): void {
-  const spec = (template.spec ??= {});
-  const gates = (spec.readinessGates ??= []);
-  if (!gates.some((g) => g.conditionType === IN_PLACE_READINESS_GATE)) gates.push({ conditionType: IN_PLACE_READINESS_GATE });
+/** `template` with the in-place readiness gate added to a copy of its gates (when it has not got it), `template` unchanged. */
+function withReadinessGate(template: PodTemplate): PodTemplate {
+  const gates = template.spec?.readinessGates ?? [];
+  if (gates.some((g) => g.conditionType === IN_PLACE_READINESS_GATE)) return template;
+  return { ...template, spec: { ...template.spec, readinessGates: [...gates, { conditionType: IN_PLACE_READINESS_GATE }] } };
 }
 
 /**

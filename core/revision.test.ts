@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { PodTemplate } from './kube/objects.js';
 import { REVISION_LABEL, REVISIONS_ANNOTATION } from './labels.js';
-import { canonicalJson, rolloutRevision, templateRevision } from './revision.js';
+import { canonicalJson, RevisionCache, rolloutRevision, templateRevision } from './revision.js';
 import { defaultPullPolicy } from './template-defaults.js';
 
 const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] } };
@@ -84,6 +84,27 @@ function spelledOut(template: PodTemplate): PodTemplate {
   }
   return copy;
 }
+
+describe('templateRevision with a RevisionCache', () => {
+  const app = { name: 'app', image: 'web:1', imagePullPolicy: 'IfNotPresent', resources: {}, ports: [{ containerPort: 80, protocol: 'TCP' }], env: null };
+  // Written as JSON comes, defaults, nulls and odd shapes included: the revision takes any template.
+  const templates = [
+    template,
+    { spec: { containers: [app, { name: 'side', image: 'side', terminationMessagePath: '/dev/termination-log' }], initContainers: [app] } },
+    {
+      metadata: { labels: { [REVISION_LABEL]: 'x' } },
+      spec: { restartPolicy: 'Always', containers: [], initContainers: [], volumes: [{ name: 'v', secret: { defaultMode: 420 } }] },
+    },
+    { spec: { containers: [null, app] } },
+    { spec: { containers: { not: 'a list' } } },
+    { metadata: { labels: { app: 'web' } } },
+  ] as unknown as PodTemplate[];
+
+  it('gives every template the revision it gets without one, the containers it has seen included', () => {
+    const cache = new RevisionCache();
+    for (const t of [...templates, ...templates]) expect(templateRevision(t, cache)).toBe(templateRevision(t));
+  });
+});
 
 describe('revisions of the committed examples (an upgrade of edctl must not roll out every workload)', () => {
   const objects = committed();

@@ -1,12 +1,13 @@
 import { hash } from 'node:crypto';
 import type { PodTemplate } from './kube/objects.js';
 import { REVISION_LABEL } from './labels.js';
-import { withoutDefaults } from './template-defaults.js';
+import { containerWithoutDefaults, withoutDefaults, withoutDefaultsBy } from './template-defaults.js';
 
 /** JSON with object keys sorted at every level; arrays keep their order. The same value always gives the same text. */
 export function canonicalJson(value: unknown): string {
   // One string built as it goes: every template of a render is hashed, and joining lists of parts cost twice as much.
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (value instanceof CanonicalText) return value.text;
   if (Array.isArray(value)) {
     let text = '[';
     for (let i = 0; i < value.length; i++) {
@@ -55,13 +56,39 @@ export function shortHash(value: unknown): string {
   return hash('sha256', canonicalJson(value)).slice(0, 10);
 }
 
+/** Canonical JSON made already, which canonicalJson writes as it is (only RevisionCache makes one). */
+class CanonicalText {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * What templateRevision keeps between the templates of one render: the canonical JSON of each container object it
+ * has made, so that a container the regions of an ExtendedDeployment share (core/render.ts) is made once, not once per
+ * region. Only for templates whose containers nobody changes while the cache is in use.
+ */
+export class RevisionCache {
+  readonly #containers = new Map<object, CanonicalText>();
+
+  /** A container's entry in the template's canonical JSON: its form without defaults, as text. */
+  container(container: unknown): unknown {
+    if (container === null || typeof container !== 'object') return containerWithoutDefaults(container);
+    let text = this.#containers.get(container);
+    if (text === undefined) {
+      text = new CanonicalText(canonicalJson(containerWithoutDefaults(container)));
+      this.#containers.set(container, text);
+    }
+    return text;
+  }
+}
+
 /**
  * The revision of a final regional pod template: its hash with the revision label itself left out, and without the
  * fields equal to the API server's defaults (template-defaults.ts), so that spelling one out replaces no pod. A
- * template that spells no default hashes exactly as it always did.
+ * template that spells no default hashes exactly as it always did. With `cache`, containers it has seen are not made
+ * again (RevisionCache).
  */
-export function templateRevision(template: PodTemplate): string {
-  const normal = withoutDefaults(template);
+export function templateRevision(template: PodTemplate, cache?: RevisionCache): string {
+  const normal = cache ? withoutDefaultsBy(template, (container) => cache.container(container)) : withoutDefaults(template);
   const labels = { ...(normal.metadata?.labels ?? {}) };
   delete labels[REVISION_LABEL];
   return shortHash({ ...normal, metadata: { ...normal.metadata, labels } });

@@ -175,10 +175,13 @@ function volume(value: unknown): unknown {
 const containers = each(container);
 const volumes = each(volume);
 
-function podSpec(value: unknown): unknown {
+const CONTAINER_LISTS = ['containers', 'initContainers'] as const;
+
+/** A compacted pod spec without its defaults; its container lists too unless `containersDone`. */
+function podSpec(value: unknown, containersDone = false): unknown {
   if (!isObject(value)) return value;
   const out = without(value, POD_SPEC_DEFAULTS) as Json;
-  for (const key of ['containers', 'initContainers']) atOwn(out, key, containers);
+  if (!containersDone) for (const key of CONTAINER_LISTS) atOwn(out, key, containers);
   return atOwn(out, 'volumes', volumes);
 }
 
@@ -189,4 +192,33 @@ function podSpec(value: unknown): unknown {
 export function withoutDefaults(template: PodTemplate): PodTemplate {
   const compacted = compact(template) as Json;
   return atOwn(compacted, 'spec', podSpec);
+}
+
+/** One entry of `containers` or `initContainers` as withoutDefaults gives it. */
+export function containerWithoutDefaults(value: unknown): unknown {
+  return container(compact(value));
+}
+
+/**
+ * withoutDefaults with each entry of the container lists made by `containerForm` (given one, the same as
+ * containerWithoutDefaults), so that the revision can make a container the regions share once (revision.ts). The
+ * lists come last in the spec: only for canonical JSON, which sorts keys.
+ */
+export function withoutDefaultsBy(template: PodTemplate, containerForm: (container: unknown) => unknown): PodTemplate {
+  const spec: unknown = template.spec;
+  if (!isObject(spec)) return withoutDefaults(template);
+  const { containers: list, initContainers: initList, ...rest } = spec;
+  const compacted = compact({ ...template, spec: rest }) as Json;
+  const out = compacted['spec'] as Json;
+  for (const [key, value] of [
+    ['containers', list],
+    ['initContainers', initList],
+  ] as const) {
+    // As compact takes a list: an empty one dropped, anything else but a list compacted as it is.
+    if (Array.isArray(value)) {
+      if (value.length > 0) out[key] = value.map((item: unknown) => containerForm(item));
+    } else if (value !== null && value !== undefined) out[key] = compact(value);
+  }
+  compacted['spec'] = podSpec(out, true);
+  return compacted;
 }
