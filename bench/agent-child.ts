@@ -143,6 +143,26 @@ export function metricValue(metrics: string, name: string, labels = ''): number 
 export const QUEUE_WAIT = 'extendeddeployment_agent_queue_wait_seconds';
 /** The label of the ExtendedDeployment controller's series (queue and reconcile metrics are per controller). */
 export const ED_CONTROLLER = 'controller="extendeddeployment"';
+/** The agent's histogram of reconcile durations, by controller and result. */
+export const RECONCILE = 'extendeddeployment_agent_reconcile_duration_seconds';
+
+/** What the agent itself spent between two /metrics snapshots: the part of a reaction no API server or kubelet decides. */
+export interface AgentShare {
+  /** ExtendedDeployment reconciles, every result. */
+  readonly reconciles: number;
+  /** How long keys waited in the work queue before a worker took them. */
+  readonly queueWait: HistogramSnapshot;
+  /** How long the reconciles that planned and acted (result synced) took, their API writes included. */
+  readonly synced: HistogramSnapshot;
+}
+
+/** The agent's share between two /metrics snapshots of its ExtendedDeployment controller. */
+export function agentShare(before: string, after: string): AgentShare {
+  const delta = (name: string, labels: string) => histogramDelta(histogram(after, name, labels), histogram(before, name, labels));
+  const results = new Set([...after.matchAll(new RegExp(`^${RECONCILE}_count\\{${ED_CONTROLLER},result="([^"]+)"\\}`, 'gm'))].map((m) => m[1]!));
+  const reconciles = [...results].reduce((sum, result) => sum + delta(RECONCILE, `${ED_CONTROLLER},result="${result}"`).count, 0);
+  return { reconciles, queueWait: delta(QUEUE_WAIT, ED_CONTROLLER), synced: delta(RECONCILE, `${ED_CONTROLLER},result="synced"`) };
+}
 
 /** A histogram's cumulative buckets (`le` → count) and its count and sum, from Prometheus text. */
 export interface HistogramSnapshot {

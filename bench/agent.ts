@@ -50,12 +50,10 @@ import { DEFAULT_WORKERS } from '../agent/options.js';
 import {
   AgentChild,
   ED_CONTROLLER,
-  QUEUE_WAIT,
   agentNodeOptions,
+  agentShare,
   clusterRequestCounts,
   diffCounts,
-  histogram,
-  histogramDelta,
   histogramQuantile,
   isLease,
   isWrite,
@@ -355,12 +353,7 @@ async function main(): Promise<void> {
     );
     const regionSteps = ts.flatMap((t) => t.regions);
     const regionDelays = (from: (r: RegionTransition) => number | undefined, to: (r: RegionTransition) => number | undefined) => spans(regionSteps, from, to);
-    const wait = histogramDelta(histogram(afterMetrics, QUEUE_WAIT, ED_CONTROLLER), histogram(reconcilesBefore, QUEUE_WAIT, ED_CONTROLLER));
-    const RECONCILE = 'extendeddeployment_agent_reconcile_duration_seconds';
-    const took = histogramDelta(
-      histogram(afterMetrics, RECONCILE, `${ED_CONTROLLER},result="synced"`),
-      histogram(reconcilesBefore, RECONCILE, `${ED_CONTROLLER},result="synced"`),
-    );
+    const { queueWait: wait, synced: took } = agentShare(reconcilesBefore, afterMetrics);
     const quantiles = (h: HistogramSnapshot) => [0.5, 0.9, 0.99].map((q) => `p${q * 100} ${Math.round(histogramQuantile(h, q) * 1000)} ms`).join(', ');
     const atServer = delays(
       (t) => t.availableAtServer,

@@ -51,6 +51,9 @@
  *   cpu         the controller process' user + system CPU seconds over the rollout window (/proc/<pid>/stat).
  *   peak RSS    the controller process' VmHWM (/proc/<pid>/status) at the end of the window: its peak since it
  *               started for this scale (v1 included).
+ *   own share   ours only, from the agent's /metrics over the window: reconciles per rollout, and how long keys waited in
+ *               its work queue and reconciles that acted took (p50, p99 interpolated within histogram buckets), the
+ *               part of a reaction that is the agent's; the rest is the API server delivering the pod update.
  * Then ours / theirs for each. The goal the issue sets: every ratio at most 1, and the agent's reaction p99 under
  * 250 ms at 200 rollouts; the bench prints whether the figures met it, nothing more.
  */
@@ -64,7 +67,7 @@ import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import type { RenderedExtendedDeployment } from '../core/render.js';
 import { groupTarget, regionGroups } from '../core/rollout/groups.js';
-import { AgentChild, processCpuSeconds, processMemory } from './agent-child.js';
+import { AgentChild, agentShare, histogramQuantile, processCpuSeconds, processMemory, type AgentShare, type HistogramSnapshot } from './agent-child.js';
 import { percentile, positiveInt, textTable } from './figures.js';
 import {
   Api,
@@ -202,6 +205,8 @@ async function tokenKubeconfig(api: Api, side: Side, ns: string, dir: string): P
 interface Controller {
   readonly pid: number;
   stop(): Promise<void>;
+  /** Its Prometheus metrics as text (the agent only: the figures of its own share). */
+  metrics?(): Promise<string>;
 }
 
 function freePort(): Promise<number> {
@@ -218,7 +223,7 @@ function freePort(): Promise<number> {
 async function startOurs(kubeconfig: string, ns: string, runId: string, logFile: string | undefined): Promise<Controller> {
   const agent = new AgentChild(namespacedAgentArgs(kubeconfig, ns, `peers-${runId}`), logFile);
   await agent.waitLeading(120_000);
-  return { pid: agent.child.pid!, stop: () => agent.stop() };
+  return { pid: agent.child.pid!, stop: () => agent.stop(), metrics: () => agent.metrics() };
 }
 
 async function startTheirs(binDir: string, kubeconfig: string, ns: string, o: Options): Promise<Controller> {
@@ -460,6 +465,8 @@ interface SideResult {
   readonly available: Map<number, number[]>;
   readonly cpuSeconds: number;
   readonly peakMiB: number;
+  /** The agent's own share of the window, from its /metrics (ours only). */
+  readonly share?: AgentShare;
 }
 
 async function runSide(
@@ -488,6 +495,7 @@ async function runSide(
     await sleep(2000);
 
     tracker.target('v2');
+    const metrics0 = await controller.metrics?.();
     const cpu0 = processCpuSeconds(controller.pid);
     const from = Date.now();
     const applied = new Map<number, number>();
@@ -500,6 +508,8 @@ async function runSide(
     const to = Date.now();
     const cpuSeconds = processCpuSeconds(controller.pid) - cpu0;
     const peakMiB = processMemory(controller.pid).peakMiB;
+    const metrics1 = await controller.metrics?.();
+    const share = metrics0 !== undefined && metrics1 !== undefined ? agentShare(metrics0, metrics1) : undefined;
     const walls = indexes.flatMap((i) => {
       const done = tracker.doneAt.get(i);
       return done === undefined ? [] : [done - applied.get(i)!];
@@ -511,7 +521,7 @@ async function runSide(
       const at = Math.max((p.readyLtt ?? p.readyAt) + MIN_READY_SECONDS * 1000, written.get(`pods/${p.name}/${p.readyRv}`) ?? p.readyAt);
       available.set(p.rollout, [...(available.get(p.rollout) ?? []), at]);
     }
-    return { side, ns, finished, from, to, walls, applied, available, cpuSeconds, peakMiB };
+    return { side, ns, finished, from, to, walls, applied, available, cpuSeconds, peakMiB, ...(share && { share }) };
   } finally {
     tracker.stop();
     await controller.stop();
@@ -630,6 +640,15 @@ function report(n: number, first: Side, results: Record<Side, SideResult>, f: Re
       .map(([k, v]) => `${k} ${v.toFixed(2)}`)
       .join(', ');
     lines.push(`  ${LABEL[side]} requests / rollout by verb and resource: ${by || '(none in the audit log)'}`);
+  }
+  const share = results.ours.share;
+  if (share) {
+    const q = (h: HistogramSnapshot, p: number) => `${Math.round(histogramQuantile(h, p) * 1000)} ms`;
+    lines.push(
+      `  ${LABEL.ours} own share (its /metrics, buckets interpolated): ${(share.reconciles / n).toFixed(1)} reconciles / rollout; ` +
+        `queue wait p50 ${q(share.queueWait, 0.5)}, p99 ${q(share.queueWait, 0.99)}; reconcile that acted p50 ${q(share.synced, 0.5)}, p99 ${q(share.synced, 0.99)}` +
+        ' (a reaction is the watch delivering the pod update + queue wait + reconcile; the rest is the API server)',
+    );
   }
   return lines;
 }

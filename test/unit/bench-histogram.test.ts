@@ -1,7 +1,8 @@
 // The soak bench's reading of Prometheus histograms (bench/agent-child.ts): buckets, the difference between two
 // scrapes, and quantiles interpolated within a bucket as Prometheus' histogram_quantile does.
 import { describe, expect, it } from 'vitest';
-import { histogram, histogramDelta, histogramQuantile } from '../../bench/agent-child.js';
+import { AgentMetrics } from '../../agent/metrics.js';
+import { agentShare, histogram, histogramDelta, histogramQuantile } from '../../bench/agent-child.js';
 
 const scrape = (counts: readonly number[], sum: number) =>
   [
@@ -53,5 +54,24 @@ describe('bench histograms', () => {
     // rank 2: within (0.01, 0.1], 2 of its 4
     expect(histogramQuantile(d, 0.2)).toBeCloseTo(0.01 + 0.09 * 0.5, 10);
     expect(histogramQuantile(histogramDelta(before, before), 0.5)).toBeNaN();
+  });
+});
+
+describe("the agent's own share (bench:peers, bench:agent)", () => {
+  it('counts reconciles of every result and reads the queue wait and acting reconciles between two scrapes of the real metrics', async () => {
+    const metrics = new AgentMetrics({ queueDepth: () => 0, defaultMetrics: false });
+    const ed = { controller: 'extendeddeployment' };
+    metrics.reconcileDuration.observe({ ...ed, result: 'synced' }, 0.5);
+    const before = await metrics.registry.metrics();
+    for (const seconds of [0.004, 0.004, 0.004, 0.2]) metrics.reconcileDuration.observe({ ...ed, result: 'synced' }, seconds);
+    metrics.reconcileDuration.observe({ ...ed, result: 'stale' }, 0.001);
+    metrics.reconcileDuration.observe({ controller: 'deployregion', result: 'synced' }, 0.001);
+    for (const seconds of [0.0005, 0.0005, 0.3]) metrics.queueWait.observe(ed, seconds);
+    const share = agentShare(before, await metrics.registry.metrics());
+    expect(share.reconciles).toBe(5); // 4 synced and 1 stale since the first scrape; the DeployRegion controller's not
+    expect(share.synced.count).toBe(4);
+    expect(histogramQuantile(share.synced, 0.5)).toBeLessThanOrEqual(0.005);
+    expect(histogramQuantile(share.synced, 0.99)).toBeGreaterThan(0.1);
+    expect(share.queueWait.count).toBe(3);
   });
 });
