@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ProgressingReason } from '../api/conditions.js';
+import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { Phases, type Phase } from './reasons.js';
 import { countPods, type PodState, type RegionState } from './snapshot.js';
 import { availableAt, buildStatus } from './status.js';
@@ -14,7 +15,17 @@ const pod = (name: string, overrides: Partial<PodState> = {}): PodState => podSt
 
 const region = (pods: PodState[]): RegionState => ({ name: 'a', desired: 3, targetRevision: 'new', workload: undefined, pods });
 
-function build(pods: PodState[], phase: Phase = Phases.Progressing, message = 'group 1 of 2 in progress') {
+/** The transition buildStatus reports: from `previous` to `group` of `totalGroups` in `phase`. */
+interface Transition {
+  readonly phase?: Phase;
+  readonly message?: string;
+  readonly previous?: ExtendedDeploymentStatus;
+  readonly group?: number;
+  readonly totalGroups?: number;
+}
+
+function build(pods: PodState[], t: Transition = {}) {
+  const { phase = Phases.Progressing, message = 'group 1 of 2 in progress', group = 1, totalGroups = 2 } = t;
   const r = region(pods);
   return buildStatus({
     ed,
@@ -22,11 +33,11 @@ function build(pods: PodState[], phase: Phase = Phases.Progressing, message = 'g
     rolloutRevision: 'R1',
     regions: [r],
     counts: new Map([['a', countPods(r, 30, T0)]]),
-    previous: { revision: 'R1', phase: 'Progressing', currentGroup: 1, totalGroups: 2 },
+    previous: 'previous' in t ? t.previous : { revision: 'R1', phase: 'Progressing', currentGroup: 1, totalGroups: 2 },
     rolloutRegions: ['a'],
-    totalGroups: 2,
+    totalGroups,
     phase,
-    group: 1,
+    group,
     groupStart: new Date(T0 - 60_000).toISOString(),
     reason: phase === Phases.Degraded ? ProgressingReason.ProgressDeadlineExceeded : ProgressingReason.GroupProgressing,
     message,
@@ -72,7 +83,7 @@ describe('buildStatus', () => {
       containers: [{ name: 'app', image: 'i', containerID: undefined, restartCount: 4, running: false, ready: false, waiting: { reason: 'CrashLoopBackOff' } }],
     });
     const deadline = 'group 1 did not finish within 60s; the rollout stopped';
-    const { status, events } = build([pod('p1'), pod('p2'), crashing], Phases.Degraded, deadline);
+    const { status, events } = build([pod('p1'), pod('p2'), crashing], { phase: Phases.Degraded, message: deadline });
     // And the counts that keep what runs Ready instead (forced-exit.ts): both Ready pods, none at a previous revision.
     const expected = `${deadline}; not Ready: web-a-x: CrashLoopBackOff; to keep what runs Ready instead (forced exit), set in Git: region a replicas 2 partition 0`;
     expect(status.conditions?.find((c) => c.type === 'Progressing')?.message).toBe(expected);
@@ -83,25 +94,10 @@ describe('buildStatus', () => {
 });
 
 describe('transition Events: one per transition', () => {
-  const transition = (previous: { revision: string; currentGroup: number; phase: Phase } | undefined, group: number, phase: Phase) => {
-    const r = region([pod('p1'), pod('p2'), pod('p3')]);
-    return buildStatus({
-      ed,
-      generation: 1,
-      rolloutRevision: 'R1',
-      regions: [r],
-      counts: new Map([['a', countPods(r, 30, T0)]]),
-      previous: previous && { ...previous, totalGroups: 4 },
-      rolloutRegions: ['a'],
-      totalGroups: 4,
-      phase,
-      group,
-      groupStart: new Date(T0).toISOString(),
-      reason: ProgressingReason.GroupProgressing,
-      message: 'in progress',
-      now: T0,
-    }).events.map((e) => `${e.reason}: ${e.message}`);
-  };
+  const transition = (previous: { revision: string; currentGroup: number; phase: Phase } | undefined, group: number, phase: Phase) =>
+    build([pod('p1'), pod('p2'), pod('p3')], { previous: previous && { ...previous, totalGroups: 4 }, group, totalGroups: 4, phase }).events.map(
+      (e) => `${e.reason}: ${e.message}`,
+    );
 
   it.each<[string, { revision: string; currentGroup: number; phase: Phase } | undefined, number, Phase, string[]]>([
     ['a rollout starting with its first group', undefined, 1, Phases.Progressing, ['RolloutStarted: rollout R1 started: 4 groups over a; group 1 started']],
