@@ -153,6 +153,34 @@ async function runningDeployment(ns: string, ed: RenderedExtendedDeployment, rep
   await waitReady(ns, 'app=web', replicas);
 }
 
+/**
+ * Until the API server's admission sees the ExtendedDeployment as the freeze policy's params: a pod of the adopting
+ * region (a dry run) is refused. Its params come from an informer of the API server, which may lag the object by many
+ * seconds (20 s in one run); a region's ReplicaSet synced before that makes Kubernetes' default pod, which is allowed.
+ */
+async function regionFrozen(ns: string, ed: RenderedExtendedDeployment): Promise<void> {
+  const labels = { [NAME_LABEL]: 'web', [REGION_LABEL]: ed.regions[0]!.name };
+  let answer = '';
+  await waitFor(
+    'the freeze refusing pods of the adopting region',
+    async () => {
+      try {
+        await clients().core.createNamespacedPod({
+          namespace: ns,
+          dryRun: 'All',
+          body: { metadata: { generateName: 'freeze-probe-', labels }, spec: { containers: [{ name: 'app', image: 'registry.example/web:1' }] } },
+        });
+        answer = 'allowed';
+        return false;
+      } catch (error) {
+        answer = String((error as { body?: unknown }).body ?? error);
+        return answer.includes('creates no pod until the region has adopted');
+      }
+    },
+    { describe: async () => answer },
+  );
+}
+
 /** The live pods the region's ReplicaSet controls, by uid. */
 async function regionPods(ns: string, workload: string): Promise<V1Pod[]> {
   const pods = (await clients().core.listNamespacedPod({ namespace: ns })).items;
@@ -417,7 +445,10 @@ test(
       };
       proxy = await startApiProxy(ns, onRequest);
 
-      await apply(ed);
+      // The region's ReplicaSet only once the freeze holds for it: the 12 pods moved are then the region's only pods.
+      await apply(ed, 'ed');
+      await regionFrozen(ns, ed);
+      await apply(ed, 'workloads');
       start();
       const adopted = await waitAdopted(ns, 180_000);
       seen.stop();
