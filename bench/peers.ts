@@ -3,7 +3,7 @@
  * the lab cluster. Prints figures per controller and the ratios ours / theirs; asserts nothing about time.
  *
  *   npm run bench:peers -- [--scales 1,50,200] [--replicas 10] [--batch 2] [--argo-qps 1000] [--argo-burst 2000]
- *                          [--rollout-timeout 900] [--agent-log <file>] [--argo-log <file>]
+ *                          [--rollout-timeout 900] [--agent-log <file>] [--agent-workers <n>] [--argo-log <file>]
  *
  * The work: `n` rollouts at once (n of --scales) of one image change, each of --replicas pods in one region.
  *   ours:   an ExtendedDeployment with one DeployRegion, Beta groups of --batch (surge --batch, scaleOutPriority, the
@@ -111,6 +111,8 @@ interface Options {
   readonly argoBurst: number;
   readonly rolloutTimeoutSeconds: number;
   readonly agentLog: string | undefined;
+  /** The agent's --workers; its default when unset. */
+  readonly agentWorkers: number | undefined;
   readonly argoLog: string | undefined;
 }
 
@@ -125,6 +127,7 @@ function parseOptions(argv: readonly string[]): Options {
       'argo-burst': { type: 'string' },
       'rollout-timeout': { type: 'string' },
       'agent-log': { type: 'string' },
+      'agent-workers': { type: 'string' },
       'argo-log': { type: 'string' },
     },
     strict: true,
@@ -138,6 +141,7 @@ function parseOptions(argv: readonly string[]): Options {
     argoBurst: positiveInt('argo-burst', values['argo-burst'], 2000),
     rolloutTimeoutSeconds: positiveInt('rollout-timeout', values['rollout-timeout'], 900),
     agentLog: values['agent-log'],
+    agentWorkers: values['agent-workers'] === undefined ? undefined : positiveInt('agent-workers', values['agent-workers'], 1),
     argoLog: values['argo-log'],
   };
 }
@@ -220,8 +224,8 @@ function freePort(): Promise<number> {
   });
 }
 
-async function startOurs(kubeconfig: string, ns: string, runId: string, logFile: string | undefined): Promise<Controller> {
-  const agent = new AgentChild(namespacedAgentArgs(kubeconfig, ns, `peers-${runId}`), logFile);
+async function startOurs(kubeconfig: string, ns: string, runId: string, o: Options): Promise<Controller> {
+  const agent = new AgentChild(namespacedAgentArgs(kubeconfig, ns, `peers-${runId}`, o.agentWorkers), o.agentLog);
   await agent.waitLeading(120_000);
   return { pid: agent.child.pid!, stop: () => agent.stop(), metrics: () => agent.metrics() };
 }
@@ -485,7 +489,7 @@ async function runSide(
     async () => !!(await api.request('GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`)),
   );
   const kubeconfig = await tokenKubeconfig(api, side, ns, ctx.dir);
-  const controller = side === 'ours' ? await startOurs(kubeconfig, ns, ctx.runId, o.agentLog) : await startTheirs(ctx.binDir, kubeconfig, ns, o);
+  const controller = side === 'ours' ? await startOurs(kubeconfig, ns, ctx.runId, o) : await startTheirs(ctx.binDir, kubeconfig, ns, o);
   const tracker = new Tracker(api, ns, side, w, o.replicas);
   try {
     await tracker.synced();
