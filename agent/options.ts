@@ -61,6 +61,9 @@ export const DEFAULT_HEALTH_PROBE_BIND_ADDRESS = '127.0.0.1:8081';
  */
 export const DEFAULT_WORKERS = 48;
 
+/** The most workers `--workers` takes: past this, more writes in flight only make each slower (bench:peers with 64). */
+export const MAX_WORKERS = 64;
+
 /** How long the caches may take to sync (controller-runtime's CacheSyncTimeout default). */
 export const DEFAULT_CACHE_SYNC_TIMEOUT_SECONDS = 120;
 

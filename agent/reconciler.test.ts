@@ -79,7 +79,7 @@ describe('Reconciler', () => {
     const result = await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
     expect(result.outcome).toBe('synced');
     expect(result.requeueAfterMs).toBeGreaterThan(0);
-    // The Beta group replaces one old pod: only that one is marked.
+    // The Beta group replaces one old pod and the next group the other: both are marked, nothing else moves yet.
     expect(calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3', 'event:RolloutStarted']);
   });
 

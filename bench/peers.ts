@@ -67,6 +67,7 @@ import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import type { RenderedExtendedDeployment } from '../core/render.js';
 import { groupTarget, regionGroups } from '../core/rollout/groups.js';
+import { MAX_WORKERS } from '../agent/options.js';
 import { AgentChild, agentShare, histogramQuantile, processCpuSeconds, processMemory, type AgentShare, type HistogramSnapshot } from './agent-child.js';
 import { percentile, positiveInt, textTable } from './figures.js';
 import {
@@ -116,6 +117,13 @@ interface Options {
   readonly argoLog: string | undefined;
 }
 
+/** --agent-workers, refused here when the agent would refuse it, not after its start times out. */
+function agentWorkers(value: string): number {
+  const n = positiveInt('agent-workers', value, 1);
+  if (n > MAX_WORKERS) throw new Error(`--agent-workers: ${n} is more than the agent's ${MAX_WORKERS}`);
+  return n;
+}
+
 function parseOptions(argv: readonly string[]): Options {
   const { values } = parseArgs({
     args: [...argv],
@@ -141,7 +149,7 @@ function parseOptions(argv: readonly string[]): Options {
     argoBurst: positiveInt('argo-burst', values['argo-burst'], 2000),
     rolloutTimeoutSeconds: positiveInt('rollout-timeout', values['rollout-timeout'], 900),
     agentLog: values['agent-log'],
-    agentWorkers: values['agent-workers'] === undefined ? undefined : positiveInt('agent-workers', values['agent-workers'], 1),
+    agentWorkers: values['agent-workers'] === undefined ? undefined : agentWorkers(values['agent-workers']),
     argoLog: values['argo-log'],
   };
 }

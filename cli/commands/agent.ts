@@ -8,6 +8,7 @@ import {
   DEFAULT_LEASE_NAME,
   DEFAULT_METRICS_BIND_ADDRESS,
   DEFAULT_WORKERS,
+  MAX_WORKERS,
   defaultLeaseNamespace,
   parseLeaseDurationSeconds,
 } from '../../agent/options.js';
@@ -59,7 +60,7 @@ function parseNamespaces(value: string): string[] {
 
 function parseWorkers(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 64) throw new InvalidArgumentError('expected an integer from 1 to 64');
+  if (!Number.isInteger(n) || n < 1 || n > MAX_WORKERS) throw new InvalidArgumentError(`expected an integer from 1 to ${MAX_WORKERS}`);
   return n;
 }
 

@@ -94,6 +94,8 @@ describe('buildStatus', () => {
 });
 
 describe('transition Events: one per transition', () => {
+  /** A status in group `currentGroup` of rollout `revision`, progressing. */
+  const at = (revision: string, currentGroup: number) => ({ revision, currentGroup, phase: Phases.Progressing });
   const transition = (previous: { revision: string; currentGroup: number; phase: Phase } | undefined, group: number, phase: Phase) =>
     build([pod('p1'), pod('p2'), pod('p3')], { previous: previous && { ...previous, totalGroups: 4 }, group, totalGroups: 4, phase }).events.map(
       (e) => `${e.reason}: ${e.message}`,
@@ -103,28 +105,17 @@ describe('transition Events: one per transition', () => {
     ['a rollout starting with its first group', undefined, 1, Phases.Progressing, ['RolloutStarted: rollout R1 started: 4 groups over a; group 1 started']],
     ['a rollout waiting before its first group', undefined, 0, Phases.Progressing, ['RolloutStarted: rollout R1 started: 4 groups over a']],
     [
-      'the first group after a wait',
-      { revision: 'R1', currentGroup: 0, phase: Phases.Progressing },
-      1,
-      Phases.Progressing,
-      ['GroupStarted: group 1 of 4 started'],
-    ],
-    [
-      'the next group',
-      { revision: 'R1', currentGroup: 1, phase: Phases.Progressing },
-      2,
-      Phases.Progressing,
-      ['GroupStarted: group 2 of 4 started; group 1 completed'],
-    ],
-    [
-      'two groups completed in one look',
-      { revision: 'R1', currentGroup: 1, phase: Phases.Progressing },
+      'a rollout resuming past groups its pods show done (a Git revert)',
+      at('R0', 2),
       3,
       Phases.Progressing,
-      ['GroupStarted: group 3 of 4 started; groups 1–2 completed'],
+      ['RolloutStarted: rollout R1 started: 4 groups over a; group 3 started; groups 1–2 completed'],
     ],
-    ['the last group completed', { revision: 'R1', currentGroup: 4, phase: Phases.Progressing }, 4, Phases.Healthy, ['RolloutCompleted: rollout R1 completed']],
-    ['the same group, still going', { revision: 'R1', currentGroup: 2, phase: Phases.Progressing }, 2, Phases.Progressing, []],
+    ['the first group after a wait', at('R1', 0), 1, Phases.Progressing, ['GroupStarted: group 1 of 4 started']],
+    ['the next group', at('R1', 1), 2, Phases.Progressing, ['GroupStarted: group 2 of 4 started; group 1 completed']],
+    ['two groups completed in one look', at('R1', 1), 3, Phases.Progressing, ['GroupStarted: group 3 of 4 started; groups 1–2 completed']],
+    ['the last group completed', at('R1', 4), 4, Phases.Healthy, ['RolloutCompleted: rollout R1 completed']],
+    ['the same group, still going', at('R1', 2), 2, Phases.Progressing, []],
   ])('%s', (_, previous, group, phase, expected) => {
     expect(transition(previous, group, phase)).toEqual(expected);
   });

@@ -201,15 +201,20 @@ function transitions(previous: ExtendedDeploymentStatus | undefined, next: Exten
   const group = next.currentGroup ?? 0;
   const total = input.totalGroups;
   const groupStarted = group > prevGroup && total > 0 && next.phase !== Phases.Healthy;
+  // The groups before the one starting completed just now (a rollout that resumes where its pods are, after a Git
+  // revert, starts past groups it finds done).
+  const firstDone = Math.max(prevGroup, 1);
+  const started = groupStarted
+    ? `group ${group}${sameRollout ? ` of ${total}` : ''} started${firstDone < group ? `; ${groupRange(firstDone, group - 1)} completed${swapSummary(next.regions ?? [])}` : ''}`
+    : '';
   if (!sameRollout && total > 0) {
     events.push({
       type: 'Normal',
       reason: RolloutEventReason.RolloutStarted,
-      message: `rollout ${input.rolloutRevision} started: ${total} groups over ${input.rolloutRegions.join(', ')}${groupStarted ? `; group ${group} started` : ''}`,
+      message: `rollout ${input.rolloutRevision} started: ${total} groups over ${input.rolloutRegions.join(', ')}${started ? `; ${started}` : ''}`,
     });
   } else if (groupStarted) {
-    const completed = Math.max(prevGroup, 1) < group ? `; ${groupRange(Math.max(prevGroup, 1), group - 1)} completed${swapSummary(next.regions ?? [])}` : '';
-    events.push({ type: 'Normal', reason: RolloutEventReason.GroupStarted, message: `group ${group} of ${total} started${completed}` });
+    events.push({ type: 'Normal', reason: RolloutEventReason.GroupStarted, message: started });
   }
   if (next.phase === prevPhase) return events;
   switch (next.phase) {
