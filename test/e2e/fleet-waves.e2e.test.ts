@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { stringify } from 'yaml';
 import { binDirFor, readPins, repoRoot } from '../cluster/build.js';
 import { waitCrdsEstablished } from '../cluster/gitops.js';
-import { failNodes, healNodes, inLab, livePid, startProcess } from '../cluster/lab.js';
+import { failNodes, healNodes, inLab, livePid, pidAlive, startProcess } from '../cluster/lab.js';
 import { AgentProcess } from './agent-process.js';
 import { auditEvents } from './audit-log.js';
 import { startFleet, type Fleet, type FleetMember } from './fleet-lab.js';
@@ -141,8 +141,8 @@ async function waitUnreachable(followers: readonly FleetMember[], how: string): 
   await waitFor(
     `the next wave waits for an unreachable predecessor (${how})`,
     async () => {
-      const eds = await Promise.all(followers.map((m) => readEd(m)));
       for (const m of followers) if ((await podsWithImage(m, 'registry.example/web:3')) > 0) early.push(`${m.name}: pods of web:3 while a is ${how}`);
+      const eds = await Promise.all(followers.map((m) => readEd(m)));
       return eds.every((ed) => ed.status?.fleet?.gate?.reason === 'PredecessorUnreachable' && ed.status.observedGeneration === ed.metadata.generation);
     },
     { timeoutMs: 60_000, intervalMs: 300 },
@@ -171,6 +171,32 @@ async function survivorsCover(survivors: readonly FleetMember[]): Promise<{ clus
 async function availablePods(m: FleetMember, app: string): Promise<number> {
   const pods = await m.core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: `app=${app}` });
   return pods.items.filter((p) => !p.metadata?.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+}
+
+/**
+ * Kills a member's API server (SIGKILL); the function returned starts it again with the same command line once the
+ * killed one has exited (its port is free only then: a restart right after the kill failed with "address already in
+ * use") and waits until it answers.
+ */
+function killApiServer(m: FleetMember): () => Promise<void> {
+  const pid = inLab(m.dir, m.context, () => livePid('kube-apiserver'))!;
+  const [bin, ...args] = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+    .split('\0')
+    .filter((arg) => arg !== '');
+  process.kill(pid, 'SIGKILL');
+  return async () => {
+    await waitFor(`${m.name}'s killed API server exits`, async () => !pidAlive(pid), { timeoutMs: 30_000, intervalMs: 50 });
+    inLab(m.dir, m.context, () => startProcess('kube-apiserver', bin!, args));
+    await waitFor(
+      `${m.name} answers again`,
+      async () =>
+        m.core
+          .listNamespace()
+          .then(() => true)
+          .catch(() => false),
+      { timeoutMs: 60_000 },
+    );
+  };
 }
 
 function startAgent(m: FleetMember, run = 0): AgentProcess {
@@ -237,18 +263,18 @@ describe('waves', () => {
     let restarted = false;
     let soakStart: string | undefined;
     const early: string[] = [];
+    const look = async (m: FleetMember): Promise<EdView> => {
+      // Pods first, then the status: a gate that opens between the two reads cannot count its own pods as early.
+      const pods = await podsWithImage(m, 'registry.example/web:2');
+      const ed = await readEd(m);
+      const started = ed.status?.revision !== undefined && ed.status.fleet?.gate?.state === 'Open';
+      if (!started && pods > 0) early.push(`${m.name}: new pod while ${JSON.stringify(ed.status?.fleet?.gate)}`);
+      return ed;
+    };
     await waitFor(
       'wave 1 starts its first group',
       async () => {
-        const [b, c] = await Promise.all([readEd(member('b')), readEd(member('c'))]);
-        for (const [m, ed] of [
-          [member('b'), b],
-          [member('c'), c],
-        ] as const) {
-          const started = ed.status?.revision !== undefined && ed.status.fleet?.gate?.state === 'Open';
-          if (!started && (await podsWithImage(m, 'registry.example/web:2')) > 0)
-            early.push(`${m.name}: new pod while ${JSON.stringify(ed.status?.fleet?.gate)}`);
-        }
+        const [b, c] = await Promise.all([look(member('b')), look(member('c'))]);
         const since = b.status?.fleet?.peers?.find((p) => p.cluster === 'a')?.healthySince;
         if (since !== undefined && !restarted && b.status?.fleet?.gate?.reason === 'Soaking') {
           // b's agent dies during the soak (no graceful stop) and a new one takes over after the Lease expires.
@@ -305,22 +331,9 @@ describe('waves', () => {
       process.kill(pid, 'SIGCONT');
     }
     // Refused: a's API server is gone; started again with the same command line.
-    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
-      .split('\0')
-      .filter((arg) => arg !== '');
-    process.kill(pid, 'SIGKILL');
+    const restartA = killApiServer(a);
     await waitUnreachable(followers, 'refused');
-    const [bin, ...rest] = args;
-    inLab(a.dir, a.context, () => startProcess('kube-apiserver', bin!, rest));
-    await waitFor(
-      'a answers again',
-      async () =>
-        await a.core
-          .listNamespace()
-          .then(() => true)
-          .catch(() => false),
-      { timeoutMs: 60_000 },
-    );
+    await restartA();
 
     await deliver('registry.example/web:3', [a]);
     const release = (await readEd(a)).spec.fleet.release;
@@ -387,12 +400,8 @@ describe('waves', () => {
 
     try {
       // c is lost: its agent and its API server die (kill -9).
-      const pid = inLab(c.dir, c.context, () => livePid('kube-apiserver'))!;
-      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
-        .split('\0')
-        .filter((arg) => arg !== '');
       agents.get('c')!.killHard();
-      process.kill(pid, 'SIGKILL');
+      const restartC = killApiServer(c);
       const killed = Date.now();
       const added = await survivorsCover([a, b]);
       for (const m of [a, b]) {
@@ -409,16 +418,7 @@ describe('waves', () => {
 
       // c comes back: its API server with the same command line, then its agent; a and b give their parts back only
       // once c has been Healthy with its replicas available for the stabilization.
-      inLab(c.dir, c.context, () => startProcess('kube-apiserver', args[0]!, args.slice(1)));
-      await waitFor(
-        'c answers again',
-        async () =>
-          c.core
-            .listNamespace()
-            .then(() => true)
-            .catch(() => false),
-        { timeoutMs: 60_000 },
-      );
+      await restartC();
       startAgent(c, 1);
       await Promise.all(
         [a, b].map((m) =>
