@@ -32,6 +32,16 @@ import type { ExtendedDeploymentObject } from '../core/kube/objects.js';
 const ROOM_CHANGE_DELAY_MS = 1_000;
 
 /**
+ * How long the events of an ExtendedDeployment's pods, workloads and revisions are collected before it is looked at.
+ * A rollout step brings each pod several events within moments (created, bound, running, Ready; marked, deleting,
+ * gone) and the ReplicaSet's status after each: looked at on every one, an ExtendedDeployment was reconciled 109 times
+ * per rollout of 10 pods, 63 with this batch (bench:peers, 200 rollouts at once; 76 with 50 ms, 56 with 200 ms).
+ * Moments due by time (a pod available after minReadySeconds, a mark settled, a deadline) are timers and wait for no
+ * batch; a step that waits for a pod's Ready alone (minReadySeconds 0) starts up to this much later.
+ */
+const OWNED_EVENT_BATCH_MS = 100;
+
+/**
  * Workers writing DeployRegion statuses: DeployRegions are few, and a reconcile writes only when a region's health
  * changed.
  */
@@ -138,6 +148,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     clock,
     log,
     enqueue: (key) => term?.eds.add(key),
+    enqueueOwned: (key) => term?.eds.addBatched(key, OWNED_EVENT_BATCH_MS),
     enqueueRegion: (key) => term?.regions.add(key),
     onRestart: (resource) => metrics.informerRestarts.inc({ resource }),
     onForbidden: (verb, resource) => metrics.forbidden.inc({ verb, resource }),

@@ -122,7 +122,8 @@ export interface AgentInformers {
  * ExtendedDeployment's name, so the agent never caches a cluster's unrelated pods), Nodes, and for traffic Services
  * and HTTPRoutes (slim: see TrafficCaches). `namespaces` limits the
  * namespaced ones to those namespaces, one informer per namespace (RBAC may grant nothing cluster-wide). Every change is turned into the keys of the ExtendedDeployments it concerns,
- * passed to `enqueue`, and a change of a DeployRegion or a node into the keys of the DeployRegions whose status it can
+ * passed to `enqueue` (`enqueueOwned` for the objects an ExtendedDeployment owns: its pods and workloads, whose events
+ * come in bursts), and a change of a DeployRegion or a node into the keys of the DeployRegions whose status it can
  * change, passed to `enqueueRegion`.
  */
 export function makeInformers(
@@ -132,6 +133,8 @@ export function makeInformers(
     clock: Clock;
     log: Logger;
     enqueue: (key: EdKey) => void;
+    /** The owner of a pod, regional workload or ControllerRevision that changed. */
+    enqueueOwned: (key: EdKey) => void;
     enqueueRegion: (key: RegionKey) => void;
     /** A node changed (also its status: health is read from it). */
     onNodeEvent?: () => void;
@@ -167,7 +170,7 @@ export function makeInformers(
   };
   const toOwner = (_event: InformerEvent, object: KubernetesObject) => {
     const key = ownerKey(object);
-    if (key) options.enqueue(key);
+    if (key) options.enqueueOwned(key);
   };
 
   const extendedDeployments: RunningInformer<ExtendedDeploymentObject & KubernetesObject> = watched(

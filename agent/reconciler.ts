@@ -261,7 +261,8 @@ export class Reconciler {
     };
 
     const cluster = this.deps.cluster;
-    if (cluster && wantsMoves(ed)) cluster.trackUsage();
+    const nodesWanted = cluster !== undefined && wantsMoves(ed);
+    if (nodesWanted) cluster.trackUsage();
     // The namespace's other ExtendedDeployments, for workload name collisions (the informer wakes them for each other,
     // so a fix clears both).
     const observed = await failSafe(() =>
@@ -271,7 +272,7 @@ export class Reconciler {
         workloads,
         pods,
         clock.now(),
-        cluster && wantsMoves(ed) ? { nodes: cluster.list(), usageKnown: cluster.usageKnown() } : undefined,
+        nodesWanted ? { nodes: cluster.list(), usageKnown: cluster.usageKnown() } : undefined,
         caches.extendedDeployments.list(namespace),
       ),
     );

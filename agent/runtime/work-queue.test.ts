@@ -127,6 +127,54 @@ describe('WorkQueue', () => {
     expect(q.delayed()).toBe(0);
   });
 
+  it('addBatched collapses a burst of events into one key, queued when the batch ends, behind due keys', async () => {
+    const { clock, q } = queue();
+    q.addBatched('ns/a', 200);
+    clock.advance(50);
+    q.addBatched('ns/a', 200); // within the batch: no new timer, the first one still ends it
+    expect(q.len()).toBe(0);
+    clock.advance(150);
+    expect(q.len()).toBe(1);
+    q.add('ns/e');
+    q.addAfter('ns/t', 10);
+    clock.advance(10);
+    // A timer's key is due and goes first; a batch's key queues like an event's, in the order they came.
+    expect([await q.get(), await q.get(), await q.get()]).toEqual(['ns/t', 'ns/a', 'ns/e']);
+    for (const key of ['ns/t', 'ns/a', 'ns/e']) q.done(key);
+    // Already queued: the queued look reads the caches after the event, so no batch opens.
+    q.add('ns/b');
+    q.addBatched('ns/b', 200);
+    expect(await q.get()).toBe('ns/b');
+    q.done('ns/b');
+    clock.advance(200);
+    expect(q.len()).toBe(0);
+  });
+
+  it('addBatched while the key is in flight looks again after the batch; a key handed out ends its open batch', async () => {
+    const { clock, q } = queue();
+    q.add('ns/a');
+    expect(await q.get()).toBe('ns/a');
+    // The look in flight may have read the caches before this event: the key is looked at again.
+    q.addBatched('ns/a', 200);
+    clock.advance(200);
+    q.done('ns/a');
+    expect(await q.get()).toBe('ns/a');
+    q.done('ns/a');
+    // A batch open when the key is handed out for another reason ends there: that look comes after the event.
+    q.addBatched('ns/c', 200);
+    q.addAfter('ns/c', 10);
+    clock.advance(10);
+    expect(await q.get()).toBe('ns/c');
+    q.done('ns/c');
+    clock.advance(200);
+    expect(q.len()).toBe(0);
+    // After shutDown an open batch queues nothing.
+    q.addBatched('ns/d', 200);
+    q.shutDown();
+    clock.advance(200);
+    expect(await q.get()).toBeUndefined();
+  });
+
   it('addAfter with no delay adds at once', () => {
     const { q } = queue();
     q.addAfter('ns/a', 0);

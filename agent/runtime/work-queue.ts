@@ -27,6 +27,8 @@ export class WorkQueue<K extends string = string> {
   private readonly dirty = new Set<K>();
   private readonly processing = new Set<K>();
   private readonly waiting = new Map<K, { at: number; cancel: CancelTimer }>();
+  /** Keys whose batch of events is open (addBatched): the timer that queues them. */
+  private readonly batching = new Map<K, CancelTimer>();
   private readonly getters: (() => void)[] = [];
   private drainers: (() => void)[] = [];
   private shutting = false;
@@ -64,6 +66,23 @@ export class WorkQueue<K extends string = string> {
     if (this.processing.has(key)) return;
     (due ? this.dueQueue : this.queue).push(key);
     this.getters.shift()?.();
+  }
+
+  /**
+   * Queues `key` `ms` after the first of a burst of events: events of the key that come meanwhile, or while it is queued
+   * anyway, add nothing, so a burst is looked at once (the Job and EndpointSlice controllers batch pod events the same
+   * way). A key handed to a worker ends its batch: that look reads the caches after every event of it.
+   */
+  addBatched(key: K, ms: number): void {
+    if (this.shutting || this.dirty.has(key) || this.batching.has(key)) return;
+    if (ms <= 0) return this.add(key);
+    this.batching.set(
+      key,
+      this.clock.setTimer(ms, () => {
+        this.batching.delete(key);
+        this.enqueue(key, false);
+      }),
+    );
   }
 
   /** Queues `key` after `ms`. A key already waiting keeps the earlier of both times. */
@@ -106,6 +125,8 @@ export class WorkQueue<K extends string = string> {
     const key = this.dueQueue.shift() ?? this.queue.shift();
     if (key === undefined) return undefined;
     this.processing.add(key);
+    this.batching.get(key)?.();
+    this.batching.delete(key);
     this.dirty.delete(key);
     this.due.delete(key);
     const added = this.addedAt.get(key);
@@ -161,6 +182,8 @@ export class WorkQueue<K extends string = string> {
     }
     for (const { cancel } of this.waiting.values()) cancel();
     this.waiting.clear();
+    for (const cancel of this.batching.values()) cancel();
+    this.batching.clear();
     for (const wake of this.getters.splice(0)) wake();
     this.checkDrained();
   }

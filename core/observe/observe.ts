@@ -1,5 +1,5 @@
 import type { DeployRegion } from '../api/deploy-region.js';
-import { movesEnabled, type ExtendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import { type ExtendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { byName } from '../by-name.js';
 import { distributeReplicas } from '../distribution.js';
 import { fleetReplicas } from '../fleet/look.js';
@@ -21,7 +21,7 @@ import { ED_KIND } from '../api/identity.js';
 import { historyEntries, type HistoryEntry, type HistoryOwner } from '../history/entries.js';
 import { isControlledBy, ownerId, podControllers, type OwnerId } from '../ownership.js';
 import { refOf } from '../parse.js';
-import { parsedDeployRegion, parsedExtendedDeployment, parsedStatus, withoutStatus } from './parsed.js';
+import { parsedDeployRegion, parsedExtendedDeployment, parsedMovesEnabled, parsedStatus, withoutStatus } from './parsed.js';
 import type { Problem } from '../problems.js';
 import { renderExtendedDeployment, workloadNameCollisions, workloadNamesMayCollide } from '../render.js';
 import { rolloutRevision as hashRolloutRevision } from '../revision.js';
@@ -314,7 +314,7 @@ export function hasMoves(ed: ExtendedDeploymentObject): boolean {
 
 /** Whether an ExtendedDeployment (unvalidated) turns moves on or has some: only then does the agent look at nodes for it. */
 export function wantsMoves(ed: ExtendedDeploymentObject): boolean {
-  return movesEnabled((ed.spec as { strategy?: unknown } | undefined)?.strategy) || hasMoves(ed);
+  return parsedMovesEnabled(ed) || hasMoves(ed);
 }
 
 /** The valid DeployRegions' node selections (an invalid one selects nothing: its problems are the render's to report). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentObject } from '../kube/objects.js';
-import { parsedDeployRegion, parsedExtendedDeployment, parsedStatus } from './parsed.js';
+import { parsedDeployRegion, parsedExtendedDeployment, parsedMovesEnabled, parsedStatus } from './parsed.js';
 
 const ed = (resourceVersion: string | undefined, replicas = 5): ExtendedDeploymentObject => ({
   apiVersion: 'extendeddeployment.io/v1beta1',
@@ -33,6 +33,19 @@ describe('parsed objects, per object and resourceVersion', () => {
     expect(valueOf(parsedExtendedDeployment(object)).spec.replicas).toBe(9);
     // Another object at the same resourceVersion has results of its own.
     expect(valueOf(parsedExtendedDeployment(ed('8', 3))).spec.replicas).toBe(3);
+  });
+
+  it('decides whether moves are on once per resourceVersion, also for an invalid spec', () => {
+    const object = ed('3');
+    expect(parsedMovesEnabled(object)).toBe(false);
+    // Changed in place at the same version (nothing the cache does): the answer of that version stands.
+    Object.assign(object.spec!, { strategy: { autoReschedule: { enable: true } } });
+    expect(parsedMovesEnabled(object)).toBe(false);
+    Object.assign(object.metadata!, { resourceVersion: '4' });
+    expect(parsedMovesEnabled(object)).toBe(true);
+    const invalid = { ...ed('5'), spec: { replicas: 'many', strategy: { faultMove: { enable: true } } } } as ExtendedDeploymentObject;
+    expect(parsedExtendedDeployment(invalid).ok).toBe(false);
+    expect(parsedMovesEnabled(invalid)).toBe(true);
   });
 
   it('parses objects without a resourceVersion every time', () => {

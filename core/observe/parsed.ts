@@ -1,5 +1,5 @@
 import type { DeployRegion } from '../api/deploy-region.js';
-import { extendedDeploymentStatus, type ExtendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import { extendedDeploymentStatus, movesEnabled, type ExtendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import type { DeployRegionObject, ExtendedDeploymentObject, MetaObject } from '../kube/objects.js';
 import { parseDeployRegion, parseExtendedDeployment } from '../parse.js';
 import type { Result } from '../problems.js';
@@ -53,3 +53,11 @@ export const parsedStatus: (ed: ExtendedDeploymentObject) => ExtendedDeploymentS
 
 /** A DeployRegion, parsed and defaulted (parseDeployRegion). */
 export const parsedDeployRegion: (region: DeployRegionObject) => Result<DeployRegion> = perVersion((region) => parseDeployRegion(withoutStatus(region)));
+
+/**
+ * Whether an ExtendedDeployment's strategy, valid or not, turns moves on (movesEnabled): asked on every look, before
+ * the spec is known to be valid.
+ */
+export const parsedMovesEnabled: (ed: ExtendedDeploymentObject) => boolean = perVersion((ed) =>
+  movesEnabled((ed.spec as { strategy?: unknown } | undefined)?.strategy),
+);
