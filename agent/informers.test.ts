@@ -105,7 +105,16 @@ describe('makeInformers: keys for two controllers', () => {
       expect(owners).toEqual(['shop/web']);
       expect([eds, regions]).toEqual([[], []]);
 
+      // The ExtendedDeployment's own change (Git's, a control, a status) is not batched.
+      owners.length = 0;
+      const ed = LISTS[`${GROUP}/extendeddeployments`]![0] as { metadata: object };
+      send(`${GROUP}/extendeddeployments`, { ...ed, metadata: { ...ed.metadata, resourceVersion: '2' } });
+      await until(() => eds.length === 1);
+      expect(eds).toEqual(['shop/web']);
+      expect([owners, regions]).toEqual([[], []]);
+
       // A revision of the ExtendedDeployment's history wakes it too (a pruned or renumbered one is decided again).
+      eds.length = 0;
       owners.length = 0;
       send('/apis/apps/v1/controllerrevisions', { ...owned('web-r1'), metadata: { ...owned('web-r1').metadata, resourceVersion: '2' } });
       await until(() => owners.length === 1);

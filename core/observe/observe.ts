@@ -1,5 +1,5 @@
 import type { DeployRegion } from '../api/deploy-region.js';
-import { type ExtendedDeployment, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import type { ExtendedDeployment, ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { byName } from '../by-name.js';
 import { distributeReplicas } from '../distribution.js';
 import { fleetReplicas } from '../fleet/look.js';
