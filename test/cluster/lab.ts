@@ -171,6 +171,16 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
+/** The state letter of /proc/<pid>/stat (R, S, D, Z, …), or undefined when the process is gone. */
+function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The PID recorded for a process the lab started, if it is still alive and still runs the program recorded with it
  * (the pid file's second line; the component's own name for the lab's binaries), so a reused PID is never signalled.
@@ -181,7 +191,15 @@ export function livePid(c: string): number | undefined {
   const pid = Number(pidLine);
   if (!Number.isInteger(pid) || pid <= 0 || !pidAlive(pid)) return undefined;
   try {
-    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    // A process in execve reads an empty command line for a moment (between the switch of its memory and the copy of
+    // its arguments): nsenter exec'ing a component right after its start looked like an exit to waitHealthy (CI once
+    // failed "kube-scheduler exited during startup" with an empty log). A zombie reads empty too, and has exited.
+    if (raw === '') {
+      const state = processState(pid);
+      return state === undefined || state === 'Z' ? undefined : pid;
+    }
+    const cmdline = raw.split('\0');
     // Started into the lab's network namespace (netns.ts), it is `nsenter … -- <bin>` until nsenter has exec'd it.
     const argv0 = cmdline[0] === 'nsenter' ? cmdline[cmdline.indexOf('--') + 1] : cmdline[0];
     if (!argv0?.endsWith(`/${program}`) && argv0 !== program) return undefined;
