@@ -11,7 +11,7 @@ import type { ExtendedDeploymentObject, PodObject } from '../core/kube/objects.j
 import { edKeyOf } from './keys.js';
 import { Reconciler } from './reconciler.js';
 import { controlledBy } from '../core/kube/test-support.js';
-import { archNode, archRegion, cache, recorder } from './reconciler-test-support.js';
+import { archNode, archRegion, cache, recorder, STANDING_MARK } from './reconciler-test-support.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const region = archRegion;
@@ -57,6 +57,7 @@ function world(options: { nodes: V1Node[]; strategy?: Record<string, unknown>; s
         namespace: 'shop',
         uid: name,
         labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: regionName, [REVISION_LABEL]: revision(regionName) },
+        annotations: STANDING_MARK,
         ownerReferences: controlledBy(`web-${regionName}`),
       },
       spec: { ...(node && { nodeName: node }), containers: [{ name: 'app', image: 'web:1' }] },

@@ -12,6 +12,7 @@ import type { IndexedCacheReader } from './runtime/informer.js';
 import { ownerKey } from './keys.js';
 import type { DeployRegionObject, ExtendedDeploymentObject, MetaObject } from '../core/kube/objects.js';
 import type { ReconcilerPorts } from './reconciler.js';
+import { MARKED_AT_ANNOTATION, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION } from '../core/labels.js';
 import type { RegionStatusPorts } from './region-status-reconciler.js';
 
 /** A read-only cache over fixed objects, like an informer's, indexed by owner like the agent's, and synced. */
@@ -156,3 +157,9 @@ export function agentCaches(
     ...more,
   } as unknown as AgentCaches;
 }
+
+/**
+ * The annotations a completed rollout leaves on its pods (RolloutInput.standingMarks): pods of a Healthy fixture carry
+ * them, as the agent keeps them, unless the test is about pods without them.
+ */
+export const STANDING_MARK = { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: '2025-12-31T00:00:00Z' } as const;

@@ -11,7 +11,7 @@ import type { AgentCaches, CachedRoute } from './informers.js';
 import { edKeyOf } from './keys.js';
 import { AgentMetrics } from './metrics.js';
 import { Reconciler, TRAFFIC_SYNC_RETRY_MS, type ReconcilerPorts } from './reconciler.js';
-import { agentCaches, ERRORS, recorder, trafficCache, webExtendedDeployment } from './reconciler-test-support.js';
+import { agentCaches, ERRORS, recorder, STANDING_MARK, trafficCache, webExtendedDeployment } from './reconciler-test-support.js';
 import { FakeClock } from './runtime/clock.js';
 import { jsonLogger, silentLogger } from './runtime/log.js';
 
@@ -49,6 +49,7 @@ function world(
       uid: `uid-${i}`,
       resourceVersion: '1',
       labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd', [REVISION_LABEL]: rev },
+      ...(!o.midRollout && { annotations: STANDING_MARK }),
       ownerReferences: controlledBy('web-amd'),
     },
     spec: { nodeName: 'node' },

@@ -8,7 +8,7 @@ import { silentLogger } from './runtime/log.js';
 import { edKeyOf } from './keys.js';
 import { PROGRESS_WRITES_PER_SECOND, Reconciler, type ReconcilerPorts } from './reconciler.js';
 import { controlledBy } from '../core/kube/test-support.js';
-import { agentCaches, recorder, webExtendedDeployment } from './reconciler-test-support.js';
+import { STANDING_MARK, agentCaches, recorder, webExtendedDeployment } from './reconciler-test-support.js';
 
 const regions = [
   { apiVersion: 'extendeddeployment.io/v1beta1', kind: 'DeployRegion', metadata: { name: 'amd' }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } } },
@@ -21,6 +21,8 @@ function world(
     replicas?: number;
     spec?: Record<string, unknown>;
     podRevision?: 'old' | 'new';
+    /** Pods at the new revision lack the mark a completed rollout leaves (the agent was installed since). */
+    unmarked?: boolean;
     newPod?: boolean;
     regions?: string[];
   } = {},
@@ -40,6 +42,7 @@ function world(
         uid: `uid-${region}-${n}`,
         resourceVersion: '1',
         labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: region, [REVISION_LABEL]: options.podRevision === 'new' ? revisionOf(region) : 'old' },
+        ...(options.podRevision === 'new' && !options.unmarked && { annotations: STANDING_MARK }),
         ownerReferences: controlledBy(`web-${region}`),
       },
       spec: { nodeName: 'node' },
@@ -183,6 +186,15 @@ describe('Reconciler', () => {
     }).reconcile(edKeyOf('shop', 'web'));
     expect(calls).toEqual([]);
     expect(result).toEqual({ outcome: 'synced' });
+  });
+
+  it('marks the pods of a completed rollout for the next one (standing marks; marked, nothing is written: above)', async () => {
+    const { calls, ports } = recorder();
+    const result = await new Reconciler({ caches: world({ podRevision: 'new', unmarked: true }).caches, ports, clock: clock(), log: silentLogger }).reconcile(
+      edKeyOf('shop', 'web'),
+    );
+    expect(calls).toEqual(['status:Healthy:0', 'markOld:web-amd-a', 'markOld:web-amd-b']);
+    expect(result).toEqual({ outcome: 'synced', requeueAfterMs: 30_000 });
   });
 
   it('plans on the object its last status write returned while the cache still shows the version it replaced', async () => {

@@ -302,7 +302,8 @@ export class Reconciler {
       log.debug('traffic caches not synced yet', { resources: traffic.resources.join(',') });
       return { outcome: 'stale', requeueAfterMs: TRAFFIC_SYNC_RETRY_MS };
     }
-    const input = traffic.input;
+    // The agent keeps the pods of a completed rollout marked for the next one (RolloutInput.standingMarks).
+    const input = { ...traffic.input, standingMarks: true };
     onValid({ ed, input, workloads });
     const decision = await failSafe(() => decide(input, ed.status));
     const { plan, statusWrite, progressOnly } = decision;

@@ -32,7 +32,10 @@
  * Figures, per scale and controller:
  *   wall        per rollout, from the start of its v2 apply to the bench seeing it done: ExtendedDeployment status
  *               Healthy at the new rollout revision, or Rollout status phase Healthy with stableRS == currentPodHash;
- *               and, for both, exactly --replicas pods, all of the new image, Ready, none terminating. p50, p99.
+ *               and, for both, exactly --replicas pods, all of the new image, Ready, none terminating; for ours also
+ *               every pod carrying the mark a completed rollout leaves for the next (standing marks: the agent writes
+ *               them at the end of a rollout so that the next one's first scale-down need not wait; counted in the
+ *               rollout that writes them, and v2 starts from v1's). p50, p99.
  *   reaction    per step of each rollout: from its pods being available at the API server to the controller's next
  *               write to that rollout (its ExtendedDeployment or Rollout, any subresource, or one of its ReplicaSets;
  *               Events left out), the instant the API server received it (audit log: the controller's ServiceAccount).
@@ -65,6 +68,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
+import { OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION } from '../core/labels.js';
 import type { RenderedExtendedDeployment } from '../core/render.js';
 import { groupTarget, regionGroups } from '../core/rollout/groups.js';
 import { MAX_WORKERS } from '../agent/options.js';
@@ -357,6 +361,8 @@ interface PodSeen {
   rollout: number;
   image: string | undefined;
   terminating: boolean;
+  /** Carries the agent's mark for removal (ours: a completed rollout leaves it on every pod for the next one). */
+  marked: boolean;
   readyAt?: number;
   readyLtt?: number;
   readyRv?: number;
@@ -410,10 +416,11 @@ class Tracker {
     else {
       let seen = this.pods.get(uid);
       if (!seen) {
-        seen = { name: pod.metadata!.name!, rollout, image: pod.spec?.containers[0]?.image, terminating: false };
+        seen = { name: pod.metadata!.name!, rollout, image: pod.spec?.containers[0]?.image, terminating: false, marked: false };
         this.pods.set(uid, seen);
       }
       seen.terminating = !!pod.metadata!.deletionTimestamp;
+      seen.marked = pod.metadata!.annotations?.[POD_DELETION_COST_ANNOTATION] === OLD_POD_DELETION_COST;
       const ready = (pod.status?.conditions ?? []).find((c) => c.type === 'Ready');
       if (ready?.status === 'True' && seen.readyAt === undefined) {
         seen.readyAt = at;
@@ -436,8 +443,10 @@ class Tracker {
     const top = this.tops.get(i);
     if (!top || !this.w.statusDone(this.side, i, top, this.version)) return;
     const pods = [...this.pods.values()].filter((p) => p.rollout === i);
-    if (pods.length === this.replicas && pods.every((p) => !p.terminating && p.image === IMAGES[this.version] && p.readyAt !== undefined))
-      this.doneAt.set(i, at);
+    // Ours is done once the agent has also marked every pod for the next rollout (standing marks, region-step.ts): work
+    // the rollout owes, whose writes and time count in it, as Argo Rollouts' first scale-down owes none.
+    const settled = (p: PodSeen) => !p.terminating && p.image === IMAGES[this.version] && p.readyAt !== undefined && (this.side === 'theirs' || p.marked);
+    if (pods.length === this.replicas && pods.every(settled)) this.doneAt.set(i, at);
   }
 
   async waitAll(what: string, n: number, timeoutMs: number): Promise<boolean> {

@@ -130,9 +130,15 @@ describe('planRollout: groups match the plan exactly (simulated cluster)', () =>
     // marks count (MARK_SETTLE_MS, and the agent's look 5 ms after that). Then each group takes 0.5 s for the old pod to
     // go and 1 s for its replacement to start (core/simulate/timing.ts): complete at 00:00:05.005, where a mark that
     // counted at once would complete at 00:00:03.
-    const sim = simulateFrom(ed({ upgradeMode: 'scaleInPriority', minReadySeconds: 0 }, [{ name: 'a', replicas: 2 }]), 'R1', start([['a', 2]]));
+    // The pods lack the mark a completed rollout leaves (the agent was installed since).
+    const spec = ed({ upgradeMode: 'scaleInPriority', minReadySeconds: 0 }, [{ name: 'a', replicas: 2 }]);
+    const sim = simulateFrom(spec, 'R1', start([['a', 2]]), {}, { standingMarks: false });
     expect(sim.newPodsRemoved).toBe(0);
     expect(sim.finalStatus.conditions?.find((c) => c.reason === 'RolloutComplete')?.lastTransitionTime).toBe('2026-01-01T00:00:05.005Z');
+    // With it, as the agent leaves every pod of a rollout it completed, the first removal goes at once.
+    const prepared = simulateFrom(spec, 'R1', start([['a', 2]]));
+    expect(prepared.newPodsRemoved).toBe(0);
+    expect(prepared.finalStatus.conditions?.find((c) => c.reason === 'RolloutComplete')?.lastTransitionTime).toBe('2026-01-01T00:00:03.000Z');
   });
 
   it.each(['scaleOutPriority', 'scaleInPriority', 'scaleSimultaneously'] as const)('%s stays within its envelope and never removes a new pod', (mode) => {
@@ -447,6 +453,24 @@ describe('planRollout: decisions from one snapshot', () => {
     expect(lastAvailable.status).toMatchObject({ phase: 'Progressing', currentGroup: 3 });
     expect(scales(lastAvailable)).toEqual(['a:6->5']);
     expect(planRollout(input({ ed: strategy, regions: [region('a', 5, news(5))], status: inGroup(3) })).status.phase).toBe('Healthy');
+  });
+
+  it('a completed rollout leaves every pod marked for the next one, where the agent asks for it (standingMarks)', () => {
+    const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 3 }]);
+    const marks = (plan: ReturnType<typeof planRollout>) => plan.actions.filter((a) => a.kind === 'markOld').length;
+    const complete = { ed: strategy, regions: [region('a', 3, [...news(2), pod('new', { markedOld: true, markedAt: T0 - 60_000 })])], status: inGroup(2) };
+    const prepared = planRollout(input({ ...complete, standingMarks: true }));
+    expect(prepared.status.phase).toBe('Healthy');
+    expect(marks(prepared)).toBe(2);
+    // Without it (edctl plan's simulation), nothing; nor during the rollout, whose new pods must rank after the old ones.
+    expect(marks(planRollout(input(complete)))).toBe(0);
+    const fresh = news(2);
+    const during = planRollout(input({ ed: strategy, regions: [region('a', 3, [...olds(2), ...fresh])], status: inGroup(1), standingMarks: true }));
+    expect(during.status.phase).toBe('Progressing');
+    expect(during.actions.filter((a) => a.kind === 'markOld' && fresh.some((p) => p.name === a.pod))).toEqual([]);
+    // In-place regions keep none: a swapped pod keeps its annotations, and its mark would be cleared in every rollout.
+    const inPlace = webEd([{ name: 'a', replicas: 3 }], { batchSize: 2, updateStrategy: { type: 'InPlaceIfPossible' } }, 'InplaceSet');
+    expect(marks(planRollout(input({ ...complete, ed: inPlace, standingMarks: true })))).toBe(0);
   });
 
   it('takes a declarative approval from Git only for its own rollout revision', () => {

@@ -55,6 +55,13 @@ export interface RolloutInput {
    * queries that were due: core/traffic/look.ts); undefined without it and in `edctl plan`.
    */
   readonly traffic?: TrafficObservation | undefined;
+  /**
+   * Once a rollout is complete, every pod of its regional ReplicaSets carries the mark for removal, so the next
+   * rollout's first scale-down need not wait for marks to settle (region-step.ts, StepOptions.standingMarks). The agent
+   * keeps them; `edctl plan`'s simulation, which ends where the rollout is Healthy, asks without them (its pods start
+   * marked, as the agent left them: core/simulate/start.ts).
+   */
+  readonly standingMarks?: boolean | undefined;
 }
 
 /** A Kubernetes Event to record on the ExtendedDeployment. */

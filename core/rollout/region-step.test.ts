@@ -50,6 +50,8 @@ interface Row {
   readonly done: boolean;
   /** A piece of the reason it is blocked; undefined when it is not. */
   readonly blocked?: string;
+  /** StepOptions.standingMarks (a completed rollout's look). */
+  readonly standingMarks?: boolean;
 }
 
 const surgeOnly: Budgets = { maxSurge: 1, maxUnavailable: 0, replaceDirectly: false };
@@ -238,6 +240,52 @@ describe('stepRegion', () => {
       done: false,
       blocked: 'new pod p2 still carries the mark',
     },
+    // Standing marks: a region at its revision keeps every pod marked for the next rollout.
+    {
+      name: 'standing marks: every active pod at the revision that lacks the mark gets it; terminating ones do not',
+      desired: 3,
+      pods: ['new', 'new:marked', 'new:freshMark', 'new:terminating'],
+      replicas: 3,
+      wantNew: 3,
+      budgets: surgeOnly,
+      standingMarks: true,
+      actions: ['markOld p0'],
+      available: true,
+      done: true,
+    },
+    {
+      name: 'standing marks: a pod not Ready yet (a replacement) is marked too',
+      desired: 2,
+      pods: ['new:marked', 'new:unready'],
+      wantNew: 2,
+      budgets: surgeOnly,
+      standingMarks: true,
+      actions: ['markOld p1'],
+      available: false,
+      done: false,
+    },
+    {
+      name: 'standing marks wait while old pods remain: a new pod still marked (a rollback) is unmarked as without them',
+      desired: 2,
+      pods: ['old:marked', 'old:marked', 'new:marked'],
+      wantNew: 1,
+      budgets: surgeOnly,
+      standingMarks: true,
+      actions: ['unmark p2'],
+      available: true,
+      done: false,
+      blocked: 'new pod p2 still carries the mark',
+    },
+    {
+      name: 'without standing marks a region at its revision marks nothing and clears a mark left on a pod',
+      desired: 2,
+      pods: ['new', 'new:marked'],
+      wantNew: 2,
+      budgets: surgeOnly,
+      actions: ['unmark p1'],
+      available: true,
+      done: true,
+    },
     // scaleSimultaneously: old pods are deleted and the ReplicaSet replaces them at its count.
     {
       name: 'replace directly: deletes an old pod, the count stays',
@@ -389,7 +437,7 @@ describe('stepRegion', () => {
   ];
 
   it.each(rows)('$name', (row) => {
-    const step = stepRegion(regionOf(row), row.wantNew, row.budgets, MIN_READY, T0);
+    const step = stepRegion(regionOf(row), row.wantNew, row.budgets, MIN_READY, T0, { standingMarks: row.standingMarks === true });
     expect({ actions: step.actions.map(describeAction), available: step.available, done: step.done }).toEqual({
       actions: row.actions,
       available: row.available,

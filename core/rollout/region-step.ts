@@ -73,6 +73,19 @@ const leavesFirst = (p: PodState) => !p.assigned || !p.running || !p.ready;
  */
 const markOrder = (a: PodState, b: PodState) => Number(leavesFirst(b)) - Number(leavesFirst(a)) || byName(a, b);
 
+/** How a region steps, besides its target and budgets. */
+export interface StepOptions {
+  /** The next group's target: its old pods are marked now too (see stepRegion). */
+  readonly nextWantNew?: number | undefined;
+  /**
+   * Every pod of a region that runs only its rendered revision carries the mark for removal (standing marks). A pod a
+   * later template creates comes without it, so that rollout's first scale-down finds the old pods marked long ago
+   * instead of waiting MARK_SETTLE_MS for marks made as it starts. Off where pods are swapped in place: a swapped pod
+   * keeps its annotations, and its mark would be cleared and made again in every rollout.
+   */
+  readonly standingMarks?: boolean;
+}
+
 /**
  * Replica math for one region. Moves the region toward `wantNew` new-revision pods and `desired − wantNew` old ones
  * within the budgets: at most desired + maxSurge pods (terminating ones included; terminal ones, Failed or Succeeded,
@@ -88,12 +101,22 @@ const markOrder = (a: PodState, b: PodState) => Number(leavesFirst(b)) - Number(
  * to settle (marks made only when their own group started kept a scale-down waiting whenever a group took less than
  * MARK_SETTLE_MS: pods Ready within a second), and a rollout's first moments, when Git syncs many objects at once,
  * still carry a write per pod of two groups rather than one per old pod. Where old pods may leave at once, every old
- * pod is marked at the rollout's start, so that each later group finds its marks settled.
+ * pod is marked at the rollout's start, so that each later group finds its marks settled. With standing marks
+ * (StepOptions) every old pod was marked when the rollout before completed, and the first scale-down need not wait:
+ * these rules then mark only pods that came without it (the agent was not running, a pod was replaced meanwhile).
  *
  * The old pods a partition keeps (partition.ts) are never marked for removal: they carry the hold mark, the highest
  * deletion cost, and new pods above the region's share leave around them only once every kept pod's mark has settled.
  */
-export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Budgets, minReadySeconds: number, now: number, nextWantNew?: number): RegionStep {
+export function stepRegion(
+  region: RegionState,
+  wantNewRaw: number,
+  budgets: Budgets,
+  minReadySeconds: number,
+  now: number,
+  options: StepOptions = {},
+): RegionStep {
+  const { nextWantNew } = options;
   const counts = countPods(region, minReadySeconds, now);
   const desired = region.desired;
   // The group's target is the least new pods it needs. More (up to desired) stay: the ReplicaSet controller replaces an
@@ -140,7 +163,10 @@ export function stepRegion(region: RegionState, wantNewRaw: number, budgets: Bud
   const markNow =
     budgets.maxUnavailable > 0 ? Math.min(unmarked.length, Math.max(0, counts.old - kept - marked)) : Math.max(0, counts.old - wantOldNext - marked);
   for (const pod of unmarked.slice(0, markNow)) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid, at });
-  for (const pod of active) if (isNew(pod) && (pod.markedOld || pod.held)) actions.push({ kind: 'unmark', region: region.name, pod: pod.name, uid: pod.uid });
+  if (options.standingMarks && counts.old === 0) {
+    for (const pod of active) if (!pod.markedOld) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid, at });
+  } else
+    for (const pod of active) if (isNew(pod) && (pod.markedOld || pod.held)) actions.push({ kind: 'unmark', region: region.name, pod: pod.name, uid: pod.uid });
 
   const oldUnavailable = counts.old - counts.oldAvailable;
   const availableToLose = Math.max(0, counts.available - (desired - budgets.maxUnavailable));

@@ -2,7 +2,7 @@ import { inPlaceEnabled } from '../validate.js';
 import { regionBudgets } from './budgets.js';
 import { batchPods, regionGroups, shownGroup as shownGroupOf, targetAtGroup, type GroupSchedule } from './groups.js';
 import { settleSwaps, stepInPlace } from './in-place-step.js';
-import { creatingNew, groupProgress, stepRegion, type RegionStep } from './region-step.js';
+import { creatingNew, groupProgress, stepRegion, type RegionStep, type StepOptions } from './region-step.js';
 import { keptInRegion, keptOldOf } from './partition.js';
 import { countPods, type RegionState } from './snapshot.js';
 import type { AdapterFactory, ScheduledRegion } from './workload-adapter.js';
@@ -31,7 +31,7 @@ export const replicaSetAdapter: AdapterFactory = (input, record) => {
    * pods no swap can reach once no swap is busy. A swap makes its pod unavailable, so swaps may use at least a group's
    * worth of unavailability whatever the upgrade mode.
    */
-  const move = (region: RegionState, wantNew: number, nextWantNew?: number): RegionStep => {
+  const move = (region: RegionState, wantNew: number, options: StepOptions = {}): RegionStep => {
     const budgets = regionBudgets(strategy, region.desired);
     if (inPlace && region.workload?.templateRevision === region.targetRevision) {
       const unavailable = Math.max(budgets.maxUnavailable, batchPods(strategy.batchSize, region.desired));
@@ -41,7 +41,7 @@ export const replicaSetAdapter: AdapterFactory = (input, record) => {
         return { counts, actions: swaps.actions, ...groupProgress(counts, wantNew, region.desired) };
       }
     }
-    return stepRegion(region, wantNew, budgets, minReadySeconds, now, nextWantNew);
+    return stepRegion(region, wantNew, budgets, minReadySeconds, now, options);
   };
 
   /**
@@ -71,7 +71,8 @@ export const replicaSetAdapter: AdapterFactory = (input, record) => {
     // are rather than removing them), or a lost status.
     currentGroup: (schedule) => (record?.group !== undefined && record.group >= 1 ? record.group : Math.max(shownGroup(schedule), 1)),
     // A region outside the rollout takes no group: its target is its replica count (targetAtGroup).
-    step: (scheduled, group) => move(scheduled.region, targetAtGroup(strategy, scheduled, group), targetAtGroup(strategy, scheduled, group + 1)),
+    step: (scheduled, group) =>
+      move(scheduled.region, targetAtGroup(strategy, scheduled, group), { nextWantNew: targetAtGroup(strategy, scheduled, group + 1) }),
     // Holding starts no new pods for the rollout's sake, but the region keeps the new pods it has and follows its count:
     // a raise (Git, or a move away from a failed region) is served at once, a cut removes old pods first, and a failed
     // region's pods go even while not Ready. Nor does it keep healthy pods out of endpoints: swaps under way settle.
@@ -79,7 +80,8 @@ export const replicaSetAdapter: AdapterFactory = (input, record) => {
       const capacity = stepRegion(region, countPods(region, minReadySeconds, now).updated, regionBudgets(strategy, region.desired), minReadySeconds, now);
       return inPlace ? [...settleSwaps(region, now), ...capacity.actions] : capacity.actions;
     },
-    converge: (region) => move(region, region.desired - keptOldOf(region)),
+    // A completed rollout prepares the next: its pods carry the mark for removal (StepOptions.standingMarks).
+    converge: (region) => move(region, region.desired - keptOldOf(region), { standingMarks: input.standingMarks === true && !inPlace }),
     groupMembers: () => undefined,
   };
 };

@@ -87,6 +87,11 @@ describe('nextRequeueMs', () => {
     expect(nextRequeueMs(input([marked(NOW - MARK_SETTLE_MS), marked(undefined)]), plan({ phase: 'Progressing' }))).toBe(MAX_REQUEUE_MS);
   });
 
+  it('sets no instant for a standing mark (a pod at the rendered revision): nothing relies on it until the next rollout', () => {
+    const standing = pod(NOW - 60_000, { markedOld: true, markedAt: NOW - 500 });
+    expect(nextRequeueMs(input([standing]), plan({ phase: 'Healthy' }))).toBeUndefined();
+  });
+
   it("looks again at the move planner's instants, also when Healthy", () => {
     expect(nextRequeueMs(input([pod(NOW - 60_000)]), { ...plan({ phase: 'Healthy' }), wakeAt: [NOW - 1, NOW + 4_000] })).toBe(4_000 + 5);
   });

@@ -36,8 +36,10 @@ export function nextRequeueMs(input: RolloutInput, plan: RolloutPlan): number | 
       if (pod.ready && pod.readySince !== undefined) instants.push(pod.readySince + minReadyMs);
       // An in-place swap waits out its grace period between draining and patching the images; nothing announces its end.
       if (pod.swap?.phase === 'draining') instants.push(graceEndsAt(pod, grace));
-      // A scale-down that relies on a mark (either) waits until it has settled; nothing announces that either.
-      if ((pod.markedOld || pod.held === true) && pod.markedAt !== undefined) instants.push(pod.markedAt + MARK_SETTLE_MS);
+      // A scale-down that relies on a mark (either) waits until it has settled; nothing announces that either. Only
+      // marks on old pods are relied on: a standing mark on a pod at the rendered revision waits for the next rollout.
+      const relied = (pod.markedOld && pod.revision !== region.targetRevision) || pod.held === true;
+      if (relied && pod.markedAt !== undefined) instants.push(pod.markedAt + MARK_SETTLE_MS);
     }
   }
   const start = plan.status.lastGroupStartTime !== undefined ? Date.parse(plan.status.lastGroupStartTime) : Number.NaN;

@@ -98,6 +98,12 @@ export interface Setting {
    * StatefulSet regions (settingOf).
    */
   readonly cohorts: boolean;
+  /**
+   * The pods that ran before the change at another revision carry the agent's mark for removal, as a completed
+   * rollout leaves them (RolloutInput.standingMarks): regional ReplicaSets without in-place updates, unless the start
+   * says they do not (SimulationStart.standingMarks).
+   */
+  readonly standingMarks: boolean;
 }
 
 /** Digits of a pod's serial in its name: fixed, so that names sort as their serials do (the planner picks by name). */

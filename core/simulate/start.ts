@@ -7,9 +7,10 @@ import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { DEFAULT_NAMESPACE } from '../api/common.js';
 import { API_VERSION, REGION_KIND } from '../api/identity.js';
 import type { DeployRegionObject, ExtendedDeploymentObject, PodTemplate } from '../kube/objects.js';
-import { REGION_LABEL, REVISION_LABEL, REVISIONS_ANNOTATION } from '../labels.js';
+import { MARKED_AT_ANNOTATION, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL, REVISIONS_ANNOTATION } from '../labels.js';
 import { parseExtendedDeployment } from '../parse.js';
 import { formatProblem } from '../problems.js';
+import { inPlaceEnabled } from '../validate.js';
 import { shortHash } from '../revision.js';
 import { controllerReference, iso, templateOf, uidOf, type Cluster, type Cohort, type Setting, type SimPod, type SimWorkload } from './cluster.js';
 import { settle } from './controllers.js';
@@ -44,6 +45,12 @@ export interface SimulationStart {
    * the base, with each region's count. Without it every region counts as new (growth.ts).
    */
   readonly status?: ExtendedDeploymentStatus;
+  /**
+   * Whether the pods that ran before at another revision carry the mark for removal that a rollout the agent completed
+   * leaves on them (RolloutInput.standingMarks). Default true; false for pods the agent never saw complete a rollout
+   * (it was installed since, or the pods were replaced meanwhile).
+   */
+  readonly standingMarks?: boolean;
 }
 
 /**
@@ -64,6 +71,7 @@ export function settingOf(start: SimulationStart, cohorts: boolean): Setting {
     minReadySeconds: parsed.value.spec.strategy.minReadySeconds,
     batchSize: parsed.value.spec.strategy.batchSize,
     cohorts: cohorts && parsed.value.spec.subsetType !== 'StatefulSet',
+    standingMarks: start.standingMarks !== false && ['ReplicaSet', 'InplaceSet'].includes(parsed.value.spec.subsetType) && !inPlaceEnabled(parsed.value),
   };
 }
 
@@ -177,6 +185,12 @@ function statefulSetStart(region: RegionStart, namespace: string, since: number)
   };
 }
 
+/** A pod with the mark for removal the agent made at `at` (RolloutInput.standingMarks). */
+function withStandingMark(pod: SimPod, at: number): SimPod {
+  const annotations = { ...pod.object.metadata?.annotations, [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: iso(at) };
+  return { ...pod, object: { ...pod.object, metadata: { ...pod.object.metadata, annotations } } };
+}
+
 /**
  * The cluster when Git applies the change, after its controllers reacted. The pods that ran before are listed one by
  * one, or (with cohorts) kept as one cohort per workload and revision.
@@ -209,13 +223,17 @@ export function startCluster(start: SimulationStart, setting: Setting): Cluster 
       const owner = compat ? earlierReplicaSet(workload, podTemplate, count, i + 1) : workload;
       if (compat) replicaSets.push(owner);
       const ownerTemplate = compat ? (owner.spec?.template ?? {}) : podTemplate;
+      const rested = (k: number) => {
+        const pod = runningPod(owner, k, since, ownerTemplate);
+        return setting.standingMarks && revision !== target ? withStandingMark(pod, since) : pod;
+      };
       const serial = serials[owner.metadata?.name ?? ''] ?? 0;
       serials[owner.metadata?.name ?? ''] = serial + count;
       if (count === 0) return;
       if (setting.cohorts) {
-        cohorts.push({ pod: runningPod(owner, serial, since, ownerTemplate).object, serials: [[serial, serial + count]] });
+        cohorts.push({ pod: rested(serial).object, serials: [[serial, serial + count]] });
       } else {
-        for (let k = 0; k < count; k++) pods.push(runningPod(owner, serial + k, since, ownerTemplate));
+        for (let k = 0; k < count; k++) pods.push(rested(serial + k));
       }
     });
   }

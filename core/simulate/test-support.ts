@@ -68,7 +68,13 @@ export function startOf(ed: ExtendedDeployment, rolloutRevision: string, regions
   };
 }
 
-/** simulateRollout from startOf. */
-export function simulateFrom(ed: ExtendedDeployment, rolloutRevision: string, regions: readonly SimulatedRegion[], options?: SimulationOptions): Simulation {
-  return simulateRollout(startOf(ed, rolloutRevision, regions), options);
+/** simulateRollout from startOf; `start` overrides what startOf leaves to the defaults. */
+export function simulateFrom(
+  ed: ExtendedDeployment,
+  rolloutRevision: string,
+  regions: readonly SimulatedRegion[],
+  options?: SimulationOptions,
+  start: Pick<SimulationStart, 'standingMarks'> = {},
+): Simulation {
+  return simulateRollout({ ...startOf(ed, rolloutRevision, regions), ...start }, options);
 }
