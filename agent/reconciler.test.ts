@@ -210,6 +210,7 @@ describe('Reconciler', () => {
     expect(calls).toEqual(['status:Healthy:0']);
     // A pod stops being Ready: the next write builds on the returned version 11, not on the cache's 10.
     w.pods[0]!.status.conditions[0]!.status = 'False';
+    w.pods[0]!.metadata.resourceVersion = '2';
     await reconciler.reconcile(edKeyOf('shop', 'web'));
     expect(bases).toEqual(['10', '11']);
     // Two writes in a row, and the cache still shows the first one's base: planned on the second one's answer.

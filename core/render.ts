@@ -288,8 +288,11 @@ function withReadinessGate(template: PodTemplate): PodTemplate {
  * followed by `-` and more (`a` with region `b-c` and `a-b` with region `c` both give `a-b-c`), whatever the regions.
  */
 export function workloadNamesMayCollide(a: string, b: string): boolean {
-  return a === b || b.startsWith(`${a}-`) || a.startsWith(`${b}-`);
+  return a === b || isDashExtensionOf(b, a) || isDashExtensionOf(a, b);
 }
+
+/** `name` is `prefix-…`. Without building `prefix-`: the agent asks for each ExtendedDeployment of a namespace per look. */
+const isDashExtensionOf = (name: string, prefix: string) => name.length > prefix.length && name.charCodeAt(prefix.length) === 45 && name.startsWith(prefix);
 
 /**
  * Problems of ExtendedDeployments (raw, valid or not: the check needs only names) whose regional workloads get the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonLogger } from './log.js';
+import { batchedWriter, jsonLogger } from './log.js';
 
 describe('jsonLogger', () => {
   it('writes one JSON object per line with time, level, msg and fields', () => {
@@ -13,5 +13,33 @@ describe('jsonLogger', () => {
       { time: '2026-01-01T00:00:00.000Z', level: 'info', msg: 'action', component: 'agent', ed: 'shop/web', replicas: 3 },
       { time: '2026-01-01T00:00:00.000Z', level: 'warn', msg: 'failed', component: 'agent', ed: 'shop/api', error: 'boom' },
     ]);
+  });
+});
+
+describe('batchedWriter', () => {
+  it('hands the lines of one turn of the event loop to the stream in one write, in order', async () => {
+    const writes: string[] = [];
+    const synced: string[] = [];
+    const { write } = batchedWriter({ write: (c) => writes.push(c), writeSync: (c) => synced.push(c) });
+    write('a\n');
+    write('b\n');
+    expect(writes).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    write('c\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual(['a\nb\n', 'c\n']);
+    expect(synced).toEqual([]);
+  });
+
+  it('writes what is pending synchronously when asked (at exit), and nothing twice', async () => {
+    const writes: string[] = [];
+    const synced: string[] = [];
+    const { write, flushSync } = batchedWriter({ write: (c) => writes.push(c), writeSync: (c) => synced.push(c) });
+    write('a\n');
+    flushSync();
+    flushSync();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(synced).toEqual(['a\n']);
+    expect(writes).toEqual([]);
   });
 });

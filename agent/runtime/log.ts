@@ -1,3 +1,5 @@
+import { writeSync } from 'node:fs';
+
 /** Log levels, least to most severe. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -22,13 +24,57 @@ function plain(value: unknown): unknown {
   return value;
 }
 
+/** Where {@link batchedWriter} sends lines: a stream for the batches, a synchronous write for what is left at exit. */
+export interface LineSink {
+  write(chunk: string): unknown;
+  writeSync(chunk: string): void;
+}
+
 /**
- * A logger writing `{"time","level","msg",...fields}` lines to `write` (stdout by default), the format log collectors
- * (Loki, Cloud Logging, Elastic) parse without configuration.
+ * Lines handed to the sink together, once per turn of the event loop. A write to stdout costs the same whatever its
+ * size (the stream machinery and a system call for a pipe): at 200 rollouts at once, the agent's line-by-line writes
+ * took a twentieth of its CPU (bench:peers, profiled). `flushSync` writes what is still pending at once (at exit); a
+ * SIGKILL loses at most the lines of one turn, none of which the agent relies on.
+ */
+export function batchedWriter(sink: LineSink): { write: (line: string) => void; flushSync: () => void } {
+  let pending: string[] = [];
+  const take = () => {
+    const chunk = pending.join('');
+    pending = [];
+    return chunk;
+  };
+  const flush = () => {
+    if (pending.length > 0) sink.write(take());
+  };
+  return {
+    write: (line) => {
+      if (pending.push(line) === 1) setImmediate(flush);
+    },
+    flushSync: () => {
+      if (pending.length > 0) sink.writeSync(take());
+    },
+  };
+}
+
+let stdoutWriter: ((line: string) => void) | undefined;
+/** The process's one batched writer to stdout, flushed at exit. */
+function stdoutLines(): (line: string) => void {
+  if (!stdoutWriter) {
+    const batched = batchedWriter({ write: (chunk) => process.stdout.write(chunk), writeSync: (chunk) => writeSync(1, chunk) });
+    process.once('exit', batched.flushSync);
+    stdoutWriter = batched.write;
+  }
+  return stdoutWriter;
+}
+
+/**
+ * A logger writing `{"time","level","msg",...fields}` lines to `write` (stdout by default, batched per turn of the
+ * event loop: {@link batchedWriter}), the format log collectors (Loki, Cloud Logging, Elastic) parse without
+ * configuration.
  */
 export function jsonLogger(options: { level?: LogLevel; write?: (line: string) => void; fields?: LogFields; now?: () => number } = {}): Logger {
   const min = ORDER[options.level ?? 'info'];
-  const write = options.write ?? ((line: string) => void process.stdout.write(line));
+  const write = options.write ?? stdoutLines();
   const now = options.now ?? Date.now;
   const base = options.fields ?? {};
   const log = (level: LogLevel, msg: string, fields: LogFields = {}) => {

@@ -507,6 +507,19 @@ describe('podState', () => {
     expect(fromList.readySince).toBe(Date.UTC(2026, 0, 1, 11));
   });
 
+  it('reads a pod once per object and resourceVersion, frozen; one without a resourceVersion every time', () => {
+    const versioned = { ...pod('p', 'amd', 'r'), metadata: { ...pod('p', 'amd', 'r').metadata, resourceVersion: '4' } };
+    const first = podState(versioned);
+    expect(podState(versioned)).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    // The same object at another version (a fixture changed in place; a cache makes a new object) is read again.
+    versioned.metadata = { ...versioned.metadata, resourceVersion: '5', deletionTimestamp: '2026-01-01T11:59:00Z' };
+    expect(podState(versioned).terminating).toBe(true);
+    const hand = pod('q', 'amd', 'r');
+    expect(podState(hand)).not.toBe(podState(hand));
+    expect(podState(hand)).toEqual(podState(hand));
+  });
+
   it("sees terminating pods and only the agent's own deletion cost as a mark", () => {
     expect(podState(pod('p', 'amd', 'r', { deleting: true })).terminating).toBe(true);
     const other = pod('p', 'amd', 'r');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentObject } from '../kube/objects.js';
-import { parsedDeployRegion, parsedExtendedDeployment, parsedMovesEnabled, parsedStatus } from './parsed.js';
+import { REMEMBERED_SPEC_PARSES, parsedDeployRegion, parsedExtendedDeployment, parsedMovesEnabled, parsedStatus } from './parsed.js';
 
 const ed = (resourceVersion: string | undefined, replicas = 5): ExtendedDeploymentObject => ({
   apiVersion: 'extendeddeployment.io/v1beta1',
@@ -46,6 +46,35 @@ describe('parsed objects, per object and resourceVersion', () => {
     const invalid = { ...ed('5'), spec: { replicas: 'many', strategy: { faultMove: { enable: true } } } } as ExtendedDeploymentObject;
     expect(parsedExtendedDeployment(invalid).ok).toBe(false);
     expect(parsedMovesEnabled(invalid)).toBe(true);
+  });
+
+  it('parses an ExtendedDeployment once per content: a version that changed only its status shares the parse', () => {
+    const before = ed('20');
+    const statusOnly = { ...ed('21'), status: { phase: 'Progressing', currentGroup: 1 } };
+    const first = valueOf(parsedExtendedDeployment(before));
+    const second = valueOf(parsedExtendedDeployment(statusOnly));
+    expect(second.spec).toBe(first.spec);
+    expect(second.metadata.resourceVersion).toBe('21');
+    expect(first.metadata.resourceVersion).toBe('20');
+    // Another spec, or other metadata (an annotation: an approval), is parsed anew.
+    expect(valueOf(parsedExtendedDeployment(ed('22', 7))).spec.replicas).toBe(7);
+    const annotated = ed('23');
+    const withApproval = { ...annotated, metadata: { ...annotated.metadata, annotations: { note: 'x' } } };
+    expect(valueOf(parsedExtendedDeployment(withApproval)).metadata.annotations).toEqual({ note: 'x' });
+    expect(valueOf(parsedExtendedDeployment(withApproval)).spec).not.toBe(first.spec);
+  });
+
+  it('remembers at most REMEMBERED_SPEC_PARSES contents, the least recently used going first', () => {
+    const first = valueOf(parsedExtendedDeployment(ed('30', 1000))).spec;
+    for (let i = 0; i < REMEMBERED_SPEC_PARSES; i++) parsedExtendedDeployment(ed(`31-${i}`, 2000 + i));
+    expect(valueOf(parsedExtendedDeployment(ed('32', 1000))).spec).not.toBe(first);
+    // Used again, a content stays while others come.
+    const kept = valueOf(parsedExtendedDeployment(ed('33', 1000))).spec;
+    for (let i = 0; i < REMEMBERED_SPEC_PARSES + 10; i++) {
+      parsedExtendedDeployment(ed(`34-${i}`, 5000 + i));
+      if (i % 100 === 0) parsedExtendedDeployment(ed(`35-${i}`, 1000));
+    }
+    expect(valueOf(parsedExtendedDeployment(ed('36', 1000))).spec).toBe(kept);
   });
 
   it('parses objects without a resourceVersion every time', () => {
