@@ -1,6 +1,8 @@
 import type {
   KubernetesListObject,
   KubernetesObject,
+  V1Container,
+  V1ContainerStatus,
   V1ControllerRevision,
   V1Deployment,
   V1StatefulSet,
@@ -12,15 +14,22 @@ import type {
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, GroupDiscoveryApi, makeApiClient } from './runtime/kube-client.js';
 import type { KubeAccess } from './runtime/kube-config.js';
 import { API_GROUP, ED_PLURAL, REGION_PLURAL, VERSION } from '../core/api/identity.js';
-import { NAME_LABEL } from '../core/labels.js';
+import { IN_PLACE_READINESS_GATE, NAME_LABEL } from '../core/labels.js';
 import type { Clock } from './runtime/clock.js';
 import type { ApiRead } from '../core/kube/api-writes.js';
-import { ResilientInformer, type CacheReader, type IndexedCacheReader, type InformerEvent, type RunningInformer } from './runtime/informer.js';
+import {
+  ResilientInformer,
+  type CacheReader,
+  type IndexedCacheReader,
+  type InformerEvent,
+  type InformerFactory,
+  type RunningInformer,
+} from './runtime/informer.js';
 import { NamespacedInformer } from './runtime/namespaced-informer.js';
 import { USAGE_FIELD_SELECTOR, usagePod, type UsagePod } from './cluster-nodes.js';
 import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey, regionKey, trafficKeys, type EdKey, type RegionKey } from './keys.js';
 import type { Logger } from './runtime/log.js';
-import { slimInformer, transformingInformer } from './runtime/slim-informer.js';
+import { slimInformer, transformingInformer, withoutManagedFields } from './runtime/slim-informer.js';
 import type { DeployRegionObject, ExtendedDeploymentObject } from '../core/kube/objects.js';
 import type { ObservedRoute } from '../core/traffic/objects.js';
 import { HTTPROUTE_RESOURCE } from './traffic-actuator.js';
@@ -69,6 +78,54 @@ export function slimService(service: V1Service): V1Service {
     ...(service.metadata !== undefined && { metadata: slimMetadata(service.metadata) }),
     ...(spec !== undefined && {
       spec: { ...(spec.selector !== undefined && { selector: spec.selector }), ...(spec.ports !== undefined && { ports: spec.ports }) },
+    }),
+  };
+}
+
+/**
+ * A pod as the agent caches it. A pod with the in-place readiness gate is kept whole (but managedFields): whether a
+ * swap can reach the template compares its whole spec (core/inplace/eligibility.ts). Any other pod keeps what the
+ * agent reads of it (core/observe: podState, initTrouble; ownership and marks): its metadata, and of its spec the node,
+ * the readiness gates and its containers' and init containers' names and images, and of its status the phase, the
+ * conditions and the container states. Volumes, tolerations, the containers' resources, env and ports, the IPs go:
+ * most of a pod, and the agent caches every pod of every ExtendedDeployment, each version replacing the last (bench:peers
+ * at 200 rollouts at once: the pod cache's churn was most of the agent's garbage). A pod without the gate never gets
+ * one by a change the agent sees (gates are fixed at creation), and a swap needs it.
+ */
+export function slimPod(pod: V1Pod): V1Pod {
+  const metadata = withoutManagedFields(pod).metadata;
+  const spec = pod.spec;
+  if (spec?.readinessGates?.some((g) => g.conditionType === IN_PLACE_READINESS_GATE)) return pod;
+  const container = ({ name, image }: V1Container): V1Container => ({ name, ...(image !== undefined && { image }) });
+  const state = ({ name, image, imageID, containerID, restartCount, ready, state }: V1ContainerStatus): V1ContainerStatus => ({
+    name,
+    image,
+    imageID,
+    restartCount,
+    ready,
+    ...(containerID !== undefined && { containerID }),
+    ...(state !== undefined && { state }),
+  });
+  const status = pod.status;
+  return {
+    ...(pod.apiVersion !== undefined && { apiVersion: pod.apiVersion }),
+    ...(pod.kind !== undefined && { kind: pod.kind }),
+    ...(metadata !== undefined && { metadata }),
+    ...(spec !== undefined && {
+      spec: {
+        containers: (spec.containers ?? []).map(container),
+        ...(spec.initContainers && { initContainers: spec.initContainers.map(container) }),
+        ...(spec.nodeName !== undefined && { nodeName: spec.nodeName }),
+        ...(spec.readinessGates !== undefined && { readinessGates: spec.readinessGates }),
+      },
+    }),
+    ...(status !== undefined && {
+      status: {
+        ...(status.phase !== undefined && { phase: status.phase }),
+        ...(status.conditions !== undefined && { conditions: status.conditions }),
+        ...(status.containerStatuses && { containerStatuses: status.containerStatuses.map(state) }),
+        ...(status.initContainerStatuses && { initContainerStatuses: status.initContainerStatuses.map(state) }),
+      },
     }),
   };
 }
@@ -223,6 +280,7 @@ export function makeInformers(
     prefix: string,
     plural: string,
     list: (ns: string | undefined) => Promise<KubernetesListObject<T>>,
+    make: InformerFactory<T> = common.make,
   ): RunningInformer<T> =>
     watched(
       plural,
@@ -230,7 +288,7 @@ export function makeInformers(
         new ResilientInformer<T>(
           watchKc(plural),
           { resource: plural, path: scoped(ns, prefix, plural), labelSelector, list: () => list(ns) },
-          { ...common, onEvent: toOwner, indexBy: ownerKey },
+          { ...common, make, onEvent: toOwner, indexBy: ownerKey },
         ),
     );
   const replicaSets = owned<V1ReplicaSet>('/apis/apps/v1', 'replicasets', (namespace) =>
@@ -242,8 +300,11 @@ export function makeInformers(
   const statefulSets = owned<V1StatefulSet>('/apis/apps/v1', 'statefulsets', (namespace) =>
     namespace ? apps.listNamespacedStatefulSet({ namespace, labelSelector }) : apps.listStatefulSetForAllNamespaces({ labelSelector }),
   );
-  const pods = owned<V1Pod>('/api/v1', 'pods', (namespace) =>
-    namespace ? core.listNamespacedPod({ namespace, labelSelector }) : core.listPodForAllNamespaces({ labelSelector }),
+  const pods = owned<V1Pod>(
+    '/api/v1',
+    'pods',
+    (namespace) => (namespace ? core.listNamespacedPod({ namespace, labelSelector }) : core.listPodForAllNamespaces({ labelSelector })),
+    transformingInformer<V1Pod>(slimPod),
   );
   const controllerRevisions = owned<V1ControllerRevision>('/apis/apps/v1', 'controllerrevisions', (namespace) =>
     namespace ? apps.listNamespacedControllerRevision({ namespace, labelSelector }) : apps.listControllerRevisionForAllNamespaces({ labelSelector }),

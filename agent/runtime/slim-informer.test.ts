@@ -54,6 +54,49 @@ describe('slimInformer', () => {
   });
 });
 
+describe('transformingInformer on objects its transform cannot read', () => {
+  // A transform that, like one written for a kind's type, reads a field that type requires.
+  const images = transformingInformer<KubernetesObject>((o) => {
+    const spec = (o as { spec: { containers: { image: string }[] } }).spec;
+    return { ...o, images: spec.containers.map((c) => c.image) } as KubernetesObject;
+  });
+  const full = (name: string, rv: string) => ({ ...pod(name, rv), spec: { containers: [{ image: `${name}:1` }] } });
+  const kc = new KubeConfig();
+  serveApi(kc, (req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (req.url?.includes('watch=true')) {
+      // A bookmark as the API server sends one for pods: the kind's shape, its required fields null.
+      const bookmark = { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: '13' }, spec: { containers: null } };
+      res.write(`${JSON.stringify({ type: 'BOOKMARK', object: bookmark })}\n`);
+      res.write(`${JSON.stringify({ type: 'ADDED', object: pod('bare', '14') })}\n`);
+      res.write(`${JSON.stringify({ type: 'ADDED', object: full('b', '15') })}\n`);
+      return;
+    }
+    res.end(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '10' }, items: [full('a', '10'), pod('listed-bare', '10')] }));
+  });
+
+  it('hands a BOOKMARK on as it came and caches an object the transform throws on as it came, without failing', async () => {
+    const list = async () => (await (await fetch(`${kc.getCurrentCluster()!.server}/api/v1/namespaces/shop/pods`)).json()) as never;
+    const informer = images(kc, '/api/v1/namespaces/shop/pods', list);
+    const errors: unknown[] = [];
+    informer.on('error', (e) => errors.push(e));
+    await informer.start();
+    for (let i = 0; i < 100 && informer.list('shop').length < 4; i++) await new Promise((r) => setTimeout(r, 10));
+    const cached = informer
+      .list('shop')
+      .map((o) => [o.metadata?.name, (o as { images?: string[] }).images])
+      .sort((x, y) => String(x[0]).localeCompare(String(y[0])));
+    expect(cached).toEqual([
+      ['a', ['a:1']],
+      ['b', ['b:1']],
+      ['bare', undefined],
+      ['listed-bare', undefined],
+    ]);
+    expect(errors).toEqual([]);
+    await informer.stop();
+  });
+});
+
 describe('slimInformer when a watch ends at once', () => {
   // Each test sets how the server answers a watch; lists always succeed. Counts what the informer asked for.
   let answerWatch: (res: import('node:http').ServerResponse) => void = () => undefined;

@@ -89,7 +89,9 @@ class TransformingWatch<T extends KubernetesObject> extends Watch {
         return callback(phase, apiObj, watchObj);
       }
       delivered += 1;
-      callback(phase, this.transform(apiObj as T), watchObj);
+      // A BOOKMARK carries only a resourceVersion, in an object of the kind's shape with its required fields null (a
+      // pod's `spec.containers`): it goes on as it came, for ListWatch to read the resourceVersion.
+      callback(phase, phase === 'BOOKMARK' ? apiObj : this.transform(apiObj as T), watchObj);
     };
     const onDone = (err: unknown) => {
       // ListWatch forgets its resourceVersion on a 410 ERROR event: give it one for a 410 answer too, so it relists.
@@ -133,7 +135,16 @@ class StoppingListWatch<T extends KubernetesObject> extends ListWatch<T> {
  * An informer factory (client-node's makeInformer signature, so ResilientInformer takes it) whose cache holds every
  * listed and watched object as `transform` returns it, optionally narrowed by a field selector.
  */
-export function transformingInformer<T extends KubernetesObject>(transform: (object: T) => T, fieldSelector?: string) {
+export function transformingInformer<T extends KubernetesObject>(unsafeTransform: (object: T) => T, fieldSelector?: string) {
+  const transform = (object: T): T => {
+    try {
+      return unsafeTransform(object);
+    } catch {
+      // An object the transform cannot read (a field its type requires is missing) is cached as it came: a watch
+      // handler that throws ends the process, and a list that throws is retried for good.
+      return object;
+    }
+  };
   return (kc: WatchAccess, path: string, list: () => Promise<KubernetesListObject<T>>, labelSelector?: string): Informer<T> & ObjectCache<T> => {
     const transformedList = async () => {
       const result = await list();
