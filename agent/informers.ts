@@ -88,9 +88,9 @@ export function slimService(service: V1Service): V1Service {
  * agent reads of it (core/observe: podState, initTrouble; ownership and marks): its metadata, and of its spec the node,
  * the readiness gates and its containers' and init containers' names and images, and of its status the phase, the
  * conditions and the container states. Volumes, tolerations, the containers' resources, env and ports, the IPs go:
- * most of a pod, and the agent caches every pod of every ExtendedDeployment, each version replacing the last (bench:peers
- * at 200 rollouts at once: the pod cache's churn was most of the agent's garbage). A pod without the gate never gets
- * one by a change the agent sees (gates are fixed at creation), and a swap needs it.
+ * the agent caches every pod of every ExtendedDeployment, and a small lab pod took 4.6 KiB of heap whole (without
+ * managedFields) against 3.1 KiB so (4,000 pods, as bench:peers holds at 200 rollouts: 18 MiB against 12 MiB). A pod
+ * without the gate never gets one by a change the agent sees (gates are fixed at creation), and a swap needs it.
  */
 export function slimPod(pod: V1Pod): V1Pod {
   const metadata = withoutManagedFields(pod).metadata;
