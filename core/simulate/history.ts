@@ -7,7 +7,7 @@ import type { RolloutEvent, RolloutInput } from '../rollout/planner.js';
 import { countPods } from '../rollout/snapshot.js';
 import { continued } from './progression.js';
 
-/** New-revision pods (available) and old-revision pods of one region once a group is done. */
+/** New-revision and old-revision pods of one region once a group is done (not terminating; available or not). */
 export interface RegionPods {
   readonly name: string;
   readonly updated: number;
@@ -188,14 +188,19 @@ export function listedApprovals(ranges: readonly ApprovalRange[], limit: number)
   return ranges.flatMap((r) => (r.from === r.to ? [r.from] : [r.from, r.to]));
 }
 
-/** The pods per region the look sees once a group is done: new ones available, and old ones (what the e2e suites count). */
+/**
+ * The pods per region the look sees once a group is done, new and old, not terminating (what the e2e suites count). A
+ * group's own new pods are available by then (its barrier); a region whose count rose during the gate has more new
+ * pods, being created: counting only available ones made a group's pods depend on how soon the simulated approval came
+ * (once old pods start marked, the gate came 2 s sooner and those pods were not available yet).
+ */
 export function snapshot(group: number, input: RolloutInput): SimulatedGroup {
   const minReady = input.ed.spec.strategy.minReadySeconds;
   return {
     group,
     regions: input.regions.map((r) => {
       const c = countPods(r, minReady, input.now);
-      return { name: r.name, updated: c.updatedAvailable, old: c.old };
+      return { name: r.name, updated: c.updated, old: c.old };
     }),
   };
 }

@@ -184,3 +184,19 @@ describe('simulateRollout: StatefulSet regions roll in partition steps', () => {
     expect(sim.podsCreated).toBe(5);
   });
 });
+
+describe('simulateRollout: the pods a group leaves', () => {
+  it('counts the new pods a region gets while its gate holds (its count rose), whether or not they are available yet', () => {
+    // At gate 1 (one new and one old pod per region) region r2 rises from 2 to 4: the hold gives it the missing pods at
+    // once, and group 2 starts 1 s later (the simulated approval), before they are available.
+    const resized = ed([2, 2, 4], { needWaitingForConfirm: true });
+    const atGate1 = [2, 2, 4].map((n, i) => ({ name: `r${i}`, desired: n, targetRevision: 'new', running: { old: 1, new: 1 } }));
+    const sim = simulateFrom(resized, 'R1', atGate1);
+    expect(sim.groups[0]?.regions.map((r) => [r.name, r.updated, r.old])).toEqual([
+      ['r0', 1, 1],
+      ['r1', 1, 1],
+      ['r2', 3, 1],
+    ]);
+    expect(sim.finalStatus.regions?.map((r) => r.updated)).toEqual([2, 2, 4]);
+  });
+});
