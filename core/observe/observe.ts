@@ -21,7 +21,7 @@ import { ED_KIND } from '../api/identity.js';
 import { historyEntries, type HistoryEntry, type HistoryOwner } from '../history/entries.js';
 import { isControlledBy, ownerId, podControllers, type OwnerId } from '../ownership.js';
 import { refOf } from '../parse.js';
-import { parsedDeployRegion, parsedExtendedDeployment, parsedMovesEnabled, parsedStatus, withoutStatus } from './parsed.js';
+import { parsedDeployRegion, parsedExtendedDeployment, parsedMovesEnabled, parsedStatus, perVersion, withoutStatus } from './parsed.js';
 import type { Problem } from '../problems.js';
 import { renderExtendedDeployment, workloadNameCollisions, workloadNamesMayCollide } from '../render.js';
 import { rolloutRevision as hashRolloutRevision } from '../revision.js';
@@ -432,22 +432,12 @@ function workloadState(workload: WorkloadObject, kind: WorkloadKind): WorkloadSt
 const withSwappable = (state: PodState, swappable: Readonly<Record<string, string>> | undefined): PodState =>
   swappable === undefined ? state : { ...state, swappable };
 
-const podStates = new WeakMap<PodObject, { readonly resourceVersion: string; readonly state: PodState }>();
-
 /**
- * A pod as the planner sees it (frozen), remembered per object and resourceVersion: a watch cache replaces a pod when it
- * changes, and the agent looks at an ExtendedDeployment many times between its pods' changes (bench:peers, 200
- * rollouts at once: reading them again was 2.5 % of the agent's CPU). Pods without a resourceVersion are read every time.
+ * A pod as the planner sees it (frozen), remembered per object and resourceVersion (perVersion): a watch cache replaces
+ * a pod when it changes, and the agent looks at an ExtendedDeployment many times between its pods' changes
+ * (bench:peers, 200 rollouts at once: reading them again was 2.5 % of the agent's CPU).
  */
-export function podState(pod: PodObject): PodState {
-  const resourceVersion = pod.metadata?.resourceVersion;
-  if (resourceVersion === undefined) return readPodState(pod);
-  const known = podStates.get(pod);
-  if (known?.resourceVersion === resourceVersion) return known.state;
-  const state = Object.freeze(readPodState(pod));
-  podStates.set(pod, { resourceVersion, state });
-  return state;
-}
+export const podState: (pod: PodObject) => PodState = perVersion(readPodState);
 
 function readPodState(pod: PodObject): PodState {
   const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');

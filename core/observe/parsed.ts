@@ -20,7 +20,7 @@ function deepFreeze<T>(value: T): T {
  * changed it would fail at once rather than change the next look's input. Objects without a resourceVersion
  * (hand-made ones) are parsed every time.
  */
-function perVersion<O extends MetaObject, T>(parse: (object: O) => T): (object: O) => T {
+export function perVersion<O extends MetaObject, T>(parse: (object: O) => T): (object: O) => T {
   const results = new WeakMap<O, { readonly resourceVersion: string; readonly value: T }>();
   return (object) => {
     const resourceVersion = object.metadata?.resourceVersion;
