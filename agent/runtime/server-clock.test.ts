@@ -79,4 +79,35 @@ describe('ServerClock', () => {
     exchange(local, clock, 60_000, 10);
     expect(Math.abs(clock.now() - (local.now() + 60_000))).toBeLessThanOrEqual(1_000);
   });
+
+  it('bounds the offset by exactly the last 256 samples of the last 5 minutes, as intersecting them all would', () => {
+    const local = new FakeClock(Date.UTC(2026, 0, 1));
+    const clock = new ServerClock(local);
+    // The definition, computed the long way: the window's samples intersected; disjoint ones keep only the newest.
+    let window: { at: number; low: number; high: number }[] = [];
+    const expected = () => {
+      const low = Math.max(...window.map((w) => w.low));
+      const high = Math.min(...window.map((w) => w.high));
+      const offset = local.now() - local.monotonic();
+      return local.monotonic() + (offset >= low && offset <= high ? offset : low);
+    };
+    let seed = 7;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    let skewMs = 0;
+    for (let i = 0; i < 3_000; i++) {
+      // The server's clock wanders (now and then a step), responses take 1-60 ms, gaps reach past the window.
+      skewMs += random() < 0.01 ? 5_000 * (random() - 0.5) : 40 * (random() - 0.5);
+      const gap = random() < 0.02 ? 200_000 * random() : 400 * random();
+      local.advance(gap);
+      const sentAt = local.monotonic();
+      local.advance(1 + 59 * random());
+      const date = Math.floor((local.now() + skewMs) / 1000) * 1000;
+      const receivedAt = local.monotonic();
+      clock.observe(date, sentAt, receivedAt);
+      const sample = { at: receivedAt, low: date - receivedAt, high: date + 1000 - sentAt };
+      window = [...window.filter((w) => receivedAt - w.at <= 5 * 60_000).slice(-255), sample];
+      if (Math.max(...window.map((w) => w.low)) > Math.min(...window.map((w) => w.high))) window = [sample];
+      expect(clock.now()).toBe(expected());
+    }
+  });
 });
