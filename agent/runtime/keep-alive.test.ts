@@ -1,7 +1,7 @@
 import { Agent } from 'node:https';
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { keepAliveKubeConfig } from './keep-alive.js';
+import { MAX_CONNECTIONS, keepAliveKubeConfig } from './keep-alive.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 /** A TLS option as text: client-node decodes caData, certData and keyData into Buffers. */
@@ -36,6 +36,8 @@ describe('keepAliveKubeConfig', () => {
     expect(await agentOf(kc)).toBe(first);
     const options = (first as Agent & { options: Record<string, unknown> }).options;
     expect(options['keepAlive']).toBe(true);
+    // Bounded: Node's default opens a connection per concurrent request and keeps 256 idle, each holding TLS buffers.
+    expect([first.maxSockets, first.maxFreeSockets]).toEqual([MAX_CONNECTIONS, MAX_CONNECTIONS]);
     expect(text(options['ca'])).toBe('ca');
     expect(text(options['cert'])).toBe('client-cert');
     expect(text(options['key'])).toBe('client-key');
