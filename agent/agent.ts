@@ -18,6 +18,7 @@ import { jsonLogger, type Logger } from './runtime/log.js';
 import { AgentMetrics } from './metrics.js';
 import { agentSettings, type AgentSettings } from './options.js';
 import { Reconciler } from './reconciler.js';
+import { OwnWrites } from './own-writes.js';
 import { RegionStatusReconciler } from './region-status-reconciler.js';
 import { replaceRegionStatus, replaceStatus } from './status-writer.js';
 import { ClusterNodes } from './cluster-nodes.js';
@@ -26,6 +27,7 @@ import { hasMoves } from '../core/observe/observe.js';
 import { WorkQueue } from './runtime/work-queue.js';
 import { FleetPeers } from './fleet-peers.js';
 import { ANALYSIS_QUERY_CONCURRENCY, queryAll } from './prometheus.js';
+import { ED_KIND } from '../core/api/identity.js';
 import type { ExtendedDeploymentObject } from '../core/kube/objects.js';
 
 /** How long after a node or pod-usage change the ExtendedDeployments with replicas away are looked at again. */
@@ -141,7 +143,13 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
       if (key && hasMoves(ed)) q.addAfter(key, ROOM_CHANGE_DELAY_MS);
     }
   };
+  // Shared by the reconciler, which records its writes, and the informers, which drop the echo of a status write.
+  const ownWrites = new OwnWrites();
   const informers = makeInformers(kc, {
+    isOwnStatusAnswer: (ed) => {
+      const key = edKey(ed);
+      return key !== undefined && ownWrites.isAnswer(key, ED_KIND, ed);
+    },
     onNodeEvent: nodesChanged,
     onUsageEvent: nodesChanged,
     namespaces: settings.namespaces,
@@ -182,6 +190,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
       : undefined;
   const recorder = apiEventRecorder(core, settings.identity, log, { clock });
   const reconciler = new Reconciler({
+    ownWrites,
     caches: informers.caches,
     clock,
     log,

@@ -190,6 +190,11 @@ export function makeInformers(
     clock: Clock;
     log: Logger;
     enqueue: (key: EdKey) => void;
+    /**
+     * Whether an ExtendedDeployment as the watch shows it is the agent's own status write, answered (OwnWrites'
+     * isAnswer; see Reconciler.reconcile): it wakes no key. Every change wakes its keys when absent.
+     */
+    isOwnStatusAnswer?: (ed: ExtendedDeploymentObject) => boolean;
     /** The owner of a pod, regional workload or ControllerRevision that changed. */
     enqueueOwned: (key: EdKey) => void;
     enqueueRegion: (key: RegionKey) => void;
@@ -248,6 +253,7 @@ export function makeInformers(
         {
           ...common,
           onEvent: (_event, ed) => {
+            if (options.isOwnStatusAnswer?.(ed)) return;
             const key = edKey(ed);
             if (key) options.enqueue(key);
             keysSharingWorkloadNames(ed, extendedDeployments.list(ed.metadata?.namespace)).forEach(options.enqueue);

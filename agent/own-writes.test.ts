@@ -72,4 +72,17 @@ describe('OwnWrites', () => {
     own.forget('shop/web');
     expect(own.view('shop/web', old, 0)).toEqual({ behind: false, newer: new Map() });
   });
+
+  it("tells the API server's answer to the key's last write of an object from any other version of it", () => {
+    const own = new OwnWrites();
+    own.record('shop/web', [{ kind: 'ExtendedDeployment', name: 'web', replaced: '10', written: at('web', '12') }], 0);
+    expect(own.isAnswer('shop/web', 'ExtendedDeployment', at('web', '12'))).toBe(true);
+    expect(own.isAnswer('shop/web', 'ExtendedDeployment', at('web', '13'))).toBe(false);
+    expect(own.isAnswer('shop/web', 'ExtendedDeployment', at('web', '10'))).toBe(false);
+    expect(own.isAnswer('shop/api', 'ExtendedDeployment', at('web', '12'))).toBe(false);
+    expect(own.isAnswer('shop/web', 'ReplicaSet', at('web', '12'))).toBe(false);
+    // A write answered with nothing (a delete) has no answer to recognise.
+    own.record('shop/web', [{ kind: 'Pod', name: 'web-a', replaced: '7' }], 0);
+    expect(own.isAnswer('shop/web', 'Pod', at('web-a', '7'))).toBe(false);
+  });
 });

@@ -98,6 +98,15 @@ export class OwnWrites {
     return this.byKey.get(key)?.get(writtenId(kind, name))?.written;
   }
 
+  /**
+   * Whether `object` is the API server's answer to the key's last tracked write of it (the same resourceVersion): its
+   * watch event brings nothing that the reconcile which wrote it did not plan on.
+   */
+  isAnswer(key: string, kind: WrittenKind, object: MetaObject): boolean {
+    const version = object.metadata?.resourceVersion;
+    return version !== undefined && this.written(key, kind, object.metadata?.name ?? '')?.metadata?.resourceVersion === version;
+  }
+
   forget(key: string): void {
     this.byKey.delete(key);
   }

@@ -190,8 +190,10 @@ describe('Reconciler: a DeployRegion deleted under a rendered ExtendedDeployment
 
     const back = recorder();
     const again = world({ nodes, strategy: { faultMove: { enable: true } }, status: statuses[0] });
+    // The status written alone brings the next look at once (Reconciler.reconcile).
     expect(await new Reconciler({ ...again, ports: back.ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'))).toEqual({
       outcome: 'synced',
+      requeueAfterMs: 0,
     });
     expect(back.calls).toEqual(['status:Healthy:0']);
     expect(back.statuses[0]?.conditions?.map((c) => c.type)).not.toContain('Valid');

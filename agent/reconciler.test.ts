@@ -188,6 +188,20 @@ describe('Reconciler', () => {
     expect(result).toEqual({ outcome: 'synced' });
   });
 
+  it('looks again at once after writing the status alone, not after writing pods or workloads too (whose events bring the next look)', async () => {
+    // The echo of its own status write wakes no key (agent.ts): a status may record a transition the next look acts on.
+    const alone = recorder();
+    const wroteStatus = await new Reconciler({ caches: world({ podRevision: 'new' }).caches, ports: alone.ports, clock: clock(), log: silentLogger }).reconcile(
+      edKeyOf('shop', 'web'),
+    );
+    expect(alone.calls).toEqual(['status:Healthy:0']);
+    expect(wroteStatus).toEqual({ outcome: 'synced', requeueAfterMs: 0 });
+    const acting = recorder();
+    const acted = await new Reconciler({ caches: world().caches, ports: acting.ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
+    expect(acting.calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3', 'event:RolloutStarted']);
+    expect(acted.requeueAfterMs).toBeGreaterThan(0);
+  });
+
   it('marks the pods of a completed rollout for the next one (standing marks; marked, nothing is written: above)', async () => {
     const { calls, ports } = recorder();
     const result = await new Reconciler({ caches: world({ podRevision: 'new', unmarked: true }).caches, ports, clock: clock(), log: silentLogger }).reconcile(
@@ -203,7 +217,8 @@ describe('Reconciler', () => {
     const bases: (string | undefined)[] = [];
     const tracking: ReconcilerPorts = { ...ports, writeStatus: (ed, status) => (bases.push(ed.metadata?.resourceVersion), ports.writeStatus(ed, status)) };
     const reconciler = new Reconciler({ caches: w.caches, ports: tracking, clock: clock(), log: silentLogger });
-    expect(await reconciler.reconcile(edKeyOf('shop', 'web'))).toEqual({ outcome: 'synced' });
+    // Written alone, the status brings the next look at once (see the test above).
+    expect(await reconciler.reconcile(edKeyOf('shop', 'web'))).toEqual({ outcome: 'synced', requeueAfterMs: 0 });
     expect(calls).toEqual(['status:Healthy:0']);
     // The cache still shows version 10 (no status): the written status holds, nothing is written again.
     expect(await reconciler.reconcile(edKeyOf('shop', 'web'))).toEqual({ outcome: 'synced' });

@@ -154,7 +154,12 @@ export class Reconciler {
    * The status, workloads and pods each key's reconciles wrote: planning on caches that do not show them yet would
    * repeat the writes, so the key is planned on the API server's answers (or waits) until they do.
    */
-  private readonly ownWrites = new OwnWrites();
+  private readonly ownWrites: OwnWrites;
+  /**
+   * The keys whose reconcile is under way: whether it wrote the status, and whether it wrote a pod or workload (whose
+   * watch events bring the next look).
+   */
+  private readonly looks = new Map<string, { status: boolean; owned: boolean }>();
   /** key → when this agent last wrote its status or acted on the key's objects (ms): paces progress-only writes. */
   private readonly lastWrite = new Map<string, number>();
   /**
@@ -180,24 +185,44 @@ export class Reconciler {
       readonly forbiddenReads?: () => readonly ApiRead[];
       /** The fleet this agent's cluster belongs to (--cluster-name, its peers); members wait as if no peer were read without it. */
       readonly fleet?: FleetAccess;
+      /**
+       * Where the writes are tracked, shared with the informers so that the echo of a status write is no event (see
+       * reconcile); a fresh tracker when absent.
+       */
+      readonly ownWrites?: OwnWrites;
     },
-  ) {}
+  ) {
+    this.ownWrites = deps.ownWrites ?? new OwnWrites();
+  }
 
   /**
    * Reconciles the ExtendedDeployment `key`. Throws when a write failed: the caller retries with backoff. A write the
    * API server forbade (403) is reported first (see reportForbidden), so that RBAC trouble shows on the object and not
    * only in the log.
+   *
+   * The watch event of the agent's own status write (the object as the API server answered it) wakes no key: the
+   * reconcile that wrote it planned on that status, with the answers to its other writes (looked at on it, the object
+   * was found with nothing to do: bench:peers at 200 rollouts at once counted 59.8 reconciles per rollout with them,
+   * 53.5–55.6 without). Where a planned look wrote the status alone, the next look comes at once instead, since a
+   * status may record a transition the next look acts on (a rollout recorded, then its first group); where it also
+   * wrote pods or workloads, their events bring it. A status that reports an invalid spec or a blocked read waits for a
+   * change, as before.
    */
   async reconcile(key: EdKey): Promise<ReconcileResult> {
+    const look = { status: false, owned: false };
+    this.looks.set(key, look);
     try {
       const valid: { observed?: ValidObservation } = {};
       const result = await this.reconcileExtendedDeployment(key, (observed) => (valid.observed = observed));
+      const next = result.outcome === 'synced' && look.status && !look.owned ? { ...result, requeueAfterMs: 0 } : result;
       // After the rollout's writes (also when it waits or is blocked): history is bookkeeping and never holds a rollout back.
-      if (!valid.observed || (await this.recordHistory(key, valid.observed))) return result;
-      return { ...result, requeueAfterMs: Math.min(result.requeueAfterMs ?? HISTORY_RETRY_MS, HISTORY_RETRY_MS) };
+      if (!valid.observed || (await this.recordHistory(key, valid.observed))) return next;
+      return { ...next, requeueAfterMs: Math.min(next.requeueAfterMs ?? HISTORY_RETRY_MS, HISTORY_RETRY_MS) };
     } catch (error) {
       await this.reportForbidden(key, error);
       throw error;
+    } finally {
+      this.looks.delete(key);
     }
   }
 
@@ -247,6 +272,8 @@ export class Reconciler {
       const [objectKind, object] = 'pod' in action ? (['Pod', action.pod] as const) : ([kind, action.workload] as const);
       const written = objectKind === 'Pod' || !answer ? undefined : withoutManagedFields(answer);
       this.ownWrites.record(key, [{ kind: objectKind, name: object, replaced: planned(objectKind, object), written }], clock.now());
+      const look = this.looks.get(key);
+      if (look) look.owned = true;
     };
     // The fail-safe readiness gate (see openGates), for a plan that cannot be made or written.
     const openGates = () => this.openGates(namespace, ed, workloads, pods, log, performed);
@@ -558,5 +585,7 @@ export class Reconciler {
     this.countsPendingSince.delete(key);
     const name = ed.metadata?.name ?? '';
     this.ownWrites.record(key, [{ kind: ED_KIND, name, replaced: ed.metadata?.resourceVersion ?? '', written: withoutManagedFields(updated) }], now);
+    const look = this.looks.get(key);
+    if (look) look.status = true;
   }
 }
