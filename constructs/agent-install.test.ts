@@ -214,8 +214,8 @@ describe('AgentInstall', () => {
       '--health-probe-bind-address=0.0.0.0:8081',
       '--log-level=info',
     ]);
-    // The image's entry point with the memory-lean V8 flag the bench measures the agent with.
-    expect(container['command']).toEqual(['node', '--optimize-for-size', 'lib/cli/main.js']);
+    // The image's entry point with the V8 heap sized for the 256Mi limit, as the benches measure the agent.
+    expect(container['command']).toEqual(['node', '--max-semi-space-size=2', '--max-old-space-size=192', 'lib/cli/main.js']);
     expect(container['env']).toEqual([{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }]);
     expect(container['ports']).toEqual([
       { name: 'metrics', containerPort: 8080, protocol: 'TCP' },
@@ -241,6 +241,12 @@ describe('AgentInstall', () => {
     expect(container['livenessProbe']).toMatchObject({ httpGet: { path: '/healthz', port: 'health' } });
     expect(container['readinessProbe']).toMatchObject({ httpGet: { path: '/readyz', port: 'health' } });
     expect(container['resources']).toEqual({ requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } });
+  });
+
+  it("caps V8's old generation at three quarters of the container's memory limit", () => {
+    const command = (memory: string) => podOf(render({ resources: { limits: { memory } } })).container['command'];
+    expect(command('1Gi')).toEqual(['node', '--max-semi-space-size=2', '--max-old-space-size=768', 'lib/cli/main.js']);
+    expect(command('512M')).toEqual(['node', '--max-semi-space-size=2', '--max-old-space-size=366', 'lib/cli/main.js']);
   });
 
   it('takes its settings from props', () => {
@@ -270,6 +276,8 @@ describe('AgentInstall', () => {
       ]),
     );
     expect(container['resources']).toEqual({ requests: { cpu: '50m' } });
+    // No memory limit: V8's old generation is not capped either.
+    expect(container['command']).toEqual(['node', '--max-semi-space-size=2', 'lib/cli/main.js']);
     expect(find(objects, 'Service')['spec']).toEqual({
       selector: { 'app.kubernetes.io/name': 'extended-deployment-agent' },
       ports: [{ name: 'metrics', port: 9090, targetPort: 'metrics', protocol: 'TCP' }],
