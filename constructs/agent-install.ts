@@ -198,21 +198,20 @@ const OLD_SPACE_SHARE = 0.75;
 
 /**
  * Node.js flags the agent runs with in a container whose memory limit is `memoryLimit` (a Kubernetes quantity; none or
- * unreadable: no cap). V8 sizes its heap for the machine, not the container: left alone, the agent peaked at 231 MiB
- * for 50 rollouts at once. `--optimize-for-size` held it to 128 MiB at 200 but cost a third of the agent's CPU in
- * garbage collection (a 1 MiB young generation promotes short-lived objects, and every full collection compacts).
- * Instead the young generation is capped at {@link SEMI_SPACE_MIB} MiB per semi-space and the old generation at three
- * quarters of the limit, which also makes V8 grow it conservatively (its growing factor shrinks with the cap). V8 flags,
- * so they go on the command line (NODE_OPTIONS does not take them).
+ * unreadable: no cap). V8 sizes its heap for the machine, not the container. Measured by bench:peers with 200
+ * rollouts at once (before the agent's connections were bounded): left alone, with 4 MiB semi-spaces, the agent peaked
+ * at 231 MiB, and at 149 MiB with the old generation capped at 192 MiB. `--optimize-for-size` held it lower (128 MiB)
+ * but cost 20-30 % more CPU in garbage collection (a 1 MiB young generation promotes short-lived objects; every full
+ * collection compacts). V8 flags, so they go on the command line (NODE_OPTIONS does not take them).
  */
-export function agentNodeFlags(memoryLimit: string | undefined): string[] {
+function agentNodeFlags(memoryLimit: string | undefined): string[] {
   const bytes = parseQuantity(memoryLimit);
   const oldSpace = bytes !== undefined && bytes > 0 ? [`--max-old-space-size=${Math.floor((bytes * OLD_SPACE_SHARE) / 2 ** 20)}`] : [];
   return [`--max-semi-space-size=${SEMI_SPACE_MIB}`, ...oldSpace];
 }
 
 /** The container's `command` for a memory limit: the image's Node.js entry point (see the Dockerfile) with {@link agentNodeFlags}. */
-export function agentCommand(memoryLimit: string | undefined): string[] {
+function agentCommand(memoryLimit: string | undefined): string[] {
   return ['node', ...agentNodeFlags(memoryLimit), 'lib/cli/main.js'];
 }
 
