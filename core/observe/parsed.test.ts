@@ -64,17 +64,37 @@ describe('parsed objects, per object and resourceVersion', () => {
     expect(valueOf(parsedExtendedDeployment(withApproval)).spec).not.toBe(first.spec);
   });
 
-  it('remembers at most REMEMBERED_SPEC_PARSES contents, the least recently used going first', () => {
-    const first = valueOf(parsedExtendedDeployment(ed('30', 1000))).spec;
-    for (let i = 0; i < REMEMBERED_SPEC_PARSES; i++) parsedExtendedDeployment(ed(`31-${i}`, 2000 + i));
-    expect(valueOf(parsedExtendedDeployment(ed('32', 1000))).spec).not.toBe(first);
-    // Used again, a content stays while others come.
-    const kept = valueOf(parsedExtendedDeployment(ed('33', 1000))).spec;
+  it("remembers one parse per object: a new spec replaces the old one's", () => {
+    const named = (name: string, resourceVersion: string, replicas: number): ExtendedDeploymentObject => {
+      const object = ed(resourceVersion, replicas);
+      return { ...object, metadata: { ...object.metadata, name } };
+    };
+    const v1 = valueOf(parsedExtendedDeployment(named('cart', '40', 1))).spec;
+    const other = valueOf(parsedExtendedDeployment(named('shelf', '41', 1))).spec;
+    // Another object with the same content has a parse of its own, and keeps it while the first one changes.
+    expect(other).not.toBe(v1);
+    const v2 = valueOf(parsedExtendedDeployment(named('cart', '42', 2))).spec;
+    expect(v2.replicas).toBe(2);
+    expect(valueOf(parsedExtendedDeployment(named('shelf', '43', 1))).spec).toBe(other);
+    // The rollout's spec replaced the first one's: back to it (a revert), it is parsed anew.
+    expect(valueOf(parsedExtendedDeployment(named('cart', '44', 1))).spec).not.toBe(v1);
+  });
+
+  it('remembers parses of at most REMEMBERED_SPEC_PARSES objects, the least recently used going first', () => {
+    const named = (name: string, resourceVersion: string): ExtendedDeploymentObject => {
+      const object = ed(resourceVersion, 3);
+      return { ...object, metadata: { ...object.metadata, name } };
+    };
+    const first = valueOf(parsedExtendedDeployment(named('first', '50'))).spec;
+    for (let i = 0; i < REMEMBERED_SPEC_PARSES; i++) parsedExtendedDeployment(named(`other-${i}`, '51'));
+    expect(valueOf(parsedExtendedDeployment(named('first', '52'))).spec).not.toBe(first);
+    // Looked at again now and then, an object stays while others come.
+    const kept = valueOf(parsedExtendedDeployment(named('kept', '53'))).spec;
     for (let i = 0; i < REMEMBERED_SPEC_PARSES + 10; i++) {
-      parsedExtendedDeployment(ed(`34-${i}`, 5000 + i));
-      if (i % 100 === 0) parsedExtendedDeployment(ed(`35-${i}`, 1000));
+      parsedExtendedDeployment(named(`more-${i}`, '54'));
+      if (i % 100 === 0) parsedExtendedDeployment(named('kept', `55-${i}`));
     }
-    expect(valueOf(parsedExtendedDeployment(ed('36', 1000))).spec).toBe(kept);
+    expect(valueOf(parsedExtendedDeployment(named('kept', '56'))).spec).toBe(kept);
   });
 
   it('parses objects without a resourceVersion every time', () => {
