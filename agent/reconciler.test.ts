@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { MARKED_AT_ANNOTATION, NAME_LABEL, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL } from '../core/labels.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
+import { SLACK_MS } from '../core/rollout/requeue.js';
 import { FakeClock } from './runtime/clock.js';
 import { EvictionBlockedError } from './eviction.js';
 import { silentLogger } from './runtime/log.js';
@@ -200,6 +201,23 @@ describe('Reconciler', () => {
     const acted = await new Reconciler({ caches: world().caches, ports: acting.ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
     expect(acting.calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3', 'event:RolloutStarted']);
     expect(acted.requeueAfterMs).toBeGreaterThan(0);
+  });
+
+  it('counts the next look from the instant it observed: the time its writes took is not waited again', async () => {
+    const quick = recorder();
+    const promptly = await new Reconciler({ caches: world().caches, ports: quick.ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
+    const t = clock();
+    const slow = recorder();
+    // Each write takes 40 ms.
+    const ports: ReconcilerPorts = {
+      ...slow.ports,
+      performAction: (...args) => (t.advance(40), slow.ports.performAction(...args)),
+      writeStatus: (...args) => (t.advance(40), slow.ports.writeStatus(...args)),
+    };
+    const slowly = await new Reconciler({ caches: world().caches, ports, clock: t, log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
+    expect(slow.calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3', 'event:RolloutStarted']);
+    expect(promptly.requeueAfterMs).toBeGreaterThan(160);
+    expect(slowly.requeueAfterMs).toBe(promptly.requeueAfterMs! - 160);
   });
 
   it('marks the pods of a completed rollout for the next one (standing marks; marked, nothing is written: above)', async () => {
@@ -418,10 +436,10 @@ describe('Reconciler', () => {
     const held = new Reconciler({ caches: readyNow(1).caches, ports: soon.ports, clock: t, log: silentLogger });
     const result = await held.reconcile(edKeyOf('shop', 'web'));
     expect(soon.calls).toEqual([]);
-    expect(result.requeueAfterMs).toBe(800 + 5);
+    expect(result.requeueAfterMs).toBe(800 + SLACK_MS);
     t.advance(400);
     // Looked at again before the instant (another pod event): still held, the instant is within the interval.
-    expect((await held.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(400 + 5);
+    expect((await held.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(400 + SLACK_MS);
     expect(soon.calls).toEqual([]);
     // A look 5 s away is not worth holding the counts for: written at once.
     const late = recorder();

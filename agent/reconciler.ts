@@ -375,8 +375,9 @@ export class Reconciler {
     }
     if (plan.status.phase) metrics?.setPhase(key, plan.status.phase);
     for (const change of plan.moveChanges ?? []) metrics?.movedReplicas.inc({ kind: change.kind, reason: change.reason }, change.count);
-    const requeueAfterMs = decision.lookAgainInMs;
-    return requeueAfterMs === undefined ? { outcome: 'synced' } : { outcome: 'synced', requeueAfterMs };
+    // The decision counts from the instant it observed; its writes took time since.
+    const lookAgainInMs = decision.lookAgainInMs;
+    return lookAgainInMs === undefined ? { outcome: 'synced' } : { outcome: 'synced', requeueAfterMs: Math.max(0, lookAgainInMs - (clock.now() - input.now)) };
   }
 
   /** The observation, invalid when the object is a fleet member rendered for another cluster than this agent's. */

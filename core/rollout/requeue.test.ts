@@ -3,7 +3,7 @@ import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
 import { MARK_SETTLE_MS } from './region-step.js';
 import type { PodState } from './snapshot.js';
-import { MAX_REQUEUE_MS, nextRequeueMs } from './requeue.js';
+import { MAX_REQUEUE_MS, SLACK_MS, nextRequeueMs } from './requeue.js';
 import { webEd } from './test-support.js';
 
 const NOW = Date.UTC(2026, 0, 1, 12);
@@ -39,22 +39,22 @@ describe('nextRequeueMs', () => {
   it('looks again at a Healthy object when something is about to change: a hold mark settling, a keeper pod becoming available', () => {
     // A partition's hold mark gates a scale-down of the new pods beside it, Healthy or not.
     const held = pod(NOW - 60_000, { revision: 'old', held: true, markedAt: NOW - 500 });
-    expect(nextRequeueMs(input([pod(NOW - 60_000), held]), plan({ phase: 'Healthy' }))).toBe(MARK_SETTLE_MS - 500 + 5);
+    expect(nextRequeueMs(input([pod(NOW - 60_000), held]), plan({ phase: 'Healthy' }))).toBe(MARK_SETTLE_MS - 500 + SLACK_MS);
     const keeperPod = pod(NOW - 4_000, { revision: 'old' });
     const withKeeper = input([pod(NOW - 60_000)]);
     const regions = withKeeper.regions.map((r) => ({ ...r, keeper: { name: 'k', uid: 'k', revision: 'old', replicas: 1, pods: [keeperPod] } }));
-    expect(nextRequeueMs({ ...withKeeper, regions }, plan({ phase: 'Healthy' }))).toBe(6_000 + 5);
+    expect(nextRequeueMs({ ...withKeeper, regions }, plan({ phase: 'Healthy' }))).toBe(6_000 + SLACK_MS);
   });
 
   it('looks again when the next pod becomes available', () => {
     const pods = [pod(NOW - 9_000), pod(NOW - 4_000), pod(NOW - 60_000), pod(NOW - 1_000, { terminating: true })];
-    expect(nextRequeueMs(input(pods), plan({ phase: 'Progressing' }))).toBe(1_000 + 5);
+    expect(nextRequeueMs(input(pods), plan({ phase: 'Progressing' }))).toBe(1_000 + SLACK_MS);
   });
 
   it('looks again when the progress deadline passes, counted from a resume', () => {
     const status = { phase: 'Progressing' as const, lastGroupStartTime: new Date(NOW - 59_000).toISOString() };
-    expect(nextRequeueMs(input([]), plan(status))).toBe(1_000 + 1 + 5);
-    expect(nextRequeueMs(input([], NOW - 50_000), plan(status))).toBe(10_000 + 1 + 5); // the resume moved the deadline
+    expect(nextRequeueMs(input([]), plan(status))).toBe(1_000 + 1 + SLACK_MS);
+    expect(nextRequeueMs(input([], NOW - 50_000), plan(status))).toBe(10_000 + 1 + SLACK_MS); // the resume moved the deadline
   });
 
   it('polls at most every MAX_REQUEUE_MS while unfinished', () => {
@@ -73,7 +73,7 @@ describe('nextRequeueMs', () => {
       },
     };
     const draining = pod(undefined, { revision: 'old', swap: { revision: 'new', phase: 'draining', since: NOW - 2_000 }, gated: true, gateOpen: false });
-    expect(nextRequeueMs({ ...input([draining, pod(NOW - 60_000)]), ed: inPlace }, plan({ phase: 'Progressing' }))).toBe(3_000 + 5);
+    expect(nextRequeueMs({ ...input([draining, pod(NOW - 60_000)]), ed: inPlace }, plan({ phase: 'Progressing' }))).toBe(3_000 + SLACK_MS);
     // a grace period already over, or a swap past draining, sets no instant of its own
     const swapping = pod(undefined, { swap: { revision: 'new', phase: 'swapping', since: NOW - 2_000 } });
     const over = pod(undefined, { revision: 'old', swap: { revision: 'new', phase: 'draining', since: NOW - 9_000 } });
@@ -82,7 +82,7 @@ describe('nextRequeueMs', () => {
 
   it("looks again when an old pod's mark settles: a scale-down may rely on it then, and no event announces it", () => {
     const marked = (markedAt: number | undefined) => pod(NOW - 60_000, { revision: 'old', markedOld: true, markedAt });
-    expect(nextRequeueMs(input([marked(NOW - 500)]), plan({ phase: 'Progressing' }))).toBe(MARK_SETTLE_MS - 500 + 5);
+    expect(nextRequeueMs(input([marked(NOW - 500)]), plan({ phase: 'Progressing' }))).toBe(MARK_SETTLE_MS - 500 + SLACK_MS);
     // a settled mark, or one without its time, sets no instant of its own
     expect(nextRequeueMs(input([marked(NOW - MARK_SETTLE_MS), marked(undefined)]), plan({ phase: 'Progressing' }))).toBe(MAX_REQUEUE_MS);
   });
@@ -93,7 +93,7 @@ describe('nextRequeueMs', () => {
   });
 
   it("looks again at the move planner's instants, also when Healthy", () => {
-    expect(nextRequeueMs(input([pod(NOW - 60_000)]), { ...plan({ phase: 'Healthy' }), wakeAt: [NOW - 1, NOW + 4_000] })).toBe(4_000 + 5);
+    expect(nextRequeueMs(input([pod(NOW - 60_000)]), { ...plan({ phase: 'Healthy' }), wakeAt: [NOW - 1, NOW + 4_000] })).toBe(4_000 + SLACK_MS);
   });
 
   it('polls while replicas are away with move-back on, and not with it off', () => {
