@@ -35,6 +35,10 @@ describe('jsonEqual / statusChanged', () => {
     expect(jsonEqual({ a: [] }, { a: {} })).toBe(false);
     expect(jsonEqual({ a: null }, { a: undefined })).toBe(false);
     expect(jsonEqual({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(jsonEqual({ a: 1, b: 2 }, { a: 1 })).toBe(false);
+    expect(jsonEqual({ a: 1, b: undefined }, { a: 1, c: 2 })).toBe(false);
+    expect(jsonEqual({ a: 1, b: 2 }, { a: 1, b: undefined })).toBe(false);
+    expect(jsonEqual([{ a: 1 }], [{ a: 1, b: [] }])).toBe(false);
   });
 
   it('writes only when anything differs, timestamps included', () => {

@@ -5,16 +5,32 @@ import type { ApiRead, ApiWrite } from '../kube/api-writes.js';
 import { setCondition } from '../kube/conditions.js';
 import { AUTHORIZED_CONDITION, FORBIDDEN_REASON, INVALID_SPEC_REASON, VALID_CONDITION } from '../api/conditions.js';
 
-/** Deep equality with JSON semantics: key order and properties set to undefined do not matter, everything else does. */
+/**
+ * Deep equality with JSON semantics: key order and properties set to undefined do not matter, everything else does.
+ * Allocates nothing: every look compares its planned status with the object's (bench:peers at 200 rollouts at once: the
+ * arrays and maps of a comparison by entries were 6 % of the agent's allocations).
+ */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
-  const defined = (o: object) => Object.entries(o).filter(([, v]) => v !== undefined);
-  const ea = defined(a);
-  const eb = new Map(defined(b));
-  return ea.length === eb.size && ea.every(([k, v]) => eb.has(k) && jsonEqual(v, eb.get(k)));
+  if (Array.isArray(a)) {
+    const other = b as readonly unknown[];
+    if (a.length !== other.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], other[i])) return false;
+    return true;
+  }
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  // Defined keys of `a` not yet matched by one of `b`: every one must be equal in `b`, and `b` may have no others.
+  let unmatched = 0;
+  for (const key in left) {
+    if (!Object.hasOwn(left, key) || left[key] === undefined) continue;
+    if (!Object.hasOwn(right, key) || !jsonEqual(left[key], right[key])) return false;
+    unmatched++;
+  }
+  for (const key in right) if (Object.hasOwn(right, key) && right[key] !== undefined) unmatched--;
+  return unmatched === 0;
 }
 
 /** Whether `next` must be written: it differs in anything (timestamps included) from the status on the object. */
