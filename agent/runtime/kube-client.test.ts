@@ -3,13 +3,14 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
 import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { ApiException, AppsV1Api, CoreV1Api, CustomObjectsApi, GroupDiscoveryApi, RequestContext, makeApiClient } from './kube-client.js';
 import { KubeConfig, type HttpsRequestOptions } from './kube-config.js';
-import { ListWatch, Watch } from './kube-watch.js';
+import { ListWatch, Watch, eachLine } from './kube-watch.js';
 import { apiError, isConflict, isNotFound, isUnreachable, retryAfterMs } from './kube-errors.js';
 import { serveApi } from './test-support.js';
 
@@ -282,6 +283,25 @@ describe('kube-watch: Watch and ListWatch as client-node has them', () => {
     watchAnswer = 'forbidden';
     const error = await new Promise<unknown>((resolve) => void new Watch(kc).watch('/api/v1/pods', {}, () => undefined, resolve));
     expect((error as { statusCode?: number }).statusCode).toBe(403);
+  });
+
+  it('splits a watch stream into lines however its chunks fall: a line over several chunks, a character split, the last line without newline', async () => {
+    const stream = new PassThrough();
+    const lines: string[] = [];
+    eachLine(stream, (line) => lines.push(line));
+    const closed = new Promise((resolve) => stream.on('close', resolve));
+    const text = Buffer.from('{"a":1}\n{"b":"zwölf"}\r\n\n{"c":', 'utf8');
+    const umlaut = text.indexOf(0xc3);
+    // Chunks end inside the first line, inside the two bytes of "ö", and inside the last line.
+    for (const [from, to] of [
+      [0, 3],
+      [3, umlaut + 1],
+      [umlaut + 1, text.length],
+    ])
+      stream.write(text.subarray(from, to));
+    stream.end('3}');
+    await closed;
+    expect(lines).toEqual(['{"a":1}', '{"b":"zwölf"}\r', '', '{"c":3}']);
   });
 
   it('lists, then watches from the resourceVersion (bookmarks move it), and relists after a 410', async () => {

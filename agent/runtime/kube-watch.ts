@@ -7,7 +7,7 @@
  */
 import { STATUS_CODES, request as httpRequest, type ClientRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import type { Informer, KubernetesListObject, KubernetesObject, ObjectCache, ObjectCallback, ErrorCallback } from '@kubernetes/client-node';
 import type { HttpsRequestOptions } from './kube-config.js';
 import type { Cluster } from '@kubernetes/client-node';
@@ -62,9 +62,7 @@ export class Watch {
             return;
           }
           res.on('error', doneOnce);
-          res.on('close', () => doneOnce(null));
-          const lines = createInterface({ input: res, crlfDelay: Infinity });
-          lines.on('line', (line) => {
+          const event = (line: string) => {
             let data: { type: string; object: unknown };
             try {
               data = JSON.parse(line) as { type: string; object: unknown };
@@ -72,9 +70,9 @@ export class Watch {
               return; // ignore parse errors, as client-node does
             }
             callback(data.type, data.object, data);
-          });
-          lines.on('error', doneOnce); // readline passes its input's errors on
-          lines.on('close', () => doneOnce(null));
+          };
+          eachLine(res, event);
+          res.on('close', () => doneOnce(null));
         });
       } catch (error) {
         doneOnce(error);
@@ -91,6 +89,30 @@ export class Watch {
     });
     return controller;
   }
+}
+
+/**
+ * Calls `line` for each line of `stream` (a watch answers one JSON event per line), the last one also without its
+ * newline, before the stream's `close`. What readline does for a watch, without its terminal handling: splitting each
+ * chunk with a regular expression into an array was 6 % of the agent's allocations at 200 rollouts at once.
+ */
+export function eachLine(stream: Readable, line: (text: string) => void): void {
+  let partial = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    let start = 0;
+    for (let end = chunk.indexOf('\n'); end !== -1; end = chunk.indexOf('\n', start)) {
+      const text = partial === '' ? chunk.slice(start, end) : partial + chunk.slice(start, end);
+      partial = '';
+      start = end + 1;
+      line(text);
+    }
+    partial += chunk.slice(start);
+  });
+  stream.on('end', () => {
+    if (partial !== '') line(partial);
+    partial = '';
+  });
 }
 
 type Verb = 'add' | 'update' | 'delete' | 'error' | 'connect';
