@@ -249,6 +249,25 @@ describe('AgentInstall', () => {
     expect(command('512M')).toEqual(['node', '--max-semi-space-size=2', '--max-old-space-size=366', 'lib/cli/main.js']);
   });
 
+  it('refuses resource quantities that are none, every one at once with its field path, and a bad fleet with them', () => {
+    const bad = () =>
+      render({ resources: { requests: { cpu: '0.1 cores', memory: '128Mi' }, limits: { memory: '256MB' } }, fleet: { cluster: 'EU_1', peers: [] } });
+    expect(bad).toThrow(RenderError);
+    const problems = (() => {
+      try {
+        bad();
+      } catch (error) {
+        return (error as RenderError).problems.map((p) => `${p.path.join('.')}: ${p.message}`);
+      }
+      return [];
+    })();
+    expect(problems).toEqual([
+      expect.stringMatching(/^fleet\.cluster: "EU_1" must be a DNS label/),
+      'resources.requests.cpu: "0.1 cores" is not a Kubernetes quantity (e.g. "500m", "256Mi", "1G")',
+      'resources.limits.memory: "256MB" is not a Kubernetes quantity (e.g. "500m", "256Mi", "1G")',
+    ]);
+  });
+
   it('takes its settings from props', () => {
     const objects = render({
       namespace: 'ops',

@@ -9,6 +9,7 @@ import { SYNC_WAVE_ANNOTATION } from '../core/labels.js';
 import { agentAdmissionPolicies } from './agent-admission.js';
 import { AGENT_PERMISSIONS, isMetricsAccessPermission, leaseRules, policyRules, TRAFFIC_PERMISSIONS } from './agent-rbac.js';
 import { RenderError } from './render-error.js';
+import type { ObjectRef } from '../core/problems.js';
 import { parseQuantity } from '../core/moves/quantity.js';
 
 /** Where the agent is installed unless told otherwise (also the agent's own default Lease namespace). */
@@ -21,7 +22,7 @@ export const METRICS_CERT_DIR = '/etc/extended-deployment/metrics-certs';
 /** Log levels of `edctl agent --log-level`, least to most severe. */
 export type AgentLogLevel = 'debug' | 'info' | 'warn' | 'error';
 
-/** CPU and memory of the agent container, as Kubernetes quantities (`"100m"`, `"256Mi"`). */
+/** CPU and memory of the agent container, as Kubernetes quantities (`"100m"`, `"256Mi"`); anything else is refused at render. */
 export interface AgentResourceList {
   /**
    * CPU, e.g. `"100m"`.
@@ -197,8 +198,8 @@ const SEMI_SPACE_MIB = 2;
 const OLD_SPACE_SHARE = 0.75;
 
 /**
- * Node.js flags the agent runs with in a container whose memory limit is `memoryLimit` (a Kubernetes quantity; none or
- * unreadable: no cap). V8 sizes its heap for the machine, not the container. Measured by bench:peers with 200
+ * Node.js flags the agent runs with in a container whose memory limit is `memoryLimit` (a Kubernetes quantity, checked by
+ * checkProps; none: no cap). V8 sizes its heap for the machine, not the container. Measured by bench:peers with 200
  * rollouts at once (before the agent's connections were bounded): left alone, with 4 MiB semi-spaces, the agent peaked
  * at 231 MiB, and at 149 MiB with the old generation capped at 192 MiB. `--optimize-for-size` held it lower (128 MiB)
  * but cost 20-30 % more CPU in garbage collection (a 1 MiB young generation promotes short-lived objects; every full
@@ -250,11 +251,26 @@ function checkedNamespaces(namespaces: readonly string[]): readonly string[] {
   return namespaces;
 }
 
-/** The peer mount of a valid fleet membership; an invalid one throws every problem (the agent would refuse its flags). */
-function checkedFleet(fleet: AgentFleetProps, name: string, namespace: string): ReturnType<typeof peerMount> {
-  const problems = membershipProblems(fleet, { kind: 'AgentInstall', name, namespace }, ['fleet']);
+/**
+ * Throws every problem of the props the API server or the agent would refuse later: a fleet membership the agent's
+ * flags refuse, and resource quantities that are none (`"256MB"`: the Deployment would be refused at apply, and the heap
+ * cap derived from the memory limit lost at render).
+ */
+function checkProps(props: AgentInstallProps, object: ObjectRef): void {
+  const resources = props.resources ?? {};
+  const problems = [
+    ...(props.fleet ? membershipProblems(props.fleet, object, ['fleet']) : []),
+    ...(['requests', 'limits'] as const).flatMap((list) =>
+      (Object.entries(resources[list] ?? {}) as [string, string | undefined][])
+        .filter(([, value]) => value !== undefined && parseQuantity(value) === undefined)
+        .map(([resource, value]) => ({
+          object,
+          path: ['resources', list, resource],
+          message: `${JSON.stringify(value)} is not a Kubernetes quantity (e.g. "500m", "256Mi", "1G")`,
+        })),
+    ),
+  ];
   if (problems.length > 0) throw new RenderError(problems);
-  return peerMount(fleet);
 }
 
 /** A cluster-scoped object never takes the chart's default namespace. */
@@ -312,7 +328,8 @@ export class AgentInstall extends Construct {
       annotations: { [SYNC_WAVE_ANNOTATION]: wave },
     });
     const subjects = [{ kind: 'ServiceAccount', name, namespace }];
-    const peers = props.fleet && checkedFleet(props.fleet, name, namespace);
+    checkProps(props, { kind: 'AgentInstall', name, namespace });
+    const peers = props.fleet && peerMount(props.fleet);
 
     if (props.createNamespace ?? true) clusterScoped(new k8s.KubeNamespace(this, 'namespace', { metadata: meta(namespace) }));
     new k8s.KubeServiceAccount(this, 'service-account', { metadata: meta(name, namespace), automountServiceAccountToken: true });
