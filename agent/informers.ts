@@ -7,7 +7,9 @@ import type {
   V1Deployment,
   V1StatefulSet,
   V1Node,
+  V1ObjectMeta,
   V1Pod,
+  V1PodCondition,
   V1ReplicaSet,
   V1Service,
 } from '@kubernetes/client-node';
@@ -30,6 +32,7 @@ import { USAGE_FIELD_SELECTOR, usagePod, type UsagePod } from './cluster-nodes.j
 import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey, regionKey, trafficKeys, type EdKey, type RegionKey } from './keys.js';
 import type { Logger } from './runtime/log.js';
 import { slimInformer, transformingInformer, withoutManagedFields } from './runtime/slim-informer.js';
+import { StringPool } from './runtime/string-pool.js';
 import type { DeployRegionObject, ExtendedDeploymentObject } from '../core/kube/objects.js';
 import type { ObservedRoute } from '../core/traffic/objects.js';
 import { HTTPROUTE_RESOURCE } from './traffic-actuator.js';
@@ -83,29 +86,48 @@ export function slimService(service: V1Service): V1Service {
 }
 
 /**
+ * The strings cached pods repeat: their namespace, generateName, label values, owner, container names and images,
+ * node, phase and condition words (not names, uids, versions or times, which each pod has of its own). A few per
+ * ExtendedDeployment, region and node: 16,384 hold thousands of each.
+ */
+const podStrings = new StringPool(16_384);
+
+/** The pod conditions the agent reads (core/observe readPodState). */
+const READ_CONDITIONS: ReadonlySet<string> = new Set(['Ready', 'PodScheduled', IN_PLACE_READINESS_GATE]);
+
+/**
  * A pod as the agent caches it. A pod with the in-place readiness gate is kept whole (but managedFields): whether a
  * swap can reach the template compares its whole spec (core/inplace/eligibility.ts). Any other pod keeps what the
  * agent reads of it (core/observe: podState, initTrouble; ownership and marks): its metadata, and of its spec the node,
  * the readiness gates and its containers' and init containers' names and images, and of its status the phase, the
- * conditions and the container states. Volumes, tolerations, the containers' resources, env and ports, the IPs go:
- * the agent caches every pod of every ExtendedDeployment, and a small lab pod took 4.6 KiB of heap whole (without
- * managedFields) against 3.1 KiB so (4,000 pods, as bench:peers holds at 200 rollouts: 18 MiB against 12 MiB). A pod
- * without the gate never gets one by a change the agent sees (gates are fixed at creation), and a swap needs it.
+ * Ready, PodScheduled and in-place gate conditions and the container states (not their images, which only a swap reads). Volumes,
+ * tolerations, the containers' resources, env and ports, the IPs and the other conditions go: the agent caches every
+ * pod of every ExtendedDeployment, and each change of one leaves the old copy behind until a full collection, so
+ * what it keeps sets its heap at scale (bench:peers, 200 rollouts at once, holds 2,000–4,000 pods). A pod without the
+ * gate never gets one by a change the agent sees (gates are fixed at creation), and a swap needs it.
  */
 export function slimPod(pod: V1Pod): V1Pod {
   const metadata = withoutManagedFields(pod).metadata;
   const spec = pod.spec;
   if (spec?.readinessGates?.some((g) => g.conditionType === IN_PLACE_READINESS_GATE)) return pod;
-  const container = ({ name, image }: V1Container): V1Container => ({ name, ...(image !== undefined && { image }) });
-  const state = ({ name, image, imageID, containerID, restartCount, ready, state }: V1ContainerStatus): V1ContainerStatus => ({
-    name,
-    image,
-    imageID,
-    restartCount,
-    ready,
-    ...(containerID !== undefined && { containerID }),
-    ...(state !== undefined && { state }),
+  const pooled = podStrings.intern.bind(podStrings);
+  if (metadata) pooledMetadata(metadata, pooled);
+  const container = ({ name, image }: V1Container): V1Container => ({ name: pooled(name), ...(image !== undefined && { image: pooled(image) }) });
+  const condition = ({ type, status, reason, ...rest }: V1PodCondition): V1PodCondition => ({
+    ...rest,
+    type: pooled(type),
+    status: pooled(status),
+    ...(reason !== undefined && { reason: pooled(reason) }),
   });
+  // Without image and imageID, which the type requires: nothing reads them of a pod without the gate.
+  const state = ({ name, containerID, restartCount, ready, state }: V1ContainerStatus): V1ContainerStatus =>
+    ({
+      name: pooled(name),
+      restartCount,
+      ready,
+      ...(containerID !== undefined && { containerID }),
+      ...(state !== undefined && { state }),
+    }) as V1ContainerStatus;
   const status = pod.status;
   return {
     ...(pod.apiVersion !== undefined && { apiVersion: pod.apiVersion }),
@@ -115,19 +137,33 @@ export function slimPod(pod: V1Pod): V1Pod {
       spec: {
         containers: (spec.containers ?? []).map(container),
         ...(spec.initContainers && { initContainers: spec.initContainers.map(container) }),
-        ...(spec.nodeName !== undefined && { nodeName: spec.nodeName }),
+        ...(spec.nodeName !== undefined && { nodeName: pooled(spec.nodeName) }),
         ...(spec.readinessGates !== undefined && { readinessGates: spec.readinessGates }),
       },
     }),
     ...(status !== undefined && {
       status: {
-        ...(status.phase !== undefined && { phase: status.phase }),
-        ...(status.conditions !== undefined && { conditions: status.conditions }),
+        ...(status.phase !== undefined && { phase: pooled(status.phase) }),
+        ...(status.conditions !== undefined && { conditions: status.conditions.filter((c) => READ_CONDITIONS.has(c.type)).map(condition) }),
         ...(status.containerStatuses && { containerStatuses: status.containerStatuses.map(state) }),
         ...(status.initContainerStatuses && { initContainerStatuses: status.initContainerStatuses.map(state) }),
       },
     }),
   };
+}
+
+/** Replaces the strings of a pod's metadata that its siblings repeat with the pool's copies (see podStrings). */
+function pooledMetadata(metadata: V1ObjectMeta, pooled: <T>(value: T) => T): void {
+  if (metadata.namespace !== undefined) metadata.namespace = pooled(metadata.namespace);
+  if (metadata.generateName !== undefined) metadata.generateName = pooled(metadata.generateName);
+  const labels = metadata.labels;
+  if (labels) for (const key of Object.keys(labels)) labels[key] = pooled(labels[key]!);
+  for (const owner of metadata.ownerReferences ?? []) {
+    owner.apiVersion = pooled(owner.apiVersion);
+    owner.kind = pooled(owner.kind);
+    owner.name = pooled(owner.name);
+    owner.uid = pooled(owner.uid);
+  }
 }
 
 /** An HTTPRoute as the traffic cache keeps it: all of it (spec and status are read) but managedFields and kubectl's copy. */

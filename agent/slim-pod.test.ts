@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { IN_PLACE_READINESS_GATE, NAME_LABEL, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL } from '../core/labels.js';
 import { initTrouble, podState } from '../core/observe/observe.js';
 import { slimPod } from './informers.js';
+import { retainedBytes } from './runtime/heap-test-support.js';
 
 /** A pod as the API server sends it: defaults, volumes, tolerations, IPs, statuses, managedFields. */
 function fullPod(o: { gated?: boolean; init?: 'running' | 'waiting' } = {}): V1Pod {
@@ -55,7 +56,10 @@ function fullPod(o: { gated?: boolean; init?: 'running' | 'waiting' } = {}): V1P
       qosClass: 'Burstable',
       startTime: new Date('2026-01-01T09:59:01Z'),
       conditions: [
+        { type: 'PodReadyToStartContainers', status: 'True', lastTransitionTime: new Date('2026-01-01T09:59:01Z') },
+        { type: 'Initialized', status: 'True', lastTransitionTime: new Date('2026-01-01T09:59:00Z') },
         { type: 'PodScheduled', status: 'True', lastTransitionTime: new Date('2026-01-01T09:59:00Z') },
+        { type: 'ContainersReady', status: 'True', lastTransitionTime: new Date('2026-01-01T10:00:01Z') },
         { type: 'Ready', status: 'True', lastTransitionTime: new Date('2026-01-01T10:00:01Z') },
         { type: IN_PLACE_READINESS_GATE, status: 'True', lastTransitionTime: new Date('2026-01-01T10:00:00Z') },
       ],
@@ -99,7 +103,7 @@ describe('slimPod', () => {
     expect(initTrouble(slimPod(fullPod({ init: 'waiting' })))).toBe('Init:ImagePullBackOff (no such image)');
   });
 
-  it('drops what the agent never reads: volumes, tolerations, container details, IPs, managedFields', () => {
+  it('drops what the agent never reads: volumes, tolerations, container details, IPs, other conditions, managedFields', () => {
     const slim = slimPod(fullPod());
     expect(slim.metadata?.managedFields).toBeUndefined();
     expect(slim.metadata?.annotations).toEqual({ [POD_DELETION_COST_ANNOTATION]: '-100' });
@@ -110,7 +114,39 @@ describe('slimPod', () => {
     ]);
     expect(Object.keys(slim.status ?? {}).sort()).toEqual(['conditions', 'containerStatuses', 'phase']);
     expect(slim.status?.containerStatuses?.[1]).not.toHaveProperty('lastState');
+    expect(slim.status?.containerStatuses?.map((s) => Object.keys(s).sort())).toEqual([
+      ['containerID', 'name', 'ready', 'restartCount', 'state'],
+      ['containerID', 'name', 'ready', 'restartCount', 'state'],
+    ]);
+    expect(slim.status?.conditions?.map((c) => c.type)).toEqual(['PodScheduled', 'Ready', IN_PLACE_READINESS_GATE]);
     expect(JSON.stringify(slim).length).toBeLessThan(JSON.stringify(fullPod()).length / 2);
+  });
+
+  it('keeps one copy of what sibling pods repeat: namespace, labels, owner, image, node, condition words', () => {
+    const long = (what: string) => `${what}-${'x'.repeat(4000)}`;
+    const sibling = fullPod();
+    sibling.metadata = {
+      ...sibling.metadata,
+      namespace: long('ns'),
+      generateName: long('web-amd-'),
+      labels: { ...sibling.metadata?.labels, app: long('app') },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: long('web-amd'), uid: long('uid'), controller: true }],
+    };
+    sibling.spec = { ...sibling.spec!, nodeName: long('node'), containers: [{ name: long('app'), image: long('registry.example/web') }] };
+    sibling.status = {
+      ...sibling.status,
+      phase: long('Running'),
+      conditions: [{ type: 'PodScheduled', status: long('False'), reason: long('Unschedulable'), lastTransitionTime: new Date() }],
+      containerStatuses: [{ name: long('app'), image: '', imageID: '', restartCount: 0, ready: true }],
+    };
+    const text = JSON.stringify(sibling);
+    // As a watch delivers them: each parsed from its own text, so each has copies of its own of every string.
+    const pods = (n: number) => Array.from({ length: n }, (_, i) => JSON.parse(text.replace('"web-amd-x1"', `"web-amd-${i}"`)) as V1Pod);
+    const whole = retainedBytes(() => pods(500));
+    const slim = retainedBytes(() => pods(500).map(slimPod));
+    // 12 long strings of 4 KB per pod: 24 MB over 500 pods, whole; under 2 MB, so every one of them is shared.
+    expect(whole).toBeGreaterThan(20_000_000);
+    expect(slim).toBeLessThan(2_000_000);
   });
 
   it("reads a pod without the fields its type requires (a bookmark's: containers null) without failing", () => {
