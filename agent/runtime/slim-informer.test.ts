@@ -2,6 +2,7 @@ import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { InformerFactory } from './informer.js';
 import { SHORT_WATCH_MS, slimInformer, transformingInformer, watchEndError, withoutManagedFields } from './slim-informer.js';
+import { retainedBytes } from './heap-test-support.js';
 import { serveApi } from './test-support.js';
 
 const managedFields = [{ manager: 'kube-controller-manager', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': {} } }];
@@ -20,6 +21,30 @@ describe('withoutManagedFields', () => {
       metadata: { name: 'a', namespace: 'shop', resourceVersion: '1', labels: { app: 'web' } },
     });
     expect(withoutManagedFields({ metadata: {} })).toEqual({ metadata: {} });
+  });
+
+  it('keeps the metadata as compact as it came: deleting the field made each a dictionary, 2.6 times the heap', () => {
+    const text = JSON.stringify({
+      creationTimestamp: '2026-11-30T02:23:26Z',
+      generateName: 'web-amd-',
+      generation: 1,
+      labels: { app: 'web' },
+      managedFields,
+      name: 'web-amd-x1',
+      namespace: 'shop',
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-amd', uid: 'u', controller: true }],
+      resourceVersion: '518282',
+      uid: '49d4d9d8-38f6-490f-8ed0-a99eb68daa41',
+    });
+    const parsed = () => Array.from({ length: 2000 }, () => ({ metadata: JSON.parse(text) as Record<string, unknown> }));
+    const slim = retainedBytes(() => parsed().map((o) => withoutManagedFields(o).metadata));
+    const deleted = retainedBytes(() =>
+      parsed().map(({ metadata }) => {
+        delete metadata['managedFields'];
+        return metadata;
+      }),
+    );
+    expect(slim).toBeLessThan(deleted * 0.6);
   });
 });
 

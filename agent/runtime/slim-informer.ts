@@ -4,10 +4,16 @@ import { ListWatch, Watch, type WatchAccess } from './kube-watch.js';
 /**
  * Drops metadata.managedFields, which the API server sends with every object and the agent never reads: about a third
  * of a pod's JSON. Informer caches hold every pod of every ExtendedDeployment, so this is a third less memory for
- * them (controller-runtime's caches strip it for the same reason). Modifies and returns `object`.
+ * them (controller-runtime's caches strip it for the same reason). Gives `object` a copy of its metadata without them
+ * (deleting the field instead turns the metadata into a dictionary: 1,205 heap bytes for a lab pod's, against 470) and
+ * returns it.
  */
 export function withoutManagedFields<T extends { metadata?: object }>(object: T): T {
-  if (object?.metadata && 'managedFields' in object.metadata) delete (object.metadata as { managedFields?: unknown }).managedFields;
+  const metadata = object?.metadata;
+  if (metadata && 'managedFields' in metadata) {
+    const { managedFields: _dropped, ...kept } = metadata as { managedFields?: unknown };
+    object.metadata = kept;
+  }
   return object;
 }
 
