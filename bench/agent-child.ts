@@ -7,7 +7,7 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { repoRoot, waitUntil } from './lab-kit.js';
-import { AGENT_NODE_FLAGS } from '../constructs/agent-install.js';
+import { AGENT_ENV, AGENT_NODE_FLAGS } from '../constructs/agent-install.js';
 
 /** Clock ticks per second of /proc's CPU times. */
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
@@ -42,6 +42,7 @@ export class AgentChild {
     const nodeArgs = agentNodeOptions.split(' ').filter(Boolean);
     this.child = spawn(process.execPath, [...nodeArgs, join(repoRoot, 'lib', 'cli', 'main.js'), 'agent', ...args], {
       cwd: repoRoot,
+      env: { ...process.env, ...AGENT_ENV },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let gotPort: (p: number) => void = () => undefined;

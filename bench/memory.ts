@@ -14,6 +14,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { AGENT_ENV } from '../constructs/agent-install.js';
 import { AgentChild, agentNodeOptions, metricValue } from './agent-child.js';
 import { positiveInt, textTable } from './figures.js';
 import { BenchRun, PODS_PER_NODE, log, repoRoot, sleep } from './lab-kit.js';
@@ -64,7 +65,7 @@ export interface MemoryFigure {
 const MiB = 1024 * 1024;
 
 /**
- * A baseline: `node <agent flags> --input-type=module -e` importing `imports` (none: Node.js alone), then reporting its
+ * A baseline: `node <agent flags> --input-type=module -e` (with the agent's environment) importing `imports` (none: Node.js alone), then reporting its
  * own memory after a settle, as the idle agent is measured.
  */
 export function baseline(imports: readonly string[]): Promise<MemoryFigure> {
@@ -79,7 +80,11 @@ export function baseline(imports: readonly string[]): Promise<MemoryFigure> {
   ].join('\n');
   const flags = agentNodeOptions.split(' ').filter(Boolean);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...flags, '--input-type=module', '-e', script], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...flags, '--input-type=module', '-e', script], {
+      cwd: repoRoot,
+      env: { ...process.env, ...AGENT_ENV },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', reject);

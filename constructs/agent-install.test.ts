@@ -216,7 +216,11 @@ describe('AgentInstall', () => {
     ]);
     // The image's entry point with the V8 heap sized for the 256Mi limit, as the benches measure the agent.
     expect(container['command']).toEqual(['node', '--max-semi-space-size=2', '--max-old-space-size=192', 'lib/cli/main.js']);
-    expect(container['env']).toEqual([{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }]);
+    // glibc's malloc arenas capped at two, as the benches and e2e suites run the agent.
+    expect(container['env']).toEqual([
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      { name: 'MALLOC_ARENA_MAX', value: '2' },
+    ]);
     expect(container['ports']).toEqual([
       { name: 'metrics', containerPort: 8080, protocol: 'TCP' },
       { name: 'health', containerPort: 8081, protocol: 'TCP' },

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { AGENT_NODE_FLAGS } from '../../constructs/agent-install.js';
+import { AGENT_ENV, AGENT_NODE_FLAGS } from '../../constructs/agent-install.js';
 import { repoRoot } from '../cluster/build.js';
 
 /** One log line of the agent (`{"time","level","msg",...}`), with the test's receive time. */
@@ -47,7 +47,7 @@ export class AgentProcess {
   constructor(readonly options: AgentProcessOptions) {
     const main = join(repoRoot, 'lib', 'cli', 'main.js');
     if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
-    // Started with the Node.js flags the agent install runs it with.
+    // Started with the Node.js flags and the environment the agent install runs it with.
     const args = [
       ...AGENT_NODE_FLAGS,
       ...(options.clockSkewMs ? ['--import', join(repoRoot, 'test', 'e2e', 'skewed-clock.mjs')] : []),
@@ -70,7 +70,11 @@ export class AgentProcess {
       ...(options.clusterName ? ['--cluster-name', options.clusterName] : []),
       ...(options.peerKubeconfigs ? ['--peer-kubeconfigs', options.peerKubeconfigs] : []),
     ];
-    const env = options.clockSkewMs ? { ...process.env, EXTENDED_DEPLOYMENT_TEST_CLOCK_SKEW_MS: String(options.clockSkewMs) } : process.env;
+    const env = {
+      ...process.env,
+      ...AGENT_ENV,
+      ...(options.clockSkewMs && { EXTENDED_DEPLOYMENT_TEST_CLOCK_SKEW_MS: String(options.clockSkewMs) }),
+    };
     this.child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
     createInterface({ input: this.child.stdout! }).on('line', (text) => {
