@@ -65,8 +65,8 @@ export interface MemoryFigure {
 const MiB = 1024 * 1024;
 
 /**
- * A baseline: `node <agent flags> --input-type=module -e` (with the agent's environment) importing `imports` (none: Node.js alone), then reporting its
- * own memory after a settle, as the idle agent is measured.
+ * A baseline: `node <agent flags> --input-type=module -e` in the agent's environment, importing `imports` (none:
+ * Node.js alone), then reporting its own memory after a settle, as the idle agent is measured.
  */
 export function baseline(imports: readonly string[]): Promise<MemoryFigure> {
   const script = [

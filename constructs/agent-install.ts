@@ -229,7 +229,7 @@ export const AGENT_NODE_FLAGS: readonly string[] = agentNodeFlags(DEFAULT_RESOUR
  * (the image is Debian's) gives each thread that allocates under contention an arena of its own, up to 8 per core,
  * each holding freed memory: the agent's libuv and V8 worker threads held 7 MiB in six of them at its peak with 200
  * rollouts at once (bench:peers, its /proc/self/smaps), 3 MiB in two with MALLOC_ARENA_MAX=2, its peak RSS 4 MiB
- * lower over four runs each, CPU within the runs' spread.
+ * lower over three runs each, CPU within the runs' spread.
  */
 export const AGENT_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
 
