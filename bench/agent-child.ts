@@ -15,6 +15,9 @@ const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' 
 /** The Node.js flags the agent install runs the agent with, and BENCH_AGENT_NODE_ARGS (e.g. --cpu-prof) added. */
 export const agentNodeOptions = [...AGENT_NODE_FLAGS, process.env['BENCH_AGENT_NODE_ARGS'] ?? ''].join(' ').trim();
 
+/** The environment the agent install runs the agent in, over this process' own. */
+export const agentEnv: NodeJS.ProcessEnv = { ...process.env, ...AGENT_ENV };
+
 /** A process' VmHWM (peak) and VmRSS (now) in MiB, from /proc/<pid>/status. */
 export function processMemory(pid: number): { peakMiB: number; nowMiB: number } {
   const text = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -42,7 +45,7 @@ export class AgentChild {
     const nodeArgs = agentNodeOptions.split(' ').filter(Boolean);
     this.child = spawn(process.execPath, [...nodeArgs, join(repoRoot, 'lib', 'cli', 'main.js'), 'agent', ...args], {
       cwd: repoRoot,
-      env: { ...process.env, ...AGENT_ENV },
+      env: agentEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let gotPort: (p: number) => void = () => undefined;

@@ -14,8 +14,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { AGENT_ENV } from '../constructs/agent-install.js';
-import { AgentChild, agentNodeOptions, metricValue } from './agent-child.js';
+import { AgentChild, agentEnv, agentNodeOptions, metricValue } from './agent-child.js';
 import { positiveInt, textTable } from './figures.js';
 import { BenchRun, PODS_PER_NODE, log, repoRoot, sleep } from './lab-kit.js';
 import { applyFleet, fleetObjects, Observer, waitFleet } from './rollout-fleet.js';
@@ -82,7 +81,7 @@ export function baseline(imports: readonly string[]): Promise<MemoryFigure> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...flags, '--input-type=module', '-e', script], {
       cwd: repoRoot,
-      env: { ...process.env, ...AGENT_ENV },
+      env: agentEnv,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
