@@ -168,6 +168,11 @@ export function agentShare(before: string, after: string): AgentShare {
   return { reconciles, queueWait: delta(QUEUE_WAIT, ED_CONTROLLER), synced: delta(RECONCILE, `${ED_CONTROLLER},result="synced"`) };
 }
 
+/** Two windows' shares as one (rounds of one scale): reconciles and histogram observations added. */
+export function addShares(a: AgentShare, b: AgentShare): AgentShare {
+  return { reconciles: a.reconciles + b.reconciles, queueWait: histogramSum(a.queueWait, b.queueWait), synced: histogramSum(a.synced, b.synced) };
+}
+
 /** A histogram's cumulative buckets (`le` → count) and its count and sum, from Prometheus text. */
 export interface HistogramSnapshot {
   readonly buckets: ReadonlyMap<number, number>;
@@ -189,6 +194,13 @@ export function histogramDelta(after: HistogramSnapshot, before: HistogramSnapsh
   const buckets = new Map<number, number>();
   for (const [le, n] of after.buckets) buckets.set(le, n - (before.buckets.get(le) ?? 0));
   return { buckets, count: after.count - (before.count || 0), sum: after.sum - (before.sum || 0) };
+}
+
+/** The observations of two snapshots together. */
+export function histogramSum(a: HistogramSnapshot, b: HistogramSnapshot): HistogramSnapshot {
+  const buckets = new Map(a.buckets);
+  for (const [le, n] of b.buckets) buckets.set(le, (buckets.get(le) ?? 0) + n);
+  return { buckets, count: a.count + b.count, sum: a.sum + b.sum };
 }
 
 /** The q-quantile (0..1) by linear interpolation within its bucket, as Prometheus' histogram_quantile. */

@@ -1,8 +1,9 @@
 /**
  * The pure parts of bench/peers (no cluster, no I/O; unit-tested in test/unit/peers-figures.test.ts): the mapping of an
  * ExtendedDeployment's group targets onto Argo Rollouts' setWeight steps, the audit log's events parsed and grouped,
- * the reaction of a controller to a step's pods being available, ratios.
+ * the reaction of a controller to a step's pods being available, rounds pooled, ratios.
  */
+import { median, percentile } from './figures.js';
 
 /**
  * Argo Rollouts' setWeight steps that move exactly the pods of `targets` (new-revision pods after each group, as
@@ -122,4 +123,71 @@ export function ratio(ours: number, theirs: number): string {
   if (!Number.isFinite(ours) || !Number.isFinite(theirs)) return '-';
   if (theirs === 0) return ours === 0 ? '1.00' : '-';
   return (ours / theirs).toFixed(2);
+}
+
+/** One controller's raw figures from one round of one scale (n rollouts at once). */
+export interface RoundSamples {
+  /** Per rollout, v2 apply → done (ms). */
+  readonly walls: readonly number[];
+  /** Per step, its pods available → the controller's next write to the rollout (ms). */
+  readonly reactions: readonly number[];
+  /** Per step, its pods available → the controller's next change of a ReplicaSet's count (ms). */
+  readonly scalings: readonly number[];
+  /** API requests per rollout by `verb resource` (requestsByVerbResource). */
+  readonly byVerb: ReadonlyMap<string, number>;
+  /** The controller's CPU seconds over the round's rollout window. */
+  readonly cpuSeconds: number;
+  /** The controller's peak RSS for the round (MiB). */
+  readonly peakMiB: number;
+}
+
+/** One controller's figures at one scale, its rounds pooled. */
+export interface PooledFigures {
+  readonly wallP50: number;
+  readonly wallP99: number;
+  readonly reactionP50: number;
+  readonly reactionP99: number;
+  /** Steps whose reaction was measured, over every round. */
+  readonly reactions: number;
+  readonly scaleP50: number;
+  readonly scaleP99: number;
+  /** Requests per rollout by `verb resource`, the mean over rounds. */
+  readonly byVerb: Map<string, number>;
+  /** CPU seconds of a round (n rollouts), the median over rounds. */
+  readonly cpu: number;
+  /** Peak RSS of a round, the median over rounds. */
+  readonly peak: number;
+  /** Each round's CPU seconds and peak RSS, in the order run. */
+  readonly cpuRounds: readonly number[];
+  readonly peakRounds: readonly number[];
+}
+
+/**
+ * The rounds of one scale as one sample: the rollouts and steps of every round pooled before taking percentiles (one
+ * rollout at once gives one wall time per round: its p50 over one round is a single draw), requests per rollout
+ * averaged, and the per-round totals (CPU, peak RSS) as their median.
+ */
+export function poolRounds(rounds: readonly RoundSamples[]): PooledFigures {
+  const pooled = (get: (r: RoundSamples) => readonly number[]) => rounds.flatMap(get).sort((a, b) => a - b);
+  const walls = pooled((r) => r.walls);
+  const reactions = pooled((r) => r.reactions);
+  const scalings = pooled((r) => r.scalings);
+  const byVerb = new Map<string, number>();
+  for (const r of rounds) for (const [k, v] of r.byVerb) byVerb.set(k, (byVerb.get(k) ?? 0) + v / rounds.length);
+  const cpuRounds = rounds.map((r) => r.cpuSeconds);
+  const peakRounds = rounds.map((r) => r.peakMiB);
+  return {
+    wallP50: percentile(walls, 50),
+    wallP99: percentile(walls, 99),
+    reactionP50: percentile(reactions, 50),
+    reactionP99: percentile(reactions, 99),
+    reactions: reactions.length,
+    scaleP50: percentile(scalings, 50),
+    scaleP99: percentile(scalings, 99),
+    byVerb,
+    cpu: median(cpuRounds),
+    peak: median(peakRounds),
+    cpuRounds,
+    peakRounds,
+  };
 }

@@ -2,8 +2,9 @@
  * bench/peers: the same image rollouts driven by this project's agent and by Argo Rollouts, alternating, in one run on
  * the lab cluster. Prints figures per controller and the ratios ours / theirs; asserts nothing about time.
  *
- *   npm run bench:peers -- [--scales 1,50,200] [--replicas 10] [--batch 2] [--argo-qps 1000] [--argo-burst 2000]
- *                          [--rollout-timeout 900] [--agent-log <file>] [--agent-workers <n>] [--argo-log <file>]
+ *   npm run bench:peers -- [--scales 1,50,200] [--rounds 5,1,1] [--replicas 10] [--batch 2] [--argo-qps 1000]
+ *                          [--argo-burst 2000] [--rollout-timeout 900] [--agent-log <file>] [--agent-workers <n>]
+ *                          [--argo-log <file>]
  *
  * The work: `n` rollouts at once (n of --scales) of one image change, each of --replicas pods in one region.
  *   ours:   an ExtendedDeployment with one DeployRegion, Beta groups of --batch (surge --batch, scaleOutPriority, the
@@ -24,8 +25,11 @@
  *           --argo-qps/--argo-burst (default 1000/2000) because the agent has no client-side limit.
  * Fairness: both are local processes of this machine, started fresh for each scale and controller, with the same kind
  * of kubeconfig (a bearer token of their own ServiceAccount in namespace `bench-peers`, bound to cluster-admin; the
- * lab's CA), each watching only its own fresh namespace. Each scale runs on a clean namespace pair, and which
- * controller goes first alternates between scales. v1 is applied and waited for untimed (the agent scales its
+ * lab's CA), each watching only its own fresh namespace. Each scale runs on a clean namespace pair per round, and which
+ * controller goes first alternates between scales and rounds. A scale runs --rounds times (one count per scale, or one
+ * for all; default 5 for a scale under 10 rollouts, whose wall time is otherwise one rollout's single draw, else 1):
+ * the rounds' rollouts and steps are pooled before percentiles, requests per rollout averaged, and CPU and peak RSS are
+ * the median of the rounds' (each round's printed too). v1 is applied and waited for untimed (the agent scales its
  * ReplicaSet from 1 to --replicas, Argo Rollouts creates its first ReplicaSet), then v2 (a new image) to every
  * rollout at once.
  *
@@ -72,8 +76,17 @@ import { OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION } from '../core/lab
 import type { RenderedExtendedDeployment } from '../core/render.js';
 import { groupTarget, regionGroups } from '../core/rollout/groups.js';
 import { MAX_WORKERS } from '../agent/options.js';
-import { AgentChild, agentShare, histogramQuantile, processCpuSeconds, processMemory, type AgentShare, type HistogramSnapshot } from './agent-child.js';
-import { percentile, positiveInt, textTable } from './figures.js';
+import {
+  AgentChild,
+  addShares,
+  agentShare,
+  histogramQuantile,
+  processCpuSeconds,
+  processMemory,
+  type AgentShare,
+  type HistogramSnapshot,
+} from './agent-child.js';
+import { positiveInt, textTable } from './figures.js';
 import {
   Api,
   ApiError,
@@ -97,11 +110,14 @@ import {
   belongsTo,
   canaryWeights,
   parseAuditEvent,
+  poolRounds,
   ratio,
   requestsByVerbResource,
   scaleWrites,
   stepReactions,
   type AuditEvent,
+  type PooledFigures,
+  type RoundSamples,
 } from './peers-figures.js';
 import { fleetObjects } from './rollout-fleet.js';
 
@@ -110,6 +126,8 @@ import { fleetObjects } from './rollout-fleet.js';
 
 interface Options {
   readonly scales: number[];
+  /** Rounds per scale, one for each of `scales`. */
+  readonly rounds: number[];
   readonly replicas: number;
   readonly batch: number;
   readonly argoQps: number;
@@ -128,11 +146,24 @@ function agentWorkers(value: string): number {
   return n;
 }
 
+/** Rounds of a scale when --rounds does not say: a small scale's figures are otherwise one or a few rollouts' draws. */
+const roundsByDefault = (scale: number) => (scale < 10 ? 5 : 1);
+
+/** --rounds: one count for every scale, or one per scale in --scales' order; absent, roundsByDefault. */
+function roundsOf(text: string | undefined, scales: readonly number[]): number[] {
+  if (text === undefined) return scales.map(roundsByDefault);
+  const counts = text.split(',').map((s) => positiveInt('rounds', s.trim(), 1));
+  if (counts.length === 1) return scales.map(() => counts[0]!);
+  if (counts.length !== scales.length) throw new Error(`--rounds: ${counts.length} counts for ${scales.length} scales (give one, or one per scale)`);
+  return counts;
+}
+
 function parseOptions(argv: readonly string[]): Options {
   const { values } = parseArgs({
     args: [...argv],
     options: {
       scales: { type: 'string' },
+      rounds: { type: 'string' },
       replicas: { type: 'string' },
       batch: { type: 'string' },
       'argo-qps': { type: 'string' },
@@ -147,6 +178,7 @@ function parseOptions(argv: readonly string[]): Options {
   const scales = (values.scales ?? '1,50,200').split(',').map((s) => positiveInt('scales', s.trim(), 1));
   return {
     scales,
+    rounds: roundsOf(values.rounds, scales),
     replicas: positiveInt('replicas', values.replicas, 10),
     batch: positiveInt('batch', values.batch, 2),
     argoQps: positiveInt('argo-qps', values['argo-qps'], 1000),
@@ -569,24 +601,16 @@ async function deleteNamespace(api: Api, ns: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------------------------
 // figures
 
-interface Figures {
-  wallP50: number;
-  wallP99: number;
-  reactionP50: number;
-  reactionP99: number;
-  reactions: number;
-  scaleP50: number;
-  scaleP99: number;
+/** One controller's figures at one scale: its rounds pooled, requests per rollout summed by kind. */
+interface Figures extends PooledFigures {
   requests: number;
   writes: number;
   reads: number;
   leases: number;
-  byVerb: Map<string, number>;
-  cpu: number;
-  peak: number;
 }
 
-function figures(r: SideResult, w: Work, n: number, events: readonly AuditEvent[]): Figures {
+/** One round of one controller, from its result and the audit log. */
+function roundSamples(r: SideResult, w: Work, n: number, events: readonly AuditEvent[]): RoundSamples {
   const user = userOf(r.side);
   const mine = events.filter((e) => e.user === user && e.namespace === r.ns && e.received >= r.from && e.received <= r.to);
   const workloadWrite = (e: AuditEvent) =>
@@ -607,30 +631,32 @@ function figures(r: SideResult, w: Work, n: number, events: readonly AuditEvent[
       scalings.filter((e) => belongsTo(e.name, name)).map((e) => e.received),
     ),
   );
-  const byVerb = requestsByVerbResource(events, user, r.from, r.to, n);
-  const total = (keep: (k: string) => boolean) => [...byVerb].filter(([k]) => keep(k)).reduce((s, [, v]) => s + v, 0);
+  return {
+    walls: r.walls,
+    reactions,
+    scalings: scaleReactions,
+    byVerb: requestsByVerbResource(events, user, r.from, r.to, n),
+    cpuSeconds: r.cpuSeconds,
+    peakMiB: r.peakMiB,
+  };
+}
+
+function figures(rounds: readonly RoundSamples[]): Figures {
+  const pooled = poolRounds(rounds);
+  const total = (keep: (k: string) => boolean) => [...pooled.byVerb].filter(([k]) => keep(k)).reduce((s, [, v]) => s + v, 0);
   const isLease = (k: string) => k.endsWith(' leases');
   const isWrite = (k: string) => AUDIT_WRITE_VERBS.has(k.split(' ')[0]!);
-  const sorted = (v: number[]) => [...v].sort((a, b) => a - b);
   return {
-    wallP50: percentile(sorted(r.walls), 50),
-    wallP99: percentile(sorted(r.walls), 99),
-    reactionP50: percentile(sorted(reactions), 50),
-    reactionP99: percentile(sorted(reactions), 99),
-    reactions: reactions.length,
-    scaleP50: percentile(sorted(scaleReactions), 50),
-    scaleP99: percentile(sorted(scaleReactions), 99),
+    ...pooled,
     requests: total((k) => !isLease(k)),
     writes: total((k) => !isLease(k) && isWrite(k)),
     reads: total((k) => !isLease(k) && !isWrite(k)),
     leases: total(isLease),
-    byVerb,
-    cpu: r.cpuSeconds,
-    peak: r.peakMiB,
   };
 }
 
-function report(n: number, first: Side, results: Record<Side, SideResult>, f: Record<Side, Figures>, w: Work, o: Options): string[] {
+/** One scale's report: what ran, the table, requests by kind, per-round totals (rounds > 1) and the agent's own share. */
+function report(n: number, rounds: readonly Record<Side, SideResult>[], firsts: readonly Side[], f: Record<Side, Figures>, w: Work, o: Options): string[] {
   const ms = (v: number) => (Number.isFinite(v) ? `${Math.round(v)} ms` : '-');
   const s = (v: number) => (Number.isFinite(v) ? `${(v / 1000).toFixed(2)} s` : '-');
   const num = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '-');
@@ -647,9 +673,16 @@ function report(n: number, first: Side, results: Record<Side, SideResult>, f: Re
     ['controller CPU seconds', (x) => x.cpu, (v) => `${v.toFixed(1)} s`],
     ['controller peak RSS', (x) => x.peak, (v) => `${v.toFixed(0)} MiB`],
   ];
-  const steps = w.targets.length * n;
+  const total = n * rounds.length;
+  const steps = w.targets.length * total;
+  const done = (side: Side) => rounds.reduce((sum, r) => sum + r[side].walls.length, 0);
+  const finished = rounds.every((r) => r.ours.finished && r.theirs.finished);
+  const order =
+    rounds.length === 1
+      ? `${LABEL[firsts[0]!]} first`
+      : `${rounds.length} rounds, first: ${firsts.map((side) => (side === 'ours' ? 'ours' : 'theirs')).join(', ')}`;
   const lines = [
-    `scale ${n}: ${n} rollout${n === 1 ? '' : 's'} × ${o.replicas} pods at once; ${LABEL[first]} first; done ${results.ours.walls.length}/${n} and ${results.theirs.walls.length}/${n}${results.ours.finished && results.theirs.finished ? '' : ' (TIMED OUT: partial)'}; reactions measured ${f.ours.reactions}/${steps} and ${f.theirs.reactions}/${steps}`,
+    `scale ${n}: ${n} rollout${n === 1 ? '' : 's'} × ${o.replicas} pods at once; ${order}; done ${done('ours')}/${total} and ${done('theirs')}/${total}${finished ? '' : ' (TIMED OUT: partial)'}; reactions measured ${f.ours.reactions}/${steps} and ${f.theirs.reactions}/${steps}`,
     ...textTable(
       ['', LABEL.ours, LABEL.theirs, 'ours/theirs'],
       rows.map(([label, get, fmt]) => [label, fmt(get(f.ours)), fmt(get(f.theirs)), ratio(get(f.ours), get(f.theirs))]),
@@ -662,11 +695,17 @@ function report(n: number, first: Side, results: Record<Side, SideResult>, f: Re
       .join(', ');
     lines.push(`  ${LABEL[side]} requests / rollout by verb and resource: ${by || '(none in the audit log)'}`);
   }
-  const share = results.ours.share;
+  if (rounds.length > 1) {
+    const each = (values: readonly number[], unit: string, digits: number) => values.map((v) => v.toFixed(digits)).join(' / ') + unit;
+    for (const side of ['ours', 'theirs'] as const)
+      lines.push(`  ${LABEL[side]} per round (median above): CPU ${each(f[side].cpuRounds, ' s', 2)}; peak RSS ${each(f[side].peakRounds, ' MiB', 0)}`);
+  }
+  const shares = rounds.map((r) => r.ours.share);
+  const share = shares.every((x) => x !== undefined) ? shares.reduce(addShares) : undefined;
   if (share) {
     const q = (h: HistogramSnapshot, p: number) => `${Math.round(histogramQuantile(h, p) * 1000)} ms`;
     lines.push(
-      `  ${LABEL.ours} own share (its /metrics, buckets interpolated): ${(share.reconciles / n).toFixed(1)} reconciles / rollout; ` +
+      `  ${LABEL.ours} own share (its /metrics, buckets interpolated): ${(share.reconciles / total).toFixed(1)} reconciles / rollout; ` +
         `queue wait p50 ${q(share.queueWait, 0.5)}, p99 ${q(share.queueWait, 0.99)}; reconcile that acted p50 ${q(share.synced, 0.5)}, p99 ${q(share.synced, 0.99)}` +
         ' (a reaction is the watch delivering the pod update + queue wait + reconcile; the rest is the API server)',
     );
@@ -701,27 +740,40 @@ async function main(): Promise<void> {
     await run.setUp(nodeCount, 1);
     log(`run ${runId}: ${nodeCount} bench nodes; scales ${o.scales.join(', ')}; ${o.replicas} pods per rollout`);
     for (const [k, n] of o.scales.entries()) {
-      const ns: Record<Side, string> = { ours: `${run.ns}-${n}-ed`, theirs: `${run.ns}-${n}-argo` };
-      const built = work(runId, ns, n, o);
-      regions = built.regions;
-      steps = `${built.work.targets.join('/')} new pods (setWeight ${built.work.weights.join('/')})`;
-      for (const region of regions) await api.apply(region, 'deployregions', false);
-      const order: Side[] = k % 2 === 0 ? ['ours', 'theirs'] : ['theirs', 'ours'];
-      log(`scale ${n}: steps of ${built.work.targets.join(', ')} pods = setWeight ${built.work.weights.join(', ')}; order ${order.join(' then ')}`);
-      const results = {} as Record<Side, SideResult>;
-      for (const side of order) {
-        try {
-          results[side] = await runSide(api, side, ns[side], built.work, n, o, { runId, binDir, dir });
-        } finally {
-          await deleteNamespace(api, ns[side]);
+      const rounds = o.rounds[k]!;
+      const results: Record<Side, SideResult>[] = [];
+      const samples: Record<Side, RoundSamples[]> = { ours: [], theirs: [] };
+      const firsts: Side[] = [];
+      let built: ReturnType<typeof work> | undefined;
+      for (let round = 0; round < rounds; round++) {
+        // A round's objects live in its own namespace pair (the rendered objects carry it).
+        const at = rounds > 1 ? `${run.ns}-${n}-r${round + 1}` : `${run.ns}-${n}`;
+        const ns: Record<Side, string> = { ours: `${at}-ed`, theirs: `${at}-argo` };
+        built = work(runId, ns, n, o);
+        regions = built.regions;
+        steps = `${built.work.targets.join('/')} new pods (setWeight ${built.work.weights.join('/')})`;
+        for (const region of regions) await api.apply(region, 'deployregions', false);
+        const order: Side[] = (k + round) % 2 === 0 ? ['ours', 'theirs'] : ['theirs', 'ours'];
+        firsts.push(order[0]!);
+        const which = rounds > 1 ? `, round ${round + 1} of ${rounds}` : '';
+        log(`scale ${n}${which}: steps of ${built.work.targets.join(', ')} pods = setWeight ${built.work.weights.join(', ')}; order ${order.join(' then ')}`);
+        const result = {} as Record<Side, SideResult>;
+        for (const side of order) {
+          try {
+            result[side] = await runSide(api, side, ns[side], built.work, n, o, { runId, binDir, dir });
+          } finally {
+            await deleteNamespace(api, ns[side]);
+          }
         }
+        const events = auditLines()
+          .map((l) => (l.includes(SA_NAMESPACE) ? parseAuditEvent(l) : undefined))
+          .filter((e): e is AuditEvent => e !== undefined);
+        for (const side of order) samples[side].push(roundSamples(result[side], built.work, n, events));
+        results.push(result);
       }
-      const events = auditLines()
-        .map((l) => (l.includes(SA_NAMESPACE) ? parseAuditEvent(l) : undefined))
-        .filter((e): e is AuditEvent => e !== undefined);
-      const f = { ours: figures(results.ours, built.work, n, events), theirs: figures(results.theirs, built.work, n, events) };
+      const f = { ours: figures(samples.ours), theirs: figures(samples.theirs) };
       summary.push({ n, f });
-      const lines = report(n, order[0]!, results, f, built.work, o);
+      const lines = report(n, results, firsts, f, built!.work, o);
       out.push(...lines);
       for (const l of lines) log(l);
     }

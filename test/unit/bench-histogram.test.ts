@@ -2,7 +2,7 @@
 // scrapes, and quantiles interpolated within a bucket as Prometheus' histogram_quantile does.
 import { describe, expect, it } from 'vitest';
 import { AgentMetrics } from '../../agent/metrics.js';
-import { agentShare, histogram, histogramDelta, histogramQuantile } from '../../bench/agent-child.js';
+import { addShares, agentShare, histogram, histogramDelta, histogramQuantile, histogramSum } from '../../bench/agent-child.js';
 
 const scrape = (counts: readonly number[], sum: number) =>
   [
@@ -15,6 +15,24 @@ const scrape = (counts: readonly number[], sum: number) =>
   ].join('\n');
 
 describe('bench histograms', () => {
+  it('adds two windows: buckets, count and sum; and two shares with their reconciles (rounds of one scale)', () => {
+    const a = histogram(scrape([1, 3, 4, 4], 0.5), 'w');
+    const b = histogram(scrape([0, 2, 2, 3], 1.5), 'w');
+    const both = histogramSum(a, b);
+    expect([...both.buckets]).toEqual([
+      [0.01, 1],
+      [0.1, 5],
+      [1, 6],
+      [Infinity, 7],
+    ]);
+    expect([both.count, both.sum]).toEqual([7, 2]);
+    expect(histogramQuantile(both, 0.5)).toBeCloseTo(histogramQuantile(histogram(scrape([1, 5, 6, 7], 2), 'w'), 0.5));
+    const shares = addShares({ reconciles: 10, queueWait: a, synced: b }, { reconciles: 5, queueWait: b, synced: a });
+    expect(shares.reconciles).toBe(15);
+    expect(shares.queueWait.count).toBe(7);
+    expect(shares.synced.count).toBe(7);
+  });
+
   it('reads cumulative buckets, count and sum', () => {
     const h = histogram(scrape([1, 3, 4, 4], 0.5), 'w');
     expect([...h.buckets]).toEqual([

@@ -7,11 +7,13 @@ import {
   belongsTo,
   canaryWeights,
   parseAuditEvent,
+  poolRounds,
   ratio,
   requestsByVerbResource,
   scaleWrites,
   stepReactions,
   type AuditEvent,
+  type RoundSamples,
 } from '../../bench/peers-figures.js';
 
 describe('canaryWeights', () => {
@@ -153,5 +155,48 @@ describe('percentile and ratio', () => {
     expect(ratio(0, 0)).toBe('1.00');
     expect(ratio(1, 0)).toBe('-');
     expect(ratio(Number.NaN, 1)).toBe('-');
+  });
+});
+
+describe('poolRounds', () => {
+  const round = (o: Partial<RoundSamples>): RoundSamples => ({
+    walls: [],
+    reactions: [],
+    scalings: [],
+    byVerb: new Map(),
+    cpuSeconds: 0,
+    peakMiB: 0,
+    ...o,
+  });
+
+  it("takes percentiles over every round's rollouts and steps, not one round's", () => {
+    const pooled = poolRounds([
+      round({ walls: [7000], reactions: [5, 9], scalings: [8] }),
+      round({ walls: [6000], reactions: [4, 30], scalings: [6] }),
+      round({ walls: [6100], reactions: [6, 7], scalings: [7] }),
+    ]);
+    expect([pooled.wallP50, pooled.wallP99]).toEqual([6100, 7000]);
+    expect([pooled.reactionP50, pooled.reactionP99, pooled.reactions]).toEqual([6, 30, 6]);
+    expect([pooled.scaleP50, pooled.scaleP99]).toEqual([7, 8]);
+  });
+
+  it("averages requests per rollout over rounds (a kind one round lacks counts 0 there) and takes the rounds' median CPU and peak", () => {
+    const pooled = poolRounds([
+      round({
+        byVerb: new Map([
+          ['patch replicasets', 12],
+          ['get leases', 3],
+        ]),
+        cpuSeconds: 0.3,
+        peakMiB: 70,
+      }),
+      round({ byVerb: new Map([['patch replicasets', 14]]), cpuSeconds: 0.9, peakMiB: 75 }),
+      round({ byVerb: new Map([['patch replicasets', 13]]), cpuSeconds: 0.2, peakMiB: 71 }),
+    ]);
+    expect(pooled.byVerb.get('patch replicasets')).toBeCloseTo(13);
+    expect(pooled.byVerb.get('get leases')).toBeCloseTo(1);
+    expect([pooled.cpu, pooled.peak]).toEqual([0.3, 71]);
+    expect(pooled.cpuRounds).toEqual([0.3, 0.9, 0.2]);
+    expect(pooled.peakRounds).toEqual([70, 75, 71]);
   });
 });
