@@ -679,10 +679,7 @@ function report(n: number, rounds: readonly Record<Side, SideResult>[], firsts: 
   const steps = w.targets.length * total;
   const done = (side: Side) => rounds.reduce((sum, r) => sum + r[side].walls.length, 0);
   const finished = rounds.every((r) => r.ours.finished && r.theirs.finished);
-  const order =
-    rounds.length === 1
-      ? `${LABEL[firsts[0]!]} first`
-      : `${rounds.length} rounds, first: ${firsts.map((side) => (side === 'ours' ? 'ours' : 'theirs')).join(', ')}`;
+  const order = rounds.length === 1 ? `${LABEL[firsts[0]!]} first` : `${rounds.length} rounds, first: ${firsts.join(', ')}`;
   const lines = [
     `scale ${n}: ${n} rollout${n === 1 ? '' : 's'} × ${o.replicas} pods at once; ${order}; done ${done('ours')}/${total} and ${done('theirs')}/${total}${finished ? '' : ' (TIMED OUT: partial)'}; reactions measured ${f.ours.reactions}/${steps} and ${f.theirs.reactions}/${steps}`,
     ...textTable(
