@@ -189,18 +189,21 @@ export function histogram(metrics: string, name: string, labels = ''): Histogram
   return { buckets, count: metricValue(metrics, `${name}_count`, labels), sum: metricValue(metrics, `${name}_sum`, labels) };
 }
 
+/** `a` and `sign` × `b` bucket by bucket: what two windows saw together (1), or what the later saw beyond the earlier (-1). */
+function combined(a: HistogramSnapshot, b: HistogramSnapshot, sign: 1 | -1): HistogramSnapshot {
+  const buckets = new Map(a.buckets);
+  for (const [le, n] of b.buckets) buckets.set(le, (buckets.get(le) ?? 0) + sign * n);
+  return { buckets, count: a.count + sign * (b.count || 0), sum: a.sum + sign * (b.sum || 0) };
+}
+
 /** What was observed between two snapshots. */
 export function histogramDelta(after: HistogramSnapshot, before: HistogramSnapshot): HistogramSnapshot {
-  const buckets = new Map<number, number>();
-  for (const [le, n] of after.buckets) buckets.set(le, n - (before.buckets.get(le) ?? 0));
-  return { buckets, count: after.count - (before.count || 0), sum: after.sum - (before.sum || 0) };
+  return combined(after, before, -1);
 }
 
 /** The observations of two snapshots together. */
 export function histogramSum(a: HistogramSnapshot, b: HistogramSnapshot): HistogramSnapshot {
-  const buckets = new Map(a.buckets);
-  for (const [le, n] of b.buckets) buckets.set(le, (buckets.get(le) ?? 0) + n);
-  return { buckets, count: a.count + b.count, sum: a.sum + b.sum };
+  return combined(a, b, 1);
 }
 
 /** The q-quantile (0..1) by linear interpolation within its bucket, as Prometheus' histogram_quantile. */
