@@ -1,7 +1,7 @@
 // The traffic lab itself (test/cluster/traffic.ts), before any product code uses it: the lab in its own network
 // namespace, the pod runner answering on the pods' IPs, Traefik v3.6.12 routing an HTTPRoute's weighted backendRefs
 // through the real Services and EndpointSlices, and Prometheus scraping Traefik. What the traffic-shifting suites
-// will build on: weights are followed exactly (Traefik's weighted round robin is deterministic), a weight change
+// will build on: weights are followed to within one pick (Traefik's weighted round robin: roundRobinCounts), a weight change
 // reaches traffic, a backend without ready pods answers 503 for its share, and Prometheus sees Traefik's counts.
 //
 //   CI=true LAB_DIR=/tmp/lab-traffic npx vitest run --config vitest.e2e.config.ts test/e2e/traffic-lab.e2e.test.ts
@@ -14,7 +14,7 @@ import { up } from '../cluster/lab.js';
 import { instantQuery } from '../cluster/prometheus.js';
 import { gatewayParentRef } from '../cluster/traefik.js';
 import { prometheusUrl, startTrafficLab, stopTrafficLab, webUrl, type TrafficState } from '../cluster/traffic.js';
-import { gatewayClient, type Answer, type GatewayClient } from './gateway-client.js';
+import { gatewayClient, roundRobinCounts, type Answer, type GatewayClient } from './gateway-client.js';
 import { clients, createNamespace, deleteNamespace, serverSideApply, waitFor } from './helpers.js';
 
 const log = (s: string) => console.error(s);
@@ -156,7 +156,7 @@ const count = (last: Answer[], revision: string, code = 200) => last.filter((a) 
 // ---------------------------------------------------------------------------------------------------------------
 
 describe('traffic lab: Traefik, pod runner and Prometheus on a lab in its own network namespace', () => {
-  it('splits 2000 requests 90/10 exactly', async () => {
+  it('splits 2000 requests 90/10, to within one pick', async () => {
     for (const obj of [replicaSet('v1', 2), replicaSet('v2', 1), service('v1'), service('v2')]) await serverSideApply(obj);
     await waitFor('v1 and v2 pods Ready', async () => (await readyPods('v1')) === 2 && (await readyPods('v2')) === 1);
     const t0 = Date.now();
@@ -166,11 +166,13 @@ describe('traffic lab: Traefik, pod runner and Prometheus on a lab in its own ne
     const trafficMs = await waitTraffic('both revisions answering through Traefik', t0, (last) => count(last, 'v1') > 0 && count(last, 'v2') > 0);
     console.log(`traffic-lab: new route: status applied after ${statusMs} ms, both revisions answering after ${trafficMs} ms`);
 
-    // Smooth weighted round robin repeats with a period of (sum of weights / gcd) = 10 picks here, so any 2000
-    // consecutive picks hold exactly 1800 and 200, whatever the probes above left the scheduler at.
+    // Earliest-deadline round robin repeats every (sum of weights / gcd) = 10 picks here, up to float rounding where
+    // deadlines meet: any 2000 consecutive picks hold 1800 and 200 to within one, whatever the probes above left the
+    // scheduler at (roundRobinCounts).
     const counts = await send(2000);
     console.log(`traffic-lab: weights 90/10 → ${JSON.stringify(counts)}`);
-    expect(counts).toEqual({ 'v1 200': 1800, 'v2 200': 200 });
+    const exact = { 'v1 200': 1800, 'v2 200': 200 };
+    expect(roundRobinCounts(counts, exact)).toEqual(exact);
   });
 
   it('follows a weight change to 50/50', async () => {
@@ -185,7 +187,8 @@ describe('traffic lab: Traefik, pod runner and Prometheus on a lab in its own ne
     );
     const counts = await send(2000);
     console.log(`traffic-lab: weights 50/50 → ${JSON.stringify(counts)}`);
-    expect(counts).toEqual({ 'v1 200': 1000, 'v2 200': 1000 });
+    const exact = { 'v1 200': 1000, 'v2 200': 1000 };
+    expect(roundRobinCounts(counts, exact)).toEqual(exact);
   });
 
   it('answers 503 for the share of a backend without ready pods', async () => {
@@ -205,7 +208,8 @@ describe('traffic lab: Traefik, pod runner and Prometheus on a lab in its own ne
     console.log(`traffic-lab: weights v1 50 / v3 50 (v3: 0 ready pods): 503s ${trafficMs} ms after the apply began`);
     const counts = await send(400);
     console.log(`traffic-lab: v1 50 / v3 50 with v3 not ready → ${JSON.stringify(counts)}`);
-    expect(counts).toEqual({ 'v1 200': 200, '- 503': 200 });
+    const exact = { 'v1 200': 200, '- 503': 200 };
+    expect(roundRobinCounts(counts, exact)).toEqual(exact);
   });
 
   it("answers Traefik's per-service counts from Prometheus", async () => {
