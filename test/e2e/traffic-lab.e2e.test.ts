@@ -1,8 +1,8 @@
 // The traffic lab itself (test/cluster/traffic.ts), before any product code uses it: the lab in its own network
 // namespace, the pod runner answering on the pods' IPs, Traefik v3.6.12 routing an HTTPRoute's weighted backendRefs
 // through the real Services and EndpointSlices, and Prometheus scraping Traefik. What the traffic-shifting suites
-// will build on: weights are followed to within one pick (Traefik's weighted round robin: roundRobinCounts), a weight change
-// reaches traffic, a backend without ready pods answers 503 for its share, and Prometheus sees Traefik's counts.
+// will build on: weights are followed to within one pick (Traefik's weighted round robin: roundRobinCounts), a weight
+// change reaches traffic, a backend without ready pods answers 503 for its share, and Prometheus sees Traefik's counts.
 //
 //   CI=true LAB_DIR=/tmp/lab-traffic npx vitest run --config vitest.e2e.config.ts test/e2e/traffic-lab.e2e.test.ts
 //

@@ -1,13 +1,13 @@
 // Traffic shifting and analysis gates (#22) on the traffic lab: Traefik routing the agent's HTTPRoute through the real
 // Services and EndpointSlices to the pod runner's pods, Prometheus scraping the pod runner. The agent runs as the
 // rendered install with AgentInstall's `traffic` on. Weights follow the groups to within one pick (2,000 requests at
-// each gate; Traefik's weighted round robin: roundRobinCounts) with no 5xx over the whole rollout; without requests an analysis has
-// no data and its barrier waits; a canary whose pods answer 500 fails its analysis and holds the rollout (Hold: its
-// weight stays; ShiftBack: its weight goes to 0). With Prometheus stopped, an analysis errs past its errorLimit and
-// holds the rollout Paused (AnalysisInconclusive) until Prometheus is back and `edctl resume` runs it again. The agent
-// killed (SIGKILL) between its route write and the status write recording that step applied writes no step twice and
-// skips none once restarted (the compiled agent as a child process, its writes recorded by a proxy: write-recorder.ts).
-// A Git edit of the route template alone reaches the route in one write, without a rollout.
+// each gate; Traefik's weighted round robin: roundRobinCounts) with no 5xx over the whole rollout; without requests an
+// analysis has no data and its barrier waits; a canary whose pods answer 500 fails its analysis and holds the rollout
+// (Hold: its weight stays; ShiftBack: its weight goes to 0). With Prometheus stopped, an analysis errs past its
+// errorLimit and holds the rollout Paused (AnalysisInconclusive) until Prometheus is back and `edctl resume` runs it
+// again. The agent killed (SIGKILL) between its route write and the status write recording that step applied writes no
+// step twice and skips none once restarted (the compiled agent as a child process, its writes recorded by a proxy:
+// write-recorder.ts). A Git edit of the route template alone reaches the route in one write, without a rollout.
 //
 //   CI=true LAB_DIR=/tmp/lab-traffic npx vitest run --config vitest.e2e.config.ts test/e2e/traffic.e2e.test.ts
 //
@@ -96,7 +96,7 @@ async function appliedWeights(ns: string, group: number): Promise<Record<string,
   return Object.fromEntries((status.traffic?.weights ?? []).map((w) => [w.revision, w.weight]));
 }
 
-/** Counts `n` answers by revision (`revision code`), each weight's exact share of `n` as Traefik's round robin gives it. */
+/** Counts of `n` answers by revision (`revision code`): each weight's exact share of `n` (Traefik gives it to within one pick). */
 function expectedCounts(weights: Record<string, number>, n: number): Record<string, number> {
   return Object.fromEntries(
     Object.entries(weights)
