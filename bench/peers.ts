@@ -20,18 +20,21 @@
  *           that is not whole (bench/peers-figures.ts canaryWeights). Both scale the new ReplicaSet up by the step
  *           (surge), then the old one down once the new pods are available.
  *           The controller is `rollouts-controller` built from its Go module (test/cluster/go/argo-rollouts, v1.10.1,
- *           `npm run lab:build -- argo-rollouts`, on demand), with --namespaced (its kubeconfig context's namespace),
- *           --leader-elect=false, its default 10 rollout threads, and --qps/--burst raised from its 40/80 to
- *           --argo-qps/--argo-burst (default 1000/2000) because the agent has no client-side limit.
- * Fairness: both are local processes of this machine, started fresh for each scale and controller, with the same kind
- * of kubeconfig (a bearer token of their own ServiceAccount in namespace `bench-peers`, bound to cluster-admin; the
- * lab's CA), each watching only its own fresh namespace. Each scale runs on a clean namespace pair per round, and which
- * controller goes first alternates between scales and rounds. A scale runs --rounds times (one count per scale, or one
- * for all; default 5 for a scale under 10 rollouts, whose wall time is otherwise one rollout's single draw, else 1):
- * the rounds' rollouts and steps are pooled before percentiles, requests per rollout averaged, and CPU and peak RSS are
- * the median of the rounds' (each round's printed too). Scales run in the order given, the largest first by default: the
- * lab's API server grows with every rollout it serves (1.6 GB after one run of the three) and the reactions of both
- * controllers slow with it (the agent's p99 at 200 rollouts: 227 ms on a fresh lab, 380 ms after the other scales).
+ *           `npm run lab:build -- argo-rollouts`, on demand), with --namespaced (its kubeconfig context's namespace)
+ *           and --qps/--burst raised from its 40/80 to --argo-qps/--argo-burst (default 1000/2000) because the agent
+ *           has no client-side limit; its defaults otherwise: leader election on (its Lease in the namespace, from
+ *           POD_NAMESPACE), logs at info, 10 rollout threads.
+ * Fairness: both are local processes of this machine, started fresh for each scale and controller, each as it is
+ * installed (leader election on, a Lease renewed every 2 s; logs at info, which the bench reads from their pipes and
+ * keeps only with --agent-log / --argo-log), with the same kind of kubeconfig (a bearer token of their own
+ * ServiceAccount in namespace `bench-peers`, bound to cluster-admin; the lab's CA), each watching only its own fresh
+ * namespace. Each scale runs on a clean namespace pair per round, and which controller goes first alternates between
+ * scales and rounds. A scale runs --rounds times (one count per scale, or one for all; default 5 for a scale under 10
+ * rollouts, whose wall time is otherwise one rollout's single draw, else 1): the rounds' rollouts and steps are pooled
+ * before percentiles, requests per rollout averaged, and CPU and peak RSS are the median of the rounds' (each round's
+ * printed too). Scales run in the order given, the largest first by default: the lab's API server grows with every
+ * rollout it serves (1.6 GB after one run of the three) and the reactions of both controllers slow with it (the agent's
+ * p99 at 200 rollouts: 227 ms on a fresh lab, 380 ms after the other scales).
  * v1 is applied and waited for untimed (the agent scales its ReplicaSet from 1 to --replicas, Argo Rollouts creates its
  * first ReplicaSet), then v2 (a new image) to every rollout at once.
  *
@@ -284,7 +287,8 @@ async function startTheirs(binDir: string, kubeconfig: string, ns: string, o: Op
       '--kubeconfig',
       kubeconfig,
       '--namespaced',
-      '--leader-elect=false',
+      // Its defaults otherwise, as the agent runs with its own: leader election (its Lease in POD_NAMESPACE, renewed
+      // every 2 s like the agent's), logs at info (read from its pipes as the agent's are).
       '--metricsPort',
       String(metricsPort),
       '--healthzPort',
@@ -293,10 +297,8 @@ async function startTheirs(binDir: string, kubeconfig: string, ns: string, o: Op
       String(o.argoQps),
       '--burst',
       String(o.argoBurst),
-      '--loglevel',
-      o.argoLog ? 'info' : 'warn',
     ],
-    // POD_NAMESPACE: where it looks for its notification ConfigMap (none: notifications off).
+    // POD_NAMESPACE: where it keeps its Lease and looks for its notification ConfigMap (none: notifications off).
     { env: { ...process.env, POD_NAMESPACE: ns }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const out = o.argoLog ? createWriteStream(o.argoLog, { flags: 'a' }) : undefined;
