@@ -287,8 +287,7 @@ async function startTheirs(binDir: string, kubeconfig: string, ns: string, o: Op
       '--kubeconfig',
       kubeconfig,
       '--namespaced',
-      // Its defaults otherwise, as the agent runs with its own: leader election (its Lease in POD_NAMESPACE, renewed
-      // every 2 s like the agent's), logs at info (read from its pipes as the agent's are).
+      // Leader election and log level left at their defaults, as the agent's are (the header's Fairness).
       '--metricsPort',
       String(metricsPort),
       '--healthzPort',
