@@ -11,13 +11,17 @@ type Network = 'ok' | 'fail' | 'hang' | 'slow';
 class LeaseStore {
   lease: V1Lease | undefined;
   private version = 0;
+  reads = 0;
+  writes = 0;
 
   read(): V1Lease {
+    this.reads++;
     if (!this.lease) throw Object.assign(new Error('not found'), { code: 404 });
     return structuredClone(this.lease);
   }
 
   write(body: V1Lease, create: boolean): V1Lease {
+    this.writes++;
     if (create ? this.lease : body.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion)
       throw Object.assign(new Error('conflict'), { code: 409 });
     this.lease = { ...structuredClone(body), metadata: { ...body.metadata, resourceVersion: String(++this.version) } };
@@ -106,6 +110,35 @@ describe('LeaderElector', () => {
     expect(closed).toBe(0);
     expect(store.lease?.spec?.renewTime).not.toEqual(renewed);
     expect(store.lease?.spec?.holderIdentity).toBe('a');
+  });
+
+  it('a leader renews with one write per retry period, over the Lease it last wrote, without reading it', async () => {
+    const { clock, store, a } = await aLeads();
+    const [reads, writes] = [store.reads, store.writes];
+    await run(clock, 60_000);
+    expect(store.reads - reads).toBe(0);
+    // One renewal every 2–2.4 s.
+    expect(store.writes - writes).toBeGreaterThanOrEqual(25);
+    expect(store.writes - writes).toBeLessThanOrEqual(30);
+    expect([a.elector.mayWrite(), a.lost]).toEqual([true, []]);
+  });
+
+  it('a leader whose Lease someone else wrote reads it again: it keeps a Lease still its own, and steps down from a taken one', async () => {
+    const { clock, store, a } = await aLeads();
+    // A label added by someone else: the Lease is still a's, but its resourceVersion moved on.
+    store.write({ ...store.read(), metadata: { ...store.lease!.metadata, labels: { team: 'x' } } }, false);
+    const reads = store.reads;
+    await run(clock, 5_000);
+    expect(store.reads - reads).toBe(1);
+    expect(store.lease?.metadata?.labels).toEqual({ team: 'x' });
+    expect([a.elector.mayWrite(), a.lost, store.lease?.spec?.holderIdentity]).toEqual([true, [], 'a']);
+
+    // Taken over (as by a standby that saw the lease expire): the renewal's 409 leads to the read that shows it.
+    const taken = store.read();
+    store.write({ ...taken, spec: { ...taken.spec, holderIdentity: 'b' } }, false);
+    await run(clock, 5_000);
+    expect(a.lost).toEqual([{ reason: 'the lease is held by b' }]);
+    expect(store.lease?.spec?.holderIdentity).toBe('b');
   });
 
   it.each<Network>(['hang', 'fail'])(

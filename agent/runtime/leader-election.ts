@@ -61,8 +61,8 @@ export interface LostLeadership {
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, with client-go's semantics and a fence. Every write carries the
- * resourceVersion it read, so two candidates can never both win a race (the loser gets 409). The decisions are in
- * lease-decision.ts; this class only reads, writes and keeps time, on the monotonic clock.
+ * resourceVersion it read or last wrote, so two candidates can never both win a race (the loser gets 409). The
+ * decisions are in lease-decision.ts; this class only reads, writes and keeps time, on the monotonic clock.
  *
  * The fence: {@link mayWrite} is true only while the last successful renewal was sent less than the renew deadline
  * ago, whatever the state of requests in flight; a timer of its own steps down at that instant, even when every lease
@@ -85,6 +85,8 @@ export class LeaderElector {
   private renewedAt = Number.NEGATIVE_INFINITY;
   private lastProblem = '';
   private lastLeader = '';
+  /** The Lease as this leader's last write left it (the API server's answer): what the next renewal writes over. */
+  private written: V1Lease | undefined;
 
   constructor(
     private readonly api: CoordinationV1Api,
@@ -196,6 +198,7 @@ export class LeaderElector {
     const sentAt = clock.monotonic();
     try {
       const won = await this.attempt(async () => {
+        if (await this.renewOverWritten()) return true;
         let lease: V1Lease | undefined;
         try {
           lease = await this.api.readNamespacedLease({ name, namespace });
@@ -217,7 +220,7 @@ export class LeaderElector {
         if (!this.running) return false;
         switch (decision.action) {
           case 'create':
-            await this.api.createNamespacedLease({
+            this.written = await this.api.createNamespacedLease({
               namespace,
               body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: toSpec(decision.spec) },
               fieldManager: this.config.fieldManager,
@@ -226,9 +229,15 @@ export class LeaderElector {
           case 'acquire':
           case 'renew':
             // `lease` carries the resourceVersion just read: a concurrent writer makes this fail with 409.
-            await this.api.replaceNamespacedLease({ name, namespace, body: { ...lease, spec: toSpec(decision.spec) }, fieldManager: this.config.fieldManager });
+            this.written = await this.api.replaceNamespacedLease({
+              name,
+              namespace,
+              body: { ...lease, spec: toSpec(decision.spec) },
+              fieldManager: this.config.fieldManager,
+            });
             return true;
           case 'wait':
+            this.written = undefined;
             if (decision.holder !== this.lastLeader) log.info('another agent leads', { lease: this.leaseName(), leader: decision.holder });
             this.lastLeader = decision.holder;
             if (this.leading) this.stepDown(`the lease is held by ${decision.holder}`);
@@ -240,6 +249,39 @@ export class LeaderElector {
       const message = apiError(error).message;
       if (message !== this.lastProblem) log.warn('leader election: lease update failed', { lease: this.leaseName(), error: message });
       this.lastProblem = message;
+    }
+  }
+
+  /**
+   * client-go's fast path: a leader whose fence is open writes its renewal over the Lease it last wrote, without
+   * reading it first (one request per retry period instead of two). The write carries that Lease's resourceVersion:
+   * if anyone wrote the Lease since, it fails with 409 and the try goes on with a read, as a standby's does.
+   */
+  private async renewOverWritten(): Promise<boolean> {
+    const last = this.written;
+    if (!last || !this.running || !this.mayWrite()) return false;
+    const { clock } = this.hooks;
+    const decision = decideLease({
+      lease: toRecord(last.spec),
+      observedAt: this.observed.at,
+      monotonicNow: clock.monotonic(),
+      now: clock.now(),
+      identity: this.config.identity,
+      leaseDurationSeconds: this.config.leaseDurationSeconds,
+    });
+    if (decision.action !== 'renew') return false;
+    try {
+      this.written = await this.api.replaceNamespacedLease({
+        name: this.config.name,
+        namespace: this.config.namespace,
+        body: { ...last, spec: toSpec(decision.spec) },
+        fieldManager: this.config.fieldManager,
+      });
+      return true;
+    } catch {
+      // Not reported: the read that follows in the same try finds out whether the Lease is still ours.
+      this.written = undefined;
+      return false;
     }
   }
 
@@ -293,6 +335,7 @@ export class LeaderElector {
 
   private endTerm(): void {
     this.leading = false;
+    this.written = undefined;
     this.deadlineTimer?.();
     this.deadlineTimer = undefined;
   }
