@@ -3,7 +3,7 @@ import { V1MicroTime } from '@kubernetes/client-node/dist/types.js';
 import type { CoordinationV1Api } from './kube-client.js';
 import type { CancelTimer, Clock } from './clock.js';
 import { apiError, isNotFound } from './kube-errors.js';
-import { decideLease, mustStepDown, recordFingerprint, type LeaseRecord, type LeaseSpecWrite } from './lease-decision.js';
+import { decideLease, mustStepDown, recordFingerprint, type LeaseDecision, type LeaseRecord, type LeaseSpecWrite } from './lease-decision.js';
 import type { Logger } from './log.js';
 import { timestampMs } from '../../core/kube/objects.js';
 
@@ -193,7 +193,7 @@ export class LeaderElector {
 
   private async tick(): Promise<void> {
     const { clock, log } = this.hooks;
-    const { name, namespace, identity } = this.config;
+    const { name, namespace } = this.config;
     // A renewal counts from before it was sent: the lease it writes is seen by others no earlier than this.
     const sentAt = clock.monotonic();
     try {
@@ -207,16 +207,8 @@ export class LeaderElector {
         }
         const record = lease ? toRecord(lease.spec) : undefined;
         const fingerprint = recordFingerprint(record, lease?.metadata?.resourceVersion);
-        const monotonicNow = clock.monotonic();
-        if (fingerprint !== this.observed.fingerprint) this.observed = { fingerprint, at: monotonicNow };
-        const decision = decideLease({
-          lease: record,
-          observedAt: this.observed.at,
-          monotonicNow,
-          now: clock.now(),
-          identity,
-          leaseDurationSeconds: this.config.leaseDurationSeconds,
-        });
+        if (fingerprint !== this.observed.fingerprint) this.observed = { fingerprint, at: clock.monotonic() };
+        const decision = this.decide(record);
         if (!this.running) return false;
         switch (decision.action) {
           case 'create':
@@ -229,12 +221,7 @@ export class LeaderElector {
           case 'acquire':
           case 'renew':
             // `lease` carries the resourceVersion just read: a concurrent writer makes this fail with 409.
-            this.written = await this.api.replaceNamespacedLease({
-              name,
-              namespace,
-              body: { ...lease, spec: toSpec(decision.spec) },
-              fieldManager: this.config.fieldManager,
-            });
+            await this.replace(lease, decision.spec);
             return true;
           case 'wait':
             this.written = undefined;
@@ -260,29 +247,38 @@ export class LeaderElector {
   private async renewOverWritten(): Promise<boolean> {
     const last = this.written;
     if (!last || !this.running || !this.mayWrite()) return false;
-    const { clock } = this.hooks;
-    const decision = decideLease({
-      lease: toRecord(last.spec),
-      observedAt: this.observed.at,
-      monotonicNow: clock.monotonic(),
-      now: clock.now(),
-      identity: this.config.identity,
-      leaseDurationSeconds: this.config.leaseDurationSeconds,
-    });
+    const decision = this.decide(toRecord(last.spec));
     if (decision.action !== 'renew') return false;
     try {
-      this.written = await this.api.replaceNamespacedLease({
-        name: this.config.name,
-        namespace: this.config.namespace,
-        body: { ...last, spec: toSpec(decision.spec) },
-        fieldManager: this.config.fieldManager,
-      });
+      await this.replace(last, decision.spec);
       return true;
     } catch {
       // Not reported: the read that follows in the same try finds out whether the Lease is still ours.
       this.written = undefined;
       return false;
     }
+  }
+
+  private decide(lease: LeaseRecord | undefined): LeaseDecision {
+    const { clock } = this.hooks;
+    return decideLease({
+      lease,
+      observedAt: this.observed.at,
+      monotonicNow: clock.monotonic(),
+      now: clock.now(),
+      identity: this.config.identity,
+      leaseDurationSeconds: this.config.leaseDurationSeconds,
+    });
+  }
+
+  /** Writes `spec` over `lease` (as read or last written), whose resourceVersion makes the write fail with 409 if anyone wrote since. */
+  private async replace(lease: V1Lease | undefined, spec: LeaseSpecWrite): Promise<void> {
+    this.written = await this.api.replaceNamespacedLease({
+      name: this.config.name,
+      namespace: this.config.namespace,
+      body: { ...lease, spec: toSpec(spec) },
+      fieldManager: this.config.fieldManager,
+    });
   }
 
   private renewed(sentAt: number): void {
