@@ -61,12 +61,15 @@ describe('makeInformers: keys for two controllers', () => {
     // Keys woken by the objects an ExtendedDeployment owns: the agent holds them in bursts (WorkQueue.addBatched).
     const owners: EdKey[] = [];
     const regions: RegionKey[] = [];
+    // Instants at which a pod of a key turns available, told from the pod's event.
+    const availableAt: [EdKey, number][] = [];
     const informers = makeInformers(kc, {
       namespaces: undefined,
       clock: new FakeClock(),
       log: silentLogger,
       enqueue: (key) => eds.push(key),
       enqueueOwned: (key) => owners.push(key),
+      enqueueAt: (key, at) => availableAt.push([key, at]),
       enqueueRegion: (key) => regions.push(key),
       // The agent's own status write, as the API server answered it: version 3 here.
       isOwnStatusAnswer: (ed) => ed.metadata?.resourceVersion === '3',
@@ -130,6 +133,36 @@ describe('makeInformers: keys for two controllers', () => {
       await until(() => owners.length === 1);
       expect(owners).toEqual(['shop/web']);
       expect([eds, regions]).toEqual([[], []]);
+
+      // A pod shown Ready tells when it turns available under its ExtendedDeployment's minReadySeconds (2 here), besides
+      // waking its owner; one not Ready, or of an ExtendedDeployment whose spec is invalid (the list's), tells nothing.
+      const readyPod = (ready: boolean, rv: string) => ({
+        ...owned('web-amd-1'),
+        metadata: { ...owned('web-amd-1').metadata, resourceVersion: rv },
+        spec: { nodeName: 'n1', containers: [{ name: 'app', image: 'web:2' }] },
+        status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: '2026-01-01T00:00:10Z' }] },
+      });
+      owners.length = 0;
+      send('/api/v1/pods', readyPod(true, '3'));
+      await until(() => owners.length === 1);
+      expect(availableAt).toEqual([]);
+      const valid = {
+        ...ed,
+        metadata: { ...ed.metadata, resourceVersion: '5' },
+        spec: {
+          selector: { matchLabels: { app: 'web' } },
+          template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'web:2' }] } },
+          regions: [{ name: 'amd', replicas: 2 }],
+          strategy: { minReadySeconds: 2 },
+        },
+      };
+      send(`${GROUP}/extendeddeployments`, valid);
+      await until(() => informers.caches.extendedDeployments.get('web', 'shop')?.metadata?.resourceVersion === '5');
+      owners.length = 0;
+      send('/api/v1/pods', readyPod(false, '4'));
+      send('/api/v1/pods', readyPod(true, '5'));
+      await until(() => owners.length === 2 && availableAt.length > 0);
+      expect(availableAt).toEqual([['shop/web', Date.parse('2026-01-01T00:00:12Z')]]);
     } finally {
       await Promise.all(started.map((i) => i.stop()));
     }

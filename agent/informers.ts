@@ -28,6 +28,7 @@ import {
   type RunningInformer,
 } from './runtime/informer.js';
 import { NamespacedInformer } from './runtime/namespaced-informer.js';
+import { podAvailableAt } from '../core/observe/pod-available.js';
 import { USAGE_FIELD_SELECTOR, usagePod, type UsagePod } from './cluster-nodes.js';
 import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey, regionKey, trafficKeys, type EdKey, type RegionKey } from './keys.js';
 import type { Logger } from './runtime/log.js';
@@ -218,7 +219,7 @@ export interface AgentInformers {
  * and HTTPRoutes (slim: see TrafficCaches). `namespaces` limits the
  * namespaced ones to those namespaces, one informer per namespace (RBAC may grant nothing cluster-wide). Every change is turned into the keys of the ExtendedDeployments it concerns,
  * passed to `enqueue` (`enqueueOwned` for the objects an ExtendedDeployment owns: its pods, workloads and revisions,
- * whose events come in bursts), and a change of a DeployRegion or a node into the keys of the DeployRegions whose status it can
+ * whose events come in bursts; `enqueueAt` besides for a Ready pod's availability), and a change of a DeployRegion or a node into the keys of the DeployRegions whose status it can
  * change, passed to `enqueueRegion`.
  */
 export function makeInformers(
@@ -235,6 +236,11 @@ export function makeInformers(
     isOwnStatusAnswer?: (ed: ExtendedDeploymentObject) => boolean;
     /** The owner of a pod, regional workload or ControllerRevision that changed. */
     enqueueOwned: (key: EdKey) => void;
+    /**
+     * A pod of `key` shown Ready counts as available at `at` (the server's clock, ms): a moment no event announces,
+     * known from the pod's event on rather than from the look after it (podAvailableAt).
+     */
+    enqueueAt?: (key: EdKey, at: number) => void;
     enqueueRegion: (key: RegionKey) => void;
     /** A node changed (also its status: health is read from it). */
     onNodeEvent?: () => void;
@@ -325,6 +331,7 @@ export function makeInformers(
     plural: string,
     list: (ns: string | undefined) => Promise<KubernetesListObject<T>>,
     make: InformerFactory<T> = common.make,
+    onEvent: (event: InformerEvent, object: T) => void = toOwner,
   ): RunningInformer<T> =>
     watched(
       plural,
@@ -332,7 +339,7 @@ export function makeInformers(
         new ResilientInformer<T>(
           watchKc(plural),
           { resource: plural, path: scoped(ns, prefix, plural), labelSelector, list: () => list(ns) },
-          { ...common, make, onEvent: toOwner, indexBy: ownerKey },
+          { ...common, make, onEvent, indexBy: ownerKey },
         ),
     );
   const replicaSets = owned<V1ReplicaSet>('/apis/apps/v1', 'replicasets', (namespace) =>
@@ -349,6 +356,15 @@ export function makeInformers(
     'pods',
     (namespace) => (namespace ? core.listNamespacedPod({ namespace, labelSelector }) : core.listPodForAllNamespaces({ labelSelector })),
     transformingInformer<V1Pod>(slimPod),
+    (event, pod) => {
+      toOwner(event, pod);
+      const key = ownerKey(pod);
+      const owner = pod.metadata?.labels?.[NAME_LABEL];
+      if (!key || !owner || event === 'delete' || !options.enqueueAt) return;
+      const ed = extendedDeployments.get(owner, pod.metadata?.namespace);
+      const at = ed && podAvailableAt(ed, pod);
+      if (at !== undefined) options.enqueueAt(key, at);
+    },
   );
   const controllerRevisions = owned<V1ControllerRevision>('/apis/apps/v1', 'controllerrevisions', (namespace) =>
     namespace ? apps.listNamespacedControllerRevision({ namespace, labelSelector }) : apps.listControllerRevisionForAllNamespaces({ labelSelector }),

@@ -153,6 +153,24 @@ describe('WorkQueue', () => {
     expect(q.len()).toBe(1);
   });
 
+  it('addAt queues the key at an instant of the wall clock, within an open batch too; a passed instant adds nothing', async () => {
+    const { clock, q } = queue();
+    // A pod shown Ready 30 ms before it turns available: the batch its event opened would end 70 ms after that.
+    q.addBatched('ns/a', 100);
+    q.addAt('ns/a', clock.now() + 30);
+    clock.advance(29);
+    expect(q.len()).toBe(0);
+    clock.advance(1);
+    expect(await q.get()).toBe('ns/a');
+    q.done('ns/a');
+    clock.advance(100);
+    expect(q.len()).toBe(0);
+    // Passed (a pod that has counted as available for a while): no wake; its event's batch looks at it.
+    q.addAt('ns/b', clock.now());
+    q.addAt('ns/b', clock.now() - 1_000);
+    expect([q.len(), q.delayed()]).toEqual([0, 0]);
+  });
+
   it('addBatched collapses a burst of events into one key, queued when the batch ends, behind due keys', async () => {
     const { clock, q } = queue();
     q.addBatched('ns/a', 200);

@@ -101,6 +101,16 @@ export class WorkQueue<K extends string = string> {
     this.wakeAt(key, at);
   }
 
+  /**
+   * Queues `key` at the clock's time `at` (ms since the epoch, as `Clock.now`: an instant read from an object, such as
+   * when a pod turns available), as addAfter does; an instant that has passed adds nothing (the event that told it
+   * queues the key on its own).
+   */
+  addAt(key: K, at: number): void {
+    const wait = at - this.clock.now();
+    if (wait > 0) this.addAfter(key, wait);
+  }
+
   private wakeAt(key: K, at: number): void {
     const cancel = this.clock.setTimer(at - this.clock.monotonic(), () => {
       if (this.clock.monotonic() < at) return this.wakeAt(key, at);

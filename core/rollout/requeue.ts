@@ -3,6 +3,7 @@ import { graceEndsAt } from './in-place-step.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
 import { isPodActive } from './pod-activity.js';
 import { MARK_SETTLE_MS } from './region-step.js';
+import { availableAt } from './snapshot.js';
 
 /** Longest wait between two looks at an unfinished rollout: a safety net for anything no event announces. */
 export const MAX_REQUEUE_MS = 30_000;
@@ -27,14 +28,15 @@ export function nextRequeueMs(input: RolloutInput, plan: RolloutPlan): number | 
   const wakeAt = (plan.wakeAt ?? []).filter((t) => t > now);
   // Replicas away from home come back when their region has room, which no event of this object announces.
   const awaitingReturn = (plan.status.moves ?? []).length > 0 && input.ed.spec.strategy.moveBack.enable;
-  const minReadyMs = input.ed.spec.strategy.minReadySeconds * 1000;
+  const { minReadySeconds } = input.ed.spec.strategy;
   const instants: number[] = [...wakeAt];
   const grace = input.ed.spec.strategy.updateStrategy.gracePeriodSeconds;
   for (const region of input.regions) {
     // Only active pods: a terminating or terminal pod never becomes available, is never swapped or removed again. Pods
     // counted rather than listed (RegionState.settled) may carry a recent mark too; a keeper's pods count for the region.
     for (const pod of [...region.pods, ...(region.keeper?.pods ?? []), ...(region.settled ?? []).map((s) => s.pod)].filter(isPodActive)) {
-      if (pod.ready && pod.readySince !== undefined) instants.push(pod.readySince + minReadyMs);
+      const available = availableAt(pod, minReadySeconds);
+      if (available !== undefined) instants.push(available);
       // An in-place swap waits out its grace period between draining and patching the images; nothing announces its end.
       if (pod.swap?.phase === 'draining') instants.push(graceEndsAt(pod, grace));
       // A scale-down that relies on a mark (either) waits until it has settled; nothing announces that either. Only

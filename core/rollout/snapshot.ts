@@ -203,9 +203,18 @@ export interface RegionState extends RegionPods {
   readonly keptWhole?: number;
 }
 
-/** Whether a pod counts as available: active (neither terminal nor terminating) and Ready for minReadySeconds. */
+/**
+ * When a pod counts as available: `minReadySeconds` after it became Ready, while it is active (neither terminal nor
+ * terminating). Undefined for a pod that is not Ready or not active.
+ */
+export function availableAt(pod: PodState, minReadySeconds: number): number | undefined {
+  return pod.ready && isPodActive(pod) && pod.readySince !== undefined ? pod.readySince + minReadySeconds * 1000 : undefined;
+}
+
+/** Whether a pod counts as available (availableAt) at `now`. */
 export function isAvailable(pod: PodState, minReadySeconds: number, now: number): boolean {
-  return pod.ready && isPodActive(pod) && pod.readySince !== undefined && pod.readySince + minReadySeconds * 1000 <= now;
+  const at = availableAt(pod, minReadySeconds);
+  return at !== undefined && at <= now;
 }
 
 /** Counts of one region's pods. */
