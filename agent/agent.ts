@@ -48,6 +48,15 @@ const ROOM_CHANGE_DELAY_MS = 1_000;
 const OWNED_EVENT_BATCH_MS = 100;
 
 /**
+ * The batch instead, for an ExtendedDeployment whose last look found its next step waiting for a regional workload's
+ * controller (Decision.awaitsWorkloads: the sync of a new template, the count it has not reported, the pods it is
+ * removing). The event that ends the wait comes within a few milliseconds of the others of the controller's round,
+ * and held for the whole batch it delayed every step's scale-up after its scale-down by 100 ms (bench:peers, one
+ * rollout), and a rollout's first scale-up after Git synced by as much.
+ */
+const AWAITED_EVENT_BATCH_MS = 10;
+
+/**
  * Workers writing DeployRegion statuses: DeployRegions are few, and a reconcile writes only when a region's health
  * changed.
  */
@@ -160,7 +169,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     clock,
     log,
     enqueue: (key) => term?.eds.add(key),
-    enqueueOwned: (key) => term?.eds.addBatched(key, OWNED_EVENT_BATCH_MS),
+    enqueueOwned: (key) => term?.eds.addBatched(key, reconciler.awaitsWorkloads(key) ? AWAITED_EVENT_BATCH_MS : OWNED_EVENT_BATCH_MS),
     enqueueAt: (key, at) => term?.eds.addAt(key, at + SLACK_MS),
     enqueueRegion: (key) => term?.regions.add(key),
     onRestart: (resource) => metrics.informerRestarts.inc({ resource }),

@@ -203,6 +203,21 @@ describe('Reconciler', () => {
     expect(acted.requeueAfterMs).toBeGreaterThan(0);
   });
 
+  it('tells whether the last look at a key found its next step waiting for its workload controller (the agent looks at its events sooner)', async () => {
+    const key = edKeyOf('shop', 'web');
+    // Git has not synced the rendered template to the ReplicaSet yet.
+    const unsynced = world();
+    unsynced.replicaSets[0]!.spec.template.metadata.labels[REVISION_LABEL] = 'old';
+    const reconciler = new Reconciler({ caches: unsynced.caches, ports: recorder().ports, clock: clock(), log: silentLogger });
+    await reconciler.reconcile(key);
+    expect(reconciler.awaitsWorkloads(key)).toBe(true);
+    // Synced and complete: nothing to wait for. A key never looked at waits for nothing either.
+    const healthy = new Reconciler({ caches: world({ podRevision: 'new' }).caches, ports: recorder().ports, clock: clock(), log: silentLogger });
+    expect(healthy.awaitsWorkloads(key)).toBe(false);
+    await healthy.reconcile(key);
+    expect(healthy.awaitsWorkloads(key)).toBe(false);
+  });
+
   it('counts the next look from the instant it observed: the time its writes took is not waited again', async () => {
     const quick = recorder();
     const promptly = await new Reconciler({ caches: world().caches, ports: quick.ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'));

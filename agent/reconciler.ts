@@ -167,6 +167,12 @@ export class Reconciler {
    * many keys wait, which stretches the interval (PROGRESS_WRITES_PER_SECOND).
    */
   private readonly countsPendingSince = new Map<string, number>();
+  /**
+   * Keys whose last look found the next step waiting for a regional workload's controller (Decision.awaitsWorkloads).
+   * A hint for how soon their objects' events are looked at (agent.ts); lost on restart harmlessly: until a look sets
+   * it again, their events are batched as anyone's.
+   */
+  private readonly awaiting = new Set<string>();
   /** Keys whose evictions a PodDisruptionBudget refuses: their backoff, and which refusals got an Event. */
   private readonly evictionBlocks = new EvictionBlocks();
   /** The write each forbidden (403) error came from, for reportForbidden: the error alone does not say which it was. */
@@ -208,6 +214,11 @@ export class Reconciler {
    * wrote pods or workloads, their events bring it. A status that reports an invalid spec or a blocked read waits for a
    * change, as before.
    */
+  /** Whether the last look at `key` found its next step waiting for a regional workload's controller. */
+  awaitsWorkloads(key: EdKey): boolean {
+    return this.awaiting.has(key);
+  }
+
   async reconcile(key: EdKey): Promise<ReconcileResult> {
     const look = { status: false, owned: false };
     this.looks.set(key, look);
@@ -237,6 +248,7 @@ export class Reconciler {
       this.lastWrite.delete(key);
       this.countsPendingSince.delete(key);
       this.evictionBlocks.forget(key);
+      this.awaiting.delete(key);
       metrics?.setPhase(key, undefined);
       return { outcome: 'gone' };
     }
@@ -306,6 +318,7 @@ export class Reconciler {
 
     const checked = this.asFleetMember(observed);
     if (!checked.ok) {
+      this.awaiting.delete(key);
       // An invalid object must not stop the agent: report it on the object and go on with the others. A spec change
       // enqueues it again, so no retry is needed. Its pods still become Ready: an invalid spec must not turn into an
       // outage. Both are tried whatever the other's outcome.
@@ -334,6 +347,8 @@ export class Reconciler {
     onValid({ ed, input, workloads });
     const decision = await failSafe(() => decide(input, ed.status));
     const { plan, statusWrite, progressOnly } = decision;
+    if (decision.awaitsWorkloads) this.awaiting.add(key);
+    else this.awaiting.delete(key);
     // Counts that went back to what the object shows wait for nothing (and no longer slow the others' pacing).
     if (statusWrite === 'none') this.countsPendingSince.delete(key);
     const first = statusWrite === 'first';

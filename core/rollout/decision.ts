@@ -1,7 +1,7 @@
 import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import type { Problem } from '../problems.js';
 import { planRollout, type RolloutEvent, type RolloutInput, type RolloutPlan } from './planner.js';
-import { nextRequeueMs } from './requeue.js';
+import { awaitsWorkloads, nextRequeueMs } from './requeue.js';
 import { invalidSpecStatus, progressOnlyChange, statusChanged, statusFirst } from './status-decision.js';
 
 /**
@@ -23,6 +23,8 @@ export interface Decision {
   readonly progressOnly: boolean;
   /** Look again after this many ms although no object changes (nextRequeueMs); undefined when there is nothing to wait for. */
   readonly lookAgainInMs: number | undefined;
+  /** The next step waits for a regional workload's controller (awaitsWorkloads): its events are looked at soon. */
+  readonly awaitsWorkloads: boolean;
 }
 
 /**
@@ -39,6 +41,7 @@ export function decide(input: RolloutInput, written: unknown): Decision {
     statusWrite: first ? 'first' : changed ? 'after' : 'none',
     progressOnly: changed && !first && plan.events.length === 0 && progressOnlyChange(written, plan.status),
     lookAgainInMs: nextRequeueMs(input, plan),
+    awaitsWorkloads: awaitsWorkloads(input, plan),
   };
 }
 

@@ -3,7 +3,7 @@ import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
 import { MARK_SETTLE_MS } from './region-step.js';
 import type { PodState } from './snapshot.js';
-import { MAX_REQUEUE_MS, SLACK_MS, nextRequeueMs } from './requeue.js';
+import { MAX_REQUEUE_MS, SLACK_MS, awaitsWorkloads, nextRequeueMs } from './requeue.js';
 import { webEd } from './test-support.js';
 
 const NOW = Date.UTC(2026, 0, 1, 12);
@@ -101,5 +101,32 @@ describe('nextRequeueMs', () => {
     expect(nextRequeueMs(input([pod(NOW - 60_000)]), plan(away))).toBe(MAX_REQUEUE_MS);
     const off = { ...ed, spec: { ...ed.spec, strategy: { ...ed.spec.strategy, moveBack: { enable: false, stabilizationSeconds: 300 } } } };
     expect(nextRequeueMs({ ...input([pod(NOW - 60_000)]), ed: off }, plan(away))).toBeUndefined();
+  });
+});
+
+describe('awaitsWorkloads', () => {
+  const progressing = plan({ phase: 'Progressing' });
+  const withWorkload = (workload: RolloutInput['regions'][number]['workload'], pods: PodState[] = [pod(NOW - 60_000)]): RolloutInput => {
+    const base = input(pods);
+    return { ...base, regions: base.regions.map((r) => ({ ...r, workload })) };
+  };
+  const synced = { name: 'web-a', templateRevision: 'new', replicas: 2 };
+
+  it('holds while Git has not synced the rendered template, the controller has not reported its count, or pods leave', () => {
+    expect(awaitsWorkloads(withWorkload({ ...synced, templateRevision: 'old' }), progressing)).toBe(true);
+    const reported = (observedGeneration: number) => ({ generation: 4, observedGeneration, terminatingReplicas: 0 });
+    expect(awaitsWorkloads(withWorkload({ ...synced, reported: reported(3) }), progressing)).toBe(true);
+    expect(awaitsWorkloads(withWorkload(synced, [pod(NOW - 60_000), pod(NOW - 60_000, { revision: 'old', terminating: true })]), progressing)).toBe(true);
+    // Caught up, nothing leaving: the next step waits for time or pods, not for the controller.
+    expect(awaitsWorkloads(withWorkload({ ...synced, reported: reported(4) }), progressing)).toBe(false);
+    expect(awaitsWorkloads(withWorkload(synced, [pod(NOW - 60_000), pod(undefined)]), progressing)).toBe(false);
+    // A region whose workload does not exist yet waits for Git, whose apply comes as the ExtendedDeployment's does.
+    expect(awaitsWorkloads(withWorkload(undefined), progressing)).toBe(false);
+  });
+
+  it('holds after a plan that scales a workload down (the controller removes pods next), not after one that scales up', () => {
+    const scale = (from: number, replicas: number) => plan({ phase: 'Progressing' }, [{ kind: 'scale', region: 'a', workload: 'web-a', from, replicas }]);
+    expect(awaitsWorkloads(withWorkload(synced), scale(3, 2))).toBe(true);
+    expect(awaitsWorkloads(withWorkload(synced), scale(2, 3))).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import { progressDeadlineMs } from './gates.js';
 import { graceEndsAt } from './in-place-step.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
-import { isPodActive } from './pod-activity.js';
+import { isPodActive, isPodTerminating } from './pod-activity.js';
 import { MARK_SETTLE_MS } from './region-step.js';
 import { availableAt } from './snapshot.js';
 
@@ -54,4 +54,24 @@ export function nextRequeueMs(input: RolloutInput, plan: RolloutPlan): number | 
   // hold mark gates a scale-down even when Healthy): nothing to look at again.
   if (plan.status.phase === 'Healthy' && plan.actions.length === 0 && !awaitingReturn && next === Number.POSITIVE_INFINITY) return undefined;
   return Math.min(MAX_REQUEUE_MS, next === Number.POSITIVE_INFINITY ? MAX_REQUEUE_MS : next - now + SLACK_MS);
+}
+
+/**
+ * Whether the rollout's next step waits for a regional workload's controller rather than for time: a workload Git has
+ * not synced to the rendered template yet, one whose controller has not reported its last count (observedGeneration)
+ * or still removes pods (terminating ones hold the room new pods need), or a scale-down this plan writes. The event that
+ * ends such a wait (the sync, the report, a pod gone) is the moment to look again, and the agent looks at the events of
+ * such an object sooner than it batches others' (agent.ts). Undefined workloads and the keeper's are not waited for.
+ */
+export function awaitsWorkloads(input: RolloutInput, plan: RolloutPlan): boolean {
+  if (plan.actions.some((action) => action.kind === 'scale' && action.replicas < action.from)) return true;
+  return input.regions.some(({ workload, targetRevision, pods }) => {
+    if (!workload) return false;
+    const reported = workload.reported;
+    return (
+      workload.templateRevision !== targetRevision ||
+      (reported !== undefined && reported.observedGeneration < reported.generation) ||
+      pods.some(isPodTerminating)
+    );
+  });
 }
