@@ -216,11 +216,11 @@ export interface AgentInformers {
  * Builds the agent's informers: ExtendedDeployments, DeployRegions (cluster-scoped), the regional ReplicaSets and
  * Deployments, their pods and the ExtendedDeployments' ControllerRevisions (only objects labelled with an
  * ExtendedDeployment's name, so the agent never caches a cluster's unrelated pods), Nodes, and for traffic Services
- * and HTTPRoutes (slim: see TrafficCaches). `namespaces` limits the
- * namespaced ones to those namespaces, one informer per namespace (RBAC may grant nothing cluster-wide). Every change is turned into the keys of the ExtendedDeployments it concerns,
- * passed to `enqueue` (`enqueueOwned` for the objects an ExtendedDeployment owns: its pods, workloads and revisions,
- * whose events come in bursts; `enqueueAt` besides for a Ready pod's availability), and a change of a DeployRegion or a node into the keys of the DeployRegions whose status it can
- * change, passed to `enqueueRegion`.
+ * and HTTPRoutes (slim: see TrafficCaches). `namespaces` limits the namespaced ones to those namespaces, one informer
+ * per namespace (RBAC may grant nothing cluster-wide). Every change is turned into the keys of the ExtendedDeployments
+ * it concerns, passed to `enqueue` (`enqueueOwned` for the objects an ExtendedDeployment owns: its pods, workloads and
+ * revisions, whose events come in bursts; `enqueueAt` besides for a Ready pod's availability), and a change of a
+ * DeployRegion or a node into the keys of the DeployRegions whose status it can change, passed to `enqueueRegion`.
  */
 export function makeInformers(
   kc: KubeAccess,
