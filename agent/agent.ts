@@ -26,6 +26,7 @@ import { ServerClock } from './runtime/server-clock.js';
 import { hasMoves } from '../core/observe/observe.js';
 import { SLACK_MS } from '../core/rollout/requeue.js';
 import { WorkQueue } from './runtime/work-queue.js';
+import { ownedEventBatchMs } from './event-batching.js';
 import { FleetPeers } from './fleet-peers.js';
 import { ANALYSIS_QUERY_CONCURRENCY, queryAll } from './prometheus.js';
 import { ED_KIND } from '../core/api/identity.js';
@@ -33,28 +34,6 @@ import type { ExtendedDeploymentObject } from '../core/kube/objects.js';
 
 /** How long after a node or pod-usage change the ExtendedDeployments with replicas away are looked at again. */
 const ROOM_CHANGE_DELAY_MS = 1_000;
-
-/**
- * How long the events of an ExtendedDeployment's pods, workloads and revisions are collected before it is looked at.
- * A rollout step brings each pod several events within moments (created, bound, running, Ready; marked, deleting,
- * gone) and the ReplicaSet's status after each: looked at on every one, an ExtendedDeployment was reconciled 109 times
- * per rollout of 10 pods, 63 with this batch (bench:peers, 200 rollouts at once; 76 with 50 ms, 56 with 200 ms).
- * Moments due by time (a pod available after minReadySeconds, a mark settled, a deadline) are timers and wait for no
- * batch: a pod's availability is set from the event that shows it Ready (enqueueAt), since a Ready condition's time
- * counts whole seconds and a pod that turned Ready less than a batch before it counted as available would otherwise
- * start the next group late (bench:peers, one rollout: about one step in ten, by up to the batch). A step that waits
- * for a pod's Ready alone (minReadySeconds 0) starts up to this much later.
- */
-const OWNED_EVENT_BATCH_MS = 100;
-
-/**
- * The batch instead, for an ExtendedDeployment whose last look found its next step waiting for a regional workload's
- * controller (Decision.awaitsWorkloads: the sync of a new template, the count it has not reported, the pods it is
- * removing). The event that ends the wait comes within a few milliseconds of the others of the controller's round,
- * and held for the whole batch it delayed every step's scale-up after its scale-down by 100 ms (bench:peers, one
- * rollout), and a rollout's first scale-up after Git synced by as much.
- */
-const AWAITED_EVENT_BATCH_MS = 10;
 
 /**
  * Workers writing DeployRegion statuses: DeployRegions are few, and a reconcile writes only when a region's health
@@ -169,7 +148,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     clock,
     log,
     enqueue: (key) => term?.eds.add(key),
-    enqueueOwned: (key) => term?.eds.addBatched(key, reconciler.awaitsWorkloads(key) ? AWAITED_EVENT_BATCH_MS : OWNED_EVENT_BATCH_MS),
+    enqueueOwned: (key) => term?.eds.addBatched(key, ownedEventBatchMs(reconciler.awaitingSince(key), clock.now())),
     enqueueAt: (key, at) => term?.eds.addAt(key, at + SLACK_MS),
     enqueueRegion: (key) => term?.regions.add(key),
     onRestart: (resource) => metrics.informerRestarts.inc({ resource }),

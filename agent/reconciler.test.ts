@@ -207,15 +207,27 @@ describe('Reconciler', () => {
     const key = edKeyOf('shop', 'web');
     // Git has not synced the rendered template to the ReplicaSet yet.
     const unsynced = world();
-    unsynced.replicaSets[0]!.spec.template.metadata.labels[REVISION_LABEL] = 'old';
-    const reconciler = new Reconciler({ caches: unsynced.caches, ports: recorder().ports, clock: clock(), log: silentLogger });
+    const labels = unsynced.replicaSets[0]!.spec.template.metadata.labels;
+    const rendered = labels[REVISION_LABEL];
+    labels[REVISION_LABEL] = 'old';
+    const t = clock();
+    const since = t.now();
+    const reconciler = new Reconciler({ caches: unsynced.caches, ports: recorder().ports, clock: t, log: silentLogger });
     await reconciler.reconcile(key);
-    expect(reconciler.awaitsWorkloads(key)).toBe(true);
+    expect(reconciler.awaitingSince(key)).toBe(since);
+    // Still waiting a look later: the wait counts from its first look.
+    t.advance(50);
+    await reconciler.reconcile(key);
+    expect(reconciler.awaitingSince(key)).toBe(since);
+    // Synced: the rollout starts (its first scale-up waits for no controller), and the wait is over.
+    labels[REVISION_LABEL] = rendered!;
+    await reconciler.reconcile(key);
+    expect(reconciler.awaitingSince(key)).toBeUndefined();
     // Synced and complete: nothing to wait for. A key never looked at waits for nothing either.
     const healthy = new Reconciler({ caches: world({ podRevision: 'new' }).caches, ports: recorder().ports, clock: clock(), log: silentLogger });
-    expect(healthy.awaitsWorkloads(key)).toBe(false);
+    expect(healthy.awaitingSince(key)).toBeUndefined();
     await healthy.reconcile(key);
-    expect(healthy.awaitsWorkloads(key)).toBe(false);
+    expect(healthy.awaitingSince(key)).toBeUndefined();
   });
 
   it('counts the next look from the instant it observed: the time its writes took is not waited again', async () => {

@@ -168,11 +168,11 @@ export class Reconciler {
    */
   private readonly countsPendingSince = new Map<string, number>();
   /**
-   * Keys whose last look found the next step waiting for a regional workload's controller (Decision.awaitsWorkloads).
-   * A hint for how soon their objects' events are looked at (agent.ts); lost on restart harmlessly: until a look sets
-   * it again, their events are batched as anyone's.
+   * Keys whose last look found the next step waiting for a regional workload's controller (Decision.awaitsWorkloads),
+   * since the first look of that wait. A hint for how soon their objects' events are looked at (agent.ts); lost on
+   * restart harmlessly: until a look sets it again, their events are batched as anyone's.
    */
-  private readonly awaiting = new Set<string>();
+  private readonly awaiting = new Map<string, number>();
   /** Keys whose evictions a PodDisruptionBudget refuses: their backoff, and which refusals got an Event. */
   private readonly evictionBlocks = new EvictionBlocks();
   /** The write each forbidden (403) error came from, for reportForbidden: the error alone does not say which it was. */
@@ -214,9 +214,12 @@ export class Reconciler {
    * wrote pods or workloads, their events bring it. A status that reports an invalid spec or a blocked read waits for a
    * change, as before.
    */
-  /** Whether the last look at `key` found its next step waiting for a regional workload's controller. */
-  awaitsWorkloads(key: EdKey): boolean {
-    return this.awaiting.has(key);
+  /**
+   * Since when (the clock's ms) the looks at `key` find its next step waiting for a regional workload's controller,
+   * without a look in between that found otherwise; undefined when the last look did not.
+   */
+  awaitingSince(key: EdKey): number | undefined {
+    return this.awaiting.get(key);
   }
 
   async reconcile(key: EdKey): Promise<ReconcileResult> {
@@ -347,8 +350,8 @@ export class Reconciler {
     onValid({ ed, input, workloads });
     const decision = await failSafe(() => decide(input, ed.status));
     const { plan, statusWrite, progressOnly } = decision;
-    if (decision.awaitsWorkloads) this.awaiting.add(key);
-    else this.awaiting.delete(key);
+    if (!decision.awaitsWorkloads) this.awaiting.delete(key);
+    else if (!this.awaiting.has(key)) this.awaiting.set(key, input.now);
     // Counts that went back to what the object shows wait for nothing (and no longer slow the others' pacing).
     if (statusWrite === 'none') this.countsPendingSince.delete(key);
     const first = statusWrite === 'first';
