@@ -169,8 +169,8 @@ export class Reconciler {
   private readonly countsPendingSince = new Map<string, number>();
   /**
    * Keys whose last look found the next step waiting for a regional workload's controller (Decision.awaitsWorkloads),
-   * since the first look of that wait. A hint for how soon their objects' events are looked at (agent.ts); lost on
-   * restart harmlessly: until a look sets it again, their events are batched as anyone's.
+   * since the first look of that wait. A hint for how soon their objects' events are looked at (event-batching.ts);
+   * lost on restart harmlessly: until a look sets it again, their events are batched as anyone's.
    */
   private readonly awaiting = new Map<string, number>();
   /** Keys whose evictions a PodDisruptionBudget refuses: their backoff, and which refusals got an Event. */
@@ -202,6 +202,14 @@ export class Reconciler {
   }
 
   /**
+   * Since when (the clock's ms) the looks at `key` find its next step waiting for a regional workload's controller,
+   * without a look in between that found otherwise; undefined when the last look did not.
+   */
+  awaitingSince(key: EdKey): number | undefined {
+    return this.awaiting.get(key);
+  }
+
+  /**
    * Reconciles the ExtendedDeployment `key`. Throws when a write failed: the caller retries with backoff. A write the
    * API server forbade (403) is reported first (see reportForbidden), so that RBAC trouble shows on the object and not
    * only in the log.
@@ -214,14 +222,6 @@ export class Reconciler {
    * wrote pods or workloads, their events bring it. A status that reports an invalid spec or a blocked read waits for a
    * change, as before.
    */
-  /**
-   * Since when (the clock's ms) the looks at `key` find its next step waiting for a regional workload's controller,
-   * without a look in between that found otherwise; undefined when the last look did not.
-   */
-  awaitingSince(key: EdKey): number | undefined {
-    return this.awaiting.get(key);
-  }
-
   async reconcile(key: EdKey): Promise<ReconcileResult> {
     const look = { status: false, owned: false };
     this.looks.set(key, look);

@@ -61,7 +61,8 @@ export function nextRequeueMs(input: RolloutInput, plan: RolloutPlan): number | 
  * not synced to the rendered template yet, one whose controller has not reported its last count (observedGeneration)
  * or still removes pods (terminating ones hold the room new pods need), or a scale-down this plan writes. The event that
  * ends such a wait (the sync, the report, a pod gone) is the moment to look again, and the agent looks at the events of
- * such an object sooner than it batches others' (agent.ts). Undefined workloads and the keeper's are not waited for.
+ * such an object sooner than it batches others' (agent/event-batching.ts). Workloads that do not exist yet and the
+ * keeper's are not waited for.
  */
 export function awaitsWorkloads(input: RolloutInput, plan: RolloutPlan): boolean {
   if (plan.actions.some((action) => action.kind === 'scale' && action.replicas < action.from)) return true;
