@@ -34,7 +34,7 @@ import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey, regionKey, 
 import type { Logger } from './runtime/log.js';
 import { slimInformer, transformingInformer, withoutManagedFields } from './runtime/slim-informer.js';
 import { StringPool } from './runtime/string-pool.js';
-import type { DeployRegionObject, ExtendedDeploymentObject } from '../core/kube/objects.js';
+import { splitKey, type DeployRegionObject, type ExtendedDeploymentObject } from '../core/kube/objects.js';
 import type { ObservedRoute } from '../core/traffic/objects.js';
 import { HTTPROUTE_RESOURCE } from './traffic-actuator.js';
 import { resourceServed, ServedInformer } from './served-informer.js';
@@ -357,11 +357,12 @@ export function makeInformers(
     (namespace) => (namespace ? core.listNamespacedPod({ namespace, labelSelector }) : core.listPodForAllNamespaces({ labelSelector })),
     transformingInformer<V1Pod>(slimPod),
     (event, pod) => {
-      toOwner(event, pod);
       const key = ownerKey(pod);
-      const owner = pod.metadata?.labels?.[NAME_LABEL];
-      if (!key || !owner || event === 'delete' || !options.enqueueAt) return;
-      const ed = extendedDeployments.get(owner, pod.metadata?.namespace);
+      if (!key) return;
+      options.enqueueOwned(key);
+      if (event === 'delete' || !options.enqueueAt) return;
+      const { namespace, name } = splitKey(key);
+      const ed = extendedDeployments.get(name, namespace);
       const at = ed && podAvailableAt(ed, pod);
       if (at !== undefined) options.enqueueAt(key, at);
     },
