@@ -1,5 +1,6 @@
 import type { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { GROUP_RECORD_ANNOTATION } from '../core/labels.js';
 import { performAction, performHistoryAction } from './actuators.js';
 
 /**
@@ -75,6 +76,31 @@ describe('actuators on StatefulSets', () => {
         force: true,
         body: { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: meta, spec: { updateStrategy: { rollingUpdate: { partition: 2 } } } },
       },
+    ]);
+  });
+});
+
+describe('actuators on regional ReplicaSets', () => {
+  it("applies the rollout's group record in the same write as the replicas, and leaves it out of a scale without one", async () => {
+    const bodies: unknown[] = [];
+    const apps = {
+      patchNamespacedReplicaSet: async (params: { fieldManager?: string; body: unknown }) => {
+        bodies.push(params.body);
+        return {};
+      },
+    } as unknown as AppsV1Api;
+    const clients = { apps, core: {} as CoreV1Api, custom: {} as CustomObjectsApi, now: () => 0 };
+    const record = { revision: 'R1', rolloutStart: '2026-11-30T12:00:00.000Z', group: 2, groupStart: '2026-11-30T12:01:00.000Z' };
+    await performAction(clients, 'shop', 'ReplicaSet', { kind: 'scale', region: 'a', workload: 'web-a', from: 5, replicas: 4, record });
+    await performAction(clients, 'shop', 'ReplicaSet', { kind: 'scale', region: 'a', workload: 'web-a', from: 4, replicas: 5 });
+    expect(bodies).toEqual([
+      {
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        metadata: { name: 'web-a', namespace: 'shop', annotations: { [GROUP_RECORD_ANNOTATION]: JSON.stringify(record) } },
+        spec: { replicas: 4 },
+      },
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-a', namespace: 'shop' }, spec: { replicas: 5 } },
     ]);
   });
 });

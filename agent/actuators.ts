@@ -4,6 +4,7 @@ import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
 import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
 import type { AppsV1Api, CoreV1Api, CustomObjectsApi } from './runtime/kube-client.js';
 import {
+  GROUP_RECORD_ANNOTATION,
   IN_PLACE_READINESS_GATE,
   MARKED_AT_ANNOTATION,
   HELD_POD_DELETION_COST,
@@ -14,7 +15,17 @@ import {
 } from '../core/labels.js';
 import type { HistoryAction } from '../core/history/revisions.js';
 import type { AdoptionAction } from '../core/adoption/actions.js';
-import type { CreateKeeperAction, DropKeeperAction, PartitionAction, PauseAction, RolloutAction, SwapAction, TrafficAction } from '../core/rollout/actions.js';
+import type {
+  CreateKeeperAction,
+  DropKeeperAction,
+  PartitionAction,
+  PauseAction,
+  RolloutAction,
+  ScaleAction,
+  SwapAction,
+  TrafficAction,
+} from '../core/rollout/actions.js';
+import { formatGroupRecord } from '../core/rollout/group-record.js';
 import { adoptPod, scaleSource, verifyFreeze } from './adoption.js';
 import { keeperObject } from '../core/rollout/keeper.js';
 import { evictPod } from './eviction.js';
@@ -53,7 +64,7 @@ export interface ActuatorClients {
  * (traffic-actuator.ts), whose objects are whole and applied again unchanged when a cache lags.
  */
 export async function performAction(clients: ActuatorClients, namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<MetaObject | undefined> {
-  if (action.kind === 'scale') return scale(clients, namespace, kind, action.workload, action.replicas);
+  if (action.kind === 'scale') return scale(clients, namespace, kind, action);
   if (action.kind === 'setPaused') return setPaused(clients, namespace, action.workload, action.paused);
   if (action.kind === 'setPartition') return setPartition(clients, namespace, action.workload, action.partition);
   if (action.kind === 'createKeeper') return createKeeper(clients.apps, namespace, action);
@@ -178,10 +189,15 @@ async function setPartition(clients: ActuatorClients, namespace: string, name: s
 
 /**
  * Sets spec.replicas by server-side apply under the agent's own field manager, forcing ownership of that one field
- * (the architecture gives it to the agent). The body names nothing else, so every other field stays Git's.
+ * (the architecture gives it to the agent), and the rollout's group record when the action carries one: one write, so
+ * the group a scale-down starts is recorded if and only if the scale happened. The body names nothing else, so every
+ * other field stays Git's; an apply without the record (a scale outside a running group) drops it, as the agent's field
+ * manager alone owns it.
  */
-async function scale(clients: ActuatorClients, namespace: string, kind: WorkloadKind, name: string, replicas: number): Promise<MetaObject> {
-  const body = { apiVersion: 'apps/v1', kind, metadata: { name, namespace }, spec: { replicas } };
+async function scale(clients: ActuatorClients, namespace: string, kind: WorkloadKind, action: ScaleAction): Promise<MetaObject> {
+  const name = action.workload;
+  const annotations = action.record === undefined ? undefined : { [GROUP_RECORD_ANNOTATION]: formatGroupRecord(action.record) };
+  const body = { apiVersion: 'apps/v1', kind, metadata: { name, namespace, ...(annotations && { annotations }) }, spec: { replicas: action.replicas } };
   const options = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
   const params = { name, namespace, body, fieldManager: FIELD_MANAGER, force: true };
   if (kind === 'Deployment') return clients.apps.patchNamespacedDeployment(params, options);

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
-import { MARKED_AT_ANNOTATION, NAME_LABEL, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL } from '../core/labels.js';
+import {
+  GROUP_RECORD_ANNOTATION,
+  MARKED_AT_ANNOTATION,
+  NAME_LABEL,
+  OLD_POD_DELETION_COST,
+  POD_DELETION_COST_ANNOTATION,
+  REGION_LABEL,
+  REVISION_LABEL,
+} from '../core/labels.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
 import { SLACK_MS } from '../core/rollout/requeue.js';
 import { FakeClock } from './runtime/clock.js';
@@ -163,6 +171,46 @@ describe('Reconciler', () => {
     await new Reconciler({ caches, ports, clock: clock(), log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
     // A new rollout: its status goes first, whatever the actions.
     expect(calls.slice(0, 2)).toEqual(['status:Progressing:1', 'markOld:web-amd-a']);
+  });
+
+  it("starts a group whose first write is a ReplicaSet's scale-down with that write, which records the group, then writes the status", async () => {
+    const key = edKeyOf('shop', 'web');
+    const t = clock();
+    const first = recorder();
+    await new Reconciler({ caches: world().caches, ports: first.ports, clock: t, log: silentLogger }).reconcile(key);
+    const groupOne = first.statuses[0]!;
+    // Group 1 available 10 s later: its new pod Ready, the old pods marked, the ReplicaSet surged to 3.
+    const { caches, pods, replicaSets } = world({ status: groupOne, replicas: 3, newPod: true });
+    for (const pod of pods) {
+      if (pod.metadata.name === 'web-amd-c')
+        pod.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:05Z' }] };
+      else Object.assign(pod.metadata, { annotations: STANDING_MARK });
+    }
+    t.advance(10_000);
+    const { calls, ports } = recorder(true);
+    const scales: RolloutAction[] = [];
+    const recording: ReconcilerPorts = { ...ports, performAction: async (ns, kind, action) => (scales.push(action), ports.performAction(ns, kind, action)) };
+    // The status write that follows the scale-down fails (a conflict; the same as a leader dying in between).
+    await expect(new Reconciler({ caches, ports: recording, clock: t, log: silentLogger }).reconcile(key)).rejects.toThrow('conflict');
+    expect(calls).toEqual(['scale:ReplicaSet:2']);
+    const record = { revision: groupOne.revision, rolloutStart: groupOne.rolloutStartTime, group: 2, groupStart: new Date(t.now()).toISOString() };
+    expect(scales).toEqual([expect.objectContaining({ kind: 'scale', replicas: 2, record })]);
+
+    // A later look (another leader, 5 s on) finds the ReplicaSet scaled down with the record: group 2 goes on from
+    // its recorded start; the status records it before the scale-up adds its pods, then its Event.
+    Object.assign(replicaSets[0]!, {
+      metadata: { ...replicaSets[0]!.metadata, resourceVersion: '2', annotations: { [GROUP_RECORD_ANNOTATION]: JSON.stringify(record) } },
+      spec: { ...replicaSets[0]!.spec, replicas: 2 },
+    });
+    pods.splice(
+      pods.findIndex((pod) => pod.metadata.name === 'web-amd-a'),
+      1,
+    );
+    t.advance(5_000);
+    const next = recorder();
+    await new Reconciler({ caches, ports: next.ports, clock: t, log: silentLogger }).reconcile(key);
+    expect(next.statuses[0]).toMatchObject({ currentGroup: 2, lastGroupStartTime: record.groupStart });
+    expect(next.calls).toEqual(['status:Progressing:2', 'scale:ReplicaSet:3', 'event:GroupStarted']);
   });
 
   it('does not act when the status that records a new group cannot be written', async () => {

@@ -1,6 +1,7 @@
 import { Chart, Testing } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
 import {
+  GROUP_RECORD_ANNOTATION,
   IN_PLACE_READINESS_GATE,
   KEEPER_LABEL,
   MARKED_AT_ANNOTATION,
@@ -564,6 +565,41 @@ describe('agent admission policies: ReplicaSets, Deployments and StatefulSets', 
       'the update type': (w) => (w.spec['updateStrategy'] = { type: 'OnDelete' }),
       'the unavailability budget': (w) => (w.spec['updateStrategy'] = { type: 'RollingUpdate', rollingUpdate: { partition: 3, maxUnavailable: 3 } }),
     });
+  });
+
+  it("lets the agent write a ReplicaSet's group record with its replicas, and no other annotation (nor on other kinds)", () => {
+    const rs = workload('ReplicaSet');
+    const recorded = changed(rs, (w) => ((w.spec.replicas = 4), (w.metadata.annotations[GROUP_RECORD_ANNOTATION] = '{"group":2}')));
+    expect(admit(replicaSets, update, recorded, rs), 'set').toEqual([]);
+    expect(
+      admit(
+        replicaSets,
+        update,
+        changed(recorded, (w) => (w.metadata.annotations[GROUP_RECORD_ANNOTATION] = '{"group":3}')),
+        recorded,
+      ),
+      'changed',
+    ).toEqual([]);
+    expect(
+      admit(
+        replicaSets,
+        update,
+        changed(recorded, (w) => delete w.metadata.annotations[GROUP_RECORD_ANNOTATION]),
+        recorded,
+      ),
+      'dropped',
+    ).toEqual([]);
+    expectRefused(replicaSets, 'labels, annotations', recorded, {
+      'another annotation beside it': (w) => (w.metadata.annotations['x'] = 'y'),
+    });
+    for (const [policy, kind] of [
+      [deployments, 'Deployment'],
+      [statefulSets, 'StatefulSet'],
+    ] as const) {
+      expectRefused(policy, 'labels, annotations', workload(kind), {
+        [`${kind}: the group record`]: (w) => (w.metadata.annotations[GROUP_RECORD_ANNOTATION] = '{"group":2}'),
+      });
+    }
   });
 
   it('refuses metadata changes', () => {

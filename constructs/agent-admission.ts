@@ -7,6 +7,7 @@
 import { API_GROUP, ED_KIND } from '../core/api/identity.js';
 import {
   ADOPTED_FROM_ANNOTATION,
+  GROUP_RECORD_ANNOTATION,
   IN_PLACE_READINESS_GATE,
   KEEPER_LABEL,
   MARKED_AT_ANNOTATION,
@@ -134,15 +135,19 @@ export const STATEFUL_SET_PINNED_FIELDS: readonly string[] = [
   'ordinals',
 ];
 
-/** What the agent may write on each kind of regional workload, and what stays Git's. */
+/**
+ * What the agent may write on each kind of regional workload, and what stays Git's. `annotations`: the agent's own,
+ * written with spec.replicas (a ReplicaSet's record of the rollout's group: core/rollout/group-record.ts).
+ */
 const WORKLOAD_RULES = {
-  replicasets: { kind: 'ReplicaSet', pinned: REPLICA_SET_PINNED_FIELDS, writable: 'spec.replicas', keepers: true },
-  deployments: { kind: 'Deployment', pinned: DEPLOYMENT_PINNED_FIELDS, writable: 'spec.replicas and spec.paused', keepers: false },
+  replicasets: { kind: 'ReplicaSet', pinned: REPLICA_SET_PINNED_FIELDS, writable: 'spec.replicas', keepers: true, annotations: [GROUP_RECORD_ANNOTATION] },
+  deployments: { kind: 'Deployment', pinned: DEPLOYMENT_PINNED_FIELDS, writable: 'spec.replicas and spec.paused', keepers: false, annotations: [] },
   statefulsets: {
     kind: 'StatefulSet',
     pinned: STATEFUL_SET_PINNED_FIELDS,
     writable: 'spec.replicas and spec.updateStrategy.rollingUpdate.partition',
     keepers: false,
+    annotations: [],
   },
 } as const;
 
@@ -151,6 +156,11 @@ const list = (values: readonly string[]) => `[${values.map(quote).join(', ')}]`;
 /** Equal before and after (absent on both sides counts as equal): `<path>.?<field>` on object and oldObject. */
 const unchanged = (path: string, fields: readonly string[]) => fields.map((f) => `object${path}.?${f} == oldObject${path}.?${f}`).join(' && ');
 const onUpdate = (expression: string) => `request.operation != 'UPDATE' || (${expression})`;
+/** Every annotation but the agent's own (`agents`) as it was: none added, removed or changed. */
+const othersUnchanged = (agents: readonly string[]) =>
+  agents.length === 0
+    ? 'variables.newAnnotations == variables.oldAnnotations'
+    : `variables.oldAnnotations.all(k, k in ${list(agents)} || (k in variables.newAnnotations && variables.newAnnotations[k] == variables.oldAnnotations[k])) && variables.newAnnotations.all(k, k in ${list(agents)} || k in variables.oldAnnotations)`;
 
 /** The variables every policy uses: the old and new labels and annotations, and whether the object carries an ExtendedDeployment's labels. */
 const METADATA_VARIABLES: AdmissionVariable[] = [
@@ -240,9 +250,7 @@ function podPolicy(options: AgentAdmissionOptions): AgentAdmissionPolicySpec {
       },
       {
         // The agent's own bookkeeping only; other annotations belong to the workload's owners and other controllers.
-        expression: onUpdate(
-          `variables.oldAnnotations.all(k, k in ${list(AGENT_POD_ANNOTATIONS)} || (k in variables.newAnnotations && variables.newAnnotations[k] == variables.oldAnnotations[k])) && variables.newAnnotations.all(k, k in ${list(AGENT_POD_ANNOTATIONS)} || k in variables.oldAnnotations)`,
-        ),
+        expression: onUpdate(othersUnchanged(AGENT_POD_ANNOTATIONS)),
         message: `the agent may change no pod annotation but ${AGENT_POD_ANNOTATIONS.join(', ')}`,
       },
       {
@@ -292,14 +300,14 @@ const keeperOf = (o: 'object' | 'oldObject') => {
 
 /**
  * ReplicaSets, Deployments in compat mode, and StatefulSets: the agent sets `spec.replicas` (and a Deployment's
- * `spec.paused`, a StatefulSet's rolling-update partition) by server-side apply. Labels, annotations and every other
- * spec field are Git's: the template and selector decide what runs, and a token that could rewrite them could run
+ * `spec.paused`, a StatefulSet's rolling-update partition, a ReplicaSet's group record) by server-side apply. Labels,
+ * other annotations and every other spec field are Git's: the template and selector decide what runs, and a token that could rewrite them could run
  * anything under the workload's ServiceAccount. The one ReplicaSet the agent creates and deletes is a keeper, which
  * makes the old-revision pods a partition keeps from the template the history recorded; its template is the agent's
  * to choose, so the policy holds it to the shape of one.
  */
 function workloadPolicy(options: AgentAdmissionOptions, resource: keyof typeof WORKLOAD_RULES): AgentAdmissionPolicySpec {
-  const { kind, pinned, writable, keepers } = WORKLOAD_RULES[resource];
+  const { kind, pinned, writable, keepers, annotations } = WORKLOAD_RULES[resource];
   const strategy = 'object.spec.?updateStrategy';
   const oldStrategy = 'oldObject.spec.?updateStrategy';
   return {
@@ -319,11 +327,11 @@ function workloadPolicy(options: AgentAdmissionOptions, resource: keyof typeof W
     validations: [
       ...commonValidations(resource, options, keepers ? 'update, keepers' : 'update'),
       {
-        // The agent writes no metadata on workloads; labels are also the selector's.
+        // The agent writes no metadata on workloads but its own annotations; labels are also the selector's.
         expression: onUpdate(
-          `variables.newLabels == variables.oldLabels && variables.newAnnotations == variables.oldAnnotations && ${unchanged('.metadata', ['ownerReferences', 'finalizers'])}`,
+          `variables.newLabels == variables.oldLabels && ${othersUnchanged(annotations)} && ${unchanged('.metadata', ['ownerReferences', 'finalizers'])}`,
         ),
-        message: `the agent may not change a ${kind}'s labels, annotations, ownerReferences or finalizers`,
+        message: `the agent may not change a ${kind}'s labels, annotations${annotations.length === 0 ? '' : ` (but ${annotations.join(', ')})`}, ownerReferences or finalizers`,
       },
       { expression: onUpdate(unchanged('.spec', pinned)), message: `the agent may change only ${writable} (${pinned.join(', ')} stay)` },
       ...(resource === 'statefulsets'

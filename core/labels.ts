@@ -44,6 +44,11 @@ export const KEEPER_LABEL = `${API_GROUP}/keeper`;
 
 /** Labels the renderer owns in pod templates; overrides may not set them. */
 export const RESERVED_LABELS: readonly string[] = [NAME_LABEL, REGION_LABEL, REVISION_LABEL];
+/**
+ * Annotation the agent writes on a regional ReplicaSet with each scale: the rollout's group and since when (JSON, see
+ * core/rollout/group-record.ts).
+ */
+export const GROUP_RECORD_ANNOTATION = `${API_GROUP}/rollout-group`;
 /** Pod annotation: where the pod's in-place image swap stands (JSON, see core/inplace/swap-state.ts). */
 export const SWAP_STATE_ANNOTATION = `${API_GROUP}/inplace-update-state`;
 /** Kubernetes' annotation for why an object changed (`kubectl rollout history` shows it): copied into each revision. */

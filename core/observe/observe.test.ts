@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   APPROVED_ANNOTATION,
+  GROUP_RECORD_ANNOTATION,
   KEEPER_LABEL,
   MARKED_AT_ANNOTATION,
   NAME_LABEL,
@@ -14,6 +15,7 @@ import {
 } from '../labels.js';
 import type { OwnerReference } from '../ownership.js';
 import { renderSet } from '../render.js';
+import { formatGroupRecord } from '../rollout/group-record.js';
 import { planRollout } from '../rollout/planner.js';
 import type { ContainerStatus, DeployRegionObject, ExtendedDeploymentObject, PodObject, WorkloadObject } from '../kube/objects.js';
 import { controlledBy } from '../kube/test-support.js';
@@ -102,6 +104,9 @@ describe('observe', () => {
     const ed = { ...(r.manifest as ExtendedDeploymentObject), metadata: { ...(r.manifest as ExtendedDeploymentObject).metadata, generation: 7 } };
     const reporting = { ...rs('web-amd', amd?.revision, 3), status: { observedGeneration: 4, terminatingReplicas: 1 } };
     reporting.metadata!.generation = 5;
+    // The group the agent recorded with its last scale (core/rollout/group-record.ts).
+    const record = { revision: r.rolloutRevision, rolloutStart: '2026-01-01T11:00:00.000Z', group: 2, groupStart: '2026-01-01T11:30:00.000Z' };
+    reporting.metadata!.annotations = { [GROUP_RECORD_ANNOTATION]: formatGroupRecord(record) };
     const workloads = { replicaSets: [reporting, rs('web-arm', arm?.revision, undefined), rs('web-amd', 'x', 9, 'other')], deployments: [] };
     const pods = [
       pod('web-amd-b', 'amd', 'old', { marked: true }),
@@ -128,6 +133,7 @@ describe('observe', () => {
       templateRevision: amd?.revision,
       replicas: 3,
       reported: { generation: 5, observedGeneration: 4, terminatingReplicas: 1 },
+      groupRecord: record,
     });
     expect(input.regions[1]?.workload).toEqual({
       name: 'web-arm',

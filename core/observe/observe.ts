@@ -4,6 +4,7 @@ import { byName } from '../by-name.js';
 import { distributeReplicas } from '../distribution.js';
 import { fleetReplicas } from '../fleet/look.js';
 import {
+  GROUP_RECORD_ANNOTATION,
   IN_PLACE_READINESS_GATE,
   KEEPER_LABEL,
   MARKED_AT_ANNOTATION,
@@ -30,6 +31,7 @@ import type { RolloutInput } from '../rollout/planner.js';
 import type { ContainerState, KeeperState, PodState, RegionPods, RegionState, WorkloadState } from '../rollout/snapshot.js';
 import { podUpdateMethod } from '../inplace/eligibility.js';
 import { parseSwapState } from '../inplace/swap-state.js';
+import { parseGroupRecord } from '../rollout/group-record.js';
 import { inPlaceEnabled, regionReferenceProblems } from '../validate.js';
 import { regionRoom, type PodPlacement } from '../moves/capacity.js';
 import { assignNodes, type NodeView, type NamedRegionSelector } from '../moves/nodes.js';
@@ -404,6 +406,7 @@ function workloadState(workload: WorkloadObject, kind: WorkloadKind): WorkloadSt
         observedGeneration: status.observedGeneration ?? 0,
         terminatingReplicas: status.terminatingReplicas,
       },
+      groupRecord: parseGroupRecord(workload.metadata?.annotations?.[GROUP_RECORD_ANNOTATION]),
     }),
     ...(kind === 'StatefulSet' && {
       statefulSet: {

@@ -2,6 +2,7 @@ import type { SwapState } from '../inplace/swap-state.js';
 import type { PodTemplate } from '../kube/objects.js';
 import type { AdoptPodAction, ScaleSourceAction, VerifyFreezeAction } from '../adoption/actions.js';
 import type { TrafficWrite } from '../traffic/plan.js';
+import type { GroupRecord } from './group-record.js';
 
 /** Set a regional workload's spec.replicas (server-side apply under the agent's field manager). */
 export interface ScaleAction {
@@ -10,6 +11,11 @@ export interface ScaleAction {
   readonly workload: string;
   readonly from: number;
   readonly replicas: number;
+  /**
+   * The rollout's group, recorded on a regional ReplicaSet in the same write (group-record.ts): a group this scale-down
+   * starts is then in the cluster before the status says so. Absent for other workloads and outside a running group.
+   */
+  readonly record?: GroupRecord;
 }
 
 /** Mark an old-revision pod so the ReplicaSet removes it first (pod-deletion-cost). */

@@ -1,12 +1,14 @@
 import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import type { Problem } from '../problems.js';
 import { planRollout, type RolloutEvent, type RolloutInput, type RolloutPlan } from './planner.js';
+import { startsGroupOnWorkloads } from './group-record.js';
 import { awaitsWorkloads, nextRequeueMs } from './requeue.js';
 import { invalidSpecStatus, progressOnlyChange, statusChanged, statusFirst } from './status-decision.js';
 
 /**
  * When the status goes out relative to the plan's actions. `first`: it records a new rollout, group or move, so it is
- * written before anything acts on it and a leader that dies in between leaves the intent behind (statusFirst).
+ * written before anything acts on it and a leader that dies in between leaves the intent behind (statusFirst); a group
+ * that its ReplicaSets' scale-downs start and record themselves (startsGroupOnWorkloads) needs no write before them.
  * `after`: it describes what the actions did. `none`: the object already shows it.
  */
 export type StatusWrite = 'first' | 'after' | 'none';
@@ -35,7 +37,7 @@ export interface Decision {
 export function decide(input: RolloutInput, written: unknown): Decision {
   const plan = planRollout(input);
   const changed = statusChanged(written, plan.status);
-  const first = changed && statusFirst(input.status, plan.status);
+  const first = changed && statusFirst(input.status, plan.status, startsGroupOnWorkloads(plan, input));
   return {
     plan,
     statusWrite: first ? 'first' : changed ? 'after' : 'none',

@@ -11,6 +11,7 @@ import { deploymentAdapter } from './deployment-adapter.js';
 import type { RolloutControls } from './gates.js';
 import { replicaSetAdapter } from './replicaset-adapter.js';
 import { statefulSetAdapter } from './statefulset-adapter.js';
+import { withGroupRecord } from './group-record.js';
 import { growingRegions } from './growth.js';
 import { withHandOff } from './handoff.js';
 import { planKeeper } from './keeper.js';
@@ -76,7 +77,8 @@ export interface RolloutPlan {
   /**
    * Writes, in order within each region (regions are independent: the agent acts on them concurrently). Whether the
    * status goes out before or after them is decided next to the planner (decision.ts): first when it records a new
-   * rollout, group or move, so intent survives a crash.
+   * rollout, group or move, so intent survives a crash, unless the writes record the new group themselves
+   * (group-record.ts).
    */
   readonly actions: readonly RolloutAction[];
   readonly status: ExtendedDeploymentStatus;
@@ -128,8 +130,11 @@ export function planRollout(input: RolloutInput): RolloutPlan {
   const planned = withTraffic(withFleet(withHandOff(withMoves(session, moves, kept.input), kept.input), fleet, input), traffic);
   // An adoption that finished in this look reports it next to the rollout that starts (while open, its Events are the plan's).
   const plan = input.adoption && !input.adoption.open ? { ...planned, events: [...input.adoption.events, ...planned.events] } : planned;
-  if (kept.actions.length === 0 && kept.wakeAt.length === 0) return plan;
-  return { ...plan, actions: [...kept.actions, ...plan.actions], wakeAt: [...(plan.wakeAt ?? []), ...kept.wakeAt] };
+  const keeping =
+    kept.actions.length === 0 && kept.wakeAt.length === 0
+      ? plan
+      : { ...plan, actions: [...kept.actions, ...plan.actions], wakeAt: [...(plan.wakeAt ?? []), ...kept.wakeAt] };
+  return withGroupRecord(keeping, input);
 }
 
 /**

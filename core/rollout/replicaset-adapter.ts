@@ -63,8 +63,9 @@ export const replicaSetAdapter: AdapterFactory = (input, record) => {
     syncWait: regionSyncWait,
     joins: (region) => countPods(region, minReadySeconds, now).old > 0,
     groupsOf: (region) => regionGroups(strategy, region.desired + (region.keeperServes ?? 0), keptInRegion(region)),
-    // Once this rollout's status records a group, that group holds: a new group is recorded before anything acts on
-    // it (the agent writes such a status first), so the agent never puts pods ahead of the recorded group. Others do:
+    // Once this rollout's record has a group, that group holds: a new group is recorded before anything adds pods for
+    // it (in the status written first, or on the ReplicaSet its scale-down starts it with: the record merges both,
+    // session.ts), so the agent never puts pods ahead of the recorded group. Others do:
     // the ReplicaSet controller replaces an evicted or deleted old pod at the template's revision. Read from such pods,
     // the group would jump past its confirmation gate and start before the previous one was available. The pods decide
     // only where no group is recorded: a new rollout (a Git revert finds pods at its revision, and resumes where they

@@ -4,6 +4,7 @@ import type { AdoptionPlan } from '../adoption/adoption.js';
 import type { RolloutAction } from './actions.js';
 import { decideGate, type Barrier, type Gate } from './gates.js';
 import type { BarrierPosition } from '../traffic/look.js';
+import { groupRecordedAhead } from './group-record.js';
 import { layoutGroups, regionOrderOf, type GroupSchedule } from './groups.js';
 import { keptInRegion, keptOldOf } from './partition.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
@@ -32,11 +33,17 @@ interface Session {
   readonly totalGroups: number;
 }
 
-/** The status's record of the rollout under way, when it records this rollout revision and its regions. */
+/**
+ * The status's record of the rollout under way, when it records this rollout revision and its regions; with the group
+ * a regional ReplicaSet records past it (group-record.ts), whose scale-down started that group before the status said so.
+ */
 function recordOf(input: RolloutInput): RolloutRecord | undefined {
   const prev = input.status;
   if (prev?.revision !== input.rolloutRevision || prev.rolloutRegions === undefined) return undefined;
-  return { regions: prev.rolloutRegions, group: prev.currentGroup, groupStart: prev.lastGroupStartTime, phase: prev.phase, completed: rolloutCompleted(prev) };
+  const completed = rolloutCompleted(prev);
+  const ahead = completed ? undefined : groupRecordedAhead(input);
+  if (ahead !== undefined) return { regions: prev.rolloutRegions, group: ahead.group, groupStart: ahead.groupStart, phase: Phases.Progressing, completed };
+  return { regions: prev.rolloutRegions, group: prev.currentGroup, groupStart: prev.lastGroupStartTime, phase: prev.phase, completed };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { SwapState } from '../inplace/swap-state.js';
 import type { PodTemplate } from '../kube/objects.js';
 import type { NodeView } from '../moves/nodes.js';
+import type { GroupRecord } from './group-record.js';
 import { isPodActive, isPodTerminating } from './pod-activity.js';
 
 /** A container of a pod, as its status shows it. */
@@ -83,6 +84,8 @@ export interface WorkloadState {
   readonly statefulSet?: StatefulSetProgress | undefined;
   /** What the ReplicaSet controller last reported; undefined when unknown (then never waited for). */
   readonly reported?: ReplicaSetReport | undefined;
+  /** The rollout's group as a regional ReplicaSet records it (group-record.ts); undefined when it records none. */
+  readonly groupRecord?: GroupRecord | undefined;
 }
 
 /** The ReplicaSet controller's view of a regional ReplicaSet. */

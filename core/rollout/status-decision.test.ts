@@ -65,6 +65,13 @@ describe('statusFirst', () => {
     expect(statusFirst(moved, { ...moved, phase: 'Progressing' })).toBe(false);
   });
 
+  it('writes actions first for a group the workloads record in the same writes, but not for a rollout or moves', () => {
+    expect(statusFirst(status, { ...status, currentGroup: 2 }, true)).toBe(false);
+    expect(statusFirst(status, { ...status, currentGroup: 2, revision: 'R2' }, true)).toBe(true);
+    const moved = { ...status, currentGroup: 2, moves: [{ from: 'a', to: 'b', count: 2, reason: 'Shortage' as const, since: '2026-01-01T00:00:00.000Z' }] };
+    expect(statusFirst(status, moved, true)).toBe(true);
+  });
+
   it('writes actions first within a group', () => {
     expect(statusFirst(status, { ...status, phase: 'WaitingForConfirmation', regions: [] })).toBe(false);
     expect(statusFirst({}, {})).toBe(false);

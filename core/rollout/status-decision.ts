@@ -42,13 +42,14 @@ export function statusChanged(current: unknown, next: ExtendedDeploymentStatus):
  * Whether the status must be written before the plan's actions: when it records a new rollout, a new group or a change
  * of moves. Then a leader that dies between the two writes leaves the intent (group N started at T; 2 replicas moved
  * from a to b) in the cluster, and its successor continues it instead of starting the group again with a fresh
- * deadline or moving the same replicas twice. Otherwise the actions go first, so the
- * status describes what was done.
+ * deadline or moving the same replicas twice. Otherwise the actions go first, so the status describes what was done.
+ * `groupOnWorkloads`: the actions record the new group themselves (startsGroupOnWorkloads in group-record.ts), so a
+ * new group alone does not need the status first.
  */
-export function statusFirst(observed: ExtendedDeploymentStatus | undefined, next: ExtendedDeploymentStatus): boolean {
+export function statusFirst(observed: ExtendedDeploymentStatus | undefined, next: ExtendedDeploymentStatus, groupOnWorkloads = false): boolean {
   return (
     observed?.revision !== next.revision ||
-    (observed?.currentGroup ?? 0) !== (next.currentGroup ?? 0) ||
+    ((observed?.currentGroup ?? 0) !== (next.currentGroup ?? 0) && !groupOnWorkloads) ||
     !jsonEqual(observed?.moves ?? [], next.moves ?? []) ||
     // New weights (or a drain start) are written before the route: a leader that dies between the two writes the same
     // route again, never a second step.

@@ -11,6 +11,7 @@ import { performAction } from '../../agent/actuators.js';
 import { FIELD_MANAGER as AGENT_FIELD_MANAGER } from '../../agent/field-manager.js';
 import { AGENT_PERMISSIONS } from '../../constructs/agent-rbac.js';
 import {
+  GROUP_RECORD_ANNOTATION,
   IN_PLACE_READINESS_GATE,
   MARKED_AT_ANNOTATION,
   NAME_LABEL,
@@ -21,6 +22,7 @@ import {
 } from '../../core/labels.js';
 import type { WorkloadKind } from '../../core/kube/objects.js';
 import type { RolloutAction } from '../../core/rollout/actions.js';
+import { parseGroupRecord } from '../../core/rollout/group-record.js';
 import { renderedIdentity, type AgentIdentity } from './agent-identity.js';
 import { clients, errorCode, errorMessage, FIELD_MANAGER, ObjectApi, readPod, test, testPod, uniqueName, waitFor } from './helpers.js';
 
@@ -217,8 +219,14 @@ test("the agent's identity changes only its own fields of ExtendedDeployment obj
     const pod = gated.metadata!.name!;
     const region = 'standalone';
     await act('ReplicaSet', { kind: 'scale', region, workload: 'web-amd64', from: 0, replicas: 0 });
-    await act('ReplicaSet', { kind: 'scale', region, workload: 'web-amd64', from: 0, replicas: 2 });
-    expect((await admin.apps.readNamespacedReplicaSet({ namespace: ns, name: 'web-amd64' })).spec?.replicas).toBe(2);
+    // A scale that records the rollout's group (core/rollout/group-record.ts), then one outside a group, which drops it.
+    const record = { revision: 'R1', rolloutStart: '2026-11-30T12:00:00.000Z', group: 2, groupStart: '2026-11-30T12:01:00.000Z' };
+    await act('ReplicaSet', { kind: 'scale', region, workload: 'web-amd64', from: 0, replicas: 1, record });
+    const recorded = await admin.apps.readNamespacedReplicaSet({ namespace: ns, name: 'web-amd64' });
+    expect([recorded.spec?.replicas, parseGroupRecord(recorded.metadata?.annotations?.[GROUP_RECORD_ANNOTATION])]).toEqual([1, record]);
+    await act('ReplicaSet', { kind: 'scale', region, workload: 'web-amd64', from: 1, replicas: 2 });
+    const scaled = await admin.apps.readNamespacedReplicaSet({ namespace: ns, name: 'web-amd64' });
+    expect([scaled.spec?.replicas, scaled.metadata?.annotations?.[GROUP_RECORD_ANNOTATION]]).toEqual([2, undefined]);
     // A keeper, as the agent makes, scales and deletes one, owned by a real ExtendedDeployment (the garbage collector
     // deletes one whose owner does not exist).
     const owner = (await admin.objects.create(ownerEd(ns))) as unknown as { metadata: { name: string; uid: string } };
@@ -285,7 +293,7 @@ test("the agent's identity changes only its own fields of ExtendedDeployment obj
     const managers = (swapped.metadata?.managedFields ?? []).map((m) => m.manager);
     expect(managers).toContain(AGENT_FIELD_MANAGER);
     console.log(
-      `[admission] ${subject}: refused kube-system image, unrelated pod/ReplicaSet/Deployment/StatefulSet, new pod, template, update type, labels, readiness; allowed scale, pause, partition, mark, unmark, gate, swap`,
+      `[admission] ${subject}: refused kube-system image, unrelated pod/ReplicaSet/Deployment/StatefulSet, new pod, template, update type, labels, readiness; allowed scale (with a ReplicaSet's group record), pause, partition, mark, unmark, gate, swap`,
     );
 
     await act('ReplicaSet', { kind: 'deletePod', region, pod, uid });

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import { workloadKindOf } from '../kube/workload-kinds.js';
+import type { RolloutAction, ScaleAction } from './actions.js';
+import type { RolloutInput, RolloutPlan } from './planner.js';
+
+/**
+ * The rollout's record of its group, as a regional ReplicaSet carries it (annotation GROUP_RECORD_ANNOTATION, JSON):
+ * the status fields that say which group runs since when. The agent writes it with every scale of the ReplicaSet, in
+ * the same write, so a group whose first write is a scale-down needs no status write before it: a leader that dies
+ * between the scale-down and the status leaves the group and its start in the cluster all the same.
+ */
+export const groupRecord = z.object({
+  /** status.revision: the rollout revision. */
+  revision: z.string(),
+  /** status.rolloutStartTime (RFC 3339): tells this rollout from an earlier one of the same revision (a rollback). */
+  rolloutStart: z.string(),
+  /** status.currentGroup. */
+  group: z.number().int().min(1),
+  /** status.lastGroupStartTime (RFC 3339). */
+  groupStart: z.string(),
+});
+
+/** The rollout's record of its group on a regional ReplicaSet. */
+export type GroupRecord = z.infer<typeof groupRecord>;
+
+/** Reads the annotation; undefined when absent or unreadable (the status alone then records the group). */
+export function parseGroupRecord(text: string | undefined): GroupRecord | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const result = groupRecord.safeParse(JSON.parse(text));
+    return result.success ? result.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The annotation's value. */
+export function formatGroupRecord(record: GroupRecord): string {
+  return JSON.stringify({ revision: record.revision, rolloutStart: record.rolloutStart, group: record.group, groupStart: record.groupStart });
+}
+
+/** The record of the group a status describes; undefined when it records no running group (none yet, or complete). */
+function recordIn(status: ExtendedDeploymentStatus): GroupRecord | undefined {
+  const { revision, rolloutStartTime, currentGroup, lastGroupStartTime } = status;
+  if (revision === undefined || rolloutStartTime === undefined || currentGroup === undefined || currentGroup < 1 || lastGroupStartTime === undefined) {
+    return undefined;
+  }
+  return { revision, rolloutStart: rolloutStartTime, group: currentGroup, groupStart: lastGroupStartTime };
+}
+
+/**
+ * The plan with the group its status records on each scale of a regional ReplicaSet (not of a keeper, whose record
+ * nobody reads). Native Deployments and StatefulSets carry none: their groups are recorded in the status first.
+ */
+export function withGroupRecord(plan: RolloutPlan, input: RolloutInput): RolloutPlan {
+  if (workloadKindOf(input.ed.spec.subsetType) !== 'ReplicaSet') return plan;
+  const record = recordIn(plan.status);
+  if (record === undefined) return plan;
+  const regional = new Set(input.regions.flatMap((r) => (r.workload === undefined ? [] : [r.workload.name])));
+  if (!plan.actions.some((a) => a.kind === 'scale' && regional.has(a.workload))) return plan;
+  return { ...plan, actions: plan.actions.map((a) => (a.kind === 'scale' && regional.has(a.workload) ? { ...a, record } : a)) };
+}
+
+/**
+ * The group a regional ReplicaSet records past the one the status records, for the same rollout (revision and
+ * start): the agent scaled it down for that group and did not get to write the status (it died, or the write failed).
+ * The highest such group; undefined when the status is as far as any workload.
+ */
+export function groupRecordedAhead(input: RolloutInput): GroupRecord | undefined {
+  const status = input.status;
+  if (status?.revision !== input.rolloutRevision || status.rolloutStartTime === undefined) return undefined;
+  let ahead: GroupRecord | undefined;
+  for (const region of input.regions) {
+    const record = region.workload?.groupRecord;
+    if (record === undefined || record.revision !== status.revision || record.rolloutStart !== status.rolloutStartTime) continue;
+    if (record.group > (ahead?.group ?? status.currentGroup ?? 0)) ahead = record;
+  }
+  return ahead;
+}
+
+const isRecordedScaleDown = (a: RolloutAction): a is ScaleAction & { record: GroupRecord } =>
+  a.kind === 'scale' && a.record !== undefined && a.replicas < a.from;
+
+/**
+ * Whether the plan starts its group on the workloads alone: its writes are scale-downs of regional ReplicaSets that
+ * record the group (and readiness gates, which follow the pods alone), so the status can follow them. A scale-down
+ * adds no pod, so no pod runs ahead of the group the status records meanwhile. Not with traffic shifting, whose
+ * analysis is kept per group in the status.
+ */
+export function startsGroupOnWorkloads(plan: RolloutPlan, input: RolloutInput): boolean {
+  if (input.ed.spec.strategy.traffic !== undefined) return false;
+  const group = plan.status.currentGroup;
+  return (
+    plan.actions.some((a) => isRecordedScaleDown(a) && a.record.group === group) &&
+    plan.actions.every((a) => a.kind === 'openGate' || a.kind === 'closeGate' || (isRecordedScaleDown(a) && a.record.group === group))
+  );
+}
