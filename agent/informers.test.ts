@@ -134,6 +134,22 @@ describe('makeInformers: keys for two controllers', () => {
       expect(owners).toEqual(['shop/web']);
       expect([eds, regions]).toEqual([[], []]);
 
+      // A ReplicaSet wakes its owner when what the agent reads of it changes (its spec, through metadata.generation; the
+      // controller's report), not when the ReplicaSet controller only counts ready and available pods.
+      owners.length = 0;
+      const rs = (rv: string, generation: number, status: object) => ({
+        ...owned('web-amd'),
+        metadata: { ...owned('web-amd').metadata, resourceVersion: rv, generation },
+        status,
+      });
+      send('/apis/apps/v1/replicasets', rs('2', 1, { observedGeneration: 1, replicas: 2, readyReplicas: 1 }));
+      await until(() => owners.length === 1);
+      send('/apis/apps/v1/replicasets', rs('3', 1, { observedGeneration: 1, replicas: 2, readyReplicas: 2, availableReplicas: 2 }));
+      send('/apis/apps/v1/replicasets', rs('4', 2, { observedGeneration: 1, replicas: 2, readyReplicas: 2, availableReplicas: 2 }));
+      await until(() => informers.caches.replicaSets.get('web-amd', 'shop')?.metadata?.resourceVersion === '4' && owners.length === 2);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(owners).toEqual(['shop/web', 'shop/web']);
+
       // A pod shown Ready tells when it turns available under its ExtendedDeployment's minReadySeconds (2 here), besides
       // waking its owner; one not Ready, or of an ExtendedDeployment whose spec is invalid (the list's), tells nothing.
       const readyPod = (ready: boolean, rv: string) => ({

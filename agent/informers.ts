@@ -29,6 +29,7 @@ import {
 } from './runtime/informer.js';
 import { NamespacedInformer } from './runtime/namespaced-informer.js';
 import { podAvailableAt } from '../core/observe/pod-available.js';
+import { replicaSetReads } from '../core/observe/replicaset-reads.js';
 import { USAGE_FIELD_SELECTOR, usagePod, type UsagePod } from './cluster-nodes.js';
 import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey, regionKey, trafficKeys, type EdKey, type RegionKey } from './keys.js';
 import type { Logger } from './runtime/log.js';
@@ -342,8 +343,24 @@ export function makeInformers(
           { ...common, make, onEvent, indexBy: ownerKey },
         ),
     );
-  const replicaSets = owned<V1ReplicaSet>('/apis/apps/v1', 'replicasets', (namespace) =>
-    namespace ? apps.listNamespacedReplicaSet({ namespace, labelSelector }) : apps.listReplicaSetForAllNamespaces({ labelSelector }),
+  // A ReplicaSet's owner looks again only when something it reads of it changed (replicaSetReads): the ReplicaSet
+  // controller also reports every pod turning ready and available, which the pods' own events bring.
+  const replicaSetsRead = new Map<string, string>();
+  const replicaSets = owned<V1ReplicaSet>(
+    '/apis/apps/v1',
+    'replicasets',
+    (namespace) => (namespace ? apps.listNamespacedReplicaSet({ namespace, labelSelector }) : apps.listReplicaSetForAllNamespaces({ labelSelector })),
+    common.make,
+    (event, rs) => {
+      const id = `${rs.metadata?.namespace ?? ''}/${rs.metadata?.name ?? ''}/${rs.metadata?.uid ?? ''}`;
+      if (event === 'delete') replicaSetsRead.delete(id);
+      else {
+        const reads = replicaSetReads(rs);
+        if (replicaSetsRead.get(id) === reads) return;
+        replicaSetsRead.set(id, reads);
+      }
+      toOwner(event, rs);
+    },
   );
   const deployments = owned<V1Deployment>('/apis/apps/v1', 'deployments', (namespace) =>
     namespace ? apps.listNamespacedDeployment({ namespace, labelSelector }) : apps.listDeploymentForAllNamespaces({ labelSelector }),

@@ -301,10 +301,10 @@ const keeperOf = (o: 'object' | 'oldObject') => {
 /**
  * ReplicaSets, Deployments in compat mode, and StatefulSets: the agent sets `spec.replicas` (and a Deployment's
  * `spec.paused`, a StatefulSet's rolling-update partition, a ReplicaSet's group record) by server-side apply. Labels,
- * other annotations and every other spec field are Git's: the template and selector decide what runs, and a token that could rewrite them could run
- * anything under the workload's ServiceAccount. The one ReplicaSet the agent creates and deletes is a keeper, which
- * makes the old-revision pods a partition keeps from the template the history recorded; its template is the agent's
- * to choose, so the policy holds it to the shape of one.
+ * other annotations and every other spec field are Git's: the template and selector decide what runs, and a token that
+ * could rewrite them could run anything under the workload's ServiceAccount. The one ReplicaSet the agent creates and
+ * deletes is a keeper, which makes the old-revision pods a partition keeps from the template the history recorded; its
+ * template is the agent's to choose, so the policy holds it to the shape of one.
  */
 function workloadPolicy(options: AgentAdmissionOptions, resource: keyof typeof WORKLOAD_RULES): AgentAdmissionPolicySpec {
   const { kind, pinned, writable, keepers, annotations } = WORKLOAD_RULES[resource];

@@ -35,7 +35,8 @@ interface Session {
 
 /**
  * The status's record of the rollout under way, when it records this rollout revision and its regions; with the group
- * a regional ReplicaSet records past it (group-record.ts), whose scale-down started that group before the status said so.
+ * a regional ReplicaSet records past it (group-record.ts), whose scale-down started that group before the status said
+ * so.
  */
 function recordOf(input: RolloutInput): RolloutRecord | undefined {
   const prev = input.status;
