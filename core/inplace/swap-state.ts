@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseJsonAnnotation } from '../kube/json-annotation.js';
 
 /** One container being swapped: the image it leaves and gets, and how it looked before the swap. */
 const swappedContainer = z.object({
@@ -29,11 +30,5 @@ export type SwapState = z.infer<typeof swapState>;
 
 /** Reads the annotation; undefined when absent or unreadable (a pod with a garbled state is treated as not swapping). */
 export function parseSwapState(text: string | undefined): SwapState | undefined {
-  if (text === undefined) return undefined;
-  try {
-    const result = swapState.safeParse(JSON.parse(text));
-    return result.success ? result.data : undefined;
-  } catch {
-    return undefined;
-  }
+  return parseJsonAnnotation(swapState, text);
 }

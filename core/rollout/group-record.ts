@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import { parseJsonAnnotation } from '../kube/json-annotation.js';
 import { workloadKindOf } from '../kube/workload-kinds.js';
 import type { RolloutAction, ScaleAction } from './actions.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
@@ -26,13 +27,7 @@ export type GroupRecord = z.infer<typeof groupRecord>;
 
 /** Reads the annotation; undefined when absent or unreadable (the status alone then records the group). */
 export function parseGroupRecord(text: string | undefined): GroupRecord | undefined {
-  if (text === undefined) return undefined;
-  try {
-    const result = groupRecord.safeParse(JSON.parse(text));
-    return result.success ? result.data : undefined;
-  } catch {
-    return undefined;
-  }
+  return parseJsonAnnotation(groupRecord, text);
 }
 
 /** The annotation's value. */
