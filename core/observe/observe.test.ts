@@ -20,6 +20,7 @@ import { planRollout } from '../rollout/planner.js';
 import type { ContainerStatus, DeployRegionObject, ExtendedDeploymentObject, PodObject, WorkloadObject } from '../kube/objects.js';
 import { controlledBy } from '../kube/test-support.js';
 import { initTrouble, observe, podsByRegion, podState, wantsMoves } from './observe.js';
+import { replicaSetReads } from './replicaset-reads.js';
 
 const done = (name: string): ContainerStatus => ({ name, state: { terminated: { reason: 'Completed', exitCode: 0 } } });
 const waiting = (name: string, reason: string, message?: string): ContainerStatus => ({ name, state: { waiting: { reason, ...(message && { message }) } } });
@@ -177,6 +178,19 @@ describe('observe', () => {
         containers: [],
       },
     ]);
+  });
+
+  it("makes the same input of ReplicaSet versions that differ only in the controller's counts (what replicaSetReads skips)", () => {
+    const r = rendered();
+    const counts = (status: Record<string, number>) => [{ ...rs('web-amd', r.regions[0]?.revision, 3), status: { observedGeneration: 0, ...status } }];
+    const inputOf = (replicaSets: WorkloadObject[]) => {
+      const snapshot = observe(r.manifest, regions, { replicaSets, deployments: [] }, [], NOW);
+      if (!snapshot.ok) throw new Error(JSON.stringify(snapshot.problems));
+      return snapshot.input;
+    };
+    const counting = counts({ replicas: 3, readyReplicas: 1, availableReplicas: 0, fullyLabeledReplicas: 3 });
+    expect(inputOf(counts({ replicas: 2, readyReplicas: 3, availableReplicas: 3, fullyLabeledReplicas: 2 }))).toEqual(inputOf(counting));
+    expect(replicaSetReads(counting[0]!)).toBe(replicaSetReads(counts({ replicas: 2, readyReplicas: 3 })[0]!));
   });
 
   it('renders an ExtendedDeployment applied without annotations against the cached DeployRegions', () => {

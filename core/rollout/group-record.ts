@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { parseJsonAnnotation } from '../kube/json-annotation.js';
 import { workloadKindOf } from '../kube/workload-kinds.js';
-import type { RolloutAction, ScaleAction } from './actions.js';
+import type { RolloutAction } from './actions.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
 
 /**
@@ -32,7 +32,7 @@ export function parseGroupRecord(text: string | undefined): GroupRecord | undefi
 
 /** The annotation's value. */
 export function formatGroupRecord(record: GroupRecord): string {
-  return JSON.stringify({ revision: record.revision, rolloutStart: record.rolloutStart, group: record.group, groupStart: record.groupStart });
+  return JSON.stringify(record);
 }
 
 /** The record of the group a status describes; undefined when it records no running group (none yet, or complete). */
@@ -74,8 +74,8 @@ export function groupRecordedAhead(input: RolloutInput): GroupRecord | undefined
   return ahead;
 }
 
-const isRecordedScaleDown = (a: RolloutAction): a is ScaleAction & { record: GroupRecord } =>
-  a.kind === 'scale' && a.record !== undefined && a.replicas < a.from;
+/** A scale-down that records the plan's group (withGroupRecord gives every such scale the plan's own). */
+const isRecordedScaleDown = (a: RolloutAction) => a.kind === 'scale' && a.record !== undefined && a.replicas < a.from;
 
 /**
  * Whether the plan starts its group on the workloads alone: its writes are scale-downs of regional ReplicaSets that
@@ -85,9 +85,5 @@ const isRecordedScaleDown = (a: RolloutAction): a is ScaleAction & { record: Gro
  */
 export function startsGroupOnWorkloads(plan: RolloutPlan, input: RolloutInput): boolean {
   if (input.ed.spec.strategy.traffic !== undefined) return false;
-  const group = plan.status.currentGroup;
-  return (
-    plan.actions.some((a) => isRecordedScaleDown(a) && a.record.group === group) &&
-    plan.actions.every((a) => a.kind === 'openGate' || a.kind === 'closeGate' || (isRecordedScaleDown(a) && a.record.group === group))
-  );
+  return plan.actions.some(isRecordedScaleDown) && plan.actions.every((a) => isRecordedScaleDown(a) || a.kind === 'openGate' || a.kind === 'closeGate');
 }
