@@ -1,6 +1,6 @@
-import { CoreV1Api } from './kube-client.js';
+import { CoreV1Api, nodeHttpLibrary } from './kube-client.js';
 import { KubeConfig } from './kube-config.js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { countingKubeConfig } from './api-requests.js';
 import { FencedWriteError, isFencedWrite, transportKubeConfig } from './api-transport.js';
 import { realClock } from './clock.js';
@@ -39,6 +39,19 @@ describe('transportKubeConfig', () => {
   it('aborts a request the server never answers', async () => {
     const client = transportKubeConfig(kc, { timeoutMs: 200, userAgent: 'ua', clock: realClock }).makeApiClient(CoreV1Api);
     await expect(client.readNamespacedPod({ name: 'hang', namespace: 'ns' })).rejects.toThrow(/abort|timeout/i);
+  });
+
+  it('leaves nothing to fire once a request is answered: its signal is never aborted afterwards', async () => {
+    const send = vi.spyOn(nodeHttpLibrary, 'send');
+    try {
+      const client = transportKubeConfig(kc, { timeoutMs: 50, userAgent: 'ua', clock: realClock }).makeApiClient(CoreV1Api);
+      await client.readNamespacedPod({ name: 'p', namespace: 'ns' });
+      const signal = send.mock.calls[0]![0].getSignal();
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(signal?.aborted).toBe(false);
+    } finally {
+      send.mockRestore();
+    }
   });
 
   it('refuses writes unsent while the fence is closed, and lets reads through', async () => {

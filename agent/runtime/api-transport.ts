@@ -85,11 +85,15 @@ function fencedHttpLibrary(inner: HttpLibrary, options: TransportOptions): HttpL
       if (method !== 'GET' && mayWrite && !mayWrite()) throw new FencedWriteError(method, request.getUrl());
       if (method !== 'GET' && mayWrite) request.setAgent(fencedAgent(request.getAgent(), mayWrite, () => new FencedWriteError(method, request.getUrl())));
       request.setHeaderParam('User-Agent', options.userAgent);
-      const signal = AbortSignal.timeout(options.timeoutMs);
+      // A timer cleared with the answer, not AbortSignal.timeout: that one's timer outlives the request and, the signal
+      // still held, aborts it when due, building a DOMException with its stack a minute after every request.
+      const timeout = new AbortController();
+      const timer = setTimeout(() => timeout.abort(new DOMException(`no answer within ${options.timeoutMs} ms`, 'TimeoutError')), options.timeoutMs);
+      timer.unref();
       const own = request.getSignal();
-      request.setSignal(own ? AbortSignal.any([own, signal]) : signal);
+      request.setSignal(own ? AbortSignal.any([own, timeout.signal]) : timeout.signal);
       const sentAt = clock.monotonic();
-      const response = await inner.send(request);
+      const response = await inner.send(request).finally(() => clearTimeout(timer));
       const date = response.headers['date'];
       const serverDateMs = date === undefined ? Number.NaN : Date.parse(date);
       if (onResponse && Number.isFinite(serverDateMs)) onResponse(serverDateMs, sentAt, clock.monotonic());
