@@ -85,8 +85,8 @@ function fencedHttpLibrary(inner: HttpLibrary, options: TransportOptions): HttpL
       if (method !== 'GET' && mayWrite && !mayWrite()) throw new FencedWriteError(method, request.getUrl());
       if (method !== 'GET' && mayWrite) request.setAgent(fencedAgent(request.getAgent(), mayWrite, () => new FencedWriteError(method, request.getUrl())));
       request.setHeaderParam('User-Agent', options.userAgent);
-      // A timer cleared with the answer, not AbortSignal.timeout: that one's timer outlives the request by the whole
-      // timeout, keeping its signal out of the young generation, and then aborts the signal if anything still holds it.
+      // A timer cleared with the answer, not AbortSignal.timeout: that one's timer lives the whole timeout whatever the
+      // answer (so it and the signal's bookkeeping outlive the young generation), then aborts the signal if still held.
       const timeout = new AbortController();
       const timer = setTimeout(() => timeout.abort(new DOMException(`no answer within ${options.timeoutMs} ms`, 'TimeoutError')), options.timeoutMs);
       timer.unref();

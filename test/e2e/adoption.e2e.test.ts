@@ -126,7 +126,7 @@ function listSlices(ns: string) {
   return clients().kc.makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({ namespace: ns, labelSelector: 'kubernetes.io/service-name=web' });
 }
 
-/** The pods (by uid) that the slices list as ready endpoints: one pod in two slices (a stale copy) counts once. */
+/** The pods (by uid) that the slices list as ready endpoints: a pod in two slices at once counts once. */
 function readyEndpoints(slices: Iterable<V1EndpointSlice>): Set<string> {
   const uids = [...slices].flatMap((slice) => (slice.endpoints ?? []).filter((e) => e.conditions?.ready === true).map((e) => e.targetRef?.uid ?? ''));
   return new Set(uids);
