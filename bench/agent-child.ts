@@ -15,14 +15,83 @@ const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' 
 /** The Node.js flags the agent install runs the agent with, and BENCH_AGENT_NODE_ARGS (e.g. --cpu-prof) added. */
 export const agentNodeOptions = [...AGENT_NODE_FLAGS, process.env['BENCH_AGENT_NODE_ARGS'] ?? ''].join(' ').trim();
 
+/**
+ * The Node.js the agent runs on: BENCH_AGENT_NODE (a path) when set, e.g. the Node.js line of the agent's image
+ * (Dockerfile: node:22), which need not be the one running the bench; else the bench's own.
+ */
+export const agentNode = process.env['BENCH_AGENT_NODE'] || process.execPath;
+
+/** The version of {@link agentNode} (`v22.23.5`), as the bench's header names it. */
+export function agentNodeVersion(): string {
+  if (agentNode === process.execPath) return process.version;
+  const version = spawnSync(agentNode, ['--version'], { encoding: 'utf8' });
+  if (version.status !== 0) throw new Error(`BENCH_AGENT_NODE=${agentNode} does not run: ${version.error?.message ?? version.stderr.trim()}`);
+  return version.stdout.trim();
+}
+
 /** The environment the agent install runs the agent in, over this process' own. */
 export const agentEnv: NodeJS.ProcessEnv = { ...process.env, ...AGENT_ENV };
 
 /** A process' VmHWM (peak) and VmRSS (now) in MiB, from /proc/<pid>/status. */
 export function processMemory(pid: number): { peakMiB: number; nowMiB: number } {
+  const mib = statusMiB(pid);
+  return { peakMiB: mib('VmHWM'), nowMiB: mib('VmRSS') };
+}
+
+/** The memory fields of /proc/<pid>/status (given in kB), read once, in MiB by name. */
+function statusMiB(pid: number): (key: string) => number {
   const text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? Number.NaN);
-  return { peakMiB: kib('VmHWM') / 1024, nowMiB: kib('VmRSS') / 1024 };
+  return (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? Number.NaN) / 1024;
+}
+
+/**
+ * A process' resident memory as /proc/<pid>/status splits it, MiB: anonymous pages (its heaps, stacks and buffers) and
+ * file-backed ones (the pages of its program's binary and libraries it has touched: shared with other processes of the
+ * same program and reclaimable, but counted in its RSS); shared memory, which neither controller uses, left out.
+ */
+export interface RssSplit {
+  readonly rssMiB: number;
+  readonly anonMiB: number;
+  readonly fileMiB: number;
+}
+
+function rssSplit(pid: number): RssSplit {
+  const mib = statusMiB(pid);
+  return { rssMiB: mib('VmRSS'), anonMiB: mib('RssAnon'), fileMiB: mib('RssFile') };
+}
+
+/**
+ * What a process' peak RSS is made of: VmHWM gives the peak alone, so this reads /proc/<pid>/status every `everyMs`
+ * and keeps the reading with the highest RSS (a peak between two readings is missed by at most what grows in one).
+ */
+export class PeakRssWatch {
+  private peak: RssSplit | undefined;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly pid: number,
+    everyMs = 200,
+  ) {
+    this.read();
+    this.timer = setInterval(() => this.read(), everyMs);
+    this.timer.unref();
+  }
+
+  /** Stops reading; the reading with the highest RSS, undefined if the process was never read. */
+  stop(): RssSplit | undefined {
+    this.read();
+    clearInterval(this.timer);
+    return this.peak;
+  }
+
+  private read(): void {
+    try {
+      const now = rssSplit(this.pid);
+      if (this.peak === undefined || now.rssMiB > this.peak.rssMiB) this.peak = now;
+    } catch {
+      // The process has exited: its last reading stands.
+    }
+  }
 }
 
 /** CPU time (user + system) a process used so far, in seconds, from /proc/<pid>/stat. */
@@ -43,7 +112,7 @@ export class AgentChild {
   constructor(args: string[], logFile?: string) {
     const logStream = logFile ? createWriteStream(logFile) : undefined;
     const nodeArgs = agentNodeOptions.split(' ').filter(Boolean);
-    this.child = spawn(process.execPath, [...nodeArgs, join(repoRoot, 'lib', 'cli', 'main.js'), 'agent', ...args], {
+    this.child = spawn(agentNode, [...nodeArgs, join(repoRoot, 'lib', 'cli', 'main.js'), 'agent', ...args], {
       cwd: repoRoot,
       env: agentEnv,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -9,12 +9,14 @@
  * Setup as bench/agent's (the lab reused or started, bench nodes, DeployRegions, one namespace), then: the agent
  * starts, the fleet is applied once (the agent scales each ReplicaSet to its count), every ExtendedDeployment becomes
  * Healthy, the agent idles for `--idle-seconds`. Figures: VmRSS (now) and VmHWM (peak) from /proc/<pid>/status, and
- * the V8 heap used and external memory from the agent's own /metrics (prom-client's process metrics).
+ * the V8 heap used and external memory from the agent's own /metrics (prom-client's process metrics). The agent and
+ * the baselines run on the Node.js at BENCH_AGENT_NODE when set (the agent's image runs Node.js 22), else on the
+ * bench's own; the header names it.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { AgentChild, agentEnv, agentNodeOptions, metricValue } from './agent-child.js';
+import { AgentChild, agentEnv, agentNode, agentNodeOptions, agentNodeVersion, metricValue } from './agent-child.js';
 import { positiveInt, textTable } from './figures.js';
 import { BenchRun, PODS_PER_NODE, log, repoRoot, sleep } from './lab-kit.js';
 import { applyFleet, fleetObjects, Observer, waitFleet } from './rollout-fleet.js';
@@ -79,7 +81,7 @@ export function baseline(imports: readonly string[]): Promise<MemoryFigure> {
   ].join('\n');
   const flags = agentNodeOptions.split(' ').filter(Boolean);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...flags, '--input-type=module', '-e', script], {
+    const child = spawn(agentNode, [...flags, '--input-type=module', '-e', script], {
       cwd: repoRoot,
       env: agentEnv,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -160,7 +162,7 @@ async function main(): Promise<void> {
     );
     process.stdout.write(
       [
-        `bench:memory — node ${process.version}, flags: ${agentNodeOptions || '(none)'}; ${pods} pods; ${((Date.now() - started) / 1000).toFixed(0)} s`,
+        `bench:memory — node ${agentNodeVersion()}, flags: ${agentNodeOptions || '(none)'}; ${pods} pods; ${((Date.now() - started) / 1000).toFixed(0)} s`,
         ...lines,
         `idle agent above node alone: ${mib(idle.rssMiB - bare.rssMiB)} MiB (caches and work: ${mib(idle.rssMiB - empty.rssMiB)} MiB over the empty agent)`,
         '',

@@ -139,6 +139,8 @@ export interface RoundSamples {
   readonly cpuSeconds: number;
   /** The controller's peak RSS for the round (MiB). */
   readonly peakMiB: number;
+  /** What its highest sampled RSS was made of (MiB), when sampled. */
+  readonly peakSplit?: { readonly anonMiB: number; readonly fileMiB: number } | undefined;
 }
 
 /** One controller's figures at one scale, its rounds pooled. */
@@ -160,6 +162,9 @@ export interface PooledFigures {
   /** Each round's CPU seconds and peak RSS, in the order run. */
   readonly cpuRounds: readonly number[];
   readonly peakRounds: readonly number[];
+  /** The anonymous and file-backed parts of the highest sampled RSS, each the median over the rounds sampled. */
+  readonly peakAnon: number;
+  readonly peakFile: number;
 }
 
 /**
@@ -176,6 +181,7 @@ export function poolRounds(rounds: readonly RoundSamples[]): PooledFigures {
   for (const r of rounds) for (const [k, v] of r.byVerb) byVerb.set(k, (byVerb.get(k) ?? 0) + v / rounds.length);
   const cpuRounds = rounds.map((r) => r.cpuSeconds);
   const peakRounds = rounds.map((r) => r.peakMiB);
+  const splits = rounds.flatMap((r) => (r.peakSplit ? [r.peakSplit] : []));
   return {
     wallP50: percentile(walls, 50),
     wallP99: percentile(walls, 99),
@@ -189,5 +195,7 @@ export function poolRounds(rounds: readonly RoundSamples[]): PooledFigures {
     peak: median(peakRounds),
     cpuRounds,
     peakRounds,
+    peakAnon: median(splits.map((x) => x.anonMiB)),
+    peakFile: median(splits.map((x) => x.fileMiB)),
   };
 }

@@ -10,7 +10,8 @@
  *   ours:   an ExtendedDeployment with one DeployRegion, Beta groups of --batch (surge --batch, scaleOutPriority, the
  *           defaults), minReadySeconds 1, no gates, rendered by core (bench/rollout-fleet.ts) and applied server-side
  *           with its ReplicaSet, as a GitOps tool does; the agent is the compiled `edctl agent` with its defaults
- *           (leader election on, its Lease in the namespace; no client-side rate limit).
+ *           (leader election on, its Lease in the namespace; no client-side rate limit), on the Node.js running the
+ *           bench, or on the one at BENCH_AGENT_NODE (the header names it: the agent's image runs Node.js 22).
  *   theirs: an Argo Rollouts Rollout (argoproj.io/v1alpha1), the basic canary with no traffic router (it scales
  *           ReplicaSets), the same pod template, replicas and minReadySeconds 1, maxSurge --batch, maxUnavailable 0,
  *           and one `setWeight` step per ExtendedDeployment group, no pauses. The mapping is exact: the agent's group g
@@ -62,7 +63,10 @@
  *               system:serviceaccounts:bench-peers only); a lab started before that rule existed has none (restart it).
  *   cpu         the controller process' user + system CPU seconds over the rollout window (/proc/<pid>/stat).
  *   peak RSS    the controller process' VmHWM (/proc/<pid>/status) at the end of the window: its peak since it
- *               started for this scale (v1 included).
+ *               started for this scale (v1 included). Below it, what the highest of its RSS readings (every 200 ms,
+ *               /proc/<pid>/status) was made of: anonymous pages (heaps, stacks, buffers) and file-backed ones (the
+ *               touched pages of its program's binary and libraries, which other processes of the same program share
+ *               and the kernel may reclaim); their ratios are shown, not counted in the goal.
  *   own share   ours only, from the agent's /metrics over the window: reconciles per rollout, and how long keys waited in
  *               its work queue and reconciles that acted took (p50, p99 interpolated within histogram buckets), the
  *               part of a reaction that is the agent's; the rest is the API server delivering the pod update.
@@ -83,13 +87,16 @@ import { groupTarget, regionGroups } from '../core/rollout/groups.js';
 import { MAX_WORKERS } from '../agent/options.js';
 import {
   AgentChild,
+  PeakRssWatch,
   addShares,
+  agentNodeVersion,
   agentShare,
   histogramQuantile,
   processCpuSeconds,
   processMemory,
   type AgentShare,
   type HistogramSnapshot,
+  type RssSplit,
 } from './agent-child.js';
 import { positiveInt, textTable } from './figures.js';
 import {
@@ -521,6 +528,8 @@ interface SideResult {
   readonly available: Map<number, number[]>;
   readonly cpuSeconds: number;
   readonly peakMiB: number;
+  /** What the controller's highest sampled RSS was made of (since it started, as peakMiB). */
+  readonly peakSplit: RssSplit | undefined;
   /** The agent's own share of the window, from its /metrics (ours only). */
   readonly share?: AgentShare;
 }
@@ -542,6 +551,7 @@ async function runSide(
   );
   const kubeconfig = await tokenKubeconfig(api, side, ns, ctx.dir);
   const controller = side === 'ours' ? await startOurs(kubeconfig, ns, ctx.runId, o) : await startTheirs(ctx.binDir, kubeconfig, ns, o);
+  const rss = new PeakRssWatch(controller.pid);
   const tracker = new Tracker(api, ns, side, w, o.replicas);
   try {
     await tracker.synced();
@@ -564,6 +574,7 @@ async function runSide(
     const to = Date.now();
     const cpuSeconds = processCpuSeconds(controller.pid) - cpu0;
     const peakMiB = processMemory(controller.pid).peakMiB;
+    const peakSplit = rss.stop();
     const metrics1 = await controller.metrics?.();
     const share = metrics0 !== undefined && metrics1 !== undefined ? agentShare(metrics0, metrics1) : undefined;
     const walls = indexes.flatMap((i) => {
@@ -577,8 +588,9 @@ async function runSide(
       const at = Math.max((p.readyLtt ?? p.readyAt) + MIN_READY_SECONDS * 1000, written.get(`pods/${p.name}/${p.readyRv}`) ?? p.readyAt);
       available.set(p.rollout, [...(available.get(p.rollout) ?? []), at]);
     }
-    return { side, ns, finished, from, to, walls, applied, available, cpuSeconds, peakMiB, ...(share && { share }) };
+    return { side, ns, finished, from, to, walls, applied, available, cpuSeconds, peakMiB, peakSplit, ...(share && { share }) };
   } finally {
+    rss.stop();
     tracker.stop();
     await controller.stop();
   }
@@ -641,6 +653,7 @@ function roundSamples(r: SideResult, w: Work, n: number, events: readonly AuditE
     byVerb: requestsByVerbResource(events, user, r.from, r.to, n),
     cpuSeconds: r.cpuSeconds,
     peakMiB: r.peakMiB,
+    peakSplit: r.peakSplit,
   };
 }
 
@@ -663,6 +676,7 @@ function report(n: number, rounds: readonly Record<Side, SideResult>[], firsts: 
   const ms = (v: number) => (Number.isFinite(v) ? `${Math.round(v)} ms` : '-');
   const s = (v: number) => (Number.isFinite(v) ? `${(v / 1000).toFixed(2)} s` : '-');
   const num = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '-');
+  const mib = (v: number) => (Number.isFinite(v) ? `${v.toFixed(0)} MiB` : '-');
   const rows: [string, (x: Figures) => number, (v: number) => string][] = [
     ['rollout wall p50', (x) => x.wallP50, s],
     ['rollout wall p99', (x) => x.wallP99, s],
@@ -674,7 +688,9 @@ function report(n: number, rounds: readonly Record<Side, SideResult>[], firsts: 
     ['  writes', (x) => x.writes, num],
     ['  reads (get, list, watch)', (x) => x.reads, num],
     ['controller CPU seconds', (x) => x.cpu, (v) => `${v.toFixed(1)} s`],
-    ['controller peak RSS', (x) => x.peak, (v) => `${v.toFixed(0)} MiB`],
+    ['controller peak RSS', (x) => x.peak, mib],
+    ['  anonymous (highest reading)', (x) => x.peakAnon, mib],
+    ['  file-backed (binary, libs)', (x) => x.peakFile, mib],
   ];
   const total = n * rounds.length;
   const steps = w.targets.length * total;
@@ -794,7 +810,7 @@ async function main(): Promise<void> {
     const at200 = summary.find((x) => x.n === 200);
     console.log(
       [
-        `bench:peers — the same image rollouts by the ExtendedDeployment agent and by Argo Rollouts (rollouts-controller, basic canary, no traffic router); one region of ${o.replicas} pods per rollout, steps of ${steps}; minReadySeconds ${MIN_READY_SECONDS}; ${nodeCount} bench kwok nodes`,
+        `bench:peers — the same image rollouts by the ExtendedDeployment agent and by Argo Rollouts (rollouts-controller, basic canary, no traffic router); one region of ${o.replicas} pods per rollout, steps of ${steps}; minReadySeconds ${MIN_READY_SECONDS}; ${nodeCount} bench kwok nodes; the agent on Node.js ${agentNodeVersion()}`,
         ...out,
         `goal (every ratio at most 1; the agent's reaction p99 under 250 ms at 200 rollouts): ratios above 1 or unknown: ${above} of ${allRatios.length}; ${
           at200

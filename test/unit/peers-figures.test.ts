@@ -199,4 +199,16 @@ describe('poolRounds', () => {
     expect(pooled.cpuRounds).toEqual([0.3, 0.9, 0.2]);
     expect(pooled.peakRounds).toEqual([70, 75, 71]);
   });
+
+  it('splits the peak into the median anonymous and file-backed parts of the rounds that were sampled, and says so when none was', () => {
+    const pooled = poolRounds([
+      round({ peakMiB: 120, peakSplit: { anonMiB: 70, fileMiB: 50 } }),
+      round({ peakMiB: 118, peakSplit: { anonMiB: 66, fileMiB: 52 } }),
+      round({ peakMiB: 119 }),
+      round({ peakMiB: 125, peakSplit: { anonMiB: 74, fileMiB: 51 } }),
+    ]);
+    expect([pooled.peakAnon, pooled.peakFile]).toEqual([70, 51]);
+    const unsampled = poolRounds([round({ peakMiB: 100 })]);
+    expect([unsampled.peakAnon, unsampled.peakFile]).toEqual([Number.NaN, Number.NaN]);
+  });
 });
