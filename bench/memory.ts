@@ -10,8 +10,7 @@
  * starts, the fleet is applied once (the agent scales each ReplicaSet to its count), every ExtendedDeployment becomes
  * Healthy, the agent idles for `--idle-seconds`. Figures: VmRSS (now) and VmHWM (peak) from /proc/<pid>/status, and
  * the V8 heap used and external memory from the agent's own /metrics (prom-client's process metrics). The agent and
- * the baselines run on the Node.js at BENCH_AGENT_NODE when set (the agent's image runs Node.js 22), else on the
- * bench's own; the header names it.
+ * the baselines run on the Node.js the header names (BENCH_AGENT_NODE, bench/agent-child.ts).
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';

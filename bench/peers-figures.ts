@@ -3,6 +3,7 @@
  * ExtendedDeployment's group targets onto Argo Rollouts' setWeight steps, the audit log's events parsed and grouped,
  * the reaction of a controller to a step's pods being available, rounds pooled, ratios.
  */
+import type { RssSplit } from './agent-child.js';
 import { median, percentile } from './figures.js';
 
 /**
@@ -140,7 +141,7 @@ export interface RoundSamples {
   /** The controller's peak RSS for the round (MiB). */
   readonly peakMiB: number;
   /** What its highest sampled RSS was made of (MiB), when sampled. */
-  readonly peakSplit?: { readonly anonMiB: number; readonly fileMiB: number } | undefined;
+  readonly peakSplit?: Pick<RssSplit, 'anonMiB' | 'fileMiB'> | undefined;
 }
 
 /** One controller's figures at one scale, its rounds pooled. */

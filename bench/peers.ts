@@ -10,8 +10,8 @@
  *   ours:   an ExtendedDeployment with one DeployRegion, Beta groups of --batch (surge --batch, scaleOutPriority, the
  *           defaults), minReadySeconds 1, no gates, rendered by core (bench/rollout-fleet.ts) and applied server-side
  *           with its ReplicaSet, as a GitOps tool does; the agent is the compiled `edctl agent` with its defaults
- *           (leader election on, its Lease in the namespace; no client-side rate limit), on the Node.js running the
- *           bench, or on the one at BENCH_AGENT_NODE (the header names it: the agent's image runs Node.js 22).
+ *           (leader election on, its Lease in the namespace; no client-side rate limit), on the Node.js the header
+ *           names (BENCH_AGENT_NODE, bench/agent-child.ts).
  *   theirs: an Argo Rollouts Rollout (argoproj.io/v1alpha1), the basic canary with no traffic router (it scales
  *           ReplicaSets), the same pod template, replicas and minReadySeconds 1, maxSurge --batch, maxUnavailable 0,
  *           and one `setWeight` step per ExtendedDeployment group, no pauses. The mapping is exact: the agent's group g
