@@ -178,4 +178,63 @@ describe('the packed package', () => {
   it('renders the same objects from its CommonJS and its ESM build', () => {
     expect(results.get('commonjs')!.yaml).toBe(results.get('esm')!.yaml);
   });
+
+  // The agent's image and `npx edctl` start lib/cli/main.js: one bundle of the CLI, the agent, core and the
+  // dependencies they load, in lib/cli/chunks (package.json "bundle"). Copied without the rest of lib/, it must still
+  // work, reading only the packages left out of it (client-node, cdk8s and constructs) from node_modules.
+  it('runs edctl from its bundle alone: lib/cli/main.js and its chunks', async () => {
+    const installed = join(work, 'esm', 'node_modules', 'extended-deployment');
+    const alone = join(work, 'esm', 'edctl-alone');
+    mkdirSync(join(alone, 'lib', 'cli'), { recursive: true });
+    cpSync(join(installed, 'package.json'), join(alone, 'package.json'));
+    cpSync(join(installed, 'lib', 'cli', 'main.js'), join(alone, 'lib', 'cli', 'main.js'));
+    cpSync(join(installed, 'lib', 'cli', 'chunks'), join(alone, 'lib', 'cli', 'chunks'), { recursive: true });
+    const specs = join(work, 'specs');
+    mkdirSync(specs);
+    writeFileSync(join(specs, 'web.yaml'), bundleSpecs);
+    const edctl = (...args: string[]) => run(work, process.execPath, [join(alone, 'lib', 'cli', 'main.js'), ...args]);
+
+    expect((await edctl('--version')).trim()).toBe(JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')).version);
+    await edctl('render', '-f', specs, '-o', join(work, 'rendered'));
+    const objects = parseAllDocuments(readFileSync(join(work, 'rendered', 'web.k8s.yaml'), 'utf8')).map((document) => document.toJS());
+    expect(objects.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`)).toEqual([
+      'DeployRegion//amd',
+      'ExtendedDeployment/shop/web',
+      'ReplicaSet/shop/web-amd',
+    ]);
+    // Validation runs in the bundle too (zod is in it): a bad spec is reported with its field path, not a crash.
+    writeFileSync(join(specs, 'web.yaml'), bundleSpecs.replace('replicas: 2', 'replicas: -1'));
+    await expect(edctl('validate', '-f', specs)).rejects.toThrow(/ExtendedDeployment shop\/web: spec\.replicas/);
+  });
 });
+
+/** consumerMain's objects as plain YAML specs, for edctl. */
+const bundleSpecs = `apiVersion: extendeddeployment.io/v1beta1
+kind: DeployRegion
+metadata:
+  name: amd
+spec:
+  matchLabels:
+    kubernetes.io/arch: amd64
+---
+apiVersion: extendeddeployment.io/v1beta1
+kind: ExtendedDeployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+        - name: web
+          image: web:1
+  regions:
+    - name: amd
+`;
