@@ -180,8 +180,9 @@ describe('the packed package', () => {
   });
 
   // The agent's image and `npx edctl` start lib/cli/main.js: one bundle of the CLI, the agent, core and the
-  // dependencies they load, in lib/cli/chunks (package.json "bundle"). Copied without the rest of lib/, it must still
-  // work, reading only the packages left out of it (client-node, cdk8s and constructs) from node_modules.
+  // dependencies they load, in lib/cli/chunks (the last step of package.json "build"). Copied without the rest of
+  // lib/, it must still work, reading only the packages left out of it (client-node, cdk8s and constructs) from
+  // node_modules.
   it('runs edctl from its bundle alone: lib/cli/main.js and its chunks', async () => {
     const installed = join(work, 'esm', 'node_modules', 'extended-deployment');
     const alone = join(work, 'esm', 'edctl-alone');
