@@ -1,5 +1,5 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { labelSelector, toleration } from '../core/api/common.js';
 import type { deployRegionSpec } from '../core/api/deploy-region.js';
 import type { clusterSpec } from '../core/api/cluster.js';

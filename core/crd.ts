@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { API_GROUP, ED_KIND, ED_PLURAL, REGION_KIND, REGION_PLURAL, VERSION } from './api/identity.js';
 import { deployRegionSpec, deployRegionStatus } from './api/deploy-region.js';
 import { extendedDeploymentSpec, extendedDeploymentStatus } from './api/extended-deployment.js';

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { deployRegion, type DeployRegion } from './api/deploy-region.js';
 import { extendedDeployment, type ExtendedDeployment } from './api/extended-deployment.js';
 import { nestingMessage, nestingViolation } from './nesting.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { deployRegionSpec } from './api/deploy-region.js';
 import { extendedDeploymentSpec } from './api/extended-deployment.js';
 import { clusterSpec } from './api/cluster.js';

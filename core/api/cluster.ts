@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { dnsLabel, objectMeta } from './common.js';
 import { API_VERSION, CLUSTER_KIND } from './identity.js';
 

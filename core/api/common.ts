@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The namespace of a namespaced object that names none, as kubectl assumes it (client-go's NamespaceDefault).

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { condition, dnsLabel, labelMap, nodeRequirement, objectMeta, toleration } from './common.js';
 import { API_VERSION, REGION_KIND } from './identity.js';
 

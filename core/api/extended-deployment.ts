@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { condition, dnsLabel, INT32_MAX, intOrPercent, labelMap, labelSelector, objectMeta, stringMap, toleration } from './common.js';
 import { API_VERSION, ED_KIND, UPSTREAM_INPLACESET_KIND } from './identity.js';
 import { analysisStatus, trafficStatus, trafficStrategy } from './traffic.js';

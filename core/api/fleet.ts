@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { dnsLabel, objectMeta } from './common.js';
 import { API_VERSION, FLEET_KIND } from './identity.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { QUERY_PLACEHOLDERS, unknownPlaceholders } from '../analysis/query.js';
 import { dnsLabel, INT32_MAX } from './common.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseJsonAnnotation } from '../kube/json-annotation.js';
 
 /** One container being swapped: the image it leaves and gets, and how it looked before the swap. */

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 /**
  * An annotation that holds JSON in `schema`'s shape, read: undefined when it is absent, not JSON, or of another shape

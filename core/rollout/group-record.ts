@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { parseJsonAnnotation } from '../kube/json-annotation.js';
 import { workloadKindOf } from '../kube/workload-kinds.js';

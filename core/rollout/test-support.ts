@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { extendedDeployment, type ExtendedDeployment, type ExtendedDeploymentStatus, type regionPlacement } from '../api/extended-deployment.js';
 import type { RolloutInput } from './planner.js';
 import type { PodState, RegionState } from './snapshot.js';
