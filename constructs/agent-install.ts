@@ -208,8 +208,8 @@ const OLD_SPACE_SHARE = 0.75;
  * memory is the figure the agent is furthest from Argo Rollouts on, so 2 stays. `--no-sparkplug`: V8's baseline compiler
  * turns every function called a few times into machine code several times the size of its bytecode, kept until the
  * function is flushed; the agent's hot paths reach Maglev and TurboFan either way (December 2026, Node.js 22, two runs
- * each: peak 117 and 117 MiB at 200 rollouts at once, 104 and 104 at 50, against 123 and 108 with it; CPU 16.6–18.4 s
- * against 18.3 at 200). V8 flags, so they go on the command line (NODE_OPTIONS does not take them).
+ * each: peak 117 and 117 MiB at 200 rollouts at once, 104 and 104 at 50, against 123 and 120, 108 and 107 with it; CPU
+ * within the runs' spread at 200, 5–10 % more at 50). V8 flags, so they go on the command line (NODE_OPTIONS does not take them).
  */
 function agentNodeFlags(memoryLimit: string | undefined): string[] {
   const bytes = parseQuantity(memoryLimit);
