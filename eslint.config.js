@@ -33,6 +33,20 @@ const production = [
   { target: shipped, from: ['examples', 'gitops'], message: 'The published package ships neither examples/ nor gitops/.' },
 ];
 
+// zod's `z` is a namespace object: imported by name, the bundle must keep all of zod (its 64 locales among it); as a
+// namespace (`import * as z`), esbuild keeps only what the code names (the agent loads 0.44 MB less).
+const zodAsNamespace = {
+  selector: "ImportDeclaration[source.value='zod'] > ImportSpecifier[imported.name='z']",
+  message: "Import zod as a namespace: import * as z from 'zod' (see eslint.config.js).",
+};
+// An ESM import of node:http reads all its exports, and on Node.js 22 three are getters that load undici, http2 and
+// worker_threads (11 MiB more RSS): shipped code takes the module from agent/runtime/node-http.ts, and only types here.
+const httpValueImport = "ImportDeclaration[source.value=/^(node:)?http$/][importKind!='type']";
+const httpFromNodeHttp = {
+  selector: `${httpValueImport} > ImportSpecifier[importKind!='type'], ${httpValueImport} > ImportDefaultSpecifier, ${httpValueImport} > ImportNamespaceSpecifier, ImportExpression[source.value=/^(node:)?http$/]`,
+  message: "Take node:http's values from agent/runtime/node-http.ts (import only types from 'node:http'; see eslint.config.js).",
+};
+
 export default defineConfig(
   globalIgnores(['lib/', 'lib-bench/', 'dist/', 'crds/', '.lab/']),
   js.configs.recommended,
@@ -55,22 +69,17 @@ export default defineConfig(
       // no-restricted-paths passes over imports it cannot resolve; this keeps the boundaries from going blind.
       'import-x/no-unresolved': 'error',
       'import-x/no-restricted-paths': ['error', { basePath: root, zones: layers }],
-      // zod's `z` is a namespace object: imported by name, the bundle must keep all of zod (its 64 locales among it);
-      // as a namespace (`import * as z`), esbuild keeps only what the code names (the agent loads 0.44 MB less).
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: "ImportDeclaration[source.value='zod'] > ImportSpecifier[imported.name='z']",
-          message: "Import zod as a namespace: import * as z from 'zod' (see eslint.config.js).",
-        },
-      ],
+      'no-restricted-syntax': ['error', zodAsNamespace],
     },
   },
   {
     files: [...shipped, 'examples', 'gitops'].map((dir) => `${dir}/**/*.ts`),
     ignores: testSupport,
-    // A later block replaces the rule's options: the layer zones are repeated here.
-    rules: { 'import-x/no-restricted-paths': ['error', { basePath: root, zones: [...layers, ...production] }] },
+    // A later block replaces the rules' options: the layer zones and zod's rule are repeated here.
+    rules: {
+      'import-x/no-restricted-paths': ['error', { basePath: root, zones: [...layers, ...production] }],
+      'no-restricted-syntax': ['error', zodAsNamespace, httpFromNodeHttp],
+    },
   },
   {
     files: [...testSupport, 'test/**/*.ts'],

@@ -1,9 +1,10 @@
 import { nodeHttpLibrary, withHttpLibrary, type HttpLibrary, type RequestContext, type ResponseContext } from './kube-client.js';
 import type { KubeAccess } from './kube-config.js';
-import { globalAgent, type Agent, type ClientRequest } from 'node:http';
+import type { Agent, ClientRequest } from 'node:http';
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type { Clock } from './clock.js';
+import { http } from './node-http.js';
 
 /**
  * A write refused before it was sent: this process may no longer act as leader (see LeaderElector.mayWrite). Nothing
@@ -56,7 +57,7 @@ type RequestAgent = Agent & { addRequest(req: ClientRequest, options: unknown): 
  * and a write the fence refuses by then is destroyed unsent. A socket kept alive is ready at once: asked right away.
  */
 function fencedAgent(agent: Agent | undefined, mayWrite: () => boolean, refused: () => Error): Agent {
-  const inner = (agent ?? globalAgent) as RequestAgent;
+  const inner = (agent ?? http.globalAgent) as RequestAgent;
   const fenced = Object.create(inner) as RequestAgent;
   fenced.addRequest = (req, options) => {
     req.once('socket', (socket: Socket) => {

@@ -1,7 +1,8 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from './log.js';
+import { http } from './node-http.js';
 
 /** A host and port to listen on. */
 export interface BindAddress {
@@ -74,7 +75,7 @@ export async function listen(server: Server | HttpsServer, bind: BindAddress): P
  * rolling update of the agent's Deployment never waits for leadership). Nothing else: /metrics has a server of its own.
  */
 export async function startHealthServer(bind: BindAddress, health: HealthSource, log: Logger): Promise<HttpEndpoint> {
-  const server = createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     const path = requestPath(req);
     if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 405, 'method not allowed\n');
     if (path === '/healthz' || path === '/livez') {

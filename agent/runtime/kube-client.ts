@@ -7,10 +7,11 @@
  * Errors are client-node's too: a non-2xx answer throws an {@link ApiException} with `code`, the Status as `body` and
  * the response headers (kube-errors.ts reads them).
  */
-import { request as httpRequest, type Agent, type IncomingHttpHeaders } from 'node:http';
+import type { Agent, IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type * as k8s from '@kubernetes/client-node';
 import type { KubeAccess } from './kube-config.js';
+import { http } from './node-http.js';
 
 /** A request being built: client-node's RequestContext methods that its KubeConfig and the agent's wrappers call. */
 export class RequestContext {
@@ -117,7 +118,7 @@ export const nodeHttpLibrary: HttpLibrary = {
     const body = context.getBody();
     const headers: Record<string, string | number> = { ...context.getHeaders() };
     if (body !== undefined) headers['Content-Length'] = Buffer.byteLength(body);
-    const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
+    const send = url.protocol === 'http:' ? http.request : httpsRequest;
     const agent = context.getAgent();
     const signal = context.getSignal();
     return new Promise<ResponseContext>((resolve, reject) => {

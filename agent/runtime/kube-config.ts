@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Agent as HttpAgent } from 'node:http';
+import type { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent, type AgentOptions, type RequestOptions } from 'node:https';
 import { isIPv6 } from 'node:net';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -12,6 +12,7 @@ import { newClusters, newContexts, newUsers, type ConfigOptions } from '@kuberne
 import yaml from 'js-yaml';
 import type { ApiConfiguration, AuthContext, AuthMethod } from './kube-client.js';
 import { makeApiClient } from './kube-client.js';
+import { http } from './node-http.js';
 
 const SERVICE_ACCOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
 
@@ -220,7 +221,7 @@ export class KubeConfig implements KubeAccess {
     }
     if (cluster?.server.startsWith('http:')) {
       if (!cluster.skipTLSVerify) throw new Error('HTTP protocol is not allowed when skipTLSVerify is not set or false');
-      return new HttpAgent(agentOptions);
+      return new http.Agent(agentOptions);
     }
     return new HttpsAgent(agentOptions);
   }

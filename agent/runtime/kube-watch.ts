@@ -5,12 +5,13 @@
  * `statusCode`); ListWatch lists when it has no resourceVersion, forgets it on a 410, and reports other errors to its
  * `error` handlers without restarting (the agent's ResilientInformer restarts it after a backoff).
  */
-import { STATUS_CODES, request as httpRequest, type ClientRequest } from 'node:http';
+import type { ClientRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 import type { Informer, KubernetesListObject, KubernetesObject, ObjectCache, ObjectCallback, ErrorCallback } from '@kubernetes/client-node';
 import type { HttpsRequestOptions } from './kube-config.js';
 import type { Cluster } from '@kubernetes/client-node';
+import { http } from './node-http.js';
 
 /** What a watch needs of a KubeConfig (this module's or client-node's). */
 export interface WatchAccess {
@@ -46,7 +47,7 @@ export class Watch {
       controller.abort();
       done(err);
     };
-    const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
+    const send = url.protocol === 'http:' ? http.request : httpsRequest;
     // Like client-node's (which awaits fetch), the watch is returned once the server answered or the request failed.
     await new Promise<void>((answered) => {
       let req: ClientRequest;
@@ -56,7 +57,9 @@ export class Watch {
           if (res.statusCode !== 200) {
             res.on('error', () => undefined); // ended by doneOnce's abort: nothing more to report
             res.resume();
-            const error = new Error(res.statusMessage || STATUS_CODES[res.statusCode ?? 500] || 'Internal Server Error') as Error & { statusCode?: number };
+            const error = new Error(res.statusMessage || http.STATUS_CODES[res.statusCode ?? 500] || 'Internal Server Error') as Error & {
+              statusCode?: number;
+            };
             error.statusCode = res.statusCode;
             doneOnce(error);
             return;

@@ -1,11 +1,12 @@
 import { readFileSync, unwatchFile, watchFile } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import { listen, reply, requestPath, type BindAddress, type HttpEndpoint } from './http-server.js';
 import type { Logger } from './log.js';
 import type { MetricsAccess } from './metrics-access.js';
+import { http } from './node-http.js';
 
 /** The only path of the metrics server, and the non-resource URL a scraper must be allowed to `get`. */
 export const METRICS_PATH = '/metrics';
@@ -64,7 +65,7 @@ export async function startMetricsServer(bind: BindAddress, registry: Registry, 
       if (!res.headersSent) reply(res, 500, `metrics failed: ${error instanceof Error ? error.message : String(error)}\n`);
     });
   if (certDir === undefined) {
-    const endpoint = await listen(createServer(handler), bind);
+    const endpoint = await listen(http.createServer(handler), bind);
     log.info('serving metrics', { address: `${endpoint.address.host}:${endpoint.address.port}`, tls: false, authorization: access !== undefined });
     return endpoint;
   }
