@@ -41,9 +41,10 @@ const zodAsNamespace = {
 };
 // An ESM import of node:http reads all its exports, and on Node.js 22 three are getters that load undici, http2 and
 // worker_threads (11 MiB more RSS): shipped code takes the module from agent/runtime/node-http.ts, and only types here.
-const httpValueImport = "ImportDeclaration[source.value=/^(node:)?http$/][importKind!='type']";
+const httpSource = '[source.value=/^(node:)?http$/]';
+const httpValueImport = `ImportDeclaration${httpSource}[importKind!='type']`;
 const httpFromNodeHttp = {
-  selector: `${httpValueImport} > ImportSpecifier[importKind!='type'], ${httpValueImport} > ImportDefaultSpecifier, ${httpValueImport} > ImportNamespaceSpecifier, ImportExpression[source.value=/^(node:)?http$/]`,
+  selector: `${httpValueImport} > ImportSpecifier[importKind!='type'], ${httpValueImport} > ImportDefaultSpecifier, ${httpValueImport} > ImportNamespaceSpecifier, ImportExpression${httpSource}`,
   message: "Take node:http's values from agent/runtime/node-http.ts (import only types from 'node:http'; see eslint.config.js).",
 };
 
