@@ -4,7 +4,7 @@ import type { V1ReplicaSet } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { NAME_LABEL, REGION_LABEL, REVISION_LABEL } from '../core/labels.js';
 import { pooledWorkload } from './informers.js';
-import { retainedBytes } from './runtime/heap-test-support.js';
+import { retainedBytes } from '../core/heap-test-support.js';
 
 /** A regional ReplicaSet as the API server sends it, its long strings `fill` characters longer. */
 function replicaSet(name: string, fill = 0): V1ReplicaSet {

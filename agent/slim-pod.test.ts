@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { IN_PLACE_READINESS_GATE, NAME_LABEL, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL } from '../core/labels.js';
 import { initTrouble, podState } from '../core/observe/observe.js';
 import { slimPod } from './informers.js';
-import { retainedBytes } from './runtime/heap-test-support.js';
+import { retainedBytes } from '../core/heap-test-support.js';
 
 /** A pod as the API server sends it: defaults, volumes, tolerations, IPs, statuses, managedFields. */
 function fullPod(o: { gated?: boolean; init?: 'running' | 'waiting' } = {}): V1Pod {

@@ -1,5 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpAgent, type ClientRequest } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,8 +7,10 @@ import { PassThrough } from 'node:stream';
 import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
 import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { describe, expect, it } from 'vitest';
-import { ApiException, AppsV1Api, CoreV1Api, CustomObjectsApi, GroupDiscoveryApi, RequestContext, makeApiClient } from './kube-client.js';
+import { describe, expect, it, vi } from 'vitest';
+import { collectGarbage } from '../../core/heap-test-support.js';
+import { ApiException, AppsV1Api, CoreV1Api, CustomObjectsApi, GroupDiscoveryApi, RequestContext, makeApiClient, nodeHttpLibrary } from './kube-client.js';
+import { http } from './node-http.js';
 import { KubeConfig, type HttpsRequestOptions } from './kube-config.js';
 import { ListWatch, Watch, eachLine } from './kube-watch.js';
 import { apiError, isConflict, isNotFound, isUnreachable, retryAfterMs } from './kube-errors.js';
@@ -108,6 +110,28 @@ describe('kube-client: the agent API calls as client-node sends them', () => {
     expect(retryAfterMs(busy)).toBe(3000);
     expect(apiError(busy).message).toBe('too many');
     expect(isConflict(await core.deleteNamespacedPod({ name: 'p', namespace: 'shop' }).catch((e: unknown) => e))).toBe(true);
+  });
+
+  it("leaves nothing of an answer reachable from its request: Node.js 22 keeps an https connection's first request as long as the connection", async () => {
+    answer = () => ({ status: 200, body: { kind: 'PodList', items: [] } });
+    const requests: ClientRequest[] = [];
+    const request = http.request;
+    vi.spyOn(http, 'request').mockImplementation((...args: Parameters<typeof request>) => {
+      const req = request(...args);
+      requests.push(req);
+      return req;
+    });
+    // The answer read and let go inside a function of its own, so that nothing of this test holds it.
+    const kept = await (async () => {
+      const response = await nodeHttpLibrary.send(new RequestContext(`${kc.getCurrentCluster()?.server}/api/v1/pods`, 'GET'));
+      expect(response.body).toBe('{"kind":"PodList","items":[]}');
+      return new WeakRef(response);
+    })();
+    vi.restoreAllMocks();
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage();
+    expect(requests).toHaveLength(1);
+    expect(kept.deref()).toBeUndefined();
   });
 
   it('fails on a missing path parameter before sending anything', async () => {

@@ -7,7 +7,7 @@
  * Errors are client-node's too: a non-2xx answer throws an {@link ApiException} with `code`, the Status as `body` and
  * the response headers (kube-errors.ts reads them).
  */
-import type { Agent, IncomingHttpHeaders } from 'node:http';
+import type { Agent, ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type * as k8s from '@kubernetes/client-node';
 import type { KubeAccess } from './kube-config.js';
@@ -111,9 +111,41 @@ function flatHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   return out;
 }
 
+/**
+ * Sends `req` with `body` and reads the whole answer. On Node.js 22 an https connection keeps its first request
+ * reachable for as long as it is open (https.Agent's session listener closes over it), and the request its listeners
+ * and its response: so these hold nothing once the answer is in, or a large first answer (a LIST at start) would stay
+ * in memory with its connection.
+ */
+function exchange(req: ClientRequest, body: string | undefined): Promise<ResponseContext> {
+  return new Promise<ResponseContext>((resolve, reject) => {
+    let pending: { resolve: (answer: ResponseContext) => void; reject: (error: Error) => void } | undefined = { resolve, reject };
+    let chunks: Buffer[] = [];
+    const settled = () => {
+      const settle = pending;
+      pending = undefined;
+      chunks = [];
+      return settle;
+    };
+    const fail = (error: Error) => settled()?.reject(error);
+    req.on('response', (res: IncomingMessage) => {
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', fail);
+      res.on('aborted', () => fail(Object.assign(new Error('the response was aborted'), { code: 'ECONNRESET' })));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        settled()?.resolve({ httpStatusCode: res.statusCode ?? 0, headers: flatHeaders(res.headers), body: text });
+      });
+    });
+    req.on('error', fail);
+    req.end(body);
+  });
+}
+
 /** node:http(s) with the request's agent, headers, body and signal; the whole body is read. */
 export const nodeHttpLibrary: HttpLibrary = {
-  send(context: RequestContext): Promise<ResponseContext> {
+  // async: a request node:http refuses at once (a bad header, a bad certificate) is a rejection, as a failed send is.
+  async send(context: RequestContext): Promise<ResponseContext> {
     const url = new URL(context.getUrl());
     const body = context.getBody();
     const headers: Record<string, string | number> = { ...context.getHeaders() };
@@ -121,17 +153,8 @@ export const nodeHttpLibrary: HttpLibrary = {
     const send = url.protocol === 'http:' ? http.request : httpsRequest;
     const agent = context.getAgent();
     const signal = context.getSignal();
-    return new Promise<ResponseContext>((resolve, reject) => {
-      const req = send(url, { method: context.getHttpMethod(), headers, ...(agent && { agent }), ...(signal && { signal }) }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', reject);
-        res.on('aborted', () => reject(Object.assign(new Error('the response was aborted'), { code: 'ECONNRESET' })));
-        res.on('end', () => resolve({ httpStatusCode: res.statusCode ?? 0, headers: flatHeaders(res.headers), body: Buffer.concat(chunks).toString('utf8') }));
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+    const req = send(url, { method: context.getHttpMethod(), headers, ...(agent && { agent }), ...(signal && { signal }) });
+    return exchange(req, body);
   },
 };
 

@@ -2,7 +2,7 @@ import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { InformerFactory } from './informer.js';
 import { SHORT_WATCH_MS, slimInformer, transformingInformer, watchEndError, withoutManagedFields } from './slim-informer.js';
-import { retainedBytes } from './heap-test-support.js';
+import { retainedBytes } from '../../core/heap-test-support.js';
 import { serveApi } from './test-support.js';
 
 const managedFields = [{ manager: 'kube-controller-manager', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': {} } }];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { retainedBytes } from './heap-test-support.js';
+import { retainedBytes } from '../../core/heap-test-support.js';
 import { StringPool } from './string-pool.js';
 
 const MB = 1_000_000;

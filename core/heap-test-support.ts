@@ -4,6 +4,11 @@ import { runInNewContext } from 'node:vm';
 setFlagsFromString('--expose-gc');
 const collect = runInNewContext('gc') as () => void;
 
+/** A full collection now (the tests run without --expose-gc). */
+export function collectGarbage(): void {
+  collect();
+}
+
 /**
  * Heap bytes that what `make` returns holds after a full collection (measured, so for differences of megabytes: what
  * a copy saves, not the size of one object).
