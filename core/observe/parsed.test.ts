@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { retainedBytes } from '../heap-test-support.js';
 import type { ExtendedDeploymentObject } from '../kube/objects.js';
 import { REMEMBERED_SPEC_PARSES, parsedDeployRegion, parsedExtendedDeployment, parsedMovesEnabled, parsedStatus } from './parsed.js';
 
@@ -95,6 +96,23 @@ describe('parsed objects, per object and resourceVersion', () => {
       if (i % 100 === 0) parsedExtendedDeployment(named('kept', `55-${i}`));
     }
     expect(valueOf(parsedExtendedDeployment(named('kept', '56'))).spec).toBe(kept);
+  });
+
+  it('keeps what it remembers of a content as a digest: the parse holds the content once, not again as JSON', () => {
+    const count = 100;
+    const note = 'n'.repeat(20_000);
+    const noted = (i: number): ExtendedDeploymentObject => {
+      const object = ed('60', 3);
+      // Each object's own text (as a watch cache has it), read by the parse and by the content's JSON.
+      return { ...object, metadata: { ...object.metadata, name: `noted-${i}`, annotations: { note: `${i}${note}` } } };
+    };
+    const held = retainedBytes(() => {
+      for (let i = 0; i < count; i++) parsedExtendedDeployment(noted(i));
+    });
+    // The annotations the remembered parses hold are count × 20 kB (less what the parses they push out held); their
+    // JSON again would double it.
+    expect(held).toBeGreaterThan(count * note.length * 0.5);
+    expect(held).toBeLessThan(count * note.length * 1.5);
   });
 
   it('parses objects without a resourceVersion every time', () => {
