@@ -1,7 +1,12 @@
-import { Agent } from 'node:https';
+import { readFileSync } from 'node:fs';
+import { Agent, createServer, get as httpsGet, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import tls from 'node:tls';
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
-import { describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_CONNECTIONS, keepAliveKubeConfig } from './keep-alive.js';
+import { hasOpenssl, makeCertDir } from './tls-test-support.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 /** A TLS option as text: client-node decodes caData, certData and keyData into Buffers. */
@@ -51,5 +56,62 @@ describe('keepAliveKubeConfig', () => {
     const second = await agentOf(kc);
     expect(second).not.toBe(first);
     expect(String((second as Agent & { options: Record<string, unknown> }).options['cert'])).toBe('cert-2');
+  });
+});
+
+describe.skipIf(!hasOpenssl)('keepAliveKubeConfig over TLS', () => {
+  let server: Server;
+  let port = 0;
+  let ca: Buffer;
+  beforeAll(async () => {
+    const dir = makeCertDir();
+    ca = readFileSync(join(dir, 'tls.crt'));
+    // Each answer waits, so that the requests sent at once are on connections open at once.
+    server = createServer({ cert: ca, key: readFileSync(join(dir, 'tls.key')) }, (_req, res) => setTimeout(() => res.end('{}'), 50));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  afterEach(() => vi.restoreAllMocks());
+
+  function loopback(): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData: ca.toString('base64') }],
+      users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    return kc;
+  }
+
+  async function getAtOnce(agent: Agent, count: number): Promise<void> {
+    const get = () =>
+      new Promise<void>((resolve, reject) => {
+        httpsGet({ host: '127.0.0.1', port, path: '/', agent }, (res) => res.resume().on('end', resolve)).on('error', reject);
+      });
+    await Promise.all(Array.from({ length: count }, get));
+  }
+
+  it('opens its connections with its one TLS context: tls.connect makes none (it makes one per connection from the options)', async () => {
+    const contexts = vi.spyOn(tls, 'createSecureContext');
+    const agent = await agentOf(keepAliveKubeConfig(loopback()));
+    await getAtOnce(agent, 6);
+    expect(Object.values(agent.freeSockets).flat()).toHaveLength(6);
+    expect(contexts).not.toHaveBeenCalled();
+    agent.destroy();
+  });
+
+  it('closes connections left idle for idleMs (and keeps them open until then)', async () => {
+    const idle = await agentOf(keepAliveKubeConfig(loopback(), 200));
+    const kept = await agentOf(keepAliveKubeConfig(loopback()));
+    await Promise.all([getAtOnce(idle, 3), getAtOnce(kept, 3)]);
+    expect(Object.values(idle.freeSockets).flat()).toHaveLength(3);
+    await vi.waitFor(() => expect(Object.values(idle.freeSockets).flat()).toHaveLength(0), { timeout: 5000, interval: 50 });
+    expect(Object.values(kept.freeSockets).flat()).toHaveLength(3);
+    kept.destroy();
   });
 });

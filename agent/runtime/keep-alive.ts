@@ -1,4 +1,6 @@
-import { Agent } from 'node:https';
+import type { Duplex } from 'node:stream';
+import { Agent, type RequestOptions } from 'node:https';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import type { KubeAccess } from './kube-config.js';
 
 /** The TLS settings of an https.Agent that decide whether two requests may share its connections. */
@@ -9,8 +11,30 @@ const TLS_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized'
  * held 269 connections at 200 rollouts at once, its malloc heap 47 MiB. Go's client multiplexes one HTTP/2 connection.
  */
 export const MAX_CONNECTIONS = 32;
+/**
+ * How long a connection may stay idle before it is closed, as Go's default transport, which client-go uses, does (its
+ * IdleConnTimeout). A burst of writes opens all MAX_CONNECTIONS, and kept open they held about 3.7 MiB of an idle
+ * agent (the TLS buffers and sockets) until the next burst.
+ */
+export const IDLE_CONNECTION_MS = 90_000;
 /** Agents kept at most (one per distinct TLS setting; a rotated client certificate makes a new one). */
 const MAX_AGENTS = 4;
+
+/**
+ * A keep-alive https.Agent whose connections share one TLS context. Node makes a new context for every connection
+ * from the agent's options (tls.connect: CA store, client certificate and key parsed again), which is memory held for
+ * the connection's life and a parse per handshake: with 32 connections open, about 1.2 MiB more than one shared context
+ * (scratch client against a loopback TLS server, Node.js 22). Made at the first connection, so a bad certificate fails
+ * a request as it does without the pool.
+ */
+class PooledAgent extends Agent {
+  private context: SecureContext | undefined;
+
+  override createConnection(options: RequestOptions, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+    this.context ??= createSecureContext(options);
+    return super.createConnection(Object.assign({}, options, { secureContext: this.context }), callback);
+  }
+}
 
 function tlsKey(options: Record<string, unknown>): string {
   return JSON.stringify(
@@ -28,8 +52,9 @@ function tlsKey(options: Record<string, unknown>): string {
  * its agent as usual (same CA, client certificate, server name…), then swaps it for a keep-alive agent with the same
  * TLS settings, kept per distinct setting. Authorization headers are set per request, so tokens keep working; proxy
  * agents and plain-HTTP clusters are left alone. Watches (`applyToHTTPSOptions`) keep their own connections.
+ * `idleMs`: how long a connection may stay unused before it is closed.
  */
-export function keepAliveKubeConfig<K extends KubeAccess>(kc: K): K {
+export function keepAliveKubeConfig<K extends KubeAccess>(kc: K, idleMs = IDLE_CONNECTION_MS): K {
   const agents = new Map<string, Agent>();
   const pooled = Object.create(kc) as K;
   pooled.applySecurityAuthentication = async (context) => {
@@ -45,7 +70,9 @@ export function keepAliveKubeConfig<K extends KubeAccess>(kc: K): K {
         agents.delete(oldest);
         old.destroy();
       }
-      agent = new Agent({ ...options, keepAlive: true, maxSockets: MAX_CONNECTIONS, maxFreeSockets: MAX_CONNECTIONS });
+      // `timeout` closes a connection left idle in the pool; on one in use it only emits 'timeout', which no request here
+      // listens to (api-transport bounds a request by its signal).
+      agent = new PooledAgent({ ...options, keepAlive: true, maxSockets: MAX_CONNECTIONS, maxFreeSockets: MAX_CONNECTIONS, timeout: idleMs });
       agents.set(key, agent);
     }
     context.setAgent(agent);

@@ -1,10 +1,8 @@
 // The metrics server as a scraper sees it: a real HTTP(S) server on loopback, fake reviews in place of the API server.
 // The TLS tests make their certificates with openssl at test time (skipped where there is none).
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { readFileSync, renameSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { Counter, Registry } from 'prom-client';
@@ -14,38 +12,7 @@ import type { HttpEndpoint } from './http-server.js';
 import { silentLogger } from './log.js';
 import { MetricsAccess, type AccessReviews } from './metrics-access.js';
 import { startMetricsServer, type MetricsServing } from './metrics-server.js';
-
-const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
-
-/** A self-signed certificate for 127.0.0.1 written as tls.crt and tls.key into a new directory. */
-function makeCertDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'metrics-cert-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=agent-metrics',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      join(dir, 'tls.key'),
-      '-out',
-      join(dir, 'tls.crt'),
-    ],
-    { stdio: 'ignore' },
-  );
-  dirs.push(dir);
-  return dir;
-}
+import { hasOpenssl, makeCertDir } from './tls-test-support.js';
 
 interface Answer {
   readonly status: number;
@@ -85,10 +52,8 @@ function registry(): Registry {
 }
 
 const servers: HttpEndpoint[] = [];
-const dirs: string[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 async function serve(serving: MetricsServing): Promise<HttpEndpoint> {
@@ -133,7 +98,7 @@ describe('metrics server', () => {
   });
 
   it.skipIf(!hasOpenssl)('serves TLS with the certificate of --metrics-cert-dir, access checks included', async () => {
-    const dir = makeCertDir();
+    const dir = makeCertDir('agent-metrics');
     const ca = readFileSync(join(dir, 'tls.crt'));
     const server = await serve({ ...secure(), certDir: dir });
     expect((await get(server, '/metrics', { ca })).status).toBe(401);
@@ -145,10 +110,10 @@ describe('metrics server', () => {
   });
 
   it.skipIf(!hasOpenssl)('picks up a renewed certificate without a restart', async () => {
-    const dir = makeCertDir();
+    const dir = makeCertDir('agent-metrics');
     const server = await serve({ certDir: dir, certPollMs: 20 });
     const before = (await get(server, '/metrics', { ca: readFileSync(join(dir, 'tls.crt')) })).fingerprint;
-    const renewed = makeCertDir();
+    const renewed = makeCertDir('agent-metrics');
     const ca = readFileSync(join(renewed, 'tls.crt'));
     // As a Secret volume does: both files replaced at once (renames), not rewritten in place.
     renameSync(join(renewed, 'tls.key'), join(dir, 'tls.key'));
