@@ -113,9 +113,9 @@ function flatHeaders(headers: IncomingHttpHeaders): Record<string, string> {
 
 /**
  * Sends `req` with `body` and reads the whole answer. On Node.js 22 an https connection keeps its first request
- * reachable for as long as it is open (https.Agent's session listener closes over it), and the request its listeners
- * and its response: so these hold nothing once the answer is in, or a large first answer (a LIST at start) would stay
- * in memory with its connection.
+ * reachable for as long as it is open (https.Agent's session listener closes over it), and with it the request's
+ * listeners and response: so these hold nothing once the answer is in, or a large first answer (a LIST at start)
+ * would stay in memory with its connection.
  */
 function exchange(req: ClientRequest, body: string | undefined): Promise<ResponseContext> {
   return new Promise<ResponseContext>((resolve, reject) => {
