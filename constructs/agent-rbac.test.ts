@@ -78,8 +78,9 @@ function agentApiCalls(): Set<string> {
   // agent/runtime/ too: leader election and the metrics reviews call the API from there.
   for (const file of readdirSync('agent', { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))) {
     const text = readFileSync(join('agent', file), 'utf8');
-    // Node's http module (`http.createServer`) is no API client, nor is an https.Agent's own (`super.createConnection`).
-    for (const match of text.matchAll(/(?<!\b(?:https?|super))\.((?:list|read|create|replace|patch|delete)[A-Z]\w*)\(/g)) calls.add(match[1] ?? '');
+    // Node's http and tls modules (`http.createServer`, `tls.createSecureContext`) are no API clients, nor is an
+    // https.Agent's own `super.createConnection`.
+    for (const match of text.matchAll(/(?<!\b(?:https?|tls|super))\.((?:list|read|create|replace|patch|delete)[A-Z]\w*)\(/g)) calls.add(match[1] ?? '');
   }
   return calls;
 }

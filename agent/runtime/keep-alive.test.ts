@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { Agent, createServer, get as httpsGet, type Server } from 'node:https';
+import { Agent, createServer, get as httpsGet, type RequestOptions, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_CONNECTIONS, keepAliveKubeConfig } from './keep-alive.js';
+import type { HttpsRequestOptions } from './kube-config.js';
 import { hasOpenssl, makeCertDir } from './tls-test-support.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -88,20 +89,27 @@ describe.skipIf(!hasOpenssl)('keepAliveKubeConfig over TLS', () => {
     return kc;
   }
 
-  async function getAtOnce(agent: Agent, count: number): Promise<void> {
+  async function getAtOnce(agent: Agent, count: number, options: RequestOptions = {}): Promise<void> {
     const get = () =>
       new Promise<void>((resolve, reject) => {
-        httpsGet({ host: '127.0.0.1', port, path: '/', agent }, (res) => res.resume().on('end', resolve)).on('error', reject);
+        httpsGet({ ...options, host: '127.0.0.1', port, path: '/', agent }, (res) => res.resume().on('end', resolve)).on('error', reject);
       });
     await Promise.all(Array.from({ length: count }, get));
   }
 
-  it('opens its connections with its one TLS context: tls.connect makes none (it makes one per connection from the options)', async () => {
+  it("opens its requests' and its watches' connections with one TLS context (Node makes one per connection from the options)", async () => {
     const contexts = vi.spyOn(tls, 'createSecureContext');
-    const agent = await agentOf(keepAliveKubeConfig(loopback()));
+    const kc = keepAliveKubeConfig(loopback());
+    const agent = await agentOf(kc);
     await getAtOnce(agent, 6);
     expect(Object.values(agent.freeSockets).flat()).toHaveLength(6);
-    expect(contexts).not.toHaveBeenCalled();
+    // A watch's options as kube-watch takes them: CA, agent, headers.
+    const watch: HttpsRequestOptions = {};
+    await kc.applyToHTTPSOptions(watch);
+    expect(watch.agent).toBeInstanceOf(Agent);
+    expect(watch.agent).not.toBe(agent);
+    await getAtOnce(watch.agent as Agent, 3, watch);
+    expect(contexts).toHaveBeenCalledTimes(1);
     agent.destroy();
   });
 

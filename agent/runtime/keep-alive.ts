@@ -1,6 +1,6 @@
+import { Agent, type AgentOptions, type RequestOptions } from 'node:https';
 import type { Duplex } from 'node:stream';
-import { Agent, type RequestOptions } from 'node:https';
-import { createSecureContext, type SecureContext } from 'node:tls';
+import tls, { type SecureContext } from 'node:tls';
 import type { KubeAccess } from './kube-config.js';
 
 /** The TLS settings of an https.Agent that decide whether two requests may share its connections. */
@@ -17,23 +17,42 @@ export const MAX_CONNECTIONS = 32;
  * agent (the TLS buffers and sockets) until the next burst.
  */
 export const IDLE_CONNECTION_MS = 90_000;
-/** Agents kept at most (one per distinct TLS setting; a rotated client certificate makes a new one). */
+/** TLS settings whose agents are kept at most (a rotated client certificate is a new setting). */
 const MAX_AGENTS = 4;
 
 /**
- * A keep-alive https.Agent whose connections share one TLS context. Node makes a new context for every connection
- * from the agent's options (tls.connect: CA store, client certificate and key parsed again), which is memory held for
- * the connection's life and a parse per handshake: with 32 connections open, about 1.2 MiB more than one shared context
- * (scratch client against a loopback TLS server, Node.js 22). Made at the first connection, so a bad certificate fails
- * a request as it does without the pool.
+ * One TLS context for all connections of one TLS setting, made at the first of them (so a bad certificate fails a
+ * request as it does without it). Node makes a new context for every connection from an agent's options (tls.connect:
+ * CA store, client certificate and key parsed again), which is memory held for the connection's life and a parse per
+ * handshake: with 32 connections open, about 1.2 MiB more than one shared context (scratch client against a loopback
+ * TLS server, Node.js 22). Called through the module object, as tls.connect calls it.
  */
-class PooledAgent extends Agent {
+class SharedContext {
   private context: SecureContext | undefined;
 
-  override createConnection(options: RequestOptions, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
-    this.context ??= createSecureContext(options);
-    return super.createConnection(Object.assign({}, options, { secureContext: this.context }), callback);
+  of(options: RequestOptions): SecureContext {
+    return (this.context ??= tls.createSecureContext(options));
   }
+}
+
+/** An https.Agent whose connections take their TLS context from `shared`. */
+class SharedContextAgent extends Agent {
+  constructor(
+    options: AgentOptions,
+    private readonly shared: SharedContext,
+  ) {
+    super(options);
+  }
+
+  override createConnection(options: RequestOptions, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+    return super.createConnection(Object.assign({}, options, { secureContext: this.shared.of(options) }), callback);
+  }
+}
+
+/** The agents of one TLS setting: the API requests' pool and the watches', one TLS context. */
+interface Agents {
+  readonly requests: Agent;
+  readonly watches: Agent;
 }
 
 function tlsKey(options: Record<string, unknown>): string {
@@ -51,31 +70,49 @@ function tlsKey(options: Record<string, unknown>): string {
  * ~10 ms per GET against ~2.5 ms on a kept-alive connection, and CPU on both ends). This wrapper lets client-node build
  * its agent as usual (same CA, client certificate, server name…), then swaps it for a keep-alive agent with the same
  * TLS settings, kept per distinct setting. Authorization headers are set per request, so tokens keep working; proxy
- * agents and plain-HTTP clusters are left alone. Watches (`applyToHTTPSOptions`) keep their own connections.
- * `idleMs`: how long a connection may stay unused before it is closed.
+ * agents and plain-HTTP clusters are left alone. Watches (`applyToHTTPSOptions`) keep connections of their own, not
+ * pooled (one is held for minutes and ended by closing it), from an agent with the same TLS context.
+ * `idleMs`: how long a pooled connection may stay unused before it is closed.
  */
 export function keepAliveKubeConfig<K extends KubeAccess>(kc: K, idleMs = IDLE_CONNECTION_MS): K {
-  const agents = new Map<string, Agent>();
+  const agents = new Map<string, Agents>();
+  /** The agents of the TLS setting of `fresh`, an agent client-node's way made; undefined for a proxy or plain HTTP. */
+  const agentsLike = (fresh: unknown): Agents | undefined => {
+    if (!(fresh instanceof Agent) || fresh.constructor !== Agent) return undefined;
+    const options = fresh.options;
+    const key = tlsKey(options as Record<string, unknown>);
+    let found = agents.get(key);
+    if (!found) {
+      if (agents.size >= MAX_AGENTS) {
+        const [oldest, old] = agents.entries().next().value as [string, Agents];
+        agents.delete(oldest);
+        // Its watches' connections close as their watches end.
+        old.requests.destroy();
+      }
+      const shared = new SharedContext();
+      found = {
+        // `timeout` closes a connection left idle in the pool; on one in use it only emits 'timeout', which no request
+        // here listens to (api-transport bounds a request by its signal).
+        requests: new SharedContextAgent(
+          { ...options, keepAlive: true, maxSockets: MAX_CONNECTIONS, maxFreeSockets: MAX_CONNECTIONS, timeout: idleMs },
+          shared,
+        ),
+        watches: new SharedContextAgent({ ...options }, shared),
+      };
+      agents.set(key, found);
+    }
+    return found;
+  };
   const pooled = Object.create(kc) as K;
   pooled.applySecurityAuthentication = async (context) => {
     await kc.applySecurityAuthentication.call(pooled, context);
-    const fresh = context.getAgent();
-    if (!fresh || fresh.constructor !== Agent) return;
-    const options = (fresh as Agent & { options: Record<string, unknown> }).options;
-    const key = tlsKey(options);
-    let agent = agents.get(key);
-    if (!agent) {
-      if (agents.size >= MAX_AGENTS) {
-        const [oldest, old] = agents.entries().next().value as [string, Agent];
-        agents.delete(oldest);
-        old.destroy();
-      }
-      // `timeout` closes a connection left idle in the pool; on one in use it only emits 'timeout', which no request here
-      // listens to (api-transport bounds a request by its signal).
-      agent = new PooledAgent({ ...options, keepAlive: true, maxSockets: MAX_CONNECTIONS, maxFreeSockets: MAX_CONNECTIONS, timeout: idleMs });
-      agents.set(key, agent);
-    }
-    context.setAgent(agent);
+    const found = agentsLike(context.getAgent());
+    if (found) context.setAgent(found.requests);
+  };
+  pooled.applyToHTTPSOptions = async (opts) => {
+    await kc.applyToHTTPSOptions.call(pooled, opts);
+    const found = agentsLike(opts.agent);
+    if (found) opts.agent = found.watches;
   };
   return pooled;
 }
