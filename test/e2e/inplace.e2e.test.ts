@@ -429,7 +429,11 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
       );
       const released = (await podTable(ns)).get(uid);
       expect([released?.image, released?.swap?.phase, released?.revision]).toEqual([V1, 'done', before.get(uid)?.revision]);
-      expect(journal.endpointAt(uid, Date.now())).toBe('ready');
+      // The EndpointSlice controller follows the pod's Ready condition a moment later (the journal watches its slices).
+      await waitFor('the released pod ready in the Service again', async () => journal.endpointAt(uid, Date.now()) === 'ready', {
+        timeoutMs: 30_000,
+        describe: async () => journal.endpointAt(uid, Date.now()),
+      });
       const paused = await podTable(ns);
       await sleep(8_000);
       const later = await podTable(ns);
