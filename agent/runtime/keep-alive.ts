@@ -25,7 +25,7 @@ const MAX_AGENTS = 4;
  * request as it does without it). Node makes a new context for every connection from an agent's options (tls.connect:
  * CA store, client certificate and key parsed again), which is memory held for the connection's life and a parse per
  * handshake: with 32 connections open, about 1.2 MiB more than one shared context (scratch client against a loopback
- * TLS server, Node.js 22). Called through the module object, as tls.connect calls it.
+ * TLS server, Node.js 22). Called through the module object, as tls.connect calls it, so that a test counts both.
  */
 class SharedContext {
   private context: SecureContext | undefined;

@@ -98,7 +98,7 @@ describe('metrics server', () => {
   });
 
   it.skipIf(!hasOpenssl)('serves TLS with the certificate of --metrics-cert-dir, access checks included', async () => {
-    const dir = makeCertDir('agent-metrics');
+    const dir = makeCertDir();
     const ca = readFileSync(join(dir, 'tls.crt'));
     const server = await serve({ ...secure(), certDir: dir });
     expect((await get(server, '/metrics', { ca })).status).toBe(401);
@@ -110,10 +110,10 @@ describe('metrics server', () => {
   });
 
   it.skipIf(!hasOpenssl)('picks up a renewed certificate without a restart', async () => {
-    const dir = makeCertDir('agent-metrics');
+    const dir = makeCertDir();
     const server = await serve({ certDir: dir, certPollMs: 20 });
     const before = (await get(server, '/metrics', { ca: readFileSync(join(dir, 'tls.crt')) })).fingerprint;
-    const renewed = makeCertDir('agent-metrics');
+    const renewed = makeCertDir();
     const ca = readFileSync(join(renewed, 'tls.crt'));
     // As a Secret volume does: both files replaced at once (renames), not rewritten in place.
     renameSync(join(renewed, 'tls.key'), join(dir, 'tls.key'));

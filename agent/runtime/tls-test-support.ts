@@ -17,7 +17,7 @@ afterEach(() => {
  * A new directory holding a self-signed certificate for 127.0.0.1 as tls.crt and tls.key (P-256), removed after the
  * test.
  */
-export function makeCertDir(commonName = 'agent-test'): string {
+export function makeCertDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'agent-cert-'));
   execFileSync(
     'openssl',
@@ -32,7 +32,7 @@ export function makeCertDir(commonName = 'agent-test'): string {
       '-days',
       '1',
       '-subj',
-      `/CN=${commonName}`,
+      '/CN=agent-test',
       '-addext',
       'subjectAltName=IP:127.0.0.1',
       '-keyout',
