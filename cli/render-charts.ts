@@ -5,7 +5,7 @@ import type { ChartObjects } from '../constructs/chart-files.js';
 import { appCharts } from '../constructs/chart-output.js';
 import { emitRenderedDeployRegion, emitRenderedExtendedDeployment, renderedExtendedDeploymentManifests } from '../constructs/emit.js';
 import { emitManifest } from '../constructs/manifest.js';
-import { manifestJson } from '../constructs/manifest-json.js';
+import { manifestJson, type SanitizedLists } from '../constructs/manifest-json.js';
 import { ED_KIND, REGION_KIND } from '../core/api/identity.js';
 import type { JsonObject } from '../core/overrides.js';
 import { refOf } from '../core/parse.js';
@@ -79,8 +79,9 @@ function plainCharts({ objects, rendered }: Rendered): ChartObjects[] | undefine
       if (!children.every(([child]) => fresh(ids, child))) return undefined;
       manifests.push(...children.map(([, manifest]) => manifest));
     } else manifests.push(loaded.object);
+    const lists: SanitizedLists = new Map();
     for (const manifest of manifests) {
-      const json = manifestJson(manifest);
+      const json = manifestJson(manifest, lists);
       if (!json) return undefined;
       chart.objects.push(json);
     }

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../core/overrides.js';
 import { emitManifest } from './manifest.js';
-import { manifestJson } from './manifest-json.js';
+import { manifestJson, type SanitizedLists } from './manifest-json.js';
 
 /** What cdk8s itself gives: the manifest emitted into a chart without a namespace or labels, or the error it throws. */
 function viaCdk8s(manifest: JsonObject, clusterScoped = false): unknown {
@@ -87,6 +87,36 @@ describe('manifestJson', () => {
       { apiVersion: 'a/b/c', kind: 'ConfigMap', metadata: { name: 'x' } },
     ];
     for (const m of odd) expect(manifestJson(m)).toBeUndefined();
+  });
+
+  it('gives the same with lists shared between manifests as without', () => {
+    fc.assert(
+      fc.property(fc.array(json, { minLength: 1, maxLength: 3 }), fc.array(fc.nat(2), { minLength: 2, maxLength: 4 }), (lists, picks) => {
+        // Manifests that hold the same list objects in several places, as one ExtendedDeployment's workloads do.
+        const manifests = picks.map((pick, i): JsonObject => ({
+          apiVersion: 'v1',
+          kind: 'List',
+          metadata: { name: `m${i}`, finalizers: ['a'] },
+          spec: { items: lists[pick % lists.length], again: lists },
+        }));
+        const shared: SanitizedLists = new Map();
+        for (const m of manifests) expect(manifestJson(m, shared)).toStrictEqual(manifestJson(m));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('walks a list the manifests share once', () => {
+    // Keys out of order: the list comes out as a new list, so a second walk would give another one.
+    const containers = [{ name: 'app', image: 'web:1' }];
+    const first = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'a' }, spec: { containers } };
+    const second = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'b' }, spec: { containers } };
+    const shared: SanitizedLists = new Map();
+    const one = manifestJson(first, shared)?.['spec'] as JsonObject;
+    const two = manifestJson(second, shared)?.['spec'] as JsonObject;
+    expect(one['containers']).toEqual([{ image: 'web:1', name: 'app' }]);
+    expect(two['containers']).toBe(one['containers']);
+    expect((manifestJson(second)?.['spec'] as JsonObject)['containers']).not.toBe(one['containers']);
   });
 
   it('leaves keys in their order to cdk8s when CDK8S_DISABLE_SORT asks for it', () => {

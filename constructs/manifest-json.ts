@@ -22,9 +22,10 @@ const isPlainObject = (value: object): boolean => {
  * cdk8s' `sanitizeValue` (sorted keys) of a plain JSON value, with `filterEmpty` as its metadata calls it: null and
  * undefined members dropped, and with `filterEmpty` empty lists and objects too (an item of a list becomes undefined,
  * and stays in its place). It walks every object `edctl render` writes, so it copies only what changes: a list or
- * object that comes out equal (keys in order, nothing dropped) is the value itself, which only YAML output reads.
+ * object that comes out equal (keys in order, nothing dropped) is the value itself, which only YAML output reads. With
+ * `lists`, a list walked before is not walked again (see manifestJson).
  */
-function sanitized(value: unknown, filterEmpty: boolean): unknown {
+function sanitized(value: unknown, filterEmpty: boolean, lists?: SanitizedLists): unknown {
   if (value === null || value === undefined) return undefined;
   if (typeof value !== 'object') {
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
@@ -33,13 +34,16 @@ function sanitized(value: unknown, filterEmpty: boolean): unknown {
   if (Array.isArray(value)) {
     if (Object.getPrototypeOf(value) !== Array.prototype) throw NOT_PLAIN;
     if (filterEmpty && value.length === 0) return undefined;
+    const known = lists?.get(value);
+    if (known) return known;
     let items: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
-      const clean = sanitized(item, filterEmpty);
+      const clean = sanitized(item, filterEmpty, lists);
       if (items === undefined && clean !== item) items = value.slice(0, i);
       items?.push(clean);
     }
+    lists?.set(value, items ?? value);
     return items ?? value;
   }
   if (Object.getPrototypeOf(value) !== Object.prototype) throw NOT_PLAIN;
@@ -57,7 +61,7 @@ function sanitized(value: unknown, filterEmpty: boolean): unknown {
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     const member = object[key];
-    const clean = sanitized(member, filterEmpty);
+    const clean = sanitized(member, filterEmpty, lists);
     // A member that holds undefined is dropped too, where the value itself would keep it.
     if (out === undefined && (clean !== member || member === undefined)) {
       // The first change: the members before it are kept as they are.
@@ -93,12 +97,20 @@ function supported(manifest: JsonObject): boolean {
 }
 
 /**
+ * Lists sanitized already (outside metadata), by identity, and what they became. The regional workloads of one
+ * ExtendedDeployment share the lists of its template that their region does not change (containers, their env and
+ * ports, volumes), so each is walked once for all of them. Only for manifests nobody changes meanwhile.
+ */
+export type SanitizedLists = Map<readonly unknown[], unknown[]>;
+
+/**
  * `emitManifest(chart, id, manifest).toJson()` for a chart without a namespace or labels, or undefined when the
  * manifest is not one cdk8s takes as this module does (see supported) or holds anything but plain JSON (a class
  * instance, a function, a key named `constructor`): what cdk8s makes of those, or which error it throws, only cdk8s
- * itself can tell. With CDK8S_DISABLE_SORT set, cdk8s keeps keys in their order: undefined too.
+ * itself can tell. With CDK8S_DISABLE_SORT set, cdk8s keeps keys in their order: undefined too. `lists`: shared with
+ * the other manifests of one object (SanitizedLists).
  */
-export function manifestJson(manifest: JsonObject): JsonObject | undefined {
+export function manifestJson(manifest: JsonObject, lists?: SanitizedLists): JsonObject | undefined {
   if (process.env['CDK8S_DISABLE_SORT'] || !supported(manifest)) return undefined;
   try {
     const out: JsonObject = { apiVersion: manifest['apiVersion'] };
@@ -107,7 +119,7 @@ export function manifestJson(manifest: JsonObject): JsonObject | undefined {
     if (manifest['metadata'] !== undefined) out['metadata'] = metadataJson(manifest['metadata'] as JsonObject);
     for (const key of Object.keys(manifest).sort()) {
       if (key === 'apiVersion' || key === 'kind' || key === 'metadata') continue;
-      const value = sanitized(manifest[key], false);
+      const value = sanitized(manifest[key], false, lists);
       if (value !== undefined) out[key] = value;
     }
     return out;
