@@ -81,7 +81,7 @@ describe('actuators on StatefulSets', () => {
 });
 
 describe('actuators on regional ReplicaSets', () => {
-  it("applies the rollout's group record in the same write as the replicas, and leaves it out of a scale without one", async () => {
+  it("applies the rollout's group record in the same write as the replicas, empty outside a group, and none for a keeper", async () => {
     const bodies: unknown[] = [];
     const apps = {
       patchNamespacedReplicaSet: async (params: { fieldManager?: string; body: unknown }) => {
@@ -92,7 +92,8 @@ describe('actuators on regional ReplicaSets', () => {
     const clients = { apps, core: {} as CoreV1Api, custom: {} as CustomObjectsApi, now: () => 0 };
     const record = { revision: 'R1', rolloutStart: '2026-11-30T12:00:00.000Z', group: 2, groupStart: '2026-11-30T12:01:00.000Z' };
     await performAction(clients, 'shop', 'ReplicaSet', { kind: 'scale', region: 'a', workload: 'web-a', from: 5, replicas: 4, record });
-    await performAction(clients, 'shop', 'ReplicaSet', { kind: 'scale', region: 'a', workload: 'web-a', from: 4, replicas: 5 });
+    await performAction(clients, 'shop', 'ReplicaSet', { kind: 'scale', region: 'a', workload: 'web-a', from: 4, replicas: 5, record: null });
+    await performAction(clients, 'shop', 'ReplicaSet', { kind: 'scale', region: 'a', workload: 'web-a-old', from: 0, replicas: 1 });
     expect(bodies).toEqual([
       {
         apiVersion: 'apps/v1',
@@ -100,7 +101,14 @@ describe('actuators on regional ReplicaSets', () => {
         metadata: { name: 'web-a', namespace: 'shop', annotations: { [GROUP_RECORD_ANNOTATION]: JSON.stringify(record) } },
         spec: { replicas: 4 },
       },
-      { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-a', namespace: 'shop' }, spec: { replicas: 5 } },
+      // Named, empty: an apply that left it out would remove it (core/rollout/group-record.ts).
+      {
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        metadata: { name: 'web-a', namespace: 'shop', annotations: { [GROUP_RECORD_ANNOTATION]: '' } },
+        spec: { replicas: 5 },
+      },
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-a-old', namespace: 'shop' }, spec: { replicas: 1 } },
     ]);
   });
 });

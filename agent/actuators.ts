@@ -191,8 +191,8 @@ async function setPartition(clients: ActuatorClients, namespace: string, name: s
  * Sets spec.replicas by server-side apply under the agent's own field manager, forcing ownership of that one field
  * (the architecture gives it to the agent), and the rollout's group record when the action carries one: one write, so
  * the group a scale-down starts is recorded if and only if the scale happened. The body names nothing else, so every
- * other field stays Git's; an apply without the record (a scale outside a running group) drops it, as the agent's field
- * manager alone owns it.
+ * other field stays Git's. A regional ReplicaSet's scale always names the record, empty outside a running group, so no
+ * apply ever removes it (core/rollout/group-record.ts, withGroupRecord, says why).
  */
 async function scale(clients: ActuatorClients, namespace: string, kind: WorkloadKind, action: ScaleAction): Promise<MetaObject> {
   const name = action.workload;

@@ -13,9 +13,10 @@ export interface ScaleAction {
   readonly replicas: number;
   /**
    * The rollout's group, recorded on a regional ReplicaSet in the same write (group-record.ts): a group this scale-down
-   * starts is then in the cluster before the status says so. Absent for other workloads and outside a running group.
+   * starts is then in the cluster before the status says so. `null` on a regional ReplicaSet outside a running group
+   * (the annotation written empty, never removed: withGroupRecord says why); absent for other workloads.
    */
-  readonly record?: GroupRecord;
+  readonly record?: GroupRecord | null;
 }
 
 /** Mark an old-revision pod so the ReplicaSet removes it first (pod-deletion-cost). */

@@ -25,6 +25,7 @@ const region = (pods: PodState[], replicas: number, groupRecord?: GroupRecord): 
 const started = decide(rolloutInput(beta(), [region([old('o1'), old('o2'), old('o3'), old('o4')], 4)], T0 - 60 * S), undefined).plan.status;
 /** Group 1 available: the new pod Ready, the ReplicaSet at 5 with the four old pods it surged over. */
 const group1Done = (record?: GroupRecord) => region([fresh('n1'), old('o1'), old('o2'), old('o3'), old('o4')], 5, record);
+const start0 = '2026-11-30T11:00:00.000Z';
 const atGroup = (group: number, groupStart: string, rolloutStart = started.rolloutStartTime ?? ''): GroupRecord => ({
   revision: 'R1',
   rolloutStart,
@@ -75,14 +76,31 @@ describe('a group its ReplicaSet scale-down starts', () => {
     expect(startsGroupOnWorkloads(planRollout(input), input)).toBe(false);
   });
 
-  it('records nothing outside a running group: a completed rollout scales without the record, which drops it', () => {
+  it('records no group outside a running one, and says so: a completed rollout scales with an empty record, never without one', () => {
     const all = [fresh('n1'), fresh('n2'), fresh('n3'), fresh('n4')];
     // Every pod new and available: each look starts the next group, until the rollout is complete.
     let status = started;
     for (let look = 0; look < 5 && status.phase !== 'Healthy'; look++) status = decide(rolloutInput(beta(), [region(all, 4)], T0, status), status).plan.status;
     expect([status.phase, status.lastGroupStartTime]).toEqual(['Healthy', undefined]);
-    const raised = decide(rolloutInput(beta(), [{ ...region(all, 4), desired: 5 }], T0, status), status);
-    expect(raised.plan.actions).toEqual([{ kind: 'scale', region: 'a', workload: 'web-a', from: 4, replicas: 5 }]);
+    // Git raises the count: the scale names the record, empty, so the apply changes the annotation rather than removing it.
+    const raised = decide(rolloutInput(beta(), [{ ...region(all, 4, atGroup(3, start0)), desired: 5 }], T0, status), status);
+    expect(raised.plan.actions).toEqual([{ kind: 'scale', region: 'a', workload: 'web-a', from: 4, replicas: 5, record: null }]);
+    expect(formatGroupRecord(null)).toBe('');
+    expect(parseGroupRecord(formatGroupRecord(null))).toBeUndefined();
+    expect(startsGroupOnWorkloads(raised.plan, rolloutInput(beta(), [{ ...region(all, 4), desired: 5 }], T0, status))).toBe(false);
+  });
+
+  it("records no group on a keeper's scale, and an empty one on the regional ReplicaSet's as it sheds for the keeper", () => {
+    // A grey phase (partition 1) after the rollout: the kept old pod was evicted and the regional ReplicaSet made a new
+    // one in its place. The keeper makes the old pod again; once it is available the regional ReplicaSet sheds one.
+    const status = { ...started, phase: 'Healthy' as const, currentGroup: undefined, lastGroupStartTime: undefined };
+    const news = [fresh('n1'), fresh('n2'), fresh('n3'), fresh('n4')];
+    const greyRegion = (keeper: NonNullable<RegionState['keeper']>): RegionState => ({ ...region(news, 4, atGroup(2, start0)), partition: 1, keeper });
+    const making = planRollout(rolloutInput(beta(), [greyRegion({ name: 'web-a-old', uid: 'k1', revision: 'old', replicas: 0, pods: [] })], T0, status));
+    expect(making.actions).toEqual([{ kind: 'scale', region: 'a', workload: 'web-a-old', from: 0, replicas: 1 }]);
+    const made = { name: 'web-a-old', uid: 'k1', revision: 'old', replicas: 1, pods: [old('k-o1')] };
+    const shedding = planRollout(rolloutInput(beta(), [greyRegion(made)], T0, status));
+    expect(shedding.actions).toEqual([{ kind: 'scale', region: 'a', workload: 'web-a', from: 4, replicas: 3, record: null }]);
   });
 });
 

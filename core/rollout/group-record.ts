@@ -30,9 +30,9 @@ export function parseGroupRecord(text: string | undefined): GroupRecord | undefi
   return parseJsonAnnotation(groupRecord, text);
 }
 
-/** The annotation's value. */
-export function formatGroupRecord(record: GroupRecord): string {
-  return JSON.stringify(record);
+/** The annotation's value: the record, or empty outside a running group (`null`, see withGroupRecord). */
+export function formatGroupRecord(record: GroupRecord | null): string {
+  return record === null ? '' : JSON.stringify(record);
 }
 
 /** The record of the group a status describes; undefined when it records no running group (none yet, or complete). */
@@ -47,11 +47,16 @@ function recordIn(status: ExtendedDeploymentStatus): GroupRecord | undefined {
 /**
  * The plan with the group its status records on each scale of a regional ReplicaSet (not of a keeper, whose record
  * nobody reads). Native Deployments and StatefulSets carry none: their groups are recorded in the status first.
+ *
+ * Outside a running group the record is `null`, written as an empty annotation, never left out of the apply: leaving
+ * it out would remove the annotation (the agent's field manager alone owns it), and Argo CD's server-side diff takes a
+ * field removed from an object Git manages for drift when its comparison holds the object from its cache before the
+ * removal and dry-runs Git's manifest against the API server after it: it then syncs the ReplicaSet again (a
+ * self-heal no commit caused). A changed or added annotation the diff leaves alone.
  */
 export function withGroupRecord(plan: RolloutPlan, input: RolloutInput): RolloutPlan {
   if (workloadKindOf(input.ed.spec.subsetType) !== 'ReplicaSet') return plan;
-  const record = recordIn(plan.status);
-  if (record === undefined) return plan;
+  const record = recordIn(plan.status) ?? null;
   const regional = new Set(input.regions.flatMap((r) => (r.workload === undefined ? [] : [r.workload.name])));
   if (!plan.actions.some((a) => a.kind === 'scale' && regional.has(a.workload))) return plan;
   return { ...plan, actions: plan.actions.map((a) => (a.kind === 'scale' && regional.has(a.workload) ? { ...a, record } : a)) };
@@ -75,7 +80,7 @@ export function groupRecordedAhead(input: RolloutInput): GroupRecord | undefined
 }
 
 /** A scale-down that records the plan's group (withGroupRecord gives every such scale the plan's own). */
-const isRecordedScaleDown = (a: RolloutAction) => a.kind === 'scale' && a.record !== undefined && a.replicas < a.from;
+const isRecordedScaleDown = (a: RolloutAction) => a.kind === 'scale' && a.record !== undefined && a.record !== null && a.replicas < a.from;
 
 /**
  * Whether the plan starts its group on the workloads alone: its writes are scale-downs of regional ReplicaSets that

@@ -1073,7 +1073,8 @@ describe('planRollout: the forced exit (a stuck region set to what it runs Ready
       planRollout(input({ ed: forced, generation: 4, now: at, regions: [{ ...region('a', replicas, regionPods, rs), partition }], status }));
     const marking = look(T0, pods, rsReplicas, stuck.status);
     expect(marking.status.phase).not.toBe('Degraded');
-    const cutTo = { kind: 'scale', region: 'a', workload: 'web-a', from: rsReplicas, replicas };
+    // Outside a running group: the group record is written empty (group-record.ts).
+    const cutTo = { kind: 'scale', region: 'a', workload: 'web-a', from: rsReplicas, replicas, record: null };
     // With no old pod to keep, the cut comes at once; else after the marks have settled.
     expect(marking.actions.map((a) => a.kind)).toEqual(partition === 0 ? ['scale'] : Array.from({ length: partition }, () => 'holdOld'));
     const held = pods.map((p) => (p.revision === 'old' ? { ...p, markedOld: false, held: true, markedAt: T0 } : p));

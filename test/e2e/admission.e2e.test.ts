@@ -219,14 +219,14 @@ test("the agent's identity changes only its own fields of ExtendedDeployment obj
     const pod = gated.metadata!.name!;
     const region = 'standalone';
     await act('ReplicaSet', { kind: 'scale', region, workload: 'web-amd64', from: 0, replicas: 0 });
-    // A scale that records the rollout's group (core/rollout/group-record.ts), then one outside a group, which drops it.
+    // A scale that records the rollout's group (core/rollout/group-record.ts), then one outside a group, which empties it.
     const record = { revision: 'R1', rolloutStart: '2026-11-30T12:00:00.000Z', group: 2, groupStart: '2026-11-30T12:01:00.000Z' };
     await act('ReplicaSet', { kind: 'scale', region, workload: 'web-amd64', from: 0, replicas: 1, record });
     const recorded = await admin.apps.readNamespacedReplicaSet({ namespace: ns, name: 'web-amd64' });
     expect([recorded.spec?.replicas, parseGroupRecord(recorded.metadata?.annotations?.[GROUP_RECORD_ANNOTATION])]).toEqual([1, record]);
-    await act('ReplicaSet', { kind: 'scale', region, workload: 'web-amd64', from: 1, replicas: 2 });
+    await act('ReplicaSet', { kind: 'scale', region, workload: 'web-amd64', from: 1, replicas: 2, record: null });
     const scaled = await admin.apps.readNamespacedReplicaSet({ namespace: ns, name: 'web-amd64' });
-    expect([scaled.spec?.replicas, scaled.metadata?.annotations?.[GROUP_RECORD_ANNOTATION]]).toEqual([2, undefined]);
+    expect([scaled.spec?.replicas, scaled.metadata?.annotations?.[GROUP_RECORD_ANNOTATION]]).toEqual([2, '']);
     // A keeper, as the agent makes, scales and deletes one, owned by a real ExtendedDeployment (the garbage collector
     // deletes one whose owner does not exist).
     const owner = (await admin.objects.create(ownerEd(ns))) as unknown as { metadata: { name: string; uid: string } };

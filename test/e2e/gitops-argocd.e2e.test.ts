@@ -7,12 +7,15 @@
 // but never the agent's replica counts, and Argo CD never goes OutOfSync because of the agent, with the default diff
 // and with server-side diff. With traffic mode Weighted (the install with AgentInstall's `traffic`, Traefik accepting
 // routes on the lab's Gateway), the HTTPRoute and revision Services the agent owns are never drift: not managed, never
-// OutOfSync, untouched by hard refreshes with either diff, through a rollout of a new image. Argo CD's own health
-// code runs every fixture of gitops/fixtures/ as the unit tests expect.
+// OutOfSync, untouched by hard refreshes with either diff, through a rollout of a new image. Nothing but Git ever
+// removes a field from an object Argo CD manages (server-side diff would take it for drift: field-removals.ts). Argo
+// CD's own health code runs every fixture of gitops/fixtures/ as the unit tests expect.
 import { readFileSync } from 'node:fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { removeLocalDisks } from './local-disks.js';
+import { API_GROUP } from '../../core/api/identity.js';
+import { GROUP_RECORD_ANNOTATION } from '../../core/labels.js';
 import { fixtureFile } from '../../gitops/fixtures.js';
 import { ARGO_CASES } from '../../gitops/health-cases.js';
 import { ensureGatewayBinaries, repoRoot } from '../cluster/build.js';
@@ -56,6 +59,7 @@ import {
   type Commit,
 } from './gitops-kit.js';
 import { rawRequest, waitFor } from './helpers.js';
+import { watchFieldRemovals, type FieldRemoval, type FieldRemovalWatch, type Watched } from './field-removals.js';
 
 const APP = ArgocdLab.exampleApplication().metadata.name;
 const ARGOCD_MANAGER = 'argocd-controller';
@@ -166,6 +170,7 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
   let disks: V1PersistentVolume[] = [];
   const commits: { commit: Commit; sha: string; at: number; syncedAt?: number }[] = [];
   const report: string[] = [];
+  let removals: FieldRemovalWatch | undefined;
   /** Windows in which OutOfSync is expected for a reason other than a commit (a hand edit that self-heal reverts). */
   const handEdits: [number, number][] = [];
   let gateway = false;
@@ -203,12 +208,20 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
   beforeAll(async () => {
     await removeProjectCrds();
     argocd = await startArgocd({}, (s) => console.error(s));
+    // Every object Argo CD manages of the kinds the agent or edctl write: its tracking annotation names the object
+    // itself (a Deployment's ReplicaSets inherit the Deployment's, which Argo CD does not take for theirs).
+    const tracked = (o: Watched) =>
+      o.metadata?.annotations?.['argocd.argoproj.io/tracking-id'] ===
+      `${APP}:${(o.apiVersion ?? '').split('/').slice(0, -1).join('/')}/${o.kind}:${o.metadata?.namespace}/${o.metadata?.name}`;
+    const kinds = ['/apis/apps/v1/replicasets', '/apis/apps/v1/deployments', '/apis/apps/v1/statefulsets', `/apis/${API_GROUP}/v1beta1/extendeddeployments`];
+    removals = await watchFieldRemovals(kinds, tracked, ARGOCD_MANAGER);
     // Traefik for the mode Weighted test, built here on a cold cache (minutes; test/cluster/README.md), not in the test.
     await ensureGatewayBinaries('traefik', (s) => console.error(s));
     disks = await provideExampleDisks();
   }, 45 * 60_000);
 
   afterAll(async () => {
+    removals?.stop();
     await sampler?.stop();
     if (report.length > 0) console.error(`\nArgo CD report\n${report.join('\n')}`);
     await healNodes('kubernetes.io/arch=arm64').catch(() => undefined);
@@ -454,6 +467,17 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     await waitAllHealthy('web Healthy in its grey phase at 1.5.4');
     const { keeper } = await evictKeptPod();
     expect(keeper.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'ExtendedDeployment', name: 'web', controller: true });
+    // The regional ReplicaSet made a new pod for the evicted one; it sheds it for the keeper's outside any group, and
+    // that scale empties the group record rather than removing it (core/rollout/group-record.ts).
+    const shed = await waitFor(
+      'web-amd64 back at 3 replicas, its group record empty',
+      async () => {
+        const rs = (await regionalReplicaSets()).find((r) => r.metadata.namespace === 'shop' && r.metadata.name === 'web-amd64');
+        return rs?.spec?.replicas === 3 && rs.metadata.annotations?.[GROUP_RECORD_ANNOTATION] === '' ? rs : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    expect(fieldOwners(shed, ['f:metadata', 'f:annotations', `f:${GROUP_RECORD_ANNOTATION}`])).toEqual([AGENT_FIELD_MANAGER]);
     for (let i = 0; i < 3; i++) {
       argocd.refresh(APP);
       await new Promise((r) => setTimeout(r, 5000));
@@ -579,4 +603,13 @@ describe('Argo CD syncs crds/ and dist/ with the shipped Application and health 
     );
     report.push(`timeline of the Weighted release (w2):\n${await sampler!.timelineUntilNow(start, show)}`);
   }, 900_000);
+
+  test('nothing but Git removed a field from an object Argo CD manages, over every commit, eviction and hand edit above', () => {
+    const seen = removals!;
+    const show = (r: FieldRemoval) => `${new Date(r.at).toISOString()} ${r.object} rv ${r.resourceVersion}: ${r.field} removed by ${r.writers.join(', ')}`;
+    expect(seen.removals.map(show), 'fields Argo CD does not own that left an object it manages').toEqual([]);
+    // Not vacuous: the watch compared every version of the regional workloads and the ExtendedDeployments.
+    expect(seen.compared).toBeGreaterThan(commits.length * 10);
+    report.push(`field removals: ${seen.compared} versions of managed objects compared with the one before, ${seen.removals.length} removals`);
+  });
 });

@@ -197,6 +197,7 @@ interface Owned {
     name: string;
     namespace?: string;
     generation?: number;
+    annotations?: Record<string, string>;
     managedFields?: { manager: string; operation: string; subresource?: string; fieldsV1?: Record<string, unknown> }[];
   };
   spec?: { replicas?: number; template?: { spec?: { containers?: { image?: string }[] } }; minReadySeconds?: number };
