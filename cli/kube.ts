@@ -77,8 +77,8 @@ export async function readExtendedDeployment(kube: Kube, name: string): Promise<
   }
 }
 
-/** Merge-patches the ExtendedDeployment's annotations (a null value removes one). */
-export async function patchAnnotations(kube: Kube, name: string, annotations: Readonly<Record<string, string | null>>): Promise<void> {
+/** Merge-patches the ExtendedDeployment's annotations (it never removes one: resumeAnnotations in core/rollout/controls.ts says why). */
+export async function patchAnnotations(kube: Kube, name: string, annotations: Readonly<Record<string, string>>): Promise<void> {
   const { PatchStrategy, setHeaderOptions } = await import('@kubernetes/client-node');
   try {
     await kube.custom.patchNamespacedCustomObject(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ABORTED_ANNOTATION, APPROVED_ANNOTATION, APPROVED_RELEASE_ANNOTATION } from '../../core/labels.js';
+import { ABORTED_ANNOTATION, APPROVED_ANNOTATION, APPROVED_RELEASE_ANNOTATION, PAUSED_ANNOTATION, RESUMED_AT_ANNOTATION } from '../../core/labels.js';
 import { fakeApi } from '../api-test-support.js';
 import { run } from '../run.js';
 import { captured, captureOutput } from '../test-support.js';
@@ -42,5 +42,22 @@ describe('edctl approve and abort', () => {
     expect(await run(['approve', 'web', '--kubeconfig', api.kubeconfig])).toBe(0);
     expect(captured.out).toBe('ExtendedDeployment shop/web: approved release 3f9a1c0d2e for wave 1\n');
     expect(api.patches).toEqual([{ metadata: { annotations: { [APPROVED_RELEASE_ANNOTATION]: '3f9a1c0d2e' } } }]);
+  });
+});
+
+describe('edctl resume', () => {
+  it('clears the pause and the abort it finds by value (never removing an annotation Git does not own), with the time', async () => {
+    api.ed = { metadata: { generation: 1, annotations: { [PAUSED_ANNOTATION]: 'true', [ABORTED_ANNOTATION]: 'R' } }, status: rollout('Paused', 2) };
+    expect(await run(['resume', 'web', '--kubeconfig', api.kubeconfig])).toBe(0);
+    expect(captured.out).toBe('ExtendedDeployment shop/web: resumed\n');
+    expect(api.patches).toEqual([
+      { metadata: { annotations: { [PAUSED_ANNOTATION]: 'false', [ABORTED_ANNOTATION]: '', [RESUMED_AT_ANNOTATION]: expect.any(String) } } },
+    ]);
+  });
+
+  it('writes only the time when there is no pause or abort to clear', async () => {
+    api.ed = { metadata: { generation: 1 }, status: rollout('Degraded', 2) };
+    expect(await run(['resume', 'web', '--kubeconfig', api.kubeconfig])).toBe(0);
+    expect(api.patches).toEqual([{ metadata: { annotations: { [RESUMED_AT_ANNOTATION]: expect.any(String) } } }]);
   });
 });

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { approvalValue } from '../../core/rollout/controls.js';
+import { approvalValue, resumeAnnotations } from '../../core/rollout/controls.js';
 import { abortTarget, approveTarget, fleetApprovalTarget, type ControlTarget } from '../../core/rollout/control-targets.js';
 import type { ExtendedDeploymentObject } from '../../core/kube/objects.js';
-import { ABORTED_ANNOTATION, APPROVED_ANNOTATION, APPROVED_RELEASE_ANNOTATION, PAUSED_ANNOTATION, RESUMED_AT_ANNOTATION } from '../../core/labels.js';
+import { ABORTED_ANNOTATION, APPROVED_ANNOTATION, APPROVED_RELEASE_ANNOTATION, PAUSED_ANNOTATION } from '../../core/labels.js';
 import { addKubeFlags, connect, patchAnnotations, readExtendedDeployment, type Kube, type KubeFlags } from '../kube.js';
 import { UserError } from '../user-error.js';
 
@@ -54,7 +54,8 @@ export function registerControls(program: Command): void {
     .description("Continue a paused or aborted rollout; restarts the current group's progress deadline")
     .action(async (name: string, flags: KubeFlags) => {
       const kube = await connect(flags);
-      await patchAnnotations(kube, name, { [PAUSED_ANNOTATION]: null, [ABORTED_ANNOTATION]: null, [RESUMED_AT_ANNOTATION]: new Date().toISOString() });
+      const ed = await readExtendedDeployment(kube, name);
+      await patchAnnotations(kube, name, resumeAnnotations(ed.metadata?.annotations, Date.now()));
       process.stdout.write(`ExtendedDeployment ${kube.namespace}/${name}: resumed\n`);
     });
 

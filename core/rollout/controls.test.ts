@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ABORTED_ANNOTATION, APPROVED_ANNOTATION, PAUSED_ANNOTATION, RESUMED_AT_ANNOTATION } from '../labels.js';
-import { approvalValue, controlTarget, parseApproval, parseControls, parseTime } from './controls.js';
+import { approvalValue, controlTarget, parseApproval, parseControls, parseTime, resumeAnnotations } from './controls.js';
 
 describe('parseControls', () => {
   it('reads no annotations as no controls', () => {
@@ -31,6 +31,22 @@ describe('parseControls', () => {
     const controls = parseControls({ [ABORTED_ANNOTATION]: 'r0', [APPROVED_ANNOTATION]: 'r0/5' }, 'r1');
     expect(controls.aborted).toBe(false);
     expect(controls.approvedThrough).toBeUndefined();
+  });
+});
+
+describe('resumeAnnotations', () => {
+  const at = Date.UTC(2026, 11, 1, 12);
+  it('clears a pause and an abort by value, never by removal, and records when', () => {
+    const paused = { [PAUSED_ANNOTATION]: 'true', [ABORTED_ANNOTATION]: 'r1@2026-12-01T11:00:00.000Z', [APPROVED_ANNOTATION]: 'r1/2' };
+    const written = resumeAnnotations(paused, at);
+    expect(written).toEqual({ [PAUSED_ANNOTATION]: 'false', [ABORTED_ANNOTATION]: '', [RESUMED_AT_ANNOTATION]: '2026-12-01T12:00:00.000Z' });
+    // What the agent reads after the merge patch: neither paused nor aborted, resumed then.
+    const after = parseControls({ ...paused, ...written }, 'r1', '2026-12-01T11:00:00.000Z');
+    expect(after).toEqual({ paused: false, aborted: false, approvedThrough: 2, resumedAt: at });
+  });
+
+  it('writes only the time on an ExtendedDeployment that was neither paused nor aborted', () => {
+    expect(resumeAnnotations(undefined, at)).toEqual({ [RESUMED_AT_ANNOTATION]: '2026-12-01T12:00:00.000Z' });
   });
 });
 

@@ -52,3 +52,17 @@ export function parseTime(value: string | undefined): number | undefined {
 export function approvalValue(rollout: string, group: number): string {
   return `${rollout}/${group}`;
 }
+
+/**
+ * The annotations `edctl resume` writes: the resume time, and the pause and abort cleared, each only if present. Cleared
+ * means `paused: "false"` and `aborted: ""` (both read as absent), not removed: a field removed from an object Git
+ * manages is what Argo CD's server-side diff can take for drift (see withGroupRecord in group-record.ts), and nothing but
+ * Git removes one.
+ */
+export function resumeAnnotations(annotations: Readonly<Record<string, string>> | undefined, now: number): Record<string, string> {
+  return {
+    ...(annotations?.[PAUSED_ANNOTATION] !== undefined && { [PAUSED_ANNOTATION]: 'false' }),
+    ...(annotations?.[ABORTED_ANNOTATION] !== undefined && { [ABORTED_ANNOTATION]: '' }),
+    [RESUMED_AT_ANNOTATION]: new Date(now).toISOString(),
+  };
+}
