@@ -87,7 +87,6 @@ describe('a group its ReplicaSet scale-down starts', () => {
     expect(raised.plan.actions).toEqual([{ kind: 'scale', region: 'a', workload: 'web-a', from: 4, replicas: 5, record: null }]);
     expect(formatGroupRecord(null)).toBe('');
     expect(parseGroupRecord(formatGroupRecord(null))).toBeUndefined();
-    expect(startsGroupOnWorkloads(raised.plan, rolloutInput(beta(), [{ ...region(all, 4), desired: 5 }], T0, status))).toBe(false);
   });
 
   it("records no group on a keeper's scale, and an empty one on the regional ReplicaSet's as it sheds for the keeper", () => {
@@ -99,8 +98,11 @@ describe('a group its ReplicaSet scale-down starts', () => {
     const making = planRollout(rolloutInput(beta(), [greyRegion({ name: 'web-a-old', uid: 'k1', revision: 'old', replicas: 0, pods: [] })], T0, status));
     expect(making.actions).toEqual([{ kind: 'scale', region: 'a', workload: 'web-a-old', from: 0, replicas: 1 }]);
     const made = { name: 'web-a-old', uid: 'k1', revision: 'old', replicas: 1, pods: [old('k-o1')] };
-    const shedding = planRollout(rolloutInput(beta(), [greyRegion(made)], T0, status));
+    const sheddingInput = rolloutInput(beta(), [greyRegion(made)], T0, status);
+    const shedding = planRollout(sheddingInput);
     expect(shedding.actions).toEqual([{ kind: 'scale', region: 'a', workload: 'web-a', from: 4, replicas: 3, record: null }]);
+    // A scale-down with an empty record starts no group.
+    expect(startsGroupOnWorkloads(shedding, sheddingInput)).toBe(false);
   });
 });
 

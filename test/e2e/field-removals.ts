@@ -68,8 +68,8 @@ function writers(before: Watched, after: Watched): string[] {
 /** Watches whose collected removals are read when the suite ends. */
 export interface FieldRemovalWatch {
   readonly removals: readonly FieldRemoval[];
-  /** Versions compared so far (each with the one before it). */
-  readonly compared: number;
+  /** Versions compared so far (each with the one before it), by kind. */
+  readonly compared: ReadonlyMap<string, number>;
   stop(): void;
 }
 
@@ -82,7 +82,7 @@ export interface FieldRemovalWatch {
 export async function watchFieldRemovals(paths: readonly string[], managed: (o: Watched) => boolean, manager: string): Promise<FieldRemovalWatch> {
   const removals: FieldRemoval[] = [];
   const last = new Map<string, Watched>();
-  let compared = 0;
+  const compared = new Map<string, number>();
   let running = true;
   const aborts: { abort(): void }[] = [];
   const seen = (type: string, o: Watched) => {
@@ -93,7 +93,7 @@ export async function watchFieldRemovals(paths: readonly string[], managed: (o: 
     const before = last.get(uid);
     last.set(uid, o);
     if (!before || before.metadata?.resourceVersion === o.metadata?.resourceVersion) return;
-    compared++;
+    compared.set(o.kind ?? '', (compared.get(o.kind ?? '') ?? 0) + 1);
     const now = fields(o);
     for (const [field, path] of fields(before)) {
       if (now.has(field) || owns(before, manager, path)) continue;
@@ -116,9 +116,7 @@ export async function watchFieldRemovals(paths: readonly string[], managed: (o: 
     get removals() {
       return removals;
     },
-    get compared() {
-      return compared;
-    },
+    compared,
     stop() {
       running = false;
       for (const a of aborts) a.abort();
