@@ -35,7 +35,7 @@ export interface Watched {
   spec?: Record<string, unknown>;
 }
 
-/** Each field of labels, annotations and spec (a list is one field, as in managedFields' sets) → its path there. */
+/** Each field of labels, annotations and spec → its path in managedFields (a list counts as one field: owned when any of it is). */
 function fields(o: Watched): Map<string, readonly string[]> {
   const out = new Map<string, readonly string[]>();
   for (const map of ['labels', 'annotations'] as const) {
