@@ -4,6 +4,8 @@
 // server's (removed in between) still shows as a difference, although Git never named it, and self-heal syncs the
 // object again. Changed and added fields do not. So nothing but Git may remove a field from an object Git manages.
 import { Watch } from '@kubernetes/client-node';
+import type { MetaObject, ObjectMeta } from '../../core/kube/objects.js';
+import { fieldOwners, type ManagedFieldsEntry } from './gitops-kit.js';
 import { clients, sleep } from './helpers.js';
 
 /** A field that one version of an object had and the next lacked, while the engine's manager did not own it. */
@@ -20,18 +22,8 @@ export interface FieldRemoval {
 }
 
 /** An object as a watch event carries it (the parts read here). */
-export interface Watched {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    resourceVersion?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    managedFields?: { manager?: string; operation?: string; subresource?: string; time?: string; fieldsV1?: Record<string, unknown> }[];
-  };
+export interface Watched extends MetaObject {
+  metadata?: ObjectMeta & { managedFields?: ManagedFieldsEntry[] };
   spec?: Record<string, unknown>;
 }
 
@@ -50,17 +42,8 @@ function fields(o: Watched): Map<string, readonly string[]> {
   return out;
 }
 
-function owns(o: Watched, manager: string, path: readonly string[]): boolean {
-  return (o.metadata?.managedFields ?? []).some((m) => {
-    if (m.manager !== manager || (m.subresource ?? '') !== '') return false;
-    let node: unknown = m.fieldsV1;
-    for (const p of path) node = (node as Record<string, unknown> | undefined)?.[p];
-    return node !== undefined;
-  });
-}
-
 function writers(before: Watched, after: Watched): string[] {
-  const key = (m: { manager?: string; operation?: string; subresource?: string }) => `${m.manager}/${m.operation}/${m.subresource ?? ''}`;
+  const key = (m: ManagedFieldsEntry) => `${m.manager}/${m.operation}/${m.subresource ?? ''}`;
   const was = new Map((before.metadata?.managedFields ?? []).map((m) => [key(m), JSON.stringify(m)]));
   return (after.metadata?.managedFields ?? []).filter((m) => was.get(key(m)) !== JSON.stringify(m)).map((m) => m.manager ?? '?');
 }
@@ -96,7 +79,7 @@ export async function watchFieldRemovals(paths: readonly string[], managed: (o: 
     compared.set(o.kind ?? '', (compared.get(o.kind ?? '') ?? 0) + 1);
     const now = fields(o);
     for (const [field, path] of fields(before)) {
-      if (now.has(field) || owns(before, manager, path)) continue;
+      if (now.has(field) || fieldOwners(before, path).includes(manager)) continue;
       const object = `${o.kind ?? ''} ${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
       removals.push({ at: Date.now(), object, resourceVersion: o.metadata?.resourceVersion ?? '', field, writers: writers(before, o) });
     }

@@ -285,16 +285,25 @@ export async function evictKeptPod(): Promise<{ keeper: KeeperObject; evicted: s
   );
 }
 
+/** An entry of an object's metadata.managedFields, the parts read here. */
+export interface ManagedFieldsEntry {
+  readonly manager?: string;
+  readonly operation?: string;
+  readonly subresource?: string;
+  readonly time?: string;
+  readonly fieldsV1?: Record<string, unknown>;
+}
+
 /** The managers that own a field (`f:spec.f:replicas` style path) of an object, optionally of a subresource. */
-export function fieldOwners(o: Owned, path: readonly string[], subresource?: string): string[] {
-  return (o.metadata.managedFields ?? [])
+export function fieldOwners(o: { metadata?: { managedFields?: readonly ManagedFieldsEntry[] } }, path: readonly string[], subresource?: string): string[] {
+  return (o.metadata?.managedFields ?? [])
     .filter((m) => (m.subresource ?? '') === (subresource ?? ''))
     .filter((m) => {
       let node: unknown = m.fieldsV1;
       for (const p of path) node = (node as Record<string, unknown> | undefined)?.[p];
       return node !== undefined;
     })
-    .map((m) => m.manager);
+    .map((m) => m.manager ?? '');
 }
 
 /** The ExtendedDeployments of the examples: phase, observed generation, generation. */
