@@ -5,7 +5,9 @@
 
 # Build: install every dependency from the lock file, compile TypeScript to lib/ and bundle edctl into lib/cli/main.js
 # (the last step of package.json "build"): the agent starts from 35 files instead of 348 modules, holds 4-5 MiB less.
-FROM node:22-bookworm-slim AS build
+# One exact Node.js release in both stages: the e2e suites and the benches run the agent on it (test/cluster/image-node.ts
+# reads it here), so a new release reaches the image only through a commit those runs saw.
+FROM node:22.23.5-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would build before the sources are copied; the build runs explicitly below.
@@ -19,7 +21,7 @@ COPY examples ./examples
 RUN npm run build
 
 # Run: production dependencies and the compiled lib/ only; no compiler, no sources, no npm cache.
-FROM node:22-bookworm-slim
+FROM node:22.23.5-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./

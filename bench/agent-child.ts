@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { repoRoot, waitUntil } from './lab-kit.js';
+import { labBuild, repoRoot, waitUntil } from './lab-kit.js';
 import { AGENT_ENV, AGENT_NODE_FLAGS } from '../constructs/agent-install.js';
 
 /** Clock ticks per second of /proc's CPU times. */
@@ -15,17 +15,25 @@ const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' 
 /** The Node.js flags the agent install runs the agent with, and BENCH_AGENT_NODE_ARGS (e.g. --cpu-prof) added. */
 export const agentNodeOptions = [...AGENT_NODE_FLAGS, process.env['BENCH_AGENT_NODE_ARGS'] ?? ''].join(' ').trim();
 
+let resolvedAgentNode: string | undefined;
+
 /**
- * The Node.js the agent runs on: BENCH_AGENT_NODE (a path) when set, e.g. the Node.js line of the agent's image
- * (Dockerfile: node:22), which need not be the one running the bench; else the bench's own.
+ * The Node.js binary the agent runs on: by default the release the agent's image runs (the Dockerfile's pin, fetched
+ * into the lab's cache by `lab:build image-node`), which need not be the one running the bench (this machine's is 20,
+ * the image's 22, and their memory differs by several MiB); BENCH_AGENT_NODE names another binary, `self` the bench's.
  */
-export const agentNode = process.env['BENCH_AGENT_NODE'] || process.execPath;
+export function agentNode(): string {
+  const chosen = process.env['BENCH_AGENT_NODE'];
+  resolvedAgentNode ??= chosen === 'self' ? process.execPath : chosen || labBuild('image-node');
+  return resolvedAgentNode;
+}
 
 /** The version of {@link agentNode} (`v22.23.5`), as the bench's header names it. */
 export function agentNodeVersion(): string {
-  if (agentNode === process.execPath) return process.version;
-  const version = spawnSync(agentNode, ['--version'], { encoding: 'utf8' });
-  if (version.status !== 0) throw new Error(`BENCH_AGENT_NODE=${agentNode} does not run: ${version.error?.message ?? version.stderr.trim()}`);
+  const node = agentNode();
+  if (node === process.execPath) return process.version;
+  const version = spawnSync(node, ['--version'], { encoding: 'utf8' });
+  if (version.status !== 0) throw new Error(`the agent's Node.js ${node} does not run: ${version.error?.message ?? version.stderr.trim()}`);
   return version.stdout.trim();
 }
 
@@ -112,7 +120,7 @@ export class AgentChild {
   constructor(args: string[], logFile?: string) {
     const logStream = logFile ? createWriteStream(logFile) : undefined;
     const nodeArgs = agentNodeOptions.split(' ').filter(Boolean);
-    this.child = spawn(agentNode, [...nodeArgs, join(repoRoot, 'lib', 'cli', 'main.js'), 'agent', ...args], {
+    this.child = spawn(agentNode(), [...nodeArgs, join(repoRoot, 'lib', 'cli', 'main.js'), 'agent', ...args], {
       cwd: repoRoot,
       env: agentEnv,
       stdio: ['ignore', 'pipe', 'pipe'],

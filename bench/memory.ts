@@ -15,7 +15,8 @@
  * reading falls before or after it (99–108 MiB on Node.js 22 over the same fleet); an agent idles for hours, so the
  * second is the one it holds. Figures: VmRSS (now) and VmHWM (peak) from /proc/<pid>/status, and
  * the V8 heap used and external memory from the agent's own /metrics (prom-client's process metrics). The agent and
- * the baselines run on the Node.js the header names (BENCH_AGENT_NODE, bench/agent-child.ts).
+ * the baselines run on the Node.js the header names: the agent image's release unless BENCH_AGENT_NODE says otherwise
+ * (bench/agent-child.ts).
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -88,7 +89,7 @@ export function baseline(imports: readonly string[]): Promise<MemoryFigure> {
   ].join('\n');
   const flags = agentNodeOptions.split(' ').filter(Boolean);
   return new Promise((resolve, reject) => {
-    const child = spawn(agentNode, [...flags, '--input-type=module', '-e', script], {
+    const child = spawn(agentNode(), [...flags, '--input-type=module', '-e', script], {
       cwd: repoRoot,
       env: agentEnv,
       stdio: ['ignore', 'pipe', 'inherit'],

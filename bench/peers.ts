@@ -11,7 +11,7 @@
  *           defaults), minReadySeconds 1, no gates, rendered by core (bench/rollout-fleet.ts) and applied server-side
  *           with its ReplicaSet, as a GitOps tool does; the agent is the compiled `edctl agent` with its defaults
  *           (leader election on, its Lease in the namespace; no client-side rate limit), on the Node.js the header
- *           names (BENCH_AGENT_NODE, bench/agent-child.ts).
+ *           names: the agent image's release unless BENCH_AGENT_NODE says otherwise (bench/agent-child.ts).
  *   theirs: an Argo Rollouts Rollout (argoproj.io/v1alpha1), the basic canary with no traffic router (it scales
  *           ReplicaSets), the same pod template, replicas and minReadySeconds 1, maxSurge --batch, maxUnavailable 0,
  *           and one `setWeight` step per ExtendedDeployment group, no pauses. The mapping is exact: the agent's group g

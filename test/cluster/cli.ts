@@ -3,8 +3,12 @@
 import { BUILD_NAMES, ensureBuild, isBuildName } from './build.js';
 import { clustersOption, downFleet, fleetStatus, upFleet } from './fleet.js';
 import { tryGitops } from './gitops-try.js';
+import { imageNode } from './image-node.js';
 import { prometheusUrl, startTrafficLab, webUrl } from './traffic.js';
 import { COMPONENTS, LAB_TIMINGS, down, failNodes, healNodes, kubeconfigPath, status, up, type LabTimings } from './lab.js';
+
+/** `lab:build image-node`: fetch the agent image's Node.js (image-node.ts) into the cache. */
+const IMAGE_NODE = 'image-node';
 
 async function main(): Promise<number> {
   const [cmd, ...rest] = process.argv.slice(2);
@@ -65,15 +69,16 @@ async function main(): Promise<number> {
       return running.length > 0 && running.every((l) => l.healthy) ? 0 : 1;
     }
     case 'build': {
-      // `build [lab] [argocd] [flux] [traefik] [argo-rollouts]`: each in turn (default: the lab); prints each binary
-      // directory. The others are built on demand too, by the suites, benchmarks and commands that need them.
+      // `build [lab] [argocd] [flux] [traefik] [argo-rollouts] [image-node]`: each in turn (default: the lab); prints each
+      // binary directory (for image-node, the binary). The others are made on demand too, by the suites, benchmarks and
+      // commands that need them.
       const names = rest.length > 0 ? rest : ['lab'];
-      const unknown = names.filter((n) => !isBuildName(n));
+      const unknown = names.filter((n) => !isBuildName(n) && n !== IMAGE_NODE);
       if (unknown.length > 0) {
-        console.error(`lab build: unknown ${unknown.join(', ')}; one or more of ${BUILD_NAMES.join(', ')}`);
+        console.error(`lab build: unknown ${unknown.join(', ')}; one or more of ${[...BUILD_NAMES, IMAGE_NODE].join(', ')}`);
         return 2;
       }
-      for (const name of names.filter(isBuildName)) console.log(await ensureBuild(name));
+      for (const name of names) console.log(isBuildName(name) ? await ensureBuild(name) : imageNode());
       return 0;
     }
     case 'fail-nodes':
@@ -90,7 +95,7 @@ async function main(): Promise<number> {
       return tryGitops(rest);
     default:
       console.error(
-        'usage: tsx test/cluster/cli.ts <up [--timings kwok|realistic] [--clusters a,b,c] [--net-namespace|--traffic]|down|status|build [lab|argocd|flux|traefik|argo-rollouts]...|fail-nodes <selector>|heal-nodes [selector]|gitops <flux|argocd> [--server-side-diff]>',
+        'usage: tsx test/cluster/cli.ts <up [--timings kwok|realistic] [--clusters a,b,c] [--net-namespace|--traffic]|down|status|build [lab|argocd|flux|traefik|argo-rollouts|image-node]...|fail-nodes <selector>|heal-nodes [selector]|gitops <flux|argocd> [--server-side-diff]>',
       );
       return 2;
   }

@@ -7,6 +7,7 @@
 import { expect } from 'vitest';
 import { renderedIdentity } from './agent-identity.js';
 import { AgentProcess } from './agent-process.js';
+import { imageNodeRelease } from '../cluster/image-node.js';
 import { clients, serverSideApply, test, uniqueName, waitFor } from './helpers.js';
 import { waitMatchesGit } from './git-match.js';
 import { start as startWatcher, stopAndReport } from './invariants.js';
@@ -46,6 +47,8 @@ test('the standby takes over a killed leader within the lease duration and finis
     const standby = agents.find((a) => a.identity !== leaderId)!;
     await waitFor('leader gauge 1 on the leader, 0 on the standby', async () => (await leaderGauge(leader)) === 1 && (await leaderGauge(standby)) === 0);
     await standby.waitForLog('another agent leads');
+    // Both run on the agent image's Node.js, not the one running the tests (prom-client's nodejs_version_info).
+    for (const agent of agents) expect(/^nodejs_version_info\{version="([^"]+)"/m.exec(await agent.metrics())?.[1]).toBe(`v${imageNodeRelease()}`);
     await waitRolledOut(ns, v1);
 
     // The rollout; the leader dies with SIGKILL once group 2 is under way.

@@ -1,12 +1,14 @@
-// The compiled agent (`node lib/cli/main.js agent …`) as a child process of an end-to-end test: its JSON log lines are
-// parsed and kept, and the test can wait for a line, read its metrics port, and kill it (SIGKILL: no graceful stop, the
-// Lease stays held until it expires). Run `npm run build` first.
+// The compiled agent (`node lib/cli/main.js agent …`) as a child process of an end-to-end test, on the Node.js release of
+// the agent's image (test/cluster/image-node.ts): its JSON log lines are parsed and kept, and the test can wait for a
+// line, read its metrics port, and kill it (SIGKILL: no graceful stop, the Lease stays held until it expires). Run
+// `npm run build` first.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AGENT_ENV, AGENT_NODE_FLAGS } from '../../constructs/agent-install.js';
 import { repoRoot } from '../cluster/build.js';
+import { imageNode } from '../cluster/image-node.js';
 
 /** One log line of the agent (`{"time","level","msg",...}`), with the test's receive time. */
 export interface AgentLogLine {
@@ -47,7 +49,7 @@ export class AgentProcess {
   constructor(readonly options: AgentProcessOptions) {
     const main = join(repoRoot, 'lib', 'cli', 'main.js');
     if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
-    // Started with the Node.js flags and the environment the agent install runs it with.
+    // Started with the Node.js release, flags and environment the agent install runs it with.
     const args = [
       ...AGENT_NODE_FLAGS,
       ...(options.clockSkewMs ? ['--import', join(repoRoot, 'test', 'e2e', 'skewed-clock.mjs')] : []),
@@ -75,7 +77,7 @@ export class AgentProcess {
       ...AGENT_ENV,
       ...(options.clockSkewMs && { EXTENDED_DEPLOYMENT_TEST_CLOCK_SKEW_MS: String(options.clockSkewMs) }),
     };
-    this.child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(imageNode(), args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
     createInterface({ input: this.child.stdout! }).on('line', (text) => {
       let line: AgentLogLine;
