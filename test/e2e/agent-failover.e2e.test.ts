@@ -4,6 +4,9 @@
 // SIGKILL, so it never releases the Lease. The standby must take over once the Lease expires and finish the rollout,
 // with the invariant watcher (invariants.ts) beside it throughout, and the cluster must match Git at the end. The
 // takeover delay (kill → the standby's "became leader") is printed, not asserted.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import { renderedIdentity } from './agent-identity.js';
 import { AgentProcess } from './agent-process.js';
@@ -35,7 +38,11 @@ test('the standby takes over a killed leader within the lease duration and finis
   let failed = false;
   const echo = !!process.env.AGENT_ECHO;
   const kubeconfig = account.kubeconfigFile();
-  const agents = ['a1', 'a2'].map((identity) => new AgentProcess({ kubeconfig, identity, namespace: ns, leaseNamespace: ns, echo }));
+  const modulesDir = mkdtempSync(join(tmpdir(), 'agent-modules-'));
+  const modulesFile = (identity: string) => join(modulesDir, identity);
+  const agents = ['a1', 'a2'].map(
+    (identity) => new AgentProcess({ kubeconfig, identity, namespace: ns, leaseNamespace: ns, echo, builtinModulesFile: modulesFile(identity) }),
+  );
   try {
     const v1 = render([...regions, extendedDeployment(ns, regions, REPLICAS, 'registry.example/web:1')]);
     await apply(v1);
@@ -82,6 +89,15 @@ test('the standby takes over a killed leader within the lease duration and finis
     expect(await waitMatchesGit(watch, v2), 'the cluster matches Git').toEqual([]);
     const extremes = observedExtremes(watch, 0, [...desired.keys()]);
 
+    // The agent that finished the rollout, stopped as the kubelet stops it, loaded none of the built-in modules it has
+    // no use for. On Node.js 22 (the image's) an ESM import of node:http reads its lazy WebSocket getter, which loads
+    // undici, http2 and worker_threads, 5 MiB (agent/runtime/node-http.ts); lint keeps such imports out of the source,
+    // and this holds the running agent to it on the runtime where it shows (the tests' own Node.js may be 20).
+    await standby.stop();
+    const loaded = readFileSync(modulesFile(standby.identity), 'utf8').split('\n').filter(Boolean);
+    expect(loaded, 'the built-in modules are recorded').toContain('https');
+    expect(loaded.filter((m) => /undici|http2|worker_threads|^assert$/.test(m))).toEqual([]);
+
     console.log(
       [
         `agent-failover: leader ${leader.identity} killed in ${atKill.phase} group ${atKill.groups} (${atKill.overview}); Lease last renewed ${renewedBefore}`,
@@ -96,6 +112,7 @@ test('the standby takes over a killed leader within the lease duration and finis
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
     await account.remove();
+    rmSync(modulesDir, { recursive: true, force: true });
     const violations = await stopAndReport(watch, 'agent-failover', failed);
     await deleteAll(regions);
     if (!failed) expect(violations).toEqual([]);

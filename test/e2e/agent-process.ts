@@ -36,6 +36,8 @@ export interface AgentProcessOptions {
   readonly clusterName?: string;
   /** The folder of the other members' kubeconfigs (--peer-kubeconfigs). */
   readonly peerKubeconfigs?: string;
+  /** Write the built-in modules the process loaded to this file when it exits (loaded-modules.mjs). */
+  readonly builtinModulesFile?: string;
 }
 
 export class AgentProcess {
@@ -53,6 +55,7 @@ export class AgentProcess {
     const args = [
       ...AGENT_NODE_FLAGS,
       ...(options.clockSkewMs ? ['--import', join(repoRoot, 'test', 'e2e', 'skewed-clock.mjs')] : []),
+      ...(options.builtinModulesFile ? ['--import', join(repoRoot, 'test', 'e2e', 'loaded-modules.mjs')] : []),
       main,
       'agent',
       '--kubeconfig',
@@ -76,6 +79,7 @@ export class AgentProcess {
       ...process.env,
       ...AGENT_ENV,
       ...(options.clockSkewMs && { EXTENDED_DEPLOYMENT_TEST_CLOCK_SKEW_MS: String(options.clockSkewMs) }),
+      ...(options.builtinModulesFile && { EXTENDED_DEPLOYMENT_TEST_MODULES_FILE: options.builtinModulesFile }),
     };
     this.child = spawn(imageNode(), args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
