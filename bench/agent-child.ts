@@ -19,8 +19,8 @@ let resolvedAgentNode: string | undefined;
 
 /**
  * The Node.js binary the agent runs on: by default the release the agent's image runs (the Dockerfile's pin, fetched
- * into the lab's cache by `lab:build image-node`), which need not be the one running the bench (this machine's is 20,
- * the image's 22, and their memory differs by several MiB); BENCH_AGENT_NODE names another binary, `self` the bench's.
+ * into the lab's cache by `lab:build image-node`), which need not be the one running the bench (the agent's memory on
+ * Node.js 20 and 22 differs by several MiB); BENCH_AGENT_NODE names another binary, `self` the bench's.
  */
 export function agentNode(): string {
   const chosen = process.env['BENCH_AGENT_NODE'];
