@@ -1,6 +1,6 @@
 // The Node.js release the agent's image runs (the Dockerfile's `FROM node:<version>-…` lines), for the e2e suites and
-// the benches to run the agent on the runtime a cluster runs it on, whatever Node.js runs them (CI and this machine
-// have Node.js 20; the image has 22, whose memory and module loading differ). Fetched from the npm registry, where the
+// the benches to run the agent on the runtime a cluster runs it on, whatever Node.js runs them (the agent's memory and
+// the built-in modules it loads differ between Node.js 20 and 22). Fetched from the npm registry, where the
 // `node-<platform>-<arch>` packages carry each release's binary (npm checks the tarball against the registry's
 // integrity hash), and cached next to the lab's builds:
 //   ~/.cache/extended-deployment/lab/node-v<version>-<platform>-<arch>/bin/node
