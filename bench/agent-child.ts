@@ -24,7 +24,7 @@ let resolvedAgentNode: string | undefined;
  */
 export function agentNode(): string {
   const chosen = process.env['BENCH_AGENT_NODE'];
-  resolvedAgentNode ??= chosen === 'self' ? process.execPath : chosen || labBuild('image-node');
+  resolvedAgentNode ??= chosen === 'self' ? process.execPath : chosen || join(labBuild('image-node'), 'node');
   return resolvedAgentNode;
 }
 

@@ -4,6 +4,7 @@
 //   ~/.cache/extended-deployment/lab/gitops-<engine>-<version>_<go>/bin/   (on demand: kustomize-controller, cel-health; argocd, lua-health)
 //   ~/.cache/extended-deployment/lab/peer-argo-rollouts-<version>_<go>/bin/  (on demand, for bench:peers: rollouts-controller, crds/)
 //   ~/.cache/extended-deployment/lab/gateway-traefik-<version>_<go>/bin/  (on demand, for the traffic suites: traefik)
+//   ~/.cache/extended-deployment/lab/node-v<release>-<platform>-<arch>/bin/  (the agent image's Node.js, fetched: image-node.ts)
 // The pinned versions are read from the wrapper modules' go.mod files (the single source of truth), so the cache
 // key changes exactly when a pin changes. A stamp file with a hash of every build input (go.mod, go.sum, Go sources)
 // triggers a rebuild when anything else in the wrapper modules changes.
@@ -13,6 +14,7 @@ import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, re
 import { homedir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { imageNode } from './image-node.js';
 
 export const clusterDir = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = join(clusterDir, '..', '..');
@@ -426,10 +428,13 @@ export async function ensureGatewayBinaries(gateway: Gateway, log: (s: string) =
   return ensureOnDemand(gateway, log);
 }
 
-/** What `lab:build` builds: the lab itself, or one of the builds made on demand. */
-export type BuildName = 'lab' | OnDemandKey;
+/** The agent image's Node.js, fetched rather than built (image-node.ts). */
+const IMAGE_NODE = 'image-node';
 
-export const BUILD_NAMES: readonly BuildName[] = ['lab', ...(Object.keys(ON_DEMAND_BUILDS) as OnDemandKey[])];
+/** What `lab:build` builds: the lab itself, one of the builds made on demand, or the agent image's Node.js. */
+export type BuildName = 'lab' | OnDemandKey | typeof IMAGE_NODE;
+
+export const BUILD_NAMES: readonly BuildName[] = ['lab', ...(Object.keys(ON_DEMAND_BUILDS) as OnDemandKey[]), IMAGE_NODE];
 
 export function isBuildName(name: string): name is BuildName {
   return (BUILD_NAMES as readonly string[]).includes(name);
@@ -437,6 +442,7 @@ export function isBuildName(name: string): name is BuildName {
 
 /** Builds one of `BUILD_NAMES` (or finds it cached) and returns its binary directory. */
 export async function ensureBuild(name: BuildName, log: (s: string) => void = (s) => console.error(s)): Promise<string> {
+  if (name === IMAGE_NODE) return dirname(imageNode(log));
   return name === 'lab' ? ensureBinaries(log) : ensureOnDemand(name, log);
 }
 

@@ -3,12 +3,8 @@
 import { BUILD_NAMES, ensureBuild, isBuildName } from './build.js';
 import { clustersOption, downFleet, fleetStatus, upFleet } from './fleet.js';
 import { tryGitops } from './gitops-try.js';
-import { imageNode } from './image-node.js';
 import { prometheusUrl, startTrafficLab, webUrl } from './traffic.js';
 import { COMPONENTS, LAB_TIMINGS, down, failNodes, healNodes, kubeconfigPath, status, up, type LabTimings } from './lab.js';
-
-/** `lab:build image-node`: fetch the agent image's Node.js (image-node.ts) into the cache. */
-const IMAGE_NODE = 'image-node';
 
 async function main(): Promise<number> {
   const [cmd, ...rest] = process.argv.slice(2);
@@ -70,15 +66,14 @@ async function main(): Promise<number> {
     }
     case 'build': {
       // `build [lab] [argocd] [flux] [traefik] [argo-rollouts] [image-node]`: each in turn (default: the lab); prints each
-      // binary directory (for image-node, the binary). The others are made on demand too, by the suites, benchmarks and
-      // commands that need them.
+      // binary directory. The others are made on demand too, by the suites, benchmarks and commands that need them.
       const names = rest.length > 0 ? rest : ['lab'];
-      const unknown = names.filter((n) => !isBuildName(n) && n !== IMAGE_NODE);
+      const unknown = names.filter((n) => !isBuildName(n));
       if (unknown.length > 0) {
-        console.error(`lab build: unknown ${unknown.join(', ')}; one or more of ${[...BUILD_NAMES, IMAGE_NODE].join(', ')}`);
+        console.error(`lab build: unknown ${unknown.join(', ')}; one or more of ${BUILD_NAMES.join(', ')}`);
         return 2;
       }
-      for (const name of names) console.log(isBuildName(name) ? await ensureBuild(name) : imageNode());
+      for (const name of names.filter(isBuildName)) console.log(await ensureBuild(name));
       return 0;
     }
     case 'fail-nodes':
