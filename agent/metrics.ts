@@ -10,6 +10,9 @@ export const CONTROLLERS = ['extendeddeployment', 'deployregion'] as const;
 /** One of {@link CONTROLLERS}. */
 export type ControllerName = (typeof CONTROLLERS)[number];
 
+/** What a status write changed: the `change` label of the status-write counter. */
+export type StatusWriteChange = 'transition' | 'progress';
+
 /**
  * How often the process metrics' event-loop delay histogram (`nodejs_eventloop_lag_p99_seconds` and the rest) takes a
  * sample, ms. Its timer wakes the process at that rate: at prom-client's default of 10 ms it took about 3.5 of the
@@ -44,7 +47,10 @@ export class AgentMetrics {
   });
   readonly statusWrites = new Counter({
     name: 'extendeddeployment_agent_status_writes_total',
-    help: 'ExtendedDeployment status writes (a reconcile writes only when the status changed).',
+    help:
+      'ExtendedDeployment status writes (a reconcile writes only when the status changed), by change: transition (a phase, group, ' +
+      'condition or record, with the counts), progress (counts, overview or messages alone, paced).',
+    labelNames: ['change'] as const,
     registers: [this.registry],
   });
   readonly movedReplicas = new Counter({

@@ -12,10 +12,12 @@ import {
 import type { RolloutAction } from '../core/rollout/actions.js';
 import { SLACK_MS } from '../core/rollout/requeue.js';
 import { FakeClock } from './runtime/clock.js';
+import { AgentMetrics } from './metrics.js';
 import { EvictionBlockedError } from './eviction.js';
 import { silentLogger } from './runtime/log.js';
 import { edKeyOf } from './keys.js';
-import { PROGRESS_WRITES_PER_SECOND, Reconciler, type ReconcilerPorts } from './reconciler.js';
+import { Reconciler, type ReconcilerPorts } from './reconciler.js';
+import { PROGRESS_WRITES_PER_SECOND } from '../core/rollout/status-pacing.js';
 import { controlledBy } from '../core/kube/test-support.js';
 import { STANDING_MARK, agentCaches, recorder, webExtendedDeployment } from './reconciler-test-support.js';
 
@@ -81,6 +83,9 @@ function world(
 }
 
 const clock = () => new FakeClock(Date.UTC(2026, 0, 1));
+/** The status-write counter's series as [change, count]. */
+const statusWrites = async (metrics: AgentMetrics) =>
+  (await metrics.registry.getSingleMetric('extendeddeployment_agent_status_writes_total')!.get()).values.map((v) => [v.labels.change, v.value]);
 /** Groups of two pods from the first: the first group marks (and surges) two old pods per region. */
 const GROUPS_OF_TWO = { strategy: { minReadySeconds: 0, rolloutStrategy: 'Group', batchSize: 2 } };
 
@@ -103,7 +108,8 @@ describe('Reconciler', () => {
     // The cluster after that reconcile: status written, RS scaled, a new pod created; the cache does not show the mark yet.
     const { caches, pods } = world({ status: first.statuses[0], replicas: 3, newPod: true });
     const { calls, ports } = recorder();
-    const reconciler = new Reconciler({ caches, ports, clock: t, log: silentLogger });
+    const metrics = new AgentMetrics({ queueDepth: () => 0 });
+    const reconciler = new Reconciler({ caches, ports, clock: t, log: silentLogger, metrics });
     const result = await reconciler.reconcile(edKeyOf('shop', 'web'));
     // The new pod counts are not written while the key is busy acting: the mark's own event changes them again.
     expect(calls).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b']);
@@ -116,6 +122,7 @@ describe('Reconciler', () => {
     t.advance(1);
     await reconciler.reconcile(edKeyOf('shop', 'web'));
     expect(calls).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b', 'status:Progressing:1']);
+    expect(await statusWrites(metrics)).toEqual([['progress', 1]]);
     expect(calls.filter((c) => c.startsWith('event:'))).toEqual([]);
   });
 
@@ -150,9 +157,9 @@ describe('Reconciler', () => {
     const reconciler = new Reconciler({ caches, ports, clock: t, log: silentLogger });
     const { countsPendingSince: pending, lastWrite } = reconciler as unknown as { countsPendingSince: Map<string, number>; lastWrite: Map<string, number> };
     lastWrite.set('shop/web', t.now());
-    // 49 other keys wait with counts of their own: with this one, 50 at 10 per second is 5 s each.
-    for (let i = 0; i < 49; i++) pending.set(`shop/other-${i}`, t.now());
-    expect(50 / PROGRESS_WRITES_PER_SECOND).toBe(5);
+    // 24 other keys wait with counts of their own: with this one, 25 at 5 per second is 5 s each.
+    for (let i = 0; i < 24; i++) pending.set(`shop/other-${i}`, t.now());
+    expect(25 / PROGRESS_WRITES_PER_SECOND).toBe(5);
     expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(5_000);
     t.advance(1_000);
     expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(4_000);
@@ -163,6 +170,37 @@ describe('Reconciler', () => {
     await reconciler.reconcile(edKeyOf('shop', 'web'));
     expect(calls).toEqual(['status:Progressing:1']);
     expect(pending.size).toBe(0);
+  });
+
+  it('holds counts due now for a pod turning available within the next interval, whose look writes them with the group start', async () => {
+    const t = clock();
+    const metrics = new AgentMetrics({ queueDepth: () => 0 });
+    const minReady = { spec: { strategy: { minReadySeconds: 1 } } };
+    const first = recorder();
+    await new Reconciler({ caches: world(minReady).caches, ports: first.ports, clock: t, log: silentLogger, metrics }).reconcile(edKeyOf('shop', 'web'));
+    const { caches, pods } = world({ ...minReady, status: first.statuses[0], replicas: 3, newPod: true });
+    for (const pod of pods)
+      if (pod.metadata.name !== 'web-amd-c') Object.assign(pod.metadata, { annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } });
+    // The new pod turned Ready just now: available (and counted so) one second from now.
+    Object.assign(
+      pods.find((p) => p.metadata.name === 'web-amd-c')!,
+      {
+        status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(t.now()).toISOString() }] },
+      },
+    );
+    const { calls, ports } = recorder();
+    const reconciler = new Reconciler({ caches, ports, clock: t, log: silentLogger, metrics });
+    const { countsPendingSince: pending, lastWrite } = reconciler as unknown as { countsPendingSince: Map<string, number>; lastWrite: Map<string, number> };
+    // Counts have waited 900 ms of their 1 s: due in 100 ms, but the look at the pod's availability comes 901 ms later.
+    lastWrite.set('shop/web', t.now() - 900);
+    pending.set('shop/web', t.now() - 900);
+    expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(1_000 + SLACK_MS);
+    expect(calls).toEqual([]);
+    // That look finds the pod available and starts the next group: the status it writes carries the counts.
+    t.advance(1_000 + SLACK_MS);
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
+    expect(calls).toEqual(['scale:ReplicaSet:2', 'status:Progressing:2', 'event:GroupStarted']);
+    expect(await statusWrites(metrics)).toEqual([['transition', 2]]);
   });
 
   it('acts and writes the status in one reconcile when the status records more than counts', async () => {

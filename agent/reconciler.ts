@@ -12,7 +12,7 @@ import type { Clock } from './runtime/clock.js';
 import { EvictionBlocks } from './eviction-blocks.js';
 import type { AgentCaches } from './informers.js';
 import type { Logger } from './runtime/log.js';
-import type { AgentMetrics } from './metrics.js';
+import type { AgentMetrics, StatusWriteChange } from './metrics.js';
 import { apiError, isForbidden } from './runtime/kube-errors.js';
 import { splitKey, type ExtendedDeploymentObject, type MetaObject, type PodObject, type Workloads } from '../core/kube/objects.js';
 import { OwnWrites, writtenId, type WrittenKind } from './own-writes.js';
@@ -23,6 +23,7 @@ import { memberProblems, releaseApproved } from '../core/fleet/look.js';
 import { observePeers, type FleetAccess } from './fleet-peers.js';
 import { workloadKindOf, workloadsOfKind } from '../core/kube/workload-kinds.js';
 import { forbiddenReadStatus, forbiddenStatus, problemsMessage, statusChanged } from '../core/rollout/status-decision.js';
+import { progressWriteWait } from '../core/rollout/status-pacing.js';
 import type { ClusterNodes } from './cluster-nodes.js';
 import type { EdKey } from './keys.js';
 import type { AnalysisAnswer, AnalysisQuery } from '../core/traffic/observation.js';
@@ -70,25 +71,6 @@ export interface ReconcileResult {
   /** Look at the object again after this many ms, even if nothing changes. */
   readonly requeueAfterMs?: number;
 }
-
-/**
- * A status change that is only progress detail (pod counts, overview, messages) with nothing to do and nothing to
- * report is written at most this often per ExtendedDeployment; the reconcile is requeued to write it when the interval
- * is over. Pod events come in bursts during a rollout, and writing every count as it changes is the largest share of
- * the agent's requests (bench/agent: 48 of 93 per rollout; paced 29 of 73). With 2 workers the requeued keys queued in
- * front of due group starts, which made it slower (c43c55f); with 16 they do not.
- */
-export const PROGRESS_WRITE_INTERVAL_MS = 1_000;
-
-/**
- * Progress-only writes of all ExtendedDeployments together go out at about this rate at most: while more objects than
- * that have counts waiting, each one's wait grows to (objects waiting) / this rate instead of
- * PROGRESS_WRITE_INTERVAL_MS. Transitions (a rollout, group or move recorded; a phase or condition change) are never
- * paced, and they carry the counts too. At scale the API server is what a rollout waits for, and counts written
- * every second were most of the agent's requests (bench:peers at 200 rollouts at once: 20 count writes of 66 requests
- * per rollout, against Argo Rollouts' 49 requests in all).
- */
-export const PROGRESS_WRITES_PER_SECOND = 10;
 
 /** The lane of traffic writes in {@link Reconciler.perform}: not a region name (a DNS label has no space). */
 const TRAFFIC_LANE = ' traffic';
@@ -383,7 +365,7 @@ export class Reconciler {
       const later = progressOnly ? this.deferCounts(key, decision) : undefined;
       if (later) return later;
     }
-    if (statusWrite === 'after') await this.write(key, ed, plan.status, log);
+    if (statusWrite === 'after') await this.write(key, ed, plan.status, log, progressOnly ? 'progress' : 'transition');
     if (!first) countSamples();
     // Events describe the transition the status records: recorded only once it is written, so a retried reconcile
     // does not report it twice.
@@ -519,25 +501,17 @@ export class Reconciler {
 
   /**
    * When a change of counts alone (nothing to do, nothing to report) should be written: undefined for now, or the
-   * reconcile result that looks again to write it later. At most one such write per interval after the key's last
-   * write or action; and held for a look due within the interval (a pod turning available, typically the next group's
-   * start), which writes the status anyway: a count-only write still in flight then would delay the group. Counts wait
-   * at most one interval in all. The interval is PROGRESS_WRITE_INTERVAL_MS, longer while many keys have counts
-   * waiting (PROGRESS_WRITES_PER_SECOND).
+   * reconcile result that looks again to write it later (core/rollout/status-pacing.ts).
    */
   private deferCounts(key: string, decision: Decision): ReconcileResult | undefined {
     const now = this.deps.clock.now();
     const requeue = decision.lookAgainInMs;
-    const waiting = this.countsPendingSince.size + (this.countsPendingSince.has(key) ? 0 : 1);
-    const interval = Math.max(PROGRESS_WRITE_INTERVAL_MS, Math.ceil((waiting * 1000) / PROGRESS_WRITES_PER_SECOND));
-    const paced = (this.lastWrite.get(key) ?? Number.NEGATIVE_INFINITY) + interval - now;
-    const pendingSince = this.countsPendingSince.get(key) ?? now;
-    const upcoming = requeue !== undefined && now - pendingSince + requeue <= interval ? requeue : 0;
-    // Actions keep moving the pacing on: the deadline keeps counts from waiting behind a long run of them.
-    const wait = Math.min(Math.max(paced, upcoming), pendingSince + interval - now);
-    if (wait <= 0) return undefined;
-    this.countsPendingSince.set(key, pendingSince);
-    return { outcome: 'synced', requeueAfterMs: Math.min(requeue ?? Number.POSITIVE_INFINITY, Math.ceil(wait)) };
+    const pendingSince = this.countsPendingSince.get(key);
+    const waiting = this.countsPendingSince.size + (pendingSince === undefined ? 1 : 0);
+    const waitMs = progressWriteWait({ now, lastWrite: this.lastWrite.get(key), pendingSince, waiting, lookAgainInMs: requeue });
+    if (waitMs <= 0) return undefined;
+    this.countsPendingSince.set(key, pendingSince ?? now);
+    return { outcome: 'synced', requeueAfterMs: Math.min(requeue ?? Number.POSITIVE_INFINITY, Math.ceil(waitMs)) };
   }
 
   /**
@@ -596,10 +570,17 @@ export class Reconciler {
     return byKind[kind].get(name, namespace);
   }
 
-  private async write(key: string, ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus, log: Logger): Promise<void> {
+  /** Writes the status; `change` says whether it records more than progress detail (the pacing's share, for the metric). */
+  private async write(
+    key: string,
+    ed: ExtendedDeploymentObject,
+    status: ExtendedDeploymentStatus,
+    log: Logger,
+    change: StatusWriteChange = 'transition',
+  ): Promise<void> {
     const updated = await this.guarded(STATUS_WRITE, log, () => this.deps.ports.writeStatus(ed, status));
     const now = this.deps.clock.now();
-    this.deps.metrics?.statusWrites.inc();
+    this.deps.metrics?.statusWrites.inc({ change });
     this.lastWrite.set(key, now);
     this.countsPendingSince.delete(key);
     const name = ed.metadata?.name ?? '';

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { labBuild, repoRoot, waitUntil } from './lab-kit.js';
 import { AGENT_ENV, AGENT_NODE_FLAGS } from '../constructs/agent-install.js';
+import type { StatusWriteChange } from '../agent/metrics.js';
 
 /** Clock ticks per second of /proc's CPU times. */
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
@@ -226,6 +227,8 @@ export const QUEUE_WAIT = 'extendeddeployment_agent_queue_wait_seconds';
 export const ED_CONTROLLER = 'controller="extendeddeployment"';
 /** The agent's histogram of reconcile durations, by controller and result. */
 export const RECONCILE = 'extendeddeployment_agent_reconcile_duration_seconds';
+/** The agent's counter of ExtendedDeployment status writes, by change. */
+const STATUS_WRITES = 'extendeddeployment_agent_status_writes_total';
 
 /** What the agent itself spent between two /metrics snapshots: the part of a reaction no API server or kubelet decides. */
 export interface AgentShare {
@@ -235,6 +238,8 @@ export interface AgentShare {
   readonly queueWait: HistogramSnapshot;
   /** How long the reconciles that planned and acted (result synced) took, their API writes included. */
   readonly synced: HistogramSnapshot;
+  /** Status writes by what they changed (the counter's `change` label: transition, progress). */
+  readonly statusWrites: Readonly<Record<StatusWriteChange, number>>;
 }
 
 /** The agent's share between two /metrics snapshots of its ExtendedDeployment controller. */
@@ -242,12 +247,24 @@ export function agentShare(before: string, after: string): AgentShare {
   const delta = (name: string, labels: string) => histogramDelta(histogram(after, name, labels), histogram(before, name, labels));
   const results = new Set([...after.matchAll(new RegExp(`^${RECONCILE}_count\\{${ED_CONTROLLER},result="([^"]+)"\\}`, 'gm'))].map((m) => m[1]!));
   const reconciles = [...results].reduce((sum, result) => sum + delta(RECONCILE, `${ED_CONTROLLER},result="${result}"`).count, 0);
-  return { reconciles, queueWait: delta(QUEUE_WAIT, ED_CONTROLLER), synced: delta(RECONCILE, `${ED_CONTROLLER},result="synced"`) };
+  const writes = (change: StatusWriteChange) =>
+    (metricValue(after, STATUS_WRITES, `change="${change}"`) || 0) - (metricValue(before, STATUS_WRITES, `change="${change}"`) || 0);
+  return {
+    reconciles,
+    queueWait: delta(QUEUE_WAIT, ED_CONTROLLER),
+    synced: delta(RECONCILE, `${ED_CONTROLLER},result="synced"`),
+    statusWrites: { transition: writes('transition'), progress: writes('progress') },
+  };
 }
 
 /** Two windows' shares as one (rounds of one scale): reconciles and histogram observations added. */
 export function addShares(a: AgentShare, b: AgentShare): AgentShare {
-  return { reconciles: a.reconciles + b.reconciles, queueWait: histogramSum(a.queueWait, b.queueWait), synced: histogramSum(a.synced, b.synced) };
+  return {
+    reconciles: a.reconciles + b.reconciles,
+    queueWait: histogramSum(a.queueWait, b.queueWait),
+    synced: histogramSum(a.synced, b.synced),
+    statusWrites: { transition: a.statusWrites.transition + b.statusWrites.transition, progress: a.statusWrites.progress + b.statusWrites.progress },
+  };
 }
 
 /** A histogram's cumulative buckets (`le` → count) and its count and sum, from Prometheus text. */

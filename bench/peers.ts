@@ -722,6 +722,8 @@ function report(n: number, rounds: readonly Record<Side, SideResult>[], firsts: 
     const q = (h: HistogramSnapshot, p: number) => `${Math.round(histogramQuantile(h, p) * 1000)} ms`;
     lines.push(
       `  ${LABEL.ours} own share (its /metrics, buckets interpolated): ${(share.reconciles / total).toFixed(1)} reconciles / rollout; ` +
+        `status writes / rollout ${((share.statusWrites.transition + share.statusWrites.progress) / total).toFixed(1)} ` +
+        `(transitions ${(share.statusWrites.transition / total).toFixed(1)}, counts alone ${(share.statusWrites.progress / total).toFixed(1)}); ` +
         `queue wait p50 ${q(share.queueWait, 0.5)}, p99 ${q(share.queueWait, 0.99)}; reconcile that acted p50 ${q(share.synced, 0.5)}, p99 ${q(share.synced, 0.99)}` +
         ' (a reaction is the watch delivering the pod update + queue wait + reconcile; the rest is the API server)',
     );

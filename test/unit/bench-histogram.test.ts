@@ -23,8 +23,12 @@ describe('bench histograms', () => {
     expect(both).toEqual(histogram(scrape([1, 5, 6, 7], 2), 'w'));
     expect([both.count, both.sum]).toEqual([7, 2]);
     expect(histogramQuantile(both, 0.5)).toBeCloseTo(histogramQuantile(histogram(scrape([1, 5, 6, 7], 2), 'w'), 0.5));
-    const shares = addShares({ reconciles: 10, queueWait: a, synced: b }, { reconciles: 5, queueWait: b, synced: a });
+    const shares = addShares(
+      { reconciles: 10, queueWait: a, synced: b, statusWrites: { transition: 4, progress: 1 } },
+      { reconciles: 5, queueWait: b, synced: a, statusWrites: { transition: 2, progress: 3 } },
+    );
     expect(shares.reconciles).toBe(15);
+    expect(shares.statusWrites).toEqual({ transition: 6, progress: 4 });
     expect(shares.queueWait.count).toBe(7);
     expect(shares.synced.count).toBe(7);
   });
@@ -72,11 +76,14 @@ describe('bench histograms', () => {
 });
 
 describe("the agent's own share (bench:peers, bench:agent)", () => {
-  it('counts reconciles of every result and reads the queue wait and acting reconciles between two scrapes of the real metrics', async () => {
+  it('counts reconciles of every result and status writes by change, and reads the queue wait and acting reconciles between two scrapes of the real metrics', async () => {
     const metrics = new AgentMetrics({ queueDepth: () => 0, defaultMetrics: false });
     const ed = { controller: 'extendeddeployment' };
     metrics.reconcileDuration.observe({ ...ed, result: 'synced' }, 0.5);
+    metrics.statusWrites.inc({ change: 'transition' });
     const before = await metrics.registry.metrics();
+    metrics.statusWrites.inc({ change: 'transition' }, 2);
+    metrics.statusWrites.inc({ change: 'progress' });
     for (const seconds of [0.004, 0.004, 0.004, 0.2]) metrics.reconcileDuration.observe({ ...ed, result: 'synced' }, seconds);
     metrics.reconcileDuration.observe({ ...ed, result: 'stale' }, 0.001);
     metrics.reconcileDuration.observe({ controller: 'deployregion', result: 'synced' }, 0.001);
@@ -87,5 +94,7 @@ describe("the agent's own share (bench:peers, bench:agent)", () => {
     expect(histogramQuantile(share.synced, 0.5)).toBeLessThanOrEqual(0.005);
     expect(histogramQuantile(share.synced, 0.99)).toBeGreaterThan(0.1);
     expect(share.queueWait.count).toBe(3);
+    // Status writes since the first scrape, by change: the progress series did not exist before it.
+    expect(share.statusWrites).toEqual({ transition: 2, progress: 1 });
   });
 });
