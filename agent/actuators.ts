@@ -231,17 +231,20 @@ async function mark(core: CoreV1Api, namespace: string, name: string, uid: strin
  * Performs one write of an ExtendedDeployment's history (core/history/revisions.ts) on its ControllerRevisions. Each is
  * idempotent and decided again from the caches when it does not apply: a create that finds the revision recorded
  * (409 AlreadyExists), a replace whose resourceVersion is outdated (409) or whose object is gone (404), a delete whose
- * object is gone or is another one by that name now (404, or 409 from the uid precondition) are all done.
+ * object is gone or is another one by that name now (404, or 409 from the uid precondition) are all done. Returns the
+ * revision a create or replace wrote, as the API server answered.
  */
-export async function performHistoryAction(apps: AppsV1Api, namespace: string, action: HistoryAction): Promise<void> {
+export async function performHistoryAction(apps: AppsV1Api, namespace: string, action: HistoryAction): Promise<MetaObject | undefined> {
   try {
     if (action.kind === 'create')
-      await apps.createNamespacedControllerRevision({ namespace, body: action.object as V1ControllerRevision, fieldManager: FIELD_MANAGER });
-    else if (action.kind === 'update') {
+      return await apps.createNamespacedControllerRevision({ namespace, body: action.object as V1ControllerRevision, fieldManager: FIELD_MANAGER });
+    if (action.kind === 'update') {
       const name = action.object.metadata?.name ?? '';
-      await apps.replaceNamespacedControllerRevision({ name, namespace, body: action.object as V1ControllerRevision, fieldManager: FIELD_MANAGER });
-    } else await apps.deleteNamespacedControllerRevision({ name: action.name, namespace, body: { preconditions: { uid: action.uid } } });
+      return await apps.replaceNamespacedControllerRevision({ name, namespace, body: action.object as V1ControllerRevision, fieldManager: FIELD_MANAGER });
+    }
+    await apps.deleteNamespacedControllerRevision({ name: action.name, namespace, body: { preconditions: { uid: action.uid } } });
   } catch (error) {
     if (!isNotFound(error) && !isConflict(error)) throw error;
   }
+  return undefined;
 }

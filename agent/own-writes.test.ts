@@ -61,6 +61,23 @@ describe('OwnWrites', () => {
     expect(own.view('shop/web', cacheOf(cache), 1)).toEqual({ behind: false, newer: new Map() });
   });
 
+  it("plans on an object the key created as the API server answered until the cache shows it; another write's object, once gone, is forgotten", () => {
+    const own = new OwnWrites();
+    const answer = at('web-1', '3');
+    own.record('shop/web', [{ kind: 'ControllerRevision', name: 'web-1', replaced: '', written: answer, created: true }], 0);
+    const cache = new Map<string, string | undefined>();
+    const id = writtenId('ControllerRevision', 'web-1');
+    expect(own.view('shop/web', cacheOf(cache), 1)).toEqual({ behind: false, newer: new Map([[id, answer]]) });
+    // Replaced on that answer before the cache showed either: still created, still not there.
+    const replaced = at('web-1', '4');
+    own.record('shop/web', [{ kind: 'ControllerRevision', name: 'web-1', replaced: '3', written: replaced }], 1);
+    expect(own.view('shop/web', cacheOf(cache), 2)).toEqual({ behind: false, newer: new Map([[id, replaced]]) });
+    expect(own.view('shop/web', cacheOf(cache), OWN_WRITES_TTL_MS + 1)).toEqual({ behind: false, newer: new Map() });
+    // A replace the key did not create the object with: absent from the cache is gone.
+    own.record('shop/web', [{ kind: 'ControllerRevision', name: 'web-2', replaced: '7', written: at('web-2', '8') }], 0);
+    expect(own.view('shop/web', cacheOf(cache), 1)).toEqual({ behind: false, newer: new Map() });
+  });
+
   it('stops after the TTL, and knows nothing of other keys or forgotten ones', () => {
     const own = new OwnWrites();
     const old = () => at('web-amd', '5');

@@ -4,7 +4,7 @@ import type { MetaObject } from '../core/kube/objects.js';
 import { compareResourceVersions } from './runtime/resource-version.js';
 
 /** The kinds of object the agent writes for an ExtendedDeployment. */
-export type WrittenKind = 'Pod' | WorkloadKind | typeof ED_KIND;
+export type WrittenKind = 'Pod' | WorkloadKind | typeof ED_KIND | 'ControllerRevision';
 
 /** One write the agent made. */
 export interface OwnWrite {
@@ -14,6 +14,8 @@ export interface OwnWrite {
   readonly replaced: string;
   /** The object as the API server answered the write; undefined when it answered none (a delete, a pod already gone). */
   readonly written?: MetaObject | undefined;
+  /** The write created the object: until the cache shows it, its absence there is the cache being behind, not a deletion. */
+  readonly created?: boolean;
 }
 
 /** What a key's own writes mean for planning it now. */
@@ -33,6 +35,7 @@ interface Tracked {
   /** Every version this object's chain of writes replaced (a write may build on the answer to the one before). */
   readonly replaced: ReadonlySet<string>;
   readonly written: MetaObject | undefined;
+  readonly created: boolean;
 }
 
 /** The map key of an object among a key's writes. */
@@ -40,9 +43,9 @@ export const writtenId = (kind: WrittenKind, name: string) => `${kind}/${name}`;
 
 /**
  * What each key's reconciles wrote that the caches may not show yet (client-go controllers call these expectations).
- * Planning on a cache that is behind the agent's own writes would write the same status, scale or marks again. So
- * where the API server answered a write with the object, the key is planned on that answer until the cache shows it
- * (or something newer): no wait for the watch. Where it answered none, the key waits until the cache moves on.
+ * Planning on a cache that is behind the agent's own writes would write the same status, scale or marks again, or
+ * create a history revision again. So where the API server answered a write with the object, the key is planned on
+ * that answer until the cache shows it (or something newer): no wait for the watch. Where it answered none, the key waits until the cache moves on.
  *
  * "The cache shows an older version" is decided by comparing resourceVersions (Kubernetes 1.35+ guarantees they
  * compare as integers: KEP-5504); where a server's versions do not compare, by the versions the writes replaced.
@@ -59,15 +62,17 @@ export class OwnWrites {
     for (const write of writes) {
       const id = writtenId(write.kind, write.name);
       const previous = tracked.get(id);
-      const chained = previous?.written?.metadata?.resourceVersion === write.replaced ? previous.replaced : [];
-      tracked.set(id, { at: now, replaced: new Set([...chained, write.replaced]), written: write.written });
+      const chained = previous?.written?.metadata?.resourceVersion === write.replaced ? previous : undefined;
+      const replaced = new Set([...(chained?.replaced ?? []), write.replaced]);
+      tracked.set(id, { at: now, replaced, written: write.written, created: write.created === true || chained?.created === true });
     }
     this.byKey.set(key, tracked);
   }
 
   /**
    * The key's writes against the caches: `cached` gives the object the cache shows now (undefined when gone). Writes
-   * the cache shows (or newer), gone objects and writes past the TTL are forgotten.
+   * the cache shows (or newer), gone objects (but those the key's writes created: not yet there) and writes past the
+   * TTL are forgotten.
    */
   view(key: string, cached: (kind: WrittenKind, name: string) => MetaObject | undefined, now: number): OwnWritesView {
     const tracked = this.byKey.get(key);
@@ -78,8 +83,13 @@ export class OwnWrites {
       const [kind, name] = splitId(id);
       const current = cached(kind, name);
       const version = current?.metadata?.resourceVersion ?? '';
-      if (!current || now - entry.at >= OWN_WRITES_TTL_MS) {
+      if ((!current && !entry.created) || now - entry.at >= OWN_WRITES_TTL_MS) {
         tracked.delete(id);
+        continue;
+      }
+      if (!current) {
+        // Created, and not in the cache yet: planned on as the API server answered (a created object always has an answer).
+        if (entry.written) newer.set(id, entry.written);
         continue;
       }
       const answered = entry.written?.metadata?.resourceVersion;

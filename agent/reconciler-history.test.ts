@@ -83,6 +83,16 @@ describe('Reconciler: history', () => {
     expect(calls[0]).toMatch(/^status:/);
   });
 
+  it('creates a revision once while its cache does not show it yet, and plans on the answer until it does', async () => {
+    const w = world();
+    const { history, ports } = recorder();
+    const reconciler = new Reconciler({ caches: w.caches, ports, clock: new FakeClock(NOW), log: silentLogger });
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
+    // Looked at again before the history's watch brings the revision: the same create would be answered 409.
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
+    expect(short(history)).toEqual([`create web-${w.rollout}#1`]);
+  });
+
   it('records nothing while a workload still carries the previous template (Git not synced yet)', async () => {
     const { history, calls, ports } = recorder();
     await reconcile(world({ behind: 'arm', historyLimit: 0, revisions: [revision('web-old', 1)] }).caches, ports);

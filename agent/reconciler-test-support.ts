@@ -42,6 +42,10 @@ export function recorder(failStatus = false, adoptionObjects: AdoptionObjects = 
     },
     async performHistoryAction(_ns: string, action: HistoryAction) {
       history.push(action);
+      // As the API server answers a create or replace: the revision with a resourceVersion of its own.
+      if (action.kind === 'delete') return undefined;
+      const version = String(Number(action.object.metadata?.resourceVersion ?? 0) + 1);
+      return { ...action.object, metadata: { ...action.object.metadata, resourceVersion: version } };
     },
     async writeStatus(ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus) {
       if (failStatus) throw Object.assign(new Error('conflict'), { code: 409 });

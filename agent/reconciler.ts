@@ -34,8 +34,12 @@ import { observeTraffic } from './traffic-observation.js';
 export interface ReconcilerPorts {
   /** Performs one action; returns the workload as the API server answered a scale or pause (nothing for pod writes). */
   performAction(namespace: string, kind: WorkloadKind, action: RolloutAction): Promise<MetaObject | undefined>;
-  /** Performs one write of the ExtendedDeployment's history (a ControllerRevision); one that no longer applies is no error. */
-  performHistoryAction(namespace: string, action: HistoryAction): Promise<void>;
+  /**
+   * Performs one write of the ExtendedDeployment's history (a ControllerRevision); one that no longer applies is no
+   * error. Returns the revision as the API server answered a create or replace; nothing for a delete or a write that
+   * did not apply.
+   */
+  performHistoryAction(namespace: string, action: HistoryAction): Promise<MetaObject | undefined>;
   /** Replaces the status (optimistic concurrency on the object's resourceVersion); returns the updated object. */
   writeStatus(ed: ExtendedDeploymentObject, status: ExtendedDeploymentStatus): Promise<ExtendedDeploymentObject>;
   /**
@@ -246,12 +250,18 @@ export class Reconciler {
     const newest = <T extends MetaObject>(kind: WrittenKind, object: T): T =>
       (own.newer.get(writtenId(kind, object.metadata?.name ?? '')) as T | undefined) ?? object;
     const ed = newest(ED_KIND, cached);
+    // The cache's objects as the key's writes left them, and those the key created that it does not show yet.
+    const withCreated = <T extends MetaObject>(kind: WrittenKind, objects: readonly T[]): T[] => {
+      const names = new Set(objects.map((o) => writtenId(kind, o.metadata?.name ?? '')));
+      const created = [...own.newer].filter(([id]) => id.startsWith(`${kind}/`) && !names.has(id)).map(([, object]) => object as T);
+      return [...objects.map((o) => newest(kind, o)), ...created];
+    };
     // The history only once synced: a partial one would hide the templates keepers are made from.
     const workloads = {
       replicaSets: caches.replicaSets.byIndex(key).map((o) => newest('ReplicaSet', o)),
       deployments: caches.deployments.byIndex(key).map((o) => newest('Deployment', o)),
       statefulSets: caches.statefulSets.byIndex(key).map((o) => newest('StatefulSet', o)),
-      ...(caches.controllerRevisions.synced() && { controllerRevisions: caches.controllerRevisions.byIndex(key) }),
+      ...(caches.controllerRevisions.synced() && { controllerRevisions: withCreated('ControllerRevision', caches.controllerRevisions.byIndex(key)) }),
     };
     const pods = caches.pods.byIndex(key).map((o) => newest('Pod', o));
     // The version an action's object had in the snapshot it was planned on.
@@ -421,8 +431,9 @@ export class Reconciler {
    * HISTORY_RETRY_MS): nothing is decided on it then.
    */
   private async recordHistory(key: string, { ed, input, workloads }: ValidObservation): Promise<boolean> {
-    const revisions = this.deps.caches.controllerRevisions;
-    if (!revisions.synced()) return false;
+    // Synced, the workloads carry the history, with the revisions this key created that the cache does not show yet.
+    const existing = workloads.controllerRevisions;
+    if (!existing) return false;
     const { namespace } = splitKey(key);
     const log = this.deps.log.with({ ed: key });
     const actions = planHistory({
@@ -430,13 +441,19 @@ export class Reconciler {
       historyLimit: input.ed.spec.historyLimit,
       rolloutRevision: input.rolloutRevision,
       regions: liveTemplates(input, workloads),
-      existing: revisions.byIndex(key),
+      existing,
       now: input.now,
       held: heldRevisions(input.regions),
     });
     for (const action of actions) {
-      await this.guarded(historyWrite(action), log, () => this.deps.ports.performHistoryAction(namespace, action));
-      const object = action.kind === 'delete' ? action.name : action.object.metadata?.name;
+      const answer = await this.guarded(historyWrite(action), log, () => this.deps.ports.performHistoryAction(namespace, action));
+      const object = action.kind === 'delete' ? action.name : (action.object.metadata?.name ?? '');
+      // A look before the cache shows the write would create (or replace) the revision again, answered 409.
+      if (answer && action.kind !== 'delete') {
+        const replaced = action.kind === 'create' ? '' : (action.object.metadata?.resourceVersion ?? '');
+        const write = { kind: 'ControllerRevision', name: object, replaced, written: withoutManagedFields(answer), created: action.kind === 'create' } as const;
+        this.ownWrites.record(key, [write], this.deps.clock.now());
+      }
       log.info('history', { action: action.kind, controllerRevision: object, ...(action.kind !== 'delete' && { revision: action.object.revision }) });
     }
     return true;
@@ -566,6 +583,7 @@ export class Reconciler {
       Deployment: caches.deployments,
       StatefulSet: caches.statefulSets,
       [ED_KIND]: caches.extendedDeployments,
+      ControllerRevision: caches.controllerRevisions,
     };
     return byKind[kind].get(name, namespace);
   }

@@ -67,7 +67,8 @@
  *               /proc/<pid>/status) was made of: anonymous pages (heaps, stacks, buffers) and file-backed ones (the
  *               touched pages of its program's binary and libraries, which other processes of the same program share
  *               and the kernel may reclaim); their ratios are shown, not counted in the goal.
- *   own share   ours only, from the agent's /metrics over the window: reconciles per rollout, and how long keys waited in
+ *   own share   ours only, from the agent's /metrics over the window: reconciles and status writes per rollout (those
+ *               recording a transition, and those of counts alone, which the agent paces), and how long keys waited in
  *               its work queue and reconciles that acted took (p50, p99 interpolated within histogram buckets), the
  *               part of a reaction that is the agent's; the rest is the API server delivering the pod update.
  * Then ours / theirs for each. The goal the issue sets: every ratio at most 1, and the agent's reaction p99 under
