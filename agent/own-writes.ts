@@ -45,7 +45,8 @@ export const writtenId = (kind: WrittenKind, name: string) => `${kind}/${name}`;
  * What each key's reconciles wrote that the caches may not show yet (client-go controllers call these expectations).
  * Planning on a cache that is behind the agent's own writes would write the same status, scale or marks again, or
  * create a history revision again. So where the API server answered a write with the object, the key is planned on
- * that answer until the cache shows it (or something newer): no wait for the watch. Where it answered none, the key waits until the cache moves on.
+ * that answer until the cache shows it (or something newer): no wait for the watch. Where it answered none, the key
+ * waits until the cache moves on.
  *
  * "The cache shows an older version" is decided by comparing resourceVersions (Kubernetes 1.35+ guarantees they
  * compare as integers: KEP-5504); where a server's versions do not compare, by the versions the writes replaced.
