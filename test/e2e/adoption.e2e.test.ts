@@ -256,7 +256,8 @@ test('adoption of a Deployment: the region takes its pods, none restarted, none 
       rs.metadata?.ownerReferences?.some((r) => r.kind === 'Deployment' && r.name === 'web'),
     );
     expect(oldSets.map((rs) => [rs.spec?.replicas, rs.status?.replicas])).toEqual([[0, 0]]);
-    expect((await edEvents(ns)).map((e) => e.reason)).toEqual(expect.arrayContaining(['AdoptionStarted', 'Adopted']));
+    const reasons = (await edEvents(ns, { until: (events) => events.some((e) => e.reason === 'Adopted') })).map((e) => e.reason);
+    expect(reasons).toEqual(expect.arrayContaining(['AdoptionStarted', 'Adopted']));
     console.log(`adoption of 5 pods from Deployment/web: ${took} ms from apply to Adopted`);
 
     // The freeze is lifted: the region's ReplicaSet makes pods again when Git raises its count, and deleting the old

@@ -21,6 +21,7 @@ import { installCrds } from './crds.js';
 import { waitMatchesGit } from './git-match.js';
 import { clients, serverSideApply, test, uniqueName, waitFor } from './helpers.js';
 import { start as startWatcher, stopAndReport } from './invariants.js';
+import { completedEvent, edEvents } from './rollout-kit.js';
 
 const GROUP = 'extendeddeployment.io';
 const VERSION = 'v1beta1';
@@ -193,7 +194,7 @@ test('the agent rolls image changes group by group, as simulateRollout predicts'
       [`amd-${suffix}`, 3, 3],
       [`arm-${suffix}`, 2, 2],
     ]);
-    const events = (await clients().core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.kind === 'ExtendedDeployment');
+    const events = await edEvents(ns, { until: completedEvent(v3.rolloutRevision) });
     expect(events.map((e) => e.reason)).toEqual(expect.arrayContaining(['RolloutStarted', 'GroupStarted', 'WaitingForConfirmation', 'RolloutCompleted']));
     const metrics = await (await fetch(`http://127.0.0.1:${agent.address.port}/metrics`)).text();
     expect(metrics).toMatch(/extendeddeployment_agent_actions_total\{kind="scale"\} [1-9]/);

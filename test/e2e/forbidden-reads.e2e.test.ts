@@ -11,7 +11,7 @@ import { AUTHORIZED_CONDITION } from '../../core/api/conditions.js';
 import { impersonating } from './agent-identity.js';
 import { startApiProxy } from './api-proxy.js';
 import { clients, errorCode, sleep, test, waitFor } from './helpers.js';
-import { agentMetrics, apply, counterSum, edEvents, fill, podCounts, readStatus, withRolloutEnv } from './rollout-kit.js';
+import { agentMetrics, apply, counterSum, edEvents, fill, podCounts, readStatus, withRolloutEnv, type EdEvent } from './rollout-kit.js';
 
 interface ClusterRole extends KubernetesObject {
   rules?: { apiGroups?: string[]; resources?: string[]; verbs?: string[] }[];
@@ -69,12 +69,13 @@ test('a read RBAC takes away from a running agent holds every rollout and says s
         const condition = held.conditions?.find((c) => c.type === AUTHORIZED_CONDITION);
         console.log(`[forbidden-reads] ${condition?.reason}: ${condition?.message}`);
         expect(condition).toMatchObject({ reason: 'Forbidden', message: expect.stringContaining('forbids the agent to list and watch pods;') });
-        expect((await edEvents(ns)).filter((e) => e.reason === 'Forbidden')).toHaveLength(1);
+        const forbidden = (e: EdEvent) => e.reason === 'Forbidden';
+        expect((await edEvents(ns, { until: (events) => events.some(forbidden) })).filter(forbidden)).toHaveLength(1);
         // Nothing moves: the rollout of v2 has not started, and every pod is still at v1, for a while.
         await sleep(8_000);
         expect((await readStatus(ns)).revision).toBe(v1.rolloutRevision);
         expect(await podCounts(ns, v2)).toEqual(v2.regions.map((r, i) => ({ name: r.name, updated: 0, old: replicas[i] })));
-        expect((await edEvents(ns)).filter((e) => e.reason === 'Forbidden')).toHaveLength(1);
+        expect((await edEvents(ns)).filter(forbidden)).toHaveLength(1);
 
         // Granted again: the pod informer's next restart lists and watches; the rollout goes on and clears the condition.
         const current = await clients().objects.read<ClusterRole>(roleRef);

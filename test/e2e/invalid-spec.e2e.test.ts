@@ -15,7 +15,20 @@ import { VALID_CONDITION } from '../../core/api/conditions.js';
 import { IN_PLACE_READINESS_GATE, NAME_LABEL, REGION_LABEL, REVISIONS_ANNOTATION } from '../../core/labels.js';
 import { repoRoot } from '../cluster/build.js';
 import { clients, errorCode, podReady, rawRequest, serverSideApply, test, waitFor } from './helpers.js';
-import { agentMetrics, counterSum, counterValue, ED_NAME, fill, GROUP, podCounts, readStatus, VERSION, withRolloutEnv } from './rollout-kit.js';
+import {
+  agentMetrics,
+  counterSum,
+  counterValue,
+  ED_NAME,
+  edEvents,
+  fill,
+  GROUP,
+  podCounts,
+  readStatus,
+  VERSION,
+  withRolloutEnv,
+  type EdEvent,
+} from './rollout-kit.js';
 
 // The spec is broken on purpose below, with values of the wrong type at any depth: no type short of any admits that.
 type Ed = {
@@ -114,9 +127,10 @@ test('ExtendedDeployments that bypassed validation are marked invalid with field
         expect(valid.observedGeneration).toBe(ed.metadata.generation);
         console.log(`[invalid-spec] ${c.name}: ${valid.message}`);
 
-        const events = (await clients().core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${c.name}` })).items;
-        const warnings = events.filter((e) => e.type === 'Warning' && e.reason === 'InvalidSpec');
-        expect(warnings, JSON.stringify(events.map((e) => [e.type, e.reason, e.message]))).toHaveLength(1);
+        const isWarning = (e: EdEvent) => e.type === 'Warning' && e.reason === 'InvalidSpec';
+        const events = await edEvents(ns, { name: c.name, until: (all) => all.some(isWarning) });
+        const warnings = events.filter(isWarning);
+        expect(warnings, JSON.stringify(events)).toHaveLength(1);
         for (const p of c.paths) expect(warnings[0]?.message).toContain(`${p}: `);
       }
 
@@ -167,8 +181,8 @@ test(
         { describe: () => readStatus(ns) },
       );
       expect(valid.reason).toBe('InvalidSpec');
-      const events = (await clients().core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${ED_NAME}` })).items;
-      expect(events.filter((e) => e.type === 'Warning' && e.reason === 'InvalidSpec' && e.message?.includes(`DeployRegion "${c}" not found`))).toHaveLength(1);
+      const isWarning = (e: EdEvent) => e.type === 'Warning' && e.reason === 'InvalidSpec' && e.message.includes(`DeployRegion "${c}" not found`);
+      expect((await edEvents(ns, { until: (events) => events.some(isWarning) })).filter(isWarning)).toHaveLength(1);
 
       // A new pod with the readiness gate appears while the object is invalid: its ReplicaSet replaces a deleted pod.
       const regionPods = async (region: string) =>

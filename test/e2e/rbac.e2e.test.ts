@@ -19,8 +19,10 @@ import { renderedIdentity, type AgentIdentity } from './agent-identity.js';
 import { start as startWatcher, stopAndReport } from './invariants.js';
 import {
   apply,
+  completedEvent,
   deployRegions,
   ED_NAME,
+  edEvents,
   extendedDeployment,
   installCrds,
   readStatus,
@@ -141,7 +143,7 @@ test('the agent rolls out in place through a confirmation gate with only the ren
     );
     expect([...kinds]).toEqual(expect.arrayContaining(['scale', 'openGate', 'closeGate', 'swapBegin', 'swapImages', 'swapDone']));
     expect(logLines.filter((l) => /"code":403|forbidden/i.test(l))).toEqual([]);
-    const events = (await clients().core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.kind === 'ExtendedDeployment');
+    const events = await edEvents(ns, { until: completedEvent(v2.rolloutRevision) });
     expect(events.map((e) => e.reason)).toEqual(expect.arrayContaining(['RolloutStarted', 'WaitingForConfirmation', 'RolloutCompleted']));
   } finally {
     await agent?.stop();

@@ -130,12 +130,38 @@ export interface RegionPods {
   readonly old: number;
 }
 
-/** The Events recorded on the ExtendedDeployment. */
-export async function edEvents(ns: string): Promise<{ type: string; reason: string; message: string }[]> {
-  const events = (await clients().core.listNamespacedEvent({ namespace: ns })).items.filter(
-    (e) => e.involvedObject.kind === 'ExtendedDeployment' && e.involvedObject.name === ED_NAME,
-  );
-  return events.map((e) => ({ type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '' }));
+/** An Event as the tests read it. */
+export interface EdEvent {
+  readonly type: string;
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** How long `edEvents` reads again for the Events `until` expects. */
+const EVENTS_WAIT_MS = 30_000;
+
+/**
+ * The Events recorded on the ExtendedDeployment `name` (the kit's object unless named). The agent creates Events after
+ * the status write they go with, off the reconcile's path, so a test that has just seen the status can list before
+ * they exist: with `until`, the list is read again until `until` holds of it, for up to 30 s; then the last list is
+ * returned, for the test's assertion to fail on with what was there.
+ */
+export async function edEvents(ns: string, { until, name = ED_NAME }: { until?: (events: EdEvent[]) => boolean; name?: string } = {}): Promise<EdEvent[]> {
+  const read = async (): Promise<EdEvent[]> =>
+    (await clients().core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${name}` })).items
+      .filter((e) => e.involvedObject.kind === 'ExtendedDeployment')
+      .map((e) => ({ type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '' }));
+  const deadline = Date.now() + EVENTS_WAIT_MS;
+  for (;;) {
+    const events = await read();
+    if (!until || until(events) || Date.now() > deadline) return events;
+    await sleep(250);
+  }
+}
+
+/** For `edEvents`' `until`: the RolloutCompleted Event of `revision` is there. */
+export function completedEvent(revision: string): (events: EdEvent[]) => boolean {
+  return (events) => events.some((e) => e.reason === 'RolloutCompleted' && e.message.includes(revision));
 }
 
 /** Every pod of the ExtendedDeployment, Failed and terminating ones included. */

@@ -12,6 +12,7 @@ import {
   assertHolds,
   counterSum,
   ED_NAME,
+  completedEvent,
   edEvents,
   edPods,
   isLive,
@@ -150,7 +151,7 @@ test('approval gates hold until approved: edctl approve, then strategy.approval 
     await apply(approved);
     await waitForPhase(ns, v2.rolloutRevision, 3, 'Healthy', 180_000, v2);
     await waitForPods(ns, v2, simGroup(sim, 3), 'group 3');
-    const reasons = (await edEvents(ns)).map((e) => e.reason);
+    const reasons = (await edEvents(ns, { until: completedEvent(v2.rolloutRevision) })).map((e) => e.reason);
     expect(reasons.filter((r) => r === 'WaitingForConfirmation').length).toBeGreaterThanOrEqual(2);
     expect(reasons).toContain('RolloutCompleted');
   });
@@ -206,7 +207,7 @@ test('pause (strategy.pause from Git, edctl pause) and abort hold; resume contin
     expect(await edctl(ns, 'resume')).toBe(0);
     await waitForPhase(ns, v2.rolloutRevision, 4, 'Healthy', 180_000, v2);
     await waitForPods(ns, v2, simGroup(sim, 4), 'group 4');
-    const reasons = (await edEvents(ns)).map((e) => e.reason);
+    const reasons = (await edEvents(ns, { until: completedEvent(v2.rolloutRevision) })).map((e) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['Paused', 'Aborted', 'Resumed', 'RolloutCompleted']));
   });
 });

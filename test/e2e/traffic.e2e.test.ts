@@ -357,7 +357,7 @@ describe('analysis gates', () => {
         expect(samples.slice(-2).map((x) => x.verdict)).toEqual(['Error', 'Error']);
         expect(held.currentGroup, 'no later group started').toBe(1);
         expect(held.traffic?.shiftedBack, 'an inconclusive analysis holds the weights, it does not shift back').not.toBe(true);
-        const events = await edEvents(env.ns);
+        const events = await edEvents(env.ns, { until: (all) => all.some((e) => e.reason === 'AnalysisInconclusive') });
         expect(
           events.some((e) => e.reason === 'AnalysisInconclusive'),
           JSON.stringify(events),
