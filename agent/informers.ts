@@ -31,7 +31,7 @@ import { NamespacedInformer } from './runtime/namespaced-informer.js';
 import { podAvailableAt } from '../core/observe/pod-available.js';
 import { replicaSetReads } from '../core/observe/replicaset-reads.js';
 import { USAGE_FIELD_SELECTOR, usagePod, type UsagePod } from './cluster-nodes.js';
-import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey, regionKey, trafficKeys, type EdKey, type RegionKey } from './keys.js';
+import { edKey, keysSharingWorkloadNames, keysUsingRegion, ownerKey, regionKey, trafficKeys, workloadNameIndex, type EdKey, type RegionKey } from './keys.js';
 import type { Logger } from './runtime/log.js';
 import { slimInformer, transformingInformer, withoutManagedFields } from './runtime/slim-informer.js';
 import { StringPool } from './runtime/string-pool.js';
@@ -208,7 +208,8 @@ export function slimRoute(route: CachedRoute): CachedRoute {
  * belong to ({@link ownerKey}), so a reconcile reads its own objects without scanning the others.
  */
 export interface AgentCaches {
-  readonly extendedDeployments: CacheReader<ExtendedDeploymentObject & KubernetesObject>;
+  /** Indexed by {@link workloadNameIndex}. */
+  readonly extendedDeployments: IndexedCacheReader<ExtendedDeploymentObject & KubernetesObject>;
   readonly deployRegions: CacheReader<DeployRegionObject & KubernetesObject>;
   readonly replicaSets: IndexedCacheReader<V1ReplicaSet>;
   readonly deployments: IndexedCacheReader<V1Deployment>;
@@ -326,11 +327,12 @@ export function makeInformers(
         {
           ...common,
           make: transformingInformer<ExtendedDeploymentObject & KubernetesObject>(pooledWorkload),
+          indexBy: workloadNameIndex,
           onEvent: (_event, ed) => {
             if (options.isOwnStatusAnswer?.(ed)) return;
             const key = edKey(ed);
             if (key) options.enqueue(key);
-            keysSharingWorkloadNames(ed, extendedDeployments.list(ed.metadata?.namespace)).forEach(options.enqueue);
+            keysSharingWorkloadNames(ed, extendedDeployments).forEach(options.enqueue);
           },
         },
       ),

@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { NAME_LABEL } from '../core/labels.js';
-import { edKey, keysSharingWorkloadNames, keysUsingRegion, namedForTraffic, ownerKey, trafficKeys, trafficOwnerKey } from './keys.js';
+import {
+  edKey,
+  keysSharingWorkloadNames,
+  keysUsingRegion,
+  namedForTraffic,
+  ownerKey,
+  trafficKeys,
+  trafficOwnerKey,
+  workloadNameIndex,
+  workloadNameNeighbours,
+} from './keys.js';
+import { edCache } from './reconciler-test-support.js';
+import { workloadNamesMayCollide } from '../core/render.js';
 import { splitKey } from '../core/kube/objects.js';
 
 describe('event keys', () => {
@@ -80,9 +92,31 @@ describe('event keys', () => {
       { metadata: { name: 'a-b', namespace: 'web' } },
     ];
     // Both ways: a change of `a-b` can start or end a collision with a shorter name or a longer one.
-    expect(keysSharingWorkloadNames({ metadata: { name: 'a-b', namespace: 'shop' } }, eds)).toEqual(['shop/a', 'shop/a-b-c']);
-    expect(keysSharingWorkloadNames({ metadata: { name: 'a', namespace: 'shop' } }, eds)).toEqual(['shop/a-b', 'shop/a-b-c']);
-    expect(keysSharingWorkloadNames({ metadata: { name: 'ab', namespace: 'shop' } }, eds)).toEqual([]);
-    expect(keysSharingWorkloadNames({ metadata: {} }, eds)).toEqual([]);
+    expect(keysSharingWorkloadNames({ metadata: { name: 'a-b', namespace: 'shop' } }, edCache(eds))).toEqual(['shop/a', 'shop/a-b-c']);
+    expect(keysSharingWorkloadNames({ metadata: { name: 'a', namespace: 'shop' } }, edCache(eds))).toEqual(['shop/a-b', 'shop/a-b-c']);
+    expect(keysSharingWorkloadNames({ metadata: { name: 'ab', namespace: 'shop' } }, edCache(eds))).toEqual([]);
+    expect(keysSharingWorkloadNames({ metadata: {} }, edCache(eds))).toEqual([]);
+  });
+
+  it('files an ExtendedDeployment under each name its name extends with a dash, in its namespace', () => {
+    expect(workloadNameIndex({ metadata: { name: 'a-b-c', namespace: 'shop' } })).toEqual(['shop/a', 'shop/a-b']);
+    expect(workloadNameIndex({ metadata: { name: 'a--b', namespace: 'shop' } })).toEqual(['shop/a', 'shop/a-']);
+    expect(workloadNameIndex({ metadata: { name: 'web', namespace: 'shop' } })).toEqual([]);
+  });
+
+  it('finds the neighbours by name exactly as a scan of the namespace with workloadNamesMayCollide would, without listing it', () => {
+    // Every name of up to four characters from a, b and dashes (dashes inside only, as Kubernetes requires), in two namespaces.
+    let words = [''];
+    const all: string[] = [];
+    for (let length = 1; length <= 4; length++) all.push(...(words = words.flatMap((w) => ['a', 'b', '-'].map((c) => `${w}${c}`))));
+    const valid = all.filter((n) => !n.startsWith('-') && !n.endsWith('-'));
+    const eds = ['shop', 'web'].flatMap((namespace) => valid.map((name) => ({ metadata: { name, namespace } })));
+    const unlisted = { ...edCache(eds), list: () => expect.fail('the namespace was listed') };
+    for (const name of valid) {
+      const scanned = eds.filter((o) => o.metadata.namespace === 'shop' && workloadNamesMayCollide(name, o.metadata.name)).map((o) => o.metadata.name);
+      const found = workloadNameNeighbours(unlisted, 'shop', name).map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`);
+      expect(found.sort(), name).toEqual(scanned.map((n) => `shop/${n}`).sort());
+    }
+    expect(valid).toHaveLength(2 + 4 + 12 + 36);
   });
 });

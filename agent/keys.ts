@@ -1,9 +1,10 @@
 import { API_GROUP, ED_KIND } from '../core/api/identity.js';
 import { NAME_LABEL } from '../core/labels.js';
 import { regionEntries } from '../core/parse.js';
-import { workloadNamesMayCollide } from '../core/render.js';
+import { dashPrefixes } from '../core/render.js';
 import { revisionServiceName } from '../core/traffic/services.js';
 import { objectKey, type DeployRegionObject, type ExtendedDeploymentObject, type MetaObject } from '../core/kube/objects.js';
+import type { IndexedCacheReader } from './runtime/informer.js';
 
 declare const keyKind: unique symbol;
 
@@ -88,15 +89,34 @@ export function keysUsingRegion(region: DeployRegionObject, eds: readonly Extend
 }
 
 /**
+ * The values the agent's ExtendedDeployment cache files `ed` under: `namespace/prefix` for each name its name extends
+ * with a dash (core/render.ts dashPrefixes). Under `shop/a` are then every `shop/a-…`.
+ */
+export function workloadNameIndex(ed: MetaObject): string[] {
+  const namespace = ed.metadata?.namespace ?? '';
+  return dashPrefixes(ed.metadata?.name ?? '').map((prefix) => objectKey(namespace, prefix));
+}
+
+/**
+ * The cached ExtendedDeployments of `namespace` whose workloads can get the same names as those of the one named
+ * `name` (workloadNamesMayCollide), that one included when cached: the names it extends with a dash, looked up, and
+ * those extending it, from the cache's {@link workloadNameIndex}. A reconcile reads them on every look, so not by a
+ * scan of the namespace, which made the looks of a namespace of N objects cost N² in all.
+ */
+export function workloadNameNeighbours<T extends MetaObject>(cache: IndexedCacheReader<T>, namespace: string, name: string): T[] {
+  const named = [name, ...dashPrefixes(name)].flatMap((n) => cache.get(n, namespace) ?? []);
+  return [...named, ...cache.byIndex(objectKey(namespace, name))];
+}
+
+/**
  * The keys of the other ExtendedDeployments of `ed`'s namespace whose workloads can share a name with `ed`'s, whatever
  * the regions (see workloadNamesMayCollide): a change of `ed` can start or end a collision that makes them invalid, so
  * they are looked at again. Known from the names alone, so a change that ends a collision needs no old object.
  */
-export function keysSharingWorkloadNames(ed: ExtendedDeploymentObject, eds: readonly ExtendedDeploymentObject[]): EdKey[] {
+export function keysSharingWorkloadNames(ed: ExtendedDeploymentObject, eds: IndexedCacheReader<ExtendedDeploymentObject>): EdKey[] {
   const name = ed.metadata?.name;
-  const namespace = ed.metadata?.namespace;
   if (!name) return [];
-  return eds
-    .filter((other) => other.metadata?.namespace === namespace && other.metadata?.name !== name && workloadNamesMayCollide(name, other.metadata?.name ?? ''))
+  return workloadNameNeighbours(eds, ed.metadata?.namespace ?? '', name)
+    .filter((other) => other.metadata?.name !== name)
     .flatMap((other) => edKey(other) ?? []);
 }

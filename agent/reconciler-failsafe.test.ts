@@ -14,7 +14,7 @@ import type { DeployRegionObject, PodObject } from '../core/kube/objects.js';
 import { edKeyOf } from './keys.js';
 import { FORBIDDEN_READ_RETRY_MS, Reconciler, type ReconcilerPorts } from './reconciler.js';
 import { controlledBy } from '../core/kube/test-support.js';
-import { cache, recorder, webExtendedDeployment } from './reconciler-test-support.js';
+import { cache, edCache, recorder, webExtendedDeployment } from './reconciler-test-support.js';
 import { AUTHORIZED_CONDITION } from '../core/api/conditions.js';
 
 const NOW = Date.UTC(2026, 0, 1);
@@ -77,7 +77,7 @@ function world(o: { spec?: Record<string, unknown>; status?: ExtendedDeploymentS
     },
   ];
   return {
-    extendedDeployments: cache([ed]),
+    extendedDeployments: edCache([ed]),
     deployRegions: cache(o.regions ?? [region]),
     replicaSets: cache(replicaSets),
     deployments: cache([]),

@@ -8,7 +8,7 @@ import type { ControllerRevisionObject } from '../core/history/entries.js';
 import type { AgentCaches } from './informers.js';
 import { edKeyOf } from './keys.js';
 import { HISTORY_RETRY_MS, Reconciler, type ReconcilerPorts } from './reconciler.js';
-import { archRegion, cache, recorder, webExtendedDeployment } from './reconciler-test-support.js';
+import { archRegion, cache, edCache, recorder, webExtendedDeployment } from './reconciler-test-support.js';
 import { FakeClock } from './runtime/clock.js';
 import { silentLogger } from './runtime/log.js';
 
@@ -34,7 +34,7 @@ function world(o: { behind?: string; historyLimit?: number; revisions?: Controll
   });
   const revisions = cache(o.revisions ?? []);
   const caches = {
-    extendedDeployments: cache([ed]),
+    extendedDeployments: edCache([ed]),
     deployRegions: cache(regions),
     replicaSets: cache(replicaSets),
     deployments: cache([]),
@@ -146,7 +146,7 @@ describe('Reconciler: history', () => {
     const recorded = { ...revision('web-old', 1), data: { regions: [{ region: 'amd', revision: 'previous', template: previous }] } };
     const caches = (synced: boolean) =>
       ({
-        extendedDeployments: cache([ed]),
+        extendedDeployments: edCache([ed]),
         deployRegions: cache(regions),
         replicaSets: cache(replicaSets),
         deployments: cache([]),

@@ -11,7 +11,7 @@ import type { ExtendedDeploymentObject, PodObject } from '../core/kube/objects.j
 import { edKeyOf } from './keys.js';
 import { Reconciler } from './reconciler.js';
 import { controlledBy } from '../core/kube/test-support.js';
-import { archNode, archRegion, cache, recorder, STANDING_MARK } from './reconciler-test-support.js';
+import { archNode, archRegion, cache, edCache, recorder, STANDING_MARK } from './reconciler-test-support.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const region = archRegion;
@@ -81,7 +81,7 @@ function world(options: { nodes: V1Node[]; strategy?: Record<string, unknown>; s
     synced: () => true,
   };
   const caches = {
-    extendedDeployments: cache([ed]),
+    extendedDeployments: edCache([ed]),
     deployRegions: cache(regions),
     replicaSets: cache(replicaSets),
     deployments: cache([]),

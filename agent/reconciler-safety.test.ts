@@ -9,7 +9,7 @@ import { silentLogger } from './runtime/log.js';
 import type { DeployRegionObject, ExtendedDeploymentObject } from '../core/kube/objects.js';
 import { edKeyOf, type EdKey } from './keys.js';
 import { Reconciler } from './reconciler.js';
-import { cache, recorder } from './reconciler-test-support.js';
+import { cache, edCache, recorder } from './reconciler-test-support.js';
 
 const zoneRegion = (name: string): DeployRegionObject => ({
   apiVersion: 'extendeddeployment.io/v1beta1',
@@ -44,7 +44,9 @@ function edObject(
 
 function caches(eds: ExtendedDeploymentObject[], regions: DeployRegionObject[]): AgentCaches {
   return {
-    extendedDeployments: cache(eds),
+    // A look reads the ExtendedDeployments whose names may collide with its own from the index, never by listing its
+    // namespace (N looks would cost N² in all).
+    extendedDeployments: { ...edCache(eds), list: () => expect.fail('a look listed the ExtendedDeployments') },
     deployRegions: cache(regions),
     replicaSets: cache([]),
     deployments: cache([]),

@@ -9,20 +9,29 @@ import type { AdoptionObjects } from '../core/adoption/adoption.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
 import type { AnalysisQuery } from '../core/traffic/observation.js';
 import type { IndexedCacheReader } from './runtime/informer.js';
-import { ownerKey } from './keys.js';
+import { ownerKey, workloadNameIndex } from './keys.js';
+import { indexValueList, type IndexValues } from './runtime/object-index.js';
 import type { DeployRegionObject, ExtendedDeploymentObject, MetaObject } from '../core/kube/objects.js';
 import type { ReconcilerPorts } from './reconciler.js';
 import { MARKED_AT_ANNOTATION, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION } from '../core/labels.js';
 import type { RegionStatusPorts } from './region-status-reconciler.js';
 
-/** A read-only cache over fixed objects, like an informer's, indexed by owner like the agent's, and synced. */
-export function cache<T extends MetaObject>(objects: T[]): IndexedCacheReader<T> & { synced(): boolean } {
+/**
+ * A read-only cache over objects, like an informer's, indexed like the agent's (by owner unless told), and synced. It
+ * reads `objects` on each call: a test changes the cluster by changing them.
+ */
+export function cache<T extends MetaObject>(objects: T[], indexBy: (object: T) => IndexValues = ownerKey): IndexedCacheReader<T> & { synced(): boolean } {
   return {
     synced: () => true,
     list: (namespace?: string) => objects.filter((o) => !namespace || o.metadata?.namespace === namespace),
     get: (name: string, namespace?: string) => objects.find((o) => o.metadata?.name === name && (o.metadata?.namespace ?? '') === (namespace ?? '')),
-    byIndex: (value: string) => objects.filter((o) => ownerKey(o) === value),
+    byIndex: (value: string) => objects.filter((o) => indexValueList(indexBy(o)).includes(value)),
   };
+}
+
+/** The agent's ExtendedDeployment cache over fixed objects: indexed by {@link workloadNameIndex}. */
+export function edCache<T extends ExtendedDeploymentObject>(eds: T[]): IndexedCacheReader<T> & { synced(): boolean } {
+  return cache(eds, workloadNameIndex);
 }
 
 /**
@@ -150,7 +159,7 @@ export function agentCaches(
   more: Record<string, unknown> = {},
 ): AgentCaches {
   return {
-    extendedDeployments: cache(o.eds),
+    extendedDeployments: edCache(o.eds),
     deployRegions: cache(o.regions),
     replicaSets: cache(o.replicaSets ?? []),
     deployments: cache([]),

@@ -25,7 +25,7 @@ import { workloadKindOf, workloadsOfKind } from '../core/kube/workload-kinds.js'
 import { forbiddenReadStatus, forbiddenStatus, problemsMessage, statusChanged } from '../core/rollout/status-decision.js';
 import { progressWriteWait } from '../core/rollout/status-pacing.js';
 import type { ClusterNodes } from './cluster-nodes.js';
-import type { EdKey } from './keys.js';
+import { workloadNameNeighbours, type EdKey } from './keys.js';
 import type { AnalysisAnswer, AnalysisQuery } from '../core/traffic/observation.js';
 import type { TrafficWrite } from '../core/traffic/plan.js';
 import { observeTraffic } from './traffic-observation.js';
@@ -297,8 +297,8 @@ export class Reconciler {
     const cluster = this.deps.cluster;
     const nodesWanted = cluster !== undefined && wantsMoves(ed);
     if (nodesWanted) cluster.trackUsage();
-    // The namespace's other ExtendedDeployments, for workload name collisions (the informer wakes them for each other,
-    // so a fix clears both).
+    // The ExtendedDeployments of the namespace whose workload names may collide with its own (the informer wakes them
+    // for each other, so a fix clears both).
     const observed = await failSafe(() =>
       observe(
         ed,
@@ -307,7 +307,7 @@ export class Reconciler {
         pods,
         clock.now(),
         nodesWanted ? { nodes: cluster.list(), usageKnown: cluster.usageKnown() } : undefined,
-        caches.extendedDeployments.list(namespace),
+        workloadNameNeighbours(caches.extendedDeployments, namespace, name),
       ),
     );
 

@@ -3,7 +3,7 @@ import { DEFAULT_NAMESPACE } from './api/common.js';
 import { API_VERSION } from './api/identity.js';
 import type { PodTemplate } from './kube/objects.js';
 import { formatProblem } from './problems.js';
-import { renderSet, workloadNamesMayCollide, type RenderedExtendedDeployment } from './render.js';
+import { dashPrefixes, renderSet, workloadNamesMayCollide, type RenderedExtendedDeployment } from './render.js';
 
 const regions = [
   { apiVersion: API_VERSION, kind: 'DeployRegion', metadata: { name: 'amd' }, spec: { matchLabels: { 'kubernetes.io/arch': 'amd64' } } },
@@ -355,6 +355,20 @@ describe('workloadNamesMayCollide', () => {
     expect(workloadNamesMayCollide('a', 'ab')).toBe(false);
     expect(workloadNamesMayCollide('web', 'api')).toBe(false);
     expect(workloadNamesMayCollide('a-b', 'a-c')).toBe(false);
+  });
+});
+
+describe('dashPrefixes', () => {
+  it('gives each name the name extends with a dash, shortest first: exactly the shorter names it may collide with', () => {
+    expect(dashPrefixes('a-b-c')).toEqual(['a', 'a-b']);
+    expect(dashPrefixes('a--b')).toEqual(['a', 'a-']);
+    expect(dashPrefixes('web')).toEqual([]);
+    expect(dashPrefixes('')).toEqual([]);
+    for (const name of ['a-b-c', 'a--b', 'shop-web-1'])
+      for (let length = 1; length < name.length; length++) {
+        const shorter = name.slice(0, length);
+        expect(dashPrefixes(name).includes(shorter), `${name} / ${shorter}`).toBe(workloadNamesMayCollide(name, shorter));
+      }
   });
 });
 

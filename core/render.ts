@@ -291,8 +291,19 @@ export function workloadNamesMayCollide(a: string, b: string): boolean {
   return a === b || isDashExtensionOf(b, a) || isDashExtensionOf(a, b);
 }
 
-/** `name` is `prefix-…`. Without building `prefix-`: the agent asks for each ExtendedDeployment of a namespace per look. */
+/** `name` is `prefix-…`. Without building `prefix-`. */
 const isDashExtensionOf = (name: string, prefix: string) => name.length > prefix.length && name.charCodeAt(prefix.length) === 45 && name.startsWith(prefix);
+
+/**
+ * The names `name` extends with a dash (`a-b-c`: `a` and `a-b`): with `name` itself and the names extending it, the
+ * ones whose workloads may collide with its own (see workloadNamesMayCollide). The agent files each ExtendedDeployment
+ * under these, so that one finds those extending it without a scan of its namespace.
+ */
+export function dashPrefixes(name: string): string[] {
+  const prefixes: string[] = [];
+  for (let i = name.indexOf('-', 1); i > 0; i = name.indexOf('-', i + 1)) prefixes.push(name.slice(0, i));
+  return prefixes;
+}
 
 /**
  * Problems of ExtendedDeployments (raw, valid or not: the check needs only names) whose regional workloads get the

@@ -4,7 +4,7 @@ import { backoffDelay, type BackoffOptions } from './backoff.js';
 import type { CancelTimer, Clock } from './clock.js';
 import { apiError } from './kube-errors.js';
 import type { Logger } from './log.js';
-import { ObjectIndex } from './object-index.js';
+import { ObjectIndex, type IndexValues } from './object-index.js';
 import { transformingInformer } from './slim-informer.js';
 
 /** Read access to an informer's cache. Objects are shared with the cache: never modify them. */
@@ -116,8 +116,8 @@ export class ResilientInformer<T extends KubernetesObject> implements RunningInf
       readonly random?: () => number;
       /** Builds the underlying informer (default: a client-node ListWatch that caches objects as they come; tests pass a fake). */
       readonly make?: InformerFactory<T>;
-      /** The index value of an object, for `byIndex` (none: `byIndex` finds nothing). */
-      readonly indexBy?: (object: T) => string | undefined;
+      /** The index value or values of an object, for `byIndex` (none: `byIndex` finds nothing). */
+      readonly indexBy?: (object: T) => IndexValues;
     },
   ) {
     // client-go picks a watch timeout between 5 and 10 minutes at random; so do we, once per informer.

@@ -50,4 +50,18 @@ describe('ObjectIndex', () => {
     index.delete(pod('never-seen', 'web'));
     expect(names(index.get('shop/web'))).toEqual(['q']);
   });
+
+  it('files an object under each of its values, and moves or forgets it under each', () => {
+    const index = new ObjectIndex((object: KubernetesObject) => object.metadata?.labels?.['tiers']?.split(','));
+    const tiered = (name: string, tiers: string | undefined) => ({ metadata: { name, namespace: 'shop', ...(tiers !== undefined && { labels: { tiers } }) } });
+    index.upsert(tiered('p', 'a,b'));
+    index.upsert(tiered('q', 'b'));
+    expect([names(index.get('a')), names(index.get('b'))]).toEqual([['p'], ['p', 'q']]);
+    index.upsert(tiered('p', 'b,c'));
+    expect([names(index.get('a')), names(index.get('b')), names(index.get('c'))]).toEqual([[], ['p', 'q'], ['p']]);
+    index.upsert(tiered('q', undefined));
+    expect(names(index.get('b'))).toEqual(['p']);
+    index.delete(tiered('p', undefined));
+    expect([names(index.get('b')), names(index.get('c'))]).toEqual([[], []]);
+  });
 });

@@ -83,9 +83,9 @@ export type Observation =
  *   (`workloads.controllerRevisions`), from which a keeper is made.
  * - With `cluster` (moves are on), each region gets its nodes and, when pod usage is known, its room for the pods of
  *   its workload's template.
- * - With `neighbours` (the ExtendedDeployments of its namespace), another one whose workload gets the same name makes
- *   this one invalid, as `edctl validate` would: acting on a workload that Git keeps overwriting with the other's would
- *   only fight it.
+ * - With `neighbours` (the ExtendedDeployments of its namespace, or only those whose names may collide with its own,
+ *   as the agent's index gives them), another one whose workload gets the same name makes this one invalid, as `edctl
+ *   validate` would: acting on a workload that Git keeps overwriting with the other's would only fight it.
  * - `counted` pods are taken like `pods`, each standing for `count` pods (RegionState.settled). Only `edctl plan`'s
  *   simulation passes any; the agent lists every pod.
  */
