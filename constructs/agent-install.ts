@@ -209,7 +209,10 @@ const OLD_SPACE_SHARE = 0.75;
  * turns every function called a few times into machine code several times the size of its bytecode, kept until the
  * function is flushed; the agent's hot paths reach Maglev and TurboFan either way (December 2026, Node.js 22, two runs
  * each: peak 117 and 117 MiB at 200 rollouts at once, 104 and 104 at 50, against 123 and 120, 108 and 107 with it; CPU
- * within the runs' spread at 200, 5–10 % more at 50). V8 flags, so they go on the command line (NODE_OPTIONS does not take them).
+ * within the runs' spread at 200, 5–10 % more at 50). Not taken, for CPU: `--max-opt=2` (Maglev, no TurboFan) held the
+ * peak 15–16 MiB lower at 50 and 200 rollouts at once (TurboFan's pages of the binary and its compile zones) but took
+ * 40–52 % more CPU at 200; `--invocation-count-for-turbofan=30000`, 8–9 MiB lower for 15 % more (one run each).
+ * V8 flags, so they go on the command line (NODE_OPTIONS does not take them).
  */
 function agentNodeFlags(memoryLimit: string | undefined): string[] {
   const bytes = parseQuantity(memoryLimit);
