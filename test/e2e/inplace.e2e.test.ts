@@ -35,6 +35,7 @@ import {
   ED_NAME,
   edctl,
   completedEvent,
+  completedEventOf,
   edEvents,
   extendedDeployment,
   installCrds,
@@ -213,9 +214,7 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
       const status = await readStatus(ns);
       expect(status.regions?.map((r) => [r.name, r.swappedInPlace, r.replaced])).toEqual(v2.regions.map((r) => [r.name, r.replicas, 0]));
       // (the fill is a rollout too: its creation completed first)
-      const completed = (await edEvents(ns, { until: completedEvent(v2.rolloutRevision) })).find(
-        (e) => e.reason === 'RolloutCompleted' && e.message.includes(v2.rolloutRevision),
-      );
+      const completed = await completedEventOf(ns, v2.rolloutRevision);
       expect(completed?.message).toBe(`rollout ${v2.rolloutRevision} completed (9 swapped in place, 0 replaced)`);
     });
   });
@@ -273,11 +272,7 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
         [2, 0],
         [3, 0],
       ]);
-      expect(
-        (await edEvents(ns, { until: completedEvent(v2.rolloutRevision) })).find(
-          (e) => e.reason === 'RolloutCompleted' && e.message.includes(v2.rolloutRevision),
-        )?.message,
-      ).toBe(`rollout ${v2.rolloutRevision} completed (5 swapped in place, 3 replaced)`);
+      expect((await completedEventOf(ns, v2.rolloutRevision))?.message).toBe(`rollout ${v2.rolloutRevision} completed (5 swapped in place, 3 replaced)`);
     });
   });
 
@@ -356,11 +351,7 @@ describe('in-place swaps (InPlaceIfPossible)', () => {
       for (const p of after.values()) expect([p.image, p.swap?.phase, p.waiting]).toEqual([V3, 'done', undefined]);
       expect(journal.createdSince(changed)).toEqual([]);
       expect(journal.removedSince(changed)).toEqual([]);
-      expect(
-        (await edEvents(ns, { until: completedEvent(fixed.rolloutRevision) })).find(
-          (e) => e.reason === 'RolloutCompleted' && e.message.includes(fixed.rolloutRevision),
-        )?.message,
-      ).toBe(`rollout ${fixed.rolloutRevision} completed (8 swapped in place, 0 replaced)`);
+      expect((await completedEventOf(ns, fixed.rolloutRevision))?.message).toBe(`rollout ${fixed.rolloutRevision} completed (8 swapped in place, 0 replaced)`);
     });
   });
 

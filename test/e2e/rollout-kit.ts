@@ -159,9 +159,17 @@ export async function edEvents(ns: string, { until, name = ED_NAME }: { until?: 
   }
 }
 
+/** Whether `event` is the RolloutCompleted Event of `revision`. */
+const completes = (event: EdEvent, revision: string) => event.reason === 'RolloutCompleted' && event.message.includes(revision);
+
 /** For `edEvents`' `until`: the RolloutCompleted Event of `revision` is there. */
 export function completedEvent(revision: string): (events: EdEvent[]) => boolean {
-  return (events) => events.some((e) => e.reason === 'RolloutCompleted' && e.message.includes(revision));
+  return (events) => events.some((e) => completes(e, revision));
+}
+
+/** The RolloutCompleted Event of `revision`, once there (undefined after `edEvents`' wait). */
+export async function completedEventOf(ns: string, revision: string): Promise<EdEvent | undefined> {
+  return (await edEvents(ns, { until: completedEvent(revision) })).find((e) => completes(e, revision));
 }
 
 /** Every pod of the ExtendedDeployment, Failed and terminating ones included. */
