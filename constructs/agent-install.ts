@@ -207,11 +207,18 @@ const OLD_SPACE_SHARE = 0.75;
  * 8–14 % less CPU (fewer short-lived objects promoted) but peaked 3–5 MiB higher, 8 MiB ones 13 MiB higher; peak
  * memory is the figure the agent is furthest from Argo Rollouts on, so 2 stays. `--no-sparkplug`: V8's baseline compiler
  * turns every function called a few times into machine code several times the size of its bytecode, kept until the
- * function is flushed; the agent's hot paths reach Maglev and TurboFan either way (December 2026, Node.js 22, two runs
- * each: peak 117 and 117 MiB at 200 rollouts at once, 104 and 104 at 50, against 123 and 120, 108 and 107 with it; CPU
- * within the runs' spread at 200, 5–10 % more at 50). Not taken, for CPU: `--max-opt=2` (Maglev, no TurboFan) held the
- * peak 15–16 MiB lower at 50 and 200 rollouts at once (TurboFan's pages of the binary and its compile zones) but took
- * 40–52 % more CPU at 200; `--invocation-count-for-turbofan=30000`, 8–9 MiB lower for 15 % more (one run each).
+ * function is flushed; the agent's hot paths reach TurboFan either way, as Node.js 22 ships with Maglev off
+ * (nodejs/node#54384). December 2026, two runs each: peak 117 and 117 MiB at 200 rollouts at once, 104 and 104 at 50,
+ * against 123 and 120, 108 and 107 with it; CPU within the runs' spread at 200, 5–10 % more at 50. TurboFan is what
+ * the rest of the peak over Argo Rollouts' comes from (at 50 rollouts at once, 5.6 MiB of the binary's pages are its
+ * compiler's and its compile zones held 6.3 MiB of malloc's peak), and each way found to leave it out costs more CPU
+ * than Argo Rollouts uses (December 2026, one run each; CPU as a ratio to Argo Rollouts' in the same run, 0.91–0.93 at
+ * 50 with these flags): `--max-opt=2`, the interpreter alone on Node.js 22, peaked 15–16 MiB lower at 50 and 200, its
+ * CPU 40–52 % higher at 200; Sparkplug alone (`--sparkplug --max-opt=1`) 11–14 MiB lower, CPU ratio 1.19 at 50;
+ * Maglev alone (`--maglev --max-opt=2`, off in Node.js 22 for its wrong code) 13–16 MiB lower, 1.27;
+ * `--invocation-count-for-turbofan=30000` 8–9 MiB lower for 15 % more CPU. Smaller TurboFan jobs (a quarter of its
+ * inlining budget, `--max-optimized-bytecode-size=4096`, one compile thread with a queue of two) and a lower heap growing
+ * factor (`--heap-growing-percent=20`) left the peak within the runs' spread.
  * V8 flags, so they go on the command line (NODE_OPTIONS does not take them).
  */
 function agentNodeFlags(memoryLimit: string | undefined): string[] {
