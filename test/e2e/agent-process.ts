@@ -47,6 +47,7 @@ export class AgentProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private readonly waiters: { match: (l: AgentLogLine) => boolean; resolve: (l: AgentLogLine) => void }[] = [];
   private stderr = '';
+  private ended = false;
 
   constructor(readonly options: AgentProcessOptions) {
     const main = join(repoRoot, 'lib', 'cli', 'main.js');
@@ -114,6 +115,11 @@ export class AgentProcess {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
+  /** The test ended the process (killHard or stop); false while it runs or when it exited by itself. */
+  get endedByTest(): boolean {
+    return this.ended;
+  }
+
   /** The first log line (already received or future) with this message, or that `match` accepts. */
   waitForLog(msg: string, timeoutMs = 60_000, match: (l: AgentLogLine) => boolean = () => true): Promise<AgentLogLine> {
     const accept = (l: AgentLogLine) => l.msg === msg && match(l);
@@ -157,11 +163,13 @@ export class AgentProcess {
 
   /** kill -9: the process gets no chance to release the Lease or finish anything. */
   killHard(): void {
+    this.ended = true;
     if (this.alive()) this.child.kill('SIGKILL');
   }
 
   /** Graceful stop (SIGTERM): reconciles finish, the Lease is released. */
   async stop(): Promise<void> {
+    this.ended = true;
     if (!this.alive()) return;
     this.child.kill('SIGTERM');
     const timer = setTimeout(() => this.killHard(), 20_000);

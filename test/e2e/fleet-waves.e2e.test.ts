@@ -199,7 +199,17 @@ function killApiServer(m: FleetMember): () => Promise<void> {
   };
 }
 
-function startAgent(m: FleetMember, run = 0): AgentProcess {
+/** Agent processes started per member so far: each gets an identity of its own. */
+const started = new Map<string, number>();
+
+/**
+ * Starts an agent in `m`, started again when it exits by itself, as its Deployment would: an agent whose API server
+ * does not answer for the renew deadline steps down and exits (agent.ts), which a slow machine reaches while the tests
+ * pause or kill a member's API server (CI did, and every later test waited for an agent that was gone).
+ */
+function startAgent(m: FleetMember): AgentProcess {
+  const run = started.get(m.name) ?? 0;
+  started.set(m.name, run + 1);
   const agent = new AgentProcess({
     kubeconfig: m.kubeconfig,
     identity: `fleet-${m.name}-${run}`,
@@ -207,8 +217,18 @@ function startAgent(m: FleetMember, run = 0): AgentProcess {
     leaseNamespace: AGENT_NAMESPACE,
     clusterName: m.name,
     peerKubeconfigs: join(work, 'peers', m.name),
+    echo: !!process.env['AGENT_ECHO'],
   });
   agents.set(m.name, agent);
+  void agent.exited.then(({ code, signal }) => {
+    if (agent.endedByTest || agents.get(m.name) !== agent) return;
+    const why = agent.lines.findLast((l) => l.msg === 'exiting')?.['error'];
+    console.log(
+      `fleet: ${agent.identity} exited by itself (code ${code}, signal ${signal}: ${typeof why === 'string' ? why : 'no reason logged'}); ` +
+        'started again, as its Deployment would',
+    );
+    startAgent(m);
+  });
   return agent;
 }
 
@@ -281,7 +301,7 @@ describe('waves', () => {
           soakStart = since;
           restarted = true;
           agents.get('b')!.killHard();
-          startAgent(member('b'), 1);
+          startAgent(member('b'));
         }
         return b.status?.fleet?.gate?.state === 'Open' && c.status?.fleet?.gate?.state === 'Open';
       },
@@ -419,7 +439,7 @@ describe('waves', () => {
       // c comes back: its API server with the same command line, then its agent; a and b give their parts back only
       // once c has been Healthy with its replicas available for the stabilization.
       await restartC();
-      startAgent(c, 1);
+      startAgent(c);
       await Promise.all(
         [a, b].map((m) =>
           waitFor(`${m.name} gives its part back`, async () => ((await readEd(m, 'api')).status?.fleet?.additions ?? []).length === 0, { timeoutMs: 120_000 }),
@@ -576,7 +596,7 @@ describe('waves', () => {
       const wide = kubectlIn(a, 'get', 'ed', 'shop', '-n', NAMESPACE, '-o', 'wide').split('\n');
       expect(wide[0]).toMatch(/AGE\s+CLUSTER\s+WAVE\s+RELEASE\s+GATE/);
       expect(wide[1]).toMatch(new RegExp(`\\s+a\\s+0\\s+${report.releases[0]}`));
-      startAgent(c, 2);
+      startAgent(c);
       await waitFor('a 3, b 3 and c 2 shop pods', async () => (await counts([a, b, c])).join() === '3,3,2', { timeoutMs: 120_000 });
     } finally {
       const { low, samples } = await joining.stop();
@@ -591,7 +611,7 @@ describe('waves', () => {
     try {
       await deliver('registry.example/shop:1', fleet.members, shop({ a: 4, b: 4, c: 0 }));
       await holds(c, 0, 2, 'a');
-      startAgent(a, 2);
+      startAgent(a);
       await waitFor('a 4, b 4 and c 0 shop pods', async () => (await counts([a, b, c])).join() === '4,4,0', { timeoutMs: 120_000 });
     } finally {
       const { low, samples } = await draining.stop();
