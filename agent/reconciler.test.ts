@@ -172,6 +172,51 @@ describe('Reconciler', () => {
     expect(pending.size).toBe(0);
   });
 
+  it('stretches the wait of counts by the keys with a rollout under way too, though none of their counts waits now', async () => {
+    const t = clock();
+    const first = recorder();
+    await new Reconciler({ caches: world().caches, ports: first.ports, clock: t, log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
+    const { caches, pods } = world({ status: first.statuses[0], replicas: 3, newPod: true });
+    for (const pod of pods)
+      if (pod.metadata.name !== 'web-amd-c') Object.assign(pod.metadata, { annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } });
+    const { calls, ports } = recorder();
+    const reconciler = new Reconciler({ caches, ports, clock: t, log: silentLogger });
+    const {
+      countsPendingSince: pending,
+      rollingOut,
+      lastWrite,
+    } = reconciler as unknown as {
+      countsPendingSince: Map<string, number>;
+      rollingOut: Set<string>;
+      lastWrite: Map<string, number>;
+    };
+    lastWrite.set('shop/web', t.now());
+    // 20 other keys roll out, most with nothing waiting (their statuses were just written), and 6 keys wait, 2 of them
+    // among those rolling out: with this one, 25 writers at 5 per second is 5 s each.
+    for (let i = 0; i < 20; i++) rollingOut.add(`shop/other-${i}`);
+    for (let i = 18; i < 24; i++) pending.set(`shop/other-${i}`, t.now());
+    expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(5_000);
+    expect(calls).toEqual([]);
+    expect(rollingOut.has('shop/web'), 'its own look found its rollout under way').toBe(true);
+    // The others completed: the interval is back to one second, which has passed by then.
+    rollingOut.clear();
+    pending.clear();
+    rollingOut.add('shop/web');
+    pending.set('shop/web', t.now());
+    t.advance(1_000);
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
+    expect(calls).toEqual(['status:Progressing:1']);
+  });
+
+  it('counts a key among the writers no longer once its look finds no rollout under way', async () => {
+    const { ports } = recorder();
+    const reconciler = new Reconciler({ caches: world({ podRevision: 'new' }).caches, ports, clock: clock(), log: silentLogger });
+    const { rollingOut } = reconciler as unknown as { rollingOut: Set<string> };
+    rollingOut.add('shop/web');
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
+    expect(rollingOut.has('shop/web')).toBe(false);
+  });
+
   it('holds counts due now for a pod turning available within the next interval, whose look writes them with the group start', async () => {
     const t = clock();
     const metrics = new AgentMetrics({ queueDepth: () => 0 });

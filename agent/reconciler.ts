@@ -23,7 +23,7 @@ import { memberProblems, releaseApproved } from '../core/fleet/look.js';
 import { observePeers, type FleetAccess } from './fleet-peers.js';
 import { workloadKindOf, workloadsOfKind } from '../core/kube/workload-kinds.js';
 import { forbiddenReadStatus, forbiddenStatus, problemsMessage, statusChanged } from '../core/rollout/status-decision.js';
-import { progressWriteWait } from '../core/rollout/status-pacing.js';
+import { progressWriteWait, rolloutUnderWay } from '../core/rollout/status-pacing.js';
 import type { ClusterNodes } from './cluster-nodes.js';
 import { workloadNameNeighbours, type EdKey } from './keys.js';
 import type { AnalysisAnswer, AnalysisQuery } from '../core/traffic/observation.js';
@@ -148,11 +148,14 @@ export class Reconciler {
   private readonly looks = new Map<string, { status: boolean; owned: boolean }>();
   /** key → when this agent last wrote its status or acted on the key's objects (ms): paces progress-only writes. */
   private readonly lastWrite = new Map<string, number>();
-  /**
-   * Since when each key's count-only status change waits (pacing only; lost on restart, harmlessly). Its size is how
-   * many keys wait, which stretches the interval (PROGRESS_WRITES_PER_SECOND).
-   */
+  /** Since when each key's count-only status change waits (pacing only; lost on restart, harmlessly). */
   private readonly countsPendingSince = new Map<string, number>();
+  /**
+   * Keys whose last look found a rollout under way (rolloutUnderWay). With the keys whose counts wait, they are the
+   * writers that stretch the pacing's interval (PROGRESS_WRITES_PER_SECOND); pacing only, rebuilt by the looks after a
+   * restart.
+   */
+  private readonly rollingOut = new Set<string>();
   /**
    * Keys whose last look found the next step waiting for a regional workload's controller (Decision.awaitsWorkloads),
    * since the first look of that wait. A hint for how soon their objects' events are looked at (event-batching.ts);
@@ -236,6 +239,7 @@ export class Reconciler {
       this.ownWrites.forget(key);
       this.lastWrite.delete(key);
       this.countsPendingSince.delete(key);
+      this.rollingOut.delete(key);
       this.evictionBlocks.forget(key);
       this.awaiting.delete(key);
       metrics?.setPhase(key, undefined);
@@ -314,6 +318,7 @@ export class Reconciler {
     const checked = this.asFleetMember(observed);
     if (!checked.ok) {
       this.awaiting.delete(key);
+      this.rollingOut.delete(key);
       // An invalid object must not stop the agent: report it on the object and go on with the others. A spec change
       // enqueues it again, so no retry is needed. Its pods still become Ready: an invalid spec must not turn into an
       // outage. Both are tried whatever the other's outcome.
@@ -346,6 +351,8 @@ export class Reconciler {
     else if (!this.awaiting.has(key)) this.awaiting.set(key, input.now);
     // Counts that went back to what the object shows wait for nothing (and no longer slow the others' pacing).
     if (statusWrite === 'none') this.countsPendingSince.delete(key);
+    if (rolloutUnderWay(plan.status.phase)) this.rollingOut.add(key);
+    else this.rollingOut.delete(key);
     const first = statusWrite === 'first';
     const kind: WorkloadKind = workloadKindOf(input.ed.spec.subsetType);
     if (progressOnly && plan.actions.length === 0) {
@@ -524,11 +531,17 @@ export class Reconciler {
     const now = this.deps.clock.now();
     const requeue = decision.lookAgainInMs;
     const pendingSince = this.countsPendingSince.get(key);
-    const waiting = this.countsPendingSince.size + (pendingSince === undefined ? 1 : 0);
-    const waitMs = progressWriteWait({ now, lastWrite: this.lastWrite.get(key), pendingSince, waiting, lookAgainInMs: requeue });
+    const waitMs = progressWriteWait({ now, lastWrite: this.lastWrite.get(key), pendingSince, writers: this.progressWriters(key), lookAgainInMs: requeue });
     if (waitMs <= 0) return undefined;
     this.countsPendingSince.set(key, pendingSince ?? now);
     return { outcome: 'synced', requeueAfterMs: Math.min(requeue ?? Number.POSITIVE_INFINITY, Math.ceil(waitMs)) };
+  }
+
+  /** The keys that may write counts alone within an interval, `key` included: those waiting and those rolling out. */
+  private progressWriters(key: string): number {
+    let writers = this.rollingOut.size + (this.rollingOut.has(key) || this.countsPendingSince.has(key) ? 0 : 1);
+    for (const pending of this.countsPendingSince.keys()) if (!this.rollingOut.has(pending)) writers += 1;
+    return writers;
   }
 
   /**

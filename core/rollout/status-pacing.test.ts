@@ -1,46 +1,47 @@
 import { describe, expect, it } from 'vitest';
-import { PROGRESS_WRITE_INTERVAL_MS, PROGRESS_WRITES_PER_SECOND, progressWriteWait, type ProgressPacingInput } from './status-pacing.js';
+import { PROGRESS_WRITE_INTERVAL_MS, PROGRESS_WRITES_PER_SECOND, progressWriteWait, rolloutUnderWay, type ProgressPacingInput } from './status-pacing.js';
+import { Phases } from './reasons.js';
 
 const NOW = 100_000;
 
 describe('progressWriteWait', () => {
   const rows: { name: string; input: Omit<ProgressPacingInput, 'now'>; waitMs: number }[] = [
-    { name: 'counts of an object never written go out at once', input: { waiting: 1 }, waitMs: Number.NEGATIVE_INFINITY },
-    { name: 'a second after the last write, they go out', input: { waiting: 1, lastWrite: NOW - 1_000 }, waitMs: 0 },
-    { name: 'within a second of the last write, they wait for the rest of it', input: { waiting: 1, lastWrite: NOW - 300 }, waitMs: 700 },
+    { name: 'counts of an object never written go out at once', input: { writers: 1 }, waitMs: Number.NEGATIVE_INFINITY },
+    { name: 'a second after the last write, they go out', input: { writers: 1, lastWrite: NOW - 1_000 }, waitMs: 0 },
+    { name: 'within a second of the last write, they wait for the rest of it', input: { writers: 1, lastWrite: NOW - 300 }, waitMs: 700 },
     {
       name: 'an action just now moves the pacing on, but not past one interval since the counts came',
-      input: { waiting: 1, lastWrite: NOW, pendingSince: NOW - 600 },
+      input: { writers: 1, lastWrite: NOW, pendingSince: NOW - 600 },
       waitMs: 400,
     },
     {
       name: 'counts that waited a whole interval go out, however recent the last action',
-      input: { waiting: 1, lastWrite: NOW, pendingSince: NOW - 1_000 },
+      input: { writers: 1, lastWrite: NOW, pendingSince: NOW - 1_000 },
       waitMs: 0,
     },
     {
-      name: 'many objects waiting stretch the interval to their number over the rate',
-      input: { waiting: 50, lastWrite: NOW },
+      name: 'many objects that may write stretch the interval to their number over the rate',
+      input: { writers: 50, lastWrite: NOW },
       waitMs: (50 * 1000) / PROGRESS_WRITES_PER_SECOND,
     },
     {
       name: 'a look due within the interval holds the counts for it (a pod turning available ends the group)',
-      input: { waiting: 1, lastWrite: NOW - 200, lookAgainInMs: 900 },
+      input: { writers: 1, lastWrite: NOW - 200, lookAgainInMs: 900 },
       waitMs: 900,
     },
     {
       name: 'a look due after the counts waited an interval still holds them, up to two intervals in all',
-      input: { waiting: 1, lastWrite: NOW - 900, pendingSince: NOW - 900, lookAgainInMs: 1_000 },
+      input: { writers: 1, lastWrite: NOW - 900, pendingSince: NOW - 900, lookAgainInMs: 1_000 },
       waitMs: 1_000,
     },
     {
       name: 'a look due later than two intervals after the counts came holds nothing: the interval decides',
-      input: { waiting: 1, lastWrite: NOW - 900, pendingSince: NOW - 900, lookAgainInMs: 1_200 },
+      input: { writers: 1, lastWrite: NOW - 900, pendingSince: NOW - 900, lookAgainInMs: 1_200 },
       waitMs: 100,
     },
     {
       name: 'counts that waited two intervals go out even with a look due at once',
-      input: { waiting: 1, lastWrite: NOW, pendingSince: NOW - 2_000, lookAgainInMs: 0 },
+      input: { writers: 1, lastWrite: NOW, pendingSince: NOW - 2_000, lookAgainInMs: 0 },
       waitMs: 0,
     },
   ];
@@ -50,8 +51,8 @@ describe('progressWriteWait', () => {
 
   it('paces each object to one interval, and all of them to the rate in all', () => {
     expect(PROGRESS_WRITE_INTERVAL_MS).toBe(1_000);
-    for (const waiting of [1, PROGRESS_WRITES_PER_SECOND, 200])
-      expect(progressWriteWait({ now: NOW, waiting, lastWrite: NOW })).toBe(Math.max(1_000, (waiting * 1000) / PROGRESS_WRITES_PER_SECOND));
+    for (const writers of [1, PROGRESS_WRITES_PER_SECOND, 200])
+      expect(progressWriteWait({ now: NOW, writers, lastWrite: NOW })).toBe(Math.max(1_000, (writers * 1000) / PROGRESS_WRITES_PER_SECOND));
   });
 
   it('writes the counts of a group whose pods come one by one no later than two intervals after they came', () => {
@@ -61,10 +62,23 @@ describe('progressWriteWait', () => {
     let now = NOW;
     let writtenAt: number | undefined;
     while (writtenAt === undefined && now < NOW + 10_000) {
-      const waitMs = progressWriteWait({ now, pendingSince, lastWrite: NOW - 5_000, waiting: 1, lookAgainInMs: 800 });
+      const waitMs = progressWriteWait({ now, pendingSince, lastWrite: NOW - 5_000, writers: 1, lookAgainInMs: 800 });
       if (waitMs <= 0) writtenAt = now;
       else now += Math.min(800, waitMs);
     }
     expect(writtenAt).toBe(NOW + 1_600);
+  });
+});
+
+describe('rolloutUnderWay', () => {
+  it.each([
+    [Phases.Progressing, true],
+    [Phases.Paused, false],
+    [Phases.WaitingForConfirmation, false],
+    [Phases.Healthy, false],
+    [Phases.Degraded, false],
+    [undefined, false],
+  ])('%s: %s', (phase, underWay) => {
+    expect(rolloutUnderWay(phase)).toBe(underWay);
   });
 });
