@@ -119,6 +119,15 @@ export function stepReactions(available: readonly number[], targets: readonly nu
   return out;
 }
 
+/**
+ * A count per rollout as the table prints it: one decimal, or two significant digits below 1, so that two small
+ * figures (a run's one list and watch over 200 rollouts) do not both print as 0.0 beside a ratio of 2.00; `-` unknown.
+ */
+export function perRollout(v: number): string {
+  if (!Number.isFinite(v)) return '-';
+  return v === 0 || Math.abs(v) >= 1 ? v.toFixed(1) : v.toPrecision(2);
+}
+
 /** `ours / theirs` with two decimals; `-` when either is unknown or theirs is 0 (and ours is not). */
 export function ratio(ours: number, theirs: number): string {
   if (!Number.isFinite(ours) || !Number.isFinite(theirs)) return '-';

@@ -123,6 +123,7 @@ import {
   belongsTo,
   canaryWeights,
   parseAuditEvent,
+  perRollout,
   poolRounds,
   ratio,
   requestsByVerbResource,
@@ -676,7 +677,6 @@ function figures(rounds: readonly RoundSamples[]): Figures {
 function report(n: number, rounds: readonly Record<Side, SideResult>[], firsts: readonly Side[], f: Record<Side, Figures>, w: Work, o: Options): string[] {
   const ms = (v: number) => (Number.isFinite(v) ? `${Math.round(v)} ms` : '-');
   const s = (v: number) => (Number.isFinite(v) ? `${(v / 1000).toFixed(2)} s` : '-');
-  const num = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '-');
   const mib = (v: number) => (Number.isFinite(v) ? `${v.toFixed(0)} MiB` : '-');
   const rows: [string, (x: Figures) => number, (v: number) => string][] = [
     ['rollout wall p50', (x) => x.wallP50, s],
@@ -685,9 +685,9 @@ function report(n: number, rounds: readonly Record<Side, SideResult>[], firsts: 
     ['reaction p99', (x) => x.reactionP99, ms],
     ['  to its next scaling p50', (x) => x.scaleP50, ms],
     ['  to its next scaling p99', (x) => x.scaleP99, ms],
-    ['API requests / rollout', (x) => x.requests, num],
-    ['  writes', (x) => x.writes, num],
-    ['  reads (get, list, watch)', (x) => x.reads, num],
+    ['API requests / rollout', (x) => x.requests, perRollout],
+    ['  writes', (x) => x.writes, perRollout],
+    ['  reads (get, list, watch)', (x) => x.reads, perRollout],
     ['controller CPU seconds', (x) => x.cpu, (v) => `${v.toFixed(1)} s`],
     ['controller peak RSS', (x) => x.peak, mib],
     ['  anonymous (highest reading)', (x) => x.peakAnon, mib],

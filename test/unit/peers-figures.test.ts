@@ -7,6 +7,7 @@ import {
   belongsTo,
   canaryWeights,
   parseAuditEvent,
+  perRollout,
   poolRounds,
   ratio,
   requestsByVerbResource,
@@ -155,6 +156,15 @@ describe('percentile and ratio', () => {
     expect(ratio(0, 0)).toBe('1.00');
     expect(ratio(1, 0)).toBe('-');
     expect(ratio(Number.NaN, 1)).toBe('-');
+  });
+
+  it('perRollout: small counts keep two significant digits, so the ratio beside them reads from them', () => {
+    expect([0.04, 0.02].map(perRollout)).toEqual(['0.040', '0.020']);
+    expect(ratio(0.04, 0.02)).toBe('2.00');
+    expect(perRollout(0.123)).toBe('0.12');
+    expect(perRollout(40.44)).toBe('40.4');
+    expect(perRollout(0)).toBe('0.0');
+    expect(perRollout(Number.NaN)).toBe('-');
   });
 });
 
