@@ -12,11 +12,11 @@ export const PROGRESS_WRITE_INTERVAL_MS = 1_000;
 
 /**
  * Progress-only writes of all ExtendedDeployments together go out at about this rate at most: while more objects than
- * that may write counts (ProgressPacingInput.writers), each one's interval grows to their number / this rate. At scale the API server is what
- * a rollout waits for, and paced by elapsed time these writes grow with a rollout's duration. bench:peers at 200
- * rollouts at once, one run each, status writes per rollout: 17.8 at 10 per second when counts waited for no look past
- * their interval, 11.1 once they did (below), 8.1 at 5 per second (counts alone 0.1: the group starts carried them);
- * Argo Rollouts' 14.
+ * that may write counts (ProgressPacingInput.writers), each one's interval grows to their number / this rate. At scale
+ * the API server is what a rollout waits for, and paced by elapsed time these writes grow with a rollout's duration.
+ * bench:peers at 200 rollouts at once, one run each, status writes per rollout: 17.8 at 10 per second when counts
+ * waited for no look past their interval, 11.1 once they did (below), 8.1 at 5 per second (counts alone 0.1: the group
+ * starts carried them); Argo Rollouts' 14.
  */
 export const PROGRESS_WRITES_PER_SECOND = 5;
 
