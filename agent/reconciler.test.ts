@@ -144,19 +144,27 @@ describe('Reconciler', () => {
     expect(calls).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3']);
   });
 
-  it('stretches the wait of counts while many keys have counts waiting: about PROGRESS_WRITES_PER_SECOND in all', async () => {
+  /**
+   * A reconciler whose next look at shop/web finds only counts changed (the cluster after a group's first reconcile:
+   * its status, the ReplicaSet scaled, the old pods marked, a new pod Pending), its status written just now, and its
+   * pacing state to set up.
+   */
+  async function countsOnly() {
     const t = clock();
     const first = recorder();
     await new Reconciler({ caches: world().caches, ports: first.ports, clock: t, log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
-    // The cluster after that reconcile (its status, the ReplicaSet scaled, the old pods marked, a new pod Pending):
-    // only counts changed.
     const { caches, pods } = world({ status: first.statuses[0], replicas: 3, newPod: true });
     for (const pod of pods)
       if (pod.metadata.name !== 'web-amd-c') Object.assign(pod.metadata, { annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } });
     const { calls, ports } = recorder();
     const reconciler = new Reconciler({ caches, ports, clock: t, log: silentLogger });
-    const { countsPendingSince: pending, lastWrite } = reconciler as unknown as { countsPendingSince: Map<string, number>; lastWrite: Map<string, number> };
-    lastWrite.set('shop/web', t.now());
+    const pacing = reconciler as unknown as { countsPendingSince: Map<string, number>; rollingOut: Set<string>; lastWrite: Map<string, number> };
+    pacing.lastWrite.set('shop/web', t.now());
+    return { t, calls, reconciler, pending: pacing.countsPendingSince, rollingOut: pacing.rollingOut };
+  }
+
+  it('stretches the wait of counts while many keys have counts waiting: about PROGRESS_WRITES_PER_SECOND in all', async () => {
+    const { t, calls, reconciler, pending } = await countsOnly();
     // 24 other keys wait with counts of their own: with this one, 25 at 5 per second is 5 s each.
     for (let i = 0; i < 24; i++) pending.set(`shop/other-${i}`, t.now());
     expect(25 / PROGRESS_WRITES_PER_SECOND).toBe(5);
@@ -173,24 +181,7 @@ describe('Reconciler', () => {
   });
 
   it('stretches the wait of counts by the keys with a rollout under way too, though none of their counts waits now', async () => {
-    const t = clock();
-    const first = recorder();
-    await new Reconciler({ caches: world().caches, ports: first.ports, clock: t, log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
-    const { caches, pods } = world({ status: first.statuses[0], replicas: 3, newPod: true });
-    for (const pod of pods)
-      if (pod.metadata.name !== 'web-amd-c') Object.assign(pod.metadata, { annotations: { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST } });
-    const { calls, ports } = recorder();
-    const reconciler = new Reconciler({ caches, ports, clock: t, log: silentLogger });
-    const {
-      countsPendingSince: pending,
-      rollingOut,
-      lastWrite,
-    } = reconciler as unknown as {
-      countsPendingSince: Map<string, number>;
-      rollingOut: Set<string>;
-      lastWrite: Map<string, number>;
-    };
-    lastWrite.set('shop/web', t.now());
+    const { t, calls, reconciler, pending, rollingOut } = await countsOnly();
     // 20 other keys roll out, most with nothing waiting (their statuses were just written), and 6 keys wait, 2 of them
     // among those rolling out: with this one, 25 writers at 5 per second is 5 s each.
     for (let i = 0; i < 20; i++) rollingOut.add(`shop/other-${i}`);
