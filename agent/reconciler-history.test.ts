@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { HistoryAction } from '../core/history/revisions.js';
 import { NAME_LABEL, REGION_LABEL, REVISION_LABEL, ROLLOUT_REVISION_ANNOTATION } from '../core/labels.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
+import { SYNC_WAIT_REPORT_GRACE_MS } from '../core/rollout/status-pacing.js';
 import type { ControllerRevisionObject } from '../core/history/entries.js';
 import type { AgentCaches } from './informers.js';
 import { edKeyOf } from './keys.js';
@@ -95,9 +96,19 @@ describe('Reconciler: history', () => {
 
   it('records nothing while a workload still carries the previous template (Git not synced yet)', async () => {
     const { history, calls, ports } = recorder();
-    await reconcile(world({ behind: 'arm', historyLimit: 0, revisions: [revision('web-old', 1)] }).caches, ports);
+    const clock = new FakeClock(NOW);
+    const reconciler = new Reconciler({
+      caches: world({ behind: 'arm', historyLimit: 0, revisions: [revision('web-old', 1)] }).caches,
+      ports,
+      clock,
+      log: silentLogger,
+    });
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
+    // Looked at again once the wait is reported (SYNC_WAIT_REPORT_GRACE_MS): still nothing recorded.
+    clock.advance(SYNC_WAIT_REPORT_GRACE_MS);
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
     expect(history).toEqual([]);
-    expect(calls.length).toBeGreaterThan(0);
+    expect(calls).toContain('status:Progressing:0');
   });
 
   it("prunes beyond historyLimit, and never touches another controller's revision that carries the name label", async () => {

@@ -17,7 +17,7 @@ import { EvictionBlockedError } from './eviction.js';
 import { silentLogger } from './runtime/log.js';
 import { edKeyOf } from './keys.js';
 import { Reconciler, type ReconcilerPorts } from './reconciler.js';
-import { PROGRESS_WRITES_PER_SECOND } from '../core/rollout/status-pacing.js';
+import { PROGRESS_WRITES_PER_SECOND, SYNC_WAIT_REPORT_GRACE_MS } from '../core/rollout/status-pacing.js';
 import { controlledBy } from '../core/kube/test-support.js';
 import { STANDING_MARK, agentCaches, recorder, webExtendedDeployment } from './reconciler-test-support.js';
 
@@ -36,6 +36,8 @@ function world(
     unmarked?: boolean;
     newPod?: boolean;
     regions?: string[];
+    /** The ReplicaSets still carry the last template: the sync has not applied the rendered one yet. */
+    unsynced?: boolean;
   } = {},
 ) {
   const regionNames = options.regions ?? ['amd'];
@@ -76,10 +78,10 @@ function world(
   }
   const replicaSets = regionNames.map((region) => ({
     metadata: { name: `web-${region}`, namespace: 'shop', resourceVersion: '1', labels: { [NAME_LABEL]: 'web' } },
-    spec: { replicas: options.replicas ?? 2, template: { metadata: { labels: { [REVISION_LABEL]: revisionOf(region) } } } },
+    spec: { replicas: options.replicas ?? 2, template: { metadata: { labels: { [REVISION_LABEL]: options.unsynced ? 'old' : revisionOf(region) } } } },
   }));
   const caches = agentCaches({ eds: [ed], regions, replicaSets, pods });
-  return { ed, caches, pods, replicaSets };
+  return { ed, caches, pods, replicaSets, revisionOf };
 }
 
 const clock = () => new FakeClock(Date.UTC(2026, 0, 1));
@@ -594,6 +596,38 @@ describe('Reconciler', () => {
     const late = recorder();
     await new Reconciler({ caches: readyNow(5).caches, ports: late.ports, clock: t, log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
     expect(late.calls).toEqual(['status:Progressing:1']);
+  });
+
+  it('reports a wait for the sync only once it lasts SYNC_WAIT_REPORT_GRACE_MS, and counts it among no writers meanwhile', async () => {
+    const t = clock();
+    const { calls, ports } = recorder();
+    const reconciler = new Reconciler({ caches: world({ unsynced: true }).caches, ports, clock: t, log: silentLogger });
+    const { rollingOut } = reconciler as unknown as { rollingOut: Set<string> };
+    expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(SYNC_WAIT_REPORT_GRACE_MS);
+    expect(calls).toEqual([]);
+    // At group 0 its counts hold: it does not stretch the others' pacing.
+    expect(rollingOut.has('shop/web')).toBe(false);
+    t.advance(SYNC_WAIT_REPORT_GRACE_MS - 500);
+    expect((await reconciler.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(500);
+    expect(calls).toEqual([]);
+    t.advance(500);
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
+    expect(calls).toEqual(['status:Progressing:0', 'event:RolloutStarted']);
+  });
+
+  it('starts a rollout whose sync lands within the grace with one status write and one Event, as if it never waited', async () => {
+    const t = clock();
+    const { calls, ports, statuses } = recorder();
+    const w = world({ unsynced: true });
+    const reconciler = new Reconciler({ caches: w.caches, ports, clock: t, log: silentLogger });
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
+    expect(calls).toEqual([]);
+    // The sync applies the ReplicaSet 100 ms later.
+    w.replicaSets[0]!.spec.template.metadata.labels[REVISION_LABEL] = w.revisionOf('amd');
+    t.advance(100);
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
+    expect(calls).toEqual(['status:Progressing:1', 'markOld:web-amd-a', 'markOld:web-amd-b', 'scale:ReplicaSet:3', 'event:RolloutStarted']);
+    expect(statuses[0]?.conditions?.find((c) => c.type === 'Progressing')?.reason).toBe('GroupProgressing');
   });
 
   it('ignores a deleted ExtendedDeployment', async () => {

@@ -23,7 +23,7 @@ import { memberProblems, releaseApproved } from '../core/fleet/look.js';
 import { observePeers, type FleetAccess } from './fleet-peers.js';
 import { workloadKindOf, workloadsOfKind } from '../core/kube/workload-kinds.js';
 import { forbiddenReadStatus, forbiddenStatus, problemsMessage, statusChanged } from '../core/rollout/status-decision.js';
-import { progressWriteWait, rolloutUnderWay } from '../core/rollout/status-pacing.js';
+import { progressWriteWait, rolloutUnderWay, syncWaitReportWait } from '../core/rollout/status-pacing.js';
 import type { ClusterNodes } from './cluster-nodes.js';
 import { workloadNameNeighbours, type EdKey } from './keys.js';
 import type { AnalysisAnswer, AnalysisQuery } from '../core/traffic/observation.js';
@@ -157,6 +157,11 @@ export class Reconciler {
    */
   private readonly rollingOut = new Set<string>();
   /**
+   * Since when each key's look finds a wait for the sync that its status does not report yet (Decision.syncWaitBegins).
+   * Lost on restart harmlessly: nothing acts while the sync is awaited, and the report comes one grace later.
+   */
+  private readonly syncWaitSince = new Map<string, number>();
+  /**
    * Keys whose last look found the next step waiting for a regional workload's controller (Decision.awaitsWorkloads),
    * since the first look of that wait. A hint for how soon their objects' events are looked at (event-batching.ts);
    * lost on restart harmlessly: until a look sets it again, their events are batched as anyone's.
@@ -240,6 +245,7 @@ export class Reconciler {
       this.lastWrite.delete(key);
       this.countsPendingSince.delete(key);
       this.rollingOut.delete(key);
+      this.syncWaitSince.delete(key);
       this.evictionBlocks.forget(key);
       this.awaiting.delete(key);
       metrics?.setPhase(key, undefined);
@@ -319,6 +325,7 @@ export class Reconciler {
     if (!checked.ok) {
       this.awaiting.delete(key);
       this.rollingOut.delete(key);
+      this.syncWaitSince.delete(key);
       // An invalid object must not stop the agent: report it on the object and go on with the others. A spec change
       // enqueues it again, so no retry is needed. Its pods still become Ready: an invalid spec must not turn into an
       // outage. Both are tried whatever the other's outcome.
@@ -351,14 +358,12 @@ export class Reconciler {
     else if (!this.awaiting.has(key)) this.awaiting.set(key, input.now);
     // Counts that went back to what the object shows wait for nothing (and no longer slow the others' pacing).
     if (statusWrite === 'none') this.countsPendingSince.delete(key);
-    if (rolloutUnderWay(plan.status.phase)) this.rollingOut.add(key);
+    if (rolloutUnderWay(plan.status)) this.rollingOut.add(key);
     else this.rollingOut.delete(key);
     const first = statusWrite === 'first';
     const kind: WorkloadKind = workloadKindOf(input.ed.spec.subsetType);
-    if (progressOnly && plan.actions.length === 0) {
-      const later = this.deferCounts(key, decision);
-      if (later) return later;
-    }
+    const later = this.deferSyncWait(key, decision) ?? (progressOnly && plan.actions.length === 0 ? this.deferCounts(key, decision) : undefined);
+    if (later) return later;
 
     // The status goes out where the decision puts it (core/rollout/decision.ts). A failed write throws, and the key is
     // retried on fresh caches. The analysis samples the plan records are counted once the status recording them is.
@@ -535,6 +540,26 @@ export class Reconciler {
     if (waitMs <= 0) return undefined;
     this.countsPendingSince.set(key, pendingSince ?? now);
     return { outcome: 'synced', requeueAfterMs: Math.min(requeue ?? Number.POSITIVE_INFINITY, Math.ceil(waitMs)) };
+  }
+
+  /**
+   * Whether the report of a wait for the sync that has just begun waits (SYNC_WAIT_REPORT_GRACE_MS): undefined to write
+   * it now, or the reconcile result that looks again when it is due.
+   */
+  private deferSyncWait(key: string, decision: Decision): ReconcileResult | undefined {
+    if (!decision.syncWaitBegins) {
+      this.syncWaitSince.delete(key);
+      return undefined;
+    }
+    const now = this.deps.clock.now();
+    const since = this.syncWaitSince.get(key) ?? now;
+    const waitMs = syncWaitReportWait(now, since);
+    if (waitMs <= 0) {
+      this.syncWaitSince.delete(key);
+      return undefined;
+    }
+    this.syncWaitSince.set(key, since);
+    return { outcome: 'synced', requeueAfterMs: Math.min(decision.lookAgainInMs ?? Number.POSITIVE_INFINITY, Math.ceil(waitMs)) };
   }
 
   /** The keys that may write counts alone within an interval, `key` included: those waiting and those rolling out. */

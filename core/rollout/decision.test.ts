@@ -94,6 +94,42 @@ describe('decide', () => {
   });
 });
 
+describe('decide: a wait for the sync', () => {
+  const previous = { ...decide(input([pod('p1', 'old'), pod('p2', 'old')], undefined), undefined).plan.status, revision: 'Q', phase: 'Healthy' as const };
+  // The rollout revision R is rendered, but region a's ReplicaSet still carries the template of the last one.
+  const unsynced = (pods: PodState[], status: ExtendedDeploymentStatus | undefined): RolloutInput => {
+    const base = input(pods, status);
+    return { ...base, regions: base.regions.map((r) => ({ ...r, workload: { ...r.workload!, templateRevision: 'old' } })) };
+  };
+  const oldPods = [pod('p1', 'old'), pod('p2', 'old')];
+
+  it('that has just begun may be held: its status reports nothing else and nothing acts', () => {
+    const decision = decide(unsynced(oldPods, previous), previous);
+    expect(decision.plan.status.conditions?.find((c) => c.type === 'Progressing')?.reason).toBe('WaitingForSync');
+    expect(decision.plan.actions).toEqual([]);
+    expect(decision.statusWrite).toBe('first');
+    expect(decision.syncWaitBegins).toBe(true);
+  });
+
+  it('that the status reports already is not held again', () => {
+    const reported = decide(unsynced(oldPods, previous), previous).plan.status;
+    expect(decide(unsynced(oldPods, reported), reported).syncWaitBegins).toBe(false);
+  });
+
+  it('with a readiness gate to open is not held: the gate cannot wait', () => {
+    const gated = [{ ...pod('p1', 'old'), gated: true, gateOpen: false }, pod('p2', 'old')];
+    const decision = decide(unsynced(gated, previous), previous);
+    expect(decision.plan.actions.map((a) => a.kind)).toEqual(['openGate']);
+    expect(decision.syncWaitBegins).toBe(false);
+  });
+
+  it('is no wait once the workloads carry the template: the rollout starts', () => {
+    const decision = decide(input(oldPods, previous), previous);
+    expect(decision.plan.status.currentGroup).toBe(1);
+    expect(decision.syncWaitBegins).toBe(false);
+  });
+});
+
 describe('decideInvalid', () => {
   const problems = [{ object: { kind: 'ExtendedDeployment', namespace: 'shop', name: 'web' }, path: ['spec', 'replicas'], message: 'must not be negative' }];
   it('reports new problems in the status and an Event', () => {

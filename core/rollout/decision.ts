@@ -1,3 +1,4 @@
+import { PROGRESSING_CONDITION, ProgressingReason } from '../api/conditions.js';
 import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import type { Problem } from '../problems.js';
 import { planRollout, type RolloutEvent, type RolloutInput, type RolloutPlan } from './planner.js';
@@ -23,6 +24,12 @@ export interface Decision {
    * such writes (several changes in one) without changing any decision.
    */
   readonly progressOnly: boolean;
+  /**
+   * The look finds the rollout waiting for the sync (a regional workload not at its rendered template yet) where the
+   * status does not say so, and has nothing to do: the agent may hold the report for a moment
+   * (SYNC_WAIT_REPORT_GRACE_MS), within which a sync usually ends such a wait.
+   */
+  readonly syncWaitBegins: boolean;
   /** Look again after this many ms although no object changes (nextRequeueMs); undefined when there is nothing to wait for. */
   readonly lookAgainInMs: number | undefined;
   /** The next step waits for a regional workload's controller (awaitsWorkloads): its events are looked at soon. */
@@ -42,9 +49,15 @@ export function decide(input: RolloutInput, written: unknown): Decision {
     plan,
     statusWrite: first ? 'first' : changed ? 'after' : 'none',
     progressOnly: changed && !first && plan.events.length === 0 && progressOnlyChange(written, plan.status),
+    syncWaitBegins: changed && plan.actions.length === 0 && waitsForSync(plan.status) && !waitsForSync(input.status),
     lookAgainInMs: nextRequeueMs(input, plan),
     awaitsWorkloads: awaitsWorkloads(input, plan),
   };
+}
+
+/** Whether the status reports the rollout waiting for the sync (its Progressing condition's reason). */
+function waitsForSync(status: ExtendedDeploymentStatus | undefined): boolean {
+  return status?.conditions?.find((c) => c.type === PROGRESSING_CONDITION)?.reason === ProgressingReason.WaitingForSync;
 }
 
 /** What a reconcile of an ExtendedDeployment whose spec the agent cannot act on does: report, move nothing. */

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { PROGRESS_WRITE_INTERVAL_MS, PROGRESS_WRITES_PER_SECOND, progressWriteWait, rolloutUnderWay, type ProgressPacingInput } from './status-pacing.js';
+import {
+  PROGRESS_WRITE_INTERVAL_MS,
+  PROGRESS_WRITES_PER_SECOND,
+  progressWriteWait,
+  rolloutUnderWay,
+  SYNC_WAIT_REPORT_GRACE_MS,
+  syncWaitReportWait,
+  type ProgressPacingInput,
+} from './status-pacing.js';
 import { Phases } from './reasons.js';
 
 const NOW = 100_000;
@@ -72,13 +80,27 @@ describe('progressWriteWait', () => {
 
 describe('rolloutUnderWay', () => {
   it.each([
-    [Phases.Progressing, true],
-    [Phases.Paused, false],
-    [Phases.WaitingForConfirmation, false],
-    [Phases.Healthy, false],
-    [Phases.Degraded, false],
-    [undefined, false],
-  ])('%s: %s', (phase, underWay) => {
-    expect(rolloutUnderWay(phase)).toBe(underWay);
+    [Phases.Progressing, 1, true],
+    [Phases.Progressing, 6, true],
+    [Phases.Progressing, 0, false],
+    [Phases.Progressing, undefined, false],
+    [Phases.Paused, 2, false],
+    [Phases.WaitingForConfirmation, 2, false],
+    [Phases.Healthy, 6, false],
+    [Phases.Degraded, 2, false],
+    [undefined, undefined, false],
+  ])('%s in group %s: %s', (phase, currentGroup, underWay) => {
+    expect(rolloutUnderWay({ phase, currentGroup })).toBe(underWay);
+  });
+});
+
+describe('syncWaitReportWait', () => {
+  it.each([
+    ['a wait that begins now waits the whole grace', undefined, SYNC_WAIT_REPORT_GRACE_MS],
+    ['a wait seen before waits for the rest of it', NOW - 500, SYNC_WAIT_REPORT_GRACE_MS - 500],
+    ['a wait as long as the grace is reported', NOW - SYNC_WAIT_REPORT_GRACE_MS, 0],
+    ['a wait longer than the grace is overdue', NOW - 3 * SYNC_WAIT_REPORT_GRACE_MS, -2 * SYNC_WAIT_REPORT_GRACE_MS],
+  ])('%s', (_name, since, waitMs) => {
+    expect(syncWaitReportWait(NOW, since)).toBe(waitMs);
   });
 });

@@ -5,7 +5,8 @@
  * or condition change) are never paced, and they carry the counts too.
  */
 
-import { Phases, type Phase } from './reasons.js';
+import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
+import { Phases } from './reasons.js';
 
 /** A change of counts alone is written at most this often per ExtendedDeployment, whatever the load. */
 export const PROGRESS_WRITE_INTERVAL_MS = 1_000;
@@ -40,9 +41,26 @@ export interface ProgressPacingInput {
   readonly lookAgainInMs?: number;
 }
 
-/** Whether an object whose status shows `phase` has a rollout under way: its counts keep changing as its pods do. */
-export function rolloutUnderWay(phase: Phase | undefined): boolean {
-  return phase === Phases.Progressing;
+/**
+ * Whether an object with this status has a rollout under way: in a group (or converging past its last), so its counts
+ * keep changing as its pods do. A rollout at group 0 waits for the sync, its fleet gate or an adoption: its counts hold.
+ */
+export function rolloutUnderWay(status: Pick<ExtendedDeploymentStatus, 'phase' | 'currentGroup'>): boolean {
+  return status.phase === Phases.Progressing && (status.currentGroup ?? 0) > 0;
+}
+
+/**
+ * A wait for the sync that has just begun (Decision.syncWaitBegins) is reported once it lasts this long. A sync applies
+ * the ExtendedDeployment and its regional workloads one after the other, so a look between the two finds the rollout
+ * waiting for a moment: reported, that moment cost a status write and an Event per rollout, and the next look wrote
+ * both again for the first group (bench:peers: 8 of each per rollout of 6 groups, where 7 do). Nothing acts while the
+ * sync is awaited, so holding the report changes no decision.
+ */
+export const SYNC_WAIT_REPORT_GRACE_MS = 2_000;
+
+/** How long the report of a wait for the sync that began at `since` (ms; undefined: now) still waits; due at zero or less. */
+export function syncWaitReportWait(now: number, since: number | undefined): number {
+  return (since ?? now) + SYNC_WAIT_REPORT_GRACE_MS - now;
 }
 
 /**
