@@ -2,7 +2,8 @@
  * When a status change that is only progress detail (counts, overview, messages: progressOnlyChange) goes out. Pod
  * events come in bursts during a rollout, and writing every count as it changes was the largest share of the agent's
  * requests (bench/agent: 48 of 93 per rollout; paced 29 of 73). Transitions (a rollout, group or move recorded; a phase
- * or condition change) are never paced, and they carry the counts too.
+ * or condition change) are never paced, and they carry the counts too; the one held is a wait for the sync that has
+ * just begun, which a sync usually ends at once (SYNC_WAIT_REPORT_GRACE_MS).
  */
 
 import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
@@ -53,8 +54,9 @@ export function rolloutUnderWay(status: Pick<ExtendedDeploymentStatus, 'phase' |
  * A wait for the sync that has just begun (Decision.syncWaitBegins) is reported once it lasts this long. A sync applies
  * the ExtendedDeployment and its regional workloads one after the other, so a look between the two finds the rollout
  * waiting for a moment: reported, that moment cost a status write and an Event per rollout, and the next look wrote
- * both again for the first group (bench:peers: 8 of each per rollout of 6 groups, where 7 do). Nothing acts while the
- * sync is awaited, so holding the report changes no decision.
+ * both again for the first group (bench:peers: 8 of each per rollout of 6 groups, where 7 do; at 200 rollouts at once,
+ * API requests per rollout 39.9 with the report, 37.9 held). Nothing acts while the sync is awaited, so holding the
+ * report changes no decision.
  */
 export const SYNC_WAIT_REPORT_GRACE_MS = 2_000;
 
