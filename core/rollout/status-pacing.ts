@@ -43,8 +43,9 @@ export interface ProgressPacingInput {
 }
 
 /**
- * Whether an object with this status has a rollout under way: in a group (or converging past its last), so its counts
- * keep changing as its pods do. A rollout at group 0 waits for the sync, its fleet gate or an adoption: its counts hold.
+ * Whether an object with this status has a rollout under way: in a group (or converging past its last), so its
+ * counts keep changing as its pods do. A rollout at group 0 waits for the sync, its fleet gate or an adoption: its
+ * counts hold.
  */
 export function rolloutUnderWay(status: Pick<ExtendedDeploymentStatus, 'phase' | 'currentGroup'>): boolean {
   return status.phase === Phases.Progressing && (status.currentGroup ?? 0) > 0;
@@ -60,7 +61,7 @@ export function rolloutUnderWay(status: Pick<ExtendedDeploymentStatus, 'phase' |
  */
 export const SYNC_WAIT_REPORT_GRACE_MS = 2_000;
 
-/** How long the report of a wait for the sync that began at `since` (ms; undefined: now) still waits; due at zero or less. */
+/** How long the report of a wait for the sync that began at `since` (ms; undefined: now) still waits (due at 0). */
 export function syncWaitReportWait(now: number, since: number | undefined): number {
   return (since ?? now) + SYNC_WAIT_REPORT_GRACE_MS - now;
 }
