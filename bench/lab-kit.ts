@@ -268,15 +268,30 @@ export function labBuild(what: string): string {
   return r.stdout.trim().split('\n').pop() ?? '';
 }
 
+/**
+ * What a bench does with the lab before it runs: nothing when one runs (reused), `up` when none does, and `down` then
+ * `up` when BENCH_FRESH_LAB is 1 and one runs. A lab's API server grows with every rollout it serves and the machine's
+ * load drifts, so runs one after another on one lab do not compare (bench:peers' reaction p99 at 200 rollouts: 227 ms
+ * on a fresh lab, 380 ms after the other scales); a series of runs to compare wants a fresh lab each.
+ */
+export function labSteps(running: boolean, freshLab: string | undefined): readonly ('down' | 'up')[] {
+  const fresh = freshLab === undefined || freshLab === '' || freshLab === '0' ? false : freshLab === '1' ? true : undefined;
+  if (fresh === undefined) throw new Error(`BENCH_FRESH_LAB must be 1 (a fresh lab) or 0 (reuse a running one), not ${JSON.stringify(freshLab)}`);
+  if (!running) return ['up'];
+  return fresh ? ['down', 'up'] : [];
+}
+
+/** Reuses the running lab, or starts one (a fresh one with BENCH_FRESH_LAB=1: labSteps). */
 export function ensureLab(): void {
   const status = spawnSync(...labCommand(['status']), { cwd: repoRoot, encoding: 'utf8' });
-  if (status.status === 0) {
-    log('reusing the running lab');
-    return;
+  const steps = labSteps(status.status === 0, process.env['BENCH_FRESH_LAB']);
+  if (steps.length === 0) log('reusing the running lab (BENCH_FRESH_LAB=1 starts a fresh one)');
+  else if (steps[0] === 'down') log('BENCH_FRESH_LAB=1: stopping the running lab to start a fresh one');
+  else log('the lab is not running: starting it (npm run lab:up)');
+  for (const step of steps) {
+    const run = spawnSync(...labCommand([step]), { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
+    if (run.status !== 0) throw new Error(step === 'up' ? 'the lab did not start' : 'the running lab did not stop');
   }
-  log('the lab is not running: starting it (npm run lab:up)');
-  const up = spawnSync(...labCommand(['up']), { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
-  if (up.status !== 0) throw new Error('the lab did not start');
 }
 
 /**

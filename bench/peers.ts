@@ -35,7 +35,8 @@
  * before percentiles, requests per rollout averaged, and CPU and peak RSS are the median of the rounds' (each round's
  * printed too). Scales run in the order given, the largest first by default: the lab's API server grows with every
  * rollout it serves (1.6 GB after one run of the three) and the reactions of both controllers slow with it (the agent's
- * p99 at 200 rollouts: 227 ms on a fresh lab, 380 ms after the other scales).
+ * p99 at 200 rollouts: 227 ms on a fresh lab, 380 ms after the other scales). A running lab is reused; runs to compare
+ * want BENCH_FRESH_LAB=1, which starts each on a fresh one (bench/lab-kit.ts labSteps).
  * v1 is applied and waited for untimed (the agent scales its ReplicaSet from 1 to --replicas, Argo Rollouts creates its
  * first ReplicaSet), then v2 (a new image) to every rollout at once.
  *

@@ -2,7 +2,23 @@
 // sets as DeployRegions. A misread flag or a wrong region would make a bench print wrong figures without failing.
 import { describe, expect, it } from 'vitest';
 import { median, positiveInt, textTable } from '../../bench/figures.js';
-import { LAB_NODE_SETS, labDeployRegions } from '../../bench/lab-kit.js';
+import { LAB_NODE_SETS, labDeployRegions, labSteps } from '../../bench/lab-kit.js';
+
+describe('labSteps', () => {
+  it('reuses a running lab unless BENCH_FRESH_LAB is 1, then stops it and starts a fresh one; starts one when none runs', () => {
+    expect(labSteps(true, undefined)).toEqual([]);
+    expect(labSteps(true, '0')).toEqual([]);
+    expect(labSteps(true, '')).toEqual([]);
+    expect(labSteps(true, '1')).toEqual(['down', 'up']);
+    expect(labSteps(false, undefined)).toEqual(['up']);
+    expect(labSteps(false, '1')).toEqual(['up']);
+  });
+
+  it('refuses any other BENCH_FRESH_LAB, before anything is stopped', () => {
+    for (const bad of ['yes', 'true', '2'])
+      expect(() => labSteps(true, bad)).toThrow(`BENCH_FRESH_LAB must be 1 (a fresh lab) or 0 (reuse a running one), not ${JSON.stringify(bad)}`);
+  });
+});
 
 describe('figures', () => {
   it('median: the middle value, or the mean of the two middle ones, whatever the order', () => {
