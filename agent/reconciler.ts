@@ -552,13 +552,13 @@ export class Reconciler {
       return undefined;
     }
     const now = this.deps.clock.now();
-    const since = this.syncWaitSince.get(key) ?? now;
+    const since = this.syncWaitSince.get(key);
     const waitMs = syncWaitReportWait(now, since);
     if (waitMs <= 0) {
       this.syncWaitSince.delete(key);
       return undefined;
     }
-    this.syncWaitSince.set(key, since);
+    this.syncWaitSince.set(key, since ?? now);
     return { outcome: 'synced', requeueAfterMs: Math.min(decision.lookAgainInMs ?? Number.POSITIVE_INFINITY, Math.ceil(waitMs)) };
   }
 

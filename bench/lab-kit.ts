@@ -275,10 +275,10 @@ export function labBuild(what: string): string {
  * on a fresh lab, 380 ms after the other scales); a series of runs to compare wants a fresh lab each.
  */
 export function labSteps(running: boolean, freshLab: string | undefined): readonly ('down' | 'up')[] {
-  const fresh = freshLab === undefined || freshLab === '' || freshLab === '0' ? false : freshLab === '1' ? true : undefined;
-  if (fresh === undefined) throw new Error(`BENCH_FRESH_LAB must be 1 (a fresh lab) or 0 (reuse a running one), not ${JSON.stringify(freshLab)}`);
+  if (freshLab !== undefined && !['', '0', '1'].includes(freshLab))
+    throw new Error(`BENCH_FRESH_LAB must be 1 (a fresh lab) or 0 (reuse a running one), not ${JSON.stringify(freshLab)}`);
   if (!running) return ['up'];
-  return fresh ? ['down', 'up'] : [];
+  return freshLab === '1' ? ['down', 'up'] : [];
 }
 
 /** Reuses the running lab, or starts one (a fresh one with BENCH_FRESH_LAB=1: labSteps). */

@@ -1,10 +1,11 @@
-import { PROGRESSING_CONDITION, ProgressingReason } from '../api/conditions.js';
+import { ProgressingReason } from '../api/conditions.js';
 import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import type { Problem } from '../problems.js';
 import { planRollout, type RolloutEvent, type RolloutInput, type RolloutPlan } from './planner.js';
 import { startsGroupOnWorkloads } from './group-record.js';
 import { awaitsWorkloads, nextRequeueMs } from './requeue.js';
 import { invalidSpecStatus, progressOnlyChange, statusChanged, statusFirst } from './status-decision.js';
+import { progressingReason } from './status.js';
 
 /**
  * When the status goes out relative to the plan's actions. `first`: it records a new rollout, group or move, so it is
@@ -49,15 +50,14 @@ export function decide(input: RolloutInput, written: unknown): Decision {
     plan,
     statusWrite: first ? 'first' : changed ? 'after' : 'none',
     progressOnly: changed && !first && plan.events.length === 0 && progressOnlyChange(written, plan.status),
-    syncWaitBegins: changed && plan.actions.length === 0 && waitsForSync(plan.status) && !waitsForSync(input.status),
+    syncWaitBegins:
+      changed &&
+      plan.actions.length === 0 &&
+      progressingReason(plan.status) === ProgressingReason.WaitingForSync &&
+      progressingReason(input.status) !== ProgressingReason.WaitingForSync,
     lookAgainInMs: nextRequeueMs(input, plan),
     awaitsWorkloads: awaitsWorkloads(input, plan),
   };
-}
-
-/** Whether the status reports the rollout waiting for the sync (its Progressing condition's reason). */
-function waitsForSync(status: ExtendedDeploymentStatus | undefined): boolean {
-  return status?.conditions?.find((c) => c.type === PROGRESSING_CONDITION)?.reason === ProgressingReason.WaitingForSync;
 }
 
 /** What a reconcile of an ExtendedDeployment whose spec the agent cannot act on does: report, move nothing. */

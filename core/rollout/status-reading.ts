@@ -4,6 +4,7 @@ import { deployRegionStatus } from '../api/deploy-region.js';
 import { extendedDeploymentStatus, type ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import type { DeployRegionObject, ExtendedDeploymentObject } from '../kube/objects.js';
 import type { Phase } from './reasons.js';
+import { progressingReason } from './status.js';
 
 /**
  * What the status the agent writes means, read once: `edctl status` (every view) and `--until-done` read it here, and
@@ -41,7 +42,7 @@ export interface RolloutReading {
 
 /** The gate a status is held at, if any. An abort is phase Paused with the Progressing reason Aborted. */
 export function gateOf(status: ExtendedDeploymentStatus): Gate | undefined {
-  if (status.conditions?.find((c) => c.type === PROGRESSING_CONDITION)?.reason === ProgressingReason.Aborted) return 'Aborted';
+  if (progressingReason(status) === ProgressingReason.Aborted) return 'Aborted';
   return status.phase === 'WaitingForConfirmation' || status.phase === 'Paused' || status.phase === 'Degraded' ? status.phase : undefined;
 }
 

@@ -32,6 +32,13 @@ export interface StatusInput {
   readonly adoptions?: readonly AdoptionStatus[] | undefined;
 }
 
+/** The reason of the status's Progressing condition: what the rollout does or waits for (undefined without one). */
+export function progressingReason(
+  status: { readonly conditions?: readonly { readonly type: string; readonly reason?: string | undefined }[] | undefined } | undefined,
+): string | undefined {
+  return status?.conditions?.find((c) => c.type === PROGRESSING_CONDITION)?.reason;
+}
+
 /**
  * Whether the status records its rollout as complete: Healthy, or past its last group and converging to changed counts.
  * A completed rollout stays complete: later count changes (Git, moves) are served at once, never paced by its groups.
@@ -42,7 +49,7 @@ export function rolloutCompleted(
     | undefined,
 ): boolean {
   if (status?.phase === Phases.Healthy) return true;
-  const reason = status?.conditions?.find((c) => c.type === PROGRESSING_CONDITION)?.reason;
+  const reason = progressingReason(status);
   return reason === ProgressingReason.RolloutComplete || reason === ProgressingReason.Scaling;
 }
 
