@@ -186,10 +186,11 @@ describe('traffic shifting (mode Weighted)', () => {
       let status: ExtendedDeploymentStatus;
       for (let group = 1; ; group++) {
         // The group's gate (it waits for an approval, or the rollout is done), with the weights it holds there applied:
-        // before the last group those are the drained ones, not the group's step.
+        // before the last group those are the drained ones, not the group's step. v2's: until the agent takes the new
+        // generation up (it may hold a short wait for the workloads back), the status still reads v1 Healthy.
         status = await waitFor(`group ${group} at its gate`, async () => {
           const s = await readStatus(env.ns);
-          return s.phase === 'WaitingForConfirmation' || s.phase === 'Healthy' ? s : undefined;
+          return s.revision === v2.rolloutRevision && (s.phase === 'WaitingForConfirmation' || s.phase === 'Healthy') ? s : undefined;
         });
         const weights = await appliedWeights(env.ns, group);
         const counts = await traffic.quiet(() => client.send(2000));
@@ -204,7 +205,14 @@ describe('traffic shifting (mode Weighted)', () => {
           async () => ((await readStatus(env.ns)).currentGroup ?? 0) > group || (await readStatus(env.ns)).phase === 'Healthy',
         );
       }
-      await waitFor('v2 Healthy', async () => (await readStatus(env.ns)).phase === 'Healthy', { describe: () => readStatus(env.ns) });
+      await waitFor(
+        'v2 Healthy',
+        async () => {
+          const s = await readStatus(env.ns);
+          return s.revision === v2.rolloutRevision && s.phase === 'Healthy';
+        },
+        { describe: () => readStatus(env.ns) },
+      );
       expect(await client.send(200)).toEqual({ [`${v2.regions[0]!.revision} 200`]: 200 });
       await traffic.stop();
       const errors = [...client.sent].filter(([key, n]) => !key.endsWith(' 200') && n > (before.get(key) ?? 0));
