@@ -43,7 +43,6 @@
  *     idle once everything is Healthy (Lease renewals shown apart).
  */
 import { availableParallelism } from 'node:os';
-import { parseArgs } from 'node:util';
 import type { RenderedExtendedDeployment } from '../core/render.js';
 import { groupTarget, regionGroups } from '../core/rollout/groups.js';
 import { DEFAULT_WORKERS } from '../agent/options.js';
@@ -62,9 +61,9 @@ import {
   sum,
   type HistogramSnapshot,
 } from './agent-child.js';
-import { positiveInt } from './figures.js';
+import { benchFlags, positiveInt, runBench } from './command-line.js';
 import { BenchRun, PODS_PER_NODE, log, percentile, relists, sleep, stats, statusWritesCompleted } from './lab-kit.js';
-import { applyFleet, fleetObjects, Observer, waitFleet, type PodSeen } from './rollout-fleet.js';
+import { applyFleet, FLEET_SHAPE_FLAGS, fleetObjects, Observer, waitFleet, type PodSeen } from './rollout-fleet.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // options
@@ -84,20 +83,13 @@ interface Options {
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      eds: { type: 'string' },
-      regions: { type: 'string' },
-      replicas: { type: 'string' },
-      batch: { type: 'string' },
-      workers: { type: 'string' },
-      'idle-seconds': { type: 'string' },
-      'rollout-timeout': { type: 'string' },
-      nodes: { type: 'string' },
-      'agent-log': { type: 'string' },
-    },
-    strict: true,
+  const values = benchFlags(argv, {
+    ...FLEET_SHAPE_FLAGS,
+    workers: { type: 'string' },
+    'idle-seconds': { type: 'string' },
+    'rollout-timeout': { type: 'string' },
+    nodes: { type: 'string' },
+    'agent-log': { type: 'string' },
   });
   return {
     eds: positiveInt('eds', values.eds, 200),
@@ -247,8 +239,8 @@ function rolloutDurations(obs: Observer, eds: readonly RenderedExtendedDeploymen
 
 // main
 
-async function main(): Promise<void> {
-  const o = parseOptions(process.argv.slice(2));
+async function main(argv: readonly string[]): Promise<void> {
+  const o = parseOptions(argv);
   const started = Date.now();
   const pods = o.eds * o.regions * o.replicas;
   const peakPods = o.eds * o.regions * (o.replicas + o.batch);
@@ -512,10 +504,4 @@ function dumpTimeline(
   for (const [at, what] of rows.sort((a, b) => a[0] - b[0])) process.stderr.write(`  ${String(at - t0).padStart(7)} ${what}\n`);
 }
 
-await main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error instanceof Error ? error.stack : String(error));
-    process.exit(1);
-  },
-);
+await runBench(import.meta.url, main);

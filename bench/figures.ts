@@ -1,12 +1,4 @@
-/** What every bench shares to read its flags and print its figures (lab or not). */
-
-/** A `--flag` value that must be a positive integer; `fallback` when the flag is absent. */
-export function positiveInt(flag: string, text: string | undefined, fallback: number): number {
-  if (text === undefined) return fallback;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag} must be a positive integer, not ${JSON.stringify(text)}`);
-  return n;
-}
+/** What every bench shares to print its figures (lab or not); its flags are bench/command-line.ts'. */
 
 /** The median (the mean of the two middle values for an even count); NaN for none. */
 export function median(values: readonly number[]): number {

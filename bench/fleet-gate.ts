@@ -54,11 +54,11 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { KubernetesObject, V1Node, V1Secret } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { AgentChild, processCpuSeconds } from './agent-child.js';
-import { percentile, positiveInt, textTable } from './figures.js';
+import { benchFlags, positiveInt, runBench } from './command-line.js';
+import { percentile, textTable } from './figures.js';
 import { Api, ApiError, BENCH_LABEL, GROUP, KWOK_LABEL, PODS_PER_NODE, VERSION, benchNode, log, pool, repoRoot, sleep } from './lab-kit.js';
 
 const CLUSTERS = ['a', 'b'] as const;
@@ -83,20 +83,16 @@ interface Options {
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      eds: { type: 'string' },
-      rounds: { type: 'string' },
-      losses: { type: 'string' },
-      replicas: { type: 'string' },
-      soak: { type: 'string' },
-      tolerance: { type: 'string' },
-      stabilization: { type: 'string' },
-      timeout: { type: 'string' },
-      'agent-log-dir': { type: 'string' },
-    },
-    strict: true,
+  const values = benchFlags(argv, {
+    eds: { type: 'string' },
+    rounds: { type: 'string' },
+    losses: { type: 'string' },
+    replicas: { type: 'string' },
+    soak: { type: 'string' },
+    tolerance: { type: 'string' },
+    stabilization: { type: 'string' },
+    timeout: { type: 'string' },
+    'agent-log-dir': { type: 'string' },
   });
   return {
     eds: positiveInt('eds', values.eds, 20),
@@ -340,8 +336,8 @@ function verdict(f: Figure, limitMs: number): string {
 // ---------------------------------------------------------------------------------------------------------------
 // the bench
 
-async function main(): Promise<void> {
-  const o = parseOptions(process.argv.slice(2));
+async function main(argv: readonly string[]): Promise<void> {
+  const o = parseOptions(argv);
   const started = Date.now();
   const runId = Math.random().toString(16).slice(2, 8);
   const ns = `bench-fleet-${runId}`;
@@ -741,10 +737,4 @@ function labCpu(m: Member): { apiserver: number; rest: number } {
   return { apiserver, rest: rest.reduce((x, y) => x + y, 0) };
 }
 
-await main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error instanceof Error ? error.stack : String(error));
-    process.exit(1);
-  },
-);
+await runBench(import.meta.url, main);

@@ -60,10 +60,10 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { NAME_LABEL, REGION_LABEL } from '../core/labels.js';
 import { renderSet, type RenderedExtendedDeployment } from '../core/render.js';
+import { benchFlags, integerFlag, runBench, UsageError } from './command-line.js';
 import { median, textTable } from './figures.js';
 import { pullSeconds } from '../test/cluster/realistic-timings.js';
 import { AgentChild } from './agent-child.js';
@@ -91,47 +91,40 @@ interface Options {
   readonly agentLog: string | undefined;
 }
 
-function options(): Options {
-  const { values } = parseArgs({
-    options: {
-      regions: { type: 'string', default: '3' },
-      replicas: { type: 'string', default: '4' },
-      batch: { type: 'string', default: '2' },
-      runs: { type: 'string', default: '3' },
-      grace: { type: 'string', default: '5' },
-      'timeout-seconds': { type: 'string', default: '300' },
-      timings: { type: 'string', default: 'both' },
-      'image-sizes': { type: 'string', default: 'small,large' },
-      'probe-period': { type: 'string', default: '10' },
-      'keep-lab': { type: 'boolean', default: false },
-      'agent-log': { type: 'string' },
-    },
+function options(argv: readonly string[]): Options {
+  const values = benchFlags(argv, {
+    regions: { type: 'string' },
+    replicas: { type: 'string' },
+    batch: { type: 'string' },
+    runs: { type: 'string' },
+    grace: { type: 'string' },
+    'timeout-seconds': { type: 'string' },
+    timings: { type: 'string', default: 'both' },
+    'image-sizes': { type: 'string', default: 'small,large' },
+    'probe-period': { type: 'string' },
+    'keep-lab': { type: 'boolean', default: false },
+    'agent-log': { type: 'string' },
   });
-  const int = (name: string, v: string | undefined, min: number) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}`);
-    return n;
-  };
-  const regions = int('regions', values.regions, 1);
-  if (regions > 3) throw new Error('--regions: the lab has three general-pool node sets');
+  const regions = integerFlag('regions', values.regions, 3, 1);
+  if (regions > 3) throw new UsageError('--regions: the lab has three general-pool node sets');
   const t = values.timings;
-  if (t !== 'kwok' && t !== 'realistic' && t !== 'both') throw new Error('--timings must be kwok, realistic or both');
-  const imageSizes = (values['image-sizes'] ?? '').split(',').map((x) => {
+  if (t !== 'kwok' && t !== 'realistic' && t !== 'both') throw new UsageError(`--timings must be kwok, realistic or both, not ${JSON.stringify(t)}`);
+  const imageSizes = values['image-sizes'].split(',').map((x) => {
     const mb = x === 'small' ? 50 : x === 'large' ? 800 : Number(x);
-    if (!Number.isInteger(mb) || mb < 1) throw new Error(`--image-sizes: "${x}" is not small, large or a size in MB`);
+    if (!Number.isInteger(mb) || mb < 1) throw new UsageError(`--image-sizes: "${x}" is not small, large or a size in MB`);
     return mb;
   });
   return {
     timings: t === 'both' ? ['kwok', 'realistic'] : [t],
     imageSizes,
-    probePeriod: int('probe-period', values['probe-period'], 0),
-    keepLab: values['keep-lab'] === true,
+    probePeriod: integerFlag('probe-period', values['probe-period'], 10, 0),
+    keepLab: values['keep-lab'],
     regions,
-    replicas: int('replicas', values.replicas, 1),
-    batch: int('batch', values.batch, 1),
-    runs: int('runs', values.runs, 1),
-    grace: int('grace', values.grace, 0),
-    timeoutSeconds: int('timeout-seconds', values['timeout-seconds'], 10),
+    replicas: integerFlag('replicas', values.replicas, 4, 1),
+    batch: integerFlag('batch', values.batch, 2, 1),
+    runs: integerFlag('runs', values.runs, 3, 1),
+    grace: integerFlag('grace', values.grace, 5, 0),
+    timeoutSeconds: integerFlag('timeout-seconds', values['timeout-seconds'], 300, 10),
     agentLog: values['agent-log'],
   };
 }
@@ -457,8 +450,8 @@ function table(title: string, rows: readonly Row[]): string[] {
   return out;
 }
 
-async function main(): Promise<void> {
-  const o = options();
+async function main(argv: readonly string[]): Promise<void> {
+  const o = options(argv);
   const t0 = Date.now();
   const found = runningLab();
   const results: { title: string; key: string; rows: Row[] }[] = [];
@@ -511,10 +504,4 @@ async function main(): Promise<void> {
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    log(`failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-    process.exit(1);
-  },
-);
+await runBench(import.meta.url, main);

@@ -20,11 +20,11 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchFlags, positiveInt, runBench } from './command-line.js';
 import { AgentChild, agentEnv, agentNode, agentNodeOptions, agentNodeVersion, metricValue } from './agent-child.js';
-import { positiveInt, textTable } from './figures.js';
+import { textTable } from './figures.js';
 import { BenchRun, PODS_PER_NODE, log, repoRoot, sleep } from './lab-kit.js';
-import { applyFleet, fleetObjects, Observer, waitFleet } from './rollout-fleet.js';
+import { applyFleet, FLEET_SHAPE_FLAGS, fleetObjects, Observer, waitFleet } from './rollout-fleet.js';
 
 interface Options {
   readonly eds: number;
@@ -37,19 +37,13 @@ interface Options {
   readonly agentLog: string | undefined;
 }
 
-function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      eds: { type: 'string' },
-      regions: { type: 'string' },
-      replicas: { type: 'string' },
-      batch: { type: 'string' },
-      'idle-seconds': { type: 'string' },
-      'settle-seconds': { type: 'string' },
-      'rollout-timeout': { type: 'string' },
-      'agent-log': { type: 'string' },
-    },
+function parseOptions(argv: readonly string[]): Options {
+  const values = benchFlags(argv, {
+    ...FLEET_SHAPE_FLAGS,
+    'idle-seconds': { type: 'string' },
+    'settle-seconds': { type: 'string' },
+    'rollout-timeout': { type: 'string' },
+    'agent-log': { type: 'string' },
   });
   return {
     eds: positiveInt('eds', values.eds, 200),
@@ -117,8 +111,8 @@ async function agentFigure(agent: AgentChild): Promise<MemoryFigure> {
 
 const mib = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
 
-async function main(): Promise<void> {
-  const o = parseOptions(process.argv.slice(2));
+async function main(argv: readonly string[]): Promise<void> {
+  const o = parseOptions(argv);
   const started = Date.now();
   const nodesPerRegion = Math.ceil((o.eds * (o.replicas + o.batch) * 1.1) / PODS_PER_NODE);
   const nodeCount = nodesPerRegion * o.regions;
@@ -187,10 +181,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+await runBench(import.meta.url, main);

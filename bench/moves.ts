@@ -39,7 +39,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { KubeConfig, type KubernetesObject, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { startAgent, type Agent } from '../agent/agent.js';
 import { countingKubeConfig } from '../agent/runtime/api-requests.js';
@@ -50,7 +49,8 @@ import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.j
 import { NAME_LABEL, REGION_LABEL } from '../core/labels.js';
 import { regionHealth } from '../core/moves/region-health.js';
 import { renderSet, type RenderedExtendedDeployment } from '../core/render.js';
-import { median, positiveInt, textTable } from './figures.js';
+import { benchFlags, positiveInt, runBench, UsageError } from './command-line.js';
+import { median, textTable } from './figures.js';
 import { diffCounts, isLease, isWrite, metricValue, requestCounts, sum } from './agent-child.js';
 import {
   Api,
@@ -89,24 +89,20 @@ interface Options {
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      runs: { type: 'string' },
-      replicas: { type: 'string' },
-      'timeout-seconds': { type: 'string' },
-      'toleration-seconds': { type: 'string' },
-      'stabilization-seconds': { type: 'string' },
-      scenarios: { type: 'string' },
-      'wait-timeout': { type: 'string' },
-      'agent-log': { type: 'string' },
-    },
-    strict: true,
+  const values = benchFlags(argv, {
+    runs: { type: 'string' },
+    replicas: { type: 'string' },
+    'timeout-seconds': { type: 'string' },
+    'toleration-seconds': { type: 'string' },
+    'stabilization-seconds': { type: 'string' },
+    scenarios: { type: 'string' },
+    'wait-timeout': { type: 'string' },
+    'agent-log': { type: 'string' },
   });
   const scenarios = (values.scenarios ?? SCENARIOS.join(',')).split(',').map((s) => s.trim());
   const unknown = scenarios.filter((s) => !SCENARIOS.includes(s as Scenario));
   if (unknown.length > 0 || scenarios.length === 0)
-    throw new Error(`--scenarios: expected a list of ${SCENARIOS.join(', ')}, not ${JSON.stringify(values.scenarios)}`);
+    throw new UsageError(`--scenarios: expected a list of ${SCENARIOS.join(', ')}, not ${JSON.stringify(values.scenarios)}`);
   return {
     runs: positiveInt('runs', values.runs, 3),
     replicas: positiveInt('replicas', values.replicas, 2),
@@ -672,8 +668,8 @@ function report(o: Options, results: ReadonlyMap<Scenario, Run[]>, startedAt: nu
 // ---------------------------------------------------------------------------------------------------------------
 // main
 
-async function main(): Promise<void> {
-  const o = parseOptions(process.argv.slice(2));
+async function main(argv: readonly string[]): Promise<void> {
+  const o = parseOptions(argv);
   const startedAt = Date.now();
   ensureLab();
   const api = new Api(kubeconfigPath);
@@ -724,10 +720,4 @@ async function main(): Promise<void> {
   process.stdout.write(`${report(o, results, startedAt, extra)}\n`);
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    log(`failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-    process.exit(1);
-  },
-);
+await runBench(import.meta.url, main);

@@ -80,7 +80,6 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION } from '../core/labels.js';
@@ -100,7 +99,8 @@ import {
   type HistogramSnapshot,
   type RssSplit,
 } from './agent-child.js';
-import { positiveInt, textTable } from './figures.js';
+import { benchFlags, positiveInt, runBench, UsageError } from './command-line.js';
+import { textTable } from './figures.js';
 import {
   Api,
   ApiError,
@@ -157,7 +157,7 @@ interface Options {
 /** --agent-workers, refused here when the agent would refuse it, not after its start times out. */
 function agentWorkers(value: string): number {
   const n = positiveInt('agent-workers', value, 1);
-  if (n > MAX_WORKERS) throw new Error(`--agent-workers: ${n} is more than the agent's ${MAX_WORKERS}`);
+  if (n > MAX_WORKERS) throw new UsageError(`--agent-workers: ${n} is more than the agent's ${MAX_WORKERS}`);
   return n;
 }
 
@@ -169,26 +169,22 @@ function roundsOf(text: string | undefined, scales: readonly number[]): number[]
   if (text === undefined) return scales.map(roundsByDefault);
   const counts = text.split(',').map((s) => positiveInt('rounds', s.trim(), 1));
   if (counts.length === 1) return scales.map(() => counts[0]!);
-  if (counts.length !== scales.length) throw new Error(`--rounds: ${counts.length} counts for ${scales.length} scales (give one, or one per scale)`);
+  if (counts.length !== scales.length) throw new UsageError(`--rounds: ${counts.length} counts for ${scales.length} scales (give one, or one per scale)`);
   return counts;
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      scales: { type: 'string' },
-      rounds: { type: 'string' },
-      replicas: { type: 'string' },
-      batch: { type: 'string' },
-      'argo-qps': { type: 'string' },
-      'argo-burst': { type: 'string' },
-      'rollout-timeout': { type: 'string' },
-      'agent-log': { type: 'string' },
-      'agent-workers': { type: 'string' },
-      'argo-log': { type: 'string' },
-    },
-    strict: true,
+  const values = benchFlags(argv, {
+    scales: { type: 'string' },
+    rounds: { type: 'string' },
+    replicas: { type: 'string' },
+    batch: { type: 'string' },
+    'argo-qps': { type: 'string' },
+    'argo-burst': { type: 'string' },
+    'rollout-timeout': { type: 'string' },
+    'agent-log': { type: 'string' },
+    'agent-workers': { type: 'string' },
+    'argo-log': { type: 'string' },
   });
   const scales = (values.scales ?? '200,50,1').split(',').map((s) => positiveInt('scales', s.trim(), 1));
   return {
@@ -736,8 +732,8 @@ function report(n: number, rounds: readonly Record<Side, SideResult>[], firsts: 
 // ---------------------------------------------------------------------------------------------------------------
 // main
 
-async function main(): Promise<void> {
-  const o = parseOptions(process.argv.slice(2));
+async function main(argv: readonly string[]): Promise<void> {
+  const o = parseOptions(argv);
   const started = Date.now();
   const run = await BenchRun.open('peers');
   const { api, runId } = run;
@@ -831,10 +827,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error instanceof Error ? error.stack : String(error));
-    process.exit(1);
-  },
-);
+await runBench(import.meta.url, main);

@@ -17,13 +17,13 @@
  * not. Their ratio is tick time over event-driven time.
  */
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { planText } from '../cli/commands/plan-view.js';
 import { renderFiles } from '../cli/render-files.js';
 import { planOf } from '../core/plan.js';
 import { renderSet, type RenderedExtendedDeployment } from '../core/render.js';
 import { startFromRender } from '../core/simulate/from-render.js';
 import { simulateRollout, SimulationTooLarge, type Simulation } from '../core/simulate/simulate.js';
+import { benchFlags, runBench } from './command-line.js';
 import { textTable } from './figures.js';
 import { simulateRollout as tickSimulation } from './tick-simulation.js';
 
@@ -175,8 +175,8 @@ function examplesCase(name: string, paths: readonly string[], skipOld: boolean):
   return { ...row, old: old.figures };
 }
 
-function main(): void {
-  const { values } = parseArgs({ options: { 'skip-old': { type: 'boolean', default: false }, json: { type: 'boolean', default: false } } });
+function main(argv: readonly string[]): void {
+  const values = benchFlags(argv, { 'skip-old': { type: 'boolean', default: false }, json: { type: 'boolean', default: false } });
   const skipOld = values['skip-old'] === true;
   // Warm-up: the code paths of every case, small.
   eventRun(rendered(50, { batchSize: 1 }));
@@ -218,4 +218,4 @@ function main(): void {
   process.stdout.write(`${table.join('\n')}\n\nedctl plan over every example (the three rows above): ${ms(allExamples)} in all, Node start-up aside\n`);
 }
 
-main();
+await runBench(import.meta.url, main);

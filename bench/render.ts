@@ -43,10 +43,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { App } from 'cdk8s';
 import jsyaml from 'js-yaml';
-import { median, positiveInt, textTable } from './figures.js';
+import { benchFlags, positiveInt, runBench, UsageError } from './command-line.js';
+import { median, textTable } from './figures.js';
 import { buildFleet, fleetSpecFiles, type Fleet } from './fleet.js';
 
 const SIDES = ['cdk8s-plus', 'ours', 'edctl', 'trivial'] as const;
@@ -86,23 +86,19 @@ interface Options {
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      eds: { type: 'string' },
-      regions: { type: 'string' },
-      runs: { type: 'string' },
-      'warmup-eds': { type: 'string' },
-      phases: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-      side: { type: 'string' },
-      input: { type: 'string' },
-    },
-    strict: true,
+  const values = benchFlags(argv, {
+    eds: { type: 'string' },
+    regions: { type: 'string' },
+    runs: { type: 'string' },
+    'warmup-eds': { type: 'string' },
+    phases: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+    side: { type: 'string' },
+    input: { type: 'string' },
   });
   const side = values.side;
   if (side !== undefined && !(SIDES as readonly string[]).includes(side))
-    throw new Error(`--side must be one of ${SIDES.join(', ')}, not ${JSON.stringify(side)}`);
+    throw new UsageError(`--side must be one of ${SIDES.join(', ')}, not ${JSON.stringify(side)}`);
   return {
     eds: positiveInt('eds', values.eds, 1000),
     regions: positiveInt('regions', values.regions, 4),
@@ -184,7 +180,7 @@ async function sideRenderer(side: Side, options: Options, fleets: Readonly<Recor
   }
 
   const input = options.input;
-  if (input === undefined) throw new Error(`--side ${side} needs --input`);
+  if (input === undefined) throw new UsageError(`--side ${side} needs --input`);
   const output = mkdtempSync(join(tmpdir(), `bench-render-${side}-`));
   process.on('exit', () => rmSync(output, { recursive: true, force: true }));
   const written = (): Output => ({ texts: readdirSync(output).map((file) => readFileSync(join(output, file), 'utf8')), check: () => undefined });
@@ -458,12 +454,8 @@ function measure(options: Options, input: string): void {
   if (mismatched.length > 0) process.exitCode = 1;
 }
 
-let options: Options;
-try {
-  options = parseOptions(process.argv.slice(2));
-} catch (error) {
-  process.stderr.write(`bench/render: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(2);
-}
-if (options.side) await runChild(options.side, options);
-else runParent(options);
+await runBench(import.meta.url, async (argv) => {
+  const options = parseOptions(argv);
+  if (options.side) await runChild(options.side, options);
+  else runParent(options);
+});

@@ -8,6 +8,14 @@ import { renderSet, type RenderedExtendedDeployment } from '../core/render.js';
 import { Api, BENCH_LABEL, GROUP, VERSION, listWatch, log, pool, sleep, type EventType } from './lab-kit.js';
 
 /** The shape of a fleet: every ExtendedDeployment alike. */
+/** The flags of a {@link FleetShape} (--eds, --regions, --replicas, --batch), for benchFlags; each bench has its defaults. */
+export const FLEET_SHAPE_FLAGS = {
+  eds: { type: 'string' },
+  regions: { type: 'string' },
+  replicas: { type: 'string' },
+  batch: { type: 'string' },
+} as const;
+
 export interface FleetShape {
   readonly eds: number;
   readonly regions: number;

@@ -19,7 +19,6 @@
  * - idle: RSS sampled every `--rss-every` seconds for `--idle-seconds` once everything is Healthy; the least-squares
  *   slope (MiB per minute) and the change first → last; writes other than Lease renewals.
  */
-import { parseArgs } from 'node:util';
 import { startFromRender } from '../core/simulate/from-render.js';
 import { simulateRollout } from '../core/simulate/simulate.js';
 import {
@@ -36,8 +35,9 @@ import {
   requestCounts,
   sum,
 } from './agent-child.js';
+import { benchFlags, integerFlag, runBench } from './command-line.js';
 import { BenchRun, PODS_PER_NODE, log, sleep } from './lab-kit.js';
-import { applyFleet, fleetObjects, Observer, waitFleet } from './rollout-fleet.js';
+import { applyFleet, FLEET_SHAPE_FLAGS, fleetObjects, Observer, waitFleet } from './rollout-fleet.js';
 
 interface Options {
   readonly eds: number;
@@ -52,23 +52,15 @@ interface Options {
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: Object.fromEntries(
-      ['eds', 'regions', 'replicas', 'batch', 'min-ready', 'workers', 'idle-seconds', 'rss-every', 'rollout-timeout'].map((k) => [
-        k,
-        { type: 'string' as const },
-      ]),
-    ),
-    strict: true,
+  const values = benchFlags(argv, {
+    ...FLEET_SHAPE_FLAGS,
+    'min-ready': { type: 'string' },
+    workers: { type: 'string' },
+    'idle-seconds': { type: 'string' },
+    'rss-every': { type: 'string' },
+    'rollout-timeout': { type: 'string' },
   });
-  const int = (flag: string, fallback: number, min = 1) => {
-    const text = values[flag];
-    if (text === undefined) return fallback;
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${flag} must be an integer ≥ ${min}, not ${JSON.stringify(text)}`);
-    return n;
-  };
+  const int = (flag: keyof typeof values, fallback: number, min = 1) => integerFlag(flag, values[flag], fallback, min);
   return {
     eds: int('eds', 500),
     regions: int('regions', 3),
@@ -93,8 +85,8 @@ function slope(points: readonly (readonly [number, number])[]): number {
   return sxx === 0 ? Number.NaN : sxy / sxx;
 }
 
-async function main(): Promise<void> {
-  const o = parseOptions(process.argv.slice(2));
+async function main(argv: readonly string[]): Promise<void> {
+  const o = parseOptions(argv);
   const started = Date.now();
   const pods = o.eds * o.regions * o.replicas;
   const nodesPerRegion = Math.ceil((o.eds * (o.replicas + o.batch) * 1.1) / PODS_PER_NODE);
@@ -212,10 +204,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error instanceof Error ? error.stack : String(error));
-    process.exit(1);
-  },
-);
+await runBench(import.meta.url, main);

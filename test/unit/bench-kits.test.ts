@@ -1,7 +1,7 @@
-// The pure parts of the benches' kits (bench/figures.ts, bench/lab-kit.ts): flags, medians, tables, and the lab's node
-// sets as DeployRegions. A misread flag or a wrong region would make a bench print wrong figures without failing.
+// The pure parts of the benches' kits (bench/figures.ts, bench/lab-kit.ts): medians, tables, and the lab's node
+// sets as DeployRegions. A wrong median or region would make a bench print wrong figures without failing.
 import { describe, expect, it } from 'vitest';
-import { median, positiveInt, textTable } from '../../bench/figures.js';
+import { median, textTable } from '../../bench/figures.js';
 import { LAB_NODE_SETS, labDeployRegions, labSteps } from '../../bench/lab-kit.js';
 
 describe('labSteps', () => {
@@ -25,13 +25,6 @@ describe('figures', () => {
     expect(median([3, 1, 2])).toBe(2);
     expect(median([4, 1, 3, 2])).toBe(2.5);
     expect(median([])).toBeNaN();
-  });
-
-  it('positiveInt: the fallback when absent, a clear error for anything but a positive integer', () => {
-    expect(positiveInt('runs', undefined, 3)).toBe(3);
-    expect(positiveInt('runs', '5', 3)).toBe(5);
-    for (const bad of ['0', '-1', '1.5', 'three', ''])
-      expect(() => positiveInt('runs', bad, 3)).toThrow(`--runs must be a positive integer, not ${JSON.stringify(bad)}`);
   });
 
   it('textTable: first column left, the others right, a rule as wide as each column', () => {
