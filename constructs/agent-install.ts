@@ -216,9 +216,12 @@ const OLD_SPACE_SHARE = 0.75;
  * 50 with these flags): `--max-opt=2`, the interpreter alone on Node.js 22, peaked 15–16 MiB lower at 50 and 200, its
  * CPU 40–52 % higher at 200; Sparkplug alone (`--sparkplug --max-opt=1`) 11–14 MiB lower, CPU ratio 1.19 at 50;
  * Maglev alone (`--maglev --max-opt=2`, off in Node.js 22 for its wrong code) 13–16 MiB lower, 1.27;
- * `--invocation-count-for-turbofan=30000` 8–9 MiB lower for 15 % more CPU. Smaller TurboFan jobs (a quarter of its
+ * `--invocation-count-for-turbofan=30000` 8–9 MiB lower for 15–30 % more CPU, and on fresh labs (two runs) a
+ * reaction p99 at 200 of 219 and 307 ms against 175–187 (goal 250: reconciles run longer in the interpreter on shared
+ * cores); 20000 318 ms, 12000 kept the reaction but not the peak (1.01–1.02). Smaller TurboFan jobs (a quarter of its
  * inlining budget, `--max-optimized-bytecode-size=4096`, one compile thread with a queue of two) and a lower heap growing
- * factor (`--heap-growing-percent=20`) left the peak within the runs' spread.
+ * factor (`--heap-growing-percent=20`) left the peak within the runs' spread; `--compact-on-every-full-gc` raised it by
+ * 12–18 MiB (evacuation needs pages of its own), although old space holds 12–13 MiB of live data in 21–22 MiB of pages.
  * V8 flags, so they go on the command line (NODE_OPTIONS does not take them).
  */
 function agentNodeFlags(memoryLimit: string | undefined): string[] {
