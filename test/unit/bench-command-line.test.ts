@@ -39,14 +39,8 @@ describe('benchFlags', () => {
     [['--json=yes'], /Option '--json' does not take an argument/],
     [['20'], /Unexpected argument '20'/],
   ])('%j is a UsageError', (argv, message) => {
-    let thrown: unknown;
-    try {
-      benchFlags(argv, options);
-    } catch (error) {
-      thrown = error;
-    }
-    expect(thrown).toBeInstanceOf(UsageError);
-    expect((thrown as Error).message).toMatch(message);
+    expect(() => benchFlags(argv, options)).toThrow(UsageError);
+    expect(() => benchFlags(argv, options)).toThrow(message);
   });
 });
 
