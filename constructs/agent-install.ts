@@ -192,8 +192,6 @@ export interface AgentInstallProps {
   readonly fleet?: AgentFleetProps;
 }
 
-/** The young generation's semi-space, MiB (V8 grows it to 16 under load; see agentNodeFlags). */
-const SEMI_SPACE_MIB = 2;
 /** The share of the container's memory limit V8's old generation may take; the rest is Node itself, code and connections. */
 const OLD_SPACE_SHARE = 0.75;
 
@@ -201,33 +199,41 @@ const OLD_SPACE_SHARE = 0.75;
  * Node.js flags the agent runs with in a container whose memory limit is `memoryLimit` (a Kubernetes quantity, checked by
  * checkProps; none: no cap). V8 sizes its heap for the machine, not the container. Measured by bench:peers with 200
  * rollouts at once (before the agent's connections were bounded): left alone, with 4 MiB semi-spaces, the agent peaked
- * at 231 MiB, and at 149 MiB with the old generation capped at 192 MiB. `--optimize-for-size` held it lower (128 MiB)
- * but cost 20-30 % more CPU in garbage collection (a 1 MiB young generation promotes short-lived objects; every full
- * collection compacts). Measured again in November 2026 (pairs of runs one after the other): 4 MiB semi-spaces took
- * 8–14 % less CPU (fewer short-lived objects promoted) but peaked 3–5 MiB higher, 8 MiB ones 13 MiB higher; peak
- * memory is the figure the agent is furthest from Argo Rollouts on, so 2 stays. `--no-sparkplug`: V8's baseline compiler
- * turns every function called a few times into machine code several times the size of its bytecode, kept until the
- * function is flushed; the agent's hot paths reach TurboFan either way, as Node.js 22 ships with Maglev off
- * (nodejs/node#54384). December 2026, two runs each: peak 117 and 117 MiB at 200 rollouts at once, 104 and 104 at 50,
- * against 123 and 120, 108 and 107 with it; CPU within the runs' spread at 200, 5–10 % more at 50. TurboFan is what
- * the rest of the peak over Argo Rollouts' comes from (at 50 rollouts at once, 5.6 MiB of the binary's pages are its
- * compiler's and its compile zones held 6.3 MiB of malloc's peak), and each way found to leave it out costs more CPU
- * than Argo Rollouts uses (December 2026, one run each; CPU as a ratio to Argo Rollouts' in the same run, 0.91–0.93 at
- * 50 with these flags): `--max-opt=2`, the interpreter alone on Node.js 22, peaked 15–16 MiB lower at 50 and 200, its
- * CPU 40–52 % higher at 200; Sparkplug alone (`--sparkplug --max-opt=1`) 11–14 MiB lower, CPU ratio 1.19 at 50;
- * Maglev alone (`--maglev --max-opt=2`, off in Node.js 22 for its wrong code) 13–16 MiB lower, 1.27;
- * `--invocation-count-for-turbofan=30000` 8–9 MiB lower for 15–30 % more CPU, and on fresh labs (two runs) a
- * reaction p99 at 200 of 219 and 307 ms against 175–187 (goal 250: reconciles run longer in the interpreter on shared
- * cores); 20000 318 ms, 12000 kept the reaction but not the peak (1.01–1.02). Smaller TurboFan jobs (a quarter of its
- * inlining budget, `--max-optimized-bytecode-size=4096`, one compile thread with a queue of two) and a lower heap growing
- * factor (`--heap-growing-percent=20`) left the peak within the runs' spread; `--compact-on-every-full-gc` raised it by
- * 12–18 MiB (evacuation needs pages of its own), although old space holds 12–13 MiB of live data in 21–22 MiB of pages.
- * V8 flags, so they go on the command line (NODE_OPTIONS does not take them).
+ * at 231 MiB, and at 149 MiB with the old generation capped at 192 MiB.
+ *
+ * `--optimize-for-size` (V8's memory-saving mode: among others, semi-spaces of 1 MiB whatever `--max-semi-space-size`
+ * says). December 2026, fresh labs, one run each, peak RSS as a ratio to Argo Rollouts' in the same run: 0.97 at 200
+ * rollouts at once and 1.02 at 50 (CPU 0.90 and 0.96, reaction p99 at 200 170 ms), and 1.01–1.04 in three more runs
+ * at 50, where 2 MiB semi-spaces without it measured 1.08–1.09 that day (1.03 at 200 and 1.06 at 50 before). Its
+ * 1 MiB semi-spaces alone (`--max-semi-space-size=1`) are not what does it: 1.03 and 1.09. In November 2026 it had cost
+ * a third of the agent's CPU at 200, when the agent allocated several times what it does now. glibc's malloc set to give
+ * memory back sooner (`MALLOC_TRIM_THRESHOLD_=65536` with `MALLOC_MMAP_THRESHOLD_=32768` or `131072`) took up to 2 MiB
+ * more off the peak at 200 but put CPU at 0.98–1.02 of Argo Rollouts' (a 64 KiB socket read buffer is an mmap each).
+ *
+ * `--no-sparkplug`: V8's baseline compiler turns every function called a few times into machine code several times the
+ * size of its bytecode, kept until the function is flushed; the agent's hot paths reach TurboFan either way, as Node.js
+ * 22 ships with Maglev off (nodejs/node#54384). December 2026, two runs each: peak 117 and 117 MiB at 200 rollouts at
+ * once, 104 and 104 at 50, against 123 and 120, 108 and 107 with it; CPU within the runs' spread at 200, 5–10 % more at
+ * 50. TurboFan is what much of the rest of the peak over Argo Rollouts' comes from (at 50 rollouts at once, 5.6 MiB of
+ * the binary's pages are its compiler's and its compile zones held 6.3–7.9 MiB of malloc's peak), and each way found to
+ * leave it out costs more CPU than Argo Rollouts uses (December 2026, one run each; CPU as a ratio to Argo Rollouts' in
+ * the same run, 0.91–0.93 at 50 with these flags): `--max-opt=2`, the interpreter alone on Node.js 22, peaked 15–16 MiB
+ * lower at 50 and 200, its CPU 40–52 % higher at 200; Sparkplug alone (`--sparkplug --max-opt=1`) 11–14 MiB lower, CPU
+ * ratio 1.19 at 50; Maglev alone (`--maglev --max-opt=2`, off in Node.js 22 for its wrong code) 13–16 MiB lower, 1.27;
+ * `--invocation-count-for-turbofan=30000` 8–9 MiB lower for 15–30 % more CPU, and on fresh labs (two runs) a reaction
+ * p99 at 200 of 219 and 307 ms against 175–187 (goal 250: reconciles run longer in the interpreter on shared cores);
+ * 20000 318 ms, 12000 kept the reaction but not the peak (1.01–1.02). Smaller TurboFan jobs (a quarter of its inlining
+ * budget, `--max-optimized-bytecode-size=4096`, one compile thread with a queue of two), a lower heap growing factor
+ * (`--heap-growing-percent=20`: after a full collection the old generation may grow by at least 8 MiB, and in the
+ * agent that step is what sets its limit, `--trace-gc-verbose`), `--single-threaded-gc` and `--single-threaded`
+ * left the peak within the runs' spread (the last a reaction p99 of 345 ms at 50); `--compact-on-every-full-gc` raised
+ * it by 12–18 MiB (evacuation needs pages of its own). V8 flags, so they go on the command line (NODE_OPTIONS does not
+ * take them).
  */
 function agentNodeFlags(memoryLimit: string | undefined): string[] {
   const bytes = parseQuantity(memoryLimit);
   const oldSpace = bytes !== undefined && bytes > 0 ? [`--max-old-space-size=${Math.floor((bytes * OLD_SPACE_SHARE) / 2 ** 20)}`] : [];
-  return [`--max-semi-space-size=${SEMI_SPACE_MIB}`, '--no-sparkplug', ...oldSpace];
+  return ['--optimize-for-size', '--no-sparkplug', ...oldSpace];
 }
 
 /** The container's `command` for a memory limit: the image's Node.js entry point (see the Dockerfile) with {@link agentNodeFlags}. */
