@@ -202,9 +202,10 @@ const OLD_SPACE_SHARE = 0.75;
  * at 231 MiB, and at 149 MiB with the old generation capped at 192 MiB.
  *
  * `--optimize-for-size` (V8's memory-saving mode: among others, semi-spaces of 1 MiB whatever `--max-semi-space-size`
- * says). December 2026, fresh labs, one run each, peak RSS as a ratio to Argo Rollouts' in the same run: 0.97 at 200
- * rollouts at once and 1.02 at 50 (CPU 0.90 and 0.96, reaction p99 at 200 170 ms), and 1.01–1.04 in three more runs
- * at 50, where 2 MiB semi-spaces without it measured 1.08–1.09 that day (1.03 at 200 and 1.06 at 50 before). Its
+ * says). December 2026, fresh labs, peak RSS as a ratio to Argo Rollouts' in the same run: 0.97 and 0.97 at 200
+ * rollouts at once, 1.02 and 1.06 at 50 (CPU 0.90–0.95 and 0.96–0.99, reaction p99 at 200 170 and 128 ms), and
+ * 1.01–1.04 in three more runs at 50, where 2 MiB semi-spaces without it measured 1.08–1.09 that day (1.03 at 200 and
+ * 1.06 at 50 before). Its
  * 1 MiB semi-spaces alone (`--max-semi-space-size=1`) are not what does it: 1.03 and 1.09. In November 2026 it had cost
  * a third of the agent's CPU at 200, when the agent allocated several times what it does now. glibc's malloc set to give
  * memory back sooner (`MALLOC_TRIM_THRESHOLD_=65536` with `MALLOC_MMAP_THRESHOLD_=32768` or `131072`) took up to 2 MiB
