@@ -214,7 +214,7 @@ describe('AgentInstall', () => {
       '--health-probe-bind-address=0.0.0.0:8081',
       '--log-level=info',
     ]);
-    // The image's entry point with the V8 heap sized for the 256Mi limit and no baseline compiler, as the benches measure the agent.
+    // The image's entry point in V8's memory-saving mode, the heap sized for the 256Mi limit and no baseline compiler, as the benches measure the agent.
     expect(container['command']).toEqual(['node', '--optimize-for-size', '--no-sparkplug', '--max-old-space-size=192', 'lib/cli/main.js']);
     // glibc's malloc arenas capped at two, as the benches and e2e suites run the agent.
     expect(container['env']).toEqual([

@@ -207,7 +207,8 @@ const OLD_SPACE_SHARE = 0.75;
  * 1.01–1.04 in three more runs at 50, where 2 MiB semi-spaces without it measured 1.08–1.09 that day (1.03 at 200 and
  * 1.06 at 50 before). Its
  * 1 MiB semi-spaces alone (`--max-semi-space-size=1`) are not what does it: 1.03 and 1.09. In November 2026 it had cost
- * a third of the agent's CPU at 200, when the agent allocated several times what it does now. glibc's malloc set to give
+ * a third of the agent's CPU at 200 (67400d7 took it out then); the agent of December 2026 kept its CPU below Argo
+ * Rollouts' with it. glibc's malloc set to give
  * memory back sooner (`MALLOC_TRIM_THRESHOLD_=65536` with `MALLOC_MMAP_THRESHOLD_=32768` or `131072`) took up to 2 MiB
  * more off the peak at 200 but put CPU at 0.98–1.02 of Argo Rollouts' (a 64 KiB socket read buffer is an mmap each).
  *
