@@ -1,11 +1,17 @@
 // startAgent's cache-sync bound: caches that never sync end the agent (the CLI exits 1 on `failed`), so a replica that
-// cannot list what it needs crash-loops visibly instead of holding on and doing nothing.
+// cannot list what it needs crash-loops visibly instead of holding on and doing nothing. And its connection: informers'
+// lists and watches are streams of one HTTP/2 connection to the API server.
+import { readFileSync } from 'node:fs';
+import { createSecureServer, type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startAgent, type Agent, type AgentFailure } from './agent.js';
 import { FakeClock } from './runtime/clock.js';
 import { jsonLogger } from './runtime/log.js';
 import { serveApi } from './runtime/test-support.js';
+import { hasOpenssl, makeCertDir } from './runtime/tls-test-support.js';
 
 /** The pods list of the pods informer (the usage informer lists pods too, by field selector, and is answered). */
 const isPodList = (url: URL) => url.pathname === '/api/v1/pods' && url.searchParams.has('labelSelector') && url.searchParams.get('watch') !== 'true';
@@ -82,6 +88,49 @@ describe('startAgent: cache-sync timeout', () => {
       clock.advance(TIMEOUT_S * 1000 * 2);
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(failure()).toBeUndefined();
+      expect(errors).toEqual([]);
+    } finally {
+      expect(await within(agent.stop())).toBeUndefined();
+    }
+  });
+});
+
+describe.skipIf(!hasOpenssl)('startAgent: one connection to the API server', () => {
+  const requests: { version: string; watch: boolean }[] = [];
+  const sessions: ServerHttp2Session[] = [];
+  const kc = new KubeConfig();
+  let server: Http2SecureServer;
+  beforeAll(async () => {
+    const dir = makeCertDir();
+    const cert = readFileSync(join(dir, 'tls.crt'));
+    server = createSecureServer({ cert, key: readFileSync(join(dir, 'tls.key')), allowHTTP1: true }, (req, res) => {
+      const url = new URL(req.url, 'https://loopback');
+      requests.push({ version: req.httpVersion, watch: url.searchParams.get('watch') === 'true' });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (url.searchParams.get('watch') === 'true') return void res.write(''); // the watch stays open, silent
+      res.end(JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items: [] }));
+    });
+    server.on('session', (session) => sessions.push(session));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, caData: cert.toString('base64'), skipTLSVerify: false }],
+      users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+  });
+  afterAll(() => {
+    for (const session of sessions) session.destroy();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it("sends its informers' lists and watches as streams of one HTTP/2 connection", async () => {
+    const { agent, errors } = await start(kc);
+    try {
+      await readyz(agent, 'ok\n');
+      await vi.waitFor(() => expect(requests.filter((r) => r.watch).length).toBeGreaterThan(5));
+      expect(new Set(requests.map((r) => r.version))).toEqual(new Set(['2.0']));
+      expect(sessions).toHaveLength(1);
       expect(errors).toEqual([]);
     } finally {
       expect(await within(agent.stop())).toBeUndefined();

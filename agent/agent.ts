@@ -107,7 +107,8 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     defaultMetrics: options.processMetrics ?? false,
   });
   // Every request the agent sends is counted (extendeddeployment_agent_api_requests_total), watches per informer;
-  // requests reuse kept-alive TLS connections instead of client-node's new connection per request.
+  // requests and watches are streams of one HTTP/2 connection (kept-alive HTTP/1.1 connections where the server has no
+  // HTTP/2) instead of client-node's new connection per request.
   const countRequest = (verb: string, resource: string) => metrics.apiRequests.inc({ verb, resource });
   // Every request times out and reports the server's clock; writes other than the Lease's pass the leadership fence.
   let elector: LeaderElector | undefined;
@@ -153,7 +154,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     enqueueRegion: (key) => term?.regions.add(key),
     onRestart: (resource) => metrics.informerRestarts.inc({ resource }),
     onForbidden: (verb, resource) => metrics.forbidden.inc({ verb, resource }),
-    watchKubeConfig: (resource) => countingKubeConfig(options.kubeConfig, countRequest, resource),
+    watchKubeConfig: (resource) => countingKubeConfig(pooled, countRequest, resource),
   });
   cluster = new ClusterNodes(informers.caches.nodes, informers.caches.usage);
   // The other members of this agent's fleets, read only; a change of a peer wakes the fleet members it can concern.

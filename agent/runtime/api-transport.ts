@@ -56,20 +56,21 @@ type RequestAgent = Agent & { addRequest(req: ClientRequest, options: unknown): 
  * timer runs (I/O callbacks come first). Until the socket is connected (and, for TLS, secure) its writes are corked,
  * and a write the fence refuses by then is destroyed unsent. A socket kept alive is ready at once: asked right away.
  */
-function fencedAgent(agent: Agent | undefined, mayWrite: () => boolean, refused: () => Error): Agent {
+function fencedAgent(agent: Agent | undefined, gate: () => Error | undefined): Agent {
   const inner = (agent ?? http.globalAgent) as RequestAgent;
   const fenced = Object.create(inner) as RequestAgent;
   fenced.addRequest = (req, options) => {
     req.once('socket', (socket: Socket) => {
-      const gate = () => {
-        if (!mayWrite()) req.destroy(refused());
+      const check = () => {
+        const refused = gate();
+        if (refused) req.destroy(refused);
       };
       // _secureEstablished is how a TLSSocket itself tells a finished handshake (there is no public flag for it).
       const handshaking = socket instanceof TLSSocket && (socket as TLSSocket & { _secureEstablished?: boolean })._secureEstablished !== true;
-      if (!socket.connecting && !handshaking) return gate();
+      if (!socket.connecting && !handshaking) return check();
       socket.cork();
       socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', () => {
-        gate();
+        check();
         socket.uncork();
       });
     });
@@ -83,8 +84,14 @@ function fencedHttpLibrary(inner: HttpLibrary, options: TransportOptions): HttpL
   return {
     async send(request: RequestContext): Promise<ResponseContext> {
       const method = String(request.getHttpMethod());
-      if (method !== 'GET' && mayWrite && !mayWrite()) throw new FencedWriteError(method, request.getUrl());
-      if (method !== 'GET' && mayWrite) request.setAgent(fencedAgent(request.getAgent(), mayWrite, () => new FencedWriteError(method, request.getUrl())));
+      if (method !== 'GET' && mayWrite) {
+        const gate = () => (mayWrite() ? undefined : new FencedWriteError(method, request.getUrl()));
+        const refused = gate();
+        if (refused) throw refused;
+        // Asked again once the connection is ready: over HTTP/2 by the connection, over HTTP/1.1 by the agent.
+        request.setGate(gate);
+        request.setAgent(fencedAgent(request.getAgent(), gate));
+      }
       request.setHeaderParam('User-Agent', options.userAgent);
       // A timer cleared with the answer, not AbortSignal.timeout: that one's timer lives the whole timeout whatever the
       // answer (so it and the signal's bookkeeping outlive the young generation), then aborts the signal if still held.

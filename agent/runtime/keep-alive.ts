@@ -1,14 +1,15 @@
 import { Agent, type AgentOptions, type RequestOptions } from 'node:https';
 import type { Duplex } from 'node:stream';
-import tls, { type SecureContext } from 'node:tls';
+import tls, { type ConnectionOptions, type SecureContext } from 'node:tls';
+import { HTTP2_TIMING, Http2Connection, type Http2Timing } from './http2-connection.js';
 import type { KubeAccess } from './kube-config.js';
 
 /** The TLS settings of an https.Agent that decide whether two requests may share its connections. */
 const TLS_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername', 'ciphers', 'crl', 'secureProtocol'] as const;
 /**
- * Connections open at once per agent, requests beyond them wait for one (Node's default is unbounded, 256 of them kept
- * idle). Each TLS connection holds tens of KiB outside the JavaScript heap: with 48 workers writing at once, the agent
- * held 269 connections at 200 rollouts at once, its malloc heap 47 MiB. Go's client multiplexes one HTTP/2 connection.
+ * Connections open at once per agent to a server without HTTP/2, requests beyond them wait for one (Node's default is
+ * unbounded, 256 of them kept idle). Each TLS connection holds tens of KiB outside the JavaScript heap: with 48 workers
+ * writing at once, the agent held 269 connections at 200 rollouts at once, its malloc heap 47 MiB.
  */
 export const MAX_CONNECTIONS = 32;
 /**
@@ -35,13 +36,32 @@ class SharedContext {
   }
 }
 
-/** An https.Agent whose connections take their TLS context from `shared`. */
+/** Where an agent made here keeps the HTTP/2 connections of its TLS setting (inherited by wrappers made by prototype). */
+const HTTP2 = Symbol('http2');
+
+/**
+ * The HTTP/2 connection to the server of `url` with the TLS setting of `agent`, an agent a {@link keepAliveKubeConfig}
+ * gave a request or a watch; undefined for any other agent (a proxy's, a plain HTTP server's) and with DISABLE_HTTP2.
+ */
+export function http2ConnectionOf(agent: unknown, url: URL): Http2Connection | undefined {
+  if (url.protocol !== 'https:' || typeof agent !== 'object' || agent === null) return undefined;
+  return (agent as { [HTTP2]?: ConnectionTo })[HTTP2]?.(url);
+}
+
+/** The HTTP/2 connection of one TLS setting to a server; undefined once the server answered HTTP/1.1. */
+type ConnectionTo = (url: URL) => Http2Connection | undefined;
+
+/** An https.Agent whose connections take their TLS context from `shared`, and its HTTP/2 connections (if any). */
 class SharedContextAgent extends Agent {
+  readonly [HTTP2]: ConnectionTo | undefined;
+
   constructor(
     options: AgentOptions,
     private readonly shared: SharedContext,
+    http2: ConnectionTo | undefined,
   ) {
     super(options);
+    this[HTTP2] = http2;
   }
 
   override createConnection(options: RequestOptions, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
@@ -49,10 +69,21 @@ class SharedContextAgent extends Agent {
   }
 }
 
-/** The agents of one TLS setting: the API requests' pool and the watches', one TLS context. */
+/** The agents of one TLS setting: the API requests' pool and the watches', one TLS context, its HTTP/2 connections. */
 interface Agents {
   readonly requests: Agent;
   readonly watches: Agent;
+  readonly http2: Map<string, Http2Connection>;
+}
+
+/** The TLS options of a connection made from an agent's `options`, with the shared context (no undefined keys: tls.connect would read them). */
+function connectionOptions(options: AgentOptions, shared: SharedContext): ConnectionOptions {
+  const { rejectUnauthorized, servername } = options;
+  return {
+    secureContext: shared.of(options),
+    ...(rejectUnauthorized !== undefined && { rejectUnauthorized }),
+    ...(servername !== undefined && { servername }),
+  };
 }
 
 function tlsKey(options: Record<string, unknown>): string {
@@ -65,16 +96,22 @@ function tlsKey(options: Record<string, unknown>): string {
 }
 
 /**
- * A KubeConfig whose API clients reuse TLS connections. client-node 1.x gives every request of a generated API client a
- * new https.Agent, so each request opens a new TCP connection and makes a full TLS handshake (measured on the lab:
- * ~10 ms per GET against ~2.5 ms on a kept-alive connection, and CPU on both ends). This wrapper lets client-node build
- * its agent as usual (same CA, client certificate, server name…), then swaps it for a keep-alive agent with the same
- * TLS settings, kept per distinct setting. Authorization headers are set per request, so tokens keep working; proxy
- * agents and plain-HTTP clusters are left alone. Watches (`applyToHTTPSOptions`) keep connections of their own, not
- * pooled (one is held for minutes and ended by closing it), from an agent with the same TLS context.
- * `idleMs`: how long a pooled connection may stay unused before it is closed.
+ * A KubeConfig whose API clients and watches share TLS connections. client-node 1.x gives every request of a generated
+ * API client a new https.Agent, so each request opens a new TCP connection and makes a full TLS handshake (measured on
+ * the lab: ~10 ms per GET against ~2.5 ms on a kept-alive connection, and CPU on both ends). This wrapper lets
+ * client-node build its agent as usual (same CA, client certificate, server name…), then swaps it for one of its own
+ * with the same TLS settings, kept per distinct setting. Through that agent ({@link http2ConnectionOf}) every request
+ * and watch to a server that speaks HTTP/2 is a stream of one connection, as with client-go; a server that answers
+ * HTTP/1.1 in the TLS handshake gets a pool of kept-alive connections for requests, and a connection per watch (held
+ * for minutes and ended by closing it). Authorization headers are set per request, so tokens keep working; proxy agents
+ * and plain-HTTP clusters are left alone. `idleMs`: how long a connection may stay unused before it is closed; `http2`:
+ * the HTTP/2 health check, or false for HTTP/1.1 only (the default when DISABLE_HTTP2 is set, client-go's switch).
  */
-export function keepAliveKubeConfig<K extends KubeAccess>(kc: K, idleMs = IDLE_CONNECTION_MS): K {
+export function keepAliveKubeConfig<K extends KubeAccess>(
+  kc: K,
+  idleMs = IDLE_CONNECTION_MS,
+  http2: Omit<Http2Timing, 'idleMs'> | false = process.env['DISABLE_HTTP2'] ? false : HTTP2_TIMING,
+): K {
   const agents = new Map<string, Agents>();
   /** The agents of the TLS setting of `fresh`, an agent client-node's way made; undefined for a proxy or plain HTTP. */
   const agentsLike = (fresh: unknown): Agents | undefined => {
@@ -86,18 +123,33 @@ export function keepAliveKubeConfig<K extends KubeAccess>(kc: K, idleMs = IDLE_C
       if (agents.size >= MAX_AGENTS) {
         const [oldest, old] = agents.entries().next().value as [string, Agents];
         agents.delete(oldest);
-        // Its watches' connections close as their watches end.
+        // Its watches' connections and HTTP/2 streams close as their watches end.
         old.requests.destroy();
+        for (const connection of old.http2.values()) connection.close();
       }
       const shared = new SharedContext();
+      const connections = new Map<string, Http2Connection>();
+      const connectionTo: ConnectionTo | undefined =
+        http2 === false
+          ? undefined
+          : (url) => {
+              let connection = connections.get(url.origin);
+              if (!connection) {
+                connection = new Http2Connection(new URL(url.origin), () => connectionOptions(options, shared), { ...http2, idleMs });
+                connections.set(url.origin, connection);
+              }
+              return connection.speaksHttp1 ? undefined : connection;
+            };
       found = {
         // `timeout` closes a connection left idle in the pool; on one in use it only emits 'timeout', which no request
         // here listens to (api-transport bounds a request by its signal).
         requests: new SharedContextAgent(
           { ...options, keepAlive: true, maxSockets: MAX_CONNECTIONS, maxFreeSockets: MAX_CONNECTIONS, timeout: idleMs },
           shared,
+          connectionTo,
         ),
-        watches: new SharedContextAgent({ ...options }, shared),
+        watches: new SharedContextAgent({ ...options }, shared, connectionTo),
+        http2: connections,
       };
       agents.set(key, found);
     }

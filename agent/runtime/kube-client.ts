@@ -11,6 +11,8 @@ import type { Agent, ClientRequest, IncomingHttpHeaders, IncomingMessage } from 
 import { request as httpsRequest } from 'node:https';
 import type * as k8s from '@kubernetes/client-node';
 import type { KubeAccess } from './kube-config.js';
+import type { Http2Answer } from './http2-connection.js';
+import { http2ConnectionOf } from './keep-alive.js';
 import { http } from './node-http.js';
 
 /** A request being built: client-node's RequestContext methods that its KubeConfig and the agent's wrappers call. */
@@ -20,6 +22,7 @@ export class RequestContext {
   private body: string | undefined;
   private agent: Agent | undefined;
   private signal: AbortSignal | undefined;
+  private gate: (() => Error | undefined) | undefined;
 
   constructor(
     url: string,
@@ -60,6 +63,13 @@ export class RequestContext {
   }
   setSignal(signal: AbortSignal): void {
     this.signal = signal;
+  }
+  /** Asked when the request's connection is ready, right before it goes out: an error fails it unsent. */
+  getGate(): (() => Error | undefined) | undefined {
+    return this.gate;
+  }
+  setGate(gate: () => Error | undefined): void {
+    this.gate = gate;
   }
 }
 
@@ -142,7 +152,21 @@ function exchange(req: ClientRequest, body: string | undefined): Promise<Respons
   });
 }
 
-/** node:http(s) with the request's agent, headers, body and signal; the whole body is read. */
+/** Reads the whole answer of an HTTP/2 request. */
+function readAnswer({ status, headers, stream }: Http2Answer): Promise<ResponseContext> {
+  return new Promise<ResponseContext>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.once('error', reject);
+    stream.once('end', () => resolve({ httpStatusCode: status, headers, body: Buffer.concat(chunks).toString('utf8') }));
+    stream.once('close', () => reject(Object.assign(new Error(`the answer was cut off (stream code ${stream.rstCode ?? 0})`), { code: 'ECONNRESET' })));
+  });
+}
+
+/**
+ * The request's agent's HTTP/2 connection (keep-alive.ts) when it has one and the server speaks HTTP/2, else
+ * node:http(s) with the agent; headers, body, signal and gate either way; the whole body is read.
+ */
 export const nodeHttpLibrary: HttpLibrary = {
   // async: a request node:http refuses at once (a bad header, a bad certificate) is a rejection, as a failed send is.
   async send(context: RequestContext): Promise<ResponseContext> {
@@ -150,10 +174,13 @@ export const nodeHttpLibrary: HttpLibrary = {
     const body = context.getBody();
     const headers: Record<string, string | number> = { ...context.getHeaders() };
     if (body !== undefined) headers['Content-Length'] = Buffer.byteLength(body);
-    const send = url.protocol === 'http:' ? http.request : httpsRequest;
     const agent = context.getAgent();
     const signal = context.getSignal();
-    const req = send(url, { method: context.getHttpMethod(), headers, ...(agent && { agent }), ...(signal && { signal }) });
+    const method = context.getHttpMethod();
+    const answer = await http2ConnectionOf(agent, url)?.request(url.pathname + url.search, { method, headers, body, signal, gate: context.getGate() });
+    if (answer) return readAnswer(answer);
+    const send = url.protocol === 'http:' ? http.request : httpsRequest;
+    const req = send(url, { method, headers, ...(agent && { agent }), ...(signal && { signal }) });
     return exchange(req, body);
   },
 };

@@ -11,6 +11,8 @@ import type { Readable } from 'node:stream';
 import type { Informer, KubernetesListObject, KubernetesObject, ObjectCache, ObjectCallback, ErrorCallback } from '@kubernetes/client-node';
 import type { HttpsRequestOptions } from './kube-config.js';
 import type { Cluster } from '@kubernetes/client-node';
+import type { Http2Answer } from './http2-connection.js';
+import { http2ConnectionOf } from './keep-alive.js';
 import { http } from './node-http.js';
 
 /** What a watch needs of a KubeConfig (this module's or client-node's). */
@@ -47,50 +49,72 @@ export class Watch {
       controller.abort();
       done(err);
     };
-    const send = url.protocol === 'http:' ? http.request : httpsRequest;
+    // Status and body of the answer, whichever protocol carried it.
+    const answered = (statusCode: number | undefined, statusMessage: string | undefined, body: Readable) => {
+      if (statusCode !== 200) {
+        body.on('error', () => undefined); // ended by doneOnce's abort: nothing more to report
+        body.resume();
+        const error = new Error(statusMessage || http.STATUS_CODES[statusCode ?? 500] || 'Internal Server Error') as Error & { statusCode?: number };
+        error.statusCode = statusCode;
+        doneOnce(error);
+        return;
+      }
+      body.on('error', doneOnce);
+      const event = (line: string) => {
+        let data: { type: string; object: unknown };
+        try {
+          data = JSON.parse(line) as { type: string; object: unknown };
+        } catch {
+          return; // ignore parse errors, as client-node does
+        }
+        callback(data.type, data.object, data);
+      };
+      eachLine(body, event);
+      body.on('close', () => doneOnce(null));
+    };
     // Like client-node's (which awaits fetch), the watch is returned once the server answered or the request failed.
-    await new Promise<void>((answered) => {
+    const overHttp2 = await this.overHttp2(url, opts, controller.signal).catch((error: unknown) => {
+      doneOnce(error);
+      return 'failed' as const;
+    });
+    if (overHttp2 === 'failed') return controller;
+    if (overHttp2) {
+      answered(overHttp2.status, undefined, overHttp2.stream);
+      return controller;
+    }
+    const send = url.protocol === 'http:' ? http.request : httpsRequest;
+    await new Promise<void>((resolve) => {
       let req: ClientRequest;
       try {
         req = send(url, { ...opts, method: 'GET', signal: controller.signal }, (res) => {
-          answered();
-          if (res.statusCode !== 200) {
-            res.on('error', () => undefined); // ended by doneOnce's abort: nothing more to report
-            res.resume();
-            const error = new Error(res.statusMessage || http.STATUS_CODES[res.statusCode ?? 500] || 'Internal Server Error') as Error & {
-              statusCode?: number;
-            };
-            error.statusCode = res.statusCode;
-            doneOnce(error);
-            return;
-          }
-          res.on('error', doneOnce);
-          const event = (line: string) => {
-            let data: { type: string; object: unknown };
-            try {
-              data = JSON.parse(line) as { type: string; object: unknown };
-            } catch {
-              return; // ignore parse errors, as client-node does
-            }
-            callback(data.type, data.object, data);
-          };
-          eachLine(res, event);
-          res.on('close', () => doneOnce(null));
+          resolve();
+          answered(res.statusCode, res.statusMessage, res);
         });
       } catch (error) {
         doneOnce(error);
-        answered();
+        resolve();
         return;
       }
       // A watch is long-lived: probe a dead connection as client-node does.
       req.on('socket', (socket) => socket.setKeepAlive(true, 30_000));
       req.on('error', (error) => {
         doneOnce(error);
-        answered();
+        resolve();
       });
       req.end();
     });
     return controller;
+  }
+
+  /** The watch as a stream of the agent's HTTP/2 connection (keep-alive.ts); undefined where there is none. */
+  private async overHttp2(url: URL, opts: HttpsRequestOptions, signal: AbortSignal): Promise<Http2Answer | undefined> {
+    const connection = http2ConnectionOf(opts.agent, url);
+    if (!connection) return undefined;
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(opts.headers ?? {}))
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
+    if (opts.auth) headers['authorization'] = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    return connection.request(url.pathname + url.search, { method: 'GET', headers, signal });
   }
 }
 
