@@ -84,11 +84,11 @@ async function http1Server(): Promise<{ server: HttpsServer; port: number; seen:
   return { server, port: (server.address() as AddressInfo).port, seen };
 }
 
-function kubeConfig(port: number): KubeConfig {
+function kubeConfig(port: number, user: { token: string } | { username: string; password: string } = { token: 'secret-token' }): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData: cert.toString('base64'), skipTLSVerify: false }],
-    users: [{ name: 'u', token: 'secret-token' }],
+    users: [{ name: 'u', ...user }],
     contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
     currentContext: 'x',
   });
@@ -177,6 +177,14 @@ describe.skipIf(!hasOpenssl)('HTTP/2 to the API server', () => {
       ['2.0', '/api/v1/namespaces/forbidden/pods?watch=true'],
     ]);
     expect(seen.sessions).toHaveLength(1);
+  });
+
+  it("authenticates a watch as its requests are: a kubeconfig's basic auth becomes the stream's Authorization header", async () => {
+    const { port, seen } = await h2Server();
+    const kc = kubeConfig(port, { username: 'ann', password: 'pw' });
+    const ended = await new Promise<unknown>((resolve) => void new Watch(keepAliveKubeConfig(kc)).watch('/api/v1/pods', {}, () => undefined, resolve));
+    expect(ended).toBeNull();
+    expect(seen.requests.map((r) => [r.version, r.authorization])).toEqual([['2.0', `Basic ${Buffer.from('ann:pw').toString('base64')}`]]);
   });
 
   it('falls back to HTTP/1.1 for a server that chooses it in the TLS handshake, asking it once', async () => {
