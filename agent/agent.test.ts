@@ -1,6 +1,6 @@
 // startAgent's cache-sync bound: caches that never sync end the agent (the CLI exits 1 on `failed`), so a replica that
 // cannot list what it needs crash-loops visibly instead of holding on and doing nothing. And its connection: informers'
-// lists and watches are streams of one HTTP/2 connection to the API server.
+// lists are streams of one HTTP/2 connection to the API server, their watches streams of a second one.
 import { readFileSync } from 'node:fs';
 import { createSecureServer, type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
@@ -95,8 +95,8 @@ describe('startAgent: cache-sync timeout', () => {
   });
 });
 
-describe.skipIf(!hasOpenssl)('startAgent: one connection to the API server', () => {
-  const requests: { version: string; watch: boolean }[] = [];
+describe.skipIf(!hasOpenssl)('startAgent: its connections to the API server', () => {
+  const requests: { version: string; watch: boolean; session: number }[] = [];
   const sessions: ServerHttp2Session[] = [];
   const kc = new KubeConfig();
   let server: Http2SecureServer;
@@ -105,7 +105,11 @@ describe.skipIf(!hasOpenssl)('startAgent: one connection to the API server', () 
     const cert = readFileSync(join(dir, 'tls.crt'));
     server = createSecureServer({ cert, key: readFileSync(join(dir, 'tls.key')), allowHTTP1: true }, (req, res) => {
       const url = new URL(req.url, 'https://loopback');
-      requests.push({ version: req.httpVersion, watch: url.searchParams.get('watch') === 'true' });
+      requests.push({
+        version: req.httpVersion,
+        watch: url.searchParams.get('watch') === 'true',
+        session: req.stream?.session ? sessions.findIndex((s) => s === req.stream.session) : -1,
+      });
       res.writeHead(200, { 'content-type': 'application/json' });
       if (url.searchParams.get('watch') === 'true') return void res.write(''); // the watch stays open, silent
       res.end(JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items: [] }));
@@ -124,13 +128,15 @@ describe.skipIf(!hasOpenssl)('startAgent: one connection to the API server', () 
     return new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  it("sends its informers' lists and watches as streams of one HTTP/2 connection", async () => {
+  it("sends its informers' lists as streams of one HTTP/2 connection, their watches as streams of another", async () => {
     const { agent, errors } = await start(kc);
     try {
       await readyz(agent, 'ok\n');
       await vi.waitFor(() => expect(requests.filter((r) => r.watch).length).toBeGreaterThan(5));
       expect(new Set(requests.map((r) => r.version))).toEqual(new Set(['2.0']));
-      expect(sessions).toHaveLength(1);
+      expect(sessions).toHaveLength(2);
+      const sessionsOf = (watch: boolean) => new Set(requests.filter((r) => r.watch === watch).map((r) => r.session));
+      expect([sessionsOf(false), sessionsOf(true)]).toEqual([new Set([0]), new Set([1])]);
       expect(errors).toEqual([]);
     } finally {
       expect(await within(agent.stop())).toBeUndefined();

@@ -107,8 +107,8 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     defaultMetrics: options.processMetrics ?? false,
   });
   // Every request the agent sends is counted (extendeddeployment_agent_api_requests_total), watches per informer;
-  // requests and watches are streams of one HTTP/2 connection (kept-alive HTTP/1.1 connections where the server has no
-  // HTTP/2) instead of client-node's new connection per request.
+  // requests are streams of one HTTP/2 connection and watches of another (kept-alive HTTP/1.1 connections where the
+  // server has no HTTP/2) instead of client-node's new connection per request.
   const countRequest = (verb: string, resource: string) => metrics.apiRequests.inc({ verb, resource });
   // Every request times out and reports the server's clock; writes other than the Lease's pass the leadership fence.
   let elector: LeaderElector | undefined;

@@ -14,9 +14,9 @@ import { KubeConfig } from './kube-config.js';
 import { Watch } from './kube-watch.js';
 import { hasOpenssl, makeCertDir } from './tls-test-support.js';
 
-/** What a test server saw: each request's HTTP version, method and path, and each HTTP/2 session. */
+/** What a test server saw: each request's HTTP version, method, path and HTTP/2 session (its index), and each session. */
 interface Seen {
-  readonly requests: { version: string; method: string; path: string; authorization: string | undefined }[];
+  readonly requests: { version: string; method: string; path: string; authorization: string | undefined; session?: number }[];
   readonly sessions: ServerHttp2Session[];
   readonly connections: number;
 }
@@ -55,7 +55,8 @@ const api: Handler = (req, res) => {
 async function h2Server(handler: Handler = api): Promise<{ server: Http2SecureServer; port: number; seen: Seen }> {
   const seen = { requests: [] as Seen['requests'], sessions: [] as ServerHttp2Session[], connections: 0 };
   const server = http2.createSecureServer({ cert, key, allowHTTP1: true }, (req, res) => {
-    seen.requests.push({ version: req.httpVersion, method: req.method, path: req.url, authorization: req.headers.authorization });
+    const session = req.stream?.session ? seen.sessions.findIndex((s) => s === req.stream.session) : -1;
+    seen.requests.push({ version: req.httpVersion, method: req.method, path: req.url, authorization: req.headers.authorization, session });
     handler(req, res);
   });
   server.on('session', (session: ServerHttp2Session) => seen.sessions.push(session));
@@ -152,7 +153,7 @@ describe.skipIf(!hasOpenssl)('HTTP/2 to the API server', () => {
     expect([seen.sessions.length, seen.connections]).toEqual([1, 1]);
   });
 
-  it('carries watches on the same connection: events split across frames, the end, a refused watch', async () => {
+  it('carries watches on a connection of their own: events split across frames, the end, a refused watch', async () => {
     const { port, seen } = await h2Server();
     const kc = keepAliveKubeConfig(kubeConfig(port));
     await makeApiClient(kc, CoreV1Api).listNamespacedPod({ namespace: 'n' });
@@ -171,12 +172,14 @@ describe.skipIf(!hasOpenssl)('HTTP/2 to the API server', () => {
       void new Watch(kc).watch('/api/v1/namespaces/forbidden/pods', {}, () => undefined, resolve);
     });
     expect((refused as { statusCode?: number }).statusCode).toBe(403);
-    expect(seen.requests.map((r) => [r.version, r.path])).toEqual([
-      ['2.0', '/api/v1/namespaces/n/pods'],
-      ['2.0', '/api/v1/pods?watch=true&resourceVersion=5'],
-      ['2.0', '/api/v1/namespaces/forbidden/pods?watch=true'],
+    await makeApiClient(kc, CoreV1Api).listNamespacedPod({ namespace: 'm' });
+    expect(seen.requests.map((r) => [r.version, r.session, r.path])).toEqual([
+      ['2.0', 0, '/api/v1/namespaces/n/pods'],
+      ['2.0', 1, '/api/v1/pods?watch=true&resourceVersion=5'],
+      ['2.0', 1, '/api/v1/namespaces/forbidden/pods?watch=true'],
+      ['2.0', 0, '/api/v1/namespaces/m/pods'],
     ]);
-    expect(seen.sessions).toHaveLength(1);
+    expect(seen.sessions).toHaveLength(2);
   });
 
   it("authenticates a watch as its requests are: a kubeconfig's basic auth becomes the stream's Authorization header", async () => {
