@@ -205,6 +205,24 @@ describe.skipIf(!hasOpenssl)('HTTP/2 to the API server', () => {
     expect(connects.mock.calls[0]![0]).toMatchObject({ ALPNProtocols: ['h2', 'http/1.1'] });
   });
 
+  it('falls back to HTTP/1.1 as well when a watch is the first to ask, its requests not asking again', async () => {
+    const { port, seen } = await http1Server();
+    const connects = vi.spyOn(tls, 'connect');
+    const kc = keepAliveKubeConfig(kubeConfig(port));
+    const ended = await new Promise<unknown>((resolve) => void new Watch(kc).watch('/api/v1/pods', {}, () => undefined, resolve));
+    expect(ended).toBeNull();
+    const core = makeApiClient(kc, CoreV1Api);
+    await core.listNamespacedPod({ namespace: 'a' });
+    await core.listNamespacedPod({ namespace: 'b' });
+    expect(seen.requests.map((r) => [r.version, r.path])).toEqual([
+      ['1.1', '/api/v1/pods?watch=true'],
+      ['1.1', '/api/v1/namespaces/a/pods'],
+      ['1.1', '/api/v1/namespaces/b/pods'],
+    ]);
+    // The handshake that learnt it, the watch's connection, the requests' kept-alive one.
+    expect(connects).toHaveBeenCalledTimes(3);
+  });
+
   it('speaks HTTP/1.1 only when HTTP/2 is switched off (DISABLE_HTTP2)', async () => {
     const { port, seen } = await h2Server();
     process.env['DISABLE_HTTP2'] = '1';

@@ -134,24 +134,22 @@ export function keepAliveKubeConfig<K extends KubeAccess>(
         for (const connection of old.http2.flatMap((connections) => [...connections.values()])) connection.close();
       }
       const shared = new SharedContext();
-      // Servers that answered HTTP/1.1 in a handshake of either connection: asked once.
-      const http1Origins = new Set<string>();
+      const forRequests = new Map<string, Http2Connection>();
+      const forWatches = new Map<string, Http2Connection>();
+      // A server that answered HTTP/1.1 in the handshake of either connection is asked once.
+      const speaksHttp1 = (origin: string) => forRequests.get(origin)?.speaksHttp1 === true || forWatches.get(origin)?.speaksHttp1 === true;
       const connectionsTo = (connections: Map<string, Http2Connection>): ConnectionTo | undefined =>
         http2 === false
           ? undefined
           : (url) => {
-              if (http1Origins.has(url.origin)) return undefined;
+              if (speaksHttp1(url.origin)) return undefined;
               let connection = connections.get(url.origin);
               if (!connection) {
                 connection = new Http2Connection(new URL(url.origin), () => connectionOptions(options, shared), { ...http2, idleMs });
                 connections.set(url.origin, connection);
               }
-              if (!connection.speaksHttp1) return connection;
-              http1Origins.add(url.origin);
-              return undefined;
+              return connection;
             };
-      const forRequests = new Map<string, Http2Connection>();
-      const forWatches = new Map<string, Http2Connection>();
       found = {
         // `timeout` closes a connection left idle in the pool; on one in use it only emits 'timeout', which no request
         // here listens to (api-transport bounds a request by its signal).
