@@ -72,8 +72,9 @@ class SharedContextAgent extends Agent {
 /**
  * The agents of one TLS setting: the API requests' pool and the watches', one TLS context, and the HTTP/2 connections
  * of each. Watches have a connection of their own: kube-apiserver writes all streams of a connection from one loop,
- * so on a shared one the answers to the agent's writes waited behind the pod watch's events (reaction p99 at 200
- * rollouts at once 180–307 ms over three bench runs, 167 ms with two connections).
+ * and at 200 rollouts at once the pod watch's events would share it with the answers to the agent's writes. Measured
+ * (bench:peers, reaction p99 at 200 rollouts): 180, 280, 307 ms with one connection, 131–315 ms (median 182) over
+ * five runs with two; the runs' spread is wider than the difference, which is not settled.
  */
 interface Agents {
   readonly requests: Agent;
