@@ -16,6 +16,9 @@ import { FORBIDDEN_READ_RETRY_MS, Reconciler, type ReconcilerPorts } from './rec
 import { controlledBy } from '../core/kube/test-support.js';
 import { cache, edCache, recorder, webExtendedDeployment } from './reconciler-test-support.js';
 import { AUTHORIZED_CONDITION } from '../core/api/conditions.js';
+import { ED_KIND } from '../core/api/identity.js';
+import type { ExtendedDeploymentObject } from '../core/kube/objects.js';
+import { OwnWrites } from './own-writes.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const region: DeployRegionObject = {
@@ -233,5 +236,31 @@ describe('Reconciler: reads the API server forbids (403 to a list or watch)', ()
     await blindTo([])(world({ status: first.statuses[0] }), granted.ports).reconcile(edKeyOf('shop', 'web'));
     expect(granted.calls).toContain('openGate:web-amd-c');
     expect(granted.statuses.at(-1)?.conditions?.map((c) => c.type)).not.toContain(AUTHORIZED_CONDITION);
+  });
+
+  it("reports on the object the cache shows once it is newer than the agent's own last status write", async () => {
+    const caches = world();
+    const cached = caches.extendedDeployments.get('web', 'shop')!;
+    // The agent's last status write was answered with version 9; Git has changed the object since: the cache shows 10.
+    const ownWrites = new OwnWrites();
+    const answered = { ...cached, metadata: { ...cached.metadata, resourceVersion: '9' } };
+    ownWrites.record('shop/web', [{ kind: ED_KIND, name: 'web', replaced: '8', written: answered }], NOW);
+    const { ports } = recorder();
+    const versions: (string | undefined)[] = [];
+    const writeStatus: ReconcilerPorts['writeStatus'] = (ed: ExtendedDeploymentObject, status) => {
+      versions.push(ed.metadata?.resourceVersion);
+      return ports.writeStatus(ed, status);
+    };
+    const reconciler = new Reconciler({
+      caches,
+      ports: { ...ports, writeStatus },
+      clock: clock(),
+      log: silentLogger,
+      ownWrites,
+      forbiddenReads: () => [{ verb: 'watch', resource: 'pods' }],
+    });
+    expect(await reconciler.reconcile(edKeyOf('shop', 'web'))).toEqual({ outcome: 'blocked', requeueAfterMs: FORBIDDEN_READ_RETRY_MS });
+    // Written on version 10: on 9 the API server would answer 409 at every retry.
+    expect(versions).toEqual(['10']);
   });
 });

@@ -254,8 +254,10 @@ export class Reconciler {
     // A cache that may no longer list or watch shows a cluster that has moved on: acting on it could undo what happened
     // since. The object says why nothing happens, and is looked at again.
     const blind = this.deps.forbiddenReads?.() ?? [];
-    if (blind.length > 0) return this.reportForbiddenReads(key, this.ownWrites.written(key, ED_KIND, name) ?? cached, blind, log);
     const own = this.ownWrites.view(key, (kind, object) => this.cachedObject(namespace, kind, object), clock.now());
+    // Reported on the agent's own status write only while the cache is behind it: once Git's change (or anyone's) is
+    // in the cache, a status written on the agent's older answer would conflict at every retry.
+    if (blind.length > 0) return this.reportForbiddenReads(key, (!own.behind && own.newer.get(writtenId(ED_KIND, name))) || cached, blind, log);
     if (own.behind) return { outcome: 'stale', requeueAfterMs: STALE_RETRY_MS };
     const newest = <T extends MetaObject>(kind: WrittenKind, object: T): T =>
       (own.newer.get(writtenId(kind, object.metadata?.name ?? '')) as T | undefined) ?? object;
