@@ -255,12 +255,12 @@ export class Reconciler {
     // since. The object says why nothing happens, and is looked at again.
     const blind = this.deps.forbiddenReads?.() ?? [];
     const own = this.ownWrites.view(key, (kind, object) => this.cachedObject(namespace, kind, object), clock.now());
-    // Reported on the agent's own status write only while the cache is behind it: once Git's change (or anyone's) is
-    // in the cache, a status written on the agent's older answer would conflict at every retry.
-    if (blind.length > 0) return this.reportForbiddenReads(key, (!own.behind && own.newer.get(writtenId(ED_KIND, name))) || cached, blind, log);
-    if (own.behind) return { outcome: 'stale', requeueAfterMs: STALE_RETRY_MS };
+    // The agent's own write where the cache is behind it, else the cache's object: a status written on an answer the
+    // cache has passed (Git changed the object since) would conflict at every retry.
     const newest = <T extends MetaObject>(kind: WrittenKind, object: T): T =>
-      (own.newer.get(writtenId(kind, object.metadata?.name ?? '')) as T | undefined) ?? object;
+      ((own.behind ? undefined : own.newer.get(writtenId(kind, object.metadata?.name ?? ''))) as T | undefined) ?? object;
+    if (blind.length > 0) return this.reportForbiddenReads(key, newest(ED_KIND, cached), blind, log);
+    if (own.behind) return { outcome: 'stale', requeueAfterMs: STALE_RETRY_MS };
     const ed = newest(ED_KIND, cached);
     // The cache's objects as the key's writes left them, and those the key created that it does not show yet.
     const withCreated = <T extends MetaObject>(kind: WrittenKind, objects: readonly T[]): T[] => {
