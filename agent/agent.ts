@@ -24,9 +24,8 @@ import { replaceRegionStatus, replaceStatus } from './status-writer.js';
 import { ClusterNodes } from './cluster-nodes.js';
 import { ServerClock } from './runtime/server-clock.js';
 import { hasMoves } from '../core/observe/observe.js';
-import { SLACK_MS } from '../core/rollout/requeue.js';
 import { WorkQueue } from './runtime/work-queue.js';
-import { ownedEventBatchMs } from './event-batching.js';
+import { ownedEventBatchMs, wakeAtAvailability } from './event-batching.js';
 import { FleetPeers } from './fleet-peers.js';
 import { ANALYSIS_QUERY_CONCURRENCY, queryAll } from './prometheus.js';
 import { ED_KIND } from '../core/api/identity.js';
@@ -150,7 +149,9 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     log,
     enqueue: (key) => term?.eds.add(key),
     enqueueOwned: (key) => term?.eds.addBatched(key, ownedEventBatchMs(reconciler.awaitingSince(key), clock.now())),
-    enqueueAt: (key, at) => term?.eds.addAt(key, at + SLACK_MS),
+    enqueueAt: (key, at) => {
+      if (term) wakeAtAvailability(term.eds, key, at);
+    },
     enqueueRegion: (key) => term?.regions.add(key),
     onRestart: (resource) => metrics.informerRestarts.inc({ resource }),
     onForbidden: (verb, resource) => metrics.forbidden.inc({ verb, resource }),

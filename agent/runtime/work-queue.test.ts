@@ -168,7 +168,19 @@ describe('WorkQueue', () => {
     // Passed (a pod that has counted as available for a while): no wake; its event's batch looks at it.
     q.addAt('ns/b', clock.now());
     q.addAt('ns/b', clock.now() - 1_000);
+    q.addAt('ns/b', clock.now() - 1_000, 1_000);
     expect([q.len(), q.delayed()]).toEqual([0, 0]);
+  });
+
+  it('addAt queues a key whose instant passed less than lateMs ago at once, as due: ahead of event keys, not at the end of its batch', async () => {
+    const { clock, q } = queue();
+    q.add('ns/event');
+    // The event that shows a pod Ready came 170 ms after the instant it turned available, and opened a batch.
+    q.addBatched('ns/late', 100);
+    q.addAt('ns/late', clock.now() - 170, 2_000);
+    expect([q.len(), q.delayed()]).toEqual([2, 0]);
+    expect(await q.get()).toBe('ns/late');
+    expect(await q.get()).toBe('ns/event');
   });
 
   it('addBatched collapses a burst of events into one key, queued when the batch ends, behind due keys', async () => {

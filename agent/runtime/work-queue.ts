@@ -103,12 +103,14 @@ export class WorkQueue<K extends string = string> {
 
   /**
    * Queues `key` at the clock's time `at` (ms since the epoch, as `Clock.now`: an instant read from an object, such as
-   * when a pod turns available), as addAfter does; an instant that has passed adds nothing (the event that told it
-   * queues the key on its own).
+   * when a pod turns available), as addAfter does. An instant that passed less than `lateMs` ago queues it now, as
+   * due: the event that told it came after it, and the look the key would have had at the instant should not wait for
+   * that event's batch as well. An older instant adds nothing (the event that told it queues the key on its own).
    */
-  addAt(key: K, at: number): void {
+  addAt(key: K, at: number, lateMs = 0): void {
     const wait = at - this.clock.now();
     if (wait > 0) this.addAfter(key, wait);
+    else if (-wait < lateMs) this.enqueue(key, true);
   }
 
   private wakeAt(key: K, at: number): void {
