@@ -186,6 +186,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   const recorder = apiEventRecorder(core, settings.identity, log, { clock });
   const reconciler = new Reconciler({
     ownWrites,
+    wake: (key) => term?.eds.add(key),
     caches: informers.caches,
     clock,
     log,
@@ -262,6 +263,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
     term?.regions.shutDown(true);
     term = undefined;
     working = false;
+    void reconciler.stopStandingMarks();
   };
 
   let fail: (failure: AgentFailure) => void = () => undefined;
@@ -317,7 +319,10 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
       if (!working)
         for (const q of queues) q.shutDown(true); // no worker ever started: nothing is in flight
       else if (queues.length > 0) {
-        const done = Promise.all(queues.map((q) => q.shutDownWithDrain())).then(() => workers);
+        // The standing marks the drained reconciles leave queued are dropped: the next leader's looks plan them again.
+        const done = Promise.all(queues.map((q) => q.shutDownWithDrain()))
+          .then(() => workers)
+          .then(() => reconciler.stopStandingMarks());
         drained = await Promise.race([done.then(() => true), new Promise<boolean>((resolve) => clock.setTimer(DRAIN_TIMEOUT_MS, () => resolve(false)))]);
         if (!drained) {
           log.warn('reconciles still running after the drain timeout; stopping anyway and keeping the lease until it expires', { timeoutMs: DRAIN_TIMEOUT_MS });

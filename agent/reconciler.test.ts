@@ -16,6 +16,7 @@ import { AgentMetrics } from './metrics.js';
 import { EvictionBlockedError } from './eviction.js';
 import { silentLogger } from './runtime/log.js';
 import { edKeyOf } from './keys.js';
+import { AUTHORIZED_CONDITION } from '../core/api/conditions.js';
 import { Reconciler, type ReconcilerPorts } from './reconciler.js';
 import { PROGRESS_WRITES_PER_SECOND, SYNC_WAIT_REPORT_GRACE_MS } from '../core/rollout/status-pacing.js';
 import { controlledBy } from '../core/kube/test-support.js';
@@ -371,13 +372,59 @@ describe('Reconciler', () => {
     expect(slowly.requeueAfterMs).toBe(promptly.requeueAfterMs! - 160);
   });
 
-  it('marks the pods of a completed rollout for the next one (standing marks; marked, nothing is written: above)', async () => {
+  it('marks the pods of a completed rollout for the next one (standing marks; marked, nothing is written: above), without waiting for the marks', async () => {
     const { calls, ports } = recorder();
-    const result = await new Reconciler({ caches: world({ podRevision: 'new', unmarked: true }).caches, ports, clock: clock(), log: silentLogger }).reconcile(
-      edKeyOf('shop', 'web'),
-    );
+    let answered = 0;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // The API server answers the marks only when the test says so.
+    const slowMarks: ReconcilerPorts = {
+      ...ports,
+      performAction: async (...args) => {
+        const answer = await ports.performAction(...args);
+        await held;
+        answered += 1;
+        return answer;
+      },
+    };
+    const reconciler = new Reconciler({ caches: world({ podRevision: 'new', unmarked: true }).caches, ports: slowMarks, clock: clock(), log: silentLogger });
+    const result = await reconciler.reconcile(edKeyOf('shop', 'web'));
     expect(calls).toEqual(['status:Healthy:0', 'markOld:web-amd-a', 'markOld:web-amd-b']);
+    expect(answered).toBe(0);
+    // The marks' events bring the next look: not one at once for the status written.
     expect(result).toEqual({ outcome: 'synced', requeueAfterMs: 30_000 });
+    release();
+    await reconciler.standingMarksSent();
+    expect(answered).toBe(2);
+  });
+
+  it('fails the next look of a key whose standing mark the API server refused, and reports a 403 on the object', async () => {
+    const base = recorder();
+    const denied = Object.assign(new Error('forbidden'), {
+      code: 403,
+      body: { kind: 'Status', reason: 'Forbidden', message: 'pods "web-amd-a" is forbidden: User cannot patch resource "pods"' },
+    });
+    const ports: ReconcilerPorts = {
+      ...base.ports,
+      performAction: async (namespace, kind, action) => {
+        if (action.kind === 'markOld') throw denied;
+        return base.ports.performAction(namespace, kind, action);
+      },
+    };
+    const woken: string[] = [];
+    const reconciler = new Reconciler({
+      caches: world({ podRevision: 'new', unmarked: true }).caches,
+      ports,
+      clock: clock(),
+      log: silentLogger,
+      wake: (key) => woken.push(key),
+    });
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
+    await reconciler.standingMarksSent();
+    expect(woken).toEqual([edKeyOf('shop', 'web')]);
+    await expect(reconciler.reconcile(edKeyOf('shop', 'web'))).rejects.toBe(denied);
+    expect(base.calls).toEqual(['status:Healthy:0', 'status:Healthy:0', 'event:Forbidden']);
+    expect(base.statuses.at(-1)?.conditions?.find((c) => c.type === AUTHORIZED_CONDITION)).toMatchObject({ status: 'False', reason: 'Forbidden' });
   });
 
   it('plans on the object its last status write returned while the cache still shows the version it replaced', async () => {

@@ -1,6 +1,6 @@
 import { extendedDeploymentStatus, type ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { ED_KIND, UPSTREAM_INPLACESET_KIND } from '../core/api/identity.js';
-import type { RolloutAction } from '../core/rollout/actions.js';
+import type { MarkPodAction, RolloutAction } from '../core/rollout/actions.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
 import { gateActions } from '../core/rollout/readiness-gate.js';
 import type { WorkloadKind } from '../core/kube/objects.js';
@@ -29,6 +29,7 @@ import { workloadNameNeighbours, type EdKey } from './keys.js';
 import type { AnalysisAnswer, AnalysisQuery } from '../core/traffic/observation.js';
 import type { TrafficWrite } from '../core/traffic/plan.js';
 import { observeTraffic } from './traffic-observation.js';
+import { StandingMarks } from './standing-marks.js';
 
 /** The writes a reconcile makes; injected so that the order of writes can be tested without a cluster. */
 export interface ReconcilerPorts {
@@ -84,6 +85,9 @@ function trafficLogFields(write: TrafficWrite): Record<string, string> {
   const name = write.kind === 'applyService' ? write.service.metadata.name : write.kind === 'applyRoute' ? write.route.metadata.name : write.name;
   return { kind: 'traffic', write: write.kind, name };
 }
+
+/** Whether the action is a standing mark, which no step of the rollout waits for (MarkPodAction.standing). */
+const isStandingMark = (action: RolloutAction): action is MarkPodAction => action.kind === 'markOld' && action.standing === true;
 
 /** Old pods of one region marked concurrently within one reconcile. */
 export const MARK_CONCURRENCY = 8;
@@ -171,6 +175,8 @@ export class Reconciler {
   private readonly evictionBlocks = new EvictionBlocks();
   /** The write each forbidden (403) error came from, for reportForbidden: the error alone does not say which it was. */
   private readonly forbiddenWrites = new WeakMap<object, ApiWrite>();
+  /** The marks of completed rollouts, sent after and beside the reconciles (MarkPodAction.standing). */
+  private readonly standingMarks: StandingMarks;
 
   constructor(
     private readonly deps: {
@@ -190,9 +196,26 @@ export class Reconciler {
        * reconcile); a fresh tracker when absent.
        */
       readonly ownWrites?: OwnWrites;
+      /** Asks for a look at a key outside its reconciles (a standing mark of it failed); none when absent. */
+      readonly wake?: (key: EdKey) => void;
     },
   ) {
     this.ownWrites = deps.ownWrites ?? new OwnWrites();
+    this.standingMarks = new StandingMarks({
+      send: (key, namespace, mark) => this.sendStandingMark(key, namespace, mark),
+      wake: (key) => deps.wake?.(key),
+      clock: deps.clock,
+    });
+  }
+
+  /** Drops the standing marks not yet sent (the leadership term ended); resolves once those in flight are answered. */
+  stopStandingMarks(): Promise<void> {
+    return this.standingMarks.clear();
+  }
+
+  /** Resolves once no standing mark is queued or in flight. */
+  standingMarksSent(): Promise<void> {
+    return this.standingMarks.idle();
   }
 
   /**
@@ -234,7 +257,7 @@ export class Reconciler {
     }
   }
 
-  private async reconcileExtendedDeployment(key: string, onValid: (observed: ValidObservation) => void): Promise<ReconcileResult> {
+  private async reconcileExtendedDeployment(key: EdKey, onValid: (observed: ValidObservation) => void): Promise<ReconcileResult> {
     const { caches, ports, clock, metrics } = this.deps;
     const log = this.deps.log.with({ ed: key });
     const { namespace, name } = splitKey(key);
@@ -242,6 +265,7 @@ export class Reconciler {
     if (!cached || cached.metadata?.deletionTimestamp) {
       // Deleted: the regional workloads are Git's to delete (or garbage-collected); nothing for the agent to do.
       this.ownWrites.forget(key);
+      this.standingMarks.forget(key);
       this.lastWrite.delete(key);
       this.countsPendingSince.delete(key);
       this.rollingOut.delete(key);
@@ -375,7 +399,23 @@ export class Reconciler {
       countSamples();
     }
     // A budget that refuses an eviction holds the rollout there: nothing after the actions is written (EvictionBlocks).
-    const act = () => this.perform(namespace, kind, plan.actions, log, performed(kind));
+    // Standing marks go out after them, in the agent's lane of writes that nothing waits for; a failure of one fails
+    // the key's next look, as a write of its own would.
+    const act = async () => {
+      await this.perform(
+        namespace,
+        kind,
+        plan.actions.filter((a) => !isStandingMark(a)),
+        log,
+        performed(kind),
+      );
+      const standing = plan.actions.filter(isStandingMark);
+      const background = this.standingMarks.offer(key, namespace, standing);
+      if (background) throw background.failure;
+      // Their events bring the next look, as those of the pods written above do (see performed).
+      const look = this.looks.get(key);
+      if (look && standing.length > 0) look.owned = true;
+    };
     const blocked = await this.evictionBlocks.run(key, ed, act, { record: (object, event) => ports.recordEvent(object, event), log });
     if (blocked) {
       // The status written first records the transition these Events describe; the next look would not report it.
@@ -588,11 +628,7 @@ export class Reconciler {
     log: Logger,
     done: (action: RolloutAction, answer: MetaObject | undefined) => void,
   ): Promise<void> {
-    const act = async (action: RolloutAction) => {
-      done(action, await this.guarded(actionWrite(kind, action), log, () => this.deps.ports.performAction(namespace, kind, action)));
-      this.deps.metrics?.actions.inc({ kind: action.kind });
-      log.info('action', action.kind === 'traffic' ? trafficLogFields(action.write) : { ...action });
-    };
+    const act = async (action: RolloutAction) => done(action, await this.performOne(namespace, kind, action, log));
     const lanes = new Map<string, RolloutAction[]>();
     for (const action of actions) {
       const lane = 'region' in action ? action.region : TRAFFIC_LANE;
@@ -612,6 +648,21 @@ export class Reconciler {
       }
     };
     await allBounded([...lanes.values()], lanes.size, lane);
+  }
+
+  /** Performs one action, counted and logged; returns the API server's answer (see ReconcilerPorts.performAction). */
+  private async performOne(namespace: string, kind: WorkloadKind, action: RolloutAction, log: Logger): Promise<MetaObject | undefined> {
+    const answer = await this.guarded(actionWrite(kind, action), log, () => this.deps.ports.performAction(namespace, kind, action));
+    this.deps.metrics?.actions.inc({ kind: action.kind });
+    log.info('action', action.kind === 'traffic' ? trafficLogFields(action.write) : { ...action });
+    return answer;
+  }
+
+  /** Sends a standing mark of `key`'s, recorded as its own write, like a pod write of its reconciles (see performed). */
+  private async sendStandingMark(key: EdKey, namespace: string, mark: MarkPodAction): Promise<void> {
+    const replaced = this.cachedObject(namespace, 'Pod', mark.pod)?.metadata?.resourceVersion ?? '';
+    await this.performOne(namespace, 'ReplicaSet', mark, this.deps.log.with({ ed: key }));
+    this.ownWrites.record(key, [{ kind: 'Pod', name: mark.pod, replaced }], this.deps.clock.now());
   }
 
   /** The object of the ExtendedDeployment's namespace the cache shows; undefined when gone. */

@@ -27,6 +27,11 @@ export interface MarkPodAction {
   readonly uid: string;
   /** When the mark is made (RFC 3339), recorded on the pod: a scale-down relies on the mark only once it has settled. */
   readonly at: string;
+  /**
+   * A standing mark (StepOptions.standingMarks): made on a pod of a completed rollout for the next one, so nothing in
+   * this rollout waits for it, and it may go out after the actions planned with it.
+   */
+  readonly standing?: true;
 }
 
 /**

@@ -82,6 +82,8 @@ function describeAction(a: RolloutAction): string {
     case 'scaleSource':
     case 'traffic':
       return a.kind;
+    case 'markOld':
+      return `markOld ${a.pod}${a.standing ? ' (standing)' : ''}`;
     default:
       return `${a.kind} ${a.pod}`;
   }
@@ -249,7 +251,7 @@ describe('stepRegion', () => {
       wantNew: 3,
       budgets: surgeOnly,
       standingMarks: true,
-      actions: ['markOld p0'],
+      actions: ['markOld p0 (standing)'],
       available: true,
       done: true,
     },
@@ -260,7 +262,7 @@ describe('stepRegion', () => {
       wantNew: 2,
       budgets: surgeOnly,
       standingMarks: true,
-      actions: ['markOld p1'],
+      actions: ['markOld p1 (standing)'],
       available: false,
       done: false,
     },
@@ -275,6 +277,17 @@ describe('stepRegion', () => {
       available: true,
       done: false,
       blocked: 'new pod p2 still carries the mark',
+    },
+    {
+      name: 'standing marks, a rollout under way: an old pod it removes is marked as without them, not as a standing mark',
+      desired: 3,
+      pods: ['old', 'old', 'old'],
+      wantNew: 1,
+      budgets: surgeOnly,
+      standingMarks: true,
+      actions: ['markOld p0', 'scale 3->4'],
+      available: false,
+      done: false,
     },
     {
       name: 'without standing marks a region at its revision marks nothing and clears a mark left on a pod',

@@ -81,7 +81,8 @@ export interface StepOptions {
    * Every pod of a region that runs only its rendered revision carries the mark for removal (standing marks). A pod a
    * later template creates comes without it, so that rollout's first scale-down finds the old pods marked long ago
    * instead of waiting MARK_SETTLE_MS for marks made as it starts. Off where pods are swapped in place: a swapped pod
-   * keeps its annotations, and its mark would be cleared and made again in every rollout.
+   * keeps its annotations, and its mark would be cleared and made again in every rollout. These marks are `standing`
+   * (MarkPodAction): nothing in the rollout waits for them.
    */
   readonly standingMarks?: boolean;
 }
@@ -164,7 +165,7 @@ export function stepRegion(
     budgets.maxUnavailable > 0 ? Math.min(unmarked.length, Math.max(0, counts.old - kept - marked)) : Math.max(0, counts.old - wantOldNext - marked);
   for (const pod of unmarked.slice(0, markNow)) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid, at });
   if (options.standingMarks && counts.old === 0) {
-    for (const pod of active) if (!pod.markedOld) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid, at });
+    for (const pod of active) if (!pod.markedOld) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid, at, standing: true });
   } else
     for (const pod of active) if (isNew(pod) && (pod.markedOld || pod.held)) actions.push({ kind: 'unmark', region: region.name, pod: pod.name, uid: pod.uid });
 

@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import type { MarkPodAction } from '../core/rollout/actions.js';
+import { edKeyOf, type EdKey } from './keys.js';
+import { OWN_WRITES_TTL_MS } from './own-writes.js';
+import { FakeClock } from './runtime/clock.js';
+import { StandingMarks } from './standing-marks.js';
+
+const mark = (pod: string): MarkPodAction => ({ kind: 'markOld', region: 'a', pod, uid: `uid-${pod}`, at: '2026-01-01T00:00:00Z', standing: true });
+
+/** A lane whose sends wait until the test answers them, in any order. */
+function lane(concurrency?: number) {
+  const clock = new FakeClock();
+  const sent: string[] = [];
+  const open = new Map<string, { resolve: () => void; reject: (error: unknown) => void }>();
+  const woken: EdKey[] = [];
+  const marks = new StandingMarks({
+    clock,
+    ...(concurrency !== undefined && { concurrency }),
+    send: (key, _namespace, m) =>
+      new Promise<void>((resolve, reject) => {
+        sent.push(`${key}:${m.pod}`);
+        open.set(m.pod, { resolve, reject });
+      }),
+    wake: (key) => woken.push(key),
+  });
+  /** Answers the send of `pod` and lets the lane go on. */
+  const answer = async (pod: string, error?: unknown) => {
+    const send = open.get(pod)!;
+    open.delete(pod);
+    if (error === undefined) send.resolve();
+    else send.reject(error);
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { clock, sent, woken, marks, answer, inFlight: () => open.size };
+}
+
+const web = edKeyOf('shop', 'web');
+const api = edKeyOf('shop', 'api');
+
+describe('StandingMarks', () => {
+  it('sends the marks of every key in the order offered, at most STANDING_MARK_CONCURRENCY (2) at once', async () => {
+    const l = lane();
+    l.marks.offer(web, 'shop', [mark('w0'), mark('w1'), mark('w2')]);
+    l.marks.offer(api, 'shop', [mark('a0')]);
+    expect(l.sent).toEqual(['shop/web:w0', 'shop/web:w1']);
+    await l.answer('w1');
+    expect(l.sent).toEqual(['shop/web:w0', 'shop/web:w1', 'shop/web:w2']);
+    await l.answer('w0');
+    await l.answer('w2');
+    expect(l.sent.at(-1)).toBe('shop/api:a0');
+    expect(l.inFlight()).toBe(1);
+    await l.answer('a0');
+    await l.marks.idle();
+    expect(l.inFlight()).toBe(0);
+  });
+
+  it('sends a mark once while the looks keep planning it, until the cache should show it (OWN_WRITES_TTL_MS)', async () => {
+    const l = lane();
+    l.marks.offer(web, 'shop', [mark('w0')]);
+    l.marks.offer(web, 'shop', [mark('w0')]);
+    expect(l.sent).toEqual(['shop/web:w0']);
+    await l.answer('w0');
+    l.clock.advance(OWN_WRITES_TTL_MS - 1);
+    l.marks.offer(web, 'shop', [mark('w0')]);
+    expect(l.sent).toEqual(['shop/web:w0']);
+    // Still unmarked in the look after that: the mark is lost (or the watch is down), so it goes out again.
+    l.clock.advance(1);
+    l.marks.offer(web, 'shop', [mark('w0')]);
+    expect(l.sent).toEqual(['shop/web:w0', 'shop/web:w0']);
+  });
+
+  it('drops the queued marks a look no longer plans (the cache shows them, the pod left, a rollout began)', async () => {
+    const l = lane(1);
+    l.marks.offer(web, 'shop', [mark('w0'), mark('w1'), mark('w2')]);
+    l.marks.offer(web, 'shop', [mark('w0'), mark('w2')]);
+    await l.answer('w0');
+    await l.answer('w2');
+    await l.marks.idle();
+    expect(l.sent).toEqual(['shop/web:w0', 'shop/web:w2']);
+    // An answered mark no longer planned is forgotten: planned again, it goes out again.
+    l.marks.offer(web, 'shop', []);
+    l.marks.offer(web, 'shop', [mark('w0')]);
+    expect(l.sent).toEqual(['shop/web:w0', 'shop/web:w2', 'shop/web:w0']);
+  });
+
+  it('on a failure drops the key’s queued marks, wakes the key, and fails its next look without queueing any', async () => {
+    const l = lane(1);
+    const denied = Object.assign(new Error('forbidden'), { code: 403 });
+    l.marks.offer(web, 'shop', [mark('w0'), mark('w1')]);
+    l.marks.offer(api, 'shop', [mark('a0')]);
+    await l.answer('w0', denied);
+    expect(l.woken).toEqual([web]);
+    // w1 is not sent: the other key's mark is next.
+    expect(l.sent).toEqual(['shop/web:w0', 'shop/api:a0']);
+    expect(l.marks.offer(web, 'shop', [mark('w0'), mark('w1')])).toEqual({ failure: denied });
+    await l.answer('a0');
+    expect(l.sent).toEqual(['shop/web:w0', 'shop/api:a0']);
+    // The look after that (the key's backoff) tries again.
+    expect(l.marks.offer(web, 'shop', [mark('w0'), mark('w1')])).toBeUndefined();
+    expect(l.sent.at(-1)).toBe('shop/web:w0');
+  });
+
+  it('forgets a deleted key’s queued marks; at a term’s end drops every queued mark and waits for those in flight', async () => {
+    const l = lane(1);
+    l.marks.offer(web, 'shop', [mark('w0'), mark('w1')]);
+    l.marks.offer(api, 'shop', [mark('a0'), mark('a1')]);
+    l.marks.forget(web);
+    await l.answer('w0');
+    expect(l.sent).toEqual(['shop/web:w0', 'shop/api:a0']);
+    let cleared = false;
+    const clearing = l.marks.clear().then(() => (cleared = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(cleared).toBe(false);
+    await l.answer('a0');
+    await clearing;
+    expect(l.sent).toEqual(['shop/web:w0', 'shop/api:a0']);
+    // The next term's looks plan them again.
+    l.marks.offer(api, 'shop', [mark('a1')]);
+    expect(l.sent.at(-1)).toBe('shop/api:a1');
+  });
+});
