@@ -398,6 +398,30 @@ describe('Reconciler', () => {
     expect(answered).toBe(2);
   });
 
+  it('sends standing marks two at a time while a reconcile is under way, and as many as its own marks once none is', async () => {
+    const { calls, ports } = recorder();
+    const held: (() => void)[] = [];
+    const heldMarks: ReconcilerPorts = {
+      ...ports,
+      performAction: async (namespace, kind, action) => {
+        const answer = await ports.performAction(namespace, kind, action);
+        if (action.kind === 'markOld') await new Promise<void>((resolve) => held.push(resolve));
+        return answer;
+      },
+    };
+    const w = world({ podRevision: 'new', unmarked: true, regions: ['amd', 'arm'] });
+    const reconciler = new Reconciler({ caches: w.caches, ports: heldMarks, clock: clock(), log: silentLogger });
+    await reconciler.reconcile(edKeyOf('shop', 'web'));
+    const marks = () => calls.filter((c) => c.startsWith('markOld'));
+    expect(marks()).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b']);
+    // One answered, no reconcile under way: the other two go out at once.
+    held.shift()!();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(marks()).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b', 'markOld:web-arm-a', 'markOld:web-arm-b']);
+    for (const release of held.splice(0)) release();
+    await reconciler.standingMarksSent();
+  });
+
   it('fails the next look of a key whose standing mark the API server refused, and reports a 403 on the object', async () => {
     const base = recorder();
     const denied = Object.assign(new Error('forbidden'), {

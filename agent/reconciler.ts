@@ -29,7 +29,7 @@ import { workloadNameNeighbours, type EdKey } from './keys.js';
 import type { AnalysisAnswer, AnalysisQuery } from '../core/traffic/observation.js';
 import type { TrafficWrite } from '../core/traffic/plan.js';
 import { observeTraffic } from './traffic-observation.js';
-import { StandingMarks } from './standing-marks.js';
+import { STANDING_MARK_CONCURRENCY, StandingMarks } from './standing-marks.js';
 
 /** The writes a reconcile makes; injected so that the order of writes can be tested without a cluster. */
 export interface ReconcilerPorts {
@@ -137,7 +137,8 @@ export const FORBIDDEN_READ_RETRY_MS = 10_000;
 /**
  * Reconciles one ExtendedDeployment: reads the caches, asks core's planner what to do, and does it. Holds no rollout
  * rule of its own; the state it keeps is which of its own writes the caches have not shown yet, to avoid planning on
- * objects it knows are outdated, and when it last wrote (pacing).
+ * objects it knows are outdated, when it last wrote (pacing), and the standing marks it has yet to send (none of it
+ * needed after a restart: the next leader's looks plan again what the cluster lacks).
  */
 export class Reconciler {
   /**
@@ -203,6 +204,8 @@ export class Reconciler {
     this.ownWrites = deps.ownWrites ?? new OwnWrites();
     this.standingMarks = new StandingMarks({
       send: (key, namespace, mark) => this.sendStandingMark(key, namespace, mark),
+      // Where no reconcile is under way, no step waits behind them: as many at once as a reconcile's own marks.
+      limit: () => (this.looks.size > 0 ? STANDING_MARK_CONCURRENCY : MARK_CONCURRENCY),
       wake: (key) => deps.wake?.(key),
       clock: deps.clock,
     });

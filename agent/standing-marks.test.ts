@@ -8,14 +8,14 @@ import { StandingMarks } from './standing-marks.js';
 const mark = (pod: string): MarkPodAction => ({ kind: 'markOld', region: 'a', pod, uid: `uid-${pod}`, at: '2026-01-01T00:00:00Z', standing: true });
 
 /** A lane whose sends wait until the test answers them, in any order. */
-function lane(concurrency?: number) {
+function lane(concurrency?: number | (() => number)) {
   const clock = new FakeClock();
   const sent: string[] = [];
   const open = new Map<string, { resolve: () => void; reject: (error: unknown) => void }>();
   const woken: EdKey[] = [];
   const marks = new StandingMarks({
     clock,
-    ...(concurrency !== undefined && { concurrency }),
+    ...(concurrency !== undefined && { limit: typeof concurrency === 'number' ? () => concurrency : concurrency }),
     send: (key, _namespace, m) =>
       new Promise<void>((resolve, reject) => {
         sent.push(`${key}:${m.pod}`);
@@ -52,6 +52,22 @@ describe('StandingMarks', () => {
     await l.answer('a0');
     await l.marks.idle();
     expect(l.inFlight()).toBe(0);
+  });
+
+  it('reads the limit before each send: more in flight once it allows more, none beyond it until enough are answered', async () => {
+    let limit = 1;
+    const l = lane(() => limit);
+    l.marks.offer(web, 'shop', [mark('w0'), mark('w1'), mark('w2'), mark('w3'), mark('w4')]);
+    expect(l.inFlight()).toBe(1);
+    limit = 3;
+    await l.answer('w0');
+    expect(l.sent).toEqual(['shop/web:w0', 'shop/web:w1', 'shop/web:w2', 'shop/web:w3']);
+    limit = 1;
+    await l.answer('w1');
+    await l.answer('w2');
+    expect(l.inFlight()).toBe(1);
+    await l.answer('w3');
+    expect(l.sent.at(-1)).toBe('shop/web:w4');
   });
 
   it('sends a mark once while the looks keep planning it, until the cache should show it (OWN_WRITES_TTL_MS)', async () => {

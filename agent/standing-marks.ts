@@ -4,10 +4,10 @@ import type { EdKey } from './keys.js';
 import { OWN_WRITES_TTL_MS } from './own-writes.js';
 
 /**
- * Standing marks in flight at once, across the agent. The marks of a completed rollout wait for nothing, and a burst of
- * them delays the writes other rollouts' next steps wait for: at 200 rollouts at once, with 30 or more of them sent in
- * the 500 ms before a step's write (up to 8 per region and reconcile), the API server received that write 251 ms
- * after it left the agent at p90 (14–36 ms without).
+ * Standing marks in flight at once, across the agent, while a reconcile is under way. The marks of a completed rollout
+ * wait for nothing, and a burst of them delays the writes other rollouts' next steps wait for: at 200 rollouts at
+ * once, with 30 or more of them sent in the 500 ms before a step's write (up to 8 per region and reconcile), the API
+ * server received that write 251 ms after it left the agent at p90 (14–36 ms without).
  */
 export const STANDING_MARK_CONCURRENCY = 2;
 
@@ -18,8 +18,8 @@ export interface StandingMarksDeps {
   /** Asks for a look at the key: a mark of it failed, and the look reports the failure (see offer). */
   readonly wake: (key: EdKey) => void;
   readonly clock: Clock;
-  /** Marks in flight at once; STANDING_MARK_CONCURRENCY when absent. */
-  readonly concurrency?: number;
+  /** How many marks may be in flight now (read before each send); STANDING_MARK_CONCURRENCY when absent. */
+  readonly limit?: () => number;
 }
 
 interface Entry {
@@ -33,8 +33,8 @@ interface Entry {
 
 /**
  * The lane of standing marks (MarkPodAction.standing): the agent's one queue of writes that no reconcile waits for.
- * They go out in the order offered, a few at a time, after the writes of the reconciles that planned them, so the
- * steps of rollouts under way are not queued behind them at the API server.
+ * They go out in the order offered, a few at a time (as many as the agent allows now: `limit`), after the writes of
+ * the reconciles that planned them, so the steps of rollouts under way are not queued behind them at the API server.
  *
  * A pod's mark is sent once while the looks at its key keep planning it: until a look no longer plans it (the cache
  * shows it, the pod is gone, or a new rollout makes it an ordinary mark, performed in the reconcile), or, once
@@ -101,8 +101,7 @@ export class StandingMarks {
   }
 
   private pump(): void {
-    const limit = this.deps.concurrency ?? STANDING_MARK_CONCURRENCY;
-    while (this.inFlight < limit && this.queue.length > 0) {
+    while (this.inFlight < (this.deps.limit?.() ?? STANDING_MARK_CONCURRENCY) && this.queue.length > 0) {
       const uid = this.queue.shift()!;
       const entry = this.entries.get(uid);
       if (entry?.state !== 'queued') continue;
