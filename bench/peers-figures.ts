@@ -68,9 +68,9 @@ export function parseAuditEvent(line: string): AuditEvent | undefined {
 }
 
 /**
- * The ReplicaSet writes of `events` that changed a ReplicaSet's spec.replicas (its creation included): the scalings,
- * as the API server returned them, in the order it completed them. Writes that changed something else (annotations,
- * labels) are left out.
+ * The ReplicaSet writes of `events` that changed a ReplicaSet's spec.replicas (its creation with pods included; one
+ * created at 0 starts none, as Argo Rollouts creates its canary before scaling it): the scalings, as the API server
+ * returned them, in the order it completed them. Writes that changed something else (annotations, labels) are left out.
  */
 export function scaleWrites(events: readonly AuditEvent[]): AuditEvent[] {
   const last = new Map<string, number>();
@@ -78,7 +78,7 @@ export function scaleWrites(events: readonly AuditEvent[]): AuditEvent[] {
   for (const e of [...events].sort((a, b) => a.completed - b.completed)) {
     if (e.replicas === undefined || !e.resource.startsWith('replicasets') || !AUDIT_WRITE_VERBS.has(e.verb)) continue;
     const key = `${e.namespace}/${e.name}`;
-    if (last.get(key) !== e.replicas) out.push(e);
+    if ((last.get(key) ?? 0) !== e.replicas) out.push(e);
     last.set(key, e.replicas);
   }
   return out;
@@ -120,6 +120,34 @@ export function stepReactions(available: readonly number[], targets: readonly nu
 }
 
 /**
+ * Where one rollout's wall time (v2 apply at `applied` → seen done at `done`) went at its two ends: `start`, from the
+ * apply to the first of `scalings` (the controller's changes of the rollout's ReplicaSets' counts) after it, the
+ * controller taking up the change; `end`, from its last step's pods being available (the `last`-th of `available`) to
+ * done, the controller finishing (the old ReplicaSet at 0, the status, the last pods gone). What lies between is the
+ * steps: the lab starting pods and making them Ready, minReadySeconds, and the reactions. Either is left out when
+ * unknown.
+ */
+export function wallEnds(
+  applied: number,
+  done: number | undefined,
+  available: readonly number[],
+  last: number,
+  scalings: readonly number[],
+): { start?: number; end?: number } {
+  const first = Math.min(...scalings.filter((t) => t >= applied));
+  const lastAvailable = [...available].sort((x, y) => x - y)[last - 1];
+  return {
+    ...(Number.isFinite(first) && { start: first - applied }),
+    ...(done !== undefined && lastAvailable !== undefined && { end: done - lastAvailable }),
+  };
+}
+
+/** How long from `now` (epoch ms) until the clock is `offsetMs` past a whole second (0 when it is now). */
+export function untilSecondOffset(now: number, offsetMs: number): number {
+  return (((offsetMs - now) % 1000) + 1000) % 1000;
+}
+
+/**
  * A count per rollout as the table prints it: one decimal, or two significant digits below 1, so that two small
  * figures (a run's one list and watch over 200 rollouts) do not both print as 0.0 beside a ratio of 2.00; `-` unknown.
  */
@@ -139,6 +167,9 @@ export function ratio(ours: number, theirs: number): string {
 export interface RoundSamples {
   /** Per rollout, v2 apply → done (ms). */
   readonly walls: readonly number[];
+  /** Per rollout, v2 apply → the controller's first scaling, and its last step's pods available → done (wallEnds). */
+  readonly starts: readonly number[];
+  readonly ends: readonly number[];
   /** Per step, its pods available → the controller's next write to the rollout (ms). */
   readonly reactions: readonly number[];
   /** Per step, its pods available → the controller's next change of a ReplicaSet's count (ms). */
@@ -157,6 +188,8 @@ export interface RoundSamples {
 export interface PooledFigures {
   readonly wallP50: number;
   readonly wallP99: number;
+  readonly startP50: number;
+  readonly endP50: number;
   readonly reactionP50: number;
   readonly reactionP99: number;
   /** Steps whose reaction was measured, over every round. */
@@ -195,6 +228,14 @@ export function poolRounds(rounds: readonly RoundSamples[]): PooledFigures {
   return {
     wallP50: percentile(walls, 50),
     wallP99: percentile(walls, 99),
+    startP50: percentile(
+      pooled((r) => r.starts),
+      50,
+    ),
+    endP50: percentile(
+      pooled((r) => r.ends),
+      50,
+    ),
     reactionP50: percentile(reactions, 50),
     reactionP99: percentile(reactions, 99),
     reactions: reactions.length,

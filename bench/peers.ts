@@ -46,7 +46,11 @@
  *               and, for both, exactly --replicas pods, all of the new image, Ready, none terminating; for ours also
  *               every pod carrying the mark a completed rollout leaves for the next (standing marks: the agent writes
  *               them at the end of a rollout so that the next one's first scale-down need not wait; counted in the
- *               rollout that writes them, and v2 starts from v1's). p50, p99.
+ *               rollout that writes them, and v2 starts from v1's). p50, p99. Each side's v2 apply starts 50 ms past a
+ *               whole second of the clock (V2_START_OFFSET_MS: the step's pods turn available on whole seconds). Below
+ *               it, its two ends (p50): v2 apply → the controller's first scaling (its first new pods asked for), and the
+ *               last step's pods available → done; the steps between are mostly the lab's (pods started, made Ready,
+ *               minReadySeconds) and the reactions below.
  *   reaction    per step of each rollout: from its pods being available at the API server to the controller's next
  *               write to that rollout (its ExtendedDeployment or Rollout, any subresource, or one of its ReplicaSets;
  *               Events left out), the instant the API server received it (audit log: the controller's ServiceAccount).
@@ -100,7 +104,7 @@ import {
   type RssSplit,
 } from './agent-child.js';
 import { benchFlags, positiveInt, runBench, UsageError } from './command-line.js';
-import { textTable } from './figures.js';
+import { median, textTable } from './figures.js';
 import {
   Api,
   ApiError,
@@ -130,6 +134,8 @@ import {
   requestsByVerbResource,
   scaleWrites,
   stepReactions,
+  untilSecondOffset,
+  wallEnds,
   type AuditEvent,
   type PooledFigures,
   type RoundSamples,
@@ -202,6 +208,13 @@ function parseOptions(argv: readonly string[]): Options {
 }
 
 const MIN_READY_SECONDS = 1;
+/**
+ * Where in a second of the clock each side's v2 apply starts (ms past it; the header's wall). A step's pods turn
+ * available on a whole second (their Ready condition's time carries none of its fraction, then minReadySeconds), so
+ * where a rollout starts within a second moves its wall by up to that second: started after the bench saw v1 done (at
+ * its 200 ms poll), one rollout's wall ranged 5.79–5.98 s over five rounds, a spread the controllers did not make.
+ */
+const V2_START_OFFSET_MS = 50;
 /** The namespace of the controllers' ServiceAccounts; the lab's audit policy logs every request of its group. */
 const SA_NAMESPACE = 'bench-peers';
 const SA_GROUP = `system:serviceaccounts:${SA_NAMESPACE}`;
@@ -521,6 +534,8 @@ interface SideResult {
   readonly to: number;
   /** Per rollout, v2 apply start → done (ms). */
   readonly walls: number[];
+  /** Per rollout, when the bench saw it done. */
+  readonly done: ReadonlyMap<number, number>;
   /** Per rollout, when its v2 apply started. */
   readonly applied: Map<number, number>;
   /** Per rollout, the instants its new pods became available at the API server (see the header). */
@@ -562,6 +577,7 @@ async function runSide(
     tracker.target('v2');
     const metrics0 = await controller.metrics?.();
     const cpu0 = processCpuSeconds(controller.pid);
+    await sleep(untilSecondOffset(Date.now(), V2_START_OFFSET_MS));
     const from = Date.now();
     const applied = new Map<number, number>();
     await pool(indexes, 6, async (i) => {
@@ -587,7 +603,8 @@ async function runSide(
       const at = Math.max((p.readyLtt ?? p.readyAt) + MIN_READY_SECONDS * 1000, written.get(`pods/${p.name}/${p.readyRv}`) ?? p.readyAt);
       available.set(p.rollout, [...(available.get(p.rollout) ?? []), at]);
     }
-    return { side, ns, finished, from, to, walls, applied, available, cpuSeconds, peakMiB, peakSplit, ...(share && { share }) };
+    const done = new Map(tracker.doneAt);
+    return { side, ns, finished, from, to, walls, done, applied, available, cpuSeconds, peakMiB, peakSplit, ...(share && { share }) };
   } finally {
     rss.stop();
     tracker.stop();
@@ -645,8 +662,19 @@ function roundSamples(r: SideResult, w: Work, n: number, events: readonly AuditE
       scalings.filter((e) => belongsTo(e.name, name)).map((e) => e.received),
     ),
   );
+  const ends = w.names.map((name, i) =>
+    wallEnds(
+      r.applied.get(i)!,
+      r.done.get(i),
+      r.available.get(i) ?? [],
+      w.targets.at(-1)!,
+      scalings.filter((e) => belongsTo(e.name, name)).map((e) => e.received),
+    ),
+  );
   return {
     walls: r.walls,
+    starts: ends.flatMap((e) => (e.start === undefined ? [] : [e.start])),
+    ends: ends.flatMap((e) => (e.end === undefined ? [] : [e.end])),
     reactions,
     scalings: scaleReactions,
     byVerb: requestsByVerbResource(events, user, r.from, r.to, n),
@@ -678,6 +706,8 @@ function report(n: number, rounds: readonly Record<Side, SideResult>[], firsts: 
   const rows: [string, (x: Figures) => number, (v: number) => string][] = [
     ['rollout wall p50', (x) => x.wallP50, s],
     ['rollout wall p99', (x) => x.wallP99, s],
+    ['  v2 apply → first scaling p50', (x) => x.startP50, ms],
+    ['  last step available → done p50', (x) => x.endP50, ms],
     ['reaction p50', (x) => x.reactionP50, ms],
     ['reaction p99', (x) => x.reactionP99, ms],
     ['  to its next scaling p50', (x) => x.scaleP50, ms],
@@ -712,7 +742,13 @@ function report(n: number, rounds: readonly Record<Side, SideResult>[], firsts: 
   if (rounds.length > 1) {
     const each = (values: readonly number[], unit: string, digits: number) => values.map((v) => v.toFixed(digits)).join(' / ') + unit;
     for (const side of ['ours', 'theirs'] as const)
-      lines.push(`  ${LABEL[side]} per round (median above): CPU ${each(f[side].cpuRounds, ' s', 2)}; peak RSS ${each(f[side].peakRounds, ' MiB', 0)}`);
+      lines.push(
+        `  ${LABEL[side]} per round (median above): wall ${each(
+          rounds.map((r) => median(r[side].walls) / 1000),
+          ' s',
+          2,
+        )} (p50 of the round); CPU ${each(f[side].cpuRounds, ' s', 2)}; peak RSS ${each(f[side].peakRounds, ' MiB', 0)}`,
+      );
   }
   const shares = rounds.map((r) => r.ours.share);
   const share = shares.every((x) => x !== undefined) ? shares.reduce(addShares) : undefined;

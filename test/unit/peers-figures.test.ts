@@ -13,6 +13,8 @@ import {
   requestsByVerbResource,
   scaleWrites,
   stepReactions,
+  untilSecondOffset,
+  wallEnds,
   type AuditEvent,
   type RoundSamples,
 } from '../../bench/peers-figures.js';
@@ -85,7 +87,7 @@ describe('scaleWrites', () => {
     replicas,
   });
 
-  it("keeps the ReplicaSet writes that changed spec.replicas (creation included), in the API server's order", () => {
+  it("keeps the ReplicaSet writes that changed spec.replicas (creation with pods included), in the API server's order", () => {
     const events = [
       rs('a-1', 'update', 30, 3), // scale 1 → 3
       rs('a-1', 'create', 10, 1),
@@ -93,8 +95,10 @@ describe('scaleWrites', () => {
       rs('a-2', 'patch', 25, 9),
       rs('a-1', 'patch', 40, undefined), // a failed write: no ReplicaSet returned
       rs('a-2', 'patch', 50, 9),
+      rs('a-3', 'create', 55, 0), // created without pods (Argo Rollouts' canary): no scaling yet
+      rs('a-3', 'update', 60, 1),
     ];
-    expect(scaleWrites(events).map((e) => `${e.name}@${e.completed}`)).toEqual(['a-1@10', 'a-2@25', 'a-1@30']);
+    expect(scaleWrites(events).map((e) => `${e.name}@${e.completed}`)).toEqual(['a-1@10', 'a-2@25', 'a-1@30', 'a-3@60']);
   });
 
   it('parseAuditEvent reads the replicas a ReplicaSet write returned', () => {
@@ -168,9 +172,32 @@ describe('percentile and ratio', () => {
   });
 });
 
+describe('wallEnds', () => {
+  it("splits off a rollout's start (apply → the first scaling after it) and end (its last step's pods available → done)", () => {
+    // Applied at 1000; a scaling of an earlier rollout (900) is not its start; targets 1, 3: the 3rd pod is the last step.
+    expect(wallEnds(1000, 9000, [4000, 2000, 6500, 3000], 3, [900, 1300, 2100])).toEqual({ start: 300, end: 5000 });
+  });
+
+  it('leaves out what it cannot know: no scaling after the apply, not done, too few pods available', () => {
+    expect(wallEnds(1000, undefined, [2000], 3, [900])).toEqual({});
+    expect(wallEnds(1000, 9000, [2000, 3000], 3, [1200])).toEqual({ start: 200 });
+  });
+});
+
+describe('untilSecondOffset', () => {
+  it('waits until the clock is the offset past a whole second, the next one if that instant has passed', () => {
+    expect(untilSecondOffset(1_700_000_000_010, 50)).toBe(40);
+    expect(untilSecondOffset(1_700_000_000_050, 50)).toBe(0);
+    expect(untilSecondOffset(1_700_000_000_051, 50)).toBe(999);
+    expect(untilSecondOffset(1_700_000_000_990, 50)).toBe(60);
+  });
+});
+
 describe('poolRounds', () => {
   const round = (o: Partial<RoundSamples>): RoundSamples => ({
     walls: [],
+    starts: [],
+    ends: [],
     reactions: [],
     scalings: [],
     byVerb: new Map(),
@@ -181,11 +208,12 @@ describe('poolRounds', () => {
 
   it("takes percentiles over every round's rollouts and steps, not one round's", () => {
     const pooled = poolRounds([
-      round({ walls: [7000], reactions: [5, 9], scalings: [8] }),
-      round({ walls: [6000], reactions: [4, 30], scalings: [6] }),
-      round({ walls: [6100], reactions: [6, 7], scalings: [7] }),
+      round({ walls: [7000], starts: [300], ends: [40], reactions: [5, 9], scalings: [8] }),
+      round({ walls: [6000], starts: [100], ends: [60], reactions: [4, 30], scalings: [6] }),
+      round({ walls: [6100], starts: [200], ends: [50], reactions: [6, 7], scalings: [7] }),
     ]);
     expect([pooled.wallP50, pooled.wallP99]).toEqual([6100, 7000]);
+    expect([pooled.startP50, pooled.endP50]).toEqual([200, 50]);
     expect([pooled.reactionP50, pooled.reactionP99, pooled.reactions]).toEqual([6, 30, 6]);
     expect([pooled.scaleP50, pooled.scaleP99]).toEqual([7, 8]);
   });
