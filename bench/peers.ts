@@ -647,30 +647,14 @@ function roundSamples(r: SideResult, w: Work, n: number, events: readonly AuditE
   const workloadWrite = (e: AuditEvent) =>
     AUDIT_WRITE_VERBS.has(e.verb) && /^(replicasets|rollouts|extendeddeployments)(\/|$)/.test(e.resource) && (e.code ?? 0) < 400;
   const writes = mine.filter(workloadWrite);
-  const reactions = w.names.flatMap((name, i) =>
-    stepReactions(
-      r.available.get(i) ?? [],
-      w.targets,
-      writes.filter((e) => belongsTo(e.name, name)).map((e) => e.received),
-    ),
-  );
+  /** Per rollout, the instants of `of` that were writes to it (itself or its ReplicaSets). */
+  const perRolloutInstants = (of: readonly AuditEvent[]) => w.names.map((name) => of.filter((e) => belongsTo(e.name, name)).map((e) => e.received));
+  const writtenAt = perRolloutInstants(writes);
+  const reactions = w.names.flatMap((_, i) => stepReactions(r.available.get(i) ?? [], w.targets, writtenAt[i]!));
   const scalings = scaleWrites(events.filter((e) => e.user === user && e.namespace === r.ns)).filter((e) => e.received >= r.from && e.received <= r.to);
-  const scaleReactions = w.names.flatMap((name, i) =>
-    stepReactions(
-      r.available.get(i) ?? [],
-      w.targets,
-      scalings.filter((e) => belongsTo(e.name, name)).map((e) => e.received),
-    ),
-  );
-  const ends = w.names.map((name, i) =>
-    wallEnds(
-      r.applied.get(i)!,
-      r.done.get(i),
-      r.available.get(i) ?? [],
-      w.targets.at(-1)!,
-      scalings.filter((e) => belongsTo(e.name, name)).map((e) => e.received),
-    ),
-  );
+  const scaledAt = perRolloutInstants(scalings);
+  const scaleReactions = w.names.flatMap((_, i) => stepReactions(r.available.get(i) ?? [], w.targets, scaledAt[i]!));
+  const ends = w.names.map((_, i) => wallEnds(r.applied.get(i)!, r.done.get(i), r.available.get(i) ?? [], w.targets.at(-1)!, scaledAt[i]!));
   return {
     walls: r.walls,
     starts: ends.flatMap((e) => (e.start === undefined ? [] : [e.start])),
