@@ -114,7 +114,7 @@ describe('actuators on regional ReplicaSets', () => {
 });
 
 describe('markOld and unmark', () => {
-  const MARK = { kind: 'markOld', region: 'amd', pod: 'web-1', uid: 'u-1', at: '2026-01-01T12:00:00.000Z' } as const;
+  const MARK = { kind: 'markOld', region: 'amd', pod: 'web-1', uid: 'u-1', at: '2026-01-01T12:00:00.000Z', cost: -2147483640 } as const;
   /** A pod API that records the patches it receives and answers like the API server for a pod without annotations. */
   function podApi(answer: (body: unknown, contentType: string) => unknown) {
     const calls: { name: string; body: unknown; contentType: string }[] = [];
@@ -150,7 +150,7 @@ describe('markOld and unmark', () => {
         body: {
           metadata: {
             uid: 'u-1',
-            annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-100', 'extendeddeployment.io/marked-at': '2026-01-01T12:00:00.000Z' },
+            annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-2147483640', 'extendeddeployment.io/marked-at': '2026-01-01T12:00:00.000Z' },
           },
         },
       },

@@ -8,7 +8,6 @@ import {
   IN_PLACE_READINESS_GATE,
   MARKED_AT_ANNOTATION,
   HELD_POD_DELETION_COST,
-  OLD_POD_DELETION_COST,
   POD_DELETION_COST_ANNOTATION,
   REVISION_LABEL,
   SWAP_STATE_ANNOTATION,
@@ -107,7 +106,7 @@ async function podAction(
 ): Promise<void> {
   switch (action.kind) {
     case 'markOld':
-      return mark(core, namespace, action.pod, action.uid, { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: action.at });
+      return mark(core, namespace, action.pod, action.uid, { [POD_DELETION_COST_ANNOTATION]: String(action.cost), [MARKED_AT_ANNOTATION]: action.at });
     case 'holdOld':
       return mark(core, namespace, action.pod, action.uid, { [POD_DELETION_COST_ANNOTATION]: HELD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: action.at });
     case 'unmark':

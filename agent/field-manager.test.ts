@@ -77,7 +77,7 @@ describe('the agent names its field manager', () => {
     };
     const pod = { region: 'amd', pod: 'web-1', uid: 'u-1' };
     const swap = { ...pod, resourceVersion: '5', state: { revision: 'r2', phase: 'swapping' as const, since: 0 }, images: { app: 'web:2' }, revision: 'r2' };
-    await performAction(clients, 'shop', 'ReplicaSet', { kind: 'markOld', ...pod, at: '2026-01-01T00:00:00.000Z' });
+    await performAction(clients, 'shop', 'ReplicaSet', { kind: 'markOld', ...pod, at: '2026-01-01T00:00:00.000Z', cost: -2147483648 });
     await performAction(clients, 'shop', 'ReplicaSet', { kind: 'unmark', ...pod });
     await performAction(clients, 'shop', 'ReplicaSet', { kind: 'swapImages', ...swap });
     await performAction(clients, 'shop', 'ReplicaSet', { kind: 'openGate', ...pod });

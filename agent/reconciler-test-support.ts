@@ -13,7 +13,8 @@ import { ownerKey, workloadNameIndex } from './keys.js';
 import { indexValueList, type IndexValues } from './runtime/object-index.js';
 import type { DeployRegionObject, ExtendedDeploymentObject, MetaObject } from '../core/kube/objects.js';
 import type { ReconcilerPorts } from './reconciler.js';
-import { MARKED_AT_ANNOTATION, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION } from '../core/labels.js';
+import { MARKED_AT_ANNOTATION, POD_DELETION_COST_ANNOTATION } from '../core/labels.js';
+import { OLD_MARK_COST } from '../core/rollout/removal-marks.js';
 import type { RegionStatusPorts } from './region-status-reconciler.js';
 
 /**
@@ -172,7 +173,7 @@ export function agentCaches(
 }
 
 /**
- * The annotations a completed rollout leaves on its pods (RolloutInput.standingMarks): pods of a Healthy fixture carry
- * them, as the agent keeps them, unless the test is about pods without them.
+ * The annotations a rollout leaves on its pods (RolloutInput.standingMarks) where no old pod carried a mark (the first
+ * rollout): pods of a Healthy fixture carry them, as the agent keeps them, unless the test is about pods without them.
  */
-export const STANDING_MARK = { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: '2025-12-31T00:00:00Z' } as const;
+export const STANDING_MARK = { [POD_DELETION_COST_ANNOTATION]: String(OLD_MARK_COST + 1), [MARKED_AT_ANNOTATION]: '2025-12-31T00:00:00Z' } as const;

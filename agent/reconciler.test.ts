@@ -11,6 +11,7 @@ import {
 } from '../core/labels.js';
 import type { RolloutAction } from '../core/rollout/actions.js';
 import { SLACK_MS } from '../core/rollout/requeue.js';
+import { OLD_MARK_COST } from '../core/rollout/removal-marks.js';
 import { FakeClock } from './runtime/clock.js';
 import { AgentMetrics } from './metrics.js';
 import { EvictionBlockedError } from './eviction.js';
@@ -35,7 +36,8 @@ function world(
     podRevision?: 'old' | 'new';
     /** Pods at the new revision lack the mark a completed rollout leaves (the agent was installed since). */
     unmarked?: boolean;
-    newPod?: boolean;
+    /** A Pending pod at the new revision, marked for the next rollout above the old pods (standing marks) unless 'unmarked'. */
+    newPod?: boolean | 'unmarked';
     regions?: string[];
     /** The ReplicaSets still carry the last template: the sync has not applied the rendered one yet. */
     unsynced?: boolean;
@@ -71,6 +73,7 @@ function world(
         uid: 'uid-c',
         resourceVersion: '1',
         labels: { [NAME_LABEL]: 'web', [REGION_LABEL]: 'amd', [REVISION_LABEL]: revisionOf('amd') },
+        ...(options.newPod !== 'unmarked' && { annotations: NEW_POD_STANDING_MARK }),
         ownerReferences: controlledBy('web-amd'),
       },
       spec: { nodeName: 'node' },
@@ -84,6 +87,9 @@ function world(
   const caches = agentCaches({ eds: [ed], regions, replicaSets, pods });
   return { ed, caches, pods, replicaSets, revisionOf };
 }
+
+/** A standing mark above the old pods' marks in these tests (STANDING_MARK's, or a rollout's own). */
+const NEW_POD_STANDING_MARK = { ...STANDING_MARK, [POD_DELETION_COST_ANNOTATION]: String(OLD_MARK_COST + 2) };
 
 const clock = () => new FakeClock(Date.UTC(2026, 0, 1));
 /** The status-write counter's series as [change, count]. */
@@ -399,25 +405,35 @@ describe('Reconciler', () => {
   });
 
   it('sends standing marks two at a time while a reconcile is under way, and as many as its own marks once none is', async () => {
-    const { calls, ports } = recorder();
+    const { ports } = recorder();
     const held: (() => void)[] = [];
-    const heldMarks: ReconcilerPorts = {
-      ...ports,
-      performAction: async (namespace, kind, action) => {
-        const answer = await ports.performAction(namespace, kind, action);
-        if (action.kind === 'markOld') await new Promise<void>((resolve) => held.push(resolve));
-        return answer;
-      },
-    };
+    // Each mark sent, and whether a reconcile was under way then.
+    const sent: [string, boolean][] = [];
     const w = world({ podRevision: 'new', unmarked: true, regions: ['amd', 'arm'] });
-    const reconciler = new Reconciler({ caches: w.caches, ports: heldMarks, clock: clock(), log: silentLogger });
+    const reconciler: Reconciler = new Reconciler({
+      caches: w.caches,
+      ports: {
+        ...ports,
+        performAction: async (namespace, kind, action) => {
+          const answer = await ports.performAction(namespace, kind, action);
+          if (action.kind === 'markOld') {
+            sent.push([action.pod, (reconciler as unknown as { looks: Map<string, unknown> }).looks.size > 0]);
+            await new Promise<void>((resolve) => held.push(resolve));
+          }
+          return answer;
+        },
+      },
+      clock: clock(),
+      log: silentLogger,
+    });
     await reconciler.reconcile(edKeyOf('shop', 'web'));
-    const marks = () => calls.filter((c) => c.startsWith('markOld'));
-    expect(marks()).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b']);
-    // One answered, no reconcile under way: the other two go out at once.
-    held.shift()!();
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(marks()).toEqual(['markOld:web-amd-a', 'markOld:web-amd-b', 'markOld:web-arm-a', 'markOld:web-arm-b']);
+    // Two while the reconcile that planned them was under way; the other two at once when it ended, none answered yet.
+    expect(sent).toEqual([
+      ['web-amd-a', true],
+      ['web-amd-b', true],
+      ['web-arm-a', false],
+      ['web-arm-b', false],
+    ]);
     for (const release of held.splice(0)) release();
     await reconciler.standingMarksSent();
   });
@@ -624,7 +640,7 @@ describe('Reconciler', () => {
     const next = world({ status: first.statuses[0], replicas: 3, newPod: true });
     next.ed.metadata!.resourceVersion = '11';
     for (const pod of next.caches.pods.list('shop')) {
-      if (pod.metadata?.name !== 'web-amd-c') pod.metadata!.annotations = { 'controller.kubernetes.io/pod-deletion-cost': '-100' };
+      if (pod.metadata?.name !== 'web-amd-c') pod.metadata!.annotations = { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST };
     }
     const later = recorder();
     const paced = new Reconciler({ caches: next.caches, ports: later.ports, clock: t, log: silentLogger });
@@ -639,6 +655,46 @@ describe('Reconciler', () => {
     expect(later.statuses[0]?.regions?.[0]).toMatchObject({ current: 3, updated: 1 });
   });
 
+  it('marks a new pod for the next rollout as it is seen, in the lane of standing marks, and paces counts as if it wrote nothing', async () => {
+    const t = clock();
+    const first = recorder();
+    await new Reconciler({ caches: world().caches, ports: first.ports, clock: t, log: silentLogger }).reconcile(edKeyOf('shop', 'web'));
+    // The cluster after that reconcile: the old pods marked, a new pod Pending and not marked yet.
+    const next = world({ status: first.statuses[0], replicas: 3, newPod: 'unmarked' });
+    next.ed.metadata!.resourceVersion = '11';
+    for (const pod of next.caches.pods.list('shop'))
+      if (pod.metadata?.name !== 'web-amd-c') pod.metadata!.annotations = { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST };
+    const look = (lastWriteAgoMs?: number) => {
+      const later = recorder();
+      const actions: RolloutAction[] = [];
+      const ports: ReconcilerPorts = {
+        ...later.ports,
+        performAction: async (ns, kind, action) => (actions.push(action), later.ports.performAction(ns, kind, action)),
+      };
+      const reconciler = new Reconciler({ caches: next.caches, ports, clock: t, log: silentLogger });
+      if (lastWriteAgoMs !== undefined) (reconciler as unknown as { lastWrite: Map<string, number> }).lastWrite.set('shop/web', t.now() - lastWriteAgoMs);
+      return { reconciler, calls: later.calls, actions };
+    };
+    // The key wrote nothing since its last status: the counts (a new pod) are written at once, as without the mark.
+    const idle = look();
+    await idle.reconciler.reconcile(edKeyOf('shop', 'web'));
+    await idle.reconciler.standingMarksSent();
+    expect(idle.actions).toEqual([expect.objectContaining({ kind: 'markOld', pod: 'web-amd-c', cost: OLD_MARK_COST + 1, standing: true })]);
+    // The mark of a rollout under way goes out once no reconcile is, after the status.
+    expect(idle.calls).toEqual(['status:Progressing:1', 'markOld:web-amd-c']);
+    // The cache does not show it yet: the next look plans all the same (a rollout's marks are not tracked as the key's
+    // own writes, which it would wait for), and sends it no second time.
+    t.advance(1_000);
+    expect((await idle.reconciler.reconcile(edKeyOf('shop', 'web'))).outcome).toBe('synced');
+    await idle.reconciler.standingMarksSent();
+    expect(idle.calls).toEqual(['status:Progressing:1', 'markOld:web-amd-c']);
+    // It wrote 600 ms ago: the counts wait out the interval, as without the mark, and the mark goes out meanwhile.
+    const busy = look(600);
+    expect((await busy.reconciler.reconcile(edKeyOf('shop', 'web'))).requeueAfterMs).toBe(400);
+    await busy.reconciler.standingMarksSent();
+    expect(busy.calls).toEqual(['markOld:web-amd-c']);
+  });
+
   it('holds a change of pod counts alone for a look due within the interval (a pod turning available), at most one interval', async () => {
     const t = clock();
     const first = recorder();
@@ -650,7 +706,7 @@ describe('Reconciler', () => {
       for (const pod of next.caches.pods.list('shop')) {
         if (pod.metadata?.name === 'web-amd-c')
           pod.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(t.now() - 200) }] };
-        else pod.metadata!.annotations = { 'controller.kubernetes.io/pod-deletion-cost': '-100' };
+        else pod.metadata!.annotations = { [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST };
       }
       return next;
     };

@@ -6,7 +6,7 @@ import { gateActions } from '../core/rollout/readiness-gate.js';
 import type { WorkloadKind } from '../core/kube/objects.js';
 import { actionWrite, historyWrite, STATUS_WRITE, type ApiRead, type ApiWrite } from '../core/kube/api-writes.js';
 import { heldRevisions, liveTemplates, planHistory, type HistoryAction } from '../core/history/revisions.js';
-import type { RolloutInput } from '../core/rollout/planner.js';
+import type { RolloutInput, RolloutPlan } from '../core/rollout/planner.js';
 import { adoptionState, doneAdoptions, planAdoptions, type AdoptionObjects, type AdoptionSources } from '../core/adoption/adoption.js';
 import type { Clock } from './runtime/clock.js';
 import { EvictionBlocks } from './eviction-blocks.js';
@@ -203,9 +203,10 @@ export class Reconciler {
   ) {
     this.ownWrites = deps.ownWrites ?? new OwnWrites();
     this.standingMarks = new StandingMarks({
-      send: (key, namespace, mark) => this.sendStandingMark(key, namespace, mark),
+      send: (key, namespace, mark, whenIdle) => this.sendStandingMark(key, namespace, mark, !whenIdle),
       // Where no reconcile is under way, no step waits behind them: as many at once as a reconcile's own marks.
       limit: () => (this.looks.size > 0 ? STANDING_MARK_CONCURRENCY : MARK_CONCURRENCY),
+      idle: () => this.looks.size === 0,
       wake: (key) => deps.wake?.(key),
       clock: deps.clock,
     });
@@ -257,6 +258,7 @@ export class Reconciler {
       throw error;
     } finally {
       this.looks.delete(key);
+      if (this.looks.size === 0) this.standingMarks.resume();
     }
   }
 
@@ -391,8 +393,13 @@ export class Reconciler {
     else this.rollingOut.delete(key);
     const first = statusWrite === 'first';
     const kind: WorkloadKind = workloadKindOf(input.ed.spec.subsetType);
-    const later = this.deferSyncWait(key, decision) ?? (progressOnly && plan.actions.length === 0 ? this.deferCounts(key, decision) : undefined);
-    if (later) return later;
+    // Standing marks change no counts, and nothing waits for them: a plan of those alone writes as one of nothing.
+    const acts = plan.actions.some((a) => !isStandingMark(a));
+    const later = this.deferSyncWait(key, decision) ?? (progressOnly && !acts ? this.deferCounts(key, decision) : undefined);
+    if (later) {
+      if (!acts) this.offerStandingMarks(key, namespace, plan);
+      return later;
+    }
 
     // The status goes out where the decision puts it (core/rollout/decision.ts). A failed write throws, and the key is
     // retried on fresh caches. The analysis samples the plan records are counted once the status recording them is.
@@ -412,12 +419,7 @@ export class Reconciler {
         log,
         performed(kind),
       );
-      const standing = plan.actions.filter(isStandingMark);
-      const background = this.standingMarks.offer(key, namespace, standing);
-      if (background) throw background.failure;
-      // Their events bring the next look, as those of the pods written above do (see performed).
-      const look = this.looks.get(key);
-      if (look && standing.length > 0) look.owned = true;
+      this.offerStandingMarks(key, namespace, plan);
     };
     const blocked = await this.evictionBlocks.run(key, ed, act, { record: (object, event) => ports.recordEvent(object, event), log });
     if (blocked) {
@@ -425,7 +427,7 @@ export class Reconciler {
       if (first) for (const event of plan.events) ports.recordEvent(ed, event);
       return blocked;
     }
-    if (plan.actions.length > 0) {
+    if (acts) {
       this.lastWrite.set(key, clock.now());
       // The counts the actions change are still moving (pods leave, come, turn Ready): a count-only write now would
       // hold the key for a write that is outdated within the interval, while the next look may have to start a group.
@@ -661,11 +663,30 @@ export class Reconciler {
     return answer;
   }
 
-  /** Sends a standing mark of `key`'s, recorded as its own write, like a pod write of its reconciles (see performed). */
-  private async sendStandingMark(key: EdKey, namespace: string, mark: MarkPodAction): Promise<void> {
+  /**
+   * Queues the plan's standing marks in their lane, those of a rollout under way for an idle moment (OfferOptions);
+   * throws the failure of one of the key's marks since its last look. Their events bring the next look, as those of the
+   * pods the reconcile writes do (see performed).
+   */
+  private offerStandingMarks(key: EdKey, namespace: string, plan: RolloutPlan): void {
+    const standing = plan.actions.filter(isStandingMark);
+    const background = this.standingMarks.offer(key, namespace, standing, { whenIdle: rolloutUnderWay(plan.status) });
+    if (background) throw background.failure;
+    const look = this.looks.get(key);
+    if (look && standing.length > 0) look.owned = true;
+  }
+
+  /**
+   * Sends a standing mark of `key`'s; `tracked`, recorded as its own write, like a pod write of its reconciles (see
+   * performed). A rollout's marks are not: its steps do not depend on them (a new pod ranks above the old ones marked
+   * or not, and the lane sends a mark once however often the looks plan it), while a key that waits for the cache to
+   * show its writes plans nothing meanwhile (bench:peers, 200 rollouts at once: from a step's pods available to its
+   * next scaling p50 230 ms, p99 552 ms, with them tracked).
+   */
+  private async sendStandingMark(key: EdKey, namespace: string, mark: MarkPodAction, tracked: boolean): Promise<void> {
     const replaced = this.cachedObject(namespace, 'Pod', mark.pod)?.metadata?.resourceVersion ?? '';
     await this.performOne(namespace, 'ReplicaSet', mark, this.deps.log.with({ ed: key }));
-    this.ownWrites.record(key, [{ kind: 'Pod', name: mark.pod, replaced }], this.deps.clock.now());
+    if (tracked) this.ownWrites.record(key, [{ kind: 'Pod', name: mark.pod, replaced }], this.deps.clock.now());
   }
 
   /** The object of the ExtendedDeployment's namespace the cache shows; undefined when gone. */

@@ -5,10 +5,18 @@ import { OWN_WRITES_TTL_MS } from './own-writes.js';
 import { FakeClock } from './runtime/clock.js';
 import { StandingMarks } from './standing-marks.js';
 
-const mark = (pod: string): MarkPodAction => ({ kind: 'markOld', region: 'a', pod, uid: `uid-${pod}`, at: '2026-01-01T00:00:00Z', standing: true });
+const mark = (pod: string): MarkPodAction => ({
+  kind: 'markOld',
+  region: 'a',
+  pod,
+  uid: `uid-${pod}`,
+  at: '2026-01-01T00:00:00Z',
+  cost: -2147483647,
+  standing: true,
+});
 
 /** A lane whose sends wait until the test answers them, in any order. */
-function lane(concurrency?: number | (() => number)) {
+function lane(concurrency?: number | (() => number), idle?: () => boolean) {
   const clock = new FakeClock();
   const sent: string[] = [];
   const open = new Map<string, { resolve: () => void; reject: (error: unknown) => void }>();
@@ -16,6 +24,7 @@ function lane(concurrency?: number | (() => number)) {
   const marks = new StandingMarks({
     clock,
     ...(concurrency !== undefined && { limit: typeof concurrency === 'number' ? () => concurrency : concurrency }),
+    ...(idle !== undefined && { idle }),
     send: (key, _namespace, m) =>
       new Promise<void>((resolve, reject) => {
         sent.push(`${key}:${m.pod}`);
@@ -50,6 +59,40 @@ describe('StandingMarks', () => {
     expect(l.sent.at(-1)).toBe('shop/api:a0');
     expect(l.inFlight()).toBe(1);
     await l.answer('a0');
+    await l.marks.idle();
+    expect(l.inFlight()).toBe(0);
+  });
+
+  it('sends the marks of a rollout under way (whenIdle) only while idle, two at a time, after those of completed rollouts', async () => {
+    let idle = false;
+    const l = lane(8, () => idle);
+    l.marks.offer(web, 'shop', [mark('w0'), mark('w1'), mark('w2')], { whenIdle: true });
+    expect(l.sent).toEqual([]);
+    // A completed rollout's marks go out meanwhile, as many as the limit allows.
+    l.marks.offer(api, 'shop', [mark('a0')]);
+    expect(l.sent).toEqual(['shop/api:a0']);
+    await l.answer('a0');
+    // The last reconcile under way ended: two of them go.
+    idle = true;
+    l.marks.resume();
+    expect(l.sent).toEqual(['shop/api:a0', 'shop/web:w0', 'shop/web:w1']);
+    // Busy again: the third waits for the next idle moment, not for the two in flight.
+    idle = false;
+    await l.answer('w0');
+    expect(l.inFlight()).toBe(1);
+    idle = true;
+    await l.answer('w1');
+    expect(l.sent.at(-1)).toBe('shop/web:w2');
+  });
+
+  it('sends a mark that waited for an idle moment at once when its rollout completes (offered without whenIdle)', async () => {
+    const l = lane(8, () => false);
+    l.marks.offer(web, 'shop', [mark('w0'), mark('w1')], { whenIdle: true });
+    expect(l.sent).toEqual([]);
+    l.marks.offer(web, 'shop', [mark('w0'), mark('w1')]);
+    expect(l.sent).toEqual(['shop/web:w0', 'shop/web:w1']);
+    await l.answer('w0');
+    await l.answer('w1');
     await l.marks.idle();
     expect(l.inFlight()).toBe(0);
   });

@@ -13,13 +13,30 @@ export const STANDING_MARK_CONCURRENCY = 2;
 
 /** What the lane needs of the agent. */
 export interface StandingMarksDeps {
-  /** Sends one mark and records it as the key's own write; rejects with the API server's error. */
-  readonly send: (key: EdKey, namespace: string, mark: MarkPodAction) => Promise<void>;
+  /**
+   * Sends one mark; rejects with the API server's error. `whenIdle`: offered so (OfferOptions), a mark of a rollout
+   * under way.
+   */
+  readonly send: (key: EdKey, namespace: string, mark: MarkPodAction, whenIdle: boolean) => Promise<void>;
   /** Asks for a look at the key: a mark of it failed, and the look reports the failure (see offer). */
   readonly wake: (key: EdKey) => void;
   readonly clock: Clock;
   /** How many marks may be in flight now (read before each send); STANDING_MARK_CONCURRENCY when absent. */
   readonly limit?: () => number;
+  /** Whether no reconcile is under way now (marks offered `whenIdle` go out only then); always when absent. */
+  readonly idle?: () => boolean;
+}
+
+/** How a look's standing marks are to go out. */
+export interface OfferOptions {
+  /**
+   * Only while no reconcile is under way, STANDING_MARK_CONCURRENCY at most in flight: the marks of a rollout under way.
+   * Where the agent has time between looks (a few rollouts), they are made long before the rollout ends, which then
+   * writes none; where its looks follow each other (many at once), they wait rather than delay the steps of the others
+   * (bench:peers, 200 rollouts at once, sent two at a time like the marks of completed rollouts: reaction p99 331 ms
+   * against 176), and go out with the marks of the completed rollout once it is.
+   */
+  readonly whenIdle?: boolean;
 }
 
 interface Entry {
@@ -29,12 +46,15 @@ interface Entry {
   state: 'queued' | 'sending' | 'sent';
   /** When the API server answered it (state sent). */
   sentAt?: number;
+  /** Offered `whenIdle` only (OfferOptions), so queued in `whenIdle`, not `queue`. */
+  whenIdle: boolean;
 }
 
 /**
  * The lane of standing marks (MarkPodAction.standing): the agent's one queue of writes that no reconcile waits for.
  * They go out in the order offered, a few at a time (as many as the agent allows now: `limit`), after the writes of
- * the reconciles that planned them, so the steps of rollouts under way are not queued behind them at the API server.
+ * the reconciles that planned them, so the steps of rollouts under way are not queued behind them at the API server;
+ * those of rollouts under way only while no reconcile is (OfferOptions.whenIdle).
  *
  * A pod's mark is sent once while the looks at its key keep planning it: until a look no longer plans it (the cache
  * shows it, the pod is gone, or a new rollout makes it an ordinary mark, performed in the reconcile), or, once
@@ -48,6 +68,7 @@ export class StandingMarks {
   private readonly byKey = new Map<EdKey, Set<string>>();
   private readonly failures = new Map<EdKey, unknown>();
   private queue: string[] = [];
+  private whenIdle: string[] = [];
   private inFlight = 0;
   private sweptAt = Number.NEGATIVE_INFINITY;
   private readonly sending = new Set<Promise<void>>();
@@ -59,7 +80,7 @@ export class StandingMarks {
    * Returns the failure of one of the key's marks since its last look, if any; nothing is queued for the key then, so
    * that the key's backoff paces the next try.
    */
-  offer(key: EdKey, namespace: string, marks: readonly MarkPodAction[]): { readonly failure: unknown } | undefined {
+  offer(key: EdKey, namespace: string, marks: readonly MarkPodAction[], options: OfferOptions = {}): { readonly failure: unknown } | undefined {
     if (this.failures.has(key)) {
       const failure = this.failures.get(key);
       this.failures.delete(key);
@@ -72,14 +93,28 @@ export class StandingMarks {
       const entry = this.entries.get(uid)!;
       if (entry.state !== 'sending' && (!planned.has(uid) || this.expired(entry, now))) this.drop(uid);
     }
+    const whenIdle = options.whenIdle === true;
     for (const mark of marks) {
-      if (this.entries.has(mark.uid)) continue;
-      this.entries.set(mark.uid, { key, namespace, mark, state: 'queued' });
+      const entry = this.entries.get(mark.uid);
+      if (entry) {
+        // The rollout completed while its mark waited for an idle moment: it goes out as the completed rollout's now.
+        if (entry.state === 'queued' && entry.whenIdle && !whenIdle) {
+          entry.whenIdle = false;
+          this.queue.push(mark.uid);
+        }
+        continue;
+      }
+      this.entries.set(mark.uid, { key, namespace, mark, state: 'queued', whenIdle });
       this.byKey.set(key, (this.byKey.get(key) ?? new Set()).add(mark.uid));
-      this.queue.push(mark.uid);
+      (whenIdle ? this.whenIdle : this.queue).push(mark.uid);
     }
     this.pump();
     return undefined;
+  }
+
+  /** Sends what may go now: called when the last reconcile under way ended (see OfferOptions.whenIdle). */
+  resume(): void {
+    this.pump();
   }
 
   /** Forgets the key (deleted): its queued marks are dropped. */
@@ -92,6 +127,7 @@ export class StandingMarks {
   async clear(): Promise<void> {
     for (const key of [...this.byKey.keys()]) this.forget(key);
     this.queue = [];
+    this.whenIdle = [];
     await Promise.all(this.sending);
   }
 
@@ -101,14 +137,11 @@ export class StandingMarks {
   }
 
   private pump(): void {
-    while (this.inFlight < (this.deps.limit?.() ?? STANDING_MARK_CONCURRENCY) && this.queue.length > 0) {
-      const uid = this.queue.shift()!;
-      const entry = this.entries.get(uid);
-      if (entry?.state !== 'queued') continue;
+    for (let entry = this.next(); entry; entry = this.next()) {
       entry.state = 'sending';
       this.inFlight += 1;
       const sent: Promise<void> = this.deps
-        .send(entry.key, entry.namespace, entry.mark)
+        .send(entry.key, entry.namespace, entry.mark, entry.whenIdle)
         .then(
           () => {
             entry.state = 'sent';
@@ -123,6 +156,20 @@ export class StandingMarks {
         });
       this.sending.add(sent);
     }
+  }
+
+  /** The next mark that may go now: the completed rollouts' in the order offered, then (when idle) the others'. */
+  private next(): Entry | undefined {
+    while (this.inFlight < (this.deps.limit?.() ?? STANDING_MARK_CONCURRENCY) && this.queue.length > 0) {
+      const entry = this.entries.get(this.queue.shift()!);
+      if (entry?.state === 'queued' && !entry.whenIdle) return entry;
+    }
+    if (this.inFlight >= STANDING_MARK_CONCURRENCY || !(this.deps.idle?.() ?? true)) return undefined;
+    while (this.whenIdle.length > 0) {
+      const entry = this.entries.get(this.whenIdle.shift()!);
+      if (entry?.state === 'queued' && entry.whenIdle) return entry;
+    }
+    return undefined;
   }
 
   /** Whether an answered mark is past the time its key's look should show it (the cache or the pod moved on otherwise). */

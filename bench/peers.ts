@@ -44,8 +44,8 @@
  *   wall        per rollout, from the start of its v2 apply to the bench seeing it done: ExtendedDeployment status
  *               Healthy at the new rollout revision, or Rollout status phase Healthy with stableRS == currentPodHash;
  *               and, for both, exactly --replicas pods, all of the new image, Ready, none terminating; for ours also
- *               every pod carrying the mark a completed rollout leaves for the next (standing marks: the agent writes
- *               them at the end of a rollout so that the next one's first scale-down need not wait; counted in the
+ *               every pod carrying the mark a rollout leaves for the next (standing marks: the agent writes one on
+ *               each new pod as it sees it, so that the next rollout's first scale-down need not wait; counted in the
  *               rollout that writes them, and v2 starts from v1's). p50, p99. Each side's v2 apply starts 50 ms past a
  *               whole second of the clock (V2_START_OFFSET_MS: the step's pods turn available on whole seconds). Below
  *               it, its two ends (p50): v2 apply → the controller's first scaling (its first new pods asked for), and the
@@ -86,7 +86,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION } from '../core/labels.js';
+import { POD_DELETION_COST_ANNOTATION } from '../core/labels.js';
+import { removalMarkCost } from '../core/rollout/removal-marks.js';
 import type { RenderedExtendedDeployment } from '../core/render.js';
 import { groupTarget, regionGroups } from '../core/rollout/groups.js';
 import { MAX_WORKERS } from '../agent/options.js';
@@ -474,7 +475,7 @@ class Tracker {
         this.pods.set(uid, seen);
       }
       seen.terminating = !!pod.metadata!.deletionTimestamp;
-      seen.marked = pod.metadata!.annotations?.[POD_DELETION_COST_ANNOTATION] === OLD_POD_DELETION_COST;
+      seen.marked = removalMarkCost(pod.metadata!.annotations?.[POD_DELETION_COST_ANNOTATION]) !== undefined;
       const ready = (pod.status?.conditions ?? []).find((c) => c.type === 'Ready');
       if (ready?.status === 'True' && seen.readyAt === undefined) {
         seen.readyAt = at;
@@ -497,7 +498,7 @@ class Tracker {
     const top = this.tops.get(i);
     if (!top || !this.w.statusDone(this.side, i, top, this.version)) return;
     const pods = [...this.pods.values()].filter((p) => p.rollout === i);
-    // Ours is done once the agent has also marked every pod for the next rollout (standing marks, region-step.ts): work
+    // Ours is done once the agent has also marked every pod for the next rollout (standing marks, removal-marks.ts): work
     // the rollout owes, whose writes and time count in it, as Argo Rollouts' first scale-down owes none.
     const settled = (p: PodSeen) => !p.terminating && p.image === IMAGES[this.version] && p.readyAt !== undefined && (this.side === 'theirs' || p.marked);
     if (pods.length === this.replicas && pods.every(settled)) this.doneAt.set(i, at);

@@ -25,8 +25,11 @@ export const APPROVED_RELEASE_ANNOTATION = `${API_GROUP}/approved-release`;
 export const RESUMED_AT_ANNOTATION = `${API_GROUP}/resumed-at`;
 /** Kubernetes' pod annotation: the ReplicaSet controller removes pods with a lower cost first. */
 export const POD_DELETION_COST_ANNOTATION = 'controller.kubernetes.io/pod-deletion-cost';
-/** The deletion cost the agent gives old-revision pods, so a scale-down removes them before new ones. */
-export const OLD_POD_DELETION_COST = '-100';
+/**
+ * The deletion cost the agent gives the old-revision pods a rollout removes: the lowest there is (pod-deletion-cost is an
+ * int32), so a scale-down removes them before any other Ready pod, standing marks included (removal-marks.ts).
+ */
+export const OLD_POD_DELETION_COST = '-2147483648';
 /** The deletion cost the agent gives old-revision pods a partition keeps, so a scale-down removes them after any other. */
 export const HELD_POD_DELETION_COST = '100';
 /** Pod annotation the agent sets with its deletion cost: when (RFC 3339) it marked the pod. */

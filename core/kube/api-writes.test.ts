@@ -9,7 +9,7 @@ describe('actionWrite: the RBAC verb and resource of each action, as the actuato
     [{ kind: 'scale', region: 'a', workload: 'w', from: 1, replicas: 2 }, 'ReplicaSet', 'patch replicasets'],
     [{ kind: 'scale', region: 'a', workload: 'w', from: 1, replicas: 2 }, 'Deployment', 'patch deployments'],
     [{ kind: 'setPaused', region: 'a', workload: 'w', paused: true }, 'Deployment', 'patch deployments'],
-    [{ kind: 'markOld', ...pod, at: '2026-01-01T00:00:00Z' }, 'ReplicaSet', 'patch pods'],
+    [{ kind: 'markOld', ...pod, at: '2026-01-01T00:00:00Z', cost: -2147483648 }, 'ReplicaSet', 'patch pods'],
     [{ kind: 'unmark', ...pod }, 'ReplicaSet', 'patch pods'],
     [{ kind: 'deletePod', ...pod }, 'ReplicaSet', 'create pods/eviction'],
     [{ kind: 'openGate', ...pod }, 'ReplicaSet', 'patch pods/status'],

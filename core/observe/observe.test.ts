@@ -155,6 +155,7 @@ describe('observe', () => {
       readySince: Date.UTC(2026, 0, 1, 11),
       terminating: false,
       markedOld: true,
+      markCost: -2147483648,
       gated: false,
       gateOpen: false,
       resourceVersion: '',
@@ -540,11 +541,19 @@ describe('podState', () => {
     expect(podState(hand)).toEqual(podState(hand));
   });
 
-  it("sees terminating pods and only the agent's own deletion cost as a mark", () => {
+  it('sees terminating pods, and every negative deletion cost as a mark for removal, with its cost', () => {
     expect(podState(pod('p', 'amd', 'r', { deleting: true })).terminating).toBe(true);
-    const other = pod('p', 'amd', 'r');
-    other.metadata = { ...other.metadata, annotations: { [POD_DELETION_COST_ANNOTATION]: '5' } };
-    expect(podState(other).markedOld).toBe(false);
+    const withCost = (cost: string) => {
+      const p = pod('p', 'amd', 'r');
+      p.metadata = { ...p.metadata, annotations: { [POD_DELETION_COST_ANNOTATION]: cost } };
+      const state = podState(p);
+      return [state.markedOld, state.markCost];
+    };
+    expect(withCost('5')).toEqual([false, undefined]);
+    expect(withCost('0')).toEqual([false, undefined]);
+    expect(withCost('-100')).toEqual([true, -100]); // an earlier release's mark
+    expect(withCost('-2147483647')).toEqual([true, -2147483647]);
+    expect(withCost('-2147483649')).toEqual([false, undefined]); // not an int32: the ReplicaSet controller reads 0
   });
 
   it('reads when the agent marked a pod, and nothing for a mark without its time or a time without the mark', () => {

@@ -10,7 +10,6 @@ import {
   MARKED_AT_ANNOTATION,
   NAME_LABEL,
   HELD_POD_DELETION_COST,
-  OLD_POD_DELETION_COST,
   POD_DELETION_COST_ANNOTATION,
   REGION_LABEL,
   REVISION_LABEL,
@@ -27,6 +26,7 @@ import type { Problem } from '../problems.js';
 import { renderExtendedDeployment, workloadNameCollisions, workloadNamesMayCollide } from '../render.js';
 import { rolloutRevision as hashRolloutRevision } from '../revision.js';
 import { partitionPods } from '../rollout/partition.js';
+import { removalMarkCost } from '../rollout/removal-marks.js';
 import type { RolloutInput } from '../rollout/planner.js';
 import type { ContainerState, KeeperState, PodState, RegionPods, RegionState, WorkloadState } from '../rollout/snapshot.js';
 import { podUpdateMethod } from '../inplace/eligibility.js';
@@ -450,7 +450,8 @@ function readPodState(pod: PodObject): PodState {
   // Only the reason counts: the scheduler's message varies with the cause and the release, and may be translated.
   const unschedulable = !pod.spec?.nodeName && scheduled?.status === 'False' && scheduled.reason === 'Unschedulable';
   const cost = pod.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION];
-  const markedOld = cost === OLD_POD_DELETION_COST;
+  const markCost = removalMarkCost(cost);
+  const markedOld = markCost !== undefined;
   const held = cost === HELD_POD_DELETION_COST;
   return {
     name: pod.metadata?.name ?? '',
@@ -465,6 +466,7 @@ function readPodState(pod: PodObject): PodState {
     unschedulableSince: unschedulable ? (timestampMs(scheduled.lastTransitionTime) ?? 0) : undefined,
     createdAt: timestampMs(pod.metadata?.creationTimestamp),
     markedOld,
+    ...(markedOld && { markCost }),
     ...(held && { held }),
     markedAt: markedOld || held ? timestampMs(pod.metadata?.annotations?.[MARKED_AT_ANNOTATION]) : undefined,
     gated: pod.spec?.readinessGates?.some((g) => g.conditionType === IN_PLACE_READINESS_GATE) === true,

@@ -19,7 +19,10 @@ export interface ScaleAction {
   readonly record?: GroupRecord | null;
 }
 
-/** Mark an old-revision pod so the ReplicaSet removes it first (pod-deletion-cost). */
+/**
+ * Mark a pod for removal (pod-deletion-cost): an old-revision pod, so the ReplicaSet removes it first; or, standing, a
+ * pod at the rendered revision, for the next rollout.
+ */
 export interface MarkPodAction {
   readonly kind: 'markOld';
   readonly region: string;
@@ -27,9 +30,11 @@ export interface MarkPodAction {
   readonly uid: string;
   /** When the mark is made (RFC 3339), recorded on the pod: a scale-down relies on the mark only once it has settled. */
   readonly at: string;
+  /** The pod-deletion-cost it sets, negative: the lowest for an old pod the rollout removes (removal-marks.ts). */
+  readonly cost: number;
   /**
-   * A standing mark (StepOptions.standingMarks): made on a pod of a completed rollout for the next one, so nothing in
-   * this rollout waits for it, and it may go out after the actions planned with it.
+   * A standing mark (StepOptions.standingMarks): made on a pod at the rendered revision for the next rollout, so nothing
+   * in this rollout waits for it, and it may go out after the actions planned with it.
    */
   readonly standing?: true;
 }

@@ -54,6 +54,16 @@ describe('a group its ReplicaSet scale-down starts', () => {
     expect(decision.statusWrite).toBe('after');
   });
 
+  it('the status follows the scale too where the plan also marks new pods for the next rollout (standing marks)', () => {
+    const input: RolloutInput = { ...rolloutInput(beta(), [group1Done()], T0, started), standingMarks: true };
+    const decision = decide(input, started);
+    expect(decision.plan.actions.map((a) => [a.kind, a.kind === 'markOld' && a.standing === true])).toEqual([
+      ['markOld', true],
+      ['scale', false],
+    ]);
+    expect(decision.statusWrite).toBe('after');
+  });
+
   it('is recorded in the status first when it starts by adding pods', () => {
     // Four pods at 4 replicas: group 2 surges at once, a new pod that would run ahead of the group the status records.
     const decision = decide(rolloutInput(beta(), [region([fresh('n1'), old('o2'), old('o3'), old('o4')], 4)], T0, started), started);

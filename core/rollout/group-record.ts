@@ -84,11 +84,12 @@ const isRecordedScaleDown = (a: RolloutAction) => a.kind === 'scale' && a.record
 
 /**
  * Whether the plan starts its group on the workloads alone: its writes are scale-downs of regional ReplicaSets that
- * record the group (and readiness gates, which follow the pods alone), so the status can follow them. A scale-down
- * adds no pod, so no pod runs ahead of the group the status records meanwhile. Not with traffic shifting, whose
- * analysis is kept per group in the status.
+ * record the group (and readiness gates, which follow the pods alone, and standing marks, which no step waits for), so
+ * the status can follow them. A scale-down adds no pod, so no pod runs ahead of the group the status records
+ * meanwhile. Not with traffic shifting, whose analysis is kept per group in the status.
  */
 export function startsGroupOnWorkloads(plan: RolloutPlan, input: RolloutInput): boolean {
   if (input.ed.spec.strategy.traffic !== undefined) return false;
-  return plan.actions.some(isRecordedScaleDown) && plan.actions.every((a) => isRecordedScaleDown(a) || a.kind === 'openGate' || a.kind === 'closeGate');
+  const alongside = (a: RolloutAction) => a.kind === 'openGate' || a.kind === 'closeGate' || (a.kind === 'markOld' && a.standing === true);
+  return plan.actions.some(isRecordedScaleDown) && plan.actions.every((a) => isRecordedScaleDown(a) || alongside(a));
 }

@@ -21,7 +21,7 @@ function pods(n: number, kind: 'available' | 'fresh' | 'down' = 'available', rev
   );
 }
 
-const marked = (list: PodState[]) => list.map((p) => ({ ...p, markedOld: true }));
+const marked = (list: PodState[], markCost?: number) => list.map((p) => ({ ...p, markedOld: true, ...(markCost !== undefined && { markCost }) }));
 
 function region(name: string, desired: number, podsOf: PodState[]): RegionState {
   return { name, desired, targetRevision: 'new', workload: { name: `web-${name}`, templateRevision: 'new', replicas: podsOf.length }, pods: podsOf };
@@ -88,6 +88,20 @@ describe('handOff: a region sheds available pods only as far as pods gained else
       [scale('c', 4, 0)],
       [],
       [2],
+    ],
+    [
+      'marks of different costs (standing marks of two rollouts): the lower go first, available or not',
+      [region('a', 6, pods(4)), region('b', 6, pods(4)), region('c', 0, [...marked(pods(2), -10), ...marked(pods(2, 'fresh'), -5)])],
+      [scale('c', 4, 0)],
+      [],
+      [2],
+    ],
+    [
+      'marks of one cost: those waiting out minReadySeconds go before available ones',
+      [region('a', 6, pods(4)), region('b', 6, pods(4)), region('c', 0, [...marked(pods(2), -5), ...marked(pods(2, 'fresh'), -5), ...marked(pods(1), -1)])],
+      [scale('c', 5, 0)],
+      ['c:5->3'],
+      [3],
     ],
     [
       'scale-ups are never held, even while a cut is',

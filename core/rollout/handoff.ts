@@ -2,7 +2,7 @@ import { PROGRESSING_CONDITION } from '../api/conditions.js';
 import type { RolloutAction, ScaleAction } from './actions.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
 import { isPodActive } from './pod-activity.js';
-import { countPods, countWhere, isAvailable, type PodState, type RegionCounts, type RegionState } from './snapshot.js';
+import { countPods, countWhere, isAvailable, markCostOf, markCosts, type PodState, type RegionCounts, type RegionState } from './snapshot.js';
 
 /** A scale-down the hand-off keeps smaller than the plan asked: the region keeps pods until others have theirs. */
 export interface HeldScaleDown {
@@ -24,39 +24,60 @@ const isScaleDown = (a: RolloutAction): a is ScaleAction => a.kind === 'scale' &
 
 /**
  * A region's active pods in the order the ReplicaSet controller removes them, as far as availability goes: not Ready
- * first; then by pod-deletion-cost (the agent's marks) before how long they have been Ready, so marked pods still
- * waiting out minReadySeconds, marked available ones, unmarked ones still waiting, unmarked available ones.
+ * first; then by pod-deletion-cost (the agent's marks, lowest first; unmarked last) before how long they have been
+ * Ready, so within each cost those still waiting out minReadySeconds before the available ones. Runs of pods, each
+ * available or not, in that order.
  */
 interface RemovalOrder {
   readonly current: number;
-  readonly available: number;
-  /** Removed before any available pod: not Ready, or marked and not available yet. */
-  readonly first: number;
-  readonly markedAvailable: number;
-  readonly unmarkedWaiting: number;
+  readonly runs: readonly { readonly count: number; readonly available: boolean }[];
 }
 
 function removalOrder(region: RegionState, counts: RegionCounts, minReadySeconds: number, now: number): RemovalOrder {
-  const waiting = (p: PodState) => isPodActive(p) && p.ready && !isAvailable(p, minReadySeconds, now);
-  const markedWaiting = countWhere(region, (p) => waiting(p) && p.markedOld);
+  const ready = (p: PodState) => isPodActive(p) && p.ready;
+  const byCost = (cost: number | undefined) => (p: PodState) => (cost === undefined ? !p.markedOld : p.markedOld && markCostOf(p) === cost);
+  const costs = [...new Set(markCosts(region, ready))].sort((a, b) => a - b);
   return {
     current: counts.current,
-    available: counts.available,
-    first: counts.current - counts.ready + markedWaiting,
-    markedAvailable: countWhere(region, (p) => p.markedOld && isAvailable(p, minReadySeconds, now)),
-    unmarkedWaiting: countWhere(region, (p) => waiting(p) && !p.markedOld),
+    runs: [
+      { count: counts.current - counts.ready, available: false },
+      ...[...costs, undefined].flatMap((cost) => {
+        const atCost = byCost(cost);
+        const available = countWhere(region, (p) => atCost(p) && isAvailable(p, minReadySeconds, now));
+        return [
+          { count: countWhere(region, (p) => ready(p) && atCost(p)) - available, available: false },
+          { count: available, available: true },
+        ];
+      }),
+    ],
   };
 }
 
 /** Available pods lost when the controller removes `k` pods. */
 function availableLost(o: RemovalOrder, k: number): number {
-  const unmarkedAvailable = o.available - o.markedAvailable;
-  return Math.min(o.markedAvailable, Math.max(0, k - o.first)) + Math.min(unmarkedAvailable, Math.max(0, k - o.first - o.markedAvailable - o.unmarkedWaiting));
+  let left = k;
+  let lost = 0;
+  for (const run of o.runs) {
+    const taken = Math.min(run.count, left);
+    left -= taken;
+    if (run.available) lost += taken;
+  }
+  return lost;
 }
 
 /** The most pods the controller may remove and lose at most `loss` available ones. */
 function mostRemovable(o: RemovalOrder, loss: number): number {
-  return loss < o.markedAvailable ? o.first + loss : o.first + o.markedAvailable + o.unmarkedWaiting + (loss - o.markedAvailable);
+  let left = loss;
+  let removable = 0;
+  for (const run of o.runs) {
+    if (!run.available) removable += run.count;
+    else if (left < run.count) return removable + left;
+    else {
+      removable += run.count;
+      left -= run.count;
+    }
+  }
+  return removable + left;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { REVISION_LABEL } from '../labels.js';
 import { regionBudgets } from './budgets.js';
 import { MARK_SETTLE_MS, stepRegion } from './region-step.js';
+import { OLD_MARK_COST } from './removal-marks.js';
 import { SLACK_MS } from './requeue.js';
 import { planRollout, type RolloutControls, type RolloutInput } from './planner.js';
 import { decide } from './decision.js';
@@ -226,7 +227,7 @@ describe('planRollout: decisions from one snapshot', () => {
     // by name, each stamped with the time it is made. The rest wait for their groups.
     const at = new Date(T0).toISOString();
     expect(plan.actions.filter((a) => a.kind === 'markOld')).toEqual(
-      [unready, ...olders.slice(0, 2)].map((p) => ({ kind: 'markOld', region: 'a', pod: p.name, uid: p.uid, at })),
+      [unready, ...olders.slice(0, 2)].map((p) => ({ kind: 'markOld', region: 'a', pod: p.name, uid: p.uid, at, cost: -2147483648 })),
     );
     // Group 2 then marks what group 3 replaces: the pods it removes itself were marked a group earlier.
     const inGroup2 = planRollout(
@@ -458,19 +459,25 @@ describe('planRollout: decisions from one snapshot', () => {
     expect(planRollout(input({ ed: strategy, regions: [region('a', 5, news(5))], status: inGroup(3) })).status.phase).toBe('Healthy');
   });
 
-  it('a completed rollout leaves every pod marked for the next one, where the agent asks for it (standingMarks)', () => {
+  it('every new pod gets the mark for the next rollout, where the agent asks for it (standingMarks), during the rollout too', () => {
     const strategy = ed({ batchSize: 2 }, [{ name: 'a', replicas: 3 }]);
     const marks = (plan: ReturnType<typeof planRollout>) => plan.actions.filter((a) => a.kind === 'markOld').length;
     const complete = { ed: strategy, regions: [region('a', 3, [...news(2), pod('new', { markedOld: true, markedAt: T0 - 60_000 })])], status: inGroup(2) };
     const prepared = planRollout(input({ ...complete, standingMarks: true }));
     expect(prepared.status.phase).toBe('Healthy');
     expect(marks(prepared)).toBe(2);
-    // Without it (edctl plan's simulation), nothing; nor during the rollout, whose new pods must rank after the old ones.
+    // Without it (edctl plan's simulation), nothing.
     expect(marks(planRollout(input(complete)))).toBe(0);
+    // During the rollout the new pods get it as they come, one above the old pods' marks, and nothing waits for it.
     const fresh = news(2);
-    const during = planRollout(input({ ed: strategy, regions: [region('a', 3, [...olds(2), ...fresh])], status: inGroup(1), standingMarks: true }));
-    expect(during.status.phase).toBe('Progressing');
-    expect(during.actions.filter((a) => a.kind === 'markOld' && fresh.some((p) => p.name === a.pod))).toEqual([]);
+    const at = new Date(T0).toISOString();
+    const standing = (p: PodState) => ({ kind: 'markOld', region: 'a', pod: p.name, uid: p.uid, at, cost: OLD_MARK_COST + 1, standing: true });
+    for (const status of [inGroup(1), { ...inGroup(1), phase: 'Paused' as const }]) {
+      const pause = status.phase === 'Paused' ? { controls: { ...noControls, paused: true } } : {};
+      const during = planRollout(input({ ed: strategy, regions: [region('a', 3, [...olds(2), ...fresh])], status, standingMarks: true, ...pause }));
+      expect(during.status.phase).toBe(status.phase);
+      expect(during.actions.filter((a) => a.kind === 'markOld' && fresh.some((p) => p.name === a.pod))).toEqual(fresh.map(standing));
+    }
     // In-place regions keep none: a swapped pod keeps its annotations, and its mark would be cleared in every rollout.
     const inPlace = webEd([{ name: 'a', replicas: 3 }], { batchSize: 2, updateStrategy: { type: 'InPlaceIfPossible' } }, 'InplaceSet');
     expect(marks(planRollout(input({ ...complete, ed: inPlace, standingMarks: true })))).toBe(0);
@@ -846,7 +853,7 @@ describe('planRollout: an old pod evicted mid-group comes back at the new revisi
     const old = unmarkedOld();
     const budgets = regionBudgets(spec.spec.strategy, 3);
     const first = stepRegion(region('a', 3, [...news(3), old, evicted], 4), 2, budgets, 0, T0);
-    expect(first.actions).toEqual([{ kind: 'markOld', region: 'a', pod: old.name, uid: old.uid, at: new Date(T0).toISOString() }]);
+    expect(first.actions).toEqual([{ kind: 'markOld', region: 'a', pod: old.name, uid: old.uid, at: new Date(T0).toISOString(), cost: -2147483648 }]);
     expect(first.blocked).toMatch(/marked for removal/);
     const settled = stepRegion(region('a', 3, [...news(3), { ...old, markedOld: true, markedAt: T0 }, evicted], 4), 2, budgets, 0, T0 + MARK_SETTLE_MS);
     expect(settled.actions).toEqual([{ kind: 'scale', region: 'a', workload: 'web-a', from: 4, replicas: 3 }]);

@@ -57,10 +57,10 @@ export interface RolloutInput {
    */
   readonly traffic?: TrafficObservation | undefined;
   /**
-   * Once a rollout is complete, every pod of its regional ReplicaSets carries the mark for removal, so the next
-   * rollout's first scale-down need not wait for marks to settle (region-step.ts, StepOptions.standingMarks). The agent
-   * keeps them; `edctl plan`'s simulation, which ends where the rollout is Healthy, asks without them (its pods start
-   * marked, as the agent left them: core/simulate/start.ts).
+   * Every pod at a regional ReplicaSet's rendered revision carries a mark for removal, made as the pod is seen, so the
+   * next rollout's first scale-down need not wait for marks to settle (region-step.ts, StepOptions.standingMarks). The
+   * agent keeps them; `edctl plan`'s simulation asks without them, as no step waits for them (its pods start marked,
+   * as the agent left them: core/simulate/start.ts).
    */
   readonly standingMarks?: boolean | undefined;
 }

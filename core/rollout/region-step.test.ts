@@ -2,24 +2,30 @@ import { describe, expect, it } from 'vitest';
 import type { RolloutAction } from './actions.js';
 import type { Budgets } from './budgets.js';
 import { MARK_SETTLE_MS, stepRegion } from './region-step.js';
+import { OLD_MARK_COST } from './removal-marks.js';
 import type { PodState, RegionState, ReplicaSetReport } from './snapshot.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const MIN_READY = 5;
+/** The cost of the standing marks of the rollout before (none of their old pods carried one). */
+const STANDING = OLD_MARK_COST + 1;
 
 /**
  * A pod written as `revision[:flag...]`: marked (a settled mark), freshMark (made a second ago), legacyMark (a mark
- * without its time), unready, young (Ready for less than minReadySeconds), terminating, failed. Pods are named p0, p1…
- * in the order written.
+ * without its time), cost=N (a settled mark costing N; the others cost the lowest), unready, young (Ready for less than
+ * minReadySeconds), terminating, failed. Pods are named p0, p1… in the order written.
  */
 function pod(spec: string, i: number): PodState {
   const [revision, ...flags] = spec.split(':');
   const has = (flag: string) => flags.includes(flag);
-  const mark = has('marked')
-    ? { markedOld: true, markedAt: T0 - 10_000 }
-    : has('freshMark')
-      ? { markedOld: true, markedAt: T0 - MARK_SETTLE_MS / 2 }
-      : { markedOld: has('legacyMark') };
+  const cost = flags.find((f) => f.startsWith('cost='));
+  const mark = cost
+    ? { markedOld: true, markedAt: T0 - 10_000, markCost: Number(cost.slice('cost='.length)) }
+    : has('marked')
+      ? { markedOld: true, markedAt: T0 - 10_000 }
+      : has('freshMark')
+        ? { markedOld: true, markedAt: T0 - MARK_SETTLE_MS / 2 }
+        : { markedOld: has('legacyMark') };
   return {
     name: `p${i}`,
     uid: `u${i}`,
@@ -83,7 +89,7 @@ function describeAction(a: RolloutAction): string {
     case 'traffic':
       return a.kind;
     case 'markOld':
-      return `markOld ${a.pod}${a.standing ? ' (standing)' : ''}`;
+      return `markOld ${a.pod}${a.standing ? ' (standing)' : ''}${a.cost === OLD_MARK_COST ? '' : ` at ${a.cost}`}`;
     default:
       return `${a.kind} ${a.pod}`;
   }
@@ -251,7 +257,7 @@ describe('stepRegion', () => {
       wantNew: 3,
       budgets: surgeOnly,
       standingMarks: true,
-      actions: ['markOld p0 (standing)'],
+      actions: [`markOld p0 (standing) at ${STANDING}`],
       available: true,
       done: true,
     },
@@ -262,15 +268,63 @@ describe('stepRegion', () => {
       wantNew: 2,
       budgets: surgeOnly,
       standingMarks: true,
-      actions: ['markOld p1 (standing)'],
+      actions: [`markOld p1 (standing) at ${STANDING}`],
       available: false,
       done: false,
     },
     {
-      name: 'standing marks wait while old pods remain: a new pod still marked (a rollback) is unmarked as without them',
+      name: 'standing marks during a rollout: each new pod, Ready or not, is marked one above the old pods, as it is seen',
+      desired: 3,
+      pods: [`old:cost=${STANDING}`, `old:cost=${STANDING}`, 'old', 'new', 'new:unready'],
+      replicas: 5,
+      wantNew: 2,
+      budgets: { maxSurge: 2, maxUnavailable: 0, replaceDirectly: false },
+      standingMarks: true,
+      actions: [`markOld p3 (standing) at ${STANDING + 1}`, `markOld p4 (standing) at ${STANDING + 1}`],
+      available: false,
+      done: false,
+      blocked: 'new pod p4 is not Ready yet',
+    },
+    {
+      name: 'standing marks during a rollout: new pods marked above every old pod keep their marks, and old pods leave',
       desired: 2,
-      pods: ['old:marked', 'old:marked', 'new:marked'],
+      pods: [`old:cost=${STANDING}`, 'old:marked', `new:cost=${STANDING + 1}`, `new:cost=${STANDING + 1}`],
+      wantNew: 2,
+      budgets: surgeOnly,
+      standingMarks: true,
+      actions: ['scale 4->2'],
+      available: true,
+      done: false,
+    },
+    {
+      name: 'standing marks during a rollout: old pods that are not marked yet do not hold them back',
+      desired: 2,
+      pods: ['old', 'old', 'new'],
       wantNew: 1,
+      budgets: surgeOnly,
+      standingMarks: true,
+      actions: ['markOld p0', `markOld p2 (standing) at ${STANDING}`],
+      available: true,
+      done: false,
+      blocked: '0 of the 1 old pods to remove are marked',
+    },
+    {
+      name: 'standing marks: a new pod marked no higher than an old pod (a rollback) is marked above them, and waited for',
+      desired: 2,
+      pods: ['old:cost=-5', 'old:marked', 'new:cost=-5'],
+      wantNew: 1,
+      budgets: surgeOnly,
+      standingMarks: true,
+      actions: ['markOld p2 at -4'],
+      available: true,
+      done: false,
+      blocked: 'new pod p2 still carries the mark',
+    },
+    {
+      name: 'standing marks: none above old pods marked up to -1; a new pod marked lower is unmarked, an unmarked one stays so',
+      desired: 2,
+      pods: ['old:cost=-1', 'old:marked', 'new:cost=-3', 'new'],
+      wantNew: 2,
       budgets: surgeOnly,
       standingMarks: true,
       actions: ['unmark p2'],

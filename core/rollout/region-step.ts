@@ -3,7 +3,8 @@ import type { RolloutAction } from './actions.js';
 import type { Budgets } from './budgets.js';
 import { keptOld } from './partition.js';
 import { isPodActive } from './pod-activity.js';
-import { countPods, countWhere, isAvailable, type PodState, type RegionCounts, type RegionState } from './snapshot.js';
+import { OLD_MARK_COST, standingMarkCost } from './removal-marks.js';
+import { countPods, countWhere, isAvailable, markCostOf, markCosts, type PodState, type RegionCounts, type RegionState } from './snapshot.js';
 
 /** What one region does now toward its group target. */
 export interface RegionStep {
@@ -78,11 +79,11 @@ export interface StepOptions {
   /** The next group's target: its old pods are marked now too (see stepRegion). */
   readonly nextWantNew?: number | undefined;
   /**
-   * Every pod of a region that runs only its rendered revision carries the mark for removal (standing marks). A pod a
-   * later template creates comes without it, so that rollout's first scale-down finds the old pods marked long ago
-   * instead of waiting MARK_SETTLE_MS for marks made as it starts. Off where pods are swapped in place: a swapped pod
-   * keeps its annotations, and its mark would be cleared and made again in every rollout. These marks are `standing`
-   * (MarkPodAction): nothing in the rollout waits for them.
+   * Every pod at the region's rendered revision carries a mark for removal (standing marks), one above every old pod's
+   * (removal-marks.ts), made as soon as the pod is seen. A pod a later template creates comes without it, so that
+   * rollout's first scale-down finds the old pods marked long ago instead of waiting MARK_SETTLE_MS for marks made as it
+   * starts. Off where pods are swapped in place: a swapped pod keeps its annotations, and its mark would be cleared and
+   * made again in every rollout. These marks are `standing` (MarkPodAction): nothing in the rollout waits for them.
    */
   readonly standingMarks?: boolean;
 }
@@ -92,9 +93,9 @@ export interface StepOptions {
  * within the budgets: at most desired + maxSurge pods (terminating ones included; terminal ones, Failed or Succeeded,
  * are not: they hold nothing, and the ReplicaSet controller replaces them) and at least
  * desired − maxUnavailable available. Old pods leave first because they are marked (pod-deletion-cost); a scale
- * down waits until every new pod is bound, running and Ready and no new pod carries a mark, and until as many old
- * pods as leave are marked (for MARK_SETTLE_MS) or not Ready, so the ReplicaSet can never pick a new one. Targets
- * are absolute, so repeating a step on a stale view writes the same value again.
+ * down waits until every new pod is bound, running and Ready and no new pod carries a mark as low as an old pod's,
+ * and until as many old pods as leave are marked (for MARK_SETTLE_MS) or not Ready, so the ReplicaSet can never pick
+ * a new one. Targets are absolute, so repeating a step on a stale view writes the same value again.
  *
  * Where old pods leave only after their replacements are available (maxUnavailable 0), each group marks the old pods
  * it removes and those the next group removes (`nextWantNew`, its target), when it starts: the old pods a group
@@ -103,8 +104,8 @@ export interface StepOptions {
  * MARK_SETTLE_MS: pods Ready within a second), and a rollout's first moments, when Git syncs many objects at once,
  * still carry a write per pod of two groups rather than one per old pod. Where old pods may leave at once, every old
  * pod is marked at the rollout's start, so that each later group finds its marks settled. With standing marks
- * (StepOptions) every old pod was marked when the rollout before completed, and the first scale-down need not wait:
- * these rules then mark only pods that came without it (the agent was not running, a pod was replaced meanwhile).
+ * (StepOptions) every old pod was marked by the rollout before, and the first scale-down need not wait: these rules
+ * then mark only pods that came without it (the agent was not running, a pod was replaced meanwhile).
  *
  * The old pods a partition keeps (partition.ts) are never marked for removal: they carry the hold mark, the highest
  * deletion cost, and new pods above the region's share leave around them only once every kept pod's mark has settled.
@@ -163,11 +164,20 @@ export function stepRegion(
   const wantOldNext = nextWantNew === undefined ? wantOld : desired - Math.min(Math.max(nextWantNew, wantNew), desired - kept);
   const markNow =
     budgets.maxUnavailable > 0 ? Math.min(unmarked.length, Math.max(0, counts.old - kept - marked)) : Math.max(0, counts.old - wantOldNext - marked);
-  for (const pod of unmarked.slice(0, markNow)) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid, at });
-  if (options.standingMarks && counts.old === 0) {
-    for (const pod of active) if (!pod.markedOld) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid, at, standing: true });
-  } else
-    for (const pod of active) if (isNew(pod) && (pod.markedOld || pod.held)) actions.push({ kind: 'unmark', region: region.name, pod: pod.name, uid: pod.uid });
+  for (const pod of unmarked.slice(0, markNow)) actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid, at, cost: OLD_MARK_COST });
+  // A new pod's mark must rank above every old pod's; a rollback's new pods may carry the marks they had as old ones.
+  const oldMarks = markCosts(region, (p) => isPodActive(p) && !isNew(p));
+  const highestOld = oldMarks.reduce((highest, c) => Math.max(highest, c), Number.NEGATIVE_INFINITY);
+  const markedBelowOld = (p: PodState) => p.markedOld && markCostOf(p) <= highestOld;
+  const standingCost = options.standingMarks ? standingMarkCost(oldMarks) : undefined;
+  for (const pod of active.filter(isNew)) {
+    const below = markedBelowOld(pod);
+    if (pod.markedOld && !below && options.standingMarks) continue;
+    // Only a mark that replaces one below an old pod's is waited for (`exposed` below); an unmarked pod ranks above them.
+    if (standingCost !== undefined)
+      actions.push({ kind: 'markOld', region: region.name, pod: pod.name, uid: pod.uid, at, cost: standingCost, ...(!below && { standing: true as const }) });
+    else if (pod.markedOld || pod.held) actions.push({ kind: 'unmark', region: region.name, pod: pod.name, uid: pod.uid });
+  }
 
   const oldUnavailable = counts.old - counts.oldAvailable;
   const availableToLose = Math.max(0, counts.available - (desired - budgets.maxUnavailable));
@@ -221,13 +231,13 @@ export function stepRegion(
     // the not-Ready ones go first, as they should. Pods the ReplicaSet is creating right now (its count above the pods
     // seen: an evicted pod being replaced) are new and not Ready, and it removes from those too.
     const creating = Math.max(0, workload.replicas - counts.current);
-    const exposed = active.filter((p) => isNew(p) && (leavesFirst(p) || p.markedOld));
+    const exposed = active.filter((p) => isNew(p) && (leavesFirst(p) || markedBelowOld(p)));
     const newPods = counts.updated + creating;
     if (newPods - Math.min(leaving + creating, exposed.length + creating) < Math.min(newPods, desired)) {
       const unsafe = exposed.find(leavesFirst);
       if (unsafe)
         return { counts, actions, available, done, blocked: `new pod ${unsafe.name} is not Ready yet; old pods are removed only when every new pod is` };
-      const stillMarked = exposed.find((p) => p.markedOld);
+      const stillMarked = exposed.find(markedBelowOld);
       if (stillMarked) return { counts, actions, available, done, blocked: `new pod ${stillMarked.name} still carries the mark for removal` };
     }
     const settled = (p: PodState) => p.markedOld && markSettled(p, now);

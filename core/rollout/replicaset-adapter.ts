@@ -26,6 +26,8 @@ export const replicaSetAdapter: AdapterFactory = (input, record) => {
   const { now } = input;
   const inPlace = inPlaceEnabled(input.ed);
 
+  // A region's new pods carry the mark for removal the next rollout relies on (StepOptions.standingMarks).
+  const standingMarks = input.standingMarks === true && !inPlace;
   /**
    * Steps a region toward `wantNew` new-revision pods. With in-place updates on, swaps go first; replacement takes the
    * pods no swap can reach once no swap is busy. A swap makes its pod unavailable, so swaps may use at least a group's
@@ -73,16 +75,17 @@ export const replicaSetAdapter: AdapterFactory = (input, record) => {
     currentGroup: (schedule) => (record?.group !== undefined && record.group >= 1 ? record.group : Math.max(shownGroup(schedule), 1)),
     // A region outside the rollout takes no group: its target is its replica count (targetAtGroup).
     step: (scheduled, group) =>
-      move(scheduled.region, targetAtGroup(strategy, scheduled, group), { nextWantNew: targetAtGroup(strategy, scheduled, group + 1) }),
+      move(scheduled.region, targetAtGroup(strategy, scheduled, group), { nextWantNew: targetAtGroup(strategy, scheduled, group + 1), standingMarks }),
     // Holding starts no new pods for the rollout's sake, but the region keeps the new pods it has and follows its count:
     // a raise (Git, or a move away from a failed region) is served at once, a cut removes old pods first, and a failed
     // region's pods go even while not Ready. Nor does it keep healthy pods out of endpoints: swaps under way settle.
     hold: ({ region }) => {
-      const capacity = stepRegion(region, countPods(region, minReadySeconds, now).updated, regionBudgets(strategy, region.desired), minReadySeconds, now);
+      const capacity = stepRegion(region, countPods(region, minReadySeconds, now).updated, regionBudgets(strategy, region.desired), minReadySeconds, now, {
+        standingMarks,
+      });
       return inPlace ? [...settleSwaps(region, now), ...capacity.actions] : capacity.actions;
     },
-    // A completed rollout prepares the next: its pods carry the mark for removal (StepOptions.standingMarks).
-    converge: (region) => move(region, region.desired - keptOldOf(region), { standingMarks: input.standingMarks === true && !inPlace }),
+    converge: (region) => move(region, region.desired - keptOldOf(region), { standingMarks }),
     groupMembers: () => undefined,
   };
 };

@@ -1,3 +1,4 @@
+import { OLD_MARK_COST } from './removal-marks.js';
 import type { SwapState } from '../inplace/swap-state.js';
 import type { PodTemplate } from '../kube/objects.js';
 import type { NodeView } from '../moves/nodes.js';
@@ -41,8 +42,10 @@ export interface PodState {
   readonly unschedulableSince?: number | undefined;
   /** metadata.creationTimestamp (ms; whole seconds). */
   readonly createdAt?: number | undefined;
-  /** Whether the agent marked the pod to be removed first (pod-deletion-cost). */
+  /** Whether the pod carries a mark for removal: a negative pod-deletion-cost (removal-marks.ts). */
   readonly markedOld: boolean;
+  /** The mark's cost, while it carries one; undefined reads as the lowest (a rollout's own mark). */
+  readonly markCost?: number | undefined;
   /** Whether the agent marked the old pod to be kept by its region's partition, removed after any other (pod-deletion-cost). */
   readonly held?: boolean;
   /** When the agent marked it (ms), either mark, from the mark's own record; undefined for a mark without one. */
@@ -162,6 +165,15 @@ export function countWhere(region: Pick<RegionPods, 'pods' | 'settled'>, predica
   for (const pod of region.pods) if (predicate(pod)) n++;
   for (const s of region.settled ?? []) if (predicate(s.pod)) n += s.count;
   return n;
+}
+
+/** The cost of a pod's mark for removal; a mark without a recorded cost is a rollout's own, the lowest. */
+export const markCostOf = (pod: PodState): number => pod.markCost ?? OLD_MARK_COST;
+
+/** The costs of the marks for removal on a region's pods, listed or settled, that satisfy `predicate`. */
+export function markCosts(region: Pick<RegionPods, 'pods' | 'settled'>, predicate: (pod: PodState) => boolean): number[] {
+  const of = (pod: PodState) => (pod.markedOld && predicate(pod) ? [markCostOf(pod)] : []);
+  return [...region.pods.flatMap(of), ...(region.settled ?? []).flatMap((s) => (s.count > 0 ? of(s.pod) : []))];
 }
 
 /** One region as observed. */

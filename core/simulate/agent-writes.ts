@@ -10,7 +10,6 @@ import {
   IN_PLACE_READINESS_GATE,
   MARKED_AT_ANNOTATION,
   HELD_POD_DELETION_COST,
-  OLD_POD_DELETION_COST,
   POD_DELETION_COST_ANNOTATION,
   REVISION_LABEL,
   SWAP_STATE_ANNOTATION,
@@ -54,7 +53,7 @@ export function performAll(cluster: Cluster, actions: readonly RolloutAction[], 
         next = setPartition(next, action.workload, action.partition);
         break;
       case 'markOld':
-        patch(action.pod, action.uid, annotate({ [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: action.at }));
+        patch(action.pod, action.uid, annotate({ [POD_DELETION_COST_ANNOTATION]: String(action.cost), [MARKED_AT_ANNOTATION]: action.at }));
         break;
       case 'holdOld':
         patch(action.pod, action.uid, annotate({ [POD_DELETION_COST_ANNOTATION]: HELD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: action.at }));

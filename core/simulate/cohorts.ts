@@ -17,9 +17,10 @@
  */
 import { canonicalJson } from '../revision.js';
 import { timestampMs, type PodObject } from '../kube/objects.js';
-import { IN_PLACE_READINESS_GATE, MARKED_AT_ANNOTATION, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, SWAP_STATE_ANNOTATION } from '../labels.js';
+import { IN_PLACE_READINESS_GATE, MARKED_AT_ANNOTATION, POD_DELETION_COST_ANNOTATION, SWAP_STATE_ANNOTATION } from '../labels.js';
 import { parseSwapState } from '../inplace/swap-state.js';
 import { MARK_SETTLE_MS } from '../rollout/region-step.js';
+import { removalMarkCost } from '../rollout/removal-marks.js';
 import { SIMULATION_START } from './timing.js';
 import {
   containerIdOf,
@@ -145,7 +146,7 @@ function settledKind(pod: SimPod, setting: Setting, now: number): string | undef
   if (pod.kubeletAt !== undefined || o.metadata?.deletionTimestamp !== undefined) return undefined;
   const annotations = o.metadata?.annotations ?? {};
   const readySince = timestampMs(conditionOf(o, 'Ready')?.lastTransitionTime);
-  const marked = annotations[POD_DELETION_COST_ANNOTATION] === OLD_POD_DELETION_COST;
+  const marked = removalMarkCost(annotations[POD_DELETION_COST_ANNOTATION]) !== undefined;
   const markedAt = timestampMs(annotations[MARKED_AT_ANNOTATION]);
   const swap = annotations[SWAP_STATE_ANNOTATION] === undefined ? undefined : parseSwapState(annotations[SWAP_STATE_ANNOTATION]);
   const settled =

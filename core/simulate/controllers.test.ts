@@ -106,7 +106,14 @@ describe('the ReplicaSet controller', () => {
   const scale = (from: number, replicas: number): RolloutAction => ({ kind: 'scale', region: 'a', workload: 'web-a', from, replicas });
   const mark = (c: Cluster, serial: number): RolloutAction => {
     const pod = c.pods.find((p) => serialOf(p.object.metadata?.name ?? '') === serial)?.object;
-    return { kind: 'markOld', region: 'a', pod: pod?.metadata?.name ?? '', uid: pod?.metadata?.uid ?? '', at: new Date(c.now).toISOString() };
+    return {
+      kind: 'markOld',
+      region: 'a',
+      pod: pod?.metadata?.name ?? '',
+      uid: pod?.metadata?.uid ?? '',
+      at: new Date(c.now).toISOString(),
+      cost: -2147483648,
+    };
   };
 
   it('removes marked pods (lower deletion cost) first, the newest of them first', () => {

@@ -7,9 +7,10 @@ import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { DEFAULT_NAMESPACE } from '../api/common.js';
 import { API_VERSION, REGION_KIND } from '../api/identity.js';
 import type { DeployRegionObject, ExtendedDeploymentObject, PodTemplate } from '../kube/objects.js';
-import { MARKED_AT_ANNOTATION, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL, REVISIONS_ANNOTATION } from '../labels.js';
+import { MARKED_AT_ANNOTATION, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL, REVISIONS_ANNOTATION } from '../labels.js';
 import { parseExtendedDeployment } from '../parse.js';
 import { formatProblem } from '../problems.js';
+import { standingMarkCost } from '../rollout/removal-marks.js';
 import { inPlaceEnabled } from '../validate.js';
 import { shortHash } from '../revision.js';
 import { controllerReference, iso, templateOf, uidOf, type Cluster, type Cohort, type Setting, type SimPod, type SimWorkload } from './cluster.js';
@@ -187,7 +188,7 @@ function statefulSetStart(region: RegionStart, namespace: string, since: number)
 
 /** A pod with the mark for removal the agent made at `at` (RolloutInput.standingMarks). */
 function withStandingMark(pod: SimPod, at: number): SimPod {
-  const annotations = { ...pod.object.metadata?.annotations, [POD_DELETION_COST_ANNOTATION]: OLD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: iso(at) };
+  const annotations = { ...pod.object.metadata?.annotations, [POD_DELETION_COST_ANNOTATION]: String(standingMarkCost([])), [MARKED_AT_ANNOTATION]: iso(at) };
   return { ...pod, object: { ...pod.object, metadata: { ...pod.object.metadata, annotations } } };
 }
 

@@ -257,9 +257,9 @@ test("the agent's identity changes only its own fields of ExtendedDeployment obj
     const statefulSet = await admin.apps.readNamespacedStatefulSet({ namespace: ns, name: 'web-zone-a' });
     expect([statefulSet.spec?.replicas, statefulSet.spec?.updateStrategy]).toEqual([2, { type: 'RollingUpdate', rollingUpdate: { partition: 2 } }]);
 
-    await act('ReplicaSet', { kind: 'markOld', region, pod, uid, at: '2026-01-01T00:00:00Z' });
+    await act('ReplicaSet', { kind: 'markOld', region, pod, uid, at: '2026-01-01T00:00:00Z', cost: -2147483648 });
     expect((await readPod(ns, pod)).metadata?.annotations).toMatchObject({
-      [POD_DELETION_COST_ANNOTATION]: '-100',
+      [POD_DELETION_COST_ANNOTATION]: '-2147483648',
       [MARKED_AT_ANNOTATION]: '2026-01-01T00:00:00Z',
     });
     await act('ReplicaSet', { kind: 'unmark', region, pod, uid });

@@ -29,7 +29,9 @@ import {
   withRolloutEnv,
   type ObservedGroup,
 } from './rollout-kit.js';
-import { NAME_LABEL, REGION_LABEL } from '../../core/labels.js';
+import { NAME_LABEL, POD_DELETION_COST_ANNOTATION, REGION_LABEL, REVISION_LABEL } from '../../core/labels.js';
+import type { RenderedExtendedDeployment } from '../../core/render.js';
+import { OLD_MARK_COST } from '../../core/rollout/removal-marks.js';
 
 const table = (groups: readonly ObservedGroup[]) =>
   groups.map((g) => `group ${g.group}: ${g.regions.map((r) => `${r.name.split('-')[0]} ${r.updated}/${r.updated + r.old}`).join(', ')}`).join(' | ');
@@ -107,6 +109,27 @@ async function waitObserved(ns: string): Promise<void> {
   );
 }
 
+/** Each live pod's pod-deletion-cost, as `new <cost>` or `old <cost>` by `rendered`'s revisions, sorted. */
+async function deletionCosts(ns: string, rendered: RenderedExtendedDeployment): Promise<string[]> {
+  const revisions = new Set(rendered.regions.map((r) => r.revision));
+  const side = (revision: string | undefined) => (revisions.has(revision ?? '') ? 'new' : 'old');
+  return (await edPods(ns))
+    .filter(isLive)
+    .map((p) => `${side(p.metadata?.labels?.[REVISION_LABEL])} ${p.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION] ?? 'none'}`)
+    .sort();
+}
+
+/** `n` times `entry`. */
+const times = (n: number, entry: string) => Array.from({ length: n }, () => entry);
+
+/** Waits until the live pods' costs (deletionCosts) are `expected`. */
+async function waitForCosts(ns: string, rendered: RenderedExtendedDeployment, expected: readonly string[], what: string): Promise<void> {
+  const want = [...expected].sort();
+  await waitFor(what, async () => JSON.stringify(await deletionCosts(ns, rendered)) === JSON.stringify(want), {
+    describe: async () => ({ want, have: await deletionCosts(ns, rendered) }),
+  });
+}
+
 /** The simulated pods per region after group `group`. */
 function simGroup(sim: Awaited<ReturnType<typeof simulateFromCluster>>, group: number) {
   const g = sim.groups.find((x) => x.group === group);
@@ -117,7 +140,9 @@ function simGroup(sim: Awaited<ReturnType<typeof simulateFromCluster>>, group: n
 test('approval gates hold until approved: edctl approve, then strategy.approval from Git', async ({ ns }) => {
   await withRolloutEnv(ns, 'approvals', async (env) => {
     const base = { replicas: [3, 2, 2], strategy: { needWaitingForConfirm: true } };
-    await fill(env, { image: V1, ...base });
+    const v1 = await fill(env, { image: V1, ...base });
+    // Standing marks (removal-marks.ts): v1's pods, created with no old pods, one above a rollout's own marks.
+    await waitForCosts(ns, v1, times(7, `new ${OLD_MARK_COST + 1}`), "v1's pods carry standing marks");
     const v2 = env.render({ image: V2, ...base });
     const sim = await simulateFromCluster(ns, v2);
     expect(sim.totalGroups).toBe(3);
@@ -127,6 +152,14 @@ test('approval gates hold until approved: edctl approve, then strategy.approval 
     await waitForPhase(ns, v2.rolloutRevision, 1, 'WaitingForConfirmation', 180_000, v2);
     await waitForPods(ns, v2, simGroup(sim, 1), 'group 1');
     await assertHolds(ns, v2, 5_000, (s) => expect([s.phase, s.currentGroup]).toEqual(['WaitingForConfirmation', 1]));
+    // Group 1's new pods are marked for the next rollout while the old pods still run, one above their marks.
+    const group1 = simGroup(sim, 1);
+    await waitForCosts(
+      ns,
+      v2,
+      group1.flatMap((r) => [...times(r.updated, `new ${OLD_MARK_COST + 2}`), ...times(r.old, `old ${OLD_MARK_COST + 1}`)]),
+      "group 1's new pods carry standing marks above the old pods'",
+    );
 
     // A Git approval naming another rollout revision is ignored.
     const wrong = env.render({ image: V2, ...base, strategy: { ...base.strategy, approval: { revision: '0123456789', throughGroup: 3 } } });
@@ -151,6 +184,7 @@ test('approval gates hold until approved: edctl approve, then strategy.approval 
     await apply(approved);
     await waitForPhase(ns, v2.rolloutRevision, 3, 'Healthy', 180_000, v2);
     await waitForPods(ns, v2, simGroup(sim, 3), 'group 3');
+    await waitForCosts(ns, v2, times(7, `new ${OLD_MARK_COST + 2}`), "v2's pods carry standing marks");
     const reasons = (await edEvents(ns, { until: completedEvent(v2.rolloutRevision) })).map((e) => e.reason);
     expect(reasons.filter((r) => r === 'WaitingForConfirmation').length).toBeGreaterThanOrEqual(2);
     expect(reasons).toContain('RolloutCompleted');
