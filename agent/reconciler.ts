@@ -1,6 +1,6 @@
 import { extendedDeploymentStatus, type ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import { ED_KIND, UPSTREAM_INPLACESET_KIND } from '../core/api/identity.js';
-import type { MarkPodAction, RolloutAction } from '../core/rollout/actions.js';
+import { isStandingMark, type MarkPodAction, type RolloutAction } from '../core/rollout/actions.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
 import { gateActions } from '../core/rollout/readiness-gate.js';
 import type { WorkloadKind } from '../core/kube/objects.js';
@@ -85,9 +85,6 @@ function trafficLogFields(write: TrafficWrite): Record<string, string> {
   const name = write.kind === 'applyService' ? write.service.metadata.name : write.kind === 'applyRoute' ? write.route.metadata.name : write.name;
   return { kind: 'traffic', write: write.kind, name };
 }
-
-/** Whether the action is a standing mark, which no step of the rollout waits for (MarkPodAction.standing). */
-const isStandingMark = (action: RolloutAction): action is MarkPodAction => action.kind === 'markOld' && action.standing === true;
 
 /** Old pods of one region marked concurrently within one reconcile. */
 export const MARK_CONCURRENCY = 8;

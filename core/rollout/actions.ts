@@ -39,6 +39,9 @@ export interface MarkPodAction {
   readonly standing?: true;
 }
 
+/** Whether the action is a standing mark, which no step of the rollout waits for (MarkPodAction.standing). */
+export const isStandingMark = (action: RolloutAction): action is MarkPodAction => action.kind === 'markOld' && action.standing === true;
+
 /**
  * Mark an old-revision pod its region's partition keeps, so a scale-down removes it after any other pod
  * (pod-deletion-cost); it replaces a mark for removal.

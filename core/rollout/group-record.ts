@@ -2,7 +2,7 @@ import * as z from 'zod';
 import type { ExtendedDeploymentStatus } from '../api/extended-deployment.js';
 import { parseJsonAnnotation } from '../kube/json-annotation.js';
 import { workloadKindOf } from '../kube/workload-kinds.js';
-import type { RolloutAction } from './actions.js';
+import { isStandingMark, type RolloutAction } from './actions.js';
 import type { RolloutInput, RolloutPlan } from './planner.js';
 
 /**
@@ -90,6 +90,6 @@ const isRecordedScaleDown = (a: RolloutAction) => a.kind === 'scale' && a.record
  */
 export function startsGroupOnWorkloads(plan: RolloutPlan, input: RolloutInput): boolean {
   if (input.ed.spec.strategy.traffic !== undefined) return false;
-  const alongside = (a: RolloutAction) => a.kind === 'openGate' || a.kind === 'closeGate' || (a.kind === 'markOld' && a.standing === true);
+  const alongside = (a: RolloutAction) => a.kind === 'openGate' || a.kind === 'closeGate' || isStandingMark(a);
   return plan.actions.some(isRecordedScaleDown) && plan.actions.every((a) => isRecordedScaleDown(a) || alongside(a));
 }
