@@ -142,6 +142,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
       const key = edKey(ed);
       return key !== undefined && ownWrites.isAnswer(key, ED_KIND, ed);
     },
+    isStandingMarkEcho: (pod, previous) => reconciler.isStandingMarkEcho(pod, previous),
     onNodeEvent: nodesChanged,
     onUsageEvent: nodesChanged,
     namespaces: settings.namespaces,

@@ -73,6 +73,8 @@ describe('makeInformers: keys for two controllers', () => {
       enqueueRegion: (key) => regions.push(key),
       // The agent's own status write, as the API server answered it: version 3 here.
       isOwnStatusAnswer: (ed) => ed.metadata?.resourceVersion === '3',
+      // The echo of a standing mark: a pod's update from version 6 to 7 here.
+      isStandingMarkEcho: (pod, previous) => previous?.metadata?.resourceVersion === '6' && pod.metadata?.resourceVersion === '7',
     });
     // The history's and traffic's informers are not waited for: a role without them holds no rollout back.
     expect(informers.besides.map((i) => i.resource)).toEqual(['controllerrevisions', 'services', 'httproutes']);
@@ -179,6 +181,17 @@ describe('makeInformers: keys for two controllers', () => {
       send('/api/v1/pods', readyPod(true, '5'));
       await until(() => owners.length === 2 && availableAt.length > 0);
       expect(availableAt).toEqual([['shop/web', Date.parse('2026-01-01T00:00:12Z')]]);
+
+      // The echo of a standing mark wakes no key, nor tells an availability (the pod's update before it did).
+      owners.length = 0;
+      availableAt.length = 0;
+      send('/api/v1/pods', readyPod(true, '6'));
+      send('/api/v1/pods', readyPod(true, '7'));
+      await until(() => informers.caches.pods.get('web-amd-1', 'shop')?.metadata?.resourceVersion === '7');
+      send('/api/v1/pods', readyPod(true, '8'));
+      await until(() => informers.caches.pods.get('web-amd-1', 'shop')?.metadata?.resourceVersion === '8' && owners.length === 2);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect([owners, availableAt.length]).toEqual([['shop/web', 'shop/web'], 2]);
     } finally {
       await Promise.all(started.map((i) => i.stop()));
     }

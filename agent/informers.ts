@@ -264,6 +264,11 @@ export function makeInformers(
      * isAnswer; see Reconciler.reconcile): it wakes no key. Every change wakes its keys when absent.
      */
     isOwnStatusAnswer?: (ed: ExtendedDeploymentObject) => boolean;
+    /**
+     * Whether a pod's update (`previous`, the pod as cached before it) is the echo of a standing mark of a rollout
+     * under way (StandingMarks.isEcho): it wakes no key. Every change wakes its key when absent.
+     */
+    isStandingMarkEcho?: (pod: V1Pod, previous: V1Pod | undefined) => boolean;
     /** The owner of a pod, regional workload or ControllerRevision that changed. */
     enqueueOwned: (key: EdKey) => void;
     /**
@@ -363,7 +368,7 @@ export function makeInformers(
     plural: string,
     list: (ns: string | undefined) => Promise<KubernetesListObject<T>>,
     make: InformerFactory<T> = common.make,
-    onEvent: (event: InformerEvent, object: T) => void = toOwner,
+    onEvent: (event: InformerEvent, object: T, previous?: T) => void = toOwner,
   ): RunningInformer<T> =>
     watched(
       plural,
@@ -410,9 +415,9 @@ export function makeInformers(
     'pods',
     (namespace) => (namespace ? core.listNamespacedPod({ namespace, labelSelector }) : core.listPodForAllNamespaces({ labelSelector })),
     transformingInformer<V1Pod>(slimPod),
-    (event, pod) => {
+    (event, pod, previous) => {
       const key = ownerKey(pod);
-      if (!key) return;
+      if (!key || (event === 'update' && options.isStandingMarkEcho?.(pod, previous))) return;
       options.enqueueOwned(key);
       if (event === 'delete' || !options.enqueueAt) return;
       const { namespace, name } = splitKey(key);

@@ -677,8 +677,10 @@ describe('Reconciler', () => {
     };
     // The key wrote nothing since its last status: the counts (a new pod) are written at once, as without the mark.
     const idle = look();
-    await idle.reconciler.reconcile(edKeyOf('shop', 'web'));
+    const wrote = await idle.reconciler.reconcile(edKeyOf('shop', 'web'));
     await idle.reconciler.standingMarksSent();
+    // Its echo wakes no look (StandingMarks.isEcho): the status was written alone, so the next look comes at once.
+    expect(wrote.requeueAfterMs).toBe(0);
     expect(idle.actions).toEqual([expect.objectContaining({ kind: 'markOld', pod: 'web-amd-c', cost: OLD_MARK_COST + 1, standing: true })]);
     // The mark of a rollout under way goes out once no reconcile is, after the status.
     expect(idle.calls).toEqual(['status:Progressing:1', 'markOld:web-amd-c']);

@@ -219,6 +219,11 @@ export class Reconciler {
     return this.standingMarks.idle();
   }
 
+  /** Whether a pod's update is the echo of a standing mark of a rollout under way, which wakes no look (StandingMarks.isEcho). */
+  isStandingMarkEcho(pod: MetaObject, previous: MetaObject | undefined): boolean {
+    return this.standingMarks.isEcho(pod, previous);
+  }
+
   /**
    * Since when (the clock's ms) the looks at `key` find its next step waiting for a regional workload's controller,
    * without a look in between that found otherwise; undefined when the last look did not.
@@ -237,8 +242,8 @@ export class Reconciler {
    * was found with nothing to do: bench:peers at 200 rollouts at once counted 59.8 reconciles per rollout with them,
    * 53.5–55.6 without). Where a planned look wrote the status alone, the next look comes at once instead, since a
    * status may record a transition the next look acts on (a rollout recorded, then its first group); where it also
-   * wrote pods or workloads, their events bring it. A status that reports an invalid spec or a blocked read waits for a
-   * change, as before.
+   * wrote pods or workloads, their events bring it (not those of the standing marks of a rollout under way, which wake
+   * none: StandingMarks.isEcho). A status that reports an invalid spec or a blocked read waits for a change, as before.
    */
   async reconcile(key: EdKey): Promise<ReconcileResult> {
     const look = { status: false, owned: false };
@@ -662,15 +667,17 @@ export class Reconciler {
 
   /**
    * Queues the plan's standing marks in their lane, those of a rollout under way for an idle moment (OfferOptions);
-   * throws the failure of one of the key's marks since its last look. Their events bring the next look, as those of the
-   * pods the reconcile writes do (see performed).
+   * throws the failure of one of the key's marks since its last look. The events of a completed rollout's marks bring
+   * the next look, as those of the pods the reconcile writes do (see performed); those of a rollout under way wake none
+   * (StandingMarks.isEcho).
    */
   private offerStandingMarks(key: EdKey, namespace: string, plan: RolloutPlan): void {
     const standing = plan.actions.filter(isStandingMark);
-    const background = this.standingMarks.offer(key, namespace, standing, { whenIdle: rolloutUnderWay(plan.status) });
+    const whenIdle = rolloutUnderWay(plan.status);
+    const background = this.standingMarks.offer(key, namespace, standing, { whenIdle });
     if (background) throw background.failure;
     const look = this.looks.get(key);
-    if (look && standing.length > 0) look.owned = true;
+    if (look && standing.length > 0 && !whenIdle) look.owned = true;
   }
 
   /**

@@ -3,7 +3,9 @@ import type { MarkPodAction } from '../core/rollout/actions.js';
 import { edKeyOf, type EdKey } from './keys.js';
 import { OWN_WRITES_TTL_MS } from './own-writes.js';
 import { FakeClock } from './runtime/clock.js';
-import { StandingMarks } from './standing-marks.js';
+import { MARKED_AT_ANNOTATION, POD_DELETION_COST_ANNOTATION } from '../core/labels.js';
+import type { MetaObject } from '../core/kube/objects.js';
+import { isMarkEcho, StandingMarks } from './standing-marks.js';
 
 const mark = (pod: string): MarkPodAction => ({
   kind: 'markOld',
@@ -176,5 +178,68 @@ describe('StandingMarks', () => {
     // The next term's looks plan them again.
     l.marks.offer(api, 'shop', [mark('a1')]);
     expect(l.sent.at(-1)).toBe('shop/api:a1');
+  });
+
+  it('tells the echo of a mark of a rollout under way, sent or being sent; not of a queued one or a completed rollout’s', async () => {
+    const l = lane(8, () => true);
+    const echo = (name: string) => [pod(name, '2', marked(mark(name))), pod(name, '1')] as const;
+    l.marks.offer(web, 'shop', [mark('w0')], { whenIdle: true });
+    l.marks.offer(api, 'shop', [mark('a0')]);
+    // In flight (the watch may bring the echo before the answer), then answered.
+    expect(l.marks.isEcho(...echo('w0'))).toBe(true);
+    await l.answer('w0');
+    expect(l.marks.isEcho(...echo('w0'))).toBe(true);
+    expect(l.marks.isEcho(echo('w0')[0], undefined)).toBe(false); // nothing to compare with
+    // A completed rollout's mark is the key's own write: its look waits for it.
+    expect(l.marks.isEcho(...echo('a0'))).toBe(false);
+    expect(l.marks.isEcho(...echo('x0'))).toBe(false); // no mark of the lane's
+    const busy = lane(8, () => false);
+    busy.marks.offer(web, 'shop', [mark('w0')], { whenIdle: true });
+    expect(busy.marks.isEcho(...echo('w0'))).toBe(false); // queued: not sent, so not its echo
+  });
+});
+
+/** A pod with a Ready condition, at `version`, with `annotations`. */
+function pod(name: string, version: string, annotations?: Record<string, string>, ready = 'True'): MetaObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'shop', uid: `uid-${name}`, resourceVersion: version, ...(annotations && { annotations }) },
+    status: { conditions: [{ type: 'Ready', status: ready }] },
+  } as MetaObject;
+}
+
+/** The annotations `m` writes, after `others`. */
+const marked = (m: MarkPodAction, others: Record<string, string> = {}) => ({
+  ...others,
+  [POD_DELETION_COST_ANNOTATION]: String(m.cost),
+  [MARKED_AT_ANNOTATION]: m.at,
+});
+
+describe('isMarkEcho', () => {
+  const m = mark('p');
+  const team = { 'team.example/owner': 'shop' };
+  it.each<[string, MetaObject, MetaObject, boolean]>([
+    ['the mark made, nothing else', pod('p', '1'), pod('p', '2', marked(m)), true],
+    [
+      'the mark made beside other annotations, in any order',
+      pod('p', '1', team),
+      pod('p', '2', { [MARKED_AT_ANNOTATION]: m.at, ...team, [POD_DELETION_COST_ANNOTATION]: String(m.cost) }),
+      true,
+    ],
+    ['an earlier mark replaced', pod('p', '1', marked({ ...m, cost: -2147483648, at: '2025-01-01T00:00:00Z' })), pod('p', '2', marked(m)), true],
+    [
+      'managed fields changed with it',
+      pod('p', '1'),
+      { ...pod('p', '2', marked(m)), metadata: { ...pod('p', '2', marked(m)).metadata, managedFields: [{ manager: 'x' }] } } as MetaObject,
+      true,
+    ],
+    ['the pod turned unready as well (a watch that missed an update)', pod('p', '1'), pod('p', '2', marked(m), 'False'), false],
+    ['another annotation changed as well', pod('p', '1'), pod('p', '2', marked(m, team)), false],
+    ['another cost', pod('p', '1'), pod('p', '2', marked({ ...m, cost: -5 })), false],
+    ['another time', pod('p', '1'), pod('p', '2', marked({ ...m, at: '2026-01-01T00:00:01Z' })), false],
+    ['the mark removed', pod('p', '1', marked(m)), pod('p', '2'), false],
+  ])('%s: %s', (_name, previous, now, echo) => {
+    expect(isMarkEcho(previous, now, m)).toBe(echo);
   });
 });

@@ -50,6 +50,7 @@ function setup(script: ('ok' | 'error')[], path = '/api/v1/pods', indexBy?: (o: 
   const events: [InformerEvent, string][] = [];
   const seenInIndex: string[][] = [];
   const restarts: string[] = [];
+  const previousVersions: (string | undefined)[] = [];
   const informer = new ResilientInformer(
     new KubeConfig(),
     { resource: 'pods', path, list: async () => ({ items: [], metadata: {} }) },
@@ -57,8 +58,9 @@ function setup(script: ('ok' | 'error')[], path = '/api/v1/pods', indexBy?: (o: 
       clock,
       log: silentLogger,
       random: () => 1, // no jitter below the full delay, and the longest watch timeout
-      onEvent: (event, object) => {
+      onEvent: (event, object, previous) => {
         events.push([event, object.metadata?.name ?? '']);
+        previousVersions.push(previous?.metadata?.resourceVersion);
         seenInIndex.push(informer.byIndex('web').map((o) => o.metadata?.name ?? ''));
       },
       onRestart: (resource) => restarts.push(resource),
@@ -70,7 +72,7 @@ function setup(script: ('ok' | 'error')[], path = '/api/v1/pods', indexBy?: (o: 
       ...(indexBy && { indexBy }),
     },
   );
-  return { clock, fake, informer, events, restarts, seenInIndex };
+  return { clock, fake, informer, events, restarts, seenInIndex, previousVersions };
 }
 
 describe('ResilientInformer', () => {
@@ -102,6 +104,20 @@ describe('ResilientInformer', () => {
     expect(seenInIndex).toEqual([['a'], ['a', 'b'], ['b'], []]);
     expect(informer.byIndex('api').map((o) => o.metadata?.name)).toEqual(['a']);
     expect(setup([]).informer.byIndex('web')).toEqual([]); // no index function: nothing is indexed
+  });
+
+  it("gives an update's handler the object as cached before, where the index has it", async () => {
+    const app = (o: KubernetesObject) => o.metadata?.labels?.['app'];
+    const { fake, informer, previousVersions } = setup(['ok'], '/api/v1/pods', app);
+    informer.start();
+    await settle();
+    const a = (resourceVersion: string, labels?: Record<string, string>) => ({ metadata: { name: 'a', resourceVersion, ...(labels && { labels }) } });
+    fake.emit('add', a('1', { app: 'web' }));
+    fake.emit('update', a('2', { app: 'web' }));
+    fake.emit('update', a('3'));
+    fake.emit('update', a('4', { app: 'web' }));
+    // An add has none; the update to 3 had 2 before it; 3 had no index value, so the update to 4 is told of none.
+    expect(previousVersions).toEqual([undefined, '1', '2', undefined]);
   });
 
   it('asks the server to end each watch after a randomized 5 to 10 minutes, and for bookmarks', () => {

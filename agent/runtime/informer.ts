@@ -109,7 +109,11 @@ export class ResilientInformer<T extends KubernetesObject> implements RunningInf
     private readonly options: {
       readonly clock: Clock;
       readonly log: Logger;
-      readonly onEvent: (event: InformerEvent, object: T) => void;
+      /**
+       * The cache changed. `previous`: an update's object as it was cached before, where the index knows it (the object
+       * has an index value), so that a handler can tell what changed.
+       */
+      readonly onEvent: (event: InformerEvent, object: T, previous?: T) => void;
       readonly onRestart?: (resource: string) => void;
       /** The API server answered 403 to a list or watch of the resource (RBAC: no restart helps until it is granted). */
       readonly onForbidden?: (verb: 'list' | 'watch', resource: string) => void;
@@ -142,8 +146,8 @@ export class ResilientInformer<T extends KubernetesObject> implements RunningInf
     });
     this.informer.on('update', (o) => {
       this.heard();
-      this.index.upsert(o);
-      this.options.onEvent('update', o);
+      const previous = this.index.upsert(o);
+      this.options.onEvent('update', o, previous);
     });
     this.informer.on('delete', (o) => {
       this.heard();

@@ -41,6 +41,16 @@ describe('ObjectIndex', () => {
     expect(index.get('shop/api')).toEqual([]);
   });
 
+  it('returns the object an upsert replaces, as filed: none when new or when it had no value', () => {
+    const index = new ObjectIndex(ownerKey);
+    const version = (o: KubernetesObject | undefined) => o?.metadata?.resourceVersion;
+    expect(index.upsert(pod('p', 'web', 'shop', '1'))).toBeUndefined();
+    expect(version(index.upsert(pod('p', 'api', 'shop', '2')))).toBe('1');
+    expect(version(index.upsert(pod('p', undefined, 'shop', '3')))).toBe('2');
+    expect(index.upsert(pod('p', 'web', 'shop', '4'))).toBeUndefined();
+    expect(index.upsert(pod('p', 'web', 'other', '5'))).toBeUndefined(); // another namespace's p
+  });
+
   it('forgets a deleted object, found by name even when the deleted copy carries other labels', () => {
     const index = new ObjectIndex(ownerKey);
     index.upsert(pod('p', 'web'));

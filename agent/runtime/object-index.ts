@@ -21,11 +21,16 @@ export class ObjectIndex<T extends MetaObject> {
 
   constructor(private readonly valuesOf: (object: T) => IndexValues) {}
 
-  /** Files an added or updated object under its current values (and no longer under previous ones). */
-  upsert(object: T): void {
+  /**
+   * Files an added or updated object under its current values (and no longer under previous ones). Returns the object
+   * it replaces, as filed (none when new, or when it had no index value).
+   */
+  upsert(object: T): T | undefined {
     const key = objectKey(object.metadata?.namespace, object.metadata?.name ?? '');
     const values = indexValueList(this.valuesOf(object));
-    for (const value of this.filedUnder.get(key) ?? []) if (!values.includes(value)) this.remove(key, value);
+    const filed = this.filedUnder.get(key) ?? [];
+    const previous = filed.length > 0 ? this.groups.get(filed[0]!)?.get(key) : undefined;
+    for (const value of filed) if (!values.includes(value)) this.remove(key, value);
     for (const value of values) {
       let group = this.groups.get(value);
       if (!group) {
@@ -36,6 +41,7 @@ export class ObjectIndex<T extends MetaObject> {
     }
     if (values.length > 0) this.filedUnder.set(key, values);
     else this.filedUnder.delete(key);
+    return previous;
   }
 
   /** Forgets a deleted object. */
