@@ -3,15 +3,7 @@ import type { V1ControllerRevision, V1ReplicaSet } from '@kubernetes/client-node
 import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
 import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
 import type { AppsV1Api, CoreV1Api, CustomObjectsApi } from './runtime/kube-client.js';
-import {
-  GROUP_RECORD_ANNOTATION,
-  IN_PLACE_READINESS_GATE,
-  MARKED_AT_ANNOTATION,
-  HELD_POD_DELETION_COST,
-  POD_DELETION_COST_ANNOTATION,
-  REVISION_LABEL,
-  SWAP_STATE_ANNOTATION,
-} from '../core/labels.js';
+import { GROUP_RECORD_ANNOTATION, IN_PLACE_READINESS_GATE, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
 import type { HistoryAction } from '../core/history/revisions.js';
 import type { AdoptionAction } from '../core/adoption/actions.js';
 import type {
@@ -25,6 +17,7 @@ import type {
   TrafficAction,
 } from '../core/rollout/actions.js';
 import { formatGroupRecord } from '../core/rollout/group-record.js';
+import { markAnnotations } from '../core/rollout/removal-marks.js';
 import { adoptPod, scaleSource, verifyFreeze } from './adoption.js';
 import { keeperObject } from '../core/rollout/keeper.js';
 import { evictPod } from './eviction.js';
@@ -106,11 +99,9 @@ async function podAction(
 ): Promise<void> {
   switch (action.kind) {
     case 'markOld':
-      return mark(core, namespace, action.pod, action.uid, { [POD_DELETION_COST_ANNOTATION]: String(action.cost), [MARKED_AT_ANNOTATION]: action.at });
     case 'holdOld':
-      return mark(core, namespace, action.pod, action.uid, { [POD_DELETION_COST_ANNOTATION]: HELD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: action.at });
     case 'unmark':
-      return mark(core, namespace, action.pod, action.uid, { [POD_DELETION_COST_ANNOTATION]: null, [MARKED_AT_ANNOTATION]: null });
+      return mark(core, namespace, action.pod, action.uid, markAnnotations(action));
     case 'deletePod':
       return evictPod(core, namespace, action.pod, action.uid);
     case 'openGate':
@@ -214,7 +205,7 @@ const patchAs = (strategy: (typeof PatchStrategy)[keyof typeof PatchStrategy]) =
  * someone else just wrote. (A JSON patch `add` cannot add a key to a missing map, and pods created from templates
  * without annotations have none: trying it first cost a rejected request for almost every pod.)
  */
-async function mark(core: CoreV1Api, namespace: string, name: string, uid: string, annotations: Record<string, string | null>): Promise<void> {
+async function mark(core: CoreV1Api, namespace: string, name: string, uid: string, annotations: Readonly<Record<string, string | null>>): Promise<void> {
   try {
     await core.patchNamespacedPod(
       { name, namespace, body: { metadata: { uid, annotations } }, fieldManager: FIELD_MANAGER },

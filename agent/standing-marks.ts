@@ -1,6 +1,6 @@
-import { MARKED_AT_ANNOTATION, POD_DELETION_COST_ANNOTATION } from '../core/labels.js';
 import type { MetaObject, ObjectMeta } from '../core/kube/objects.js';
 import type { MarkPodAction } from '../core/rollout/actions.js';
+import { markAnnotations } from '../core/rollout/removal-marks.js';
 import type { Clock } from './runtime/clock.js';
 import type { EdKey } from './keys.js';
 import { OWN_WRITES_TTL_MS } from './own-writes.js';
@@ -59,11 +59,7 @@ interface Entry {
  */
 export function isMarkEcho(previous: MetaObject, pod: MetaObject, mark: MarkPodAction): boolean {
   const annotations = pod.metadata?.annotations ?? {};
-  const marked: Record<string, string> = {
-    ...previous.metadata?.annotations,
-    [POD_DELETION_COST_ANNOTATION]: String(mark.cost),
-    [MARKED_AT_ANNOTATION]: mark.at,
-  };
+  const marked: Record<string, string | null> = { ...previous.metadata?.annotations, ...markAnnotations(mark) };
   const names = Object.keys(annotations);
   if (names.length !== Object.keys(marked).length || names.some((name) => marked[name] !== annotations[name])) return false;
   const rest = ({ metadata, ...object }: MetaObject) => {

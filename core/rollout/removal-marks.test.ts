@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { OLD_MARK_COST, removalMarkCost, standingMarkCost } from './removal-marks.js';
+import { MARKED_AT_ANNOTATION, POD_DELETION_COST_ANNOTATION } from '../labels.js';
+import { markAnnotations, OLD_MARK_COST, removalMarkCost, standingMarkCost } from './removal-marks.js';
 
 describe('removalMarkCost', () => {
   it.each([
@@ -31,5 +32,17 @@ describe('standingMarkCost', () => {
   it('is none where the old marks leave no negative cost above them', () => {
     expect(standingMarkCost([-2])).toBe(-1);
     expect(standingMarkCost([-1])).toBeUndefined();
+  });
+});
+
+describe('markAnnotations', () => {
+  const pod = { region: 'a', pod: 'web-a-1', uid: 'u1' };
+  const at = '2026-01-01T00:00:00Z';
+  it.each([
+    ['a mark for removal: its cost', { kind: 'markOld', ...pod, at, cost: -2147483647 } as const, '-2147483647', at],
+    ['a hold: the cost that keeps the pod', { kind: 'holdOld', ...pod, at } as const, '100', at],
+    ['an unmark: both removed', { kind: 'unmark', ...pod } as const, null, null],
+  ])('%s', (_name, action, cost, markedAt) => {
+    expect(markAnnotations(action)).toEqual({ [POD_DELETION_COST_ANNOTATION]: cost, [MARKED_AT_ANNOTATION]: markedAt });
   });
 });

@@ -1,4 +1,5 @@
-import { OLD_POD_DELETION_COST } from '../labels.js';
+import { HELD_POD_DELETION_COST, MARKED_AT_ANNOTATION, OLD_POD_DELETION_COST, POD_DELETION_COST_ANNOTATION } from '../labels.js';
+import type { HoldPodAction, MarkPodAction, UnmarkPodAction } from './actions.js';
 
 /*
  * The order of the agent's marks for removal. Every negative pod-deletion-cost is one: the ReplicaSet controller removes
@@ -32,4 +33,14 @@ export function removalMarkCost(annotation: string | undefined): number | undefi
 export function standingMarkCost(oldMarks: readonly number[]): number | undefined {
   const cost = oldMarks.reduce((highest, c) => Math.max(highest, c), OLD_MARK_COST) + 1;
   return cost < 0 ? cost : undefined;
+}
+
+/**
+ * The annotations a mark writes on its pod, as a merge patch: its deletion cost and when it was made, or, for an
+ * unmark, null for both (removed). What the actuators write, the simulation applies and the agent knows its echo by.
+ */
+export function markAnnotations(action: MarkPodAction | HoldPodAction | UnmarkPodAction): Readonly<Record<string, string | null>> {
+  if (action.kind === 'unmark') return { [POD_DELETION_COST_ANNOTATION]: null, [MARKED_AT_ANNOTATION]: null };
+  const cost = action.kind === 'markOld' ? String(action.cost) : HELD_POD_DELETION_COST;
+  return { [POD_DELETION_COST_ANNOTATION]: cost, [MARKED_AT_ANNOTATION]: action.at };
 }

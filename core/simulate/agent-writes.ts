@@ -6,16 +6,10 @@
  * name, does nothing.
  */
 import type { PodObject } from '../kube/objects.js';
-import {
-  IN_PLACE_READINESS_GATE,
-  MARKED_AT_ANNOTATION,
-  HELD_POD_DELETION_COST,
-  POD_DELETION_COST_ANNOTATION,
-  REVISION_LABEL,
-  SWAP_STATE_ANNOTATION,
-} from '../labels.js';
+import { IN_PLACE_READINESS_GATE, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../labels.js';
 import { parseSwapState } from '../inplace/swap-state.js';
 import type { RolloutAction } from '../rollout/actions.js';
+import { markAnnotations } from '../rollout/removal-marks.js';
 import { iso, isTarget, replaced, withSpec, written, type Cluster, type Setting, type SimPod, type SimWorkload } from './cluster.js';
 import { deletedPod } from './kubelet.js';
 import { partitionOf } from './statefulset-controller.js';
@@ -37,7 +31,7 @@ export function performAll(cluster: Cluster, actions: readonly RolloutAction[], 
     const changed = change(pod);
     if (changed) pods[i] = changed;
   };
-  const annotate = (annotations: Readonly<Record<string, string | undefined>>) => (p: SimPod) => ({
+  const annotate = (annotations: Readonly<Record<string, string | null>>) => (p: SimPod) => ({
     ...p,
     object: written(withAnnotations(p.object, annotations), {}),
   });
@@ -53,13 +47,9 @@ export function performAll(cluster: Cluster, actions: readonly RolloutAction[], 
         next = setPartition(next, action.workload, action.partition);
         break;
       case 'markOld':
-        patch(action.pod, action.uid, annotate({ [POD_DELETION_COST_ANNOTATION]: String(action.cost), [MARKED_AT_ANNOTATION]: action.at }));
-        break;
       case 'holdOld':
-        patch(action.pod, action.uid, annotate({ [POD_DELETION_COST_ANNOTATION]: HELD_POD_DELETION_COST, [MARKED_AT_ANNOTATION]: action.at }));
-        break;
       case 'unmark':
-        patch(action.pod, action.uid, annotate({ [POD_DELETION_COST_ANNOTATION]: undefined, [MARKED_AT_ANNOTATION]: undefined }));
+        patch(action.pod, action.uid, annotate(markAnnotations(action)));
         break;
       case 'openGate':
       case 'closeGate':
@@ -115,11 +105,11 @@ function setPartition(cluster: Cluster, name: string, partition: number): Cluste
   return { ...cluster, statefulSets: replaced(cluster.statefulSets, index, withSpec(sts, { updateStrategy })) };
 }
 
-/** Sets annotations; an undefined value removes the key (a merge patch with null). */
-function withAnnotations(pod: PodObject, annotations: Readonly<Record<string, string | undefined>>): PodObject {
+/** Sets annotations as a merge patch does: a null value removes the key. */
+function withAnnotations(pod: PodObject, annotations: Readonly<Record<string, string | null>>): PodObject {
   const merged: Record<string, string> = { ...pod.metadata?.annotations };
   for (const [key, value] of Object.entries(annotations)) {
-    if (value === undefined) delete merged[key];
+    if (value === null) delete merged[key];
     else merged[key] = value;
   }
   return { ...pod, metadata: { ...pod.metadata, annotations: merged } };
