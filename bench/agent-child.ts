@@ -234,6 +234,8 @@ const STATUS_WRITES = 'extendeddeployment_agent_status_writes_total';
 export interface AgentShare {
   /** ExtendedDeployment reconciles, every result. */
   readonly reconciles: number;
+  /** The same by result (the histogram's `result` label: synced, stale, gone, …), most first. */
+  readonly byResult: ReadonlyMap<string, number>;
   /** How long keys waited in the work queue before a worker took them. */
   readonly queueWait: HistogramSnapshot;
   /** How long the reconciles that planned and acted (result synced) took, their API writes included. */
@@ -246,11 +248,12 @@ export interface AgentShare {
 export function agentShare(before: string, after: string): AgentShare {
   const delta = (name: string, labels: string) => histogramDelta(histogram(after, name, labels), histogram(before, name, labels));
   const results = new Set([...after.matchAll(new RegExp(`^${RECONCILE}_count\\{${ED_CONTROLLER},result="([^"]+)"\\}`, 'gm'))].map((m) => m[1]!));
-  const reconciles = [...results].reduce((sum, result) => sum + delta(RECONCILE, `${ED_CONTROLLER},result="${result}"`).count, 0);
+  const byResult = new Map([...results].map((result) => [result, delta(RECONCILE, `${ED_CONTROLLER},result="${result}"`).count] as const));
   const writes = (change: StatusWriteChange) =>
     (metricValue(after, STATUS_WRITES, `change="${change}"`) || 0) - (metricValue(before, STATUS_WRITES, `change="${change}"`) || 0);
   return {
-    reconciles,
+    reconciles: [...byResult.values()].reduce((sum, n) => sum + n, 0),
+    byResult: new Map([...byResult].sort((a, b) => b[1] - a[1])),
     queueWait: delta(QUEUE_WAIT, ED_CONTROLLER),
     synced: delta(RECONCILE, `${ED_CONTROLLER},result="synced"`),
     statusWrites: { transition: writes('transition'), progress: writes('progress') },
@@ -261,6 +264,11 @@ export function agentShare(before: string, after: string): AgentShare {
 export function addShares(a: AgentShare, b: AgentShare): AgentShare {
   return {
     reconciles: a.reconciles + b.reconciles,
+    byResult: new Map(
+      [...new Set([...a.byResult.keys(), ...b.byResult.keys()])]
+        .map((k) => [k, (a.byResult.get(k) ?? 0) + (b.byResult.get(k) ?? 0)] as const)
+        .sort((x, y) => y[1] - x[1]),
+    ),
     queueWait: histogramSum(a.queueWait, b.queueWait),
     synced: histogramSum(a.synced, b.synced),
     statusWrites: { transition: a.statusWrites.transition + b.statusWrites.transition, progress: a.statusWrites.progress + b.statusWrites.progress },

@@ -2,7 +2,7 @@
  * bench/peers: the same image rollouts driven by this project's agent and by Argo Rollouts, alternating, in one run on
  * the lab cluster. Prints figures per controller and the ratios ours / theirs; asserts nothing about time.
  *
- *   npm run bench:peers -- [--scales 200,50,1] [--rounds 1,1,5] [--replicas 10] [--batch 2] [--argo-qps 1000]
+ *   npm run bench:peers -- [--scales 200,50,1] [--rounds 2,2,5] [--replicas 10] [--batch 2] [--argo-qps 1000]
  *                          [--argo-burst 2000] [--rollout-timeout 900] [--agent-log <file>] [--agent-workers <n>]
  *                          [--argo-log <file>]
  *
@@ -31,9 +31,11 @@
  * ServiceAccount in namespace `bench-peers`, bound to cluster-admin; the lab's CA), each watching only its own fresh
  * namespace. Each scale runs on a clean namespace pair per round, and which controller goes first alternates between
  * scales and rounds. A scale runs --rounds times (one count per scale, or one for all; default 5 for a scale under 10
- * rollouts, whose wall time is otherwise one rollout's single draw, else 1): the rounds' rollouts and steps are pooled
- * before percentiles, requests per rollout averaged, and CPU and peak RSS are the median of the rounds' (each round's
- * printed too). Scales run in the order given, the largest first by default: the lab's API server grows with every
+ * rollouts, whose wall time is otherwise one rollout's single draw, else 2, so that each controller goes first once:
+ * the one that goes second meets an API server grown by the first's rollouts, and one round's CPU seconds at 200
+ * rollouts moved the ratio between 0.91 and 1.03 over seven runs): the rounds' rollouts and steps are pooled before
+ * percentiles, requests per rollout averaged, and CPU and peak RSS are the median of the rounds' (each round's printed
+ * too). Scales run in the order given, the largest first by default: the lab's API server grows with every
  * rollout it serves (1.6 GB after one run of the three) and the reactions of both controllers slow with it (the agent's
  * p99 at 200 rollouts: 227 ms on a fresh lab, 380 ms after the other scales). A running lab is reused; runs to compare
  * want BENCH_FRESH_LAB=1, which starts each on a fresh one (bench/lab-kit.ts labSteps).
@@ -168,8 +170,11 @@ function agentWorkers(value: string): number {
   return n;
 }
 
-/** Rounds of a scale when --rounds does not say: a small scale's figures are otherwise one or a few rollouts' draws. */
-const roundsByDefault = (scale: number) => (scale < 10 ? 5 : 1);
+/**
+ * Rounds of a scale when --rounds does not say: a small scale's figures are otherwise one or a few rollouts' draws, and a
+ * larger one's two rounds let each controller go first once.
+ */
+const roundsByDefault = (scale: number) => (scale < 10 ? 5 : 2);
 
 /** --rounds: one count for every scale, or one per scale in --scales' order; absent, roundsByDefault. */
 function roundsOf(text: string | undefined, scales: readonly number[]): number[] {
@@ -740,7 +745,8 @@ function report(n: number, rounds: readonly Record<Side, SideResult>[], firsts: 
   if (share) {
     const q = (h: HistogramSnapshot, p: number) => `${Math.round(histogramQuantile(h, p) * 1000)} ms`;
     lines.push(
-      `  ${LABEL.ours} own share (its /metrics, buckets interpolated): ${(share.reconciles / total).toFixed(1)} reconciles / rollout; ` +
+      `  ${LABEL.ours} own share (its /metrics, buckets interpolated): ${(share.reconciles / total).toFixed(1)} reconciles / rollout ` +
+        `(${[...share.byResult].map(([result, n]) => `${result} ${(n / total).toFixed(1)}`).join(', ')}); ` +
         `status writes / rollout ${((share.statusWrites.transition + share.statusWrites.progress) / total).toFixed(1)} ` +
         `(transitions ${(share.statusWrites.transition / total).toFixed(1)}, counts alone ${(share.statusWrites.progress / total).toFixed(1)}); ` +
         `queue wait p50 ${q(share.queueWait, 0.5)}, p99 ${q(share.queueWait, 0.99)}; reconcile that acted p50 ${q(share.synced, 0.5)}, p99 ${q(share.synced, 0.99)}` +

@@ -24,10 +24,34 @@ describe('bench histograms', () => {
     expect([both.count, both.sum]).toEqual([7, 2]);
     expect(histogramQuantile(both, 0.5)).toBeCloseTo(histogramQuantile(histogram(scrape([1, 5, 6, 7], 2), 'w'), 0.5));
     const shares = addShares(
-      { reconciles: 10, queueWait: a, synced: b, statusWrites: { transition: 4, progress: 1 } },
-      { reconciles: 5, queueWait: b, synced: a, statusWrites: { transition: 2, progress: 3 } },
+      {
+        reconciles: 10,
+        byResult: new Map([
+          ['synced', 9],
+          ['stale', 1],
+        ]),
+        queueWait: a,
+        synced: b,
+        statusWrites: { transition: 4, progress: 1 },
+      },
+      {
+        reconciles: 5,
+        byResult: new Map([
+          ['synced', 3],
+          ['gone', 2],
+        ]),
+        queueWait: b,
+        synced: a,
+        statusWrites: { transition: 2, progress: 3 },
+      },
     );
     expect(shares.reconciles).toBe(15);
+    // Results of both windows added, most first.
+    expect([...shares.byResult]).toEqual([
+      ['synced', 12],
+      ['gone', 2],
+      ['stale', 1],
+    ]);
     expect(shares.statusWrites).toEqual({ transition: 6, progress: 4 });
     expect(shares.queueWait.count).toBe(7);
     expect(shares.synced.count).toBe(7);
@@ -90,6 +114,10 @@ describe("the agent's own share (bench:peers, bench:agent)", () => {
     for (const seconds of [0.0005, 0.0005, 0.3]) metrics.queueWait.observe(ed, seconds);
     const share = agentShare(before, await metrics.registry.metrics());
     expect(share.reconciles).toBe(5); // 4 synced and 1 stale since the first scrape; the DeployRegion controller's not
+    expect([...share.byResult]).toEqual([
+      ['synced', 4],
+      ['stale', 1],
+    ]);
     expect(share.synced.count).toBe(4);
     expect(histogramQuantile(share.synced, 0.5)).toBeLessThanOrEqual(0.005);
     expect(histogramQuantile(share.synced, 0.99)).toBeGreaterThan(0.1);
