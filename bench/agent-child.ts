@@ -232,9 +232,7 @@ const STATUS_WRITES = 'extendeddeployment_agent_status_writes_total';
 
 /** What the agent itself spent between two /metrics snapshots: the part of a reaction no API server or kubelet decides. */
 export interface AgentShare {
-  /** ExtendedDeployment reconciles, every result. */
-  readonly reconciles: number;
-  /** The same by result (the histogram's `result` label: synced, stale, gone, …), most first. */
+  /** ExtendedDeployment reconciles by result (the histogram's `result` label: synced, stale, gone, …), most first. */
   readonly byResult: ReadonlyMap<string, number>;
   /** How long keys waited in the work queue before a worker took them. */
   readonly queueWait: HistogramSnapshot;
@@ -244,31 +242,30 @@ export interface AgentShare {
   readonly statusWrites: Readonly<Record<StatusWriteChange, number>>;
 }
 
+/** Counts by name, the largest first. */
+const mostFirst = (counts: readonly (readonly [string, number])[]): ReadonlyMap<string, number> => new Map([...counts].sort((a, b) => b[1] - a[1]));
+
+/** A share's ExtendedDeployment reconciles, every result. */
+export const reconcileCount = (share: AgentShare): number => [...share.byResult.values()].reduce((sum, n) => sum + n, 0);
+
 /** The agent's share between two /metrics snapshots of its ExtendedDeployment controller. */
 export function agentShare(before: string, after: string): AgentShare {
   const delta = (name: string, labels: string) => histogramDelta(histogram(after, name, labels), histogram(before, name, labels));
   const results = new Set([...after.matchAll(new RegExp(`^${RECONCILE}_count\\{${ED_CONTROLLER},result="([^"]+)"\\}`, 'gm'))].map((m) => m[1]!));
-  const byResult = new Map([...results].map((result) => [result, delta(RECONCILE, `${ED_CONTROLLER},result="${result}"`).count] as const));
   const writes = (change: StatusWriteChange) =>
     (metricValue(after, STATUS_WRITES, `change="${change}"`) || 0) - (metricValue(before, STATUS_WRITES, `change="${change}"`) || 0);
   return {
-    reconciles: [...byResult.values()].reduce((sum, n) => sum + n, 0),
-    byResult: new Map([...byResult].sort((a, b) => b[1] - a[1])),
+    byResult: mostFirst([...results].map((result) => [result, delta(RECONCILE, `${ED_CONTROLLER},result="${result}"`).count])),
     queueWait: delta(QUEUE_WAIT, ED_CONTROLLER),
     synced: delta(RECONCILE, `${ED_CONTROLLER},result="synced"`),
     statusWrites: { transition: writes('transition'), progress: writes('progress') },
   };
 }
 
-/** Two windows' shares as one (rounds of one scale): reconciles and histogram observations added. */
+/** Two windows' shares as one (rounds of one scale): reconciles by result and histogram observations added. */
 export function addShares(a: AgentShare, b: AgentShare): AgentShare {
   return {
-    reconciles: a.reconciles + b.reconciles,
-    byResult: new Map(
-      [...new Set([...a.byResult.keys(), ...b.byResult.keys()])]
-        .map((k) => [k, (a.byResult.get(k) ?? 0) + (b.byResult.get(k) ?? 0)] as const)
-        .sort((x, y) => y[1] - x[1]),
-    ),
+    byResult: mostFirst([...new Set([...a.byResult.keys(), ...b.byResult.keys()])].map((k) => [k, (a.byResult.get(k) ?? 0) + (b.byResult.get(k) ?? 0)])),
     queueWait: histogramSum(a.queueWait, b.queueWait),
     synced: histogramSum(a.synced, b.synced),
     statusWrites: { transition: a.statusWrites.transition + b.statusWrites.transition, progress: a.statusWrites.progress + b.statusWrites.progress },
