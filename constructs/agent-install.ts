@@ -201,16 +201,19 @@ const OLD_SPACE_SHARE = 0.75;
  * rollouts at once (before the agent's connections were bounded): left alone, with 4 MiB semi-spaces, the agent peaked
  * at 231 MiB, and at 149 MiB with the old generation capped at 192 MiB.
  *
- * `--optimize-for-size` (V8's memory-saving mode: among others, semi-spaces of 1 MiB whatever `--max-semi-space-size`
- * says). December 2026, fresh labs, peak RSS as a ratio to Argo Rollouts' in the same run: 0.97 and 0.97 at 200
- * rollouts at once, 1.02 and 1.06 at 50 (CPU 0.90–0.95 and 0.96–0.99, reaction p99 at 200 170 and 128 ms), and
- * 1.01–1.04 in three more runs at 50, where 2 MiB semi-spaces without it measured 1.08–1.09 that day (1.03 at 200 and
- * 1.06 at 50 before). Its
- * 1 MiB semi-spaces alone (`--max-semi-space-size=1`) are not what does it: 1.03 and 1.09. In November 2026 it had cost
- * a third of the agent's CPU at 200 (67400d7 took it out then); the agent of December 2026 kept its CPU below Argo
- * Rollouts' with it. glibc's malloc set to give
- * memory back sooner (`MALLOC_TRIM_THRESHOLD_=65536` with `MALLOC_MMAP_THRESHOLD_=32768` or `131072`) took up to 2 MiB
- * more off the peak at 200 but put CPU at 0.98–1.02 of Argo Rollouts' (a 64 KiB socket read buffer is an mmap each).
+ * `--max-semi-space-size=1`: a young generation of two 1 MiB semi-spaces; with 2 MiB ones the peak at 50 rollouts at
+ * once was 1.08–1.09 of Argo Rollouts' (bench:peers, December 2026), with 1 MiB 1.02–1.05. V8's memory-saving mode
+ * (`--optimize-for-size`, which the install ran with until 5 December 2026) held the peak at 200 rollouts at once 5–8
+ * MiB lower (0.93–1.00 of Argo Rollouts' against 1.00–1.02), not at 50 (1.00–1.06), but its CPU at 200 was 1.02–1.15 of
+ * Argo Rollouts' in five runs on 4–5 December (one plain, 1.05; four with a profiler or another flag added; 0.90–0.95
+ * earlier that month, and a third more CPU at 200 in November 2026, 67400d7) against 0.76–0.94 in five without it (0.88
+ * over two rounds with these flags). Each full collection in that mode is one that reduces memory, and such a
+ * collection keeps no map (object shape) that no live object has; optimized code holds the maps it was compiled for
+ * weakly, so each collection threw optimized code away (`--trace-deopt` over a run at 200: 860 codes, "reason: weak
+ * objects", in 57 collections) and TurboFan compiling it again was 12 % of the agent's CPU (perf). glibc's malloc set
+ * to give memory back sooner (`MALLOC_TRIM_THRESHOLD_=65536` with `MALLOC_MMAP_THRESHOLD_=32768` or `131072`) took up
+ * to 2 MiB off the peak at 200 in the memory-saving mode for CPU at 0.98–1.02 of Argo Rollouts', and without the mode
+ * nothing off the peak at 50 (95 MiB) for 18 % more CPU: a 64 KiB socket read buffer is an mmap each.
  *
  * `--no-sparkplug`: V8's baseline compiler turns every function called a few times into machine code several times the
  * size of its bytecode, kept until the function is flushed; the agent's hot paths reach TurboFan either way, as Node.js
@@ -218,10 +221,11 @@ const OLD_SPACE_SHARE = 0.75;
  * once, 104 and 104 at 50, against 123 and 120, 108 and 107 with it; CPU within the runs' spread at 200, 5–10 % more at
  * 50. TurboFan is what much of the rest of the peak over Argo Rollouts' comes from (at 50 rollouts at once, 5.6 MiB of
  * the binary's pages are its compiler's and its compile zones held 6.3–7.9 MiB of malloc's peak), and each way found to
- * leave it out costs more CPU than Argo Rollouts uses (December 2026, one run each; CPU as a ratio to Argo Rollouts' in
- * the same run, 0.91–0.93 at 50 with these flags): `--max-opt=2`, the interpreter alone on Node.js 22, peaked 15–16 MiB
- * lower at 50 and 200, its CPU 40–52 % higher at 200; Sparkplug alone (`--sparkplug --max-opt=1`) 11–14 MiB lower, CPU
- * ratio 1.19 at 50; Maglev alone (`--maglev --max-opt=2`, off in Node.js 22 for its wrong code) 13–16 MiB lower, 1.27;
+ * leave it out costs more CPU than Argo Rollouts uses (December 2026, in the memory-saving mode, one run each; CPU as a
+ * ratio to Argo Rollouts' in the same run, 0.91–0.93 at 50 with those flags): `--max-opt=2`, the interpreter alone on
+ * Node.js 22, peaked 15–16 MiB lower at 50 and 200, its CPU 40–52 % higher at 200; Sparkplug alone
+ * (`--sparkplug --max-opt=1`) 11–14 MiB lower, CPU ratio 1.19 at 50; Maglev alone (`--maglev --max-opt=2`, off in
+ * Node.js 22 for its wrong code) 13–16 MiB lower, 1.27;
  * `--invocation-count-for-turbofan=30000` 8–9 MiB lower for 15–30 % more CPU, and on fresh labs (two runs) a reaction
  * p99 at 200 of 219 and 307 ms against 175–187 (goal 250: reconciles run longer in the interpreter on shared cores);
  * 20000 318 ms, 12000 kept the reaction but not the peak (1.01–1.02). Smaller TurboFan jobs (a quarter of its inlining
@@ -235,7 +239,7 @@ const OLD_SPACE_SHARE = 0.75;
 function agentNodeFlags(memoryLimit: string | undefined): string[] {
   const bytes = parseQuantity(memoryLimit);
   const oldSpace = bytes !== undefined && bytes > 0 ? [`--max-old-space-size=${Math.floor((bytes * OLD_SPACE_SHARE) / 2 ** 20)}`] : [];
-  return ['--optimize-for-size', '--no-sparkplug', ...oldSpace];
+  return ['--max-semi-space-size=1', '--no-sparkplug', ...oldSpace];
 }
 
 /** The container's `command` for a memory limit: the image's Node.js entry point (see the Dockerfile) with {@link agentNodeFlags}. */

@@ -328,6 +328,20 @@ describe('kube-watch: Watch and ListWatch as client-node has them', () => {
     expect(lines).toEqual(['{"a":1}', '{"b":"zwölf"}\r', '', '{"c":3}']);
   });
 
+  it('keeps the start of a line a chunk ended inside as its own copy, not a view of the chunk (a source may reuse it)', async () => {
+    const stream = new PassThrough();
+    const lines: string[] = [];
+    eachLine(stream, (line) => lines.push(line));
+    const closed = new Promise((resolve) => stream.on('close', resolve));
+    const chunk = Buffer.from('{"a":1}\n{"b":', 'utf8');
+    stream.write(chunk);
+    await new Promise((resolve) => setImmediate(resolve));
+    chunk.fill(0x78); // the source writes its next data into the same buffer
+    stream.end('2}\n');
+    await closed;
+    expect(lines).toEqual(['{"a":1}', '{"b":2}']);
+  });
+
   it('lists, then watches from the resourceVersion (bookmarks move it), and relists after a 410', async () => {
     watchAnswer = 'events';
     queries.length = 0;

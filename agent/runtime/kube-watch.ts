@@ -118,27 +118,35 @@ export class Watch {
   }
 }
 
+/** The byte that ends a watch event's line (UTF-8 never uses it inside a character). */
+const NEWLINE = 0x0a;
+
 /**
  * Calls `line` for each line of `stream` (a watch answers one JSON event per line), the last one also without its
  * newline, before the stream's `close`. What readline does for a watch, without its terminal handling: splitting each
- * chunk with a regular expression into an array was 6 % of the agent's allocations at 200 rollouts at once.
+ * chunk with a regular expression into an array was 6 % of the agent's allocations at 200 rollouts at once. Lines are
+ * cut from the chunk's bytes and each decoded alone. Decoding each chunk whole (the stream's encoding set) made a string
+ * of it beside its lines, and the start of a line a chunk ended inside, kept as a slice of that string until the next
+ * chunk, kept all of it: at 200 rollouts at once this handler's allocations were 8 % of what the young generation's
+ * collections moved to the old (sampled over 55 s of bench:peers), and the agent's full collections went from 60 to 56
+ * (one run each).
  */
 export function eachLine(stream: Readable, line: (text: string) => void): void {
-  let partial = '';
-  stream.setEncoding('utf8');
-  stream.on('data', (chunk: string) => {
+  // The start of the line the last chunks ended inside, copied out of them.
+  let partial: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => {
     let start = 0;
-    for (let end = chunk.indexOf('\n'); end !== -1; end = chunk.indexOf('\n', start)) {
-      const text = partial === '' ? chunk.slice(start, end) : partial + chunk.slice(start, end);
-      partial = '';
+    for (let end = chunk.indexOf(NEWLINE); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
+      const text = partial.length === 0 ? chunk.toString('utf8', start, end) : Buffer.concat([...partial, chunk.subarray(start, end)]).toString('utf8');
+      partial = [];
       start = end + 1;
       line(text);
     }
-    partial += chunk.slice(start);
+    if (start < chunk.length) partial.push(Buffer.from(chunk.subarray(start)));
   });
   stream.on('end', () => {
-    if (partial !== '') line(partial);
-    partial = '';
+    if (partial.length > 0) line(Buffer.concat(partial).toString('utf8'));
+    partial = [];
   });
 }
 
