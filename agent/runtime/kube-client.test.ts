@@ -309,11 +309,17 @@ describe('kube-watch: Watch and ListWatch as client-node has them', () => {
     expect((error as { statusCode?: number }).statusCode).toBe(403);
   });
 
-  it('splits a watch stream into lines however its chunks fall: a line over several chunks, a character split, the last line without newline', async () => {
+  /** A stream split by eachLine: the lines it gave, and its close. */
+  function splitLines() {
     const stream = new PassThrough();
     const lines: string[] = [];
     eachLine(stream, (line) => lines.push(line));
     const closed = new Promise((resolve) => stream.on('close', resolve));
+    return { stream, lines, closed };
+  }
+
+  it('splits a watch stream into lines however its chunks fall: a line over several chunks, a character split, the last line without newline', async () => {
+    const { stream, lines, closed } = splitLines();
     const text = Buffer.from('{"a":1}\n{"b":"zwölf"}\r\n\n{"c":', 'utf8');
     const umlaut = text.indexOf(0xc3);
     // Chunks end inside the first line, inside the two bytes of "ö", and inside the last line.
@@ -329,10 +335,7 @@ describe('kube-watch: Watch and ListWatch as client-node has them', () => {
   });
 
   it('keeps the start of a line a chunk ended inside as its own copy, not a view of the chunk (a source may reuse it)', async () => {
-    const stream = new PassThrough();
-    const lines: string[] = [];
-    eachLine(stream, (line) => lines.push(line));
-    const closed = new Promise((resolve) => stream.on('close', resolve));
+    const { stream, lines, closed } = splitLines();
     const chunk = Buffer.from('{"a":1}\n{"b":', 'utf8');
     stream.write(chunk);
     await new Promise((resolve) => setImmediate(resolve));
