@@ -2,7 +2,7 @@ import type { V1ControllerRevision, V1ReplicaSet } from '@kubernetes/client-node
 // client-node's patch strategies and header middleware: modules that load nothing else of it.
 import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
 import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
-import type { AppsV1Api, CoreV1Api, CustomObjectsApi } from './runtime/kube-client.js';
+import { answerUnread, type AppsV1Api, type CoreV1Api, type CustomObjectsApi } from './runtime/kube-client.js';
 import { GROUP_RECORD_ANNOTATION, IN_PLACE_READINESS_GATE, REVISION_LABEL, SWAP_STATE_ANNOTATION } from '../core/labels.js';
 import type { HistoryAction } from '../core/history/revisions.js';
 import type { AdoptionAction } from '../core/adoption/actions.js';
@@ -85,7 +85,7 @@ async function createKeeper(apps: AppsV1Api, namespace: string, action: CreateKe
 /** Deletes a keeper that keeps nothing; guarded by its uid (a 409 says another object took the name), gone is done. */
 async function dropKeeper(apps: AppsV1Api, namespace: string, action: DropKeeperAction): Promise<undefined> {
   try {
-    await apps.deleteNamespacedReplicaSet({ name: action.workload, namespace, body: { preconditions: { uid: action.uid } } });
+    await apps.deleteNamespacedReplicaSet({ name: action.workload, namespace, body: { preconditions: { uid: action.uid } } }, answerUnread());
   } catch (error) {
     if (!isNotFound(error) && !isConflict(error)) throw error;
   }
@@ -135,7 +135,7 @@ async function swapStep(core: CoreV1Api, namespace: string, action: SwapAction):
   const spec = action.kind === 'swapImages' ? { containers: Object.entries(action.images ?? {}).map(([name, image]) => ({ name, image })) } : undefined;
   try {
     const body = { metadata, ...(spec && { spec }) };
-    await core.patchNamespacedPod({ name: action.pod, namespace, body, fieldManager: FIELD_MANAGER }, patchAs(PatchStrategy.StrategicMergePatch));
+    await core.patchNamespacedPod({ name: action.pod, namespace, body, fieldManager: FIELD_MANAGER }, answerUnread(patchAs(PatchStrategy.StrategicMergePatch)));
   } catch (error) {
     // 404: gone. 409: changed since we looked; 422: another pod by that name. The next reconcile decides again.
     if (!isNotFound(error) && !isConflict(error) && !isInvalid(error)) throw error;
@@ -156,7 +156,7 @@ async function setGate(core: CoreV1Api, namespace: string, name: string, uid: st
   };
   try {
     const body = { metadata: { uid }, status: { conditions: [condition] } };
-    await core.patchNamespacedPodStatus({ name, namespace, body, fieldManager: FIELD_MANAGER }, patchAs(PatchStrategy.StrategicMergePatch));
+    await core.patchNamespacedPodStatus({ name, namespace, body, fieldManager: FIELD_MANAGER }, answerUnread(patchAs(PatchStrategy.StrategicMergePatch)));
   } catch (error) {
     // 404: the pod is gone; 409/422: another pod by that name. Either way nothing is left to open.
     if (!isNotFound(error) && !isInvalid(error) && !isConflict(error)) throw error;
@@ -209,7 +209,7 @@ async function mark(core: CoreV1Api, namespace: string, name: string, uid: strin
   try {
     await core.patchNamespacedPod(
       { name, namespace, body: { metadata: { uid, annotations } }, fieldManager: FIELD_MANAGER },
-      patchAs(PatchStrategy.MergePatch),
+      answerUnread(patchAs(PatchStrategy.MergePatch)),
     );
   } catch (error) {
     // 404: gone meanwhile; 422: the uid differs, so the pod we meant is gone and another took its name.
@@ -232,7 +232,7 @@ export async function performHistoryAction(apps: AppsV1Api, namespace: string, a
       const name = action.object.metadata?.name ?? '';
       return await apps.replaceNamespacedControllerRevision({ name, namespace, body: action.object as V1ControllerRevision, fieldManager: FIELD_MANAGER });
     }
-    await apps.deleteNamespacedControllerRevision({ name: action.name, namespace, body: { preconditions: { uid: action.uid } } });
+    await apps.deleteNamespacedControllerRevision({ name: action.name, namespace, body: { preconditions: { uid: action.uid } } }, answerUnread());
   } catch (error) {
     if (!isNotFound(error) && !isConflict(error)) throw error;
   }

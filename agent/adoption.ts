@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
 import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
-import type { AppsV1Api, CoreV1Api, CustomObjectsApi } from './runtime/kube-client.js';
+import { answerUnread, type AppsV1Api, type CoreV1Api, type CustomObjectsApi } from './runtime/kube-client.js';
 import { API_GROUP, UPSTREAM_INPLACESET_PLURAL, VERSION } from '../core/api/identity.js';
 import type { AdoptPodAction, ScaleSourceAction, VerifyFreezeAction } from '../core/adoption/actions.js';
 import { ADOPTION_FREEZE_POLICY, type AdoptionObjects } from '../core/adoption/adoption.js';
@@ -85,7 +85,7 @@ export async function verifyFreeze(core: CoreV1Api, namespace: string, action: V
   };
   for (let attempt = 1; attempt <= FREEZE_PROOF_TRIES; attempt++) {
     try {
-      await core.createNamespacedPod({ namespace, body, dryRun: 'All', fieldManager: FIELD_MANAGER });
+      await core.createNamespacedPod({ namespace, body, dryRun: 'All', fieldManager: FIELD_MANAGER }, answerUnread());
     } catch (error) {
       if (isForbidden(error) && apiError(error).message.includes(ADOPTION_FREEZE_POLICY)) return;
       throw error;
@@ -117,7 +117,7 @@ export async function adoptPod(core: CoreV1Api, namespace: string, action: Adopt
   try {
     await core.patchNamespacedPod(
       { name: action.pod, namespace, body, fieldManager: FIELD_MANAGER },
-      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      answerUnread(setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)),
     );
   } catch (error) {
     if (!isNotFound(error) && !isConflict(error) && !isInvalid(error)) throw error;
@@ -132,7 +132,7 @@ export async function scaleSource(
 ): Promise<void> {
   const { name } = action.source;
   const body = { spec: { replicas: action.replicas } };
-  const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  const options = answerUnread(setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
   try {
     if (action.source.kind === 'Deployment') await clients.apps.patchNamespacedDeploymentScale({ name, namespace, body, fieldManager: FIELD_MANAGER }, options);
     else if (action.source.kind === 'ReplicaSet')

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { CoreV1Event } from '@kubernetes/client-node';
-import type { CoreV1Api } from './runtime/kube-client.js';
+import { answerUnread, type CoreV1Api } from './runtime/kube-client.js';
 import { DEFAULT_NAMESPACE } from '../core/api/common.js';
 import { API_VERSION, ED_KIND } from '../core/api/identity.js';
 import type { RolloutEvent } from '../core/rollout/planner.js';
@@ -77,7 +77,7 @@ export function apiEventRecorder(
       const { body, about } = queue.shift()!;
       sending++;
       void core
-        .createNamespacedEvent({ namespace: body.metadata?.namespace ?? DEFAULT_NAMESPACE, body, fieldManager: FIELD_MANAGER })
+        .createNamespacedEvent({ namespace: body.metadata?.namespace ?? DEFAULT_NAMESPACE, body, fieldManager: FIELD_MANAGER }, answerUnread())
         .catch((error: unknown) => log.warn('could not record event', { reason: body.reason, ed: about, error }))
         .finally(() => {
           sending--;

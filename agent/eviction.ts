@@ -1,4 +1,4 @@
-import type { CoreV1Api } from './runtime/kube-client.js';
+import { answerUnread, type CoreV1Api } from './runtime/kube-client.js';
 import { apiError, isConflict, isNotFound } from './runtime/kube-errors.js';
 
 /**
@@ -51,11 +51,14 @@ export function disruptionBudgetRefusal(error: unknown): { budget: string | unde
  */
 export async function evictPod(core: CoreV1Api, namespace: string, name: string, uid: string): Promise<void> {
   try {
-    await core.createNamespacedPodEviction({
-      name,
-      namespace,
-      body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace }, deleteOptions: { preconditions: { uid } } },
-    });
+    await core.createNamespacedPodEviction(
+      {
+        name,
+        namespace,
+        body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace }, deleteOptions: { preconditions: { uid } } },
+      },
+      answerUnread(),
+    );
   } catch (error) {
     if (isNotFound(error) || isConflict(error)) return;
     const refusal = disruptionBudgetRefusal(error);

@@ -1,4 +1,9 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+// One by one: prom-client's index loads parts the agent never uses (prom-client-modules.d.ts).
+import Counter from 'prom-client/lib/counter.js';
+import collectDefaultMetrics from 'prom-client/lib/defaultMetrics.js';
+import Gauge from 'prom-client/lib/gauge.js';
+import Histogram from 'prom-client/lib/histogram.js';
+import Registry from 'prom-client/lib/registry.js';
 import type { Phase } from '../core/rollout/status.js';
 import { sampleVerdicts, type SampleVerdict } from '../core/api/traffic.js';
 

@@ -1,4 +1,4 @@
-import type { CustomObjectsApi } from './runtime/kube-client.js';
+import { answerUnread, type CustomObjectsApi } from './runtime/kube-client.js';
 import { API_GROUP, API_VERSION, ED_KIND, ED_PLURAL, REGION_KIND, REGION_PLURAL, VERSION } from '../core/api/identity.js';
 import type { ExtendedDeploymentStatus } from '../core/api/extended-deployment.js';
 import type { DeployRegionStatus } from '../core/api/deploy-region.js';
@@ -38,5 +38,8 @@ export async function replaceRegionStatus(custom: CustomObjectsApi, region: Depl
     metadata: { name, resourceVersion: region.metadata?.resourceVersion },
     status,
   };
-  await custom.replaceClusterCustomObjectStatus({ group: API_GROUP, version: VERSION, plural: REGION_PLURAL, name, body, fieldManager: FIELD_MANAGER });
+  await custom.replaceClusterCustomObjectStatus(
+    { group: API_GROUP, version: VERSION, plural: REGION_PLURAL, name, body, fieldManager: FIELD_MANAGER },
+    answerUnread(),
+  );
 }

@@ -3,7 +3,7 @@ import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
 import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
 import { GATEWAY_GROUP } from '../core/traffic/objects.js';
 import type { TrafficWrite } from '../core/traffic/plan.js';
-import type { CoreV1Api, CustomObjectsApi } from './runtime/kube-client.js';
+import { answerUnread, type CoreV1Api, type CustomObjectsApi } from './runtime/kube-client.js';
 import { FIELD_MANAGER } from './field-manager.js';
 import { isNotFound } from './runtime/kube-errors.js';
 
@@ -33,21 +33,24 @@ export async function performTrafficWrite(clients: TrafficClients, namespace: st
   switch (write.kind) {
     case 'applyService': {
       const name = write.service.metadata.name;
-      await clients.core.patchNamespacedService({ name, namespace, body: write.service, fieldManager: FIELD_MANAGER, force: true }, serverSideApply());
+      await clients.core.patchNamespacedService(
+        { name, namespace, body: write.service, fieldManager: FIELD_MANAGER, force: true },
+        answerUnread(serverSideApply()),
+      );
       return;
     }
     case 'applyRoute': {
       const name = write.route.metadata.name;
       await clients.custom.patchNamespacedCustomObject(
         { ...HTTPROUTE_RESOURCE, namespace, name, body: write.route, fieldManager: FIELD_MANAGER, force: true },
-        serverSideApply(),
+        answerUnread(serverSideApply()),
       );
       return;
     }
     case 'deleteService':
-      return ignoreNotFound(clients.core.deleteNamespacedService({ name: write.name, namespace }));
+      return ignoreNotFound(clients.core.deleteNamespacedService({ name: write.name, namespace }, answerUnread()));
     case 'deleteRoute':
-      return ignoreNotFound(clients.custom.deleteNamespacedCustomObject({ ...HTTPROUTE_RESOURCE, namespace, name: write.name }));
+      return ignoreNotFound(clients.custom.deleteNamespacedCustomObject({ ...HTTPROUTE_RESOURCE, namespace, name: write.name }, answerUnread()));
   }
 }
 

@@ -215,7 +215,7 @@ describe('AgentInstall', () => {
       '--log-level=info',
     ]);
     // The image's entry point with 1 MiB semi-spaces, the heap sized for the 256Mi limit and no baseline compiler, as the benches measure the agent.
-    expect(container['command']).toEqual(['node', '--max-semi-space-size=1', '--no-sparkplug', '--max-old-space-size=192', 'lib/cli/main.js']);
+    expect(container['command']).toEqual(['node', '--max-semi-space-size=2', '--max-opt=1', '--max-old-space-size=192', 'lib/cli/main.js']);
     // glibc's malloc arenas capped at two, as the benches and e2e suites run the agent.
     expect(container['env']).toEqual([
       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
@@ -249,8 +249,8 @@ describe('AgentInstall', () => {
 
   it("caps V8's old generation at three quarters of the container's memory limit", () => {
     const command = (memory: string) => podOf(render({ resources: { limits: { memory } } })).container['command'];
-    expect(command('1Gi')).toEqual(['node', '--max-semi-space-size=1', '--no-sparkplug', '--max-old-space-size=768', 'lib/cli/main.js']);
-    expect(command('512M')).toEqual(['node', '--max-semi-space-size=1', '--no-sparkplug', '--max-old-space-size=366', 'lib/cli/main.js']);
+    expect(command('1Gi')).toEqual(['node', '--max-semi-space-size=2', '--max-opt=1', '--max-old-space-size=768', 'lib/cli/main.js']);
+    expect(command('512M')).toEqual(['node', '--max-semi-space-size=2', '--max-opt=1', '--max-old-space-size=366', 'lib/cli/main.js']);
   });
 
   it('refuses resource quantities that are none, every one at once with its field path, and a bad fleet with them', () => {
@@ -300,7 +300,7 @@ describe('AgentInstall', () => {
     );
     expect(container['resources']).toEqual({ requests: { cpu: '50m' } });
     // No memory limit: V8's old generation is not capped either.
-    expect(container['command']).toEqual(['node', '--max-semi-space-size=1', '--no-sparkplug', 'lib/cli/main.js']);
+    expect(container['command']).toEqual(['node', '--max-semi-space-size=2', '--max-opt=1', 'lib/cli/main.js']);
     expect(find(objects, 'Service')['spec']).toEqual({
       selector: { 'app.kubernetes.io/name': 'extended-deployment-agent' },
       ports: [{ name: 'metrics', port: 9090, targetPort: 'metrics', protocol: 'TCP' }],

@@ -201,45 +201,31 @@ const OLD_SPACE_SHARE = 0.75;
  * rollouts at once (before the agent's connections were bounded): left alone, with 4 MiB semi-spaces, the agent peaked
  * at 231 MiB, and at 149 MiB with the old generation capped at 192 MiB.
  *
- * `--max-semi-space-size=1`: a young generation of two 1 MiB semi-spaces; with 2 MiB ones the peak at 50 rollouts at
- * once was 1.08–1.09 of Argo Rollouts' (bench:peers, December 2026), with 1 MiB 1.02–1.05. V8's memory-saving mode
- * (`--optimize-for-size`, which the install ran with until 5 December 2026) held the peak at 200 rollouts at once 5–8
- * MiB lower (0.93–1.00 of Argo Rollouts' against 1.00–1.02), not at 50 (1.00–1.06), but its CPU at 200 was 1.02–1.15 of
- * Argo Rollouts' in five runs on 4–5 December (one plain, 1.05; four with a profiler or another flag added; 0.90–0.95
- * earlier that month, and a third more CPU at 200 in November 2026, 67400d7) against 0.76–0.94 in five without it (0.88
- * over two rounds with these flags). Each full collection in that mode is one that reduces memory, and such a
- * collection keeps no map (object shape) that no live object has; optimized code holds the maps it was compiled for
- * weakly, so each collection threw optimized code away (`--trace-deopt` over a run at 200: 860 codes, "reason: weak
- * objects", in 57 collections) and TurboFan compiling it again was 12 % of the agent's CPU (perf). glibc's malloc set
- * to give memory back sooner (`MALLOC_TRIM_THRESHOLD_=65536` with `MALLOC_MMAP_THRESHOLD_=32768` or `131072`) took up
- * to 2 MiB off the peak at 200 in the memory-saving mode for CPU at 0.98–1.02 of Argo Rollouts', and without the mode
- * nothing off the peak at 50 (95 MiB) for 18 % more CPU: a 64 KiB socket read buffer is an mmap each.
+ * `--max-opt=1`: V8 compiles no further than Sparkplug, its baseline compiler; TurboFan, the optimizing compiler,
+ * never runs (nor Maglev, the tier between, which Node.js 22 ships off for its wrong code, nodejs/node#54384, and a
+ * later Node.js on). TurboFan is most of what the agent's peak had over Argo Rollouts': its compiler's part of the
+ * binary is resident once it compiles (the agent's file-backed peak is 45 MiB without it, 51 with), its compile zones
+ * held 6–8 MiB of malloc's peak, and its code several MiB of the heap. bench:peers on 5 December 2026 (one round each, ratios to Argo Rollouts' in the same run;
+ * at 200 rollouts at once, then 50): with TurboFan and 1 MiB semi-spaces peak RSS 1.01 and 1.03 (107 and 93 MiB), CPU
+ * 0.85 and 0.88; the interpreter alone (`--no-turbofan`, Sparkplug off) 0.82 and 0.84 (89 and 77 MiB), CPU 1.02 and
+ * 1.02; Sparkplug as the top tier 0.87 and 0.88, CPU 1.02 and 0.84; with 2 MiB semi-spaces as well (these flags)
+ * 0.86 and 0.91 (92 and 82 MiB), CPU 0.91 and 0.77. Leaving TurboFan out cost 19–52 % more CPU in V8's memory-saving
+ * mode (`--optimize-for-size`, run until 5 December 2026), whose full collections did most of that CPU's work.
  *
- * `--no-sparkplug`: V8's baseline compiler turns every function called a few times into machine code several times the
- * size of its bytecode, kept until the function is flushed; the agent's hot paths reach TurboFan either way, as Node.js
- * 22 ships with Maglev off (nodejs/node#54384). December 2026, two runs each: peak 117 and 117 MiB at 200 rollouts at
- * once, 104 and 104 at 50, against 123 and 120, 108 and 107 with it; CPU within the runs' spread at 200, 5–10 % more at
- * 50. TurboFan is what much of the rest of the peak over Argo Rollouts' comes from (at 50 rollouts at once, 5.6 MiB of
- * the binary's pages are its compiler's and its compile zones held 6.3–7.9 MiB of malloc's peak), and each way found to
- * leave it out costs more CPU than Argo Rollouts uses (December 2026, in the memory-saving mode, one run each; CPU as a
- * ratio to Argo Rollouts' in the same run, 0.91–0.93 at 50 with those flags): `--max-opt=2`, the interpreter alone on
- * Node.js 22, peaked 15–16 MiB lower at 50 and 200, its CPU 40–52 % higher at 200; Sparkplug alone
- * (`--sparkplug --max-opt=1`) 11–14 MiB lower, CPU ratio 1.19 at 50; Maglev alone (`--maglev --max-opt=2`, off in
- * Node.js 22 for its wrong code) 13–16 MiB lower, 1.27;
- * `--invocation-count-for-turbofan=30000` 8–9 MiB lower for 15–30 % more CPU, and on fresh labs (two runs) a reaction
- * p99 at 200 of 219 and 307 ms against 175–187 (goal 250: reconciles run longer in the interpreter on shared cores);
- * 20000 318 ms, 12000 kept the reaction but not the peak (1.01–1.02). Smaller TurboFan jobs (a quarter of its inlining
- * budget, `--max-optimized-bytecode-size=4096`, one compile thread with a queue of two), a lower heap growing factor
- * (`--heap-growing-percent=20`: after a full collection the old generation may grow by at least 8 MiB, and in the
- * agent that step is what sets its limit, `--trace-gc-verbose`), `--single-threaded-gc` and `--single-threaded`
- * left the peak within the runs' spread (the last a reaction p99 of 345 ms at 50); `--compact-on-every-full-gc` raised
- * it by 12–18 MiB (evacuation needs pages of its own). V8 flags, so they go on the command line (NODE_OPTIONS does not
- * take them).
+ * `--max-semi-space-size=2`: a young generation of two 2 MiB semi-spaces; with 1 MiB ones (the install's choice while
+ * TurboFan ran, as its peak at 50 rollouts at once was 1.02–1.05 of Argo Rollouts' against 1.08–1.09 with 2 MiB) the
+ * agent without TurboFan collects its young generation more often, and its CPU was above Argo Rollouts' at 200 (above).
+ * glibc's malloc set to give memory back sooner (`MALLOC_TRIM_THRESHOLD_=65536` with `MALLOC_MMAP_THRESHOLD_=131072`)
+ * took nothing off the peak at 50 for 18 % more CPU: a 64 KiB socket read buffer is an mmap each. A lower heap growing
+ * factor (`--heap-growing-percent=20`: after a full collection the old generation may grow by at least 8 MiB, and in
+ * the agent that step is what sets its limit), `--single-threaded-gc` and `--single-threaded` left the peak within
+ * the runs' spread; `--compact-on-every-full-gc` raised it by 12–18 MiB (evacuation needs pages of its own). V8
+ * flags, so they go on the command line (NODE_OPTIONS does not take them).
  */
 function agentNodeFlags(memoryLimit: string | undefined): string[] {
   const bytes = parseQuantity(memoryLimit);
   const oldSpace = bytes !== undefined && bytes > 0 ? [`--max-old-space-size=${Math.floor((bytes * OLD_SPACE_SHARE) / 2 ** 20)}`] : [];
-  return ['--max-semi-space-size=1', '--no-sparkplug', ...oldSpace];
+  return ['--max-semi-space-size=2', '--max-opt=1', ...oldSpace];
 }
 
 /** The container's `command` for a memory limit: the image's Node.js entry point (see the Dockerfile) with {@link agentNodeFlags}. */

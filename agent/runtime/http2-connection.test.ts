@@ -9,7 +9,7 @@ import { isFencedWrite, transportKubeConfig } from './api-transport.js';
 import { realClock } from './clock.js';
 import { HTTP2_TIMING, Http2Connection, type Http2Timing } from './http2-connection.js';
 import { keepAliveKubeConfig } from './keep-alive.js';
-import { ApiException, CoreV1Api, makeApiClient } from './kube-client.js';
+import { ApiException, CoreV1Api, answerUnread, makeApiClient } from './kube-client.js';
 import { KubeConfig } from './kube-config.js';
 import { Watch } from './kube-watch.js';
 import { hasOpenssl, makeCertDir } from './tls-test-support.js';
@@ -147,7 +147,11 @@ describe.skipIf(!hasOpenssl)('HTTP/2 to the API server', () => {
     expect((missing as ApiException).headers['content-type']).toBe('application/json');
     const patched = await core.patchNamespacedPod({ name: 'p', namespace: 'n', body: [{ op: 'add', path: '/metadata/labels', value: {} }] });
     expect((patched as unknown as { method: string }).method).toBe('PATCH');
-    expect(seen.requests).toHaveLength(14);
+    // An answer nobody reads is drained: a success gives undefined, an error is read as always.
+    expect(await core.patchNamespacedPod({ name: 'p', namespace: 'n', body: [] }, answerUnread())).toBeUndefined();
+    const unreadMissing = await core.patchNamespacedPod({ name: 'missing', namespace: 'n', body: [] }, answerUnread()).catch((error: unknown) => error);
+    expect((unreadMissing as ApiException<{ reason: string }>).body.reason).toBe('NotFound');
+    expect(seen.requests).toHaveLength(16);
     expect(new Set(seen.requests.map((r) => r.version))).toEqual(new Set(['2.0']));
     expect(new Set(seen.requests.map((r) => r.authorization))).toEqual(new Set(['Bearer secret-token']));
     expect([seen.sessions.length, seen.connections]).toEqual([1, 1]);

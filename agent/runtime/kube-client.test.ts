@@ -9,7 +9,17 @@ import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it, vi } from 'vitest';
 import { collectGarbage } from '../../core/heap-test-support.js';
-import { ApiException, AppsV1Api, CoreV1Api, CustomObjectsApi, GroupDiscoveryApi, RequestContext, makeApiClient, nodeHttpLibrary } from './kube-client.js';
+import {
+  ApiException,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  GroupDiscoveryApi,
+  RequestContext,
+  answerUnread,
+  makeApiClient,
+  nodeHttpLibrary,
+} from './kube-client.js';
 import { http } from './node-http.js';
 import { KubeConfig, type HttpsRequestOptions } from './kube-config.js';
 import { ListWatch, Watch, eachLine } from './kube-watch.js';
@@ -110,6 +120,30 @@ describe('kube-client: the agent API calls as client-node sends them', () => {
     expect(retryAfterMs(busy)).toBe(3000);
     expect(apiError(busy).message).toBe('too many');
     expect(isConflict(await core.deleteNamespacedPod({ name: 'p', namespace: 'shop' }).catch((e: unknown) => e))).toBe(true);
+  });
+
+  it('drains the answer of a call marked answerUnread: undefined for a success, an error read as always', async () => {
+    seen.length = 0;
+    answer = (s) =>
+      s.url.includes('/gone')
+        ? { status: 404, body: { kind: 'Status', reason: 'NotFound', code: 404 } }
+        : { status: 201, body: { kind: 'Event', metadata: { name: 'e' } } };
+    const core = makeApiClient(kc, CoreV1Api);
+    expect(await core.createNamespacedEvent({ namespace: 'shop', body: { metadata: { name: 'e' }, involvedObject: {} } }, answerUnread())).toBeUndefined();
+    const patch = answerUnread(setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    expect(await core.patchNamespacedPod({ name: 'p', namespace: 'shop', body: { metadata: {} } }, patch)).toBeUndefined();
+    const gone = await core.patchNamespacedPod({ name: 'gone', namespace: 'shop', body: { metadata: {} } }, patch).catch((e: unknown) => e);
+    expect(apiError(gone)).toMatchObject({ code: 404, reason: 'NotFound' });
+    expect(seen.map((s) => `${s.method} ${s.url} ${String(s.headers['content-type'])}`)).toEqual([
+      'POST /api/v1/namespaces/shop/events application/json',
+      'PATCH /api/v1/namespaces/shop/pods/p application/merge-patch+json',
+      'PATCH /api/v1/namespaces/shop/pods/gone application/merge-patch+json',
+    ]);
+    // The same calls without the mark read their answers.
+    expect(await core.createNamespacedEvent({ namespace: 'shop', body: { metadata: { name: 'e' }, involvedObject: {} } })).toEqual({
+      kind: 'Event',
+      metadata: { name: 'e' },
+    });
   });
 
   it("leaves nothing of an answer reachable from its request: Node.js 22 keeps an https connection's first request as long as the connection", async () => {
