@@ -209,8 +209,9 @@ const OLD_SPACE_SHARE = 0.75;
  * at 200 rollouts at once, then 50): with TurboFan and 1 MiB semi-spaces peak RSS 1.01 and 1.03 (107 and 93 MiB), CPU
  * 0.85 and 0.88; the interpreter alone (`--no-turbofan`, Sparkplug off) 0.82 and 0.84 (89 and 77 MiB), CPU 1.02 and
  * 1.02; Sparkplug as the top tier 0.87 and 0.88, CPU 1.02 and 0.84; with 2 MiB semi-spaces as well (these flags)
- * 0.86 and 0.91 (92 and 82 MiB), CPU 0.91 and 0.77. Leaving TurboFan out cost 19–52 % more CPU in V8's memory-saving
- * mode (`--optimize-for-size`, run until 5 December 2026), whose full collections did most of that CPU's work.
+ * 0.86 and 0.91 (92 and 82 MiB), CPU 0.91 and 0.77. Earlier runs that left TurboFan out were in V8's memory-saving
+ * mode (`--optimize-for-size`, the install's until 5 December 2026), and cost more: the interpreter alone 40–52 % more
+ * CPU at 200, Sparkplug as the top tier 1.19 of Argo Rollouts' CPU at 50.
  *
  * `--max-semi-space-size=2`: a young generation of two 2 MiB semi-spaces; with 1 MiB ones (the install's choice while
  * TurboFan ran, as its peak at 50 rollouts at once was 1.02–1.05 of Argo Rollouts' against 1.08–1.09 with 2 MiB) the
