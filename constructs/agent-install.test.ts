@@ -214,7 +214,7 @@ describe('AgentInstall', () => {
       '--health-probe-bind-address=0.0.0.0:8081',
       '--log-level=info',
     ]);
-    // The image's entry point with 1 MiB semi-spaces, the heap sized for the 256Mi limit and no baseline compiler, as the benches measure the agent.
+    // The image's entry point with 2 MiB semi-spaces, no optimizing compiler and the heap sized for the 256Mi limit, as the benches measure the agent.
     expect(container['command']).toEqual(['node', '--max-semi-space-size=2', '--max-opt=1', '--max-old-space-size=192', 'lib/cli/main.js']);
     // glibc's malloc arenas capped at two, as the benches and e2e suites run the agent.
     expect(container['env']).toEqual([

@@ -177,8 +177,11 @@ function readAnswer({ status, headers, stream }: Http2Answer, answerRead: boolea
   });
 }
 
+/** A 2xx status: the call succeeded (else it throws an ApiException). */
+const succeeded = (status: number): boolean => status >= 200 && status <= 299;
+
 /** Whether an answer's body is kept: always for an error, whose Status the ApiException carries. */
-const keepsBody = (status: number, answerRead: boolean): boolean => answerRead || status < 200 || status > 299;
+const keepsBody = (status: number, answerRead: boolean): boolean => answerRead || !succeeded(status);
 
 /**
  * The request's agent's HTTP/2 connection (keep-alive.ts) when it has one and the server speaks HTTP/2, else
@@ -299,7 +302,7 @@ export async function call(config: ApiConfiguration, [method, template]: Route, 
   await config.auth.applySecurityAuthentication(context);
   const response = await config.httpApi.send(context);
   const parsed = parse(response);
-  if (response.httpStatusCode >= 200 && response.httpStatusCode <= 299) return parsed;
+  if (succeeded(response.httpStatusCode)) return parsed;
   throw new ApiException(response.httpStatusCode, statusMessage(response.httpStatusCode), parsed, response.headers);
 }
 
